@@ -1,0 +1,362 @@
+"""Serial-chain forward kinematics and the geometric Jacobian (lessons 08 and 09).
+
+Frames and shapes:
+- ``q: (..., n)`` joint positions (rad for hinges, m for slides); leading batch dimensions are free.
+- Everything returned is in **world** coordinates.
+- Jacobians are ``(..., 6, n)``: rows 0-2 linear velocity of the tool point (m/s per joint unit/s),
+  rows 3-5 angular velocity (rad/s per joint unit/s), world axes ("linear, then angular", as
+  MuJoCo's ``mj_jacSite`` ``[jacp; jacr]`` and Pinocchio's ``LOCAL_WORLD_ALIGNED``).
+
+A :class:`Chain` is immutable and built once; every function here is a pure function of
+``(chain, q)``. There is no cached "current pose" to forget to update, which makes MuJoCo's
+stale-data trap impossible here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from physai import transforms as tf
+from physai._validate import finite_array
+from physai.errors import InputError, UnknownNameError, UnsupportedJointError
+
+JOINT_TYPES = ("hinge", "slide")
+
+
+def _frozen(a) -> np.ndarray:
+    a = np.array(a, dtype=np.float64)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Chain:
+    """An immutable serial chain from the world to one tool frame.
+
+    Joint ``i`` has its own frame ``J_i`` whose origin lies on the joint axis (the anchor).
+    ``T_prev_joint[i]`` places ``J_i`` in the previous joint's frame (the world for ``i = 0``) when
+    ``q = q_ref``; the joint then rotates (hinge) about, or translates (slide) along,
+    ``axis_joint[i]`` by ``q[i] - q_ref[i]``. ``T_last_tool`` places the tool in the last joint frame.
+    """
+
+    name: str
+    joint_names: tuple[str, ...]
+    joint_types: tuple[str, ...]
+    T_prev_joint: np.ndarray  # (n, 4, 4)
+    axis_joint: np.ndarray  # (n, 3), unit
+    q_ref: np.ndarray  # (n,)
+    T_last_tool: np.ndarray  # (4, 4)
+    lower: np.ndarray  # (n,) joint limits; -inf/inf where unlimited
+    upper: np.ndarray  # (n,)
+    tool_name: str = "tool"
+    source: str = ""
+    # Addresses of the chain's joints in the MuJoCo model it came from (None for built-ins).
+    qpos_adr: tuple[int, ...] | None = field(default=None, repr=False)
+    dof_adr: tuple[int, ...] | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        n = len(self.joint_names)
+        for attr in ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper"):
+            object.__setattr__(self, attr, _frozen(getattr(self, attr)))
+        shapes = {
+            "joint_types": (len(self.joint_types),),
+            "T_prev_joint": self.T_prev_joint.shape,
+            "axis_joint": self.axis_joint.shape,
+            "q_ref": self.q_ref.shape,
+            "lower": self.lower.shape,
+            "upper": self.upper.shape,
+        }
+        expected = {"joint_types": (n,), "T_prev_joint": (n, 4, 4), "axis_joint": (n, 3),
+                    "q_ref": (n,), "lower": (n,), "upper": (n,)}
+        for key, shape in shapes.items():
+            if shape != expected[key]:
+                raise InputError(f"Chain {self.name!r}: {key} has shape {shape}, expected {expected[key]}")
+        if n == 0:
+            raise InputError(f"Chain {self.name!r}: no joints between the world and {self.tool_name!r}")
+        for jname, jtype in zip(self.joint_names, self.joint_types):
+            if jtype not in JOINT_TYPES:
+                raise UnsupportedJointError(
+                    f"joint {jname!r} has type {jtype!r}; physai chains support {', '.join(JOINT_TYPES)}"
+                )
+        norms = np.linalg.norm(self.axis_joint, axis=1)
+        if not np.allclose(norms, 1.0, atol=1e-12):
+            raise InputError(f"Chain {self.name!r}: joint axes must be unit vectors, norms {norms}")
+        if np.any(self.lower > self.upper):
+            raise InputError(f"Chain {self.name!r}: a lower joint limit exceeds its upper limit")
+
+    @property
+    def n(self) -> int:
+        """Number of joints (columns of the Jacobian)."""
+        return len(self.joint_names)
+
+    def joint_index(self, name: str) -> int:
+        """Index of a joint by name; unknown names list the valid ones."""
+        if name not in self.joint_names:
+            raise UnknownNameError("joint", name, self.joint_names)
+        return self.joint_names.index(name)
+
+    def check_q(self, q, name: str = "q") -> np.ndarray:
+        """Validate joint positions: float64 array of shape ``(..., n)`` with finite entries."""
+        return finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
+
+    def random_q(self, rng: np.random.Generator, size=(), margin: float = 0.0) -> np.ndarray:
+        """Uniform joint positions inside the limits shrunk by ``margin`` (unlimited joints use [-pi, pi]).
+
+        ``rng`` is a seeded ``numpy.random.Generator``; ``size`` is the batch shape -> ``(*size, n)``.
+        """
+        lo = np.where(np.isfinite(self.lower), self.lower, -np.pi) + margin
+        hi = np.where(np.isfinite(self.upper), self.upper, np.pi) - margin
+        size = (size,) if np.isscalar(size) else tuple(size)
+        return rng.uniform(lo, hi, size=size + (self.n,))
+
+
+# ---- building chains ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """A joint as a MuJoCo body declares it: ``axis`` and anchor ``pos`` in the body frame."""
+
+    name: str
+    type: str
+    axis: Sequence[float]
+    pos: Sequence[float] = (0.0, 0.0, 0.0)
+    range: tuple[float, float] = (-np.inf, np.inf)
+    ref: float = 0.0
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    """A body placed in its parent by ``pos`` and a ``(w, x, y, z)`` ``quat``, with its joints."""
+
+    name: str
+    pos: Sequence[float]
+    quat: Sequence[float] = (1.0, 0.0, 0.0, 0.0)
+    joints: tuple[JointSpec, ...] = ()
+
+
+def chain_from_bodies(
+    name: str,
+    bodies: Sequence[BodySpec],
+    tool_pos: Sequence[float],
+    tool_quat: Sequence[float] = (1.0, 0.0, 0.0, 0.0),
+    tool_name: str = "tool",
+    source: str = "",
+    **mujoco_addresses,
+) -> Chain:
+    """Build a :class:`Chain` from the bodies on the path world -> tool body (root first).
+
+    This is MuJoCo's body-tree rule: a body sits at ``pos, quat`` in its parent; each joint rotates
+    the body about ``axis`` through the anchor ``pos`` (hinge) or translates it along ``axis`` (slide).
+    """
+    T_acc = np.eye(4)  # fixed transform accumulated since the previous joint frame
+    names, types, T_prev, axes, refs, lower, upper = [], [], [], [], [], [], []
+    for body in bodies:
+        T_acc = T_acc @ tf.make_transform(tf.quat_to_matrix(body.quat), body.pos)
+        for j in body.joints:
+            if j.type not in JOINT_TYPES:
+                raise UnsupportedJointError(
+                    f"joint {j.name!r} in body {body.name!r} has type {j.type!r}; physai chains support "
+                    f"{', '.join(JOINT_TYPES)} (choose the chain's joints with joints=[...] to freeze it)"
+                )
+            anchor = np.asarray(j.pos, dtype=float)
+            axis = np.asarray(j.axis, dtype=float)
+            T_prev.append(T_acc @ tf.translation(anchor))
+            T_acc = tf.translation(-anchor)
+            names.append(j.name)
+            types.append(j.type)
+            axes.append(axis / np.linalg.norm(axis))
+            refs.append(j.ref)
+            lower.append(j.range[0])
+            upper.append(j.range[1])
+    T_acc = T_acc @ tf.make_transform(tf.quat_to_matrix(tool_quat), tool_pos)
+    return Chain(
+        name=name,
+        joint_names=tuple(names),
+        joint_types=tuple(types),
+        T_prev_joint=np.array(T_prev).reshape(-1, 4, 4),
+        axis_joint=np.array(axes).reshape(-1, 3),
+        q_ref=np.array(refs, dtype=float),
+        T_last_tool=T_acc,
+        lower=np.array(lower, dtype=float),
+        upper=np.array(upper, dtype=float),
+        tool_name=tool_name,
+        source=source,
+        **mujoco_addresses,
+    )
+
+
+def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, name: str | None = None) -> Chain:
+    """The serial chain from the world to site ``site_name`` of a compiled ``mujoco.MjModel``.
+
+    ``joints`` names the chain's joints; by default every joint on the path from the root to the
+    site's body. Joints on the path that are not chosen are frozen at their reference position
+    (``qpos0``). Hinge and slide joints are supported; a ball or free joint on the path must be left
+    out through ``joints`` (it is then frozen), else :class:`UnsupportedJointError` names it.
+    """
+    import mujoco
+
+    site_names = [m.site(i).name for i in range(m.nsite)]
+    if site_name not in site_names:
+        raise UnknownNameError("site", site_name, site_names)
+    site_id = site_names.index(site_name)
+    path = []
+    b = int(m.site_bodyid[site_id])
+    while b != 0:
+        path.append(b)
+        b = int(m.body_parentid[b])
+    path.reverse()
+
+    type_names = {
+        mujoco.mjtJoint.mjJNT_HINGE: "hinge",
+        mujoco.mjtJoint.mjJNT_SLIDE: "slide",
+        mujoco.mjtJoint.mjJNT_BALL: "ball",
+        mujoco.mjtJoint.mjJNT_FREE: "free",
+    }
+    on_path = [j for bid in path for j in range(m.njnt) if m.jnt_bodyid[j] == bid]
+    path_names = [m.joint(j).name for j in on_path]
+    if joints is not None:
+        all_names = [m.joint(j).name for j in range(m.njnt)]
+        for jn in joints:
+            if jn not in all_names:
+                raise UnknownNameError("joint", jn, all_names)
+            if jn not in path_names:
+                raise InputError(
+                    f"joints: {jn!r} is not on the path from the world to site {site_name!r} "
+                    f"(joints on that path: {path_names})"
+                )
+        chosen = set(joints)
+    else:
+        chosen = set(path_names)
+
+    bodies, qpos_adr, dof_adr = [], [], []
+    for bid in path:
+        specs = []
+        pos, quat = np.array(m.body_pos[bid]), np.array(m.body_quat[bid])
+        for j in (j for j in on_path if m.jnt_bodyid[j] == bid):
+            jname, jtype = m.joint(j).name, type_names[int(m.jnt_type[j])]
+            if jname not in chosen:
+                if jtype in ("ball", "free"):
+                    raise UnsupportedJointError(
+                        f"joint {jname!r} ({jtype}) cannot be frozen inside a chain; only hinge and slide "
+                        "joints are supported on the path to the site"
+                    )
+                continue  # a hinge/slide frozen at qpos0 contributes no motion
+            rng = tuple(m.jnt_range[j]) if m.jnt_limited[j] else (-np.inf, np.inf)
+            specs.append(
+                JointSpec(jname, jtype, tuple(m.jnt_axis[j]), tuple(m.jnt_pos[j]), rng, float(m.qpos0[m.jnt_qposadr[j]]))
+            )
+            qpos_adr.append(int(m.jnt_qposadr[j]))
+            dof_adr.append(int(m.jnt_dofadr[j]))
+        bodies.append(BodySpec(m.body(bid).name, pos, quat, tuple(specs)))
+    model_name = name or (m.names[: m.names.index(b"\0")].decode() if m.names else "mujoco")
+    return chain_from_bodies(
+        model_name,
+        bodies,
+        np.array(m.site_pos[site_id]),
+        np.array(m.site_quat[site_id]),
+        tool_name=site_name,
+        source="mujoco model",
+        qpos_adr=tuple(qpos_adr),
+        dof_adr=tuple(dof_adr),
+    )
+
+
+# ---- forward kinematics ------------------------------------------------------------------------
+
+
+class FK(NamedTuple):
+    """World joint axes ``(..., n, 3)``, joint anchors ``(..., n, 3)`` and tool point ``(..., 3)``."""
+
+    axes: np.ndarray
+    anchors: np.ndarray
+    p: np.ndarray
+
+
+def joint_motion(joint_type: str, axis: np.ndarray, displacement: np.ndarray) -> np.ndarray:
+    """Transform of one joint's own motion in its frame: ``displacement: (...)`` -> ``(..., 4, 4)``.
+
+    A hinge rotates by ``displacement`` rad about ``axis`` through the frame origin; a slide
+    translates by ``displacement`` m along ``axis``.
+    """
+    if joint_type == "hinge":
+        return tf.make_transform(tf.rotation_about_axis(axis, displacement), np.zeros(3))
+    return tf.translation(np.asarray(displacement, dtype=float)[..., None] * axis)
+
+
+def joint_frames(chain: Chain, q) -> tuple[np.ndarray, np.ndarray]:
+    """Walk the chain: ``T_world_joint`` ``(..., n, 4, 4)`` (each after its own motion) and ``T_world_tool`` ``(..., 4, 4)``."""
+    q = chain.check_q(q)
+    T = np.broadcast_to(np.eye(4), q.shape[:-1] + (4, 4))
+    frames = []
+    for i, jtype in enumerate(chain.joint_types):
+        T = T @ chain.T_prev_joint[i] @ joint_motion(jtype, chain.axis_joint[i], q[..., i] - chain.q_ref[i])
+        frames.append(T)
+    return np.stack(frames, axis=-3), T @ chain.T_last_tool
+
+
+def fk(chain: Chain, q) -> FK:
+    """Forward kinematics as lesson 09 uses it: ``(axes, anchors, p)`` in world coordinates.
+
+    ``q: (..., n)`` -> ``axes: (..., n, 3)`` unit joint axes, ``anchors: (..., n, 3)`` a point on each
+    axis (m), ``p: (..., 3)`` the tool point (m).
+    """
+    T_world_joint, T_world_tool = joint_frames(chain, q)
+    axes = (T_world_joint[..., :3, :3] @ chain.axis_joint[..., None])[..., 0]
+    return FK(axes, T_world_joint[..., :3, 3], T_world_tool[..., :3, 3])
+
+
+def tool_pose(chain: Chain, q) -> np.ndarray:
+    """``T_world_tool``: the tool frame's pose in the world, ``q: (..., n)`` -> ``(..., 4, 4)``."""
+    return joint_frames(chain, q)[1]
+
+
+def hinge_column(axis: np.ndarray, o: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Tool twist per 1 rad/s of one hinge: linear part ``a x (p - o)``, angular part ``a``.
+
+    ``axis: (..., 3)`` unit axis, ``o: (..., 3)`` any point on it, ``p: (..., 3)`` tool point -> ``(..., 6)``.
+    """
+    axis, o, p = np.broadcast_arrays(axis, o, p)
+    return np.concatenate([np.cross(axis, p - o), axis], axis=-1)
+
+
+def slide_column(axis: np.ndarray) -> np.ndarray:
+    """Tool twist per 1 m/s of one slide joint: linear part ``a``, angular part 0. ``(..., 3)`` -> ``(..., 6)``."""
+    axis = np.asarray(axis, dtype=float)
+    return np.concatenate([axis, np.zeros_like(axis)], axis=-1)
+
+
+def jacobian(chain: Chain, q) -> np.ndarray:
+    """Geometric Jacobian of the tool point: ``q: (..., n)`` -> ``(..., 6, n)``.
+
+    Rows 0-2 linear, rows 3-5 angular velocity, world axes; one column per joint.
+    """
+    axes, anchors, p = fk(chain, q)
+    cols = [
+        hinge_column(axes[..., i, :], anchors[..., i, :], p) if t == "hinge" else slide_column(axes[..., i, :])
+        for i, t in enumerate(chain.joint_types)
+    ]
+    return np.stack(cols, axis=-1)
+
+
+def fd_jacobian(tool_pos: Callable[[np.ndarray], np.ndarray], q, eps: float = 1e-5) -> np.ndarray:
+    """Jacobian of any function ``q -> x`` by central differences: ``q: (n,)`` -> ``(m, n)``.
+
+    Column ``i`` is ``(x(q + eps e_i) - x(q - eps e_i)) / (2 eps)``, error ``O(eps^2)`` plus round-off
+    ``~ eps_mach |x| / eps``; the best step is near ``cbrt(eps_mach) ~ 6e-6``.
+    """
+    q = finite_array(q, "q")
+    if q.ndim != 1:
+        raise InputError(f"q: expected shape (n,), got {q.shape}")
+    if not (np.isfinite(eps) and eps > 0):
+        raise InputError(f"eps: expected a positive step, got {eps}")
+    cols = []
+    for i in range(len(q)):
+        dq = np.zeros(len(q))
+        dq[i] = eps
+        cols.append((np.asarray(tool_pos(q + dq)) - np.asarray(tool_pos(q - dq))) / (2 * eps))
+    return np.stack(cols, axis=-1)
