@@ -1,0 +1,62 @@
+"""The same forward kinematics and Jacobian in JAX: differentiable, ``jit``-able, ``vmap``-able, GPU-ready.
+
+Importing this module switches JAX to float64 (``jax_enable_x64``): kinematics pinned to 1e-12
+needs doubles. Functions mirror :mod:`physai.kinematics` and are tested equal to it.
+"""
+
+from __future__ import annotations
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+
+from physai.kinematics import Chain  # noqa: E402
+
+
+def _rotation_about_axis(axis, angle):
+    K = jnp.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return jnp.eye(3) + jnp.sin(angle) * K + (1.0 - jnp.cos(angle)) * (K @ K)
+
+
+def _joint_motion(joint_type: str, axis, displacement):
+    T = jnp.eye(4)
+    if joint_type == "hinge":
+        return T.at[:3, :3].set(_rotation_about_axis(axis, displacement))
+    return T.at[:3, 3].set(displacement * axis)
+
+
+def joint_frames(chain: Chain, q):
+    """``T_world_joint`` ``(n, 4, 4)`` and ``T_world_tool`` ``(4, 4)`` for one ``q: (n,)``; vmap for batches."""
+    T = jnp.eye(4)
+    frames = []
+    for i, jtype in enumerate(chain.joint_types):
+        axis = jnp.asarray(chain.axis_joint[i])
+        T = T @ jnp.asarray(chain.T_prev_joint[i]) @ _joint_motion(jtype, axis, q[i] - chain.q_ref[i])
+        frames.append(T)
+    return jnp.stack(frames), T @ jnp.asarray(chain.T_last_tool)
+
+
+def tool_pose(chain: Chain, q):
+    """``T_world_tool`` ``(4, 4)`` for ``q: (n,)``."""
+    return joint_frames(chain, q)[1]
+
+
+def tool_position(chain: Chain, q):
+    """Tool point in the world ``(3,)`` for ``q: (n,)`` (m)."""
+    return tool_pose(chain, q)[:3, 3]
+
+
+def jacobian(chain: Chain, q):
+    """Geometric Jacobian ``(6, n)`` of the tool point for ``q: (n,)``: linear rows then angular, world axes."""
+    frames, T_tool = joint_frames(chain, q)
+    p = T_tool[:3, 3]
+    cols = []
+    for i, jtype in enumerate(chain.joint_types):
+        axis = frames[i, :3, :3] @ jnp.asarray(chain.axis_joint[i])
+        if jtype == "hinge":
+            cols.append(jnp.concatenate([jnp.cross(axis, p - frames[i, :3, 3]), axis]))
+        else:
+            cols.append(jnp.concatenate([axis, jnp.zeros(3)]))
+    return jnp.stack(cols, axis=-1)
