@@ -305,7 +305,10 @@ def fk(chain: Chain, q) -> FK:
     ``q: (..., n)`` -> ``axes: (..., n, 3)`` unit joint axes, ``anchors: (..., n, 3)`` a point on each
     axis (m), ``p: (..., 3)`` the tool point (m).
     """
-    T_world_joint, T_world_tool = joint_frames(chain, q)
+    return _fk_from_frames(chain, *joint_frames(chain, q))
+
+
+def _fk_from_frames(chain: Chain, T_world_joint: np.ndarray, T_world_tool: np.ndarray) -> FK:
     axes = (T_world_joint[..., :3, :3] @ chain.axis_joint[..., None])[..., 0]
     return FK(axes, T_world_joint[..., :3, 3], T_world_tool[..., :3, 3])
 
@@ -335,12 +338,26 @@ def jacobian(chain: Chain, q) -> np.ndarray:
 
     Rows 0-2 linear, rows 3-5 angular velocity, world axes; one column per joint.
     """
-    axes, anchors, p = fk(chain, q)
+    return jacobian_from_fk(chain, fk(chain, q))
+
+
+def jacobian_from_fk(chain: Chain, fk_result: FK) -> np.ndarray:
+    """Stack one column per joint from FK's world axes, anchors and tool point -> ``(..., 6, n)``."""
+    axes, anchors, p = fk_result
     cols = [
         hinge_column(axes[..., i, :], anchors[..., i, :], p) if t == "hinge" else slide_column(axes[..., i, :])
         for i, t in enumerate(chain.joint_types)
     ]
     return np.stack(cols, axis=-1)
+
+
+def tool_pose_and_jacobian(chain: Chain, q) -> tuple[np.ndarray, np.ndarray]:
+    """``T_world_tool`` ``(..., 4, 4)`` and the geometric Jacobian ``(..., 6, n)`` from one walk of the chain.
+
+    This is the pair every solver and controller iteration needs; fast paths provide the same signature.
+    """
+    T_world_joint, T_world_tool = joint_frames(chain, q)
+    return T_world_tool, jacobian_from_fk(chain, _fk_from_frames(chain, T_world_joint, T_world_tool))
 
 
 def fd_jacobian(tool_pos: Callable[[np.ndarray], np.ndarray], q, eps: float = 1e-5) -> np.ndarray:

@@ -191,3 +191,12 @@ def test_missing_menagerie_model_names_menagerie_root(monkeypatch, tmp_path):
     with pytest.raises(ModelNotFoundError, match="MENAGERIE_ROOT"):
         robots.load("so101", source="menagerie")
     assert robots.load("so101").source.startswith("built-in")  # auto falls back to the built-in description
+
+
+def test_tool_pose_and_jacobian_equals_separate_calls(so101, rng):
+    from physai.kinematics import tool_pose_and_jacobian
+
+    qs = so101.random_q(rng, 7)
+    T, J = tool_pose_and_jacobian(so101, qs)
+    np.testing.assert_array_equal(T, tool_pose(so101, qs))
+    np.testing.assert_array_equal(J, jacobian(so101, qs))
