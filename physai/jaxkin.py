@@ -12,6 +12,8 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 
+from physai._validate import finite_array  # noqa: E402
+from physai.errors import InputError  # noqa: E402
 from physai.kinematics import Chain  # noqa: E402
 
 
@@ -27,8 +29,23 @@ def _joint_motion(joint_type: str, axis, displacement):
     return T.at[:3, 3].set(displacement * axis)
 
 
+def _check_q(chain: Chain, q):
+    """Shape is static under ``jit``/``vmap``, so it is always checked: JAX clamps out-of-range indices,
+    and a short ``q`` would silently reuse its last entry. Finiteness is checked only for concrete arrays."""
+    shape = jnp.shape(q)
+    if shape != (chain.n,):
+        raise InputError(
+            f"q: expected shape ({chain.n},) for chain {chain.name!r} with joints {list(chain.joint_names)}, "
+            f"got {shape} (one pose per call; jax.vmap for batches)"
+        )
+    if not isinstance(q, jax.core.Tracer):
+        finite_array(q, "q", (chain.n,))
+    return q
+
+
 def joint_frames(chain: Chain, q):
     """``T_world_joint`` ``(n, 4, 4)`` and ``T_world_tool`` ``(4, 4)`` for one ``q: (n,)``; vmap for batches."""
+    q = _check_q(chain, q)
     T = jnp.eye(4)
     frames = []
     for i, jtype in enumerate(chain.joint_types):

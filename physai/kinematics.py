@@ -80,13 +80,26 @@ class Chain:
         for jname, jtype in zip(self.joint_names, self.joint_types):
             if jtype not in JOINT_TYPES:
                 raise UnsupportedJointError(
-                    f"joint {jname!r} has type {jtype!r}; physai chains support {', '.join(JOINT_TYPES)}"
+                    f"Chain {self.name!r}: joint {jname!r} has type {jtype!r}; physai chains support {', '.join(JOINT_TYPES)}"
                 )
+        # MuJoCo compiles a model with NaN in it after a warning; refuse it here, naming the joint
+        for attr, values in (("T_prev_joint", self.T_prev_joint), ("axis_joint", self.axis_joint),
+                             ("q_ref", self.q_ref)):
+            bad = ~np.isfinite(values.reshape(n, -1)).all(axis=1)
+            if np.any(bad):
+                raise InputError(f"Chain {self.name!r}: {attr} of joint {self.joint_names[int(np.argmax(bad))]!r} "
+                                 "is not finite (NaN or inf in the model?)")
+        if not np.all(np.isfinite(self.T_last_tool)):
+            raise InputError(f"Chain {self.name!r}: T_last_tool of {self.tool_name!r} is not finite (NaN or inf in the model?)")
         norms = np.linalg.norm(self.axis_joint, axis=1)
         if not np.allclose(norms, 1.0, atol=1e-12):
-            raise InputError(f"Chain {self.name!r}: joint axes must be unit vectors, norms {norms}")
-        if np.any(self.lower > self.upper):
-            raise InputError(f"Chain {self.name!r}: a lower joint limit exceeds its upper limit")
+            j = int(np.argmax(np.abs(norms - 1.0)))
+            raise InputError(f"Chain {self.name!r}: joint {self.joint_names[j]!r} axis must be a unit vector, norm {norms[j]}")
+        bad = np.isnan(self.lower) | np.isnan(self.upper) | (self.lower > self.upper)
+        if np.any(bad):
+            j = int(np.argmax(bad))
+            raise InputError(f"Chain {self.name!r}: joint {self.joint_names[j]!r} limits [{self.lower[j]}, "
+                             f"{self.upper[j]}] are not an interval")
 
     @property
     def n(self) -> int:
@@ -99,19 +112,39 @@ class Chain:
             raise UnknownNameError("joint", name, self.joint_names)
         return self.joint_names.index(name)
 
-    def check_q(self, q, name: str = "q") -> np.ndarray:
-        """Validate joint positions: float64 array of shape ``(..., n)`` with finite entries."""
-        return finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
+    def check_q(self, q, name: str = "q", within_limits: bool = False) -> np.ndarray:
+        """Validate joint positions: float64 array of shape ``(..., n)`` with finite entries.
+
+        Positions outside the joint limits are valid for FK and Jacobians (the arm can be driven
+        there); ``within_limits=True`` refuses them, as a solver seed must not start outside.
+        """
+        q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
+        if within_limits:
+            outside = (q < self.lower) | (q > self.upper)
+            if np.any(outside):
+                idx = tuple(int(i) for i in np.argwhere(outside)[0])
+                j = idx[-1]
+                raise InputError(
+                    f"{name}: joint {self.joint_names[j]!r} = {q[idx]:.6g} is outside its limits "
+                    f"[{self.lower[j]:.6g}, {self.upper[j]:.6g}] (entry {idx})"
+                )
+        return q
 
     def random_q(self, rng: np.random.Generator, size=(), margin: float = 0.0) -> np.ndarray:
         """Uniform joint positions inside the limits shrunk by ``margin`` (unlimited joints use [-pi, pi]).
 
         ``rng`` is a seeded ``numpy.random.Generator``; ``size`` is the batch shape -> ``(*size, n)``.
         """
-        lo = np.where(np.isfinite(self.lower), self.lower, -np.pi) + margin
-        hi = np.where(np.isfinite(self.upper), self.upper, np.pi) - margin
+        lo = np.where(np.isfinite(self.lower), self.lower, -np.pi)
+        hi = np.where(np.isfinite(self.upper), self.upper, np.pi)
+        if not (np.isfinite(margin) and 0 <= margin <= np.min(hi - lo) / 2):
+            # numpy's uniform(lo, hi) with lo > hi draws outside the limits instead of refusing
+            narrowest = self.joint_names[int(np.argmin(hi - lo))]
+            raise InputError(
+                f"margin: expected 0 <= margin <= half the narrowest joint range (joint {narrowest!r}), got {margin}"
+            )
         size = (size,) if np.isscalar(size) else tuple(size)
-        return rng.uniform(lo, hi, size=size + (self.n,))
+        return rng.uniform(lo + margin, hi - margin, size=size + (self.n,))
 
 
 # ---- building chains ---------------------------------------------------------------------------
@@ -193,10 +226,12 @@ def chain_from_bodies(
 def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, name: str | None = None) -> Chain:
     """The serial chain from the world to site ``site_name`` of a compiled ``mujoco.MjModel``.
 
-    ``joints`` names the chain's joints; by default every joint on the path from the root to the
-    site's body. Joints on the path that are not chosen are frozen at their reference position
-    (``qpos0``). Hinge and slide joints are supported; a ball or free joint on the path must be left
-    out through ``joints`` (it is then frozen), else :class:`UnsupportedJointError` names it.
+    ``joints`` names the chain's joints, root to tip; by default every joint on the path from the root
+    to the site's body. Joints on the path that are not chosen are frozen at their reference position
+    (``qpos0``). Hinge and slide joints are supported; a ball or free joint on the path (a floating
+    base) must be left out through ``joints`` (it is then frozen at ``qpos0``), else
+    :class:`UnsupportedJointError` names it. Joints elsewhere in the model do not matter: the chain
+    keeps each joint's ``qpos`` and ``dof`` addresses, which differ once a model has ``nq != nv``.
     """
     import mujoco
 
@@ -220,6 +255,9 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
     on_path = [j for bid in path for j in range(m.njnt) if m.jnt_bodyid[j] == bid]
     path_names = [m.joint(j).name for j in on_path]
     if joints is not None:
+        if isinstance(joints, str):
+            raise InputError(f"joints: expected a sequence of joint names, got the string {joints!r}")
+        joints = list(joints)
         all_names = [m.joint(j).name for j in range(m.njnt)]
         for jn in joints:
             if jn not in all_names:
@@ -229,9 +267,21 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
                     f"joints: {jn!r} is not on the path from the world to site {site_name!r} "
                     f"(joints on that path: {path_names})"
                 )
+        in_path_order = [jn for jn in path_names if jn in joints]
+        if joints != in_path_order:
+            # a silently reordered chain would put every Jacobian column on the wrong joint
+            raise InputError(f"joints: give each joint once, root to tip: {in_path_order}, got {joints}")
         chosen = set(joints)
     else:
         chosen = set(path_names)
+        for j in on_path:
+            if type_names[int(m.jnt_type[j])] in ("ball", "free"):
+                movable = [m.joint(k).name for k in on_path if type_names[int(m.jnt_type[k])] in JOINT_TYPES]
+                raise UnsupportedJointError(
+                    f"joint {m.joint(j).name!r} ({type_names[int(m.jnt_type[j])]}) on the path to site "
+                    f"{site_name!r}: physai chains support {', '.join(JOINT_TYPES)}; pass joints={movable} "
+                    "to freeze it at qpos0"
+                )
 
     bodies, qpos_adr, dof_adr = [], [], []
     for bid in path:
@@ -240,12 +290,10 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
         for j in (j for j in on_path if m.jnt_bodyid[j] == bid):
             jname, jtype = m.joint(j).name, type_names[int(m.jnt_type[j])]
             if jname not in chosen:
-                if jtype in ("ball", "free"):
-                    raise UnsupportedJointError(
-                        f"joint {jname!r} ({jtype}) cannot be frozen inside a chain; only hinge and slide "
-                        "joints are supported on the path to the site"
-                    )
-                continue  # a hinge/slide frozen at qpos0 contributes no motion
+                # MuJoCo moves a body by qpos - qpos0 (hinge, slide), by the quaternion qpos (ball, identity
+                # at qpos0) or to the pose qpos (free, top-level bodies only, body_pos/quat at qpos0): frozen
+                # at qpos0, every type leaves the body at body_pos/body_quat.
+                continue
             rng = tuple(m.jnt_range[j]) if m.jnt_limited[j] else (-np.inf, np.inf)
             specs.append(
                 JointSpec(jname, jtype, tuple(m.jnt_axis[j]), tuple(m.jnt_pos[j]), rng, float(m.qpos0[m.jnt_qposadr[j]]))

@@ -23,12 +23,31 @@ def site_id(m: mujoco.MjModel, site: str) -> int:
     return names.index(site)
 
 
+def _check_chain_belongs_to(m: mujoco.MjModel, chain: Chain) -> None:
+    """A chain read against another model would write q into the wrong qpos slots and read the wrong columns."""
+    site_id(m, chain.tool_name)
+    joint_names = [m.joint(j).name for j in range(m.njnt)]
+    for jname, qadr, vadr in zip(chain.joint_names, chain.qpos_adr, chain.dof_adr):
+        if jname not in joint_names:
+            raise UnknownNameError("joint", jname, joint_names)
+        j = joint_names.index(jname)
+        if (int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])) != (qadr, vadr):
+            raise InputError(
+                f"chain {chain.name!r}: joint {jname!r} has qpos/dof address ({qadr}, {vadr}) in the chain but "
+                f"({int(m.jnt_qposadr[j])}, {int(m.jnt_dofadr[j])}) in this model: the chain was built from another model"
+            )
+
+
 def _posed(m: mujoco.MjModel, chain: Chain, q, d: mujoco.MjData | None) -> mujoco.MjData:
     if chain.qpos_adr is None:
         raise InputError(f"chain {chain.name!r} was not built from a MuJoCo model (no qpos addresses)")
+    _check_chain_belongs_to(m, chain)
     q = chain.check_q(q)
     if q.ndim != 1:
         raise InputError(f"q: MuJoCo helpers take one pose of shape ({chain.n},), got {q.shape}")
+    if d is not None and (d.qpos.shape != (m.nq,) or d.qvel.shape != (m.nv,)):
+        raise InputError(f"d: MjData with nq={d.qpos.shape[0]}, nv={d.qvel.shape[0]} is not for this model "
+                         f"(nq={m.nq}, nv={m.nv})")
     d = mujoco.MjData(m) if d is None else d
     d.qpos[list(chain.qpos_adr)] = q
     mujoco.mj_kinematics(m, d)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physai.errors import ModelNotFoundError, UnknownNameError
+from physai.errors import InputError, ModelNotFoundError, UnknownNameError
 from physai.kinematics import BodySpec, Chain, JointSpec, chain_from_bodies, chain_from_mujoco
 
 
@@ -114,14 +114,15 @@ def load(
 ) -> Chain:
     """A ready :class:`Chain` for a named robot or any MJCF/URDF file MuJoCo compiles.
 
-    ``site`` names the tool site (named robots have a default). ``joints`` defaults to the hinge and
-    slide joints on the path from the root to the site's body (fingers below the tool are left out).
+    ``site`` names the tool site (named robots have a default). ``joints`` defaults to the joints on
+    the path from the root to the site's body (fingers below the tool are left out); see
+    :func:`~physai.kinematics.chain_from_mujoco` for choosing and freezing joints.
     ``source`` for named robots: ``"menagerie"`` (the genuine model; a clear error names
     ``MENAGERIE_ROOT`` when it cannot be found), ``"builtin"`` (no files), or ``"auto"`` (Menagerie
     when available, else the built-in description; ``chain.source`` says which was used).
     """
     if source not in ("auto", "menagerie", "builtin"):
-        raise ValueError(f"source: expected 'auto', 'menagerie' or 'builtin', got {source!r}")
+        raise InputError(f"source: expected 'auto', 'menagerie' or 'builtin', got {source!r}")
     key = str(name_or_path)
     if key in ROBOTS:
         info = ROBOTS[key]
@@ -141,6 +142,8 @@ def load(
     m = mujoco_model(name_or_path)
     if site is None:
         sites = [m.site(i).name for i in range(m.nsite)]
+        if not sites:  # URDF has no sites: MuJoCo's URDF import creates none
+            raise InputError(f"site: model {key!r} has no sites; add a <site> for the tool to an MJCF version of it")
         if len(sites) != 1:
             raise UnknownNameError("site", "None (pass site=...)", sites)
         site = sites[0]
