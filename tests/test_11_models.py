@@ -1,0 +1,169 @@
+"""Unusual models, pinned to MuJoCo (site_xpos/site_xmat and mj_jacSite computed from scratch).
+
+Decision for ``nq != nv``: supported. A free or ball joint on the path is frozen at ``qpos0`` when the
+caller chooses the chain's joints by name (by default it is refused, naming the joints to pass); the
+chain keeps each joint's qpos address (where ``q`` goes) and dof address (which ``mj_jacSite`` column
+it is), and these differ once a quaternion sits earlier in ``qpos``.
+"""
+
+import jax
+import mujoco
+import numpy as np
+import pytest
+from conftest import SHARED_MODELS
+
+from physai import jaxkin, mj, robots
+from physai.errors import UnsupportedJointError
+from physai.kinematics import chain_from_mujoco, jacobian, tool_pose
+
+# A mobile manipulator: a free-floating crate listed first (shifts every address), a mobile base on a free
+# joint, a lift on a slide, fixed bodies with rotations between joints, a body with two hinges at
+# different anchors, a ball wrist, a hinge with ref != 0, a rotated tool site, and fingers beyond it.
+MOBILE_ARM = """
+<mujoco model="mobile_arm">
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="crate" pos="2 0 0.2"><freejoint name="crate_free"/><geom type="box" size=".1 .1 .1"/></body>
+    <body name="base" pos="0.3 -0.2 0.1" quat="0.9 0.1 -0.2 0.3">
+      <freejoint name="base_free"/><geom type="box" size=".3 .2 .05"/>
+      <body name="mast" pos="0.1 0 0.05" euler="0.1 -0.2 0.3">
+        <joint name="lift" type="slide" axis="0.1 0.2 1" range="0 0.5"/><geom size=".05"/>
+        <body name="bracket" pos="0 0.02 0.3" euler="0.7 0 -0.4"><geom size=".03"/>
+          <body name="shoulder" pos="0.05 0 0.1" quat="0.7 0.7 0.1 0">
+            <joint name="pan" axis="0 0 1" range="-2 2"/>
+            <joint name="tilt" axis="0 1 0.2" pos="0.03 0.01 0.02" range="-1.5 1.5"/><geom size=".04"/>
+            <body name="upper" pos="0.25 0 0" euler="0 0.3 0"><geom size=".03"/>
+              <body name="forearm" pos="0.2 0.01 0" quat="0.6 0 0.8 0">
+                <joint name="elbow" axis="0 1 0" pos="-0.02 0 0" ref="0.4" range="-2 2"/><geom size=".03"/>
+                <body name="wrist" pos="0.15 0 0"><joint name="wrist_ball" type="ball"/><geom size=".02"/>
+                  <body name="hand" pos="0.05 0 0.01" euler="0.2 0.1 -0.5">
+                    <joint name="roll" axis="1 0 0"/><geom size=".02"/>
+                    <site name="tool" pos="0.07 0.01 -0.02" euler="0.4 -1.1 2.0"/>
+                    <body name="finger" pos="0.05 0 0"><joint name="finger" type="slide" axis="0 1 0"/>
+                      <geom size=".01"/></body>
+                  </body>
+                </body>
+              </body>
+            </body>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+ARM_JOINTS = ["lift", "pan", "tilt", "elbow", "roll"]
+
+
+@pytest.fixture(scope="module")
+def mobile():
+    m = mujoco.MjModel.from_xml_string(MOBILE_ARM)
+    return m, chain_from_mujoco(m, "tool", joints=ARM_JOINTS)
+
+
+def mj_reference(m, chain, q, qpos=None):
+    """MuJoCo from scratch: qpos from ``qpos`` (default qpos0) with the chain's joints set to ``q``.
+
+    Returns site position, site rotation and ``[jacp; jacr]`` at the chain's dof addresses, plus the full 6 x nv.
+    """
+    d = mujoco.MjData(m)
+    if qpos is not None:
+        d.qpos[:] = qpos
+    d.qpos[list(chain.qpos_adr)] = q
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_comPos(m, d)
+    sid = m.site(chain.tool_name).id
+    jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+    mujoco.mj_jacSite(m, d, jp, jr, sid)
+    J_full = np.r_[jp, jr]
+    return d.site_xpos[sid].copy(), d.site_xmat[sid].reshape(3, 3).copy(), J_full[:, list(chain.dof_adr)], J_full
+
+
+def assert_chain_matches_mujoco(m, chain, qs, tol=1e-14):
+    for q in qs:
+        p_mj, R_mj, J_mj, _ = mj_reference(m, chain, q)
+        T, J = tool_pose(chain, q), jacobian(chain, q)
+        assert np.abs(T[:3, 3] - p_mj).max() <= tol
+        assert np.abs(T[:3, :3] - R_mj).max() <= tol
+        assert np.abs(J - J_mj).max() <= tol
+
+
+def test_floating_base_on_the_path_is_refused_by_default_naming_the_joints_to_pass():
+    m = mujoco.MjModel.from_xml_string(MOBILE_ARM)
+    with pytest.raises(UnsupportedJointError, match=r"'base_free' \(free\).*joints=\['lift', 'pan', 'tilt', 'elbow', 'roll'\]"):
+        chain_from_mujoco(m, "tool")
+
+
+def test_mobile_arm_with_frozen_base_and_ball_matches_mj_jacSite_at_dof_addresses(mobile):
+    m, chain = mobile
+    assert (m.nq, m.nv) == (7 + 7 + 1 + 2 + 1 + 4 + 1 + 1, 6 + 6 + 1 + 2 + 1 + 3 + 1 + 1)
+    assert chain.joint_names == tuple(ARM_JOINTS) and chain.joint_types == ("slide",) + ("hinge",) * 4
+    assert chain.qpos_adr == (14, 15, 16, 17, 22) and chain.dof_adr == (12, 13, 14, 15, 19)
+    assert_chain_matches_mujoco(m, chain, chain.random_q(np.random.default_rng(0), 40))
+
+
+def test_reading_columns_at_qpos_addresses_is_the_trap_physai_avoids(mobile):
+    m, chain = mobile
+    q = chain.random_q(np.random.default_rng(1))
+    _, _, J_mj, J_full = mj_reference(m, chain, q)
+    wrong = J_full[:, list(chain.qpos_adr[:4])]  # columns chosen by position index: 2 dofs further on
+    assert np.abs(wrong - J_mj[:, :4]).max() > 0.1
+    assert np.abs(jacobian(chain, q) - J_mj).max() <= 1e-14
+    np.testing.assert_array_equal(mj.site_jacobian(m, chain, q), J_mj)
+
+
+def test_chain_joints_carry_no_motion_from_frozen_joints_other_than_qpos0(mobile):
+    # the ref="0.4" elbow: its zero displacement is at qpos0 = 0.4, not at 0
+    m, chain = mobile
+    assert m.qpos0[chain.qpos_adr[chain.joint_index("elbow")]] == 0.4
+    assert chain.q_ref[chain.joint_index("elbow")] == 0.4
+    q0 = m.qpos0[list(chain.qpos_adr)]
+    p_mj, R_mj, _, _ = mj_reference(m, chain, q0)
+    T = tool_pose(chain, q0)
+    assert np.abs(T[:3, 3] - p_mj).max() <= 1e-15 and np.abs(T[:3, :3] - R_mj).max() <= 1e-15
+
+
+def test_mobile_chain_in_jax_equals_numpy(mobile):
+    _, chain = mobile
+    qs = chain.random_q(np.random.default_rng(2), 16)
+    J = np.asarray(jax.vmap(lambda q: jaxkin.jacobian(chain, q))(qs))
+    assert np.abs(J - jacobian(chain, qs)).max() <= 1e-12
+
+
+def test_chain_from_the_middle_of_the_model_freezes_the_rest_at_qpos0(mobile):
+    # the wrist joints only: lift, pan, tilt and elbow frozen at qpos0 (elbow at its ref 0.4)
+    m, _ = mobile
+    chain = chain_from_mujoco(m, "tool", joints=["roll"])
+    assert chain.dof_adr == (19,)
+    assert_chain_matches_mujoco(m, chain, np.linspace(-3, 3, 13)[:, None])
+
+
+@pytest.mark.parametrize("joints", [["joint3", "joint4", "joint5", "joint6", "joint7"],
+                                    ["joint1", "joint2", "joint4", "joint6"]])
+def test_panda_subchains_match_mujoco_with_the_other_joints_at_qpos0(joints):
+    m = mujoco.MjModel.from_xml_path(str(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"))
+    chain = chain_from_mujoco(m, "tcp", joints=joints)
+    assert chain.joint_names == tuple(joints)
+    assert_chain_matches_mujoco(m, chain, chain.random_q(np.random.default_rng(3), 30))
+
+
+def test_panda_full_arm_matches_mujoco_at_home_and_random_poses():
+    chain = robots.load(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml", site="tcp")
+    m = robots.mujoco_model(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml")
+    assert chain.n == 7 and chain.source.endswith("panda.xml")
+    home = m.key("home").qpos[list(chain.qpos_adr)]
+    assert_chain_matches_mujoco(m, chain, np.vstack([home, chain.random_q(np.random.default_rng(4), 30)]))
+
+
+def test_wxai_arm_leaves_the_gripper_slides_out_and_matches_mujoco():
+    path = SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml"
+    chain = robots.load(path, site="ee_site")
+    m = robots.mujoco_model(path)
+    assert chain.joint_names == tuple(f"joint_{i}" for i in range(6))
+    assert_chain_matches_mujoco(m, chain, chain.random_q(np.random.default_rng(5), 30))
+
+
+def test_so101_with_a_frozen_middle_joint_matches_mujoco(so101_model):
+    chain = robots.load("so101", joints=["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_roll"])
+    assert chain.source.startswith("Menagerie")
+    assert_chain_matches_mujoco(so101_model, chain, chain.random_q(np.random.default_rng(6), 30))
