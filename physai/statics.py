@@ -138,7 +138,11 @@ def payload_limit(
     if u.ndim != 1 or not np.linalg.norm(u) > 0:
         raise InputError(f"direction: expected one non-zero 3-vector, got {direction!r}")
     u = u / np.linalg.norm(u)
-    lim = actuator_force_limits(m, chain) if limits is None else np.broadcast_to(np.asarray(limits, float), (chain.n,))
+    if limits is None:
+        lim = actuator_force_limits(m, chain)
+    else:
+        lim = np.asarray(limits, dtype=float)
+        lim = np.full(chain.n, float(lim)) if lim.ndim == 0 else lim  # one limit for every joint
     g = gravity_torques(m, chain, q, d)
     per_newton = -joint_torques(site_jacobian(m, chain, q, d), np.r_[u, 0.0, 0.0, 0.0])
     force, i = max_tip_force(g, per_newton, lim)

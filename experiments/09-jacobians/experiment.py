@@ -75,8 +75,12 @@ STANDIN = ("This workplace's SO-101 camera mount is a stand-in mesh (../shared/R
 
 
 def site_state(m, chain, q, d, dtype=np.float64):
-    """Tool site position ``(3,)`` and ``(w, x, y, z)`` quaternion ``(4,)`` at ``q``, rounded through ``dtype``."""
-    T = mj.site_pose(m, chain, q, d)
+    """MuJoCo's tool site at ``q``: :func:`pose_state` of ``site_xpos``/``site_xmat``."""
+    return pose_state(mj.site_pose(m, chain, q, d), dtype)
+
+
+def pose_state(T, dtype=np.float64):
+    """Position ``(3,)`` and ``(w, x, y, z)`` quaternion ``(4,)`` of a pose ``T`` (4x4), rounded through ``dtype``."""
     quat = np.zeros(4)
     mujoco.mju_mat2Quat(quat, T[:3, :3].ravel())
     return T[:3, 3].astype(dtype).astype(float), quat.astype(dtype).astype(float)
@@ -157,6 +161,7 @@ def without_standin_contacts(m):
 
 
 def so101_sim(gravity=True, frictionloss=True, standin_contacts=False):
+    """A fresh SO-101 ``MjModel`` for simulation, gravity and joint friction loss optionally off."""
     m = robots.mujoco_model("so101")
     if not gravity:
         m.opt.gravity[:] = 0.0
@@ -260,14 +265,9 @@ def step2(m, chain, poses, progress):
               + ("every one is round-off dominated (a rotational column, or a step at or left of the V's minimum)."
                  if roundoff else "SOME ARE TRUNCATION-DOMINATED: unexplained."))
         # Same maths, different operation order: physai's NumPy FK instead of MuJoCo's.
-        def numpy_state(x):
-            T = tool_pose(chain, x)
-            quat = np.zeros(4)
-            mujoco.mju_mat2Quat(quat, T[:3, :3].ravel())
-            return T[:3, 3], quat
-
         probe = np.array([1e-5, 1e-14])
-        alt = sweep(m, chain, poses, probe, state=numpy_state, progress=progress, label="eps sweep, NumPy FK")
+        alt = sweep(m, chain, poses, probe, state=lambda x: pose_state(tool_pose(chain, x)), progress=progress,
+                    label="eps sweep, NumPy FK")
         ours = med[[int(np.argmin(np.abs(np.log10(EPS_GRID / x)))) for x in probe]]
         print("Why: round-off error is eps_mach x (how the rounding errors of FK's ~100 operations add up) / eps;")
         print(f"that sum depends on the operation order and the CPU's fused multiply-adds. Here MuJoCo {mujoco.__version__}"
