@@ -12,6 +12,7 @@ from physai import conventions, jaxkin, robots
 from physai import transforms as tf
 from physai.errors import InputError, UnknownNameError
 from physai.kinematics import fd_jacobian, jacobian, tool_pose
+from test_09_jacobians import mj_site
 
 SO101_XML = "robotstudio_so101/so101.xml"
 
@@ -59,16 +60,9 @@ def mr_space_jacobian(screws, theta):
 
 
 def mujoco_site(m, chain, q):
-    d = mujoco.MjData(m)
-    d.qpos[list(chain.qpos_adr)] = q
-    mujoco.mj_kinematics(m, d)
-    mujoco.mj_comPos(m, d)
-    sid = m.site(chain.tool_name).id
-    jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
-    mujoco.mj_jacSite(m, d, jp, jr, sid)
-    T = np.eye(4)
-    T[:3, :3], T[:3, 3] = d.site_xmat[sid].reshape(3, 3), d.site_xpos[sid]
-    return T, np.r_[jp, jr][:, list(chain.dof_adr)]
+    """MuJoCo's site pose (4x4) and [jacp; jacr], computed from scratch (test_09_jacobians' reference)."""
+    p, R, J = mj_site(m, chain, q)
+    return tf.make_transform(R, p), J
 
 
 def screw_axes_from_mujoco(m, chain):
