@@ -30,26 +30,3 @@ def finite_array(x, name: str, shape_tail: tuple[int, ...] | None = None, what: 
         raise InputError(f"{name}: entries must be finite, got {a[tuple(bad)]} at index {tuple(int(i) for i in bad)}")
     return a
 
-
-def rigid_transform(T, name: str, atol: float = 1e-9) -> np.ndarray:
-    """Return ``T: (..., 4, 4)`` as float64 after checking it is a rigid transform (a pose).
-
-    The rotation block must be orthonormal with determinant +1 and the bottom row ``[0, 0, 0, 1]``,
-    each within ``atol``: a scaled or reflected "rotation" would otherwise give silently wrong
-    inverses and pose errors.
-    """
-    T = finite_array(T, name, (4, 4))
-    R = T[..., :3, :3]
-    ortho = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(axis=(-2, -1))
-    det_err = np.abs(np.linalg.det(R) - 1.0)
-    bottom = np.abs(T[..., 3, :] - [0.0, 0.0, 0.0, 1.0]).max(axis=-1)
-    for err, what in (
-        (ortho, "its rotation block is not orthonormal: |R^T R - I| = {:.3g}"),
-        (det_err, "its rotation block has |det R - 1| = {:.3g} (a reflection or a scale)"),
-        (bottom, "its bottom row is not [0, 0, 0, 1]: deviation {:.3g}"),
-    ):
-        if np.any(err > atol):
-            idx = np.unravel_index(np.argmax(err), err.shape)
-            at = f" at batch index {tuple(int(i) for i in idx)}" if err.ndim else ""
-            raise InputError(f"{name}: not a rigid transform{at}: " + what.format(float(err[idx])) + f" > atol {atol:g}")
-    return T

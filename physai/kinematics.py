@@ -305,13 +305,37 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
     return chain_from_bodies(
         model_name,
         bodies,
-        np.array(m.site_pos[site_id]),
-        np.array(m.site_quat[site_id]),
+        *_site_in_body(m, site_id),
         tool_name=site_name,
         source="mujoco model",
         qpos_adr=tuple(qpos_adr),
         dof_adr=tuple(dof_adr),
     )
+
+
+def _site_in_body(m, site_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """The site's ``(pos, quat)`` in its body as MuJoCo's kinematics place it.
+
+    The compiler marks a site whose offset from the body (or inertial) frame is below ~1e-6 as the
+    same frame (``site_sameframe``) and then ignores the written offset; doing the same keeps the
+    chain equal to ``site_xpos``/``site_xmat`` to round-off instead of to 1e-6.
+    """
+    import mujoco
+
+    SF = mujoco.mjtSameFrame
+    ident = np.array([1.0, 0.0, 0.0, 0.0])
+    body = int(m.site_bodyid[site_id])
+    pos, quat = np.array(m.site_pos[site_id]), np.array(m.site_quat[site_id])
+    sameframe = int(m.site_sameframe[site_id])
+    if sameframe == SF.mjSAMEFRAME_INERTIA:
+        return np.array(m.body_ipos[body]), np.array(m.body_iquat[body])
+    if sameframe == SF.mjSAMEFRAME_INERTIAROT:
+        return pos, np.array(m.body_iquat[body])
+    if sameframe == SF.mjSAMEFRAME_BODY:
+        return np.zeros(3), ident
+    if sameframe == SF.mjSAMEFRAME_BODYROT:
+        return pos, ident
+    return pos, quat
 
 
 # ---- forward kinematics ------------------------------------------------------------------------

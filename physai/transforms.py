@@ -51,6 +51,20 @@ def check_rotation(R, name: str = "R", tol: float = ROTATION_TOL) -> np.ndarray:
     return R
 
 
+def check_transform(T, name: str = "T", tol: float = ROTATION_TOL) -> np.ndarray:
+    """``T: (..., 4, 4)`` as a float64 array after checking it is a pose, else :class:`InputError`.
+
+    The rotation block must pass :func:`check_rotation` and the bottom row be ``[0, 0, 0, 1]`` to
+    ``tol``: a target with a scaled, sheared or reflected "rotation" has no meaning as a pose.
+    """
+    T = finite_array(T, name, (4, 4))
+    check_rotation(T[..., :3, :3], f"{name}[:3, :3]", tol)
+    err = np.abs(T[..., 3, :] - [0.0, 0.0, 0.0, 1.0]).max(initial=0.0)
+    if err > tol:
+        raise InputError(f"{name}: bottom row must be [0, 0, 0, 1] (max deviation {err:.2e} > {tol:.0e})")
+    return T
+
+
 def orthonormalize(R) -> np.ndarray:
     """The rotation nearest to ``R`` in the Frobenius norm (polar factor by SVD): ``(..., 3, 3)`` -> ``(..., 3, 3)``.
 

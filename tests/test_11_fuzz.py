@@ -45,12 +45,13 @@ WORKER = textwrap.dedent(
 class LoaderWorker:
     """One long-lived ``python`` child that loads model files on request; restarted after a crash or hang."""
 
-    def __init__(self):
+    def __init__(self, cwd):
+        self.cwd = cwd  # MuJoCo's warnings write MUJOCO_LOG.TXT into the working directory
         self.proc = None
 
     def _start(self):
         self.proc = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1, cwd=self.cwd)
 
     def stop(self) -> int | None:
         """End the child (if still running), close its pipes, return its exit code."""
@@ -89,8 +90,8 @@ class LoaderWorker:
 
 
 @pytest.fixture(scope="module")
-def worker():
-    w = LoaderWorker()
+def worker(tmp_path_factory):
+    w = LoaderWorker(tmp_path_factory.mktemp("loader"))
     yield w
     w.stop()
 

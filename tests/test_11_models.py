@@ -167,3 +167,23 @@ def test_so101_with_a_frozen_middle_joint_matches_mujoco(so101_model):
     chain = robots.load("so101", joints=["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_roll"])
     assert chain.source.startswith("Menagerie")
     assert_chain_matches_mujoco(so101_model, chain, chain.random_q(np.random.default_rng(6), 30))
+
+
+SAMEFRAME_SITES = """<mujoco><compiler angle="radian"/><worldbody><body pos=".1 .2 .3" quat="1 .2 .3 .4">
+  <joint name="j" axis="0 1 0"/><geom size=".02" pos="0.01 0.02 0.03" euler=".3 .2 .1"/><geom size=".03" pos="-0.05 0 0.03"/>
+  <site name="body" pos="0 0 1e-8" quat="1 0 0 1e-9"/><site name="bodyrot" pos="0 0.1 0" quat="1 1e-9 0 0"/>
+  <site name="inertia" pos="{ipos}" quat="{iquat}"/><site name="inertiarot" pos="0.3 0 0" quat="{iquat}"/>
+  <site name="none" pos=".1 .2 .3" euler="1 2 3"/></body></worldbody></mujoco>"""
+
+
+def test_sites_within_1e_6_of_their_body_or_inertial_frame_follow_mujocos_same_frame_rule():
+    # MuJoCo's compiler snaps such a site onto the body (or inertial) frame and ignores the written offset
+    first = mujoco.MjModel.from_xml_string(SAMEFRAME_SITES.format(ipos="0 0 0", iquat="1 0 0 0"))
+    fmt = lambda v: " ".join(repr(float(x)) for x in v)  # noqa: E731
+    m = mujoco.MjModel.from_xml_string(SAMEFRAME_SITES.format(ipos=fmt(first.body_ipos[1]), iquat=fmt(first.body_iquat[1])))
+    SF = mujoco.mjtSameFrame
+    assert list(m.site_sameframe) == [SF.mjSAMEFRAME_BODY, SF.mjSAMEFRAME_BODYROT, SF.mjSAMEFRAME_INERTIA,
+                                      SF.mjSAMEFRAME_INERTIAROT, SF.mjSAMEFRAME_NONE]
+    for site in ("body", "bodyrot", "inertia", "inertiarot", "none"):
+        chain = chain_from_mujoco(m, site)
+        assert_chain_matches_mujoco(m, chain, np.linspace(-2, 2, 5)[:, None], tol=1e-14)

@@ -15,7 +15,7 @@ from conftest import SHARED_MODELS
 
 from physai import jaxkin, mj, robots
 from physai import transforms as tf
-from physai._validate import finite_array, rigid_transform
+from physai._validate import finite_array
 from physai.errors import InputError, ModelNotFoundError, PhysaiError, UnknownNameError, UnsupportedJointError
 from physai.kinematics import (
     BodySpec,
@@ -237,7 +237,8 @@ def test_model_that_does_not_compile_names_the_file_and_passes_mujocos_message_o
         robots.load(path)
 
 
-def test_model_with_nan_is_refused_though_mujoco_compiles_it(tmp_path, capfd):
+def test_model_with_nan_is_refused_though_mujoco_compiles_it(tmp_path, capfd, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo's warning also writes MUJOCO_LOG.TXT into the working directory
     path = tmp_path / "nan_arm.xml"
     path.write_text('<mujoco><worldbody><body pos="nan 0 0"><joint name="j"/><geom size=".1"/>'
                     '<site name="tip"/></body></worldbody></mujoco>')
@@ -293,29 +294,33 @@ def test_zero_or_nan_quaternion_is_refused():
 
 
 @pytest.mark.parametrize(
-    "R, p, bottom, fragment",
+    "R, bottom, fragment",
     [
-        (np.diag([1.0, 1.0, 1.001]), np.zeros(3), [0, 0, 0, 1], "not orthonormal"),
-        (np.diag([1.0, 1.0, -1.0]), np.zeros(3), [0, 0, 0, 1], "det R - 1| = 2"),
-        (np.eye(3), np.zeros(3), [0, 0, 0.5, 1], "bottom row"),
+        (np.diag([1.0, 1.0, 1.001]), [0, 0, 0, 1], "target[:3, :3]: not a rotation matrix"),
+        (np.diag([1.0, 1.0, -1.0]), [0, 0, 0, 1], "target[:3, :3]: a reflection"),
+        (np.eye(3), [0, 0, 0.5, 1], "target: bottom row"),
     ],
 )
-def test_rigid_transform_refuses_non_poses_naming_the_input(R, p, bottom, fragment):
-    T = tf.make_transform(R, p)
+def test_check_transform_refuses_non_poses_naming_the_input(R, bottom, fragment):
+    T = tf.make_transform(R, np.zeros(3))
     T[3] = bottom
-    with raises(InputError, "target:", "not a rigid transform", fragment):
-        rigid_transform(T, "target")
-    batch = np.stack([np.eye(4), np.eye(4), T])
-    with raises(InputError, "targets:", "batch index (2,)"):
-        rigid_transform(batch, "targets")
+    with raises(InputError, fragment):
+        tf.check_transform(T, "target")
+    with raises(InputError, fragment.replace("target", "targets")):
+        tf.check_transform(np.stack([np.eye(4), T]), "targets")
 
 
-def test_rigid_transform_accepts_poses_to_round_off():
+def test_check_transform_accepts_poses_to_round_off():
     R = tf.quat_to_matrix(np.random.default_rng(0).normal(size=(10, 4)))
     T = tf.make_transform(R, np.random.default_rng(1).normal(size=(10, 3)))
-    np.testing.assert_array_equal(rigid_transform(T, "T"), T)
+    np.testing.assert_array_equal(tf.check_transform(T, "T"), T)
     with raises(InputError, "T:", "(..., 4, 4)", "(3, 3)"):
-        rigid_transform(np.eye(3), "T")
+        tf.check_transform(np.eye(3), "T")
+
+
+def test_inverse_refuses_a_scaled_rotation():
+    with raises(InputError, "T_a_b[:3, :3]", "not a rotation"):
+        tf.inverse(tf.make_transform(2 * np.eye(3), np.zeros(3)))
 
 
 def test_finite_array_names_shape_and_index():
