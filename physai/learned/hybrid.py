@@ -43,6 +43,10 @@ def dls_refine(chain: Chain, targets, q0, iterations: int, *, damping: float = 0
     then ``q`` is clipped into the joint limits. Every target keeps the best iterate seen, including
     ``q0`` itself, so the result is never worse than its initial guess. Targets already within
     ``tol`` (m) stop moving.
+
+    This is a local, batched DLS step: ``physai.ik`` (``solve_ik(method="dls")``) had not landed when
+    lesson 12 was written. Once it has, the hybrid should seed ``solve_ik`` with the network's guess and
+    keep the better of guess and result, and the lesson's DLS baseline should be ``solve_ik`` itself.
     """
     targets = finite_array(targets, "targets", (3,))
     q = np.array(chain.check_q(q0), dtype=float)
