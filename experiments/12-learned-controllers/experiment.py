@@ -147,7 +147,7 @@ def part_2r(progress, setting):
         ax.set_aspect("equal")
         ax.set_xlim(-0.2, 0.85)
         ax.set_ylim(-0.6, 0.6)
-        ax.legend(fontsize=7, loc="lower left")
+        ax.legend(fontsize=7, loc="best")
         ax.set_title(f"target ({examples[i, 0]}, {examples[i, 1]}) m")
     err_fk = position_error(chain, predict(net_fk, test.x), test.x)
     sc = axes[2].scatter(test.x[:, 0], test.x[:, 1], c=np.log10(err_fk * 1e3 + 1e-3), s=6, cmap="viridis")
