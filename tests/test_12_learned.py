@@ -7,11 +7,11 @@ import jax
 import numpy as np
 import pytest
 
-from physai import mj
+from physai import mj, robots
 from physai.errors import InputError
 from physai.kinematics import fk
 from physai.learned import (
-    dls_refine, fk_loss, init_model, load, planar2r, position_error, predict, sample_dataset, save, train,
+    dls_refine, fk_loss, init_model, load, position_error, predict, sample_dataset, save, train,
 )
 
 
@@ -27,18 +27,11 @@ def test_dataset_inside_limits_reproducible_and_targets_match_mujoco_site(so101,
 
 
 def test_dataset_region_rejection_keeps_only_targets_inside_it():
-    chain = planar2r()
+    chain = robots.load("planar2r")
     d = sample_dataset(chain, 300, np.random.default_rng(1), region=lambda x: x[:, 0] >= 0.0)
     assert len(d) == 300 and np.all(d.x[:, 0] >= 0.0)
     with pytest.raises(InputError, match="region"):
         sample_dataset(chain, 10, np.random.default_rng(1), region=lambda x: x[:, 0] > 1.0, max_draws=3)
-
-
-def test_planar2r_tool_point_equals_closed_form():
-    q = planar2r().random_q(np.random.default_rng(2), 50)
-    closed = np.stack([0.5 * np.cos(q[:, 0]) + 0.3 * np.cos(q.sum(1)), 0.5 * np.sin(q[:, 0]) + 0.3 * np.sin(q.sum(1)),
-                       np.zeros(50)], axis=1)
-    assert np.abs(fk(planar2r(), q).p - closed).max() <= 1e-15
 
 
 def test_fk_loss_gradient_equals_central_differences_and_value_equals_numpy_fk(so101):
@@ -80,7 +73,7 @@ def test_tiny_trained_model_beats_mean_pose_by_a_factor_of_five(so101):
 def test_joint_regression_learns_the_mean_of_the_two_elbows_closed_form_symmetry(so101):
     # Uniform joints put equal density on elbow-up and elbow-down (|det J| = l1 l2 |sin q2| is even in q2),
     # so the conditional mean of q2 given the target is 0: the straight arm, whatever the true elbow angle.
-    chain = planar2r()
+    chain = robots.load("planar2r")
     half = lambda x: x[:, 0] >= 0.0  # noqa: E731  (q1 then never wraps around +-pi)
     data = sample_dataset(chain, 4000, np.random.default_rng(0), region=half)
     test = sample_dataset(chain, 300, np.random.default_rng(1), region=half)
@@ -94,7 +87,7 @@ def test_joint_regression_learns_the_mean_of_the_two_elbows_closed_form_symmetry
 
 @pytest.mark.parametrize("chain_name", ["planar2r", "so101"])
 def test_hybrid_never_worse_than_its_initial_guess_and_reports_true_errors(chain_name, so101):
-    chain = planar2r() if chain_name == "planar2r" else so101
+    chain = robots.load("planar2r") if chain_name == "planar2r" else so101
     rng = np.random.default_rng(9)
     reachable = fk(chain, chain.random_q(rng, 200)).p
     # Out-of-reach and near-singular targets are where DLS steps can make things worse.

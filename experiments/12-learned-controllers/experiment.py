@@ -23,9 +23,10 @@ from rich.progress import Progress  # noqa: E402
 from physai import robots  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.learned import (  # noqa: E402
-    dls_refine, init_model, limit_violation, planar2r, position_error, predict, sample_dataset, train,
+    dls_refine, init_model, limit_violation, position_error, predict, sample_dataset, train,
 )
 from physai.lesson import transcript  # noqa: E402
+from physai.seed_robots import PLANAR2R_LINKS  # noqa: E402
 
 HERE = Path(__file__).parent
 SEEDS = {"train data": 0, "test targets": 1, "init": 2, "minibatches": 3, "probe targets": 4}
@@ -33,7 +34,7 @@ SETTINGS = {
     "tour": {"n_train": 20_000, "steps": 2000, "hidden": (64, 64), "lr": 1e-2, "n_sim": 100},
     "full": {"n_train": 200_000, "steps": 30_000, "hidden": (128, 128), "lr": 3e-3, "n_sim": 1000},
 }
-L1, L2 = 0.5, 0.3
+L1, L2 = PLANAR2R_LINKS
 DLS_ITERATIONS, DLS_DAMPING = 100, 0.01
 SUCCESS_M = 1e-3
 SETTLE_S = 2.0
@@ -100,7 +101,7 @@ def draw_arm(ax, q, **kw):
 
 def part_2r(progress, setting):
     s = SETTINGS[setting]
-    chain = planar2r(L1, L2)
+    chain = robots.load("planar2r")
     data = sample_dataset(chain, s["n_train"], np.random.default_rng(SEEDS["train data"]), region=right_half_plane,
                           seed=SEEDS["train data"])
     test = sample_dataset(chain, 1000, np.random.default_rng(SEEDS["test targets"]), region=right_half_plane,
@@ -109,7 +110,7 @@ def part_2r(progress, setting):
     # turns away (equally good for FK, useless as servo commands); SO-101 below shows that failure.
     net_joint, t_joint = fit(progress, "2R joint-regression", chain, data, "joint", setting, "bounded")
     net_fk, t_fk = fit(progress, "2R FK-consistency", chain, data, "fk", setting, "bounded")
-    print(f"\nPlanar 2R (L1 = {L1} m, L2 = {L2} m, built locally by physai.learned.planar2r), training workspace "
+    print(f"\nPlanar 2R (L1 = {L1} m, L2 = {L2} m, robots.load('planar2r'), joints unlimited), training workspace "
           f"x >= 0, bounded output heads, {len(data)} samples (seed {SEEDS['train data']}); training took {t_joint:.1f} s "
           f"(joint loss) and {t_fk:.1f} s (FK loss) [{setting}]")
 
@@ -181,8 +182,7 @@ def part_2r(progress, setting):
         tag = " (inside)" if hi <= 90 else ""
         print(f"{f'{lo}-{hi}{tag}':<22s}" + "".join(f"{np.median(e[sel]) * 1e3:22.1f}" for e in errs.values())
               + f"{sel.sum():6d}")
-    print("(median errors) The network has never seen a target beyond 90 deg; DLS needs no training data, but "
-          "from its fixed seed it can stall against the q1 = +-pi limit for targets behind the base.")
+    print("(median errors) The network has never seen a target beyond 90 deg; DLS needs no training data.")
 
     print(f"\n== A3. Near the stretched-arm singularity (r -> {L1 + L2} m; 400 targets per band, polar angle "
           f"within +-80 deg) [{setting}] ==")

@@ -6,13 +6,13 @@ fit an MLP ``x -> q`` with the supervised ``joint_loss`` or the label-free ``fk_
 ``dls_refine`` turns a network guess into the hybrid controller.
 """
 
-from physai.learned.data import Dataset, planar2r, sample_dataset
+from physai.learned.data import Dataset, sample_dataset
 from physai.learned.hybrid import RefineResult, dls_refine, limit_violation, position_error
 from physai.learned.model import InverseModel, forward, init_model, load, predict, save
 from physai.learned.train import TrainResult, fk_loss, joint_loss, train
 
 __all__ = [
     "Dataset", "InverseModel", "RefineResult", "TrainResult", "dls_refine", "fk_loss", "forward", "init_model",
-    "joint_loss", "limit_violation", "load", "planar2r", "position_error", "predict", "sample_dataset", "save",
+    "joint_loss", "limit_violation", "load", "position_error", "predict", "sample_dataset", "save",
     "train",
 ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from physai.errors import InputError
-from physai.kinematics import BodySpec, Chain, JointSpec, chain_from_bodies, fk
+from physai.kinematics import Chain, fk
 
 
 @dataclass(frozen=True)
@@ -67,17 +67,3 @@ def sample_dataset(
     q = np.concatenate(qs)[:n_samples]
     return Dataset(q=q, x=fk(chain, q).p, chain_name=chain.name, seed=seed, margin=float(margin))
 
-
-def planar2r(l1: float = 0.5, l2: float = 0.3) -> Chain:
-    """The planar two-link arm of the seeds' worked example: hinges about world z, links along x.
-
-    ``q = (q1, q2)`` rad, limits [-pi, pi] each; tool point
-    ``(l1 cos q1 + l2 cos(q1 + q2), l1 sin q1 + l2 sin(q1 + q2), 0)`` m. Reach is the annulus
-    ``|l1 - l2| <= r <= l1 + l2``; ``q2 = 0`` (stretched) and ``q2 = +-pi`` (folded) are singular.
-    """
-    z, lim = (0.0, 0.0, 1.0), (-np.pi, np.pi)
-    bodies = [
-        BodySpec("link1", (0.0, 0.0, 0.0), joints=(JointSpec("q1", "hinge", z, range=lim),)),
-        BodySpec("link2", (l1, 0.0, 0.0), joints=(JointSpec("q2", "hinge", z, range=lim),)),
-    ]
-    return chain_from_bodies("planar2r", bodies, (l2, 0.0, 0.0), tool_name="tip", source="built-in (seed 001 example)")
