@@ -125,3 +125,24 @@ def compose(*transforms: np.ndarray) -> np.ndarray:
     for T in transforms[1:]:
         out = out @ np.asarray(T, dtype=float)
     return out
+
+
+def rotation_log(R: np.ndarray) -> np.ndarray:
+    """Rotation vector ``theta * axis`` of a rotation matrix (the SO(3) log map): ``(..., 3, 3)`` -> ``(..., 3)``.
+
+    ``theta`` in ``[0, pi]``. Below 90 degrees the axis comes from the skew part
+    ``vee(R) = sin(theta) axis``; above it from the symmetric part ``(R + R^T)/2 - cos(theta) I =
+    (1 - cos(theta)) axis axis^T``, which stays accurate up to 180 degrees where ``sin(theta) -> 0``.
+    """
+    R = np.asarray(R, dtype=float)
+    s = vee(R)
+    sin_t = np.linalg.norm(s, axis=-1)
+    cos_t = np.clip(0.5 * (np.trace(R, axis1=-2, axis2=-1) - 1.0), -1.0, 1.0)
+    theta = np.arctan2(sin_t, cos_t)
+    small = np.where(sin_t > 0, theta / np.where(sin_t > 0, sin_t, 1.0), 1.0)
+    B = 0.5 * (R + np.swapaxes(R, -1, -2)) - cos_t[..., None, None] * _EYE3
+    k = np.argmax(np.diagonal(B, axis1=-2, axis2=-1), axis=-1)
+    row = np.take_along_axis(B, k[..., None, None], -2)[..., 0, :]
+    axis = row / np.maximum(np.linalg.norm(row, axis=-1, keepdims=True), 1e-300)
+    axis = np.where(np.sum(axis * s, axis=-1, keepdims=True) < 0, -axis, axis)
+    return np.where((cos_t < 0)[..., None], theta[..., None] * axis, small[..., None] * s)
