@@ -62,18 +62,26 @@ def pinv(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
     ``lam = 0``, ``weights = None``: Moore-Penrose ``V diag(1/sigma) U^T`` (singular values below
     ``rcond * sigma_max`` dropped). ``lam > 0`` (units of sigma): damped least squares, gains
     ``sigma / (sigma^2 + lam^2) <= 1 / (2 lam)``. ``weights`` ``W`` (``(n,)`` or ``(n, n)`` SPD): the
-    solution ``J^# v`` minimises ``qdot^T W qdot`` (plus ``lam^2 |v - J qdot|^2``-type damping), i.e.
-    ``W^-1 J^T (J W^-1 J^T)^-1 = W^(-1/2) (J W^(-1/2))^+``; a heavy joint moves less.
+    solution ``J^# v`` minimises ``qdot^T W qdot`` among those with ``J qdot = v`` (damped: trades
+    ``|J qdot - v|^2`` against ``lam^2 qdot^T W qdot``), i.e. ``W^-1 J^T (J W^-1 J^T)^-1 = W^(-1/2)
+    (J W^(-1/2))^+``; a heavy joint moves less.
     """
     J = finite_array(J, "J")
     if J.ndim < 2:
         raise InputError(f"J: expected shape (..., m, n), got {J.shape}")
-    S_half = None if weights is None else _inverse_sqrt_weight(weights, J.shape[-1])
+    return _pinv(J, lam, None if weights is None else _inverse_sqrt_weight(weights, J.shape[-1]), rcond)[0]
+
+
+def _pinv(J, lam, S_half, rcond):
+    """``(J^#_lam, J^#_0)`` from one SVD (the second is the exact pseudoinverse the projector needs)."""
     Jw = J if S_half is None else J @ S_half
     U, S, Vt = np.linalg.svd(Jw, full_matrices=False)
     S = np.where(S > rcond * S[..., :1], S, 0.0)
-    P = np.swapaxes(Vt, -1, -2) @ (filter_factors(S, lam)[..., None] * np.swapaxes(U, -1, -2))
-    return P if S_half is None else S_half @ P
+    V, Ut = np.swapaxes(Vt, -1, -2), np.swapaxes(U, -1, -2)
+    out = [V @ (filter_factors(S, lam)[..., None] * Ut) for lam in ((lam, 0.0) if np.any(lam) else (0.0,))]
+    if S_half is not None:
+        out = [S_half @ P for P in out]
+    return out[0], out[-1]
 
 
 def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
@@ -118,11 +126,13 @@ def redundant_rate(J, v, qdot0=None, *, lam=0.0, weights=None, rcond: float = RC
     """
     J = finite_array(J, "J")
     v = finite_array(v, "v", (J.shape[-2],))
-    qdot = (pinv(J, lam=lam, weights=weights, rcond=rcond) @ v[..., None])[..., 0]
+    n = J.shape[-1]
+    P, P0 = _pinv(J, lam, None if weights is None else _inverse_sqrt_weight(weights, n), rcond)
+    qdot = (P @ v[..., None])[..., 0]
     if qdot0 is None:
         return qdot
-    qdot0 = finite_array(qdot0, "qdot0", (J.shape[-1],))
-    return qdot + (projector(J, weights=weights, rcond=rcond) @ qdot0[..., None])[..., 0]
+    qdot0 = finite_array(qdot0, "qdot0", (n,))
+    return qdot + ((np.eye(n) - P0 @ J) @ qdot0[..., None])[..., 0]
 
 
 def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarray:
@@ -325,9 +335,9 @@ def _as_target_transforms(task: str, targets) -> np.ndarray:
     return (tf.translation(t) if t.shape[-1] == 3 and task == "position" else t).reshape(-1, 4, 4)
 
 
-def _corrected(chain, q, e, Jt, task, T_target, axis):
+def _corrected(chain, q, e, Jp, task, T_target, axis):
     """One Newton correction ``q + J^+ e`` of the primary residual, clipped into the limits, and its residual."""
-    q = np.clip(q + (pinv(Jt) @ e[..., None])[..., 0], chain.lower, chain.upper)
+    q = np.clip(q + (Jp @ e[..., None])[..., 0], chain.lower, chain.upper)
     T, J = kinematics.tool_pose_and_jacobian(chain, q)
     return (q, *task_residual(task, T, J, T_target, axis))
 
@@ -376,11 +386,12 @@ def refine_in_nullspace(
         r = np.flatnonzero(active)
         if not len(r):
             break
-        d = -(projector(Jt[r]) @ objective.gradient(q[r])[..., None])[..., 0]
+        Jp = pinv(Jt[r])
+        d = -((np.eye(chain.n) - Jp @ Jt[r]) @ objective.gradient(q[r])[..., None])[..., 0]
         dmax = np.abs(d).max(axis=-1)
         scale = np.where(dmax > 0, alpha[r] / np.where(dmax > 0, dmax, 1.0), 0.0)
-        predicted = _corrected(chain, q[r] + scale[:, None] * d, e[r], Jt[r], task, T_target[r], a)
-        trial, et, Jtt, pt, ot = _corrected(chain, *predicted[:3], task, T_target[r], a)
+        q1, e1, J1, _, _ = _corrected(chain, q[r] + scale[:, None] * d, e[r], Jp, task, T_target[r], a)
+        trial, et, Jtt, pt, ot = _corrected(chain, q1, e1, pinv(J1), task, T_target[r], a)
         ct = objective.value(trial)
         ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
         ra = r[ok]

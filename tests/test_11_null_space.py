@@ -7,7 +7,7 @@ import pytest
 
 from physai import nullspace as ns
 from physai import robots
-from physai import transforms as tf
+from physai.control import pose_error
 from physai.errors import InputError
 from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobian, jacobian, tool_pose
 from physai.singularity import damped_solve
@@ -27,9 +27,8 @@ def planar3r():
 
 
 def pose_coords(chain, q, T0):
-    """Tool position and the rotation vector from the pose at ``T0``: 6 numbers that are 0 at ``T0``."""
-    T = tool_pose(chain, q)
-    return np.concatenate([T[:3, 3] - T0[:3, 3], tf.so3_log(T[:3, :3] @ T0[:3, :3].T)])
+    """Tool position and rotation-vector change from the pose ``T0``: 6 numbers that are 0 at ``T0``."""
+    return -pose_error(tool_pose(chain, q), T0)
 
 
 def test_projector_annihilates_the_task_jacobian_to_1e12(panda, so101, planar3r, rng):
