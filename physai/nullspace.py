@@ -31,7 +31,7 @@ from physai import kinematics
 from physai import transforms as tf
 from physai._validate import finite_array
 from physai.errors import InputError
-from physai.ik import IKResult, solve_ik, solve_ik_batch, task_residual
+from physai.ik import IKResult, solve_ik_batch, task_residual
 from physai.kinematics import Chain
 from physai.singularity import filter_factors, jacobian_block
 
@@ -443,26 +443,7 @@ def solve_ik_redundant_batch(
                                min_step=min_step)
 
 
-def solve_ik_redundant(
-    chain: Chain,
-    target,
-    q0=None,
-    *,
-    objective: Objective,
-    task: str = "pose",
-    tol_position: float = 1e-4,
-    tol_orientation: float = 1e-3,
-    axis=(0.0, 0.0, 1.0),
-    iterations: int = 200,
-    step: float = 0.2,
-    min_step: float = 1e-4,
-    **ik_options,
-) -> RedundantResult:
-    """One target: :func:`physai.ik.solve_ik`, then the null-space descent of :func:`refine_in_nullspace`."""
-    _check_options(objective, iterations, step, min_step)
-    res = solve_ik(chain, target, q0, task=task, tol_position=tol_position, tol_orientation=tol_orientation,
-                   axis=axis, **ik_options)
-    return refine_in_nullspace(chain, np.asarray(target, dtype=float)[None], [res], objective=objective, task=task,
-                               tol_position=tol_position, tol_orientation=tol_orientation, axis=axis,
-                               iterations=iterations, step=step, min_step=min_step)[0]
-
+def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, **options) -> RedundantResult:
+    """One target (a 4x4 ``T_world_target``, or a 3-vector for ``task="position"``): :func:`solve_ik_redundant_batch`
+    on a batch of one, same options. With the same ``rng`` it equals :func:`physai.ik.solve_ik` then the refinement."""
+    return solve_ik_redundant_batch(chain, finite_array(target, "target")[None], q0, objective=objective, **options)[0]

@@ -11,7 +11,7 @@ from physai.control import pose_error
 from physai.errors import InputError
 from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobian, jacobian, tool_pose
 from physai.singularity import damped_solve
-from tests.conftest import SHARED_MODELS
+from conftest import SHARED_MODELS
 
 PANDA_XML = SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"
 
