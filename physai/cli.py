@@ -108,11 +108,11 @@ def _run_script(script: Path, echo=console.print) -> tuple[int, float]:
     """Run one lesson script in its folder, streaming its output through ``echo``; ``(exit code, seconds)``."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=script.parent, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    for line in proc.stdout:
-        echo(line.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
-    return proc.wait(), time.perf_counter() - t0
+    with subprocess.Popen([sys.executable, str(script)], cwd=script.parent, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+        for line in proc.stdout:
+            echo(line.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+    return proc.returncode, time.perf_counter() - t0
 
 
 @app.command()
