@@ -151,3 +151,6 @@ def _with_source(chain: Chain, source: str) -> Chain:
     from dataclasses import replace
 
     return replace(chain, source=source)
+
+
+from physai import seed_robots as _seed_robots  # noqa: E402,F401  (registers the seeds' built-in chains)
