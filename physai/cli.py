@@ -323,7 +323,8 @@ def _health_table(rows: list[dict], title: str) -> Table:
 
 
 _HEALTH_NOTE = ("position: m/rad, orientation: rad/rad, full: angular rows scaled by 0.3 m so units agree; "
-                "kappa = sigma_max / sigma_min (inf at a singularity)")
+                "kappa = sigma_max / sigma_min, inf at a singularity (and always for the 6-row full block "
+                "of an arm with fewer than 6 joints)")
 
 
 def _json_safe(x):
@@ -366,7 +367,9 @@ def ik(
     site: str | None = SITE,
     as_json: bool = JSON,
 ) -> None:
-    """Inverse kinematics to a target position (or pose): the solution, its errors and its health."""
+    """Inverse kinematics to a target position (or pose): the solution, its errors and its health.
+
+    Exit code 1 when the solver did not converge (the best effort is still printed)."""
     from physai.ik import solve_ik
     from physai.kinematics import jacobian as chain_jacobian, tool_pose
     from physai.transforms import make_transform, quat_to_matrix

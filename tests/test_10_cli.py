@@ -174,3 +174,58 @@ def test_bench_runs_the_suite_with_its_arguments(tmp_path, monkeypatch):
     script.write_text("import sys\nsys.exit(len(sys.argv) - 1)\n")  # exit code = number of arguments passed
     monkeypatch.setattr(cli, "BENCHMARKS", script)
     assert invoke("bench", "--quick", "x", "y").exit_code == 3
+
+
+def test_health_json_matches_svd_of_mujoco_jacobian(so101_model, so101, rng):
+    q = so101.random_q(rng)
+    res = invoke("health", "--q", *q_words(q), "--json")
+    assert res.exit_code == 0, res.output
+    rows = {r["block"]: r for r in json.loads(res.stdout)["health"]}
+    J = mj.site_jacobian(so101_model, so101, q)
+    for block, Jb in (("position", J[:3]), ("orientation", J[3:]), ("full", np.vstack([J[:3], 0.3 * J[3:]]))):
+        sigma = np.linalg.svd(Jb, compute_uv=False)
+        np.testing.assert_allclose(rows[block]["sigma"], sigma, atol=1e-12)
+        # 6 task rows on 5 joints: one task direction is never reachable, so the block is singular
+        kappa = sigma[0] / sigma[-1] if Jb.shape[0] <= so101.n else np.inf
+        assert float(rows[block]["kappa"]) == pytest.approx(kappa, rel=1e-9)
+
+
+def test_ik_reaches_a_target_mujoco_confirms(so101_model, so101, rng):
+    target = mj.site_pose(so101_model, so101, so101.random_q(rng, margin=0.2))[:3, 3]
+    res = invoke("ik", "--robot", "so101", "--target", *q_words(target), "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["converged"] and out["reason"] == "converged" and out["task"] == "position"
+    reached = mj.site_pose(so101_model, so101, np.array(out["q"]))[:3, 3]
+    assert np.linalg.norm(reached - target) <= 1e-4
+    assert out["position_error"] == pytest.approx(np.linalg.norm(reached - target), abs=1e-12)
+
+
+def test_ik_table_prints_solution_errors_and_health():
+    res = invoke("ik", "--robot", "so101", "--target", "0.2", "0.0", "0.1")
+    assert res.exit_code == 0, res.output
+    for text in ("solution", "converged", "position error", "health at the solution", "sigma_min", "kappa"):
+        assert text in res.stdout
+
+
+def test_ik_out_of_reach_reports_best_effort_and_exits_1():
+    res = invoke("ik", "--target", "2", "0", "0", "--json")
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    assert not out["converged"] and out["position_error"] > 1.0
+
+
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["ik", "--target", "0.2", "0.0"], ["--target", "got 2"]),
+        (["ik", "--target", "0.2", "x", "0.1"], ["--target", "'x'"]),
+        (["ik", "--target", "0.2", "0", "0.1", "--method", "newton"], ["method", "newton"]),
+        (["health", "--q", "1", "2"], ["--q", "expected 5"]),
+    ],
+)
+def test_ik_and_health_bad_input_exits_2(args, names):
+    res = invoke(*args)
+    assert res.exit_code == 2, res.output
+    line = res.stderr.strip()
+    assert "\n" not in line and all(name in line for name in names), line
