@@ -68,6 +68,7 @@ def test_fk_table_prints_units_and_pose(so101_model, so101):
         (["fk", "--q", "0", "nan", "0", "0", "0"], ["--q", "finite"]),
         (["fk", "--robot", "no/such/model.xml"], ["no/such/model.xml"]),
         (["lesson", "99"], ["lesson '99'"]),
+        (["view", "--robot", "so10"], ["so10", "so101"]),
     ],
 )
 def test_bad_input_exits_2_with_one_line_naming_it(args, names):
