@@ -363,6 +363,7 @@ def ik(
     robot: str = ROBOT,
     q: str | None = typer.Option(None, "--q", help="initial guess (rad); default q_ref"),
     method: str = typer.Option("lm", "--method", help="transpose | pinv | dls | adaptive | lm"),
+    restarts: int | None = typer.Option(None, "--restarts", help="random restarts allowed (default: the solver's)"),
     seed: int = typer.Option(0, "--seed", help="seed of the random restarts"),
     site: str | None = SITE,
     as_json: bool = JSON,
@@ -384,7 +385,8 @@ def ik(
             task, goal = "pose", make_transform(quat_to_matrix(tv[3:]), tv[:3])
         else:
             raise InputError(f"--target: expected 3 numbers (x y z) or 7 (x y z qw qx qy qz), got {tv.size}")
-        result = solve_ik(chain, goal, q0, task=task, method=method, rng=np.random.default_rng(seed))
+        result = solve_ik(chain, goal, q0, task=task, method=method, rng=np.random.default_rng(seed),
+                          **({} if restarts is None else {"restarts": restarts}))
     reached = tool_pose(chain, result.q)
     rows = _health_rows(chain_jacobian(chain, result.q))
     if as_json:
