@@ -80,20 +80,14 @@ def _bad_input():
 
 def _numbers(text: str, option: str) -> np.ndarray:
     """Parse ``"0 -0.6, 0.9"`` (spaces and/or commas) into floats; a word that is not a number is an error."""
-    words = [w for w in re.split(r"[\s,]+", text.strip()) if w]
-    try:
-        return np.array([float(w) for w in words])
-    except ValueError:
-        bad = next(w for w in words if not _is_float(w))
-        raise InputError(f"{option}: expected numbers, got {bad!r} in {text!r}") from None
-
-
-def _is_float(word: str) -> bool:
-    try:
-        float(word)
-    except ValueError:
-        return False
-    return True
+    values = []
+    for word in re.split(r"[\s,]+", text.strip()):
+        if word:
+            try:
+                values.append(float(word))
+            except ValueError:
+                raise InputError(f"{option}: expected numbers, got {word!r} in {text!r}") from None
+    return np.array(values)
 
 
 # ---- lessons -------------------------------------------------------------------------------------

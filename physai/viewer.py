@@ -111,7 +111,8 @@ class Viewer:
         self.chain = robots.load(robot, site=site, source="menagerie")  # the chain of that same model file
         self._data = mujoco.MjData(self.model)
         self._dt = 1.0 / rate_hz
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the state: q, target, method, readout
+        self._draw_lock = threading.Lock()  # MjData and the scene, drawn from the loop and from GUI callbacks
         self._q = self.chain.q_ref.copy()
         self._target = tool_pose_and_jacobian(self.chain, self._q)[0][:3, 3].copy()
         self._method = "dls"
@@ -137,7 +138,9 @@ class Viewer:
         self.server.scene.add_icosphere("/target/ball", radius=0.01, color=(220, 40, 40))
         self._gizmo.on_update(lambda _: self.set_target(self._gizmo.position))
         gui = self.server.gui
-        gui.add_markdown(f"**{self.chain.name}**, tool `{self.chain.tool_name}`: drag the red target.")
+        gui.add_markdown(f"**{self.chain.name}**, tool `{self.chain.tool_name}`: drag the red target. "
+                         "*dls*: adaptive damping and a 6.28 rad/s limit; *pinv*: neither, so joint speeds "
+                         "blow up near a singularity (drag the target out of reach).")
         self._method_gui = gui.add_dropdown("method", METHODS, initial_value=self._method)
         self._method_gui.on_update(lambda _: self.set_method(self._method_gui.value))
         gui.add_button("home").on_click(lambda _: self.home())
@@ -230,10 +233,10 @@ class Viewer:
 
         with self._lock:
             q = self._q.copy()
-        d = self._data
-        d.qpos[list(self.chain.qpos_adr)] = q
-        mujoco.mj_kinematics(self.model, d)
-        with self.server.atomic():
+        with self._draw_lock, self.server.atomic():
+            d = self._data
+            d.qpos[list(self.chain.qpos_adr)] = q
+            mujoco.mj_kinematics(self.model, d)
             for b, frame in self._bodies.items():
                 frame.position = tuple(d.xpos[b])
                 frame.wxyz = tuple(d.xquat[b])
