@@ -45,6 +45,7 @@ METHODS = ("transpose", "pinv", "dls", "adaptive", "lm")
 DEFAULT_MAX_ITERATIONS = {"transpose": 2000, "pinv": 100, "dls": 200, "adaptive": 100, "lm": 50}
 DEFAULT_PATIENCE = {"transpose": 50, "pinv": 20, "dls": 20, "adaptive": 20, "lm": 5}
 DEFAULT_RESTARTS = 200
+UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
 REASONS = ("converged", "unreachable: best effort", "iteration limit")
@@ -127,6 +128,18 @@ def _step(method, Jw, ew, mu, damping, sigma_healthy, lambda_max, rank):
     return damped_solve(Jw, ew, lam)
 
 
+def reach_bound(chain: Chain) -> float:
+    """An upper bound (m) on the distance from the first joint's anchor to the tool point over all ``q``.
+
+    Consecutive joint anchors are rigidly linked (a hinge moves everything after it rigidly), so the
+    distance is at most the sum of the anchor-to-anchor offsets and the last offset to the tool, plus
+    the travel of any slide joint. A position farther than this is provably unreachable.
+    """
+    links = np.linalg.norm(chain.T_prev_joint[1:, :3, 3], axis=-1).sum() + np.linalg.norm(chain.T_last_tool[:3, 3])
+    slides = [i for i, t in enumerate(chain.joint_types) if t == "slide"]
+    return float(links + sum(chain.upper[i] - chain.lower[i] for i in slides))
+
+
 def _center(chain: Chain) -> np.ndarray:
     both = np.isfinite(chain.lower) & np.isfinite(chain.upper)
     return np.where(both, 0.5 * (np.where(both, chain.lower, 0) + np.where(both, chain.upper, 0)),
@@ -168,6 +181,7 @@ def solve_ik_batch(
     sigma_healthy: float = 0.03,
     lambda_max: float = 0.05,
     patience: int | None = None,
+    trace: list | None = None,
     _single: bool = False,
 ) -> list[IKResult]:
     """Solve many targets at once, vectorised over targets; returns one :class:`IKResult` per target (a list).
@@ -207,6 +221,11 @@ def solve_ik_batch(
         q_first = np.clip(q_first, chain.lower, chain.upper)  # every iterate lives inside the limits
     rng = np.random.default_rng(0) if rng is None else rng
     starts = np.concatenate([q_first[:, None], chain.random_q(rng, (B, restarts))], axis=1)  # (B, A, n)
+    # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
+    # attempts find the closest point.
+    base = kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3]
+    beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach_bound(chain) + tol_position
+    n_attempts = np.where(beyond, min(1 + restarts, 1 + UNREACHABLE_RESTARTS), 1 + restarts)
 
     # Per-target state; "fresh" rows evaluate their next start instead of stepping.
     q = starts[:, 0].copy()
@@ -261,6 +280,8 @@ def solve_ik_batch(
         rb = r[better]
         best_q[rb], best_E[rb], best_perr[rb], best_oerr[rb] = trial[better], E_t[better], perr[better], oerr[better]
         fresh[r] = False
+        if trace is not None:
+            trace.append((r, it_total[r].copy(), cur_perr[r].copy(), cur_oerr[r].copy()))
 
         ok = (perr <= tol_position) & (oerr <= tol_orientation) & accept
         converged[r[ok]] = True
@@ -277,7 +298,7 @@ def solve_ik_batch(
         ended_by_limit[re[~finished]] |= at_limit[end][~finished]
         nxt = re[~finished]
         attempt[nxt] += 1
-        polishing[nxt] = attempt[nxt] >= starts.shape[1]
+        polishing[nxt] = attempt[nxt] >= n_attempts[nxt]
         progress[nxt] = np.where(polishing[nxt], 1.0 - 1e-6, progress[nxt])
         fresh[nxt] = True
         E[nxt] = np.inf
@@ -293,7 +314,7 @@ def solve_ik_batch(
             qb, reason, used = q[b].copy(), "converged", int(min(attempt[b], starts.shape[1] - 1))
             perr_b, oerr_b = float(cur_perr[b]), float(cur_oerr[b])
         else:
-            qb, used = best_q[b].copy(), starts.shape[1] - 1
+            qb, used = best_q[b].copy(), int(n_attempts[b]) - 1
             perr_b, oerr_b = float(best_perr[b]), float(best_oerr[b])
             reason = "iteration limit" if ended_by_limit[b] else "unreachable: best effort"
         unmet = () if conv else tuple(
@@ -323,6 +344,7 @@ def solve_ik(
     sigma_healthy: float = 0.03,
     lambda_max: float = 0.05,
     patience: int | None = None,
+    trace: list | None = None,
 ) -> IKResult:
     """Joint positions that put the chain's tool on ``target``; never raises for unreachable targets.
 
@@ -332,10 +354,13 @@ def solve_ik(
     position+axis, 3 for position), default ones. ``tol_position`` (m), ``tol_orientation`` (rad).
     ``max_iterations`` per attempt (``None``: :data:`DEFAULT_MAX_ITERATIONS` of the method);
     ``restarts``: at most this many further attempts from seeded random joint vectors inside the limits
-    (``rng``, default ``default_rng(0)``), tried only when the previous attempt failed; an attempt stops
+    (``rng``, default ``default_rng(0)``), tried only when the previous attempt failed (at most
+    :data:`UNREACHABLE_RESTARTS` for positions beyond :func:`reach_bound`); an attempt stops
     when its error has not fallen by 1 % within ``patience`` steps (``None``: :data:`DEFAULT_PATIENCE`). ``axis``: tool-frame axis aligned by
     ``"position+axis"``. ``max_step`` (rad or m): the largest joint change per step, applied by uniform
     scaling. ``damping``: ``lam`` of ``"dls"``; ``sigma_healthy``, ``lambda_max``: ``"adaptive"``'s ramp.
+    ``trace``: a list that receives, after every step, ``(rows, iterations, position_error,
+    orientation_error)`` arrays of the current (accepted) point of each active target (convergence curves).
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
     found (smallest weighted error over every attempt, then refined until it stops improving) and
@@ -345,5 +370,5 @@ def solve_ik(
         chain, target, q0, task=task, method=method, weights=weights, tol_position=tol_position,
         tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng, axis=axis,
         max_step=max_step, damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max,
-        patience=patience, _single=True,
+        patience=patience, trace=trace, _single=True,
     )[0]

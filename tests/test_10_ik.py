@@ -191,3 +191,10 @@ def test_bad_inputs_name_the_argument(so101):
         solve_ik(so101, np.zeros(3), task="position", weights=[1, 1])
     with pytest.raises(InputError, match="target"):
         solve_ik(so101, np.diag([2.0, 1, 1, 1]))
+
+
+def test_reach_bound_holds_for_mujoco_site_positions(panda, panda_model, rng):
+    base = mj.site_pose(panda_model, panda, panda.q_ref)  # any pose: joint 1's anchor does not move
+    anchor0 = kinematics.joint_frames(panda, panda.q_ref)[0][0, :3, 3]
+    dist = [np.linalg.norm(mj.site_pose(panda_model, panda, q)[:3, 3] - anchor0) for q in panda.random_q(rng, 300)]
+    assert base.shape == (4, 4) and max(dist) <= ik.reach_bound(panda)

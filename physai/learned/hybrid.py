@@ -12,6 +12,7 @@ import numpy as np
 from physai._validate import finite_array
 from physai.errors import InputError
 from physai.kinematics import Chain, fk, tool_pose_and_jacobian
+from physai.singularity import damped_solve
 
 
 def position_error(chain: Chain, q, targets) -> np.ndarray:
@@ -44,9 +45,8 @@ def dls_refine(chain: Chain, targets, q0, iterations: int, *, damping: float = 0
     ``q0`` itself, so the result is never worse than its initial guess. Targets already within
     ``tol`` (m) stop moving.
 
-    This is a local, batched DLS step: ``physai.ik`` (``solve_ik(method="dls")``) had not landed when
-    lesson 12 was written. Once it has, the hybrid should seed ``solve_ik`` with the network's guess and
-    keep the better of guess and result, and the lesson's DLS baseline should be ``solve_ik`` itself.
+    The step is :func:`physai.singularity.damped_solve`; unlike ``solve_ik`` this runs a fixed number
+    of iterations with no restarts, which is what the hybrid-vs-DLS comparison at equal ``k`` needs.
     """
     targets = finite_array(targets, "targets", (3,))
     q = np.array(chain.check_q(q0), dtype=float)
@@ -56,12 +56,10 @@ def dls_refine(chain: Chain, targets, q0, iterations: int, *, damping: float = 0
         raise InputError(f"iterations: expected a non-negative integer, got {iterations!r}")
     best_q = q.copy()
     err0 = best_err = position_error(chain, q, targets)
-    eye = damping**2 * np.eye(3)
     for _ in range(int(iterations)):
         T, J = tool_pose_and_jacobian(chain, q)
         e = targets - T[..., :3, 3]
-        Jp = J[..., :3, :]
-        dq = (np.swapaxes(Jp, -1, -2) @ np.linalg.solve(Jp @ np.swapaxes(Jp, -1, -2) + eye, e[..., None]))[..., 0]
+        dq = damped_solve(J[..., :3, :], e, damping)
         dq[np.linalg.norm(e, axis=-1) <= tol] = 0.0
         q = np.clip(q + dq, chain.lower, chain.upper)
         err = position_error(chain, q, targets)
