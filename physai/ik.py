@@ -155,10 +155,8 @@ def _check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
         want = "a 3-vector or a 4x4 T_world_target" if task == "position" else "a 4x4 T_world_target"
         lead = "(B, ...) of " if batch_ndim else ""
         raise InputError(f"target: expected {lead}{want} for task={task!r}, got shape {t.shape}")
-    if task != "position":
-        R = t[..., :3, :3]
-        if not np.allclose(R @ np.swapaxes(R, -1, -2), np.eye(3), atol=1e-6):
-            raise InputError("target: the rotation block of T_world_target is not orthonormal")
+    if task != "position":  # a reflection passes R R^T = I but has no rotation vector: det and bottom row too
+        tf.check_transform(t, "target", tol=1e-6)
     return t.reshape(-1, 4, 4)
 
 
@@ -187,9 +185,10 @@ def solve_ik_batch(
     """Solve many targets at once, vectorised over targets; returns one :class:`IKResult` per target (a list).
 
     ``targets: (B, 4, 4)`` (or ``(B, 3)`` for ``task="position"``); ``q0``: ``None`` (the middle of the
-    limits), ``(n,)`` for all or ``(B, n)``. Each target runs its attempts in turn: first from ``q0``,
-    then from up to ``restarts`` random joint vectors inside the limits, drawn up front from ``rng``
-    (``default_rng(0)`` when ``None``) as ``chain.random_q(rng, (B, restarts))``. Because target ``b``
+    limits), ``(n,)`` for all or ``(B, n)``, inside the joint limits (a seed outside them is refused,
+    naming the joint). Each target runs its attempts in turn: first from ``q0``, then from up to
+    ``restarts`` random joint vectors inside the limits, drawn up front from ``rng`` (``default_rng(0)``
+    when ``None``) as ``chain.random_q(rng, (B, restarts))``. Because target ``b``
     uses exactly the ``b``-th block of that draw, ``solve_ik`` in a loop over one shared generator gives
     the same results as one batched call. Options are those of :func:`solve_ik`.
     """
@@ -216,9 +215,10 @@ def solve_ik_batch(
                       ("damping", damping), ("sigma_healthy", sigma_healthy), ("lambda_max", lambda_max)):
         if not (np.isfinite(val) and val > 0):
             raise InputError(f"{name}: expected a positive number, got {val}")
-    q_first = np.broadcast_to(_center(chain) if q0 is None else chain.check_q(q0), (B, n))
-    if np.any(q_first < chain.lower) or np.any(q_first > chain.upper):
-        q_first = np.clip(q_first, chain.lower, chain.upper)  # every iterate lives inside the limits
+    q0 = _center(chain) if q0 is None else chain.check_q(q0, "q0", within_limits=True)
+    if q0.shape not in ((n,), (B, n)):
+        raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
+    q_first = np.broadcast_to(q0, (B, n))
     rng = np.random.default_rng(0) if rng is None else rng
     starts = np.concatenate([q_first[:, None], chain.random_q(rng, (B, restarts))], axis=1)  # (B, A, n)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few

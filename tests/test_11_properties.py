@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
 from test_09_jacobians import mj_site
 
+from physai import mj
 from physai import transforms as tf
+from physai.ik import solve_ik
 from physai.kinematics import (
     chain_from_mujoco,
     fd_jacobian,
@@ -204,3 +206,20 @@ def test_rodrigues_is_a_rotation_and_skew_matches_cross(axis, angle, v):
     assert np.abs(R @ a - a).max() <= 1e-14  # the axis is fixed
     assert np.abs(tf.skew(a) @ np.array(v) - np.cross(a, v)).max() <= 1e-15
     np.testing.assert_array_equal(tf.vee(tf.skew(np.array(v))), np.array(v))
+
+
+# ---- inverse kinematics round trip ----------------------------------------------------------------
+
+
+@settings(FEW, max_examples=15)
+@given(data=st.data())
+def test_ik_round_trip_reaches_the_pose_of_a_random_q_checked_in_mujoco(so101, so101_model, data):
+    # q -> T = FK(q) -> solve_ik -> MuJoCo's site pose at the solution: a target made by FK is reachable,
+    # so the solver must converge; the check uses MuJoCo, not physai's FK, and the solver's own tolerances
+    T_target = tool_pose(so101, q_inside_limits(data, so101, margin=0.05))
+    r = solve_ik(so101, T_target, rng=np.random.default_rng(0))
+    T_mj = mj.site_pose(so101_model, so101, r.q)
+    assert r.converged
+    assert np.linalg.norm(T_mj[:3, 3] - T_target[:3, 3]) <= 1e-4
+    assert np.linalg.norm(tf.so3_log(T_target[:3, :3] @ T_mj[:3, :3].T)) <= 1e-3
+    np.testing.assert_array_equal(so101.check_q(r.q, "r.q", within_limits=True), r.q)

@@ -17,6 +17,7 @@ from physai import jaxkin, mj, robots
 from physai import transforms as tf
 from physai._validate import finite_array
 from physai.errors import InputError, ModelNotFoundError, PhysaiError, UnknownNameError, UnsupportedJointError
+from physai.ik import solve_ik, solve_ik_batch
 from physai.kinematics import (
     BodySpec,
     Chain,
@@ -92,6 +93,29 @@ def test_q_outside_limits_is_accepted_by_fk_and_flagged_for_seeds(so101, so101_m
     with raises(InputError, "seeds:", "'shoulder_pan'", "(1, 0)"):
         so101.check_q(np.stack([np.zeros(5), [-3.0, 0, 0, 0, 0]]), "seeds", within_limits=True)
     np.testing.assert_array_equal(so101.check_q(np.zeros(5), within_limits=True), np.zeros(5))
+
+
+def test_ik_seed_outside_limits_and_seeds_of_the_wrong_shape_are_refused(so101):
+    T = tool_pose(so101, np.zeros(5))
+    with raises(InputError, "q0:", "'elbow_flex'", "2", "[-1.69, 1.69]"):
+        solve_ik(so101, T, q0=[0.0, 0.0, 2.0, 0.0, 0.0])
+    with raises(InputError, "q0:", "(5,) or (2, 5)", "(3, 5)"):
+        solve_ik_batch(so101, np.stack([T, T]), q0=np.zeros((3, 5)))
+
+
+@pytest.mark.parametrize(
+    "R, bottom, fragment",
+    [
+        (np.diag([1.0, 1.0, -1.0]), [0, 0, 0, 1], "target[:3, :3]: a reflection"),  # R R^T = I, det -1
+        (np.diag([1.0, 1.0, 1.01]), [0, 0, 0, 1], "target[:3, :3]: not a rotation matrix"),
+        (np.eye(3), [0.1, 0, 0, 1], "target: bottom row"),
+    ],
+)
+def test_ik_target_that_is_not_a_pose_is_refused(so101, R, bottom, fragment):
+    T = tf.make_transform(R, [0.2, 0.0, 0.1])
+    T[3] = bottom
+    with raises(InputError, fragment):
+        solve_ik(so101, T)
 
 
 def test_mj_helpers_take_one_pose(so101, so101_model):
