@@ -75,21 +75,37 @@ def names() -> list[str]:
 _SIBLING_MENAGERIE = Path(__file__).resolve().parents[2] / "shared" / "menagerie"
 
 
-def _menagerie_model(robot: str, entry: str):
-    """Menagerie's model: ``MENAGERIE_ROOT`` or the package's download cache, else a checkout beside the project."""
+def _menagerie_xml(robot: str, entry: str) -> Path:
+    """Path of Menagerie's XML: ``MENAGERIE_ROOT`` or the package's download cache, else a checkout beside the project."""
     import mujoco_menagerie as mm
 
     try:
-        return mm.get(robot).model(entry)
+        return Path(mm.get(robot).xml(entry))
     except Exception as exc:  # the package raises several kinds; all mean "not available here"
         root = os.environ.get("MENAGERIE_ROOT")
         if not root and (_SIBLING_MENAGERIE / robot).is_dir():
-            return mm.get(robot).model(entry, cache=mm.Cache(root=str(_SIBLING_MENAGERIE)))
+            return Path(mm.get(robot).xml(entry, cache=mm.Cache(root=str(_SIBLING_MENAGERIE))))
         where = f"MENAGERIE_ROOT={root}" if root else "MENAGERIE_ROOT is not set and the download failed"
         raise ModelNotFoundError(
             f"Menagerie model {robot!r} (entry {entry!r}) could not be loaded ({where}): "
             f"{type(exc).__name__}: {exc}. Offline, set MENAGERIE_ROOT to a Menagerie checkout."
         ) from None
+
+
+def model_path(name: str) -> Path:
+    """The MJCF file behind a named robot (for tools that read files, e.g. Pinocchio's MJCF parser)."""
+    if name not in ROBOTS:
+        raise UnknownNameError("robot", name, names())
+    info = ROBOTS[name]
+    if info.menagerie is None:
+        raise ModelNotFoundError(f"robot {name!r} is a built-in description with no model file")
+    return _menagerie_xml(*info.menagerie)
+
+
+def _menagerie_model(robot: str, entry: str):
+    import mujoco
+
+    return mujoco.MjModel.from_xml_path(str(_menagerie_xml(robot, entry)))
 
 
 def mujoco_model(name_or_path: str | os.PathLike):

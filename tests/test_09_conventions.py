@@ -14,15 +14,10 @@ from physai.errors import InputError, UnknownNameError
 from physai.kinematics import fd_jacobian, jacobian, tool_pose
 from test_09_jacobians import mj_site
 
-SO101_XML = "robotstudio_so101/so101.xml"
-
-
 @pytest.fixture(scope="module")
 def pin_so101():
     """Pinocchio's own model of so101.xml (its MJCF parser; the site becomes an operational frame)."""
-    import os
-
-    model = pin.buildModelFromMJCF(os.path.join(os.environ["MENAGERIE_ROOT"], SO101_XML))
+    model = pin.buildModelFromMJCF(str(robots.model_path("so101")))
     return model, model.createData(), model.getFrameId("gripperframe")
 
 
