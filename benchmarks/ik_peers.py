@@ -41,6 +41,7 @@ os.environ.setdefault("MENAGERIE_ROOT", str(SHARED / "menagerie"))
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import DEFAULT_RESTARTS, solve_ik, solve_ik_batch, task_residual  # noqa: E402
+from physai.ik import _center  # noqa: E402  (physai's own first start: the peers get the same)
 from physai.kinematics import Chain  # noqa: E402
 
 TOL_POSITION, TOL_ORIENTATION = 1e-4, 1e-3
@@ -145,10 +146,6 @@ def _check_fk(name: str, chain: Chain, fk: Callable[[np.ndarray], np.ndarray], s
     err = max(np.abs(fk(q) - T).max() for q, T in zip(Q, kinematics.tool_pose(chain, Q)))
     if not err <= FK_TOL:
         raise RuntimeError(f"{name}: FK differs from physai's by {err:.2e} (> {FK_TOL})")
-
-
-def _center(chain: Chain) -> np.ndarray:
-    return 0.5 * (chain.lower + chain.upper)
 
 
 def _with_restarts(chain, restarts, attempt):
@@ -469,24 +466,54 @@ def main(argv=None) -> None:
     t0 = time.perf_counter()
     rows = run(a.targets, a.seed, tuple(a.robots) if a.robots else None, tuple(a.solvers), a.restarts, a.slow_targets)
     wall = time.perf_counter() - t0
-    command = "uv run python benchmarks/ik_peers.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    v = versions()
-    md_text = "\n".join([
+    command = ("uv run python benchmarks/ik_peers.py " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
+    result = {"command": command, "wall_s": wall, "seed": a.seed, "versions": versions(), "rows": rows}
+    text = markdown(result)
+    print(text)
+    (HERE / "ik_peers.json").write_text(json.dumps(result, indent=1))
+    if a.markdown:
+        a.markdown.write_text(text)
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """The IK acceptance lines (issues 5 and 9), met or not, from physai's single-solve rows."""
+    mine = [r for r in rows if r["solver"] == "physai solve_ik"]
+    if not mine:
+        return []
+    worst = min(mine, key=lambda r: r["success"])
+    ratios = [r for r in mine if r["ratio_to_fastest_peer"] is not None]
+    rtb = {(r["robot"], r["task"]): r["median_ms"] for r in rows if r["solver"] == "roboticstoolbox ik_LM"}
+    vs_rtb = [(r, r["median_ms"] / rtb[r["robot"], r["task"]]) for r in mine if (r["robot"], r["task"]) in rtb]
+    out = [f"- physai success >= 99.9 % on every robot/task: **{'met' if worst['success'] >= 0.999 else 'NOT met'}** "
+           f"(lowest {100 * worst['success']:.1f} %, {worst['robot']} {worst['task']})."]
+    if ratios:
+        out.append("- physai median time / fastest peer's median: " + ", ".join(
+            f"{r['robot']} {r['task']} {r['ratio_to_fastest_peer']:.2f} x" for r in ratios) + ".")
+    if vs_rtb:
+        ok = all(x <= 1 for _, x in vs_rtb)
+        out.append(f"- physai median <= roboticstoolbox ik_LM's (issue 9): **{'met' if ok else 'NOT met'}** ("
+                   + ", ".join(f"{r['robot']} {r['task']} {x:.1f} x" for r, x in vs_rtb) + ").")
+    return out
+
+
+def markdown(result: dict) -> str:
+    """IK_RESULTS.md from a run's JSON (``command``, ``wall_s``, ``seed``, ``versions``, ``rows``)."""
+    rows, seed = result["rows"], result["seed"]
+    return "\n".join([
         "# IK: physai vs peers on the same random reachable targets\n",
-        f"Command: `{command.strip()}` ({wall:.0f} s). Targets seed {a.seed}; peers' restarts seed {a.seed + 1}.",
+        f"Command: `{result['command']}` ({result['wall_s']:.0f} s). Targets seed {seed}; peers' restarts seed {seed + 1}.",
         ("Success: position < 1e-4 m, orientation < 1e-3 rad (tool-axis angle for position+axis), all joints inside "
          "their limits, judged by physai's FK. Time: wall-clock per target over all its attempts (first attempt "
-         "from the middle of the limits). 'attempts max' = 1 + restarts used by the worst target."),
-        f"Versions: {', '.join(f'{k} {val}' for k, val in v.items())}.\n",
+         "from the middle of the limits), solvers run one after another on a possibly shared machine: compare "
+         "within one run. 'attempts max' = 1 + restarts used by the worst target."),
+        f"Versions: {', '.join(f'{k} {val}' for k, val in result['versions'].items())}.\n",
         table(rows),
+        "",
+        *summary(rows),
         "\nSettings:\n",
         *sorted({f"- {r['solver']}: {r['settings']}" for r in rows if r["settings"]}),
         "",
     ])
-    print(md_text)
-    (HERE / "ik_peers.json").write_text(json.dumps({"command": command, "versions": v, "rows": rows}, indent=1))
-    if a.markdown:
-        a.markdown.write_text(md_text)
 
 
 if __name__ == "__main__":
