@@ -124,16 +124,14 @@ def _all_finite(q):
     return True
 
 
-def _q_types():
-    # Every float64 vector numba can be handed without a copy: C-contiguous or strided, writable or not.
-    return [numba.types.Array(numba.float64, 1, layout, readonly=ro) for layout in ("C", "A") for ro in (False, True)]
-
-
+# One compiled variant serves every float64 vector: numba converts C-contiguous and writable arrays to
+# this strided read-only type (and remembers the conversion, so later calls dispatch as fast).
+_Q_TYPE = numba.types.Array(numba.float64, 1, "A", readonly=True)
 _P_TYPE = numba.types.Array(numba.float64, 2, "C", readonly=True)
 _OUT2 = numba.float64[:, ::1]
 
 
-@numba.njit([numba.boolean(qt, _P_TYPE, _OUT2, _OUT2) for qt in _q_types()], cache=True)
+@numba.njit(numba.boolean(_Q_TYPE, _P_TYPE, _OUT2, _OUT2), cache=True)
 def _pose_jac_into(q, P, T, J):
     """Fill ``T (4, 4)`` and ``J (6, n)`` for one ``q (n,)``; False (nothing computed) for a wrong length or a NaN/inf."""
     if q.shape[0] != P.shape[0] - 1 or J.shape[1] != q.shape[0] or not _all_finite(q):
@@ -142,7 +140,7 @@ def _pose_jac_into(q, P, T, J):
     return True
 
 
-# Eagerly compiled (or loaded from the disk cache) for exactly the types above: any other input raises
+# Eagerly compiled (or loaded from the disk cache) for exactly this signature: any other input raises
 # TypeError at once instead of compiling a new specialisation, and falls back to the validated path.
 _pose_jac_into.disable_compile()
 
@@ -177,7 +175,8 @@ def tool_pose_and_jacobian(chain: Chain, q) -> tuple[np.ndarray, np.ndarray]:
     lead, n = q.shape[:-1], chain.n
     B = int(np.prod(lead))
     T, J = np.empty((B, 4, 4)), np.empty((B, 6, n))
-    _walk_batch(np.ascontiguousarray(q).reshape(B, n), P, T, J)
+    # One layout for the lazily compiled batch kernel: C-contiguous and writable (copies only if needed).
+    _walk_batch(np.require(q.reshape(B, n), np.float64, ["C", "W"]), P, T, J)
     return T.reshape(lead + (4, 4)), J.reshape(lead + (6, n))
 
 
