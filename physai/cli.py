@@ -1,18 +1,96 @@
-"""The ``physai`` command line: ``physai tour`` runs every lesson; more commands grow with the lessons."""
+"""The ``physai`` command line.
+
+``physai tour`` runs every lesson (``experiments/NN-name/{build.py,experiment.py}``, discovered, so a
+new lesson needs no edit here) and writes the report; ``fk``, ``jacobian``, ``health`` and ``ik`` print
+one robot's numbers as tables (``--json`` for scripts); ``view`` opens the interactive 3-D viewer.
+
+Exit codes: 0 ok, 1 a lesson or benchmark failed, 2 bad input (one line on stderr naming the input).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from typer.core import TyperGroup
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="physai: robot-arm kinematics you can learn from.")
-console = Console()
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+from physai.errors import PhysaiError, InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPERIMENTS = ROOT / "experiments"
+BENCHMARKS = ROOT / "benchmarks" / "run.py"
+SCRIPTS = ("build.py", "experiment.py")
+VECTOR_OPTIONS = ("--q", "--target")
+# Piped output (files, CI logs, tests) has no terminal width; 80 columns would squeeze the tables.
+console = Console(width=None if sys.stdout.isatty() else 120)
+
+
+def _join_vectors(args: list[str]) -> list[str]:
+    """Let ``--q 0 -0.6 0.9`` take all its numbers: the words after a vector option, up to the next
+    ``--option``, become that option's one value (negative numbers included)."""
+    out, i = [], 0
+    while i < len(args):
+        out.append(args[i])
+        i += 1
+        if out[-1] in VECTOR_OPTIONS:
+            j = i
+            while j < len(args) and not args[j].startswith("--"):
+                j += 1
+            if j > i:
+                out.append(" ".join(args[i:j]))
+                i = j
+    return out
+
+
+class _Group(TyperGroup):
+    def parse_args(self, ctx, args):
+        return super().parse_args(ctx, _join_vectors(list(args)))
+
+
+app = typer.Typer(
+    cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    help="physai: robot-arm kinematics you can learn from.",
+)
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"physai: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@contextlib.contextmanager
+def _bad_input():
+    """Turn physai's errors (bad shapes, unknown names, missing models) into one line and exit code 2."""
+    try:
+        yield
+    except PhysaiError as exc:
+        _fail(str(exc).splitlines()[0])
+
+
+def _numbers(text: str, option: str) -> np.ndarray:
+    """Parse ``"0 -0.6, 0.9"`` (spaces and/or commas) into floats; a word that is not a number is an error."""
+    values = []
+    for word in re.split(r"[\s,]+", text.strip()):
+        if word:
+            try:
+                values.append(float(word))
+            except ValueError:
+                raise InputError(f"{option}: expected numbers, got {word!r} in {text!r}") from None
+    return np.array(values)
+
+
+# ---- lessons -------------------------------------------------------------------------------------
 
 
 def lesson_dirs() -> list[Path]:
@@ -20,43 +98,335 @@ def lesson_dirs() -> list[Path]:
     return sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir())
 
 
-def _run_script(script: Path) -> tuple[int, float]:
+def _run_script(script: Path, echo=console.print) -> tuple[int, float]:
+    """Run one lesson script in its folder, streaming its output through ``echo``; ``(exit code, seconds)``."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
     t0 = time.perf_counter()
-    rc = subprocess.call([sys.executable, str(script)], cwd=script.parent)
-    return rc, time.perf_counter() - t0
+    with subprocess.Popen([sys.executable, str(script)], cwd=script.parent, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+        for line in proc.stdout:
+            echo(line.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+    return proc.returncode, time.perf_counter() - t0
 
 
 @app.command()
-def tour() -> None:
-    """Run every lesson's build.py and experiment.py: tables on screen, outputs and figures beside each script."""
-    results = []
-    for d in lesson_dirs():
-        for name in ("build.py", "experiment.py"):
-            script = d / name
-            if script.exists():
-                console.rule(f"[bold]{d.name} / {name}")
-                rc, dt = _run_script(script)
-                results.append((f"{d.name}/{name}", rc, dt))
+def tour(out: Path = typer.Option(Path("physai-out"), "--out", help="folder for the report and copies of outputs")) -> None:
+    """Run every lesson's build.py and experiment.py, then write the report OUT/index.html."""
+    from physai import report
+
+    scripts = [d / name for d in lesson_dirs() for name in SCRIPTS if (d / name).exists()]
+    runs = []
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("tour", total=len(scripts))
+        for script in scripts:
+            label = f"{script.parent.name}/{script.name}"
+            progress.update(task, description=label)
+            progress.console.rule(f"[bold]{label}")
+            started = time.time()
+            rc, seconds = _run_script(script, echo=progress.console.print)
+            tables, figures = report.collect_outputs(script.parent, started, out)
+            runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
+                                         tables, figures))
+            progress.advance(task)
+    index = report.write_report(out, runs, report.versions())
     console.rule("[bold]summary")
-    for label, rc, dt in results:
-        console.print(f"{'ok ' if rc == 0 else 'FAIL'}  {label:45s} {dt:7.1f} s")
-    if any(rc for _, rc, _ in results):
+    table = _table("lesson", "script", "status", "time", "tables", "figures", title="tour")
+    for r in runs:
+        table.add_row(r.lesson, r.script, "[green]ok" if r.ok else f"[red]FAIL ({r.returncode})",
+                      f"{r.seconds:.1f} s", str(len(r.tables)), str(len(r.figures)))
+    console.print(table)
+    console.print(f"{sum(r.ok for r in runs)}/{len(runs)} scripts ok in {sum(r.seconds for r in runs):.1f} s; "
+                  f"report: [bold]{index.resolve()}")
+    if not all(r.ok for r in runs):
         raise typer.Exit(1)
 
 
 @app.command()
-def lesson(number: str, build: bool = typer.Option(False, "--build"), experiment: bool = typer.Option(False, "--experiment")) -> None:
+def lesson(
+    number: str = typer.Argument(..., help="lesson number, e.g. 09"),
+    build: bool = typer.Option(False, "--build", help="run only build.py"),
+    experiment: bool = typer.Option(False, "--experiment", help="run only experiment.py"),
+) -> None:
     """Run one lesson by number (e.g. ``physai lesson 09 --build``)."""
     matches = [d for d in lesson_dirs() if d.name.split("-")[0] == number.zfill(2)]
     if not matches:
-        console.print(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs())}")
-        raise typer.Exit(2)
-    which = [n for n, on in (("build.py", build), ("experiment.py", experiment)) if on] or ["build.py", "experiment.py"]
+        _fail(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs()) or '(none)'}")
+    which = [n for n, on in zip(SCRIPTS, (build, experiment)) if on] or list(SCRIPTS)
+    scripts = [matches[0] / name for name in which if (matches[0] / name).exists()]
+    if not scripts:
+        _fail(f"lesson {matches[0].name} has no {' or '.join(which)}")
     rc = 0
-    for name in which:
-        if (matches[0] / name).exists():
-            rc |= _run_script(matches[0] / name)[0]
-    raise typer.Exit(rc)
+    for script in scripts:
+        console.rule(f"[bold]{matches[0].name}/{script.name}")
+        rc = max(rc, _run_script(script)[0])
+    raise typer.Exit(min(rc, 1))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def bench(ctx: typer.Context) -> None:
+    """Run the benchmark suite (benchmarks/run.py; extra arguments are passed to it)."""
+    if not BENCHMARKS.exists():
+        typer.echo(f"physai: no benchmark suite in this checkout ({BENCHMARKS} is missing)", err=True)
+        raise typer.Exit(1)
+    raise typer.Exit(subprocess.call([sys.executable, str(BENCHMARKS), *ctx.args], cwd=ROOT))
+
+
+
+# ---- one robot's numbers -----------------------------------------------------------------------------
+
+ROBOT = typer.Option("so101", "--robot", "-r", help="a named robot (see `physai robots`) or an MJCF/URDF file")
+SITE = typer.Option(None, "--site", help="tool site (named robots have one)")
+Q = typer.Option(None, "--q", help="joint values, rad (m for slides): --q 0 -0.6 0.9 0.4 0.3; default q_ref")
+JSON = typer.Option(False, "--json", help="print JSON instead of tables")
+
+
+def _load(robot: str, site: str | None):
+    from physai import robots
+
+    return robots.load(robot, site=site)
+
+
+def _joint_values(chain, text: str | None, option: str = "--q") -> np.ndarray:
+    if text is None:
+        return chain.q_ref.copy()
+    q = _numbers(text, option)
+    if q.shape != (chain.n,):
+        raise InputError(f"{option}: expected {chain.n} joint values for {chain.name} "
+                         f"({', '.join(chain.joint_names)}), got {q.size}")
+    return chain.check_q(q, option)
+
+
+def _header(chain) -> str:
+    return f"{chain.name}: {chain.n} joints, tool {chain.tool_name!r}, from {chain.source}"
+
+
+def _vec(v, prec: int = 4) -> str:
+    return " ".join(f"{x: .{prec}f}" for x in np.asarray(v, dtype=float).ravel())
+
+
+def _table(*columns: str, title: str) -> Table:
+    """A rich table whose cells never wrap (a vector split over two lines misreads as two rows)."""
+    table = Table(title=title)
+    for c in columns:
+        table.add_column(c, no_wrap=True)
+    return table
+
+
+def _print_json(payload: dict) -> None:
+    typer.echo(json.dumps(payload, indent=2))
+
+
+@app.command()
+def robots(as_json: bool = JSON) -> None:
+    """Named robots and where each one's model comes from."""
+    from physai import robots as reg
+
+    rows = []
+    for name in reg.names():
+        info = reg.ROBOTS[name]
+        menagerie = f"Menagerie {info.menagerie[0]}/{info.menagerie[1]}.xml" if info.menagerie else ""
+        rows.append({"name": name, "site": info.site, "menagerie": menagerie, "builtin": info.builtin is not None,
+                     "description": info.description})
+    root = os.environ.get("MENAGERIE_ROOT")
+    if as_json:
+        _print_json({"robots": rows, "MENAGERIE_ROOT": root})
+        return
+    table = Table("name", "tool site", "MuJoCo model", "built-in", "description", title="named robots")
+    for r in rows:
+        table.add_row(r["name"], r["site"] or "", r["menagerie"] or "-", "yes" if r["builtin"] else "no",
+                      r["description"])
+    console.print(table)
+    console.print(f"Menagerie models load from MENAGERIE_ROOT={root}" if root else
+                  "Menagerie models download through mujoco_menagerie on first use (set MENAGERIE_ROOT offline).")
+    console.print("Any MJCF/URDF file works too: --robot path/to/model.xml --site <tool site>.")
+
+
+@app.command()
+def fk(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_json: bool = JSON) -> None:
+    """Forward kinematics: joint frames and the tool pose (world frame, m)."""
+    from physai.kinematics import fk as chain_fk, tool_pose
+    from physai.transforms import matrix_to_quat
+
+    with _bad_input():
+        chain = _load(robot, site)
+        qv = _joint_values(chain, q)
+    axes, anchors, p = chain_fk(chain, qv)
+    T = tool_pose(chain, qv)
+    quat = matrix_to_quat(T[:3, :3])
+    if as_json:
+        _print_json({"robot": chain.name, "source": chain.source, "tool": chain.tool_name,
+                     "joints": list(chain.joint_names), "q": qv.tolist(), "position": p.tolist(),
+                     "rotation": T[:3, :3].tolist(), "quaternion_wxyz": quat.tolist(), "T_world_tool": T.tolist(),
+                     "joint_axes": axes.tolist(), "joint_anchors": anchors.tolist()})
+        return
+    console.print(_header(chain))
+    table = _table("joint", "q (rad)", "axis (world)", "anchor (world, m)", title="joint frames")
+    for i, name in enumerate(chain.joint_names):
+        table.add_row(name, f"{qv[i]: .4f}", _vec(axes[i], 3), _vec(anchors[i]))
+    console.print(table)
+    console.print(f"tool position (world, m):     {_vec(p)}")
+    console.print(f"tool quaternion (w, x, y, z): {_vec(quat)}")
+    console.print("tool rotation R_world_tool:\n" + "\n".join("  " + _vec(row) for row in T[:3, :3]))
+
+
+JACOBIAN_ROWS = ("v_x", "v_y", "v_z", "w_x", "w_y", "w_z")
+
+
+@app.command()
+def jacobian(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_json: bool = JSON) -> None:
+    """The geometric Jacobian at the tool point: linear rows (m/rad) then angular rows (rad/rad), world axes."""
+    from physai.kinematics import jacobian as chain_jacobian
+
+    with _bad_input():
+        chain = _load(robot, site)
+        qv = _joint_values(chain, q)
+    J = chain_jacobian(chain, qv)
+    if as_json:
+        _print_json({"robot": chain.name, "source": chain.source, "tool": chain.tool_name, "q": qv.tolist(),
+                     "rows": list(JACOBIAN_ROWS), "columns": list(chain.joint_names), "jacobian": J.tolist(),
+                     "frame": "world axes, tool point; linear rows m/rad, angular rows rad/rad"})
+        return
+    console.print(_header(chain))
+    console.print(f"q (rad): {_vec(qv)}")
+    table = _table("row", *chain.joint_names,
+                   title="Jacobian (world axes, tool point): v rows m/rad, w rows rad/rad")
+    for name, row in zip(JACOBIAN_ROWS, J):
+        table.add_row(name, *(f"{x: .4f}" for x in row))
+    console.print(table)
+
+
+def _health_rows(J) -> list[dict]:
+    from physai.singularity import health
+
+    rows = []
+    for block in ("position", "orientation", "full"):
+        h = health(J, block=block)
+        rows.append({"block": block, "sigma": np.asarray(h.sigma).tolist(), "sigma_min": h.sigma_min,
+                     "kappa": h.kappa, "manipulability": h.manipulability})
+    return rows
+
+
+def _health_table(rows: list[dict], title: str) -> Table:
+    table = _table("block", "singular values", "sigma_min", "kappa", "manipulability", title=title)
+    for r in rows:
+        table.add_row(r["block"], _vec(r["sigma"]), f"{r['sigma_min']:.4g}", f"{r['kappa']:.4g}",
+                      f"{r['manipulability']:.4g}")
+    return table
+
+
+_HEALTH_NOTE = ("position: m/rad, orientation: rad/rad, full: angular rows scaled by 0.3 m so units agree; "
+                "kappa = sigma_max / sigma_min, inf at a singularity (and always for the 6-row full block "
+                "of an arm with fewer than 6 joints)")
+
+
+def _json_safe(x):
+    """JSON has no inf: write it as the string "inf" (kappa at a singularity)."""
+    if isinstance(x, float) and not np.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_safe(v) for v in x]
+    return x
+
+
+@app.command()
+def health(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_json: bool = JSON) -> None:
+    """Singularity health of the Jacobian: singular values, sigma_min, condition number, manipulability."""
+    from physai.kinematics import jacobian as chain_jacobian
+
+    with _bad_input():
+        chain = _load(robot, site)
+        qv = _joint_values(chain, q)
+    rows = _health_rows(chain_jacobian(chain, qv))
+    if as_json:
+        _print_json(_json_safe({"robot": chain.name, "q": qv.tolist(), "health": rows}))
+        return
+    console.print(_header(chain))
+    console.print(f"q (rad): {_vec(qv)}")
+    console.print(_health_table(rows, "Jacobian health"))
+    console.print(_HEALTH_NOTE)
+
+
+@app.command()
+def ik(
+    target: str = typer.Option(..., "--target", help="x y z (m, world): position task; "
+                               "x y z qw qx qy qz: full pose task"),
+    robot: str = ROBOT,
+    q: str | None = typer.Option(None, "--q", help="initial guess (rad); default q_ref"),
+    method: str = typer.Option("lm", "--method", help="transpose | pinv | dls | adaptive | lm"),
+    restarts: int | None = typer.Option(None, "--restarts", help="random restarts allowed (default: the solver's)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the random restarts"),
+    site: str | None = SITE,
+    as_json: bool = JSON,
+) -> None:
+    """Inverse kinematics to a target position (or pose): the solution, its errors and its health.
+
+    Exit code 1 when the solver did not converge (the best effort is still printed)."""
+    from physai.ik import solve_ik
+    from physai.kinematics import jacobian as chain_jacobian, tool_pose
+    from physai.transforms import make_transform, quat_to_matrix
+
+    with _bad_input():
+        chain = _load(robot, site)
+        q0 = _joint_values(chain, q)
+        tv = _numbers(target, "--target")
+        if tv.size == 3:
+            task, goal = "position", tv
+        elif tv.size == 7:
+            task, goal = "pose", make_transform(quat_to_matrix(tv[3:]), tv[:3])
+        else:
+            raise InputError(f"--target: expected 3 numbers (x y z) or 7 (x y z qw qx qy qz), got {tv.size}")
+        result = solve_ik(chain, goal, q0, task=task, method=method, rng=np.random.default_rng(seed),
+                          **({} if restarts is None else {"restarts": restarts}))
+    reached = tool_pose(chain, result.q)
+    rows = _health_rows(chain_jacobian(chain, result.q))
+    if as_json:
+        _print_json(_json_safe({
+            "robot": chain.name, "target": tv.tolist(), "task": task, "method": result.method, "q": result.q.tolist(),
+            "joints": list(chain.joint_names), "converged": bool(result.converged), "reason": result.reason,
+            "iterations": int(result.iterations), "restarts": int(result.restarts),
+            "position_error": float(result.position_error), "orientation_error": float(result.orientation_error),
+            "reached_position": reached[:3, 3].tolist(), "health": rows}))
+    else:
+        console.print(_header(chain))
+        console.print(f"target ({task}, world, m): {_vec(tv)}   method {result.method}, seed {seed}")
+        table = _table("joint", "q (rad)", "q (deg)", "lower", "upper", title="solution")
+        for i, name in enumerate(chain.joint_names):
+            table.add_row(name, f"{result.q[i]: .5f}", f"{np.degrees(result.q[i]): .2f}", f"{chain.lower[i]: .3f}",
+                          f"{chain.upper[i]: .3f}")
+        console.print(table)
+        style = "green" if result.converged else "yellow"
+        console.print(f"[{style}]{result.reason}[/] after {result.iterations} iterations, {result.restarts} restarts")
+        console.print(f"position error {result.position_error:.3e} m, orientation error "
+                      f"{result.orientation_error:.3e} rad; reached {_vec(reached[:3, 3])} m")
+        console.print(_health_table(rows, "health at the solution"))
+        console.print(_HEALTH_NOTE)
+    if not result.converged:
+        raise typer.Exit(1)
+
+
+@app.command()
+def view(
+    robot: str = ROBOT,
+    site: str | None = SITE,
+    port: int = typer.Option(8080, "--port", help="port on 127.0.0.1"),
+) -> None:
+    """Interactive 3-D viewer on http://127.0.0.1:PORT: drag the target, the arm follows through physai's IK."""
+    from physai.viewer import Viewer
+
+    with _bad_input():
+        viewer = Viewer(robot, site=site, port=port)
+    console.print(f"physai viewer for {viewer.chain.name}: open [bold]{viewer.url}[/] (Ctrl-C to stop)")
+    try:
+        while True:
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        viewer.close()
 
 
 def main() -> None:

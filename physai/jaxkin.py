@@ -65,3 +65,33 @@ def tool_pose_and_jacobian(chain: Chain, q):
 def jacobian(chain: Chain, q):
     """Geometric Jacobian ``(6, n)`` of the tool point for ``q: (n,)``: linear rows then angular, world axes."""
     return tool_pose_and_jacobian(chain, q)[1]
+
+
+def tool_position_rpy(chain: Chain, q):
+    """``(p, roll, pitch, yaw)`` ``(6,)`` of the tool for ``q: (n,)``: the FK whose ``jax.jacfwd`` is the RPY analytic Jacobian.
+
+    Same convention as :func:`physai.transforms.matrix_to_rpy` (``R = Rz(yaw) Ry(pitch) Rx(roll)``);
+    the gimbal-lock branch is left out: its derivative does not exist there anyway.
+    """
+    T = tool_pose(chain, q)
+    R = T[:3, :3]
+    rpy = jnp.stack([
+        jnp.arctan2(R[2, 1], R[2, 2]),
+        jnp.arctan2(-R[2, 0], jnp.hypot(R[0, 0], R[1, 0])),
+        jnp.arctan2(R[1, 0], R[0, 0]),
+    ])
+    return jnp.concatenate([T[:3, 3], rpy])
+
+
+def tool_position_quat(chain: Chain, q):
+    """``(p, quat_wxyz)`` ``(7,)`` of the tool for ``q: (n,)``; its ``jax.jacfwd`` is the quaternion analytic Jacobian.
+
+    Uses the ``w`` branch of the matrix-to-quaternion map (``w = sqrt(1 + tr R) / 2 >= 0``), which
+    equals :func:`physai.transforms.matrix_to_quat` and is accurate while the tool is not turned
+    near 180 degrees from the world frame (``w`` well above 0).
+    """
+    T = tool_pose(chain, q)
+    R = T[:3, :3]
+    w = 0.5 * jnp.sqrt(1.0 + jnp.trace(R))
+    v = jnp.stack([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]) / (4.0 * w)
+    return jnp.concatenate([T[:3, 3], w[None], v])

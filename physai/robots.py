@@ -71,18 +71,24 @@ def names() -> list[str]:
     return sorted(ROBOTS)
 
 
+# A Menagerie checkout beside the project (this repository's offline development layout, ../shared).
+_SIBLING_MENAGERIE = Path(__file__).resolve().parents[2] / "shared" / "menagerie"
+
+
 def _menagerie_model(robot: str, entry: str):
+    """Menagerie's model: ``MENAGERIE_ROOT`` or the package's download cache, else a checkout beside the project."""
     import mujoco_menagerie as mm
 
     try:
         return mm.get(robot).model(entry)
     except Exception as exc:  # the package raises several kinds; all mean "not available here"
         root = os.environ.get("MENAGERIE_ROOT")
+        if not root and (_SIBLING_MENAGERIE / robot).is_dir():
+            return mm.get(robot).model(entry, cache=mm.Cache(root=str(_SIBLING_MENAGERIE)))
         where = f"MENAGERIE_ROOT={root}" if root else "MENAGERIE_ROOT is not set and the download failed"
         raise ModelNotFoundError(
             f"Menagerie model {robot!r} (entry {entry!r}) could not be loaded ({where}): "
-            f"{type(exc).__name__}: {exc}. Offline, set MENAGERIE_ROOT to a Menagerie checkout "
-            f"(here: ../shared/menagerie)."
+            f"{type(exc).__name__}: {exc}. Offline, set MENAGERIE_ROOT to a Menagerie checkout."
         ) from None
 
 
@@ -151,3 +157,6 @@ def _with_source(chain: Chain, source: str) -> Chain:
     from dataclasses import replace
 
     return replace(chain, source=source)
+
+
+from physai import seed_robots as _seed_robots  # noqa: E402,F401  (registers the seeds' built-in chains)

@@ -1,14 +1,9 @@
 """Shared fixtures: the SO-101 MuJoCo model (the independent reference) and physai's chains of it."""
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-_SHARED_MENAGERIE = Path(__file__).resolve().parents[2] / "shared" / "menagerie"
-if "MENAGERIE_ROOT" not in os.environ and _SHARED_MENAGERIE.is_dir():
-    os.environ["MENAGERIE_ROOT"] = str(_SHARED_MENAGERIE)
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 

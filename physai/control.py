@@ -1,0 +1,349 @@
+"""Resolved-rate motion control (Whitney 1969), force estimation from joint torques, and a MuJoCo loop.
+
+Conventions:
+- A twist is ``(6,)``: linear velocity of the tool point (m/s) then angular velocity (rad/s), world axes,
+  the row order of :func:`physai.kinematics.jacobian`.
+- A wrench is ``(6,)``: force (N) then moment about the tool point (N m), world axes, applied *to* the
+  tool (as :mod:`physai.statics`); a table pushing the gripper up has ``F_z > 0``.
+- Each control tick turns a twist into a joint step with :func:`physai.singularity.damped_step`
+  (adaptive damping, then uniform velocity scaling), and logs that tick's health.
+
+The controller's state is the *commanded* joint position ``q_cmd``: it integrates the joint steps, and
+its forward kinematics closes the Cartesian loop. In MuJoCo the position servos then chase ``q_cmd``;
+measured positions and servo torques are logged beside the command and feed the force estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from physai import transforms as tf
+from physai._validate import finite_array
+from physai.errors import InputError
+from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
+from physai.mj import site_jacobian, site_pose
+from physai.singularity import StepHealth, damped_step
+from physai.statics import gravity_torques, joint_actuators
+
+# twist_fn(k, t, q, T_world_tool) -> twist (6,): the command of tick k at time t for controller state q.
+TwistFn = Callable[[int, float, np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class StepSettings:
+    """Arguments of :func:`physai.singularity.damped_step` for every tick (the seed's defaults).
+
+    ``block="full"`` tracks the whole twist with angular rows scaled by ``char_length`` (m);
+    ``"position"`` tracks only the linear velocity (the seed's ``damped_step``).
+    """
+
+    block: str = "full"
+    char_length: float = 0.3
+    sigma_healthy: float = 0.03
+    lambda_max: float = 0.05
+    qdot_limit: float = 6.28
+
+    def task(self, twist: np.ndarray) -> np.ndarray:
+        """The part of a ``(6,)`` twist that ``block`` asks for."""
+        return {"full": twist, "position": twist[:3], "orientation": twist[3:]}[self.block]
+
+
+@dataclass(frozen=True)
+class HealthLog:
+    """Per-tick health, one array ``(N,)`` per field of :class:`~physai.singularity.StepHealth`."""
+
+    sigma_min: np.ndarray
+    kappa: np.ndarray
+    manipulability: np.ndarray
+    lam: np.ndarray
+    vel_scale: np.ndarray
+
+    @classmethod
+    def from_steps(cls, steps: Sequence[StepHealth]) -> HealthLog:
+        return cls(**{f: np.array([getattr(s, f) for s in steps], dtype=float) for f in cls.__dataclass_fields__})
+
+
+def tick(J, twist, dt: float, settings: StepSettings = StepSettings()) -> tuple[np.ndarray, StepHealth]:
+    """One resolved-rate tick with the Jacobian ``J: (6, n)`` of the current pose, ``twist: (6,)`` held
+    for ``dt`` (s) -> ``(dq (n,), health)``."""
+    return damped_step(J, settings.task(finite_array(twist, "twist", (6,))), dt,
+                       sigma_healthy=settings.sigma_healthy, lambda_max=settings.lambda_max,
+                       qdot_limit=settings.qdot_limit, block=settings.block, char_length=settings.char_length)
+
+
+def pose_error(T, T_ref) -> np.ndarray:
+    """``[p_ref - p; log(R_ref R^T)]`` (m, rad; world axes) from ``T`` to ``T_ref: (..., 4, 4)`` -> ``(..., 6)``.
+
+    Divided by a time it is the twist that carries ``T`` onto ``T_ref`` in that time (to first order).
+    """
+    T, T_ref = np.asarray(T, dtype=float), np.asarray(T_ref, dtype=float)
+    w = tf.so3_log(T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2))
+    return np.concatenate([T_ref[..., :3, 3] - T[..., :3, 3], w], axis=-1)
+
+
+@dataclass(frozen=True)
+class RateResult:
+    """A kinematic resolved-rate run: ``N`` ticks of length ``dt``.
+
+    ``t: (N+1,)`` tick instants (s); ``q: (N+1, n)`` joint positions at them; ``p: (N+1, 3)`` tool
+    positions; ``twist: (N, 6)`` commands; ``health`` per tick; ``reason`` why it ended.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    p: np.ndarray
+    twist: np.ndarray
+    health: HealthLog
+    reason: str
+
+
+def _check_rate(dt: float, n_ticks: int) -> None:
+    if not (np.isfinite(dt) and dt > 0):
+        raise InputError(f"dt: expected a positive tick length in s, got {dt}")
+    if int(n_ticks) != n_ticks or n_ticks < 1:
+        raise InputError(f"n_ticks: expected a positive integer, got {n_ticks}")
+
+
+def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
+                  settings: StepSettings = StepSettings()) -> RateResult:
+    """Integrate ``q <- q + dq`` for ``n_ticks`` ticks, ``dq`` from :func:`tick` of ``twist_fn(k, t, q, T)``.
+
+    Joint rates are held for the whole tick (zero-order hold), as a robot streaming velocity commands does.
+    """
+    q = chain.check_q(q0).copy()
+    _check_rate(dt, n_ticks)
+    qs, twists, steps = [q.copy()], [], []
+    for k in range(int(n_ticks)):
+        T, J = tool_pose_and_jacobian(chain, q)
+        twist = finite_array(twist_fn(k, k * dt, q, T), "twist", (6,))
+        dq, h = tick(J, twist, dt, settings)
+        q = q + dq
+        qs.append(q.copy())
+        twists.append(twist)
+        steps.append(h)
+    q_all = np.array(qs)
+    return RateResult(np.arange(len(qs)) * dt, q_all, tool_pose(chain, q_all)[:, :3, 3], np.array(twists),
+                      HealthLog.from_steps(steps), "ticks done")
+
+
+def line_reference(T0, velocity, ramp: float = 0.0) -> Callable[[float], np.ndarray]:
+    """``T_ref(t)``: the pose ``T0 (4, 4)`` carried along the straight line through its position at
+    ``velocity`` (m/s, world), orientation held.
+
+    With ``ramp > 0`` (s) the speed rises linearly from 0 over the first ``ramp`` seconds (a step in
+    velocity would jolt the servos, and the jolt's inertial torques look like a contact force).
+    """
+    T0 = finite_array(T0, "T0", (4, 4))
+    v = finite_array(velocity, "velocity", (3,))
+    if not (np.isfinite(ramp) and ramp >= 0):
+        raise InputError(f"ramp: expected a non-negative time in s, got {ramp}")
+
+    def T_ref(t: float) -> np.ndarray:
+        s = t - 0.5 * ramp if t >= ramp else 0.5 * t * t / ramp  # distance travelled / speed
+        T = T0.copy()
+        T[:3, 3] += v * s
+        return T
+
+    return T_ref
+
+
+def tracking_twist(T_ref: Callable[[float], np.ndarray], dt: float, feedback: float = 1.0) -> TwistFn:
+    """The follower's command: feed-forward along ``T_ref(t)`` plus ``feedback`` times the pose error, per tick.
+
+    ``twist_k = pose_error(T_ref(t_k), T_ref(t_k + dt)) / dt + feedback * pose_error(T, T_ref(t_k)) / dt``.
+    ``feedback = 1`` aims every tick at the next waypoint (the error left over is that step's
+    linearization error only); ``feedback = 0`` is open loop, and linearization errors accumulate.
+    """
+
+    def twist_fn(k: int, t: float, q: np.ndarray, T: np.ndarray) -> np.ndarray:
+        return (pose_error(T_ref(t), T_ref(t + dt)) + feedback * pose_error(T, T_ref(t))) / dt
+
+    return twist_fn
+
+
+def line_deviation(p, p0, direction) -> np.ndarray:
+    """Distance (m) of points ``p: (..., 3)`` from the line through ``p0`` along ``direction`` -> ``(...)``."""
+    u = np.asarray(direction, dtype=float)
+    u = u / np.linalg.norm(u)
+    r = np.asarray(p, dtype=float) - np.asarray(p0, dtype=float)
+    return np.linalg.norm(r - (r @ u)[..., None] * u, axis=-1)
+
+
+@dataclass(frozen=True)
+class LineResult:
+    """A straight-line follow: the run, the tool path sampled between ticks, and its errors.
+
+    ``path: (M, 3)`` tool positions at ``substeps`` points per tick (joints move linearly within a tick);
+    ``deviation: (M,)`` their distance from the commanded line (m); ``tracking_error: (N+1,)`` the
+    distance from the reference point at each tick instant (m).
+    """
+
+    run: RateResult
+    path: np.ndarray
+    deviation: np.ndarray
+    tracking_error: np.ndarray
+
+    @property
+    def max_deviation(self) -> float:
+        return float(self.deviation.max())
+
+
+def follow_line(chain: Chain, q0, velocity, duration: float, dt: float, *, feedback: float = 1.0,
+                substeps: int = 10, settings: StepSettings = StepSettings()) -> LineResult:
+    """Move the tool from its pose at ``q0`` along ``velocity`` (m/s, world) for ``duration`` s, holding
+    its orientation (with ``settings.block="full"``), one resolved-rate tick every ``dt`` s."""
+    q0 = chain.check_q(q0)
+    T0 = tool_pose(chain, q0)
+    T_ref = line_reference(T0, velocity)
+    n_ticks = int(round(duration / dt))
+    run = resolved_rate(chain, q0, tracking_twist(T_ref, dt, feedback), dt, n_ticks, settings)
+    s = np.arange(substeps) / substeps
+    q_path = run.q[:-1, None, :] + s[:, None] * np.diff(run.q, axis=0)[:, None, :]
+    path = np.vstack([tool_pose(chain, q_path.reshape(-1, chain.n))[:, :3, 3], run.p[-1:]])
+    p_ref = T0[:3, 3] + run.t[:, None] * np.asarray(velocity, dtype=float)
+    return LineResult(run, path, line_deviation(path, T0[:3, 3], velocity),
+                      np.linalg.norm(run.p - p_ref, axis=1))
+
+
+# ---- force from joint torques ------------------------------------------------------------------
+
+
+def estimate_wrench(J, tau_ext, rcond: float = 1e-10) -> np.ndarray:
+    """``F_hat = pinv(J^T) tau_ext``: the tool wrench ``(..., 6)`` that explains joint torques ``tau_ext``.
+
+    ``J: (..., 6, n)`` geometric Jacobian; ``tau_ext: (..., n)`` the torque the external wrench puts on
+    the joints, ``J^T F`` (for a held arm ``g(q) - tau_servo``). With ``n = 6`` and ``J`` invertible this is
+    ``J^-T tau_ext``; otherwise the least-squares (``n > 6``) or minimum-norm (``n < 6``) wrench.
+    """
+    J = finite_array(J, "J")
+    if J.ndim < 2 or J.shape[-2] != 6:
+        raise InputError(f"J: expected shape (..., 6, n), got {J.shape}")
+    tau = finite_array(tau_ext, "tau_ext", (J.shape[-1],))
+    return (np.linalg.pinv(np.swapaxes(J, -1, -2), rcond=rcond) @ tau[..., None])[..., 0]
+
+
+def contact_force(m: mujoco.MjModel, d: mujoco.MjData, geoms: Sequence[int]) -> np.ndarray:
+    """Total force (N, world) that the geoms ``geoms`` exert on everything they touch in ``d`` -> ``(3,)``."""
+    geoms = set(int(g) for g in geoms)
+    total = np.zeros(3)
+    f6 = np.zeros(6)
+    for i in range(d.ncon):
+        c = d.contact[i]
+        if c.exclude or (c.geom1 in geoms) == (c.geom2 in geoms):
+            continue
+        mujoco.mj_contactForce(m, d, i, f6)
+        # f6 is in the contact frame (rows of c.frame), the force geom1 exerts on geom2.
+        f = c.frame.reshape(3, 3).T @ f6[:3]
+        total += f if c.geom1 in geoms else -f
+    return total
+
+
+# ---- MuJoCo scene and closed loop --------------------------------------------------------------
+
+
+def table_scene(model_path: str, center, half_size, top_z: float) -> mujoco.MjModel:
+    """The robot of ``model_path`` with a box table whose top is at ``top_z`` (m); the table geom is named "table".
+
+    The robot's own geoms are made not to collide with each other (``conaffinity = 0``), so the only
+    contacts are robot-table ones: the folded home pose of some arms starts in self-contact otherwise.
+    """
+    spec = mujoco.MjSpec.from_file(str(model_path))
+    for g in spec.geoms:
+        g.conaffinity = 0
+    hs = finite_array(half_size, "half_size", (3,))
+    c = finite_array(center, "center", (2,))
+    spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=hs,
+                            pos=[c[0], c[1], top_z - hs[2]], contype=1, conaffinity=1, rgba=[0.6, 0.5, 0.4, 1])
+    return spec.compile()
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """A closed-loop run in MuJoCo: ``N`` control ticks of ``dt`` s, ``S`` physics steps in all.
+
+    Per tick (read at the start of the tick, before its command): ``t: (N,)``, ``q_cmd: (N, n)`` the
+    servo targets, ``q: (N, n)`` measured positions, ``p: (N, 3)`` measured tool positions,
+    ``tau: (N, n)`` servo torques (``qfrc_actuator``: what the motors' effort sensors report, gravity
+    compensation included), ``wrench_hat: (N, 6)`` :func:`estimate_wrench` of ``g(q) - tau``,
+    ``force_true: (N, 3)`` the contact force of the ``probe`` geoms on the robot, ``health`` per commanded
+    tick (one fewer than ``N`` when the guard stopped the run).
+    Per physics step: ``sim_t, sim_p: (S,), (S, 3)`` and ``sim_force: (S, 3)``.
+    ``stop_tick`` is the tick at which ``guard`` fired (-1 if never) and ``reason`` why the run ended.
+    """
+
+    t: np.ndarray
+    q_cmd: np.ndarray
+    q: np.ndarray
+    p: np.ndarray
+    tau: np.ndarray
+    wrench_hat: np.ndarray
+    force_true: np.ndarray
+    health: HealthLog
+    sim_t: np.ndarray
+    sim_p: np.ndarray
+    sim_force: np.ndarray
+    stop_tick: int
+    reason: str
+
+
+def closed_loop(m: mujoco.MjModel, chain: Chain, q0, twist_fn: TwistFn, dt: float, duration: float, *,
+                settings: StepSettings = StepSettings(), guard: Callable[[np.ndarray], bool] | None = None,
+                hold: float = 0.0, probe: Sequence[int] = ()) -> SimResult:
+    """Drive the MuJoCo model's position servos with resolved-rate control, one tick every ``dt`` s.
+
+    Starts at rest at ``q0: (n,)`` (servo targets ``q0``). Every tick: read the measured state, estimate
+    the tool wrench, stop if ``guard(wrench_hat)`` is true, else advance ``q_cmd`` by :func:`tick` of
+    ``twist_fn(k, t, q_cmd, T(q_cmd))`` and send it (pose and Jacobian of ``q_cmd`` from MuJoCo, which
+    equal the chain's and cost a tenth). On a stop the servos are told to stay where the arm
+    *is* (``q_cmd = q``, so they stop pressing) and the physics runs ``hold`` s more. ``probe`` are geom
+    ids whose contact force on the robot is recorded as ground truth. ``dt`` must be a whole number of
+    physics steps (``m.opt.timestep``).
+    """
+    q_cmd = chain.check_q(q0).copy()
+    substeps = int(round(dt / m.opt.timestep))
+    if substeps < 1 or not np.isclose(substeps * m.opt.timestep, dt, rtol=1e-9, atol=0.0):
+        raise InputError(f"dt: expected a whole number of physics steps of {m.opt.timestep} s, got {dt}")
+    n_ticks = int(round(duration / dt))
+    _check_rate(dt, n_ticks)
+    act = list(joint_actuators(m, chain))
+    qadr, dadr = list(chain.qpos_adr), list(chain.dof_adr)
+    d, scratch = mujoco.MjData(m), mujoco.MjData(m)
+    d.qpos[qadr] = q_cmd
+    d.ctrl[act] = q_cmd
+    mujoco.mj_forward(m, d)
+    sid = m.site(chain.tool_name).id
+    log = {k: [] for k in ("t", "q_cmd", "q", "p", "tau", "wrench_hat", "force_true", "sim_t", "sim_p", "sim_force")}
+    steps, stop_tick, reason = [], -1, "duration"
+
+    def physics(n_steps: int) -> None:
+        for _ in range(n_steps):
+            mujoco.mj_step(m, d)
+            log["sim_t"].append(d.time)
+            log["sim_p"].append(d.site_xpos[sid].copy())
+            log["sim_force"].append(contact_force(m, d, probe))
+
+    for k in range(n_ticks):
+        mujoco.mj_forward(m, d)  # state, forces and contacts of one instant (mj_step leaves them one step apart)
+        q = d.qpos[qadr].copy()
+        tau = d.qfrc_actuator[dadr].copy()
+        wrench = estimate_wrench(site_jacobian(m, chain, q, scratch), gravity_torques(m, chain, q, scratch) - tau)
+        for key, val in (("t", d.time), ("q_cmd", q_cmd.copy()), ("q", q), ("p", d.site_xpos[sid].copy()),
+                         ("tau", tau), ("wrench_hat", wrench), ("force_true", contact_force(m, d, probe))):
+            log[key].append(val)
+        if guard is not None and guard(wrench):
+            stop_tick, reason = k, "guard"
+            d.ctrl[act] = q
+            physics(int(round(hold / m.opt.timestep)))
+            break
+        T, J = site_pose(m, chain, q_cmd, scratch), site_jacobian(m, chain, q_cmd, scratch)
+        dq, h = tick(J, twist_fn(k, k * dt, q_cmd, T), dt, settings)
+        steps.append(h)
+        q_cmd = q_cmd + dq
+        d.ctrl[act] = q_cmd
+        physics(substeps)
+    arrays = {k: np.array(v) for k, v in log.items()}
+    return SimResult(**arrays, health=HealthLog.from_steps(steps), stop_tick=stop_tick, reason=reason)

@@ -1,0 +1,18 @@
+"""Learned inverse kinematics (lesson 12): datasets from FK, a small JAX MLP, two losses, the hybrid.
+
+``sample_dataset`` draws joints inside the limits and their tool points; ``init_model`` / ``train``
+fit an MLP ``x -> q`` with the supervised ``joint_loss`` or the label-free ``fk_loss`` (through
+:mod:`physai.jaxkin`); ``predict`` runs it batched; ``save`` / ``load`` use a plain ``.npz``;
+``dls_refine`` turns a network guess into the hybrid controller.
+"""
+
+from physai.learned.data import Dataset, sample_dataset
+from physai.learned.hybrid import RefineResult, dls_refine, limit_violation, position_error
+from physai.learned.model import InverseModel, forward, init_model, load, predict, save
+from physai.learned.train import TrainResult, fk_loss, joint_loss, train
+
+__all__ = [
+    "Dataset", "InverseModel", "RefineResult", "TrainResult", "dls_refine", "fk_loss", "forward", "init_model",
+    "joint_loss", "limit_violation", "load", "position_error", "predict", "sample_dataset", "save",
+    "train",
+]

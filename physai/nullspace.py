@@ -1,0 +1,449 @@
+"""Redundancy and the null space (lesson 11): choose among infinitely many IK answers on purpose.
+
+Shapes and frames (as :mod:`physai.kinematics`):
+- ``J: (..., m, n)`` a task Jacobian (rows of the geometric Jacobian, world frame, linear rows in m/rad,
+  angular rows in rad/rad); ``v: (..., m)`` a task velocity; ``qdot: (..., n)`` joint velocities.
+- A chain is *redundant* for a task when ``n > rank J``: the ``n - rank J`` dimensional null space
+  ``{qdot : J qdot = 0}`` moves the joints without moving the task ("self-motion").
+
+The tools:
+- :func:`pinv` the (weighted, damped) pseudoinverse and :func:`projector` ``N = I - J^# J`` onto the
+  null space; :func:`null_basis` an orthonormal basis of it.
+- Secondary objectives as costs to *minimise* with their gradients (:class:`Objective`): joint-limit
+  avoidance (Liegeois), manipulability (Yoshikawa, analytic gradient through :func:`jacobian_derivative`),
+  a preferred posture.
+- :func:`redundant_rate`: ``qdot = J^# v + N qdot0`` (the gradient projection method); the
+  secondary motion ``N qdot0`` never changes the task to first order.
+- :func:`priority_rate`: two-level task priority (Siciliano and Slotine 1991) with damping of the
+  secondary task's algorithmic singularity.
+- :func:`solve_ik_redundant` / :func:`solve_ik_redundant_batch`: :func:`physai.ik.solve_ik`, then descend
+  a secondary objective in the null space while every accepted iterate keeps the primary converged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from physai import kinematics
+from physai import transforms as tf
+from physai._validate import finite_array
+from physai.errors import InputError
+from physai.ik import IKResult, solve_ik_batch, task_residual
+from physai.kinematics import Chain
+from physai.singularity import filter_factors, jacobian_block
+
+RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
+
+
+# ---- pseudoinverse and projector -------------------------------------------------------------------
+
+
+def _inverse_sqrt_weight(weights, n: int) -> np.ndarray:
+    """``W^(-1/2): (n, n)`` of a joint-space weight: ``(n,)`` positive diagonal or ``(n, n)`` symmetric positive definite."""
+    W = finite_array(weights, "weights")
+    if W.shape == (n,):
+        if np.any(W <= 0):
+            raise InputError(f"weights: expected {n} positive joint weights, got {W}")
+        return np.diag(1.0 / np.sqrt(W))
+    if W.shape != (n, n) or not np.allclose(W, W.T, rtol=0, atol=1e-12 * np.abs(W).max()):
+        raise InputError(f"weights: expected shape ({n},) or a symmetric ({n}, {n}) matrix, got shape {W.shape}")
+    ev, V = np.linalg.eigh(W)
+    if ev[0] <= 0:
+        raise InputError(f"weights: the matrix must be positive definite, smallest eigenvalue {ev[0]:.3g}")
+    return (V / np.sqrt(ev)) @ V.T
+
+
+def pinv(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
+    """Weighted, damped pseudoinverse ``J^#: (..., m, n) -> (..., n, m)``.
+
+    ``lam = 0``, ``weights = None``: Moore-Penrose ``V diag(1/sigma) U^T`` (singular values below
+    ``rcond * sigma_max`` dropped). ``lam > 0`` (units of sigma): damped least squares, gains
+    ``sigma / (sigma^2 + lam^2) <= 1 / (2 lam)``. ``weights`` ``W`` (``(n,)`` or ``(n, n)`` SPD): the
+    solution ``J^# v`` minimises ``qdot^T W qdot`` among those with ``J qdot = v`` (damped: trades
+    ``|J qdot - v|^2`` against ``lam^2 qdot^T W qdot``), i.e. ``W^-1 J^T (J W^-1 J^T)^-1 = W^(-1/2)
+    (J W^(-1/2))^+``; a heavy joint moves less.
+    """
+    J = finite_array(J, "J")
+    if J.ndim < 2:
+        raise InputError(f"J: expected shape (..., m, n), got {J.shape}")
+    return _pinv(J, lam, None if weights is None else _inverse_sqrt_weight(weights, J.shape[-1]), rcond)[0]
+
+
+def _pinv(J, lam, S_half, rcond):
+    """``(J^#_lam, J^#_0)`` from one SVD (the second is the exact pseudoinverse the projector needs)."""
+    Jw = J if S_half is None else J @ S_half
+    U, S, Vt = np.linalg.svd(Jw, full_matrices=False)
+    S = np.where(S > rcond * S[..., :1], S, 0.0)
+    V, Ut = np.swapaxes(Vt, -1, -2), np.swapaxes(U, -1, -2)
+    out = [V @ (filter_factors(S, lam)[..., None] * Ut) for lam in ((lam, 0.0) if np.any(lam) else (0.0,))]
+    if S_half is not None:
+        out = [S_half @ P for P in out]
+    return out[0], out[-1]
+
+
+def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
+    """``N = I - J^# J: (..., m, n) -> (..., n, n)``, with ``J^#`` from :func:`pinv` (same options).
+
+    ``lam = 0``: ``J N = 0`` (to round-off) and ``N`` is idempotent; unweighted it is the orthogonal
+    projector onto the null space (symmetric, norm 1, so it never amplifies), weighted it is the
+    ``W``-orthogonal one. It is discontinuous where the rank drops: a direction with ``sigma`` just
+    above ``rcond * sigma_max`` is excluded, at zero it is suddenly included. ``lam > 0`` (damped):
+    ``N_lam = V diag(lam^2 / (sigma^2 + lam^2)) V^T`` on the row space, continuous through the
+    singularity but ``J N_lam != 0``: it lets the secondary motion leak into the task by at most
+    ``sigma lam^2 / (sigma^2 + lam^2) <= lam / 2`` per unit joint speed.
+    """
+    J = finite_array(J, "J")
+    return np.eye(J.shape[-1]) - pinv(J, lam=lam, weights=weights, rcond=rcond) @ J
+
+
+def null_basis(J, rcond: float = RCOND) -> np.ndarray:
+    """Orthonormal basis of the null space of one ``J: (m, n)`` -> ``(n, n - rank)`` (columns).
+
+    The right singular vectors beyond the numerical rank. Their sign is arbitrary: a path that follows
+    the null space must keep it continuous itself (e.g. ``sign(v_k . v_{k-1})``).
+    """
+    J = finite_array(J, "J")
+    if J.ndim != 2:
+        raise InputError(f"J: expected one Jacobian of shape (m, n), got {J.shape}")
+    _, S, Vt = np.linalg.svd(J, full_matrices=True)
+    rank = int(np.sum(S > rcond * S[0])) if len(S) else 0
+    return Vt[rank:].T
+
+
+# ---- resolved-rate steps ---------------------------------------------------------------------------
+
+
+def redundant_rate(J, v, qdot0=None, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
+    """Gradient projection: ``qdot = J^#_lam v + N qdot0``: ``J (..., m, n)``, ``v (..., m)``, ``qdot0 (..., n)``.
+
+    ``qdot0`` is any desired joint velocity, typically ``-k grad H`` of a secondary cost. It passes
+    through the *exact* projector ``N`` even when the task part is damped, so ``J N qdot0 = 0`` always:
+    the secondary objective never moves the task to first order (the damping only affects how well
+    ``v`` itself is tracked).
+    """
+    J = finite_array(J, "J")
+    v = finite_array(v, "v", (J.shape[-2],))
+    n = J.shape[-1]
+    P, P0 = _pinv(J, lam, None if weights is None else _inverse_sqrt_weight(weights, n), rcond)
+    qdot = (P @ v[..., None])[..., 0]
+    if qdot0 is None:
+        return qdot
+    qdot0 = finite_array(qdot0, "qdot0", (n,))
+    return qdot + ((np.eye(n) - P0 @ J) @ qdot0[..., None])[..., 0]
+
+
+def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarray:
+    """Two-level task priority (Siciliano and Slotine 1991): ``(..., n)`` joint velocities.
+
+    ``qdot = J1^+ v1 + N1 (J2 N1)^#_lam2 (v2 - J2 J1^+ v1)``: the primary task ``J1 qdot = v1`` is met
+    exactly (when feasible); the secondary ``J2 qdot = v2`` is met as well as the primary's null space
+    ``N1`` allows, in least squares. Where the two conflict, ``J2 N1`` loses rank (an *algorithmic*
+    singularity, even though J1 and J2 are each fine) and the undamped solution demands joint speeds
+    ``|residual| / sigma`` that blow up; ``lam2 > 0`` bounds that gain by ``1 / (2 lam2)``. The leading
+    ``N1`` keeps the secondary correction in the primary's null space for any ``lam2``.
+    """
+    J1, J2 = finite_array(J1, "J1"), finite_array(J2, "J2")
+    if J1.shape[-1] != J2.shape[-1]:
+        raise InputError(f"J2: expected {J1.shape[-1]} columns like J1, got shape {J2.shape}")
+    v1 = finite_array(v1, "v1", (J1.shape[-2],))
+    v2 = finite_array(v2, "v2", (J2.shape[-2],))
+    J1p = pinv(J1, rcond=rcond)
+    N1 = np.eye(J1.shape[-1]) - J1p @ J1
+    qdot1 = (J1p @ v1[..., None])[..., 0]
+    residual = v2 - (J2 @ qdot1[..., None])[..., 0]
+    return qdot1 + (N1 @ pinv(J2 @ N1, lam=lam2, rcond=rcond) @ residual[..., None])[..., 0]
+
+
+# ---- Jacobian derivative and secondary objectives --------------------------------------------------
+
+
+def jacobian_derivative(J) -> np.ndarray:
+    """``H[..., i, :, j] = d J[..., :, j] / d q_i`` of a geometric Jacobian ``J: (..., 6, n)`` -> ``(..., n, 6, n)``.
+
+    Closed form from ``J`` alone (Haviland and Corke 2023): with column ``j = (v_j, w_j)``,
+    ``i < j``: joint ``i`` rotates column ``j`` as a whole, ``(w_i x v_j, w_i x w_j)``;
+    ``i >= j``: only the tool point moves, ``(w_j x v_i, 0)``. Slide joints have ``w = 0`` and fit the same rule.
+    """
+    J = finite_array(J, "J")
+    if J.ndim < 2 or J.shape[-2] != 6:
+        raise InputError(f"J: expected a geometric Jacobian of shape (..., 6, n), got {J.shape}")
+    v = np.swapaxes(J[..., :3, :], -1, -2)  # (..., n, 3)
+    w = np.swapaxes(J[..., 3:, :], -1, -2)
+    n = J.shape[-1]
+    later = (np.arange(n)[:, None] < np.arange(n)[None, :])[..., None]  # [i, j]: i < j
+    w_i, w_j = w[..., :, None, :], w[..., None, :, :]
+    lin = np.where(later, np.cross(w_i, v[..., None, :, :]), np.cross(w_j, v[..., :, None, :]))
+    ang = np.where(later, np.cross(w_i, w_j), 0.0)
+    return np.swapaxes(np.concatenate([lin, ang], axis=-1), -1, -2)  # (..., i, 6, j)
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A secondary cost ``H(q)`` to minimise: ``value: (..., n) -> (...)``, ``gradient: (..., n) -> (..., n)``."""
+
+    name: str
+    value: Callable[[np.ndarray], np.ndarray]
+    gradient: Callable[[np.ndarray], np.ndarray]
+
+
+def joint_limit_cost(chain: Chain) -> Objective:
+    """Liegeois' joint-limit cost ``H = 1/(2k) sum_i ((q_i - c_i) / (u_i - l_i))^2`` over the ``k`` limited joints.
+
+    ``c`` the middle of the range; 0 at the centre, ``1/8`` per joint at a limit. Joints without both
+    limits contribute nothing.
+    """
+    limited = np.isfinite(chain.lower) & np.isfinite(chain.upper) & (chain.upper > chain.lower)
+    if not limited.any():
+        raise InputError(f"chain {chain.name!r} has no limited joint: joint-limit avoidance has nothing to do")
+    lo, hi = np.where(limited, chain.lower, 0.0), np.where(limited, chain.upper, 1.0)
+    c, inv_range2 = 0.5 * (lo + hi), np.where(limited, 1.0 / (hi - lo) ** 2, 0.0)
+    k = int(limited.sum())
+
+    def value(q):
+        d = chain.check_q(q) - c
+        return np.sum(d * d * inv_range2, axis=-1) / (2 * k)
+
+    def gradient(q):
+        return (chain.check_q(q) - c) * inv_range2 / k
+
+    return Objective("joint-limit", value, gradient)
+
+
+def posture_cost(chain: Chain, q_pref, weights=None) -> Objective:
+    """Preferred posture ``H = 1/2 sum_i w_i (q_i - q_pref_i)^2`` (rad^2), gradient ``w (q - q_pref)``."""
+    q_pref = chain.check_q(q_pref, "q_pref")
+    w = np.ones(chain.n) if weights is None else finite_array(weights, "weights", (chain.n,))
+    if np.any(w < 0):
+        raise InputError(f"weights: expected non-negative joint weights, got {w}")
+
+    def value(q):
+        d = chain.check_q(q) - q_pref
+        return 0.5 * np.sum(w * d * d, axis=-1)
+
+    def gradient(q):
+        return w * (chain.check_q(q) - q_pref)
+
+    return Objective("posture", value, gradient)
+
+
+def _rows(block, char_length: float) -> np.ndarray:
+    """The task's rows of the geometric Jacobian as a ``(k, 6)`` matrix ``S`` (``J_task = S J``)."""
+    if isinstance(block, str):
+        return jacobian_block(np.eye(6), block, char_length)
+    S = finite_array(block, "block", (6,))
+    if S.ndim != 2:
+        raise InputError(f"block: expected a name or a (k, 6) row selection, got shape {S.shape}")
+    return S
+
+
+def manipulability(chain: Chain, q, block="position", char_length: float = 0.3) -> np.ndarray:
+    """Yoshikawa's ``w = sqrt(det(J_b J_b^T)) = prod(sigma)`` of one task block, ``q: (..., n)`` -> ``(...)``.
+
+    ``block``: ``"position"``, ``"orientation"``, ``"full"`` (angular rows scaled by ``char_length`` m,
+    as :func:`physai.singularity.health`) or a ``(k, 6)`` row selection (e.g. the x, y rows of a planar arm).
+    """
+    Jb = _rows(block, char_length) @ kinematics.jacobian(chain, q)
+    return np.prod(np.linalg.svd(Jb, compute_uv=False), axis=-1)
+
+
+def manipulability_cost(chain: Chain, block="position", char_length: float = 0.3) -> Objective:
+    """``H = -w`` (maximise the manipulability of ``block``; see :func:`manipulability`) with its analytic gradient.
+
+    ``dw/dq_i = w tr(J_b^+ dJ_b/dq_i)`` (Yoshikawa 1985), ``dJ/dq_i`` from :func:`jacobian_derivative`.
+    Where the block is rank-deficient ``w = 0`` and so is the gradient (``w`` is not smooth there).
+    """
+    S = _rows(block, char_length)
+
+    def value(q):
+        return -manipulability(chain, q, S)
+
+    def gradient(q):
+        J = kinematics.jacobian(chain, q)
+        Jb = S @ J
+        w = np.prod(np.linalg.svd(Jb, compute_uv=False), axis=-1)
+        dJb = S @ jacobian_derivative(J)  # (..., i, k, j)
+        return -w[..., None] * np.einsum("...ikj,...jk->...i", dJb, pinv(Jb))
+
+    return Objective("manipulability", value, gradient)
+
+
+def limit_margin(chain: Chain, q) -> np.ndarray:
+    """Smallest distance to a joint limit as a fraction of that joint's range: ``(..., n) -> (...)``.
+
+    0.5 at the centre of every range, 0 on a limit; unlimited joints are ignored (inf if none is limited).
+    """
+    q = chain.check_q(q)
+    span = chain.upper - chain.lower
+    limited = np.isfinite(span) & (span > 0)
+    frac = np.minimum(q - chain.lower, chain.upper - q) / np.where(limited, span, 1.0)
+    return np.min(np.where(limited, frac, np.inf), axis=-1)
+
+
+def point_jacobian(chain: Chain, q, joint: int) -> tuple[np.ndarray, np.ndarray]:
+    """Position ``(..., 3)`` of joint ``joint``'s anchor (e.g. the elbow) and its linear Jacobian ``(..., 3, n)``.
+
+    A secondary Cartesian task on a point of the arm: columns of the joints before it (and of the
+    joint itself if it slides) are ``a x (x - o)`` (hinge) or ``a`` (slide); later joints do not move it.
+    """
+    if not 0 <= joint < chain.n:
+        raise InputError(f"joint: expected an index in [0, {chain.n}), got {joint}")
+    axes, anchors, _ = kinematics.fk(chain, q)
+    x = anchors[..., joint, :]
+    cols = []
+    for i, jtype in enumerate(chain.joint_types):
+        moves = i < joint or (i == joint and jtype == "slide")
+        col = kinematics.hinge_column(axes[..., i, :], anchors[..., i, :], x) if jtype == "hinge" else \
+            kinematics.slide_column(axes[..., i, :])
+        cols.append(col[..., :3] * moves)
+    return x, np.stack(cols, axis=-1)
+
+
+# ---- IK with a secondary objective -----------------------------------------------------------------
+
+REASONS = ("stationary", "iteration limit", "primary not converged: not optimised")
+
+
+@dataclass(frozen=True)
+class RedundantResult:
+    """IK followed by null-space optimisation of a secondary cost.
+
+    ``q: (n,)`` inside the limits; ``converged`` whether the primary task meets its tolerances at ``q``
+    (always equal to ``ik.converged``: the optimisation only accepts iterates that keep it);
+    ``position_error`` (m), ``orientation_error`` (rad) at ``q``; ``cost_initial``/``cost_final`` the
+    secondary cost at ``ik.q`` and at ``q``; ``iterations`` null-space iterations; ``reason`` one of
+    :data:`REASONS` (``"stationary"``: no step of at least ``min_step`` lowers the cost within the
+    primary tolerances); ``ik`` the plain :class:`~physai.ik.IKResult` it started from.
+    """
+
+    q: np.ndarray
+    converged: bool
+    position_error: float
+    orientation_error: float
+    cost_initial: float
+    cost_final: float
+    iterations: int
+    reason: str
+    ik: IKResult
+
+
+def _as_target_transforms(task: str, targets) -> np.ndarray:
+    """Targets already validated by the IK solver -> ``(B, 4, 4)`` (a position task may give 3-vectors)."""
+    t = np.asarray(targets, dtype=float)
+    return (tf.translation(t) if t.shape[-1] == 3 and task == "position" else t).reshape(-1, 4, 4)
+
+
+def _corrected(chain, q, e, Jp, task, T_target, axis):
+    """One Newton correction ``q + J^+ e`` of the primary residual, clipped into the limits, and its residual."""
+    q = np.clip(q + (Jp @ e[..., None])[..., 0], chain.lower, chain.upper)
+    T, J = kinematics.tool_pose_and_jacobian(chain, q)
+    return (q, *task_residual(task, T, J, T_target, axis))
+
+
+def refine_in_nullspace(
+    chain: Chain,
+    targets,
+    ik_results: list[IKResult],
+    *,
+    objective: Objective,
+    task: str = "pose",
+    tol_position: float = 1e-4,
+    tol_orientation: float = 1e-3,
+    axis=(0.0, 0.0, 1.0),
+    iterations: int = 200,
+    step: float = 0.2,
+    min_step: float = 1e-4,
+) -> list[RedundantResult]:
+    """Lower ``objective`` along the self-motion of each converged IK solution (vectorised over targets).
+
+    ``targets`` as given to :func:`physai.ik.solve_ik_batch` (``(B, 4, 4)``, or ``(B, 3)`` for a position
+    task) and that solver's ``ik_results`` for them (same ``task``, ``axis``). Each iteration is a
+    predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint change
+    ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
+    correction ``J^+ e`` at the new point, clipped into the limits. It is accepted only if the cost
+    falls *and* the primary still meets ``tol_position``/``tol_orientation``, so the plain solver's
+    success is kept target by target; ``alpha`` grows by 1.5 on acceptance and halves on rejection.
+    A target stops when ``alpha < min_step`` (``"stationary"``) or after ``iterations``.
+    """
+    _check_options(objective, iterations, step, min_step)
+    T_target = _as_target_transforms(task, targets)
+    if len(T_target) != len(ik_results):
+        raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
+    q = np.stack([r.q for r in ik_results])
+    B = len(q)
+    a = finite_array(axis, "axis", (3,))
+    a = a / np.linalg.norm(a)
+    T, J = kinematics.tool_pose_and_jacobian(chain, q)
+    e, Jt, perr, oerr = task_residual(task, T, J, T_target, a)
+    cost = objective.value(q)
+    cost0 = cost.copy()
+    alpha = np.full(B, float(step))
+    active = np.array([r.converged for r in ik_results])
+    its = np.zeros(B, int)
+    for _ in range(int(iterations)):
+        r = np.flatnonzero(active)
+        if not len(r):
+            break
+        Jp = pinv(Jt[r])
+        d = -((np.eye(chain.n) - Jp @ Jt[r]) @ objective.gradient(q[r])[..., None])[..., 0]
+        dmax = np.abs(d).max(axis=-1)
+        scale = np.where(dmax > 0, alpha[r] / np.where(dmax > 0, dmax, 1.0), 0.0)
+        q1, e1, J1, _, _ = _corrected(chain, q[r] + scale[:, None] * d, e[r], Jp, task, T_target[r], a)
+        trial, et, Jtt, pt, ot = _corrected(chain, q1, e1, pinv(J1), task, T_target[r], a)
+        ct = objective.value(trial)
+        ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
+        ra = r[ok]
+        q[ra], e[ra], Jt[ra], perr[ra], oerr[ra], cost[ra] = trial[ok], et[ok], Jtt[ok], pt[ok], ot[ok], ct[ok]
+        alpha[r] = np.where(ok, np.minimum(alpha[r] * 1.5, step), alpha[r] * 0.5)
+        its[r] += 1
+        active[r[(alpha[r] < min_step) | (dmax == 0)]] = False
+    out = []
+    for b, res in enumerate(ik_results):
+        reason = REASONS[2] if not res.converged else REASONS[1] if active[b] else REASONS[0]
+        out.append(RedundantResult(q[b].copy(), res.converged, float(perr[b]), float(oerr[b]), float(cost0[b]),
+                                   float(cost[b]), int(its[b]), reason, res))
+    return out
+
+
+def _check_options(objective, iterations, step, min_step):
+    if not isinstance(objective, Objective):
+        raise InputError(f"objective: expected a physai.nullspace.Objective, got {type(objective).__name__}")
+    if int(iterations) < 0:
+        raise InputError(f"iterations: expected a non-negative integer, got {iterations}")
+    if not (0 < min_step <= step and np.isfinite(step)):
+        raise InputError(f"step, min_step: expected 0 < min_step <= step, got {min_step}, {step}")
+
+
+def solve_ik_redundant_batch(
+    chain: Chain,
+    targets,
+    q0=None,
+    *,
+    objective: Objective,
+    task: str = "pose",
+    tol_position: float = 1e-4,
+    tol_orientation: float = 1e-3,
+    axis=(0.0, 0.0, 1.0),
+    iterations: int = 200,
+    step: float = 0.2,
+    min_step: float = 1e-4,
+    **ik_options,
+) -> list[RedundantResult]:
+    """:func:`physai.ik.solve_ik_batch`, then :func:`refine_in_nullspace`; one :class:`RedundantResult` per target.
+
+    ``ik_options`` (``method``, ``restarts``, ``rng``, ...) go to the solver unchanged.
+    """
+    _check_options(objective, iterations, step, min_step)
+    res = solve_ik_batch(chain, targets, q0, task=task, tol_position=tol_position, tol_orientation=tol_orientation,
+                         axis=axis, **ik_options)
+    return refine_in_nullspace(chain, targets, res, objective=objective, task=task, tol_position=tol_position,
+                               tol_orientation=tol_orientation, axis=axis, iterations=iterations, step=step,
+                               min_step=min_step)
+
+
+def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, **options) -> RedundantResult:
+    """One target (a 4x4 ``T_world_target``, or a 3-vector for ``task="position"``): :func:`solve_ik_redundant_batch`
+    on a batch of one, same options. With the same ``rng`` it equals :func:`physai.ik.solve_ik` then the refinement."""
+    return solve_ik_redundant_batch(chain, finite_array(target, "target")[None], q0, objective=objective, **options)[0]

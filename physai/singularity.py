@@ -1,0 +1,181 @@
+"""Singularity health of a Jacobian and the damped step that survives it (lessons 09-10).
+
+Shapes and units:
+- ``J: (..., m, n)`` a geometric Jacobian, rows "linear (m/rad), then angular (rad/rad)" as
+  :func:`physai.kinematics.jacobian` returns them; ``m`` is 6 (or 3 for one block alone).
+- Task velocities ``v: (..., m)`` in the same row order; joint velocities ``qdot: (..., n)``.
+
+The SVD ``J = U diag(sigma) V^T`` reads the arm's conditioning directly: joint motion along ``V[:, i]``
+moves the tool along ``U[:, i]`` with gain ``sigma_i``. Near a singularity ``sigma_min -> 0`` and the
+exact inverse demands joint speeds ``|v| / sigma_min``. Damped least squares replaces ``1/sigma`` by the
+filter factor ``sigma / (sigma^2 + lambda^2)``, which never exceeds ``1 / (2 lambda)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from physai._validate import finite_array
+from physai.errors import InputError
+
+BLOCKS = ("position", "orientation", "full")
+
+
+@dataclass(frozen=True)
+class Health:
+    """SVD health of one Jacobian block.
+
+    ``sigma`` singular values, descending (units of the block: m/rad for position, 1 for
+    orientation, m/rad for ``full`` whose angular rows are scaled by a characteristic length);
+    ``kappa = sigma_max / sigma_min`` (inf when singular); ``manipulability`` Yoshikawa's
+    ``sqrt(det(J J^T)) = prod(sigma)`` (0 when the block has more rows than joints).
+    """
+
+    sigma: np.ndarray
+    sigma_min: float
+    kappa: float
+    manipulability: float
+
+
+def jacobian_block(J, block: str = "position", char_length: float = 0.3) -> np.ndarray:
+    """The rows of ``J: (..., 6, n)`` that ``block`` names.
+
+    ``"position"`` rows 0-2, ``"orientation"`` rows 3-5, ``"full"`` all six with the angular rows
+    multiplied by ``char_length`` (m), so every row is in m/rad and one condition number makes sense.
+    """
+    J = finite_array(J, "J")
+    if J.ndim < 2 or J.shape[-2] != 6:
+        raise InputError(f"J: expected shape (..., 6, n), got {J.shape}")
+    if block == "position":
+        return J[..., :3, :]
+    if block == "orientation":
+        return J[..., 3:, :]
+    if block == "full":
+        if not (np.isfinite(char_length) and char_length > 0):
+            raise InputError(f"char_length: expected a positive length in m, got {char_length}")
+        return np.concatenate([J[..., :3, :], char_length * J[..., 3:, :]], axis=-2)
+    raise InputError(f"block: expected one of {BLOCKS}, got {block!r}")
+
+
+def _health_from_sigma(sigma: np.ndarray, rows: int) -> Health:
+    sigma_min = float(sigma[-1]) if len(sigma) == rows else 0.0  # fewer joints than rows: rank-deficient
+    kappa = float(sigma[0] / sigma_min) if sigma_min > 0 else float("inf")
+    return Health(sigma=sigma, sigma_min=sigma_min, kappa=kappa, manipulability=float(np.prod(sigma)) if sigma_min > 0 else 0.0)
+
+
+def health(J, block: str = "position", char_length: float = 0.3) -> Health:
+    """Singular values, sigma_min, condition number and manipulability of one block of ``J: (6, n)``.
+
+    ``char_length`` (m) only matters for ``block="full"`` (0.3 m suits a WidowX-AI-sized arm).
+    """
+    Jb = jacobian_block(J, block, char_length)
+    if Jb.ndim != 2:
+        raise InputError(f"J: health takes one Jacobian of shape (6, n), got {np.shape(J)}")
+    return _health_from_sigma(np.linalg.svd(Jb, compute_uv=False), Jb.shape[0])
+
+
+def ellipsoid_axes(J, block: str = "position", char_length: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
+    """The velocity manipulability ellipsoid ``{J qdot : |qdot| <= 1}`` of one block of ``J: (6, n)``.
+
+    Returns ``radii: (m,)`` (the singular values, descending) and ``directions: (m, m)`` whose
+    column ``i`` is the unit task-space direction of the axis with radius ``radii[i]``.
+    """
+    Jb = jacobian_block(J, block, char_length)
+    U, S, _ = np.linalg.svd(Jb, full_matrices=True)
+    radii = np.zeros(Jb.shape[-2])
+    radii[: len(S)] = S
+    return radii, U
+
+
+def filter_factors(sigma, lam) -> np.ndarray:
+    """Damped inverse gains ``sigma / (sigma^2 + lam^2)``; with ``lam = 0``, ``1/sigma`` (0 where sigma = 0).
+
+    For ``lam > 0`` every factor is at most ``1 / (2 lam)``, reached at ``sigma = lam``.
+    """
+    sigma = np.asarray(sigma, dtype=float)
+    lam = np.asarray(lam, dtype=float)[..., None]
+    denom = sigma * sigma + lam * lam
+    safe = np.where(denom > 0, denom, 1.0)
+    return np.where(denom > 0, sigma / safe, 0.0)
+
+
+def damped_solve(J, v, lam, rcond: float = 1e-12) -> np.ndarray:
+    """Damped least squares ``J^T (J J^T + lam^2 I)^-1 v`` in filter-factor form.
+
+    ``J: (..., m, n)``, ``v: (..., m)``, ``lam: scalar or (...)`` (units of ``sigma``) -> ``qdot: (..., n)``.
+    Computed as ``V diag(sigma / (sigma^2 + lam^2)) U^T v`` so the gain from ``v`` to ``qdot`` is
+    visibly bounded by ``1 / (2 lam)``. ``lam = 0`` gives the Moore-Penrose pseudoinverse, with
+    singular values below ``rcond * sigma_max`` treated as zero.
+    """
+    J = np.asarray(J, dtype=float)
+    v = np.asarray(v, dtype=float)
+    U, S, Vt = np.linalg.svd(J, full_matrices=False)
+    S = np.where(S > rcond * S[..., :1], S, 0.0)
+    f = filter_factors(S, lam)
+    coeff = f * (np.swapaxes(U, -1, -2) @ v[..., None])[..., 0]
+    return (np.swapaxes(Vt, -1, -2) @ coeff[..., None])[..., 0]
+
+
+def adaptive_damping(sigma_min, sigma_healthy: float, lambda_max: float):
+    """Nakamura-style damping: 0 while ``sigma_min >= sigma_healthy``, then ``lambda_max sqrt(1 - (s/s_h)^2)``.
+
+    The ramp is continuous at the threshold and reaches ``lambda_max`` at ``sigma_min = 0``. Broadcasts.
+    """
+    ratio = np.clip(np.asarray(sigma_min, dtype=float) / sigma_healthy, 0.0, 1.0)
+    return lambda_max * np.sqrt(1.0 - ratio * ratio)
+
+
+def scale_to_limit(qdot, limit) -> tuple[np.ndarray, np.ndarray]:
+    """Scale ``qdot: (..., n)`` uniformly so that ``max |qdot_i| <= limit`` (scalar or ``(n,)``).
+
+    Uniform scaling keeps the direction (the tool still moves along the commanded line, only slower);
+    clipping joints one by one would bend it. Returns ``(qdot_scaled, scale)`` with ``scale: (...)`` in (0, 1].
+    """
+    qdot = np.asarray(qdot, dtype=float)
+    peak = np.max(np.abs(qdot) / np.asarray(limit, dtype=float), axis=-1)
+    scale = np.where(peak > 1.0, 1.0 / np.where(peak > 1.0, peak, 1.0), 1.0)
+    return qdot * scale[..., None], scale
+
+
+@dataclass(frozen=True)
+class StepHealth:
+    """What one resolved-rate tick reports (the seed's health dict): sigma_min, kappa and
+    manipulability of the block used, the damping ``lam`` applied and the velocity scale (1 = unclipped)."""
+
+    sigma_min: float
+    kappa: float
+    manipulability: float
+    lam: float
+    vel_scale: float
+
+
+def damped_step(
+    J,
+    v_des,
+    dt: float,
+    *,
+    sigma_healthy: float = 0.03,
+    lambda_max: float = 0.05,
+    qdot_limit: float = 6.28,
+    block: str = "position",
+    char_length: float = 0.3,
+) -> tuple[np.ndarray, StepHealth]:
+    """One resolved-rate tick: adaptive damped least squares on one block, then velocity scaling.
+
+    ``J: (6, n)`` geometric Jacobian; ``v_des``: ``(3,)`` linear velocity (m/s) for ``block="position"``
+    (the seed's default), ``(3,)`` angular velocity for ``"orientation"``, or a ``(6,)`` twist for
+    ``"full"`` (angular part in rad/s; it is scaled by ``char_length`` like the rows).
+    ``dt`` (s). Returns ``dq = qdot * dt: (n,)`` and the :class:`StepHealth` of the tick.
+    """
+    Jb = jacobian_block(J, block, char_length)
+    if Jb.ndim != 2:
+        raise InputError(f"J: damped_step takes one Jacobian of shape (6, n), got {np.shape(J)}")
+    v = finite_array(v_des, "v_des", (Jb.shape[0],), f" for block={block!r}")
+    if block == "full":
+        v = np.concatenate([v[:3], char_length * v[3:]])
+    h = _health_from_sigma(np.linalg.svd(Jb, compute_uv=False), Jb.shape[0])
+    lam = float(adaptive_damping(h.sigma_min, sigma_healthy, lambda_max))
+    qdot, scale = scale_to_limit(damped_solve(Jb, v, lam), qdot_limit)
+    return qdot * dt, StepHealth(h.sigma_min, h.kappa, h.manipulability, lam, float(scale))

@@ -1,0 +1,243 @@
+"""Lesson 07: physai.transforms pinned to SciPy's Rotation, MuJoCo's mju_* functions, scipy.linalg.expm and Pinocchio."""
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+import pytest
+from scipy.linalg import expm
+from scipy.spatial.transform import Rotation, Slerp
+
+from physai import transforms as tf
+from physai.errors import InputError
+
+N = 200
+
+
+@pytest.fixture
+def rots(rng):
+    return Rotation.random(N, random_state=np.random.default_rng(7))
+
+
+def mj_quat2mat(q):
+    out = np.zeros(9)
+    mujoco.mju_quat2Mat(out, q)
+    return out.reshape(3, 3)
+
+
+def test_quat_matrix_round_trip_matches_scipy_and_mju(rots):
+    q = rots.as_quat(scalar_first=True)
+    R = tf.quat_to_matrix(q)
+    assert np.abs(R - rots.as_matrix()).max() <= 1e-15
+    assert max(np.abs(mj_quat2mat(qi) - Ri).max() for qi, Ri in zip(q, R)) <= 1e-15
+    q_back = tf.matrix_to_quat(R)
+    canon = np.where(q[:, :1] < 0, -q, q)
+    assert np.abs(q_back - canon).max() <= 1e-15
+    mjq = np.zeros(4)
+    for Ri, qi in zip(R, q_back):
+        mujoco.mju_mat2Quat(mjq, Ri.ravel())
+        assert np.abs(np.sign(mjq[0] or 1) * mjq - qi).max() <= 1e-15
+
+
+def test_matrix_to_quat_is_accurate_at_180_degrees_unlike_the_trace_formula():
+    for axis in np.eye(3):
+        R = Rotation.from_rotvec(np.pi * axis).as_matrix()
+        q = tf.matrix_to_quat(R)
+        assert np.abs(tf.quat_to_matrix(q) - R).max() <= 1e-15
+
+
+def test_so3_exp_log_match_scipy_rotvec_and_mju_quat2vel(rots):
+    w = rots.as_rotvec()
+    assert np.abs(tf.so3_exp(w) - rots.as_matrix()).max() <= 1e-14
+    assert np.abs(tf.so3_log(rots.as_matrix()) - w).max() <= 1e-12
+    vel = np.zeros(3)
+    for qi, wi in zip(rots.as_quat(scalar_first=True), w):
+        mujoco.mju_quat2Vel(vel, qi, 1.0)
+        np.testing.assert_allclose(vel, wi, atol=1e-12)
+
+
+@pytest.mark.parametrize("angle", [0.0, 1e-12, 1e-6, 1e-2 * 0.999, 1e-2 * 1.001, 1.0, np.pi - 1e-9, np.pi])
+def test_so3_exp_log_near_0_and_pi_match_scipy(angle):
+    axis = np.array([1.0, -2.0, 0.5]) / np.linalg.norm([1.0, -2.0, 0.5])
+    R_ref = Rotation.from_rotvec(angle * axis).as_matrix()
+    assert np.abs(tf.so3_exp(angle * axis) - R_ref).max() <= 1e-15
+    w = tf.so3_log(R_ref)
+    if angle == np.pi:  # +-w are the same rotation at pi
+        w = w * np.sign(w @ axis)
+    assert np.abs(w - angle * axis).max() <= 1e-12
+
+
+def test_se3_exp_matches_scipy_expm_and_pinocchio_exp6(rng):
+    for _ in range(50):
+        V = rng.normal(size=6) * [1, 1, 1, 1.5, 1.5, 1.5]
+        hat = np.zeros((4, 4))
+        hat[:3, :3], hat[:3, 3] = tf.skew(V[3:]), V[:3]
+        T = tf.se3_exp(V)
+        assert np.abs(T - expm(hat)).max() <= 1e-12
+        assert np.abs(T - pin.exp6(pin.Motion(V[:3], V[3:])).homogeneous).max() <= 1e-12
+        if np.linalg.norm(V[3:]) < np.pi:
+            assert np.abs(tf.se3_log(T) - V).max() <= 1e-12
+            assert np.abs(tf.se3_log(T) - pin.log6(pin.SE3(T)).vector).max() <= 1e-12
+
+
+@pytest.mark.parametrize("scale", [0.0, 1e-9, 5e-5, 2e-4, 5e-3, 2e-2])
+def test_se3_exp_log_small_angles_match_expm(scale, rng):
+    V = np.r_[rng.normal(size=3), scale * rng.normal(size=3)]
+    hat = np.zeros((4, 4))
+    hat[:3, :3], hat[:3, 3] = tf.skew(V[3:]), V[:3]
+    assert np.abs(tf.se3_exp(V) - expm(hat)).max() <= 1e-15
+    assert np.abs(tf.se3_log(tf.se3_exp(V)) - V).max() <= 1e-13
+
+
+def random_T(rng, n=None):
+    shape = () if n is None else (n,)
+    R = Rotation.random(n, random_state=rng).as_matrix()
+    return tf.make_transform(R, rng.normal(size=shape + (3,)))
+
+
+def test_adjoint_twist_and_wrench_match_pinocchio(rng):
+    for _ in range(50):
+        T_a_b = random_T(rng)
+        V_b, F_b = rng.normal(size=6), rng.normal(size=6)
+        M = pin.SE3(T_a_b)
+        assert np.abs(tf.adjoint(T_a_b) - M.action).max() <= 1e-14
+        assert np.abs(tf.transform_twist(T_a_b, V_b) - M.act(pin.Motion(V_b)).vector).max() <= 1e-14
+        assert np.abs(tf.transform_wrench(T_a_b, F_b) - M.act(pin.Force(F_b)).vector).max() <= 1e-14
+        # power is frame-independent
+        assert tf.transform_wrench(T_a_b, F_b) @ tf.transform_twist(T_a_b, V_b) == pytest.approx(F_b @ V_b, abs=1e-13)
+
+
+def test_adjoint_composes_and_inverts(rng):
+    T_a_b, T_b_c = random_T(rng), random_T(rng)
+    assert np.abs(tf.adjoint(T_a_b) @ tf.adjoint(T_b_c) - tf.adjoint(T_a_b @ T_b_c)).max() <= 1e-14
+    assert np.abs(tf.adjoint(tf.inverse(T_a_b)) - np.linalg.inv(tf.adjoint(T_a_b))).max() <= 1e-13
+
+
+def test_twist_change_of_frame_is_the_velocity_of_a_moving_pose(rng):
+    """Finite differences of T_a_b(t) = T_a_b exp(t V_b) give the twist Ad(T_a_b) V_b at a's origin."""
+    T_a_b, V_b, h = random_T(rng), rng.normal(size=6), 1e-6
+    dT = (T_a_b @ tf.se3_exp(h * V_b) - T_a_b @ tf.se3_exp(-h * V_b)) / (2 * h)
+    spatial = dT @ tf.inverse(T_a_b)  # [V_a] = dT T^-1
+    V_a_fd = np.r_[spatial[:3, 3], tf.vee(spatial[:3, :3])]
+    assert np.abs(tf.transform_twist(T_a_b, V_b) - V_a_fd).max() <= 1e-9
+
+
+def test_rpy_matches_scipy_extrinsic_xyz_mujoco_XYZ_and_pinocchio(rng):
+    rpy = rng.uniform([-np.pi, -1.5, -np.pi], [np.pi, 1.5, np.pi], size=(N, 3))
+    R = tf.rpy_to_matrix(rpy)
+    assert np.abs(R - Rotation.from_euler("xyz", rpy).as_matrix()).max() <= 1e-15
+    assert np.abs(tf.matrix_to_rpy(R) - Rotation.from_matrix(R).as_euler("xyz")).max() <= 1e-12
+    q = np.zeros(4)
+    for e, Ri in zip(rpy[:20], R[:20]):
+        mujoco.mju_euler2Quat(q, e, "XYZ")
+        assert np.abs(mj_quat2mat(q) - Ri).max() <= 1e-15
+        assert np.abs(pin.rpy.rpyToMatrix(*e) - Ri).max() <= 1e-15
+        assert np.abs(pin.rpy.matrixToRpy(Ri) - tf.matrix_to_rpy(Ri)).max() <= 1e-12
+
+
+@pytest.mark.parametrize("pitch", [np.pi / 2, -np.pi / 2, np.pi / 2 - 1e-9, -np.pi / 2 + 1e-7])
+def test_matrix_to_rpy_round_trips_at_gimbal_lock(pitch):
+    R = Rotation.from_euler("xyz", [0.7, pitch, -0.4]).as_matrix()
+    rpy = tf.matrix_to_rpy(R)
+    assert abs(rpy[1] - pitch) <= 1e-7
+    assert np.abs(tf.rpy_to_matrix(rpy) - R).max() <= 2e-8
+
+
+def test_rpy_rate_matrix_maps_rpy_rates_to_angular_velocity_by_finite_differences(rng):
+    for _ in range(20):
+        rpy, rate, h = rng.uniform(-1.4, 1.4, 3), rng.normal(size=3), 1e-6
+        dR = (tf.rpy_to_matrix(rpy + h * rate) - tf.rpy_to_matrix(rpy - h * rate)) / (2 * h)
+        w_fd = tf.vee(dR @ tf.rpy_to_matrix(rpy).T)
+        assert np.abs(tf.rpy_rate_matrix(rpy) @ rate - w_fd).max() <= 1e-9
+    assert np.linalg.det(tf.rpy_rate_matrix([0.3, np.pi / 2, 0.2])) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_quat_multiply_conjugate_match_mju_and_scipy(rots):
+    q = rots.as_quat(scalar_first=True)
+    p = np.roll(q, 1, axis=0)
+    prod = tf.quat_multiply(q, p)
+    ref = (rots * Rotation.from_quat(p, scalar_first=True)).as_matrix()
+    assert np.abs(tf.quat_to_matrix(prod) - ref).max() <= 1e-15
+    out = np.zeros(4)
+    for a, b, c in zip(q, p, prod):
+        mujoco.mju_mulQuat(out, a, b)
+        assert np.abs(out - c).max() <= 1e-15
+        mujoco.mju_negQuat(out, a)
+        assert np.abs(out - tf.quat_conjugate(a)).max() == 0.0
+    assert np.abs(tf.quat_multiply(q, tf.quat_conjugate(q)) - [1, 0, 0, 0]).max() <= 1e-15
+
+
+def test_quat_slerp_matches_scipy_slerp(rng):
+    for _ in range(20):
+        ends = Rotation.random(2, random_state=rng)
+        t = np.linspace(0, 1, 11)
+        ref = Slerp([0, 1], ends)(t).as_matrix()
+        q0, q1 = ends.as_quat(scalar_first=True)
+        got = tf.quat_to_matrix(tf.quat_slerp(q0, q1, t))
+        assert np.abs(got - ref).max() <= 1e-14
+        # the short arc, whichever sign the caller's q1 has
+        assert np.abs(tf.quat_to_matrix(tf.quat_slerp(q0, -q1, t)) - ref).max() <= 1e-14
+    q = Rotation.random(random_state=rng).as_quat(scalar_first=True)
+    assert np.abs(tf.quat_slerp(q, q, 0.3) - q).max() <= 1e-15
+
+
+def test_quat_rate_matrix_matches_mju_derivQuat_and_finite_differences(rots, rng):
+    out, h = np.zeros(4), 1e-6
+    for q in rots.as_quat(scalar_first=True)[:50]:
+        w_world = rng.normal(size=3)
+        mujoco.mju_derivQuat(out, q, w_world)  # computes 0.5 (0, w) * q: w in world axes
+        assert np.abs(tf.quat_rate_matrix(q) @ w_world - out).max() <= 1e-15
+        # q(t) = exp(t w) q rotates at w in world axes
+        q_fd = (tf.quat_multiply(tf.matrix_to_quat(tf.so3_exp(h * w_world)), q)
+                - tf.quat_multiply(tf.matrix_to_quat(tf.so3_exp(-h * w_world)), q)) / (2 * h)
+        assert np.abs(tf.quat_rate_matrix(q) @ w_world - q_fd).max() <= 1e-9
+        assert np.abs(4 * tf.quat_rate_matrix(q).T @ tf.quat_rate_matrix(q) - np.eye(3)).max() <= 1e-15
+
+
+def test_transform_inverse_and_compose_match_mju_pose_functions(rng):
+    T_a_b, T_b_c = random_T(rng), random_T(rng)
+    pos, quat = np.zeros(3), np.zeros(4)
+    qa, qb = tf.matrix_to_quat(T_a_b[:3, :3]), tf.matrix_to_quat(T_b_c[:3, :3])
+    mujoco.mju_mulPose(pos, quat, T_a_b[:3, 3], qa, T_b_c[:3, 3], qb)
+    T = tf.compose(T_a_b, T_b_c)
+    assert np.abs(T[:3, 3] - pos).max() <= 1e-15
+    assert np.abs(T[:3, :3] - tf.quat_to_matrix(quat)).max() <= 1e-15
+    mujoco.mju_negPose(pos, quat, T_a_b[:3, 3], qa)
+    Ti = tf.inverse(T_a_b)
+    assert np.abs(Ti[:3, 3] - pos).max() <= 1e-15
+    assert np.abs(Ti[:3, :3] - tf.quat_to_matrix(quat)).max() <= 1e-15
+
+
+def test_orthonormalize_is_the_nearest_rotation_and_idempotent(rng):
+    R = Rotation.random(20, random_state=rng).as_matrix()
+    noisy = R + 1e-3 * rng.normal(size=R.shape)
+    P = tf.orthonormalize(noisy)
+    assert np.abs(P @ np.swapaxes(P, -1, -2) - np.eye(3)).max() <= 4e-15
+    assert np.all(np.linalg.det(P) > 0)
+    assert np.abs(tf.orthonormalize(P) - P).max() <= 1e-15
+    # nearest: no random rotation near P is closer to the noisy matrix (Frobenius)
+    for Mi, Pi in zip(noisy, P):
+        d = np.linalg.norm(Mi - Pi)
+        nearby = Rotation.from_rotvec(1e-3 * rng.normal(size=(50, 3))).as_matrix() @ Pi
+        assert np.all(np.linalg.norm(nearby - Mi, axis=(1, 2)) >= d)
+
+
+def test_invalid_rotations_are_refused_with_clear_errors():
+    R = np.diag([1.0, 1.0, 1.0 + 1e-6])
+    for f in (tf.matrix_to_quat, tf.so3_log, tf.matrix_to_rpy):
+        with pytest.raises(InputError, match="not a rotation matrix.*orthonormalize"):
+            f(R)
+    with pytest.raises(InputError, match="reflection"):
+        tf.matrix_to_quat(np.diag([1.0, 1.0, -1.0]))
+    with pytest.raises(InputError, match="zero quaternion"):
+        tf.quat_to_matrix([0, 0, 0, 0])
+    with pytest.raises(InputError, match="zero quaternion"):
+        tf.quat_slerp([0, 0, 0, 0], [1, 0, 0, 0], 0.5)
+    T = np.eye(4)
+    T[:3, :3] = [[1, 0.1, 0], [0, 1, 0], [0, 0, 1]]
+    for f in (tf.inverse, tf.adjoint, tf.se3_log):
+        with pytest.raises(InputError, match="not a rotation matrix"):
+            f(T)
+    with pytest.raises(InputError, match="rank < 2"):
+        tf.orthonormalize(np.zeros((3, 3)))
+    with pytest.raises(InputError, match=r"expected shape \(\.\.\., 3\)"):
+        tf.so3_exp([1.0, 2.0])

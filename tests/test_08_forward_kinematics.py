@@ -1,0 +1,168 @@
+"""Lesson 08: forward kinematics pinned to MuJoCo (SO-101 every body, Trossen WidowX AI, Panda), to closed forms
+(planar2r) and to the WidowX AI lesson's own fk code (wxai_illustrative)."""
+
+import mujoco
+import numpy as np
+import pytest
+
+from conftest import SHARED_MODELS
+from physai import conventions, robots
+from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, joint_frames, tool_pose
+
+WXAI_XML = SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml"
+PANDA_XML = SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"
+
+
+def mj_kinematics(m, chain, q):
+    d = mujoco.MjData(m)
+    d.qpos[list(chain.qpos_adr)] = q
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_comPos(m, d)
+    return d
+
+
+@pytest.mark.parametrize(
+    "path, site, joints",
+    [(WXAI_XML, "ee_site", [f"joint_{i}" for i in range(6)]), (PANDA_XML, "tcp", [f"joint{i}" for i in range(1, 8)])],
+    ids=["trossen_wxai", "panda"],
+)
+def test_model_by_path_fk_and_jacobian_match_mujoco_at_50_in_limit_poses(path, site, joints):
+    chain = robots.load(path, site=site)
+    m = robots.mujoco_model(path)
+    assert chain.joint_names == tuple(joints)  # gripper/finger slides lie below the tool and are left out
+    ids = [m.joint(n).id for n in joints]
+    np.testing.assert_array_equal(chain.lower, m.jnt_range[ids, 0])
+    sid = m.site(site).id
+    worst_T = worst_J = 0.0
+    for q in chain.random_q(np.random.default_rng(11), 50):
+        assert np.all((q >= chain.lower) & (q <= chain.upper))
+        d = mj_kinematics(m, chain, q)
+        jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+        mujoco.mj_jacSite(m, d, jp, jr, sid)
+        T = tool_pose(chain, q)
+        worst_T = max(worst_T, np.abs(T[:3, 3] - d.site_xpos[sid]).max(), np.abs(T[:3, :3] - d.site_xmat[sid].reshape(3, 3)).max())
+        worst_J = max(worst_J, np.abs(jacobian(chain, q) - np.r_[jp, jr][:, list(chain.dof_adr)]).max())
+    assert worst_T <= 1e-12 and worst_J <= 1e-12, (worst_T, worst_J)
+
+
+def test_so101_every_joint_frame_matches_mujoco_bodies_anchors_and_axes(so101, so101_model, rng):
+    m = so101_model
+    jids = [m.joint(n).id for n in so101.joint_names]
+    for q in so101.random_q(rng, 20):
+        d = mj_kinematics(m, so101, q)
+        T_world_joint, _ = joint_frames(so101, q)
+        axes, anchors, _ = fk(so101, q)
+        for i, j in enumerate(jids):
+            b = m.jnt_bodyid[j]
+            assert np.abs(T_world_joint[i, :3, :3] - d.xmat[b].reshape(3, 3)).max() <= 1e-14
+            assert np.abs(anchors[i] - d.xanchor[j]).max() <= 1e-14
+            assert np.abs(axes[i] - d.xaxis[j]).max() <= 1e-14
+            # so101's joints sit at their body origins, so the joint frame is the body frame
+            assert np.abs(T_world_joint[i, :3, 3] - d.xpos[b]).max() <= 1e-14
+
+
+def test_planar2r_matches_the_closed_form_fk_and_jacobian(rng):
+    chain = robots.load("planar2r")
+    assert chain.n == 2 and chain.source.startswith("built-in")
+    l1, l2 = 0.5, 0.3
+    for q in chain.random_q(rng, 50):
+        c1, s1, c12, s12 = np.cos(q[0]), np.sin(q[0]), np.cos(q.sum()), np.sin(q.sum())
+        np.testing.assert_allclose(fk(chain, q).p, [l1 * c1 + l2 * c12, l1 * s1 + l2 * s12, 0], atol=1e-15)
+        J_closed = np.array([[-l1 * s1 - l2 * s12, -l2 * s12], [l1 * c1 + l2 * c12, l2 * c12]])
+        J = jacobian(chain, q)
+        assert np.abs(J[:2] - J_closed).max() <= 1e-15
+        np.testing.assert_array_equal(J[2:5], 0.0)
+        np.testing.assert_array_equal(J[5], [1.0, 1.0])
+
+
+def test_planar2r_worked_example_jacobian_has_0_5_where_the_seed_prints_0_8():
+    """The seed's J at q = (0, pi/2) is [[-0.3, -0.3], [0.8, 0]]; d(py)/dq1 = L1 cos q1 + L2 cos(q1 + q2) = 0.5."""
+    J = jacobian(robots.load("planar2r"), [0.0, np.pi / 2])[:2]
+    np.testing.assert_allclose(J, [[-0.3, -0.3], [0.5, 0.0]], atol=1e-15)
+
+
+# The WidowX AI lesson's reference code, reproduced verbatim as the independent reference.
+AXES = [np.array(a, dtype=float) for a in ([0, 0, 1], [0, 1, 0], [0, 1, 0], [1, 0, 0], [0, 1, 0], [1, 0, 0])]
+OFFSETS = [np.array(o) for o in ([0.0, 0.0, 0.110], [0.0, 0.0, 0.050], [0.06, 0.0, 0.30], [0.17, 0.0, 0.0], [0.115, 0.0, 0.0], [0.075, 0.0, 0.0])]
+EE_OFFSET = np.array([0.11, 0.0, 0.0])
+
+
+def seed_skew(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def seed_rodrigues(axis, angle):
+    k = seed_skew(axis)
+    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+
+
+def seed_fk(q):
+    R = np.eye(3)
+    p = np.zeros(3)
+    axes_w, origins_w = [], []
+    for i in range(6):
+        p = p + R @ OFFSETS[i]
+        axes_w.append(R @ AXES[i])  # joint axis in world, before its own rotation
+        origins_w.append(p.copy())
+        R = R @ seed_rodrigues(AXES[i], q[i])
+    p_ee = p + R @ EE_OFFSET
+    return R, p_ee, axes_w, origins_w
+
+
+def seed_geometric_jacobian(q):
+    _, p_ee, axes_w, origins_w = seed_fk(q)
+    J = np.zeros((6, 6))
+    for i in range(6):
+        z = axes_w[i]
+        J[:3, i] = np.cross(z, p_ee - origins_w[i])
+        J[3:, i] = z
+    return J
+
+
+def test_wxai_illustrative_equals_the_seeds_own_fk_and_geometric_jacobian():
+    chain = robots.load("wxai_illustrative")
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        q = rng.uniform(-1.5, 1.5, size=6)  # the seed's sampling
+        R, p_ee, axes_w, origins_w = seed_fk(q)
+        T = tool_pose(chain, q)
+        axes, anchors, p = fk(chain, q)
+        assert np.abs(T[:3, :3] - R).max() <= 1e-15
+        assert np.abs(p - p_ee).max() <= 1e-15
+        assert np.abs(axes - np.array(axes_w)).max() <= 1e-15
+        assert np.abs(anchors - np.array(origins_w)).max() <= 1e-15
+        assert np.abs(jacobian(chain, q) - seed_geometric_jacobian(q)).max() <= 1e-15
+
+
+def test_numeric_jacobian_vee_dR_RT_matches_geometric_on_wxai_illustrative_at_the_seeds_1e_9():
+    chain = robots.load("wxai_illustrative")
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for _ in range(100):
+        q = rng.uniform(-1.5, 1.5, size=6)
+        J_num = conventions.numeric_geometric_jacobian(lambda x: tool_pose(chain, x), q, eps=1e-6)
+        worst = max(worst, np.abs(jacobian(chain, q) - J_num).max())
+    assert worst <= 1e-9
+
+
+def test_off_by_one_frame_bug_is_caught_in_exactly_its_column_by_the_numeric_check():
+    """Reading joint 2's axis and origin from the next joint's frame breaks column 2 at every pose, and only it."""
+    chain = robots.load("wxai_illustrative")
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        q = rng.uniform(-1.5, 1.5, size=6)
+        axes, anchors, p = fk(chain, q)
+        axes_bug, anchors_bug = axes.copy(), anchors.copy()
+        axes_bug[2], anchors_bug[2] = axes[3], anchors[3]
+        J_bug = jacobian_from_fk(chain, FK(axes_bug, anchors_bug, p))
+        err = np.abs(J_bug - conventions.numeric_geometric_jacobian(lambda x: tool_pose(chain, x), q)).max(axis=0)
+        assert err[2] > 1e-2
+        assert np.delete(err, 2).max() <= 1e-9
+
+
+def test_builtin_seed_robots_load_by_name_without_files():
+    assert {"planar2r", "wxai_illustrative"} <= set(robots.names())
+    for name in ("planar2r", "wxai_illustrative"):
+        assert robots.load(name).source.startswith("built-in")
+        with pytest.raises(robots.ModelNotFoundError, match="built-in description with no MuJoCo model"):
+            robots.mujoco_model(name)

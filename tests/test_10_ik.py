@@ -1,0 +1,200 @@
+"""physai.ik pinned to independent references: MuJoCo's site pose, SciPy's rotation log and bounded
+least squares, central differences of the residual."""
+
+import numpy as np
+import pytest
+from scipy.optimize import least_squares
+from scipy.spatial.transform import Rotation
+
+from physai import ik, kinematics, mj, robots
+from physai import transforms as tf
+from physai.errors import InputError
+from physai.ik import METHODS, solve_ik, solve_ik_batch, task_residual
+from physai.singularity import health
+
+from conftest import SHARED_MODELS
+
+PANDA = SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return robots.load(PANDA, site="tcp")
+
+
+@pytest.fixture(scope="module")
+def panda_model():
+    return robots.mujoco_model(PANDA)
+
+
+def mujoco_errors(m, chain, q, T_target, task):
+    """Position / orientation error of the MuJoCo site pose at q (independent of physai's FK)."""
+    T = mj.site_pose(m, chain, q)
+    perr = np.linalg.norm(T[:3, 3] - T_target[:3, 3])
+    if task == "position":
+        return perr, 0.0
+    if task == "pose":
+        return perr, Rotation.from_matrix(T_target[:3, :3] @ T[:3, :3].T).magnitude()
+    return perr, np.arccos(np.clip(T[:3, 2] @ T_target[:3, 2], -1, 1))
+
+
+def test_so3_log_matches_scipy_including_near_pi(rng):
+    rv = Rotation.random(200, random_state=1).as_rotvec()
+    axes = rng.normal(size=(50, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    near_pi = axes * (np.pi - 10.0 ** rng.uniform(-9, -1, 50))[:, None]
+    tiny = axes * 10.0 ** rng.uniform(-12, -3, 50)[:, None]
+    for vecs in (rv, near_pi, tiny):
+        R = Rotation.from_rotvec(vecs).as_matrix()
+        np.testing.assert_allclose(tf.so3_log(R), Rotation.from_matrix(R).as_rotvec(), atol=1e-9)
+
+
+@pytest.mark.parametrize("task", ik.TASKS)
+def test_task_jacobian_is_minus_central_difference_of_residual_at_solution(task, panda, rng):
+    # At e = 0 the residual's derivative is exactly -J_t (the log map's Jacobian is I there).
+    a = np.array([0.0, 0.0, 1.0])
+    for q in panda.random_q(rng, 3):
+        T_target = kinematics.tool_pose(panda, q)
+
+        def res(x):
+            T, J = kinematics.tool_pose_and_jacobian(panda, x[None])
+            return task_residual(task, T, J, T_target[None], a)[0][0]
+
+        T, J = kinematics.tool_pose_and_jacobian(panda, q[None])
+        Jt = task_residual(task, T, J, T_target[None], a)[1][0]
+        np.testing.assert_allclose(-kinematics.fd_jacobian(res, q, 1e-6), Jt, atol=1e-9)
+
+
+def easy_poses(m, chain, task, rng, k):
+    """Random poses away from limits whose task Jacobian (MuJoCo's) has condition number < 20: "easy" for
+    gradient descent too, whose error shrinks only by ~(1 - 1/kappa^2) per step."""
+    out = []
+    while len(out) < k:
+        q = chain.random_q(rng, (), margin=0.3)
+        J = mj.site_jacobian(m, chain, q)
+        if task == "position":
+            J = J[:3]
+        elif task == "position+axis":  # angular rows across the tool z only (a spin about z is no error)
+            z = mj.site_pose(m, chain, q)[:3, 2]
+            J = np.vstack([J[:3], (np.eye(3) - np.outer(z, z)) @ J[3:]])
+        S = np.linalg.svd(J, compute_uv=False)
+        if S[0] / S[ik.TASK_RANK[task] - 1] < 20:
+            out.append(q)
+    return out
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("robot,task", [("so101", "position"), ("so101", "position+axis"), ("panda", "pose")])
+def test_every_method_converges_on_easy_targets_checked_in_mujoco(method, robot, task, request, rng):
+    chain = request.getfixturevalue(robot)
+    m = request.getfixturevalue(f"{robot}_model")
+    for q_true in easy_poses(m, chain, task, rng, 2):
+        q0 = q_true + rng.uniform(-0.05, 0.05, chain.n)
+        T_target = kinematics.tool_pose(chain, q_true)
+        r = solve_ik(chain, T_target, q0, task=task, method=method, restarts=0)
+        assert r.converged and r.reason == "converged" and r.unmet == ()
+        perr, oerr = mujoco_errors(m, chain, r.q, T_target, task)
+        assert perr < 1e-4 and oerr < 1e-3
+        assert r.position_error == pytest.approx(perr, abs=1e-12)
+        assert r.orientation_error == pytest.approx(oerr, abs=1e-6)
+
+
+@pytest.mark.parametrize("method", ["lm", "dls", "pinv"])
+def test_iterates_never_leave_the_joint_limits(method, so101, monkeypatch, rng):
+    seen = []
+    real = kinematics.tool_pose_and_jacobian
+
+    def recording(chain, q):
+        seen.append(np.array(q))
+        return real(chain, q)
+
+    monkeypatch.setattr(kinematics, "tool_pose_and_jacobian", recording)
+    # reachable targets near the limits, and unreachable ones that pull the arm against them
+    q_edge = np.clip(so101.random_q(rng, 5) * 1.2, so101.lower, so101.upper)
+    targets = list(kinematics.tool_pose(so101, q_edge)[:, :3, 3]) + [np.array([0.6, 0.1, 0.2]), np.array([0.0, 0.0, -0.3])]
+    results = solve_ik_batch(so101, np.array(targets), task="position", method=method, restarts=3, rng=rng)
+    qs = np.concatenate([s.reshape(-1, so101.n) for s in seen])
+    assert len(qs) > 50
+    assert np.all(qs >= so101.lower) and np.all(qs <= so101.upper)
+    assert all(np.all((r.q >= so101.lower) & (r.q <= so101.upper)) for r in results)
+
+
+def test_unreachable_position_returns_closest_point_like_scipy_bounded_least_squares(so101, so101_model):
+    target = np.array([0.5, 0.3, 0.4])  # beyond the SO-101's ~0.45 m reach
+    r = solve_ik(so101, target, task="position", restarts=5)
+    assert not r.converged and r.reason == "unreachable: best effort" and r.unmet == ("position",)
+    assert np.all((r.q >= so101.lower) & (r.q <= so101.upper))
+    # independent reference: SciPy's bounded trust-region least squares from many starts, MuJoCo FK
+    def res(q):
+        return mj.site_pose(so101_model, so101, q)[:3, 3] - target
+
+    def jac(q):
+        return mj.site_jacobian(so101_model, so101, q)[:3]
+
+    starts = so101.random_q(np.random.default_rng(3), 8)
+    best = min(np.linalg.norm(least_squares(res, s, jac, bounds=(so101.lower, so101.upper), max_nfev=100).fun) for s in starts)
+    assert r.position_error == pytest.approx(np.linalg.norm(res(r.q)), abs=1e-12)
+    # within 0.1 % of the miss: near the stretched-arm optimum the distance barely depends on the wrist
+    assert r.position_error <= best * (1 + 1e-3)
+
+
+def test_five_dof_arm_on_a_six_d_pose_says_orientation_is_not_achieved(so101, so101_model):
+    # a pose whose position the arm reaches, rotated about the tool z: a spin the 5-DoF arm lacks
+    q = np.array([0.3, -0.4, 0.6, 0.2, 0.5])
+    T = kinematics.tool_pose(so101, q)
+    T_target = T @ tf.make_transform(tf.rotation_about_axis(np.array([1.0, 0, 0]), 0.6), np.zeros(3))
+    r = solve_ik(so101, T_target, task="pose", restarts=10, weights=[1, 1, 1, 0.01, 0.01, 0.01])
+    assert not r.converged and "orientation" in r.unmet
+    assert r.reason in ("unreachable: best effort", "iteration limit")
+    perr, oerr = mujoco_errors(so101_model, so101, r.q, T_target, "pose")
+    assert r.orientation_error == pytest.approx(oerr, abs=1e-9) and oerr > 1e-3
+    assert r.position_error == pytest.approx(perr, abs=1e-12)
+
+
+def test_batched_equals_looped_with_one_shared_generator(panda):
+    q_true = panda.random_q(np.random.default_rng(7), 6)
+    T = kinematics.tool_pose(panda, q_true)
+    batched = solve_ik_batch(panda, T, rng=np.random.default_rng(11), restarts=5)
+    g = np.random.default_rng(11)
+    looped = [solve_ik(panda, Ti, rng=g, restarts=5) for Ti in T]
+    for a, b in zip(batched, looped):
+        np.testing.assert_allclose(a.q, b.q, atol=1e-9)
+        assert (a.converged, a.iterations, a.restarts, a.reason) == (b.converged, b.iterations, b.restarts, b.reason)
+
+
+def test_seeded_restarts_are_reproducible(so101):
+    q_true = so101.random_q(np.random.default_rng(5), 8)
+    T = kinematics.tool_pose(so101, q_true)
+    a = solve_ik_batch(so101, T, task="position+axis", restarts=10, rng=np.random.default_rng(1))
+    b = solve_ik_batch(so101, T, task="position+axis", restarts=10, rng=np.random.default_rng(1))
+    assert any(r.restarts > 0 for r in a)  # the test exercises restarts
+    for x, y in zip(a, b):
+        assert np.array_equal(x.q, y.q) and x.iterations == y.iterations and x.restarts == y.restarts
+
+
+def test_result_health_is_health_of_mujoco_jacobian(panda, panda_model):
+    q_true = np.array([0.1, -0.5, 0.2, -2.0, 0.1, 1.6, 0.3])
+    r = solve_ik(panda, kinematics.tool_pose(panda, q_true))
+    h = r.health(panda)
+    ref = health(mj.site_jacobian(panda_model, panda, r.q), "full", 0.3)
+    np.testing.assert_allclose(h.sigma, ref.sigma, rtol=1e-10)
+
+
+def test_bad_inputs_name_the_argument(so101):
+    with pytest.raises(InputError, match="task"):
+        solve_ik(so101, np.eye(4), task="orientation")
+    with pytest.raises(InputError, match="method"):
+        solve_ik(so101, np.eye(4), method="newton")
+    with pytest.raises(InputError, match="target"):
+        solve_ik(so101, np.zeros(3), task="pose")
+    with pytest.raises(InputError, match="weights"):
+        solve_ik(so101, np.zeros(3), task="position", weights=[1, 1])
+    with pytest.raises(InputError, match="target"):
+        solve_ik(so101, np.diag([2.0, 1, 1, 1]))
+
+
+def test_reach_bound_holds_for_mujoco_site_positions(panda, panda_model, rng):
+    base = mj.site_pose(panda_model, panda, panda.q_ref)  # any pose: joint 1's anchor does not move
+    anchor0 = kinematics.joint_frames(panda, panda.q_ref)[0][0, :3, 3]
+    dist = [np.linalg.norm(mj.site_pose(panda_model, panda, q)[:3, 3] - anchor0) for q in panda.random_q(rng, 300)]
+    assert base.shape == (4, 4) and max(dist) <= ik.reach_bound(panda)

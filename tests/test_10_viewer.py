@@ -1,0 +1,80 @@
+"""The interactive viewer: its follow step pinned to MuJoCo, and an end-to-end run in headless Chromium."""
+
+import io
+import shutil
+import time
+
+import numpy as np
+import pytest
+
+from physai import mj
+from physai.singularity import health
+from physai.kinematics import jacobian
+from physai.viewer import follow_step
+
+DT = 1 / 30
+
+
+def test_follow_step_reaches_a_reachable_target_checked_by_mujoco(so101_model, so101, rng):
+    goal_q = so101.random_q(rng, margin=0.3)
+    target = mj.site_pose(so101_model, so101, goal_q)[:3, 3]
+    q = so101.q_ref.copy()
+    for _ in range(400):
+        q, _, _ = follow_step(so101, q, target, "dls", DT)
+    assert np.all(q >= so101.lower) and np.all(q <= so101.upper)
+    np.testing.assert_allclose(mj.site_pose(so101_model, so101, q)[:3, 3], target, atol=1e-4)
+
+
+def test_pinv_speed_blows_up_near_the_elbow_singularity_dls_stays_bounded(so101):
+    """Where the position block's sigma_min is smallest along the elbow sweep (the arm stretched), the
+    pseudoinverse asks for far more joint speed than DLS, which stays under its 6.28 rad/s limit."""
+    sweep = [np.array([0.0, 0.0, e, 0.0, 0.0]) for e in np.linspace(so101.lower[2], so101.upper[2], 341)]
+    q = min(sweep, key=lambda q: health(jacobian(so101, q)).sigma_min)
+    assert health(jacobian(so101, q)).sigma_min < 0.01
+    target = np.array([1.0, 0.0, 0.2])  # far beyond reach: the stretched arm is asked to go further out
+    _, h_pinv, qdot_pinv = follow_step(so101, q, target, "pinv", DT)
+    _, h_dls, qdot_dls = follow_step(so101, q, target, "dls", DT)
+    assert h_pinv.lam == 0 and h_dls.lam > 0
+    assert np.abs(qdot_dls).max() <= 6.28 + 1e-9
+    assert np.abs(qdot_pinv).max() > 3 * np.abs(qdot_dls).max()
+
+
+def _chromium() -> str | None:
+    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+def test_viewer_in_headless_chromium_follows_the_target():
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no system Chromium (Debian: apt-get install chromium chromium-driver); CI installs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev dependency) not installed")
+    from matplotlib.image import imread
+
+    from physai.viewer import Viewer
+
+    viewer = Viewer("so101", port=0)
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium, headless=True, args=[
+                "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"])
+            page = browser.new_page(viewport={"width": 640, "height": 480})
+            page.goto(viewer.url)
+            page.get_by_text("shoulder_pan").first.wait_for(timeout=30_000)
+            before_page, before_q = page.inner_text("body"), viewer.q
+            viewer.set_target(viewer.target + np.array([0.0, 0.06, 0.04]))
+            deadline = time.monotonic() + 20
+            while page.inner_text("body") == before_page and time.monotonic() < deadline:
+                page.wait_for_timeout(200)
+            after_page = page.inner_text("body")
+            page.wait_for_timeout(1500)  # let the arm settle and WebGL draw it
+            png = page.screenshot(timeout=60_000)
+            browser.close()
+    finally:
+        viewer.close()
+    assert after_page != before_page, "the page's joint table never changed"
+    assert np.abs(viewer.q - before_q).max() > 0.05
+    q_lines = [line for line in after_page.splitlines() if line.startswith("shoulder_pan")]
+    assert q_lines and float(q_lines[0].split()[-1]) != before_q[0]
+    img = imread(io.BytesIO(png))[150:, :300, :3]  # the 3-D view, left of the panel, below the notices
+    colors = np.unique((img.reshape(-1, 3) * 255).astype(np.uint8), axis=0)
+    assert img.std() > 0.02 and len(colors) > 100, f"screenshot looks blank: std {img.std():.3f}, {len(colors)} colors"

@@ -1,0 +1,124 @@
+"""physai.learned: datasets pinned to MuJoCo, the FK-consistency gradient pinned to central differences,
+training beats the mean pose, the hybrid never loses to its guess, save/load is lossless plain NumPy."""
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from physai import mj, robots
+from physai.errors import InputError
+from physai.kinematics import fk
+from physai.learned import (
+    dls_refine, fk_loss, init_model, load, position_error, predict, sample_dataset, save, train,
+)
+
+
+def test_dataset_inside_limits_reproducible_and_targets_match_mujoco_site(so101, so101_model):
+    a = sample_dataset(so101, 500, np.random.default_rng(5), seed=5)
+    b = sample_dataset(so101, 500, np.random.default_rng(5), seed=5)
+    c = sample_dataset(so101, 500, np.random.default_rng(6), seed=6)
+    assert np.all((a.q >= so101.lower) & (a.q <= so101.upper))
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.x, b.x)
+    assert not np.array_equal(a.q, c.q)
+    for q, x in zip(a.q[:20], a.x[:20]):
+        assert np.abs(mj.site_pose(so101_model, so101, q)[:3, 3] - x).max() <= 1e-12
+
+
+def test_dataset_region_rejection_keeps_only_targets_inside_it():
+    chain = robots.load("planar2r")
+    d = sample_dataset(chain, 300, np.random.default_rng(1), region=lambda x: x[:, 0] >= 0.0)
+    assert len(d) == 300 and np.all(d.x[:, 0] >= 0.0)
+    with pytest.raises(InputError, match="region"):
+        sample_dataset(chain, 10, np.random.default_rng(1), region=lambda x: x[:, 0] > 1.0, max_draws=3)
+
+
+def test_fk_loss_gradient_equals_central_differences_and_value_equals_numpy_fk(so101):
+    rng = np.random.default_rng(3)
+    data = sample_dataset(so101, 16, rng)
+    model = init_model(so101, data.x, rng, hidden=(8,), head="bounded")
+    loss = jax.jit(lambda params: fk_loss(params, model, so101, data.x))
+    value, grad = jax.value_and_grad(loss)(model.params)
+    # The loss value is the NumPy FK reference's mean squared miss.
+    ref = np.mean(np.sum((fk(so101, predict(model, data.x)).p - data.x) ** 2, axis=1))
+    assert abs(float(value) - ref) <= 1e-14
+    # Directional derivative along random directions and single weights, central differences with eps = 1e-6:
+    # truncation ~ eps^2 * |L'''| and round-off ~ 1e-16 |L| / eps stay below 1e-8 of the derivative here.
+    eps = 1e-6
+    directions = [{k: rng.standard_normal(v.shape) for k, v in model.params.items()} for _ in range(3)]
+    for key in ("W0", "b0", "W1", "b1"):
+        d = {k: np.zeros_like(v) for k, v in model.params.items()}
+        d[key].flat[0] = 1.0
+        directions.append(d)
+    for d in directions:
+        plus = {k: v + eps * d[k] for k, v in model.params.items()}
+        minus = {k: v - eps * d[k] for k, v in model.params.items()}
+        fd = (float(loss(plus)) - float(loss(minus))) / (2 * eps)
+        analytic = sum(float(np.sum(np.asarray(grad[k]) * d[k])) for k in d)
+        assert abs(fd - analytic) <= 1e-6 * abs(analytic)
+
+
+def test_tiny_trained_model_beats_mean_pose_by_a_factor_of_five(so101):
+    data = sample_dataset(so101, 4000, np.random.default_rng(0))
+    test = sample_dataset(so101, 300, np.random.default_rng(1))
+    model = init_model(so101, data.x, np.random.default_rng(2), hidden=(32, 32), head="bounded")
+    result = train(model, so101, data, loss="fk", steps=400, learning_rate=1e-2, seed=3)
+    assert result.reason == "completed"
+    net = np.median(position_error(so101, predict(result.model, test.x), test.x))
+    mean_pose = np.median(position_error(so101, np.broadcast_to(data.q.mean(0), test.q.shape), test.x))
+    assert net < 0.2 * mean_pose
+
+
+def test_joint_regression_learns_the_mean_of_the_two_elbows_closed_form_symmetry(so101):
+    # Uniform joints put equal density on elbow-up and elbow-down (|det J| = l1 l2 |sin q2| is even in q2),
+    # so the conditional mean of q2 given the target is 0: the straight arm, whatever the true elbow angle.
+    chain = robots.load("planar2r")
+    half = lambda x: x[:, 0] >= 0.0  # noqa: E731  (q1 then never wraps around +-pi)
+    data = sample_dataset(chain, 4000, np.random.default_rng(0), region=half)
+    test = sample_dataset(chain, 300, np.random.default_rng(1), region=half)
+    model = init_model(chain, data.x, np.random.default_rng(2), hidden=(32, 32))
+    result = train(model, chain, data, loss="joint", steps=600, learning_rate=1e-2, seed=3)
+    q = predict(result.model, test.x)
+    assert np.median(np.abs(q[:, 1])) < 0.25 * np.median(np.abs(test.q[:, 1]))
+    with pytest.raises(InputError, match="does not match"):
+        train(model, chain, sample_dataset(so101, 10, np.random.default_rng(0)), steps=100)
+
+
+@pytest.mark.parametrize("chain_name", ["planar2r", "so101"])
+def test_hybrid_never_worse_than_its_initial_guess_and_reports_true_errors(chain_name, so101):
+    chain = robots.load("planar2r") if chain_name == "planar2r" else so101
+    rng = np.random.default_rng(9)
+    reachable = fk(chain, chain.random_q(rng, 200)).p
+    # Out-of-reach and near-singular targets are where DLS steps can make things worse.
+    far = reachable * rng.uniform(1.0, 2.0, (200, 1))
+    targets = np.concatenate([reachable, far])
+    guesses = chain.random_q(rng, len(targets))
+    previous = None
+    for k in (1, 3, 5):
+        res = dls_refine(chain, targets, guesses, k, damping=0.01)
+        assert np.all(res.position_error <= res.initial_error)
+        assert np.allclose(res.position_error, position_error(chain, res.q, targets), rtol=0, atol=1e-15)
+        assert np.allclose(res.initial_error, position_error(chain, guesses, targets), rtol=0, atol=1e-15)
+        assert np.all((res.q >= chain.lower) & (res.q <= chain.upper))
+        assert np.median(res.position_error[:200]) < np.median(res.initial_error[:200])
+        if previous is not None:  # more iterations extend the same run, so the best error cannot grow
+            assert np.all(res.position_error <= previous)
+        previous = res.position_error
+
+
+def test_save_load_roundtrip_is_plain_numpy_and_predicts_identically(so101, tmp_path):
+    rng = np.random.default_rng(4)
+    data = sample_dataset(so101, 64, rng)
+    model = init_model(so101, data.x, rng, hidden=(8, 8), head="bounded")
+    path = save(model, tmp_path / "ik.npz")
+    with np.load(path, allow_pickle=False) as f:
+        meta = json.loads(str(f["metadata"]))
+        assert meta["layers"] == [3, 8, 8, so101.n] and meta["joint_names"] == list(so101.joint_names)
+        assert set(f.files) >= {"W0", "b0", "W2", "b2", "x_mean", "x_scale", "q_mid", "q_half"}
+    again = load(path)
+    assert np.array_equal(predict(again, data.x), predict(model, data.x))
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, metadata=np.array(json.dumps({"format": "other"})))
+    with pytest.raises(InputError, match="not a physai inverse model"):
+        load(bad)

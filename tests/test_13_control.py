@@ -1,0 +1,117 @@
+"""Lesson 13: resolved-rate control, force estimation and the guarded descent, pinned to MuJoCo and closed forms."""
+
+import mujoco
+import numpy as np
+import pytest
+
+from conftest import SHARED_MODELS
+from physai import control, mj, robots, singularity, statics
+from physai.errors import InputError
+from physai.kinematics import jacobian, tool_pose
+
+WXAI = SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml"
+TABLE = dict(center=(0.5, 0.0), half_size=(0.15, 0.3, 0.02), top_z=0.05)
+Q_MID = np.array([0.0, 2.0853, 2.0206, -1.3, 0.0, 0.0])  # tool near (0.45, 0, 0.13), pointing down-ish
+Q_EDGE = np.array([0.0, 2.2434, 2.1981, -0.4, 0.0, 0.0])  # tool near (0.66, 0, 0.25)
+
+
+@pytest.fixture(scope="module")
+def wxai():
+    return robots.load(WXAI, site="ee_site")
+
+
+@pytest.fixture(scope="module")
+def table_model():
+    return control.table_scene(WXAI, **TABLE)
+
+
+@pytest.mark.parametrize("q0", [Q_MID, Q_EDGE], ids=["mid", "edge"])
+def test_follow_line_1mm_steps_tracks_within_1e5_m_and_holds_orientation_fk_reference(wxai, q0):
+    res = control.follow_line(wxai, q0, [0.0, 0.0, -0.05], 1.0, 0.02)
+    T0 = tool_pose(wxai, q0)
+    p_ref = T0[:3, 3] + np.outer(res.run.t, [0.0, 0.0, -0.05])
+    T_end = tool_pose(wxai, res.run.q)
+    assert np.max(np.linalg.norm(T_end[:, :3, 3] - p_ref, axis=1)) < 1e-5  # independent of LineResult's own bookkeeping
+    assert res.max_deviation < 1e-5
+    assert np.max(np.linalg.norm(control.pose_error(T_end, T0)[:, 3:], axis=1)) < 1e-4  # rad
+    assert res.run.health.sigma_min.shape == (50,) and np.all(res.run.health.vel_scale == 1.0)
+
+
+def test_follow_line_error_second_order_in_step(wxai):
+    small = control.follow_line(wxai, Q_EDGE, [0.0, 0.0, -0.05], 1.0, 0.01).max_deviation
+    large = control.follow_line(wxai, Q_EDGE, [0.0, 0.0, -0.05], 1.0, 0.1).max_deviation
+    assert 50 < large / small < 200  # 10x the step -> ~100x the error
+
+
+def test_scale_to_limit_preserves_direction_and_respects_limit_in_ticks(wxai, rng):
+    settings = control.StepSettings(block="position", lambda_max=1e-6, sigma_healthy=1e-9)  # exact inverse
+    for q in wxai.random_q(rng, 50):
+        J = jacobian(wxai, q)
+        v = rng.normal(size=3)
+        v *= 20.0 / np.linalg.norm(v)  # 20 m/s: far beyond what 6.28 rad/s allows, scaling is active
+        dq, h = control.tick(J, np.r_[v, 0.0, 0.0, 0.0], 1.0, settings)
+        exact = np.linalg.pinv(J[:3]) @ v
+        cos = dq @ exact / (np.linalg.norm(dq) * np.linalg.norm(exact))
+        assert abs(cos - 1.0) < 1e-12
+        assert np.max(np.abs(dq)) <= settings.qdot_limit * (1 + 1e-15)
+        assert h.vel_scale < 1.0
+
+
+def test_damped_tick_near_singularity_respects_1_over_2_lambda_bound():
+    ill = robots.load("wxai_illustrative")
+    q = np.array([0.0, 0.0, -np.arctan2(0.30, 0.06) + 0.02, 0.0, 0.0, 0.0])  # 0.02 rad from the straight arm
+    J = jacobian(ill, q)
+    assert singularity.health(J).sigma_min < 0.005
+    v = 0.05 * np.linalg.svd(J[:3])[0][:, -1]
+    dq, h = control.tick(J, np.r_[v, 0.0, 0.0, 0.0], 1.0, control.StepSettings(block="position"))
+    assert np.linalg.norm(dq) <= np.linalg.norm(v) / (2 * h.lam) + 1e-15
+    assert np.linalg.norm(np.linalg.pinv(J[:3]) @ v) > 10.0  # the undamped rate the damping avoided
+
+
+def _static_contact(m, chain, q):
+    """MuJoCo inverse dynamics at rest: the joint torques that hold ``q`` in contact, and the contact force."""
+    d = mujoco.MjData(m)
+    d.qpos[list(chain.qpos_adr)] = q
+    mujoco.mj_inverse(m, d)
+    return d.qfrc_inverse[list(chain.dof_adr)].copy(), control.contact_force(m, d, [m.geom("table").id])
+
+
+@pytest.mark.parametrize("x", [0.40, 0.45, 0.50])
+def test_estimate_wrench_exact_without_friction_mujoco_inverse_dynamics(wxai, x):
+    m = control.table_scene(WXAI, **TABLE)
+    m.dof_frictionloss[:] = 0.0
+    q_touch = Q_MID.copy()
+    T = tool_pose(wxai, q_touch)
+    # Move the tool to x, 0.2 mm into the table, by resolved-rate steps (a few ticks of the follower).
+    target = np.r_[x, 0.0, TABLE["top_z"] - 2e-4]
+    run = control.follow_line(wxai, q_touch, (target - T[:3, 3]) / 1.0, 1.0, 0.01)
+    q = run.run.q[-1]
+    assert np.all((wxai.lower < q) & (q < wxai.upper))  # no joint-limit constraint force in the balance
+    tau, F_true = _static_contact(m, wxai, q)
+    assert F_true[2] > 1.0  # a real contact
+    F_hat = control.estimate_wrench(mj.site_jacobian(m, wxai, q), statics.gravity_torques(m, wxai, q) - tau)
+    np.testing.assert_allclose(F_hat[:3], F_true, rtol=0, atol=1e-9 * max(1.0, np.linalg.norm(F_true)))
+
+
+def test_guarded_descent_stops_within_two_cycles_of_contact(wxai, table_model):
+    dt = 0.02
+    twist = control.tracking_twist(control.line_reference(tool_pose(wxai, Q_MID), [0.0, 0.0, -0.05], ramp=0.2), dt)
+    sim = control.closed_loop(table_model, wxai, Q_MID, twist, dt, 3.0, guard=lambda w: w[2] > 2.0,
+                              hold=0.1, probe=[table_model.geom("table").id])
+    assert sim.reason == "guard"
+    touching = np.linalg.norm(sim.sim_force, axis=1) > 0
+    t_on = sim.sim_t[np.argmax(touching)]
+    assert sim.t[sim.stop_tick] >= t_on  # no false trigger before contact
+    cycles = np.sum((sim.t >= t_on) & (np.arange(len(sim.t)) <= sim.stop_tick))
+    assert 1 <= cycles <= 2
+    assert sim.q_cmd.shape == (sim.stop_tick + 1, 6) and len(sim.health.lam) == sim.stop_tick
+
+
+def test_closed_loop_rejects_tick_not_multiple_of_timestep(wxai, table_model):
+    with pytest.raises(InputError, match="dt"):
+        control.closed_loop(table_model, wxai, Q_MID, lambda *a: np.zeros(6), 0.003, 0.1)
+
+
+def test_estimate_wrench_validates_shape():
+    with pytest.raises(InputError, match="tau_ext"):
+        control.estimate_wrench(np.eye(6), np.ones(5))
