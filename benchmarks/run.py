@@ -339,7 +339,7 @@ def physai_ik_rows(label, chain, task, targets) -> list[list[str]]:
         times, ok = [], 0
         for k, T in enumerate(targets if kin == "fast" else targets[:50]):
             t0 = time.perf_counter()
-            res = physai_ik.solve_ik(chain, T, task=task, rng=np.random.default_rng(k), kinematics=kin)
+            res = physai_ik.solve_ik(chain, T, task=task, rng=np.random.default_rng(k), kinematics_path=kin)
             times.append(time.perf_counter() - t0)
             ok += res.converged
         rows.append([label, task, f"physai solve_ik ({kin} kinematics)", f"{100 * ok / len(times):.1f} %",

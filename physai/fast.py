@@ -151,6 +151,16 @@ def _walk_batch(Q, P, T, J):
         _walk(Q[b], P, T[b], J[b])
 
 
+@numba.njit(cache=True)
+def _walk_few(Q, P, T, J):
+    for b in range(Q.shape[0]):
+        _walk(Q[b], P, T[b], J[b])
+
+
+# Below this many rows, waking the thread pool costs more than the rows (a solver's active set is often 1).
+_PARALLEL_MIN_ROWS = 256
+
+
 # ---- public API ----------------------------------------------------------------------------------
 
 
@@ -176,7 +186,7 @@ def tool_pose_and_jacobian(chain: Chain, q) -> tuple[np.ndarray, np.ndarray]:
     B = int(np.prod(lead))
     T, J = np.empty((B, 4, 4)), np.empty((B, 6, n))
     # One layout for the lazily compiled batch kernel: C-contiguous and writable (copies only if needed).
-    _walk_batch(np.require(q.reshape(B, n), np.float64, ["C", "W"]), P, T, J)
+    (_walk_batch if B >= _PARALLEL_MIN_ROWS else _walk_few)(np.require(q.reshape(B, n), np.float64, ["C", "W"]), P, T, J)
     return T.reshape(lead + (4, 4)), J.reshape(lead + (6, n))
 
 

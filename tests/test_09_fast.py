@@ -6,7 +6,7 @@ import pytest
 
 from physai import fast, kinematics, mj, robots
 from physai.errors import InputError
-from tests.conftest import SHARED_MODELS
+from conftest import SHARED_MODELS
 
 # Slides and hinges mixed, tilted non-unit axes, joint refs and anchors off the body origin: every
 # branch of the kernel's walk.
@@ -141,3 +141,29 @@ def test_pack_is_memoised_per_chain_and_read_only(so101):
     other = kinematics.chain_from_bodies("copy", [kinematics.BodySpec("b", (0, 0, 0.1), joints=(
         kinematics.JointSpec("j", "hinge", (0, 0, 1)),))], (0.1, 0, 0))
     assert fast._packed(other)[0] is not P
+
+
+@pytest.mark.parametrize("task", ["pose", "position", "position+axis"])
+def test_solve_ik_default_fast_path_solves_what_the_reference_path_solves(model_chain, task):
+    """Same targets, same seeds: the same targets converge, and every solution reaches its target (reference FK).
+
+    The q themselves are not compared: LM's accept/reject tests and restarts amplify the paths' 1e-16
+    differences, so the two may stop at different points within tolerance (or of a redundant chain's
+    solution manifold), e.g. after a different number of restarts.
+    """
+    from physai import ik
+
+    _, chain = model_chain
+    rng = np.random.default_rng(7)
+    targets = kinematics.tool_pose(chain, chain.random_q(rng, 12))
+    kw = dict(task=task, rng=np.random.default_rng(8)) | ({"axis": (1.0, 0.0, 0.0)} if chain.tool_name == "tip" else {})
+    fast_res = ik.solve_ik_batch(chain, targets, **kw)
+    kw["rng"] = np.random.default_rng(8)
+    ref_res = ik.solve_ik_batch(chain, targets, kinematics_path="reference", **kw)
+    for T_t, a, b in zip(targets, fast_res, ref_res):
+        assert a.converged == b.converged
+        if a.converged:
+            T = kinematics.tool_pose(chain, a.q)
+            assert np.linalg.norm(T[:3, 3] - T_t[:3, 3]) <= 1e-4
+    with pytest.raises(InputError, match="kinematics_path"):
+        ik.solve_ik(chain, targets[0], task=task, kinematics_path="jax")

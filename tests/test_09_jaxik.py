@@ -11,7 +11,7 @@ import pytest
 
 from physai import fast, jaxik, jaxkin, kinematics, robots
 from physai.errors import InputError
-from tests.conftest import SHARED_MODELS
+from conftest import SHARED_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
 
