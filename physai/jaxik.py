@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from physai import fast
-from physai._validate import finite_array
 from physai.errors import InputError
+from physai.ik import _center, _check_targets
 from physai.kinematics import Chain
 
 TASKS = ("pose", "position")
@@ -152,12 +152,7 @@ def _jax_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
 
 def _targets(task: str, targets) -> tuple[np.ndarray, np.ndarray]:
     """``(p_target (B, 3), R_target (B, 3, 3))`` from ``(B, 4, 4)`` poses (or ``(B, 3)`` points for "position")."""
-    t = finite_array(targets, "targets")
-    if task == "position" and t.ndim == 2 and t.shape[1] == 3:
-        return t, np.broadcast_to(np.eye(3), (len(t), 3, 3))
-    if t.ndim != 3 or t.shape[1:] != (4, 4):
-        want = "(B, 3) points or (B, 4, 4) poses" if task == "position" else "(B, 4, 4) poses T_world_target"
-        raise InputError(f"targets: expected {want} for task={task!r}, got shape {t.shape}")
+    t = _check_targets(task, targets, 1)
     return np.ascontiguousarray(t[:, :3, 3]), np.ascontiguousarray(t[:, :3, :3])
 
 
@@ -196,9 +191,7 @@ def dls_ik(
             raise InputError(f"{name}: expected a positive number, got {val}")
     p_target, R_target = _targets(task, targets)
     B, n = len(p_target), chain.n
-    mid = np.clip(np.where(np.isfinite(chain.lower) & np.isfinite(chain.upper), 0.5 * (chain.lower + chain.upper), 0.0),
-                  chain.lower, chain.upper)
-    q = np.array(np.broadcast_to(mid if q0 is None else np.clip(chain.check_q(q0), chain.lower, chain.upper), (B, n)))
+    q = np.array(np.broadcast_to(_center(chain) if q0 is None else np.clip(chain.check_q(q0), chain.lower, chain.upper), (B, n)))
     starts = chain.random_q(np.random.default_rng(0) if rng is None else rng, (restarts, B))
     opts = (float(damping), float(max_step), float(tol_position), float(tol_orientation))
     run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, int(iterations))
