@@ -1,4 +1,4 @@
-"""Compiled kinematics: the same FK and tool Jacobian as :mod:`physai.kinematics`, 10-50x faster.
+"""Compiled kinematics: the same FK and tool Jacobian as :mod:`physai.kinematics`, far faster (benchmarks/RESULTS.md).
 
 :mod:`physai.kinematics` is the readable reference the lessons teach from; this module computes the
 same quantities with numba kernels and is tested equal to it to 1e-13. Signatures and shapes match
