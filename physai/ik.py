@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physai import kinematics
+from physai import fast, kinematics
 from physai import transforms as tf
 from physai._validate import finite_array
 from physai.errors import InputError
@@ -48,6 +48,9 @@ DEFAULT_RESTARTS = 200
 UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
+# Where the solver's one call per iteration, (T_world_tool, J) = f(chain, q), comes from: the compiled
+# path by default, the readable NumPy reference on request (tested to give the same solutions).
+KINEMATICS = {"fast": fast.tool_pose_and_jacobian, "reference": kinematics.tool_pose_and_jacobian}
 REASONS = ("converged", "unreachable: best effort", "iteration limit")
 
 # Levenberg-Marquardt damping schedule (lam^2, in (m/rad)^2 like sigma^2).
@@ -180,6 +183,7 @@ def solve_ik_batch(
     lambda_max: float = 0.05,
     patience: int | None = None,
     trace: list | None = None,
+    kinematics_path: str = "fast",
     _single: bool = False,
 ) -> list[IKResult]:
     """Solve many targets at once, vectorised over targets; returns one :class:`IKResult` per target (a list).
@@ -196,6 +200,9 @@ def solve_ik_batch(
         raise InputError(f"task: expected one of {TASKS}, got {task!r}")
     if method not in METHODS:
         raise InputError(f"method: expected one of {METHODS}, got {method!r}")
+    if kinematics_path not in KINEMATICS:
+        raise InputError(f"kinematics_path: expected one of {tuple(KINEMATICS)}, got {kinematics_path!r}")
+    pose_and_jacobian = KINEMATICS[kinematics_path]
     T_target = _check_targets(task, targets, 0 if _single else 1)
     B, n = len(T_target), chain.n
     m = TASK_ROWS[task]
@@ -264,7 +271,7 @@ def solve_ik_batch(
         f = fresh[r]
         rf = r[f]
         trial[f] = np.where(polishing[rf, None], best_q[rf], starts[rf, np.minimum(attempt[rf], starts.shape[1] - 1)])
-        T, J = kinematics.tool_pose_and_jacobian(chain, trial)
+        T, J = pose_and_jacobian(chain, trial)
         e, Jt, perr, oerr = task_residual(task, T, J, T_target[r], a)
         e_w, J_w = e * sw, Jt * sw[:, None]
         E_t = 0.5 * np.einsum("ki,ki->k", e_w, e_w)
@@ -345,6 +352,7 @@ def solve_ik(
     lambda_max: float = 0.05,
     patience: int | None = None,
     trace: list | None = None,
+    kinematics_path: str = "fast",
 ) -> IKResult:
     """Joint positions that put the chain's tool on ``target``; never raises for unreachable targets.
 
@@ -361,6 +369,8 @@ def solve_ik(
     scaling. ``damping``: ``lam`` of ``"dls"``; ``sigma_healthy``, ``lambda_max``: ``"adaptive"``'s ramp.
     ``trace``: a list that receives, after every step, ``(rows, iterations, position_error,
     orientation_error)`` arrays of the current (accepted) point of each active target (convergence curves).
+    ``kinematics_path``: ``"fast"`` (compiled :mod:`physai.fast`, the default) or ``"reference"`` (the
+    NumPy :func:`physai.kinematics.tool_pose_and_jacobian` the lessons teach); both give the same solutions.
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
     found (smallest weighted error over every attempt, then refined until it stops improving) and
@@ -370,5 +380,5 @@ def solve_ik(
         chain, target, q0, task=task, method=method, weights=weights, tol_position=tol_position,
         tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng, axis=axis,
         max_step=max_step, damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max,
-        patience=patience, trace=trace, _single=True,
+        patience=patience, trace=trace, kinematics_path=kinematics_path, _single=True,
     )[0]

@@ -65,8 +65,8 @@ def tool_position(chain: Chain, q):
     return tool_pose(chain, q)[:3, 3]
 
 
-def jacobian(chain: Chain, q):
-    """Geometric Jacobian ``(6, n)`` of the tool point for ``q: (n,)``: linear rows then angular, world axes."""
+def tool_pose_and_jacobian(chain: Chain, q):
+    """``T_world_tool`` ``(4, 4)`` and the geometric Jacobian ``(6, n)`` from one walk, for ``q: (n,)``."""
     frames, T_tool = joint_frames(chain, q)
     p = T_tool[:3, 3]
     cols = []
@@ -76,7 +76,12 @@ def jacobian(chain: Chain, q):
             cols.append(jnp.concatenate([jnp.cross(axis, p - frames[i, :3, 3]), axis]))
         else:
             cols.append(jnp.concatenate([axis, jnp.zeros(3)]))
-    return jnp.stack(cols, axis=-1)
+    return T_tool, jnp.stack(cols, axis=-1)
+
+
+def jacobian(chain: Chain, q):
+    """Geometric Jacobian ``(6, n)`` of the tool point for ``q: (n,)``: linear rows then angular, world axes."""
+    return tool_pose_and_jacobian(chain, q)[1]
 
 
 def tool_position_rpy(chain: Chain, q):

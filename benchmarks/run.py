@@ -1,0 +1,412 @@
+"""physai against the peers, measured side by side in one process; prints ratios and writes RESULTS.md.
+
+    uv sync --group bench          # once: roboticstoolbox-python, pytorch-kinematics (torch), mink, ikpy
+    uv run python benchmarks/run.py [--out benchmarks/RESULTS.md] [--rounds 15]
+
+Sections: (0) compilation cost of physai.fast, cold and from the disk cache; (1) one FK + tool
+Jacobian call, SO-101 and Panda; (2) batched Jacobians, 10,000 and 1,000,000 SO-101 configurations;
+(3) IK success and time per target; (4) memory per configuration of the batch path. Every peer's
+answer is checked against physai's before it is timed. Times are medians over ``--rounds`` samples
+taken in turns (each round times every candidate), so load spikes on a shared machine hit all alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[1] / "shared"
+os.environ.setdefault("MENAGERIE_ROOT", str(SHARED / "menagerie"))
+sys.path.insert(0, str(HERE))
+
+from _timing import per_call_seconds  # noqa: E402
+
+from physai import fast, jaxik, kinematics, robots  # noqa: E402
+
+SO101_XML = SHARED / "menagerie" / "robotstudio_so101" / "so101.xml"
+PANDA_XML = SHARED / "models" / "franka_panda_nomesh" / "panda.xml"
+WXAI_XML = SHARED / "models" / "trossen_wxai" / "wxai_follower.xml"
+GOALS = {
+    "single": "physai fast <= Pinocchio computeFrameJacobian (and <= 0.3 x MuJoCo's three calls)",
+    "batch": "physai >= 2 x Pinocchio loop and >= 10 x pytorch_kinematics (CPU), 10k configurations",
+    "ik": "success >= 99.9 % on every robot/task and median time <= roboticstoolbox ik_LM",
+}
+
+
+def us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.2f} us"
+
+
+class Report:
+    """Collects Markdown lines; prints each as it is added."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def __call__(self, line: str = "") -> None:
+        self.lines.append(line)
+        print(line, flush=True)
+
+    def table(self, header: list[str], rows: list[list[str]]) -> None:
+        self("| " + " | ".join(header) + " |")
+        self("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+        for row in rows:
+            self("| " + " | ".join(row) + " |")
+        self()
+
+
+# ---- peers, each built from the same model file and checked against physai ----------------------
+
+
+def mujoco_peer(xml: Path, chain):
+    """``q -> (site pose, J)`` with MuJoCo's three calls, and the bare three calls for timing."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(str(xml))
+    d = mujoco.MjData(m)
+    sid = m.site(chain.tool_name).id
+    adr = list(chain.qpos_adr)
+    assert adr == list(range(adr[0], adr[0] + len(adr))), "benchmark assumes contiguous qpos"
+    sl = slice(adr[0], adr[0] + len(adr))
+    dofs = list(chain.dof_adr)
+    jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+
+    def three_calls(q):
+        d.qpos[sl] = q
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_jacSite(m, d, jacp, jacr, sid)
+
+    def jac(q):
+        three_calls(q)
+        return np.vstack([jacp, jacr])[:, dofs]
+
+    return three_calls, jac
+
+
+def pinocchio_peer(chain):
+    """Pinocchio model of ``chain`` (same placements, RX/RY/RZ or PX/PY/PZ joints where the axis allows) and
+    ``computeFrameJacobian`` at the tool frame, LOCAL_WORLD_ALIGNED (world axes at the tool point).
+
+    Built from the chain's numbers rather than ``buildModelFromMJCF``: Pinocchio 4.1's MJCF parser reads
+    the SO-101 file right but the Panda file wrong (its Jacobian differs from MuJoCo's by ~0.1).
+    """
+    import pinocchio as pin
+
+    assert np.all(chain.q_ref == 0), "the Pinocchio model here assumes q_ref = 0"
+    model, parent = pin.Model(), 0
+    for name, T, axis, jtype in zip(chain.joint_names, chain.T_prev_joint, chain.axis_joint, chain.joint_types):
+        k = int(np.argmax(np.abs(axis)))
+        aligned = np.isclose(axis[k], 1.0)
+        if jtype == "hinge":
+            joint = (pin.JointModelRX, pin.JointModelRY, pin.JointModelRZ)[k]() if aligned else pin.JointModelRevoluteUnaligned(axis)
+        else:
+            joint = (pin.JointModelPX, pin.JointModelPY, pin.JointModelPZ)[k]() if aligned else pin.JointModelPrismaticUnaligned(axis)
+        parent = model.addJoint(parent, joint, pin.SE3(T[:3, :3].copy(), T[:3, 3].copy()), name)
+    tool = pin.SE3(chain.T_last_tool[:3, :3].copy(), chain.T_last_tool[:3, 3].copy())
+    fid = model.addFrame(pin.Frame(chain.tool_name, parent, 0, tool, pin.FrameType.OP_FRAME))
+    data = model.createData()
+
+    def jac(q):
+        return pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED)
+
+    return jac
+
+
+def rtb_ets(chain):
+    """A roboticstoolbox ETS equal to ``chain`` (limits included): fixed SE3 placements, Rz/tz in an axis-aligned frame."""
+    from roboticstoolbox import ET
+    from spatialmath import SE3
+
+    assert np.all(chain.q_ref == 0), "the ETS here assumes q_ref = 0"
+    ets = None
+    for T_prev, axis, jtype, lo, hi in zip(chain.T_prev_joint, chain.axis_joint, chain.joint_types, chain.lower, chain.upper):
+        # R_align maps z onto the joint axis, so the ETS joint is always about/along its z.
+        z = np.array([0.0, 0.0, 1.0])
+        v, c = np.cross(z, axis), float(z @ axis)
+        if np.linalg.norm(v) < 1e-12:
+            R_align = np.eye(3) if c > 0 else np.diag([1.0, -1.0, -1.0])
+        else:
+            K = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+            R_align = np.eye(3) + K + K @ K / (1 + c)
+        A = np.eye(4)
+        A[:3, :3] = R_align
+        qlim = np.array([lo, hi])  # ik_LM's restarts and joint_limits read these
+        parts = [ET.SE3(SE3(T_prev @ A, check=False)), ET.Rz(qlim=qlim) if jtype == "hinge" else ET.tz(qlim=qlim)]
+        if not np.allclose(R_align, np.eye(3)):
+            parts.append(ET.SE3(SE3(np.linalg.inv(A), check=False)))
+        for p in parts:
+            ets = p if ets is None else ets * p
+    return ets * ET.SE3(SE3(chain.T_last_tool, check=False))
+
+
+def torch_peer(xml: Path, chain):
+    """pytorch_kinematics SerialChain to the tool site, float64 on the CPU."""
+    import pytorch_kinematics as pk
+    import pytorch_kinematics.mjcf as pkm
+    import torch
+
+    # pytorch_kinematics 0.10 keys its joint-type map by mujoco enums, which newer mujoco no longer
+    # hands back (it gives np.int32): re-key by int so the parser runs. No numbers are changed.
+    items = list(pkm.JOINT_TYPE_MAP.items())
+    pkm.JOINT_TYPE_MAP.clear()
+    pkm.JOINT_TYPE_MAP.update({int(k): v for k, v in items})
+    assets = {}
+    meshdir = xml.parent / "assets"
+    if meshdir.is_dir():
+        assets = {f"assets/{f.name}": f.read_bytes() for f in meshdir.iterdir() if f.is_file()}
+    full = pk.build_chain_from_mjcf(xml.read_text(), assets=assets)
+    return pk.SerialChain(full, chain.tool_name).to(dtype=torch.float64), torch
+
+
+def check(name: str, got, want, tol: float, report: Report) -> None:
+    err = float(np.abs(np.asarray(got) - np.asarray(want)).max())
+    report(f"- {name} agrees with physai to {err:.1e}" + ("" if err <= tol else f"  **(more than {tol:g})**"))
+
+
+# ---- sections ------------------------------------------------------------------------------------
+
+
+def compile_cost(report: Report) -> None:
+    code = ("import time; t = time.perf_counter(); import numpy as np; from physai import fast, robots; "
+            "c = robots.load('so101', source='builtin'); fast.tool_pose_and_jacobian(c, c.q_ref.copy()); "
+            "fast.tool_pose_and_jacobian(c, np.zeros((2, c.n))); print(time.perf_counter() - t)")
+    rows = []
+    with tempfile.TemporaryDirectory() as cold:
+        for label, env in (("cold (empty NUMBA_CACHE_DIR: compiles)", {"NUMBA_CACHE_DIR": cold}),
+                           ("second process (loads the disk cache)", {"NUMBA_CACHE_DIR": cold}),
+                           ("default cache location", {})):
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                 env={**os.environ, **env}, cwd=HERE.parent)
+            rows.append([label, f"{float(out.stdout.split()[-1]):.2f} s"])
+    report("## 0. First-call cost of physai.fast (import + single + batch call, fresh process)\n")
+    report.table(["case", "seconds"], rows)
+
+
+def single_call(report: Report, rounds: int) -> dict:
+    report("## 1. One FK + tool Jacobian call\n")
+    report("physai returns both `T_world_tool` (4x4) and `J` (6xn) from `fast.tool_pose_and_jacobian(chain, q)`, "
+           "input validation included; Pinocchio's `computeFrameJacobian` and roboticstoolbox's `jacob0` return J only "
+           "(the pose is computed inside but not handed out); MuJoCo's three calls fill preallocated buffers.\n")
+    ratios = {}
+    rows = []
+    for label, xml, site in (("SO-101", SO101_XML, "gripperframe"), ("Panda", PANDA_XML, "tcp")):
+        chain = robots.load(xml, site=site)
+        q = chain.random_q(np.random.default_rng(0))
+        T, J = fast.tool_pose_and_jacobian(chain, q)
+        three, mj_jac = mujoco_peer(xml, chain)
+        pin_jac = pinocchio_peer(chain)
+        ets = rtb_ets(chain)
+        check(f"{label}: MuJoCo mj_jacSite", mj_jac(q), J, 1e-12, report)
+        check(f"{label}: Pinocchio computeFrameJacobian", pin_jac(q), J, 1e-12, report)
+        check(f"{label}: roboticstoolbox jacob0", ets.jacob0(q), J, 1e-12, report)
+        check(f"{label}: physai reference (NumPy)", kinematics.tool_pose_and_jacobian(chain, q)[1], J, 1e-13, report)
+        t = per_call_seconds({
+            "physai fast (T and J, validated)": lambda: fast.tool_pose_and_jacobian(chain, q),
+            "Pinocchio computeFrameJacobian": lambda: pin_jac(q),
+            "MuJoCo kinematics+comPos+jacSite": lambda: three(q),
+            "roboticstoolbox ETS jacob0": lambda: ets.jacob0(q),
+        }, calls=2000, rounds=rounds)
+        t.update(per_call_seconds({"physai reference (NumPy)": lambda: kinematics.tool_pose_and_jacobian(chain, q)},
+                                  calls=50, rounds=rounds))
+        med = {k: float(np.median(v)) for k, v in t.items()}
+        base = med["physai fast (T and J, validated)"]
+        for k, v in med.items():
+            rows.append([label, k, us(v), f"{v / base:.2f}"])
+        ratios[label] = (base / med["Pinocchio computeFrameJacobian"], base / med["MuJoCo kinematics+comPos+jacSite"])
+    report()
+    report.table(["robot", "call", "median", "time / physai fast"], rows)
+    for label, (r_pin, r_mj) in ratios.items():
+        report(f"- {label}: physai fast / Pinocchio = **{r_pin:.2f}** (goal <= 1: {'met' if r_pin <= 1 else 'NOT met'}); "
+               f"physai fast / MuJoCo three calls = **{r_mj:.2f}** (goal <= 0.3: {'met' if r_mj <= 0.3 else 'NOT met'})")
+    report()
+    return ratios
+
+
+def batched(report: Report, rounds: int) -> dict:
+    import numba
+
+    report("## 2. Batched FK + Jacobians, SO-101\n")
+    chain = robots.load(SO101_XML, site="gripperframe")
+    three, mj_jac = mujoco_peer(SO101_XML, chain)
+    pin_jac = pinocchio_peer(chain)
+    pk_chain, torch = torch_peer(SO101_XML, chain)
+    Q = chain.random_q(np.random.default_rng(1), 10_000)
+    T, J = fast.tool_pose_and_jacobian(chain, Q)
+    Qt = torch.tensor(Q)
+    check("pytorch_kinematics jacobian (float64)", pk_chain.jacobian(Qt[:100]).numpy(), J[:100], 1e-6, report)
+    check("Pinocchio loop", np.array([pin_jac(q) for q in Q[:100]]), J[:100], 1e-12, report)
+    check("physai reference (vectorised NumPy)", kinematics.tool_pose_and_jacobian(chain, Q)[1], J, 1e-13, report)
+    threads = numba.get_num_threads()
+
+    def one_thread():
+        numba.set_num_threads(1)
+        try:
+            return fast.tool_pose_and_jacobian(chain, Q)
+        finally:
+            numba.set_num_threads(threads)
+
+    report(f"- torch {torch.__version__}, {torch.get_num_threads()} threads; numba {threads} threads\n")
+    cands = {
+        f"physai fast (numba prange, {threads} threads)": lambda: fast.tool_pose_and_jacobian(chain, Q),
+        "physai fast (1 thread)": one_thread,
+        "physai reference (vectorised NumPy)": lambda: kinematics.tool_pose_and_jacobian(chain, Q),
+        "Pinocchio computeFrameJacobian loop": lambda: [pin_jac(q) for q in Q],
+        "pytorch_kinematics jacobian (CPU, float64)": lambda: pk_chain.jacobian(Qt),
+        "MuJoCo three-call loop": lambda: [mj_jac(q) for q in Q],
+    }
+    t = per_call_seconds(cands, calls=1, rounds=max(5, rounds // 3))
+    med = {k: float(np.median(v)) for k, v in t.items()}
+    base = med[next(iter(cands))]
+    rows = [[k, f"{v * 1e3:,.1f} ms", f"{len(Q) / v / 1e6:.2f}", f"{v / base:.1f}"] for k, v in med.items()]
+    report.table(["10,000 configurations", "median", "M configs/s", "time / physai fast"], rows)
+    r_pin = med["Pinocchio computeFrameJacobian loop"] / base
+    r_pk = med["pytorch_kinematics jacobian (CPU, float64)"] / base
+    report(f"- physai fast is **{r_pin:.1f} x** a Pinocchio loop (goal >= 2: {'met' if r_pin >= 2 else 'NOT met'}) and "
+           f"**{r_pk:.1f} x** pytorch_kinematics (goal >= 10: {'met' if r_pk >= 10 else 'NOT met'})\n")
+
+    Qm = chain.random_q(np.random.default_rng(2), 1_000_000)
+    big = per_call_seconds({"physai fast": lambda: fast.tool_pose_and_jacobian(chain, Qm),
+                            "Pinocchio loop": lambda: [pin_jac(q) for q in Qm]}, calls=1, rounds=3)
+    rows = [[k, f"{np.median(v):.2f} s", f"{len(Qm) / np.median(v) / 1e6:.2f}"] for k, v in big.items()]
+    report.table(["1,000,000 configurations", "median", "M configs/s"], rows)
+    return {"pin": r_pin, "pk": r_pk}
+
+
+def ik(report: Report, n_targets: int) -> None:
+    report("## 3. IK: random reachable targets\n")
+    import importlib.util
+
+    have_ik = importlib.util.find_spec("physai.ik") is not None
+    if (HERE / "ik_peers.py").exists():
+        report("benchmarks/ik_peers.py holds the IK issue's full peer comparison (mink, ikpy, ...); this section "
+               "measures physai against roboticstoolbox `ik_LM` in this process.\n")
+    else:
+        report("benchmarks/ik_peers.py was not on this branch when this ran: physai against roboticstoolbox `ik_LM` "
+               "(C++, default 30 iterations x 100 searches) only.\n")
+    if not have_ik:
+        report("physai.ik was not on this branch: physai is represented by its batched DLS alone.\n")
+    rows = []
+    for label, xml, site, task in (("Panda", PANDA_XML, "tcp", "pose"), ("WidowX AI", WXAI_XML, "ee_site", "pose"),
+                                   ("SO-101", SO101_XML, "gripperframe", "position")):
+        chain = robots.load(xml, site=site)
+        rng = np.random.default_rng(3)
+        targets = fast.tool_pose(chain, chain.random_q(rng, n_targets))
+        t0 = time.perf_counter()
+        res = jaxik.dls_ik(chain, targets, task=task, iterations=40, restarts=20, rng=rng)
+        per = (time.perf_counter() - t0) / n_targets
+        rows.append([label, task, "physai jaxik.dls_ik batch (NumPy, 40 steps x 21 attempts)",
+                     f"{100 * res.success_rate:.1f} %", f"{per * 1e3:.3f} ms (amortised)"])
+        if have_ik:
+            rows += physai_ik_rows(label, chain, task, targets)
+        ets = rtb_ets(chain)
+        mask = np.array([1, 1, 1, 1, 1, 1.0]) if task == "pose" else np.array([1, 1, 1, 0, 0, 0.0])
+        times, ok = [], 0
+        for T in targets:
+            t0 = time.perf_counter()
+            sol = ets.ik_LM(T, tol=1e-8, mask=mask, joint_limits=True)
+            times.append(time.perf_counter() - t0)
+            q = np.asarray(sol.q)
+            Tq = fast.tool_pose(chain, q)
+            perr = np.linalg.norm(Tq[:3, 3] - T[:3, 3])
+            oerr = 0.0 if task == "position" else np.arccos(np.clip((np.trace(T[:3, :3] @ Tq[:3, :3].T) - 1) / 2, -1, 1))
+            inside = np.all((q >= chain.lower - 1e-9) & (q <= chain.upper + 1e-9))
+            ok += bool(perr <= 1e-4 and oerr <= 1e-3 and inside)
+        rows.append([label, task, "roboticstoolbox ik_LM", f"{100 * ok / n_targets:.1f} %",
+                     f"{np.median(times) * 1e3:.3f} ms (median)"])
+    report.table(["robot", "task", "solver", "success", "time per target"], rows)
+    report("Success: position error <= 1e-4 m, orientation error <= 1e-3 rad (pose), joints inside their limits, "
+           "judged by physai's FK for both solvers.\n")
+
+
+def physai_ik_rows(label, chain, task, targets) -> list[list[str]]:
+    """``physai.ik.solve_ik`` one target at a time (default method), with its default and its reference kinematics."""
+    from physai import ik as physai_ik
+
+    rows = []
+    for kin in ("fast", "reference"):
+        times, ok = [], 0
+        for k, T in enumerate(targets if kin == "fast" else targets[:50]):
+            t0 = time.perf_counter()
+            res = physai_ik.solve_ik(chain, T, task=task, rng=np.random.default_rng(k), kinematics_path=kin)
+            times.append(time.perf_counter() - t0)
+            ok += res.converged
+        rows.append([label, task, f"physai solve_ik ({kin} kinematics)", f"{100 * ok / len(times):.1f} %",
+                     f"{np.median(times) * 1e3:.3f} ms (median, {len(times)} targets)"])
+    return rows
+
+
+def memory(report: Report) -> None:
+    report("## 4. Memory per configuration in the batch path (SO-101, n = 5, tracemalloc peak / B)\n")
+    chain = robots.load(SO101_XML, site="gripperframe")
+    Q = chain.random_q(np.random.default_rng(4), 100_000)
+    rows = []
+    for label, f in (("physai fast", fast.tool_pose_and_jacobian), ("physai reference (NumPy)", kinematics.tool_pose_and_jacobian)):
+        f(chain, Q[:10])
+        tracemalloc.start()
+        f(chain, Q)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append([label, f"{peak / len(Q):,.0f} B"])
+    rows.append(["outputs alone (T 16 + J 30 float64)", f"{(16 + 6 * chain.n) * 8} B"])
+    report.table(["path", "peak bytes per configuration"], rows)
+
+
+def versions() -> str:
+    names = ["numpy", "numba", "jax", "mujoco", "pin", "roboticstoolbox-python", "pytorch-kinematics", "torch"]
+    out = []
+    for n in names:
+        try:
+            out.append(f"{n} {md.version(n)}")
+        except md.PackageNotFoundError:
+            out.append(f"{n} (not installed)")
+    return ", ".join(out)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--rounds", type=int, default=15, help="timing samples per candidate")
+    parser.add_argument("--ik-targets", type=int, default=1000)
+    args = parser.parse_args(argv)
+    report = Report()
+    report("# physai speed benchmark\n")
+    report(f"Command: `uv run python benchmarks/run.py {' '.join(argv if argv is not None else sys.argv[1:])}`  ")
+    report(f"Machine: {machine()}  ")
+    report(f"Load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}  ")
+    report(f"Versions: {versions()}\n")
+    report("Goals: " + "; ".join(f"{k}: {v}" for k, v in GOALS.items()) + "\n")
+    compile_cost(report)
+    single_call(report, args.rounds)
+    batched(report, args.rounds)
+    ik(report, args.ik_targets)
+    memory(report)
+    report(f"Load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    args.out.write_text("\n".join(report.lines) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

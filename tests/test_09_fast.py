@@ -1,0 +1,169 @@
+"""The compiled fast path equals the NumPy reference (itself pinned to MuJoCo) and validates like it."""
+
+import mujoco
+import numpy as np
+import pytest
+
+from physai import fast, kinematics, mj, robots
+from physai.errors import InputError
+from conftest import SHARED_MODELS
+
+# Slides and hinges mixed, tilted non-unit axes, joint refs and anchors off the body origin: every
+# branch of the kernel's walk.
+SLIDE_XML = """
+<mujoco>
+  <worldbody>
+    <body name="carriage" pos="0.1 -0.2 0.3" quat="0.9 0.1 -0.3 0.2">
+      <joint name="rail" type="slide" axis="1 0.2 0" range="-0.5 0.5" ref="0.05"/>
+      <geom size="0.02"/>
+      <body name="column" pos="0 0.1 0.2">
+        <joint name="turn" type="hinge" axis="0 0.3 1" pos="0.01 0.02 0.03" range="-2 2" ref="0.2"/>
+        <geom size="0.02"/>
+        <body name="lift" pos="0.05 0 0.1" quat="0.7 0 0.7 0">
+          <joint name="lift" type="slide" axis="0 0 1" range="0 0.3"/>
+          <joint name="wrist" type="hinge" axis="1 0 0" pos="0 0.04 0" range="-3 3"/>
+          <geom size="0.02"/>
+          <site name="tip" pos="0.02 0.03 0.15" quat="0.5 0.5 -0.5 0.5"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _slide_model():
+    return mujoco.MjModel.from_xml_string(SLIDE_XML)
+
+
+ROBOTS = {
+    "so101": lambda: (robots.mujoco_model("so101"), "gripperframe"),
+    "slides": lambda: (_slide_model(), "tip"),
+    "panda": lambda: (mujoco.MjModel.from_xml_path(str(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml")), "tcp"),
+    "wxai": lambda: (mujoco.MjModel.from_xml_path(str(SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml")), "ee_site"),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(ROBOTS))
+def model_chain(request):
+    m, site = ROBOTS[request.param]()
+    return m, kinematics.chain_from_mujoco(m, site)
+
+
+def test_slide_model_has_both_joint_types(model_chain):
+    _, chain = model_chain
+    if chain.tool_name == "tip":
+        assert chain.joint_types == ("slide", "hinge", "slide", "hinge")
+
+
+def test_fast_single_equals_reference_kinematics_to_1e_13(model_chain):
+    _, chain = model_chain
+    for q in chain.random_q(np.random.default_rng(1), 100):
+        T, J = fast.tool_pose_and_jacobian(chain, q)
+        T_ref, J_ref = kinematics.tool_pose_and_jacobian(chain, q)
+        assert T.shape == (4, 4) and J.shape == (6, chain.n)
+        assert np.abs(T - T_ref).max() <= 1e-13
+        assert np.abs(J - J_ref).max() <= 1e-13
+
+
+def test_fast_equals_mujoco_site_jacobian_and_pose(model_chain):
+    m, chain = model_chain
+    for q in chain.random_q(np.random.default_rng(2), 20):
+        T, J = fast.tool_pose_and_jacobian(chain, q)
+        assert np.abs(J - mj.site_jacobian(m, chain, q)).max() <= 1e-12
+        assert np.abs(T - mj.site_pose(m, chain, q)).max() <= 1e-12
+
+
+def test_fast_batch_equals_looped_single_calls(model_chain):
+    _, chain = model_chain
+    qs = chain.random_q(np.random.default_rng(3), (4, 25))
+    T, J = fast.tool_pose_and_jacobian(chain, qs)
+    assert T.shape == (4, 25, 4, 4) and J.shape == (4, 25, 6, chain.n)
+    for idx in np.ndindex(4, 25):
+        T1, J1 = fast.tool_pose_and_jacobian(chain, qs[idx])
+        np.testing.assert_array_equal(T[idx], T1)
+        np.testing.assert_array_equal(J[idx], J1)
+    T_ref, J_ref = kinematics.tool_pose_and_jacobian(chain, qs)
+    assert np.abs(T - T_ref).max() <= 1e-13 and np.abs(J - J_ref).max() <= 1e-13
+
+
+def test_fast_tool_pose_and_jacobian_helpers_match_the_pair(so101):
+    q = so101.random_q(np.random.default_rng(4))
+    T, J = fast.tool_pose_and_jacobian(so101, q)
+    np.testing.assert_array_equal(fast.tool_pose(so101, q), T)
+    np.testing.assert_array_equal(fast.jacobian(so101, q), J)
+
+
+def test_fast_accepts_what_the_reference_accepts(so101):
+    q = so101.random_q(np.random.default_rng(5))
+    T, J = fast.tool_pose_and_jacobian(so101, q)
+    strided = np.zeros((so101.n, 2))
+    strided[:, 0] = q
+    readonly = q.copy()
+    readonly.flags.writeable = False
+    # Each memory layout has its own compiled variant; they may round differently in the last bit.
+    for same in (list(q), tuple(q), strided[:, 0], readonly, q[None, :]):
+        T2, J2 = fast.tool_pose_and_jacobian(so101, same)
+        assert np.abs(T2.reshape(4, 4) - T).max() <= 1e-15
+        assert np.abs(J2.reshape(6, so101.n) - J).max() <= 1e-15
+    qi = np.array([0, 1, -1, 0, 1])
+    assert np.abs(fast.jacobian(so101, qi) - kinematics.jacobian(so101, qi)).max() <= 1e-13
+    q32 = q.astype(np.float32)
+    assert np.abs(fast.jacobian(so101, q32) - kinematics.jacobian(so101, q32)).max() <= 1e-13
+
+
+def test_fast_outputs_are_fresh_arrays(so101):
+    q = so101.random_q(np.random.default_rng(6), 2)
+    T0, J0 = fast.tool_pose_and_jacobian(so101, q[0])
+    keep = T0.copy(), J0.copy()
+    fast.tool_pose_and_jacobian(so101, q[1])
+    np.testing.assert_array_equal(T0, keep[0])
+    np.testing.assert_array_equal(J0, keep[1])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [np.zeros(4), np.zeros(6), np.zeros((3, 4)), np.array([0.0, np.nan, 0, 0, 0]), np.array([[0.0, 0, 0, np.inf, 0]]),
+     "abc", [0.0, 1.0], None],
+)
+def test_fast_rejects_bad_q_with_the_reference_message(so101, bad):
+    with pytest.raises(InputError) as ref:
+        kinematics.tool_pose_and_jacobian(so101, bad)
+    with pytest.raises(InputError) as got:
+        fast.tool_pose_and_jacobian(so101, bad)
+    assert str(got.value) == str(ref.value)
+
+
+def test_pack_is_memoised_per_chain_and_read_only(so101):
+    P = fast._packed(so101)[0]
+    assert fast._packed(so101)[0] is P
+    assert not P.flags.writeable
+    other = kinematics.chain_from_bodies("copy", [kinematics.BodySpec("b", (0, 0, 0.1), joints=(
+        kinematics.JointSpec("j", "hinge", (0, 0, 1)),))], (0.1, 0, 0))
+    assert fast._packed(other)[0] is not P
+
+
+@pytest.mark.parametrize("task", ["pose", "position", "position+axis"])
+def test_solve_ik_default_fast_path_solves_what_the_reference_path_solves(model_chain, task):
+    """Same targets, same seeds: the same targets converge, and every solution reaches its target (reference FK).
+
+    The q themselves are not compared: LM's accept/reject tests and restarts amplify the paths' 1e-16
+    differences, so the two may stop at different points within tolerance (or of a redundant chain's
+    solution manifold), e.g. after a different number of restarts.
+    """
+    from physai import ik
+
+    _, chain = model_chain
+    rng = np.random.default_rng(7)
+    targets = kinematics.tool_pose(chain, chain.random_q(rng, 12))
+    kw = dict(task=task, rng=np.random.default_rng(8)) | ({"axis": (1.0, 0.0, 0.0)} if chain.tool_name == "tip" else {})
+    fast_res = ik.solve_ik_batch(chain, targets, **kw)
+    kw["rng"] = np.random.default_rng(8)
+    ref_res = ik.solve_ik_batch(chain, targets, kinematics_path="reference", **kw)
+    for T_t, a, b in zip(targets, fast_res, ref_res):
+        assert a.converged == b.converged
+        if a.converged:
+            T = kinematics.tool_pose(chain, a.q)
+            assert np.linalg.norm(T[:3, 3] - T_t[:3, 3]) <= 1e-4
+    with pytest.raises(InputError, match="kinematics_path"):
+        ik.solve_ik(chain, targets[0], task=task, kinematics_path="jax")
