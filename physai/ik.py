@@ -25,11 +25,12 @@ judged on the unweighted errors against ``tol_position`` (m) and ``tol_orientati
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from physai import fast, kinematics
+from physai import fast, fast_ik, kinematics
 from physai import transforms as tf
 from physai._validate import finite_array
 from physai.errors import InputError
@@ -51,7 +52,11 @@ TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
 # Where the solver's one call per iteration, (T_world_tool, J) = f(chain, q), comes from: the compiled
 # path by default, the readable NumPy reference on request (tested to give the same solutions).
 KINEMATICS = {"fast": fast.tool_pose_and_jacobian, "reference": kinematics.tool_pose_and_jacobian}
-REASONS = ("converged", "unreachable: best effort", "iteration limit")
+REASONS = ("converged", "unreachable: best effort", "iteration limit")  # indexed by fast_ik's outcome codes
+# Where the LM iterations run: the whole solve of each target in one compiled call (physai.fast_ik, the
+# default), or the vectorised NumPy loop below (the readable reference; also every other method, `trace`
+# and kinematics_path="reference").
+BACKENDS = ("compiled", "numpy")
 
 # Levenberg-Marquardt damping schedule (lam^2, in (m/rad)^2 like sigma^2).
 _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN = 1e-4, 0.3, 10.0, 1e-12
@@ -143,6 +148,15 @@ def reach_bound(chain: Chain) -> float:
     return float(links + sum(chain.upper[i] - chain.lower[i] for i in slides))
 
 
+@functools.lru_cache(maxsize=256)
+def _chain_constants(chain: Chain) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(_center(chain), first joint anchor (3,), reach_bound(chain))``, memoised on the frozen chain's identity
+    (as :func:`physai.fast._packed`): a single solve should not recompute them."""
+    center = _center(chain)
+    center.flags.writeable = False
+    return center, kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3], reach_bound(chain)
+
+
 def _center(chain: Chain) -> np.ndarray:
     both = np.isfinite(chain.lower) & np.isfinite(chain.upper)
     return np.where(both, 0.5 * (np.where(both, chain.lower, 0) + np.where(both, chain.upper, 0)),
@@ -184,6 +198,7 @@ def solve_ik_batch(
     patience: int | None = None,
     trace: list | None = None,
     kinematics_path: str = "fast",
+    backend: str = "compiled",
     _single: bool = False,
 ) -> list[IKResult]:
     """Solve many targets at once, vectorised over targets; returns one :class:`IKResult` per target (a list).
@@ -202,6 +217,8 @@ def solve_ik_batch(
         raise InputError(f"method: expected one of {METHODS}, got {method!r}")
     if kinematics_path not in KINEMATICS:
         raise InputError(f"kinematics_path: expected one of {tuple(KINEMATICS)}, got {kinematics_path!r}")
+    if backend not in BACKENDS:
+        raise InputError(f"backend: expected one of {BACKENDS}, got {backend!r}")
     pose_and_jacobian = KINEMATICS[kinematics_path]
     T_target = _check_targets(task, targets, 0 if _single else 1)
     B, n = len(T_target), chain.n
@@ -222,7 +239,8 @@ def solve_ik_batch(
                       ("damping", damping), ("sigma_healthy", sigma_healthy), ("lambda_max", lambda_max)):
         if not (np.isfinite(val) and val > 0):
             raise InputError(f"{name}: expected a positive number, got {val}")
-    q0 = _center(chain) if q0 is None else chain.check_q(q0, "q0", within_limits=True)
+    center, base, reach = _chain_constants(chain)
+    q0 = center if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     q_first = np.broadcast_to(q0, (B, n))
@@ -230,9 +248,16 @@ def solve_ik_batch(
     starts = np.concatenate([q_first[:, None], chain.random_q(rng, (B, restarts))], axis=1)  # (B, A, n)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
-    base = kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3]
-    beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach_bound(chain) + tol_position
+    beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
     n_attempts = np.where(beyond, min(1 + restarts, 1 + UNREACHABLE_RESTARTS), 1 + restarts)
+    if backend == "compiled" and method == "lm" and trace is None and kinematics_path == "fast":
+        q_out, perr, oerr = np.empty((B, n)), np.empty(B), np.empty(B)
+        it_total, used, outcome = np.empty(B, np.int64), np.empty(B, np.int64), np.empty(B, np.int64)
+        fast_ik.solve_batch(
+            fast._packed(chain)[0], chain.lower, chain.upper, T_target, a, sw, fast_ik.TASK_CODES[task], starts,
+            n_attempts, iters, patience, tol_position, tol_orientation, max_step, _LM_MU0, _LM_DOWN, _LM_UP,
+            _LM_MU_MIN, q_out, perr, oerr, it_total, used, outcome)
+        return _results(q_out, outcome, it_total, perr, oerr, used, method, task, tol_position, tol_orientation)
 
     # Per-target state; "fresh" rows evaluate their next start instead of stepping.
     q = starts[:, 0].copy()
@@ -314,21 +339,26 @@ def solve_ik_batch(
         active[r[ok]] = False
         active[re[finished]] = False
 
+    c = converged[:, None]
+    return _results(np.where(c, q, best_q), np.where(converged, 0, np.where(ended_by_limit, 2, 1)), it_total,
+                    np.where(converged, cur_perr, best_perr), np.where(converged, cur_oerr, best_oerr),
+                    np.where(converged, np.minimum(attempt, starts.shape[1] - 1), n_attempts - 1),
+                    method, task, tol_position, tol_orientation)
+
+
+def _results(q, outcome, iterations, perr, oerr, used, method, task, tol_position, tol_orientation) -> list[IKResult]:
+    """One :class:`IKResult` per row: ``q (B, n)`` the converged or best point, ``outcome (B,)`` an index into
+    :data:`REASONS`, its ``iterations``, errors and restarts ``used`` (both backends end here)."""
     results = []
-    for b in range(B):
-        conv = bool(converged[b])
-        if conv:
-            qb, reason, used = q[b].copy(), "converged", int(min(attempt[b], starts.shape[1] - 1))
-            perr_b, oerr_b = float(cur_perr[b]), float(cur_oerr[b])
-        else:
-            qb, used = best_q[b].copy(), int(n_attempts[b]) - 1
-            perr_b, oerr_b = float(best_perr[b]), float(best_oerr[b])
-            reason = "iteration limit" if ended_by_limit[b] else "unreachable: best effort"
+    for b in range(len(q)):
+        perr_b, oerr_b = float(perr[b]), float(oerr[b])
+        conv = outcome[b] == 0
         unmet = () if conv else tuple(
             part for part, err, tol in (("position", perr_b, tol_position), ("orientation", oerr_b, tol_orientation))
             if err > tol
         )
-        results.append(IKResult(qb, conv, int(it_total[b]), perr_b, oerr_b, reason, used, method, task, unmet))
+        results.append(IKResult(q[b].copy(), bool(conv), int(iterations[b]), perr_b, oerr_b, REASONS[outcome[b]],
+                                int(used[b]), method, task, unmet))
     return results
 
 
@@ -353,6 +383,7 @@ def solve_ik(
     patience: int | None = None,
     trace: list | None = None,
     kinematics_path: str = "fast",
+    backend: str = "compiled",
 ) -> IKResult:
     """Joint positions that put the chain's tool on ``target``; never raises for unreachable targets.
 
@@ -371,6 +402,9 @@ def solve_ik(
     orientation_error)`` arrays of the current (accepted) point of each active target (convergence curves).
     ``kinematics_path``: ``"fast"`` (compiled :mod:`physai.fast`, the default) or ``"reference"`` (the
     NumPy :func:`physai.kinematics.tool_pose_and_jacobian` the lessons teach); both give the same solutions.
+    ``backend``: ``"compiled"`` (default) runs each target's whole ``"lm"`` solve in one compiled call
+    (:mod:`physai.fast_ik`, same algorithm); ``"numpy"`` the vectorised NumPy loop of this module, which
+    also serves the other methods, ``trace`` and ``kinematics_path="reference"``.
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
     found (smallest weighted error over every attempt, then refined until it stops improving) and
@@ -380,5 +414,5 @@ def solve_ik(
         chain, target, q0, task=task, method=method, weights=weights, tol_position=tol_position,
         tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng, axis=axis,
         max_step=max_step, damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max,
-        patience=patience, trace=trace, kinematics_path=kinematics_path, _single=True,
+        patience=patience, trace=trace, kinematics_path=kinematics_path, backend=backend, _single=True,
     )[0]

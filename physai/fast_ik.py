@@ -1,0 +1,289 @@
+"""Compiled Levenberg-Marquardt IK: the whole solve of :func:`physai.ik.solve_ik_batch` (``method="lm"``) in numba.
+
+:mod:`physai.ik` is the readable NumPy solver the lessons teach from; it is vectorised over targets,
+and for one target its per-iteration Python/NumPy overhead (tens of small array operations, an SVD)
+costs far more than the arithmetic. This module runs the same algorithm for each target -- every
+iteration and every restart -- inside one compiled call:
+
+- the same residuals as :func:`physai.ik.task_residual` (``"pose"``: position and ``so3_log`` of
+  ``R_target R^T`` through Shepperd's quaternion; ``"position"``; ``"position+axis"``: position and the
+  rotation vector taking ``z = R a`` onto ``z_t``, angular rows projected by ``I - z z^T``), the same
+  per-row weights ``sqrt(w)``;
+- the same LM step ``dq = J^T (J J^T + mu I)^-1 e`` (solved as the smaller of the ``m x m`` and the
+  equal ``(J^T J + mu I)^-1 J^T e`` ``n x n`` systems by Cholesky, instead of the reference's SVD), the
+  same freeze-and-recompute of joints the step pushes past a limit, the same uniform step scaling to
+  ``max_step`` and clip into the limits;
+- the same damping schedule, accept/reject test, stopping rules (tolerances, ``iterations`` per
+  attempt, ``patience`` steps without 1 % progress), starts (drawn up front by the caller from its
+  seeded generator, so batched == looped) and the final polish of the best point of an unconverged target.
+
+The two solvers differ only by round-off (Cholesky vs SVD), which LM's accept/reject tests and the
+restarts may amplify into a different (equally valid) solution; tests/test_10_fast_ik.py checks both
+against MuJoCo's site pose. Compiled code is cached on disk (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from physai.fast import _walk
+
+TASK_CODES = {"pose": 0, "position": 1, "position+axis": 2}
+# Outcome codes of the kernel, index into physai.ik.REASONS.
+CONVERGED, BEST_EFFORT, ITERATION_LIMIT = 0, 1, 2
+
+
+@numba.njit(cache=True, inline="always")
+def _rotvec(R):
+    """``so3_log(R)`` for a 3x3 rotation, as :func:`physai.transforms.so3_log`: Shepperd quaternion -> rotation vector."""
+    m00, m11, m22 = R[0, 0], R[1, 1], R[2, 2]
+    c0, c1, c2, c3 = 1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22
+    d21, d02, d10 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    s01, s02, s12 = R[0, 1] + R[1, 0], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1]
+    # np.argmax picks the first of equal candidates: keep the same order of the comparisons
+    if c0 >= c1 and c0 >= c2 and c0 >= c3:
+        s = 2.0 * np.sqrt(c0)
+        w, x, y, z = s / 4, d21 / s, d02 / s, d10 / s
+    elif c1 >= c2 and c1 >= c3:
+        s = 2.0 * np.sqrt(c1)
+        w, x, y, z = d21 / s, s / 4, s01 / s, s02 / s
+    elif c2 >= c3:
+        s = 2.0 * np.sqrt(c2)
+        w, x, y, z = d02 / s, s01 / s, s / 4, s12 / s
+    else:
+        s = 2.0 * np.sqrt(c3)
+        w, x, y, z = d10 / s, s02 / s, s12 / s, s / 4
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    sn = np.sqrt(x * x + y * y + z * z)
+    scale = 2.0 if sn == 0 else 2.0 * np.arctan2(sn, w) / sn
+    return scale * x, scale * y, scale * z
+
+
+@numba.njit(cache=True)
+def _residual(task, T, J, Tt, a, sw, e, Jt, M):
+    """Weighted residual ``e (m,)`` and task Jacobian ``Jt (m, n)`` of :func:`physai.ik.task_residual` at ``T (4, 4)``,
+    ``J (6, n)``; returns ``(0.5 |e|^2, position_error, orientation_error)``. ``M (3, 3)`` is scratch."""
+    n = J.shape[1]
+    dp0, dp1, dp2 = Tt[0, 3] - T[0, 3], Tt[1, 3] - T[1, 3], Tt[2, 3] - T[2, 3]
+    perr = np.sqrt(dp0 * dp0 + dp1 * dp1 + dp2 * dp2)
+    e[0], e[1], e[2] = dp0, dp1, dp2
+    for r in range(3):
+        for j in range(n):
+            Jt[r, j] = J[r, j]
+    oerr = 0.0
+    if task == 0:
+        for i in range(3):
+            for k in range(3):
+                M[i, k] = Tt[i, 0] * T[k, 0] + Tt[i, 1] * T[k, 1] + Tt[i, 2] * T[k, 2]
+        e[3], e[4], e[5] = _rotvec(M)
+        oerr = np.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5])
+        for r in range(3, 6):
+            for j in range(n):
+                Jt[r, j] = J[r, j]
+    elif task == 2:
+        z0 = T[0, 0] * a[0] + T[0, 1] * a[1] + T[0, 2] * a[2]
+        z1 = T[1, 0] * a[0] + T[1, 1] * a[1] + T[1, 2] * a[2]
+        z2 = T[2, 0] * a[0] + T[2, 1] * a[1] + T[2, 2] * a[2]
+        t0 = Tt[0, 0] * a[0] + Tt[0, 1] * a[1] + Tt[0, 2] * a[2]
+        t1 = Tt[1, 0] * a[0] + Tt[1, 1] * a[1] + Tt[1, 2] * a[2]
+        t2 = Tt[2, 0] * a[0] + Tt[2, 1] * a[1] + Tt[2, 2] * a[2]
+        s0, s1, s2 = z1 * t2 - z2 * t1, z2 * t0 - z0 * t2, z0 * t1 - z1 * t0
+        sin_t = np.sqrt(s0 * s0 + s1 * s1 + s2 * s2)
+        oerr = np.arctan2(sin_t, z0 * t0 + z1 * t1 + z2 * t2)
+        f = oerr / sin_t if sin_t > 0 else 1.0
+        e[3], e[4], e[5] = s0 * f, s1 * f, s2 * f
+        for j in range(n):  # (I - z z^T) J_w: a spin about the tool axis changes nothing
+            zj = z0 * J[3, j] + z1 * J[4, j] + z2 * J[5, j]
+            Jt[3, j], Jt[4, j], Jt[5, j] = J[3, j] - z0 * zj, J[4, j] - z1 * zj, J[5, j] - z2 * zj
+    m = e.shape[0]
+    E = 0.0
+    for r in range(m):
+        e[r] *= sw[r]
+        E += e[r] * e[r]
+        for j in range(n):
+            Jt[r, j] *= sw[r]
+    return 0.5 * E, perr, oerr
+
+
+@numba.njit(cache=True)
+def _cholesky_solve(A, x):
+    """Solve ``A y = x`` in place (``x`` becomes ``y``) for symmetric positive definite ``A (k, k)`` (overwritten).
+
+    False if a pivot is not positive (round-off on a numerically singular system): the caller takes no step."""
+    k = A.shape[0]
+    for j in range(k):
+        d = A[j, j]
+        for p in range(j):
+            d -= A[j, p] * A[j, p]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        A[j, j] = d
+        for i in range(j + 1, k):
+            s = A[i, j]
+            for p in range(j):
+                s -= A[i, p] * A[j, p]
+            A[i, j] = s / d
+    for i in range(k):
+        s = x[i]
+        for p in range(i):
+            s -= A[i, p] * x[p]
+        x[i] = s / A[i, i]
+    for i in range(k - 1, -1, -1):
+        s = x[i]
+        for p in range(i + 1, k):
+            s -= A[p, i] * x[p]
+        x[i] = s / A[i, i]
+    return True
+
+
+@numba.njit(cache=True)
+def _lm_step(Jw, ew, mu, free, dq, A, y):
+    """``dq = J^T (J J^T + mu I)^-1 e`` over the ``free`` columns of ``Jw (m, n)`` (blocked joints get 0).
+
+    Solves whichever of the ``m x m`` and ``n x n`` forms is smaller (``A``, ``y``: scratch of that size)."""
+    m, n = Jw.shape
+    if n <= m:  # (J^T J + mu I) dq = J^T e
+        for i in range(n):
+            for j in range(i + 1):
+                s = 0.0
+                if free[i] and free[j]:
+                    for r in range(m):
+                        s += Jw[r, i] * Jw[r, j]
+                A[i, j] = s
+                A[j, i] = s
+            A[i, i] += mu
+            s = 0.0
+            if free[i]:
+                for r in range(m):
+                    s += Jw[r, i] * ew[r]
+            y[i] = s
+        ok = _cholesky_solve(A, y)
+        for i in range(n):
+            dq[i] = y[i] if ok else 0.0
+    else:  # (J J^T + mu I) y = e, dq = J^T y
+        for r in range(m):
+            for c in range(r + 1):
+                s = 0.0
+                for j in range(n):
+                    if free[j]:
+                        s += Jw[r, j] * Jw[c, j]
+                A[r, c] = s
+                A[c, r] = s
+            A[r, r] += mu
+            y[r] = ew[r]
+        ok = _cholesky_solve(A, y)
+        for j in range(n):
+            s = 0.0
+            if ok and free[j]:
+                for r in range(m):
+                    s += Jw[r, j] * y[r]
+            dq[j] = s
+
+
+@numba.njit(cache=True)
+def solve_batch(P, lower, upper, T_target, axis, sw, task, starts, n_attempts, iterations, patience,
+                tol_position, tol_orientation, max_step, mu0, mu_down, mu_up, mu_min,
+                q_out, perr_out, oerr_out, it_out, used_out, outcome_out):
+    """Solve each target ``T_target[b] (4, 4)`` from ``starts[b] (A, n)``; write one row of each ``*_out``.
+
+    ``P``: :func:`physai.fast.pack` of the chain; ``lower``, ``upper`` ``(n,)``; ``axis (3,)`` unit (tool
+    frame); ``sw (m,)`` square roots of the row weights; ``task``: :data:`TASK_CODES`; ``n_attempts[b]``
+    attempts before the polish (at most ``A``). Outputs: ``q_out (B, n)`` the converged point or the best
+    one found, its ``perr_out``, ``oerr_out``; ``it_out`` steps over all attempts; ``used_out`` restarts used;
+    ``outcome_out`` :data:`CONVERGED`, :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`.
+    """
+    B, A_max, n = starts.shape
+    m = sw.shape[0]
+    k = min(m, n)
+    T, J = np.empty((4, 4)), np.empty((6, n))
+    Jt, Jw, e, ew = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
+    M, A, y = np.empty((3, 3)), np.empty((k, k)), np.empty(k)
+    q, trial, dq, best_q = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    free = np.ones(n, np.bool_)
+    all_free = np.ones(n, np.bool_)
+    for b in range(B):
+        Tt = T_target[b]
+        E = np.inf
+        cur_perr = cur_oerr = np.inf
+        mu = mu0
+        fresh = True
+        attempt = it_attempt = it_total = no_progress = 0
+        E_ref = best_E = np.inf
+        best_perr = best_oerr = np.inf
+        ended_by_limit = polishing = converged = False
+        progress = 0.99
+        best_q[:] = starts[b, 0]
+        while True:
+            if fresh:
+                if polishing:
+                    trial[:] = best_q
+                else:
+                    trial[:] = starts[b, min(attempt, A_max - 1)]
+            else:
+                _lm_step(Jw, ew, mu, all_free, dq, A, y)
+                # Joints resting on a limit that the step pushes further out are frozen and the step recomputed.
+                any_blocked = False
+                for j in range(n):
+                    free[j] = not ((q[j] <= lower[j] and dq[j] < 0) or (q[j] >= upper[j] and dq[j] > 0))
+                    any_blocked |= not free[j]
+                if any_blocked:
+                    _lm_step(Jw, ew, mu, free, dq, A, y)
+                peak = 0.0
+                for j in range(n):
+                    peak = max(peak, abs(dq[j]) / max_step)
+                scale = 1.0 / peak if peak > 1.0 else 1.0
+                for j in range(n):
+                    trial[j] = min(max(q[j] + dq[j] * scale, lower[j]), upper[j])
+            _walk(trial, P, T, J)
+            E_t, perr, oerr = _residual(task, T, J, Tt, axis, sw, e, Jt, M)
+            accept = fresh or E_t < E
+            if accept:
+                q[:] = trial
+                Jw[:, :] = Jt
+                ew[:] = e
+                E, cur_perr, cur_oerr = E_t, perr, oerr
+            if fresh:
+                mu, it_attempt = mu0, 0
+            else:
+                mu = max(mu * (mu_down if accept else mu_up), mu_min)
+                it_attempt += 1
+                it_total += 1
+            if E_t < best_E:
+                best_q[:] = trial
+                best_E, best_perr, best_oerr = E_t, perr, oerr
+            if perr <= tol_position and oerr <= tol_orientation and accept:
+                converged = True
+                break
+            # An attempt must cut its error by 1 % within `patience` steps, else the next start is tried;
+            # after the last one the best point is polished until it stops improving at all.
+            if fresh or E < progress * E_ref:
+                E_ref, no_progress = E, 0
+            else:
+                no_progress += 1
+            fresh = False
+            at_limit = it_attempt >= iterations
+            if at_limit or no_progress >= patience:
+                if polishing:
+                    break
+                ended_by_limit |= at_limit
+                attempt += 1
+                polishing = attempt >= n_attempts[b]
+                if polishing:
+                    progress = 1.0 - 1e-6
+                fresh = True
+                E = E_ref = np.inf
+                no_progress = 0
+        it_out[b] = it_total
+        if converged:
+            q_out[b] = q
+            perr_out[b], oerr_out[b] = cur_perr, cur_oerr
+            used_out[b] = min(attempt, A_max - 1)
+            outcome_out[b] = CONVERGED
+        else:
+            q_out[b] = best_q
+            perr_out[b], oerr_out[b] = best_perr, best_oerr
+            used_out[b] = n_attempts[b] - 1
+            outcome_out[b] = ITERATION_LIMIT if ended_by_limit else BEST_EFFORT
