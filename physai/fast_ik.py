@@ -34,6 +34,32 @@ TASK_CODES = {"pose": 0, "position": 1, "position+axis": 2}
 CONVERGED, BEST_EFFORT, ITERATION_LIMIT = 0, 1, 2
 
 
+@numba.njit(cache=True)
+def targets_ok(T, pose, tol):
+    """True if every ``T (B, 4, 4)`` is finite and, with ``pose``, a rigid transform to ``tol``
+    (``|R R^T - I|``, ``det R > 0``, bottom row ``[0, 0, 0, 1]``): the checks of
+    :func:`physai.transforms.check_transform` in one compiled pass. False sends the caller to those
+    checks, which name the problem."""
+    for b in range(T.shape[0]):
+        for i in range(4):
+            for j in range(4):
+                if not np.isfinite(T[b, i, j]):
+                    return False
+        if not pose:
+            continue
+        R = T[b]
+        for i in range(3):
+            for j in range(3):
+                d = R[i, 0] * R[j, 0] + R[i, 1] * R[j, 1] + R[i, 2] * R[j, 2] - (1.0 if i == j else 0.0)
+                if abs(d) > tol:
+                    return False
+        det = (R[0, 0] * (R[1, 1] * R[2, 2] - R[1, 2] * R[2, 1]) - R[0, 1] * (R[1, 0] * R[2, 2] - R[1, 2] * R[2, 0])
+               + R[0, 2] * (R[1, 0] * R[2, 1] - R[1, 1] * R[2, 0]))
+        if not det > 0 or abs(R[3, 0]) > tol or abs(R[3, 1]) > tol or abs(R[3, 2]) > tol or abs(R[3, 3] - 1.0) > tol:
+            return False
+    return True
+
+
 @numba.njit(cache=True, inline="always")
 def _rotvec(R):
     """``so3_log(R)`` for a 3x3 rotation, as :func:`physai.transforms.so3_log`: Shepperd quaternion -> rotation vector."""
@@ -183,19 +209,33 @@ def _lm_step(Jw, ew, mu, free, dq, A, y):
             dq[j] = s
 
 
-@numba.njit(cache=True)
-def solve_batch(P, lower, upper, T_target, axis, sw, task, starts, n_attempts, iterations, patience,
-                tol_position, tol_orientation, max_step, mu0, mu_down, mu_up, mu_min,
-                q_out, perr_out, oerr_out, it_out, used_out, outcome_out):
-    """Solve each target ``T_target[b] (4, 4)`` from ``starts[b] (A, n)``; write one row of each ``*_out``.
+_RO = dict(readonly=True)
+_F1, _F2, _F3 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2, 3))
+_I1 = numba.types.Array(numba.int64, 1, "A", **_RO)
+
+
+# One explicit signature (read-only strided inputs, which numba also accepts for writable C arrays) keeps a
+# single compiled variant, loaded from the disk cache, whatever mix of frozen chain arrays, memoised
+# draws and caller arrays comes in.
+@numba.njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _I1, _I1, _F1, numba.float64[:, ::1],
+                       numba.int64[:, ::1]), cache=True)
+def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, n_attempts, options, params, out, out_int):
+    """Solve each target ``T_target[b] (4, 4)``; write row ``b`` of ``out`` and ``out_int``.
 
     ``P``: :func:`physai.fast.pack` of the chain; ``lower``, ``upper`` ``(n,)``; ``axis (3,)`` unit (tool
-    frame); ``sw (m,)`` square roots of the row weights; ``task``: :data:`TASK_CODES`; ``n_attempts[b]``
-    attempts before the polish (at most ``A``). Outputs: ``q_out (B, n)`` the converged point or the best
-    one found, its ``perr_out``, ``oerr_out``; ``it_out`` steps over all attempts; ``used_out`` restarts used;
-    ``outcome_out`` :data:`CONVERGED`, :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`.
+    frame); ``sw (m,)`` square roots of the row weights. Attempt 0 starts from ``q_first[b]`` (or its only
+    row), attempt ``k`` from ``draws[b, k - 1]`` (``draws: (B, restarts, n)``); ``n_attempts[b]`` attempts
+    before the polish of the best point. ``options``: task code (:data:`TASK_CODES`), iterations per
+    attempt, patience; ``params``: tol_position, tol_orientation, max_step, then the damping schedule
+    mu0, down, up, min. Outputs: ``out (B, n + 2)`` the converged point (or the best one found), its position
+    and orientation errors; ``out_int (B, 3)`` steps over all attempts, restarts used, and the outcome
+    (:data:`CONVERGED`, :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`).
     """
-    B, A_max, n = starts.shape
+    task, iterations, patience = options[0], options[1], options[2]
+    tol_position, tol_orientation, max_step = params[0], params[1], params[2]
+    mu0, mu_down, mu_up, mu_min = params[3], params[4], params[5], params[6]
+    B, n = T_target.shape[0], P.shape[0] - 1
+    R_max = draws.shape[1]
     m = sw.shape[0]
     k = min(m, n)
     T, J = np.empty((4, 4)), np.empty((6, n))
@@ -215,13 +255,16 @@ def solve_batch(P, lower, upper, T_target, axis, sw, task, starts, n_attempts, i
         best_perr = best_oerr = np.inf
         ended_by_limit = polishing = converged = False
         progress = 0.99
-        best_q[:] = starts[b, 0]
+        q0 = q_first[b if q_first.shape[0] > 1 else 0]
+        best_q[:] = q0
         while True:
             if fresh:
                 if polishing:
                     trial[:] = best_q
+                elif attempt == 0:
+                    trial[:] = q0
                 else:
-                    trial[:] = starts[b, min(attempt, A_max - 1)]
+                    trial[:] = draws[b, min(attempt, R_max) - 1]
             else:
                 _lm_step(Jw, ew, mu, all_free, dq, A, y)
                 # Joints resting on a limit that the step pushes further out are frozen and the step recomputed.
@@ -276,14 +319,14 @@ def solve_batch(P, lower, upper, T_target, axis, sw, task, starts, n_attempts, i
                 fresh = True
                 E = E_ref = np.inf
                 no_progress = 0
-        it_out[b] = it_total
+        out_int[b, 0] = it_total
         if converged:
-            q_out[b] = q
-            perr_out[b], oerr_out[b] = cur_perr, cur_oerr
-            used_out[b] = min(attempt, A_max - 1)
-            outcome_out[b] = CONVERGED
+            out[b, :n] = q
+            out[b, n], out[b, n + 1] = cur_perr, cur_oerr
+            out_int[b, 1] = min(attempt, R_max)
+            out_int[b, 2] = CONVERGED
         else:
-            q_out[b] = best_q
-            perr_out[b], oerr_out[b] = best_perr, best_oerr
-            used_out[b] = n_attempts[b] - 1
-            outcome_out[b] = ITERATION_LIMIT if ended_by_limit else BEST_EFFORT
+            out[b, :n] = best_q
+            out[b, n], out[b, n + 1] = best_perr, best_oerr
+            out_int[b, 1] = n_attempts[b] - 1
+            out_int[b, 2] = ITERATION_LIMIT if ended_by_limit else BEST_EFFORT

@@ -26,6 +26,7 @@ judged on the unweighted errors against ``tol_position`` (m) and ``tol_orientati
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +58,11 @@ REASONS = ("converged", "unreachable: best effort", "iteration limit")  # indexe
 # default), or the vectorised NumPy loop below (the readable reference; also every other method, `trace`
 # and kinematics_path="reference").
 BACKENDS = ("compiled", "numpy")
+
+_TARGET_TOL = 1e-6  # a target's rotation block and bottom row must be rigid to this
+_TOOL_Z = (0.0, 0.0, 1.0)
+_UNIT = {m: np.ones(m) for m in set(TASK_ROWS.values())}  # default weights (never written)
+_UNIT_Z = np.array(_TOOL_Z)
 
 # Levenberg-Marquardt damping schedule (lam^2, in (m/rad)^2 like sigma^2).
 _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN = 1e-4, 0.3, 10.0, 1e-12
@@ -157,6 +163,15 @@ def _chain_constants(chain: Chain) -> tuple[np.ndarray, np.ndarray, float]:
     return center, kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3], reach_bound(chain)
 
 
+@functools.lru_cache(maxsize=64)
+def _seed0_draws(chain: Chain, restarts: int) -> np.ndarray:
+    """``chain.random_q(default_rng(0), (1, restarts))``, read-only: the restarts of every single solve that
+    passes no ``rng`` are the same numbers, so they are drawn once per chain and count."""
+    draws = chain.random_q(np.random.default_rng(0), (1, restarts))
+    draws.flags.writeable = False
+    return draws
+
+
 def _center(chain: Chain) -> np.ndarray:
     both = np.isfinite(chain.lower) & np.isfinite(chain.upper)
     return np.where(both, 0.5 * (np.where(both, chain.lower, 0) + np.where(both, chain.upper, 0)),
@@ -165,6 +180,11 @@ def _center(chain: Chain) -> np.ndarray:
 
 def _check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
     """Targets as ``(B, 4, 4)``; a position task also takes 3-vectors. ``batch_ndim``: 0 single, 1 batch."""
+    if (isinstance(targets, np.ndarray) and targets.dtype == np.float64 and targets.ndim == batch_ndim + 2
+            and targets.shape[-2:] == (4, 4)):
+        t = targets.reshape(-1, 4, 4)
+        if fast_ik.targets_ok(t, task != "position", _TARGET_TOL):  # the usual case in one compiled pass
+            return t
     t = finite_array(targets, "target")
     if task == "position" and t.ndim == batch_ndim + 1 and t.shape[-1] == 3:
         return tf.translation(t).reshape(-1, 4, 4)
@@ -173,7 +193,7 @@ def _check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
         lead = "(B, ...) of " if batch_ndim else ""
         raise InputError(f"target: expected {lead}{want} for task={task!r}, got shape {t.shape}")
     if task != "position":  # a reflection passes R R^T = I but has no rotation vector: det and bottom row too
-        tf.check_transform(t, "target", tol=1e-6)
+        tf.check_transform(t, "target", tol=_TARGET_TOL)
     return t.reshape(-1, 4, 4)
 
 
@@ -190,7 +210,7 @@ def solve_ik_batch(
     max_iterations: int | None = None,
     restarts: int = DEFAULT_RESTARTS,
     rng: np.random.Generator | None = None,
-    axis=(0.0, 0.0, 1.0),
+    axis=_TOOL_Z,
     max_step: float = 0.5,
     damping: float = 0.02,
     sigma_healthy: float = 0.03,
@@ -223,13 +243,19 @@ def solve_ik_batch(
     T_target = _check_targets(task, targets, 0 if _single else 1)
     B, n = len(T_target), chain.n
     m = TASK_ROWS[task]
-    sw = np.sqrt(finite_array(np.ones(m) if weights is None else weights, "weights", (m,), f" for task={task!r}"))
-    if weights is not None and (sw.ndim != 1 or np.any(sw <= 0)):
-        raise InputError(f"weights: expected {m} positive numbers for task={task!r}, got {weights}")
-    a = finite_array(axis, "axis", (3,))
-    if a.ndim != 1 or np.linalg.norm(a) == 0:
-        raise InputError(f"axis: expected a nonzero 3-vector in the tool frame, got {axis}")
-    a = a / np.linalg.norm(a)
+    if weights is None:
+        sw = _UNIT[m]
+    else:
+        sw = np.sqrt(finite_array(weights, "weights", (m,), f" for task={task!r}"))
+        if sw.ndim != 1 or np.any(sw <= 0):
+            raise InputError(f"weights: expected {m} positive numbers for task={task!r}, got {weights}")
+    if axis is _TOOL_Z:
+        a = _UNIT_Z
+    else:
+        a = finite_array(axis, "axis", (3,))
+        if a.ndim != 1 or np.linalg.norm(a) == 0:
+            raise InputError(f"axis: expected a nonzero 3-vector in the tool frame, got {axis}")
+        a = a / np.linalg.norm(a)
     iters = DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else int(max_iterations)
     patience = DEFAULT_PATIENCE[method] if patience is None else int(patience)
     for name, val in (("max_iterations", iters), ("restarts", restarts), ("patience", patience)):
@@ -237,27 +263,28 @@ def solve_ik_batch(
             raise InputError(f"{name}: expected a {'non-negative' if name == 'restarts' else 'positive'} integer, got {val}")
     for name, val in (("tol_position", tol_position), ("tol_orientation", tol_orientation), ("max_step", max_step),
                       ("damping", damping), ("sigma_healthy", sigma_healthy), ("lambda_max", lambda_max)):
-        if not (np.isfinite(val) and val > 0):
+        if not (math.isfinite(val) and val > 0):
             raise InputError(f"{name}: expected a positive number, got {val}")
     center, base, reach = _chain_constants(chain)
     q0 = center if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
-    q_first = np.broadcast_to(q0, (B, n))
-    rng = np.random.default_rng(0) if rng is None else rng
-    starts = np.concatenate([q_first[:, None], chain.random_q(rng, (B, restarts))], axis=1)  # (B, A, n)
+    # Restarts drawn up front: target b uses exactly the b-th block, so looped solves equal one batch.
+    draws = _seed0_draws(chain, restarts) if rng is None and B == 1 else chain.random_q(
+        np.random.default_rng(0) if rng is None else rng, (B, restarts))
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
     beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
     n_attempts = np.where(beyond, min(1 + restarts, 1 + UNREACHABLE_RESTARTS), 1 + restarts)
     if backend == "compiled" and method == "lm" and trace is None and kinematics_path == "fast":
-        q_out, perr, oerr = np.empty((B, n)), np.empty(B), np.empty(B)
-        it_total, used, outcome = np.empty(B, np.int64), np.empty(B, np.int64), np.empty(B, np.int64)
+        out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
         fast_ik.solve_batch(
-            fast._packed(chain)[0], chain.lower, chain.upper, T_target, a, sw, fast_ik.TASK_CODES[task], starts,
-            n_attempts, iters, patience, tol_position, tol_orientation, max_step, _LM_MU0, _LM_DOWN, _LM_UP,
-            _LM_MU_MIN, q_out, perr, oerr, it_total, used, outcome)
-        return _results(q_out, outcome, it_total, perr, oerr, used, method, task, tol_position, tol_orientation)
+            fast._packed(chain)[0], chain.lower, chain.upper, T_target, a, sw, q0.reshape(-1, n), draws, n_attempts,
+            np.array([fast_ik.TASK_CODES[task], iters, patience]),
+            np.array([tol_position, tol_orientation, max_step, _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN]), out, out_int)
+        return _results(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
+                        method, task, tol_position, tol_orientation)
+    starts = np.concatenate([np.broadcast_to(q0, (B, n))[:, None], draws], axis=1)  # (B, A, n)
 
     # Per-target state; "fresh" rows evaluate their next start instead of stepping.
     q = starts[:, 0].copy()
@@ -375,7 +402,7 @@ def solve_ik(
     max_iterations: int | None = None,
     restarts: int = DEFAULT_RESTARTS,
     rng: np.random.Generator | None = None,
-    axis=(0.0, 0.0, 1.0),
+    axis=_TOOL_Z,
     max_step: float = 0.5,
     damping: float = 0.02,
     sigma_healthy: float = 0.03,

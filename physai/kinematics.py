@@ -144,7 +144,10 @@ class Chain:
                 f"margin: expected 0 <= margin <= half the narrowest joint range (joint {narrowest!r}), got {margin}"
             )
         size = (size,) if np.isscalar(size) else tuple(size)
-        return rng.uniform(lo + margin, hi - margin, size=size + (self.n,))
+        low, high = lo + margin, hi - margin
+        # Bit for bit rng.uniform(low, high, size) (numpy computes low + (high - low) * next_double too), without
+        # its slow per-element broadcasting of array bounds: a solver draws its restarts on every call.
+        return low + (high - low) * rng.random(size + (self.n,))
 
 
 # ---- building chains ---------------------------------------------------------------------------
