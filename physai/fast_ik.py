@@ -19,7 +19,13 @@ iteration and every restart -- inside one compiled call:
 
 The two solvers differ only by round-off (Cholesky vs SVD), which LM's accept/reject tests and the
 restarts may amplify into a different (equally valid) solution; tests/test_10_fast_ik.py checks both
-against MuJoCo's site pose. Compiled code is cached on disk (``cache=True``).
+against MuJoCo's site pose. One such difference is systematic: the SVD gives a frozen joint a ~1e-13
+step instead of exactly 0, which lifts it off its limit on about every other step, so the NumPy loop
+alternates frozen and clipped steps there, while here a joint stays frozen while the step pushes it
+out. On random reachable targets this takes no more iterations (benchmarks/IK_RESULTS.md); against a
+limit, e.g. beside an unreachable target, an attempt can creep to its iteration budget and report
+``"iteration limit"`` where the NumPy loop reports ``"unreachable: best effort"``.
+Compiled code is cached on disk (``cache=True``).
 """
 
 from __future__ import annotations

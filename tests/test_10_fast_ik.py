@@ -1,0 +1,148 @@
+"""physai.fast_ik (the compiled LM solve, solve_ik's default backend) against the NumPy backend and MuJoCo.
+
+The two backends run the same algorithm with different linear algebra (Cholesky vs SVD), so their
+round-off differs and LM's accept/reject tests may amplify it into different, equally valid solutions:
+the tests compare what must agree (which targets converge, why a solve stopped) and check every answer
+against MuJoCo's site pose, not against the other backend's q.
+"""
+
+import numpy as np
+import pytest
+
+from physai import fast, fast_ik, ik, kinematics, mj, robots
+from physai.errors import InputError
+from physai.ik import solve_ik, solve_ik_batch, task_residual
+
+from conftest import SHARED_MODELS
+
+MODELS = {
+    "panda": (SHARED_MODELS / "franka_panda_nomesh" / "panda.xml", "tcp"),
+    "wxai": (SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml", "ee_site"),
+}
+CASES = [("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose")]
+
+
+@pytest.fixture(scope="module")
+def arms(so101_model, so101):
+    out = {"so101": (so101_model, so101)}
+    for name, (path, site) in MODELS.items():
+        out[name] = (robots.mujoco_model(path), robots.load(path, site=site))
+    return out
+
+
+def mujoco_errors(m, chain, q, T_target, task):
+    """Position / orientation error (rad; tool z-axis angle for position+axis) of MuJoCo's site pose at q."""
+    T = mj.site_pose(m, chain, q)
+    perr = np.linalg.norm(T[:3, 3] - T_target[:3, 3])
+    if task == "position":
+        return perr, 0.0
+    if task == "pose":
+        c = (np.trace(T_target[:3, :3] @ T[:3, :3].T) - 1) / 2
+        return perr, np.arccos(np.clip(c, -1, 1))
+    return perr, np.arccos(np.clip(T[:3, 2] @ T_target[:3, 2], -1, 1))
+
+
+@pytest.mark.parametrize("task", ik.TASKS)
+def test_compiled_residual_equals_task_residual_reference(task, arms, rng):
+    _, chain = arms["panda"]
+    P = fast._packed(chain)[0]
+    axis = np.array([0.3, -0.2, 0.9]) / np.linalg.norm([0.3, -0.2, 0.9])
+    m = ik.TASK_ROWS[task]
+    sw = np.sqrt(rng.uniform(0.1, 2.0, m))
+    q, q_t = chain.random_q(rng, 20), chain.random_q(rng, 20)
+    T_t = kinematics.tool_pose(chain, q_t)
+    T_t[-1] = kinematics.tool_pose(chain, q[-1])  # the zero-error case (rotation log at the identity)
+    T, J = kinematics.tool_pose_and_jacobian(chain, q)
+    e, Jt, perr, oerr = task_residual(task, T, J, T_t, axis)
+    e_c, Jt_c, M = np.empty(m), np.empty((m, chain.n)), np.empty((3, 3))
+    for k in range(len(q)):
+        E, p, o = fast_ik._residual(fast_ik.TASK_CODES[task], T[k], J[k], T_t[k], axis, sw, e_c, Jt_c, M)
+        np.testing.assert_allclose(e_c, e[k] * sw, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(Jt_c, Jt[k] * sw[:, None], rtol=0, atol=1e-13)
+        assert E == pytest.approx(0.5 * np.sum((e[k] * sw) ** 2), abs=1e-13)
+        assert p == pytest.approx(perr[k], abs=1e-13) and o == pytest.approx(oerr[k], abs=1e-13)
+
+
+def test_compiled_lm_step_equals_svd_damped_solve_with_frozen_columns(rng):
+    from physai.singularity import damped_solve
+
+    for m, n in ((3, 5), (6, 5), (6, 6), (6, 7)):
+        Jw, ew, mu = rng.normal(size=(m, n)), rng.normal(size=m), 10.0 ** rng.uniform(-6, 0)
+        free = rng.uniform(size=n) > 0.3
+        k = min(m, n)
+        dq = np.empty(n)
+        fast_ik._lm_step(Jw, ew, mu, free, dq, np.empty((k, k)), np.empty(k))
+        np.testing.assert_allclose(dq, damped_solve(Jw * free, ew, np.sqrt(mu)), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("robot,task", CASES)
+def test_compiled_and_numpy_backends_converge_on_the_same_targets_checked_in_mujoco(robot, task, arms):
+    m, chain = arms[robot]
+    T_t = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(3), 15))
+    res = {be: solve_ik_batch(chain, T_t, task=task, rng=np.random.default_rng(4), backend=be)
+           for be in ik.BACKENDS}
+    for k, (c, n) in enumerate(zip(res["compiled"], res["numpy"])):
+        assert c.converged and n.converged and c.reason == n.reason == "converged" and c.unmet == ()
+        assert np.all(c.q >= chain.lower) and np.all(c.q <= chain.upper)
+        perr, oerr = mujoco_errors(m, chain, c.q, T_t[k], task)
+        assert perr <= 1e-4 and oerr <= 1e-3
+        assert c.position_error == pytest.approx(perr, abs=1e-12)
+        assert c.orientation_error == pytest.approx(oerr, abs=1e-6)
+        assert (c.method, c.task) == ("lm", task)
+
+
+def test_compiled_batched_equals_looped_and_seeded_runs_repeat(arms):
+    _, chain = arms["wxai"]
+    T_t = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(5), 6))
+    batched = solve_ik_batch(chain, T_t, rng=np.random.default_rng(6), restarts=30)
+    g = np.random.default_rng(6)
+    looped = [solve_ik(chain, T, rng=g, restarts=30) for T in T_t]
+    again = solve_ik_batch(chain, T_t, rng=np.random.default_rng(6), restarts=30)
+    for a, b, c in zip(batched, looped, again):
+        np.testing.assert_array_equal(a.q, b.q)
+        np.testing.assert_array_equal(a.q, c.q)
+        assert (a.iterations, a.restarts, a.reason) == (b.iterations, b.restarts, b.reason)
+
+
+def test_default_rng_single_solve_uses_the_draws_of_default_rng_zero(arms):
+    _, chain = arms["panda"]
+    T = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(8), 1))[0]
+    a = solve_ik(chain, T)
+    b = solve_ik(chain, T, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(a.q, b.q)
+    assert (a.iterations, a.restarts) == (b.iterations, b.restarts)
+
+
+def test_stop_reasons_and_counts_match_the_numpy_backend(so101, so101_model):
+    # A far target (closest point, stationary) and a reachable one cut off by a 1-step budget: the paths
+    # of the two backends differ only by round-off here, so every count agrees.
+    far = np.array([0.0, 0.0, 2.0])
+    T_near = kinematics.tool_pose(so101, np.array([0.5, -0.8, 0.9, 0.3, 0.0]))
+    for target, kw in ((far, dict(restarts=5)), (T_near[:3, 3], dict(restarts=0, max_iterations=1))):
+        c, n = (solve_ik(so101, target, task="position", backend=be, **kw) for be in ik.BACKENDS)
+        assert not c.converged
+        assert (c.reason, c.unmet, c.restarts, c.iterations) == (n.reason, n.unmet, n.restarts, n.iterations)
+        assert c.position_error == pytest.approx(n.position_error, rel=1e-9)
+        assert np.all(c.q >= so101.lower) and np.all(c.q <= so101.upper)
+        tool = mj.site_pose(so101_model, so101, c.q)[:3, 3]
+        assert c.position_error == pytest.approx(np.linalg.norm(tool - target), abs=1e-12)
+    assert c.reason == "iteration limit" and c.unmet == ("position",)
+    far_res = solve_ik(so101, far, task="position", restarts=5)
+    assert far_res.reason == "unreachable: best effort" and far_res.unmet == ("position",)
+
+
+def test_targets_the_compiled_check_refuses_still_get_the_reference_error(so101):
+    bad = np.eye(4)
+    bad[:3, :3] = np.diag([1.0, 1.0, -1.0])  # a reflection
+    with pytest.raises(InputError, match="reflection"):
+        solve_ik(so101, bad)
+    bad = np.eye(4)
+    bad[0, 3] = np.nan
+    with pytest.raises(InputError, match="finite"):
+        solve_ik(so101, bad, task="position")
+    bad = np.eye(4)
+    bad[3, 0] = 0.1
+    with pytest.raises(InputError, match="bottom row"):
+        solve_ik(so101, bad)
+    with pytest.raises(InputError, match="backend"):
+        solve_ik(so101, np.eye(4), backend="gpu")
