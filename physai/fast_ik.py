@@ -223,23 +223,25 @@ _I1 = numba.types.Array(numba.int64, 1, "A", **_RO)
 # One explicit signature (read-only strided inputs, which numba also accepts for writable C arrays) keeps a
 # single compiled variant, loaded from the disk cache, whatever mix of frozen chain arrays, memoised
 # draws and caller arrays comes in.
-@numba.njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _I1, _I1, _F1, numba.float64[:, ::1],
+@numba.njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _I1, _F1, numba.float64[:, ::1],
                        numba.int64[:, ::1]), cache=True)
-def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, n_attempts, options, params, out, out_int):
+def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, options, params, out, out_int):
     """Solve each target ``T_target[b] (4, 4)``; write row ``b`` of ``out`` and ``out_int``.
 
     ``P``: :func:`physai.fast.pack` of the chain; ``lower``, ``upper`` ``(n,)``; ``axis (3,)`` unit (tool
     frame); ``sw (m,)`` square roots of the row weights. Attempt 0 starts from ``q_first[b]`` (or its only
-    row), attempt ``k`` from ``draws[b, k - 1]`` (``draws: (B, restarts, n)``); ``n_attempts[b]`` attempts
-    before the polish of the best point. ``options``: task code (:data:`TASK_CODES`), iterations per
-    attempt, patience; ``params``: tol_position, tol_orientation, max_step, then the damping schedule
-    mu0, down, up, min. Outputs: ``out (B, n + 2)`` the converged point (or the best one found), its position
+    row), attempt ``k`` from ``draws[b, k - 1]`` (``draws: (B, restarts, n)``). ``options``: task code
+    (:data:`TASK_CODES`), iterations per attempt, patience, attempts before the polish of the best point
+    for a target within ``reach`` of ``base``, and for one beyond it; ``params``: tol_position,
+    tol_orientation, max_step, the damping schedule mu0, down, up, min, then ``reach`` (m) and ``base (3,)``.
+    Outputs: ``out (B, n + 2)`` the converged point (or the best one found), its position
     and orientation errors; ``out_int (B, 3)`` steps over all attempts, restarts used, and the outcome
     (:data:`CONVERGED`, :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`).
     """
     task, iterations, patience = options[0], options[1], options[2]
     tol_position, tol_orientation, max_step = params[0], params[1], params[2]
     mu0, mu_down, mu_up, mu_min = params[3], params[4], params[5], params[6]
+    reach, base = params[7], params[8:11]
     B, n = T_target.shape[0], P.shape[0] - 1
     R_max = draws.shape[1]
     m = sw.shape[0]
@@ -252,6 +254,9 @@ def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, n_attempts,
     all_free = np.ones(n, np.bool_)
     for b in range(B):
         Tt = T_target[b]
+        # A provably unreachable position needs no search for a hidden solution: a few attempts find the closest point.
+        d0, d1, d2 = Tt[0, 3] - base[0], Tt[1, 3] - base[1], Tt[2, 3] - base[2]
+        n_attempts = options[4] if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) > reach else options[3]
         E = np.inf
         cur_perr = cur_oerr = np.inf
         mu = mu0
@@ -319,7 +324,7 @@ def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, n_attempts,
                     break
                 ended_by_limit |= at_limit
                 attempt += 1
-                polishing = attempt >= n_attempts[b]
+                polishing = attempt >= n_attempts
                 if polishing:
                     progress = 1.0 - 1e-6
                 fresh = True
@@ -334,5 +339,5 @@ def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, n_attempts,
         else:
             out[b, :n] = best_q
             out[b, n], out[b, n + 1] = best_perr, best_oerr
-            out_int[b, 1] = n_attempts[b] - 1
+            out_int[b, 1] = n_attempts - 1
             out_int[b, 2] = ITERATION_LIMIT if ended_by_limit else BEST_EFFORT

@@ -155,12 +155,12 @@ def reach_bound(chain: Chain) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _chain_constants(chain: Chain) -> tuple[np.ndarray, np.ndarray, float]:
-    """``(_center(chain), first joint anchor (3,), reach_bound(chain))``, memoised on the frozen chain's identity
+def _chain_constants(chain: Chain) -> tuple[np.ndarray, tuple[float, float, float], float]:
+    """``(_center(chain), first joint anchor (x, y, z), reach_bound(chain))``, memoised on the frozen chain's identity
     (as :func:`physai.fast._packed`): a single solve should not recompute them."""
     center = _center(chain)
     center.flags.writeable = False
-    return center, kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3], reach_bound(chain)
+    return center, tuple(kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3].tolist()), reach_bound(chain)
 
 
 @functools.lru_cache(maxsize=64)
@@ -272,18 +272,20 @@ def solve_ik_batch(
     # Restarts drawn up front: target b uses exactly the b-th block, so looped solves equal one batch.
     draws = _seed0_draws(chain, restarts) if rng is None and B == 1 else chain.random_q(
         np.random.default_rng(0) if rng is None else rng, (B, restarts))
-    # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
-    # attempts find the closest point.
-    beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
-    n_attempts = np.where(beyond, min(1 + restarts, 1 + UNREACHABLE_RESTARTS), 1 + restarts)
+    n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
     if backend == "compiled" and method == "lm" and trace is None and kinematics_path == "fast":
         out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
         fast_ik.solve_batch(
-            fast._packed(chain)[0], chain.lower, chain.upper, T_target, a, sw, q0.reshape(-1, n), draws, n_attempts,
-            np.array([fast_ik.TASK_CODES[task], iters, patience]),
-            np.array([tol_position, tol_orientation, max_step, _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN]), out, out_int)
+            fast._packed(chain)[0], chain.lower, chain.upper, T_target, a, sw, q0.reshape(-1, n), draws,
+            np.array([fast_ik.TASK_CODES[task], iters, patience, 1 + restarts, n_far]),
+            np.array([tol_position, tol_orientation, max_step, _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN,
+                      reach + tol_position, *base]), out, out_int)
         return _results(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
                         method, task, tol_position, tol_orientation)
+    # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
+    # attempts find the closest point.
+    beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
+    n_attempts = np.where(beyond, n_far, 1 + restarts)
     starts = np.concatenate([np.broadcast_to(q0, (B, n))[:, None], draws], axis=1)  # (B, A, n)
 
     # Per-target state; "fresh" rows evaluate their next start instead of stepping.
