@@ -2,7 +2,7 @@
 
     uv sync --group bench        # once: roboticstoolbox-python, ikpy, mink (Pinocchio is a dev dependency)
     uv run python benchmarks/ik_peers.py [--targets 1000] [--slow-targets 200] [--restarts 20] [--seed 0]
-                                         [--robots so101 wxai panda] [--solvers physai rtb ikpy pinocchio mink]
+                                         [--robots so101 wxai panda] [--solvers physai physai-numpy rtb ikpy pinocchio mink]
 
 Per robot/task the targets are the tool poses of uniform random joint vectors inside the limits
 (``targets(chain, n, seed)``), so every target is reachable. Every solver gets the same targets, the
@@ -53,8 +53,8 @@ ROBOTS = {  # key: (label, robots.load name or MJCF path, tool site)
     "panda": ("Panda", str(SHARED / "models" / "franka_panda_nomesh" / "panda.xml"), "tcp"),
 }
 CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))
-SOLVERS = ("physai", "rtb", "ikpy", "pinocchio", "mink")
-SLOW = ("ikpy",)  # solvers run on the first --slow-targets targets only (tens of ms per solve)
+SOLVERS = ("physai", "physai-numpy", "rtb", "ikpy", "pinocchio", "mink")
+SLOW = ("ikpy", "physai-numpy")  # solvers run on the first --slow-targets targets only (tens of ms per solve)
 
 
 # ---- targets, success, and the chain in the peers' formats (core dependencies only) -------------
@@ -193,14 +193,18 @@ class _Attempt:
         return self.converged or self.since >= self.patience or self.left < 0
 
 
-def physai_peer(chain: Chain, robot: str, task: str, restarts: int) -> Peer:
-    """physai with every default (its restarts are its own: up to ``DEFAULT_RESTARTS``; ``restarts`` is the peers')."""
+def physai_peer(chain: Chain, robot: str, task: str, restarts: int, backend: str = "compiled") -> Peer:
+    """physai with every default (its restarts are its own: up to ``DEFAULT_RESTARTS``; ``restarts`` is the peers');
+    ``backend="numpy"``: the same solver's vectorised NumPy loop instead of the compiled default (for the ratio)."""
 
     def solve(T, rng):
-        r = solve_ik(chain, T, task=task)
+        r = solve_ik(chain, T, task=task, backend=backend)
         return r.q, r.restarts + 1
 
-    return Peer("physai solve_ik", solve, f"defaults: method 'lm', <= {DEFAULT_RESTARTS} restarts (seeded default_rng(0))")
+    if backend != "compiled":
+        return Peer("physai solve_ik (NumPy backend)", solve, f"backend='{backend}', otherwise defaults")
+    return Peer("physai solve_ik", solve, f"defaults: method 'lm' (compiled backend), <= {DEFAULT_RESTARTS} restarts "
+                "(seeded default_rng(0))")
 
 
 def rtb_ets(chain: Chain):
@@ -349,7 +353,7 @@ def mink_peer(chain: Chain, robot: str, task: str, restarts: int, iterations: in
                 f"+{restarts} restarts")
 
 
-PEERS = {"physai": physai_peer, "rtb": rtb_peer, "ikpy": ikpy_peer, "pinocchio": pinocchio_peer, "mink": mink_peer}
+PEERS = {"physai": physai_peer, "physai-numpy": partial(physai_peer, backend="numpy"), "rtb": rtb_peer, "ikpy": ikpy_peer, "pinocchio": pinocchio_peer, "mink": mink_peer}
 
 
 # ---- the run ------------------------------------------------------------------------------------
@@ -412,7 +416,7 @@ def run(n_targets: int = 1000, seed: int = 0, robots_: tuple[str, ...] | None = 
                 per = (time.perf_counter() - t0) / n_targets
                 ok = succeeded(chain, task, T_all, np.array([r.q for r in res]))
                 case_rows.append(_row(robot, task, "physai solve_ik_batch", n_targets, ok, [per],
-                                      [r.restarts + 1 for r in res], settings="all targets in one vectorised call",
+                                      [r.restarts + 1 for r in res], settings="all targets in one call (the compiled loop over targets)",
                                       note="time = batch wall / targets (amortised)"))
         peer_meds = [(r["median_ms"], r["solver"]) for r in case_rows
                      if not r["solver"].startswith("physai") and r["median_ms"] is not None]
@@ -456,7 +460,7 @@ def table(rows: list[dict]) -> str:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--targets", type=int, default=1000, help="random reachable targets per robot/task")
-    p.add_argument("--slow-targets", type=int, default=200, help="targets for the slow peers (ikpy)")
+    p.add_argument("--slow-targets", type=int, default=200, help="targets for the slow solvers (ikpy, physai-numpy)")
     p.add_argument("--restarts", type=int, default=20, help="random restarts per target for the peers")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--robots", nargs="+", choices=sorted(ROBOTS), default=None)
