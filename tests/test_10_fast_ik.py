@@ -14,6 +14,7 @@ from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
 
 from conftest import SHARED_MODELS
+from test_10_ik import mujoco_errors
 
 MODELS = {
     "panda": (SHARED_MODELS / "franka_panda_nomesh" / "panda.xml", "tcp"),
@@ -28,18 +29,6 @@ def arms(so101_model, so101):
     for name, (path, site) in MODELS.items():
         out[name] = (robots.mujoco_model(path), robots.load(path, site=site))
     return out
-
-
-def mujoco_errors(m, chain, q, T_target, task):
-    """Position / orientation error (rad; tool z-axis angle for position+axis) of MuJoCo's site pose at q."""
-    T = mj.site_pose(m, chain, q)
-    perr = np.linalg.norm(T[:3, 3] - T_target[:3, 3])
-    if task == "position":
-        return perr, 0.0
-    if task == "pose":
-        c = (np.trace(T_target[:3, :3] @ T[:3, :3].T) - 1) / 2
-        return perr, np.arccos(np.clip(c, -1, 1))
-    return perr, np.arccos(np.clip(T[:3, 2] @ T_target[:3, 2], -1, 1))
 
 
 @pytest.mark.parametrize("task", ik.TASKS)
