@@ -206,7 +206,7 @@ def success_table() -> None:
             solve_ik(chain, Ti, task=task)
             times.append((time.perf_counter() - t0) * 1e3)
         print(f"{label:10s} {task:14s} {ok.mean() * 100:7.1f}% {np.median(its):6.0f} {np.percentile(its, 95):6.0f} "
-              f"{max(r.restarts for r in res):12d} {np.median(times):7.1f} {np.percentile(times, 95):7.1f} {batch_s:7.1f}")
+              f"{max(r.restarts for r in res):12d} {np.median(times):7.3f} {np.percentile(times, 95):7.3f} {batch_s:7.1f}")
     print("\nUnreachable targets (never an exception; converged=False, closest point found, 'unmet' says what is missed):")
     for label, load, task in CASES:
         chain = load()
