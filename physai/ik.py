@@ -24,7 +24,7 @@ judged on the unweighted errors against ``tol_position`` (m) and ``tol_orientati
 
 This module is the readable NumPy solver. By default ``"lm"`` runs as its compiled twin,
 :mod:`physai.fast_ik` (the same algorithm, every iteration and restart of a target in one numba call,
-~100-300x faster per solve); ``backend="numpy"`` selects the loop here.
+140-470x faster per median solve in benchmarks/IK_RESULTS.md); ``backend="numpy"`` selects the loop here.
 """
 
 from __future__ import annotations
