@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+PANDA_XML = SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"
+WXAI_XML = SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml"
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +27,17 @@ def so101(so101_model):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="session")
+def panda_model():
+    from physai import robots
+
+    return robots.mujoco_model(PANDA_XML)
+
+
+@pytest.fixture(scope="session")
+def panda(panda_model):
+    from physai.kinematics import chain_from_mujoco
+
+    return chain_from_mujoco(panda_model, "tcp")

@@ -5,12 +5,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from conftest import SHARED_MODELS
+from conftest import PANDA_XML, WXAI_XML
 from physai import conventions, robots
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, joint_frames, tool_pose
 
-WXAI_XML = SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml"
-PANDA_XML = SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"
+WXAI_XML = WXAI_XML
 
 
 def mj_kinematics(m, chain, q):

@@ -6,7 +6,7 @@ import pytest
 
 from physai import fast, kinematics, mj, robots
 from physai.errors import InputError
-from conftest import SHARED_MODELS
+from conftest import PANDA_XML, WXAI_XML
 
 # Slides and hinges mixed, tilted non-unit axes, joint refs and anchors off the body origin: every
 # branch of the kernel's walk.
@@ -39,8 +39,8 @@ def _slide_model():
 ROBOTS = {
     "so101": lambda: (robots.mujoco_model("so101"), "gripperframe"),
     "slides": lambda: (_slide_model(), "tip"),
-    "panda": lambda: (mujoco.MjModel.from_xml_path(str(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml")), "tcp"),
-    "wxai": lambda: (mujoco.MjModel.from_xml_path(str(SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml")), "ee_site"),
+    "panda": lambda: (mujoco.MjModel.from_xml_path(str(PANDA_XML)), "tcp"),
+    "wxai": lambda: (mujoco.MjModel.from_xml_path(str(WXAI_XML)), "ee_site"),
 }
 
 

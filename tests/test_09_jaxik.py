@@ -11,14 +11,14 @@ import pytest
 
 from physai import fast, jaxik, jaxkin, kinematics, robots
 from physai.errors import InputError
-from conftest import SHARED_MODELS
+from conftest import PANDA_XML
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def panda():
-    return robots.load(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml", site="tcp")
+    return robots.load(PANDA_XML, site="tcp")
 
 
 def test_one_dls_step_and_kinematics_jax_equal_numpy_to_1e_12(panda):

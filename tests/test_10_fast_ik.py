@@ -13,12 +13,12 @@ from physai import fast, fast_ik, ik, kinematics, mj, robots
 from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
 
-from conftest import SHARED_MODELS
+from conftest import PANDA_XML, WXAI_XML
 from test_10_ik import mujoco_errors
 
 MODELS = {
-    "panda": (SHARED_MODELS / "franka_panda_nomesh" / "panda.xml", "tcp"),
-    "wxai": (SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml", "ee_site"),
+    "panda": (PANDA_XML, "tcp"),
+    "wxai": (WXAI_XML, "ee_site"),
 }
 CASES = [("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose")]
 

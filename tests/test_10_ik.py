@@ -12,19 +12,8 @@ from physai.errors import InputError
 from physai.ik import METHODS, solve_ik, solve_ik_batch, task_residual
 from physai.singularity import health
 
-from conftest import SHARED_MODELS
+from conftest import PANDA_XML
 
-PANDA = SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return robots.load(PANDA, site="tcp")
-
-
-@pytest.fixture(scope="module")
-def panda_model():
-    return robots.mujoco_model(PANDA)
 
 
 def mujoco_errors(m, chain, q, T_target, task):

@@ -12,7 +12,7 @@ import jax
 import mujoco
 import numpy as np
 import pytest
-from conftest import SHARED_MODELS
+from conftest import PANDA_XML, WXAI_XML
 from test_09_jacobians import mj_site
 
 from physai import jaxkin, mj, robots
@@ -127,22 +127,22 @@ def test_chain_from_the_middle_of_the_model_freezes_the_rest_at_qpos0(mobile):
 @pytest.mark.parametrize("joints", [["joint3", "joint4", "joint5", "joint6", "joint7"],
                                     ["joint1", "joint2", "joint4", "joint6"]])
 def test_panda_subchains_match_mujoco_with_the_other_joints_at_qpos0(joints):
-    m = mujoco.MjModel.from_xml_path(str(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"))
+    m = mujoco.MjModel.from_xml_path(str(PANDA_XML))
     chain = chain_from_mujoco(m, "tcp", joints=joints)
     assert chain.joint_names == tuple(joints)
     assert_chain_matches_mujoco(m, chain, chain.random_q(np.random.default_rng(3), 30))
 
 
 def test_panda_full_arm_matches_mujoco_at_home_and_random_poses():
-    chain = robots.load(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml", site="tcp")
-    m = robots.mujoco_model(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml")
+    chain = robots.load(PANDA_XML, site="tcp")
+    m = robots.mujoco_model(PANDA_XML)
     assert chain.n == 7 and chain.source.endswith("panda.xml")
     home = m.key("home").qpos[list(chain.qpos_adr)]
     assert_chain_matches_mujoco(m, chain, np.vstack([home, chain.random_q(np.random.default_rng(4), 30)]))
 
 
 def test_wxai_arm_leaves_the_gripper_slides_out_and_matches_mujoco():
-    path = SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml"
+    path = WXAI_XML
     chain = robots.load(path, site="ee_site")
     m = robots.mujoco_model(path)
     assert chain.joint_names == tuple(f"joint_{i}" for i in range(6))

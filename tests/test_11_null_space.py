@@ -11,14 +11,8 @@ from physai.control import pose_error
 from physai.errors import InputError
 from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobian, jacobian, tool_pose
 from physai.singularity import damped_solve
-from conftest import SHARED_MODELS
+from conftest import PANDA_XML
 
-PANDA_XML = SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"
-
-
-@pytest.fixture(scope="module")
-def panda():
-    return robots.load(PANDA_XML, site="tcp")
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
-from conftest import SHARED_MODELS
+from conftest import PANDA_XML
 
 from physai import jaxkin, mj, robots
 from physai import transforms as tf
@@ -289,7 +289,7 @@ def test_model_without_sites_or_with_several_asks_for_site(tmp_path):
 
 
 def test_mj_helpers_refuse_a_chain_or_data_from_another_model(so101, so101_model):
-    panda = mujoco.MjModel.from_xml_path(str(SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"))
+    panda = mujoco.MjModel.from_xml_path(str(PANDA_XML))
     with raises(UnknownNameError, "site", "'gripperframe'", "tcp"):
         mj.site_jacobian(panda, so101, np.zeros(5))
     wrist_only = chain_from_mujoco(so101_model, "gripperframe", joints=["wrist_flex", "wrist_roll"])

@@ -4,12 +4,12 @@ import mujoco
 import numpy as np
 import pytest
 
-from conftest import SHARED_MODELS
+from conftest import WXAI_XML
 from physai import control, mj, robots, singularity, statics
 from physai.errors import InputError
 from physai.kinematics import jacobian, tool_pose
 
-WXAI = SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml"
+
 TABLE = dict(center=(0.5, 0.0), half_size=(0.15, 0.3, 0.02), top_z=0.05)
 Q_MID = np.array([0.0, 2.0853, 2.0206, -1.3, 0.0, 0.0])  # tool near (0.45, 0, 0.13), pointing down-ish
 Q_EDGE = np.array([0.0, 2.2434, 2.1981, -0.4, 0.0, 0.0])  # tool near (0.66, 0, 0.25)
@@ -17,12 +17,12 @@ Q_EDGE = np.array([0.0, 2.2434, 2.1981, -0.4, 0.0, 0.0])  # tool near (0.66, 0, 
 
 @pytest.fixture(scope="module")
 def wxai():
-    return robots.load(WXAI, site="ee_site")
+    return robots.load(WXAI_XML, site="ee_site")
 
 
 @pytest.fixture(scope="module")
 def table_model():
-    return control.table_scene(WXAI, **TABLE)
+    return control.table_scene(WXAI_XML, **TABLE)
 
 
 @pytest.mark.parametrize("q0", [Q_MID, Q_EDGE], ids=["mid", "edge"])
@@ -78,7 +78,7 @@ def _static_contact(m, chain, q):
 
 @pytest.mark.parametrize("x", [0.40, 0.45, 0.50])
 def test_estimate_wrench_exact_without_friction_mujoco_inverse_dynamics(wxai, x):
-    m = control.table_scene(WXAI, **TABLE)
+    m = control.table_scene(WXAI_XML, **TABLE)
     m.dof_frictionloss[:] = 0.0
     q_touch = Q_MID.copy()
     T = tool_pose(wxai, q_touch)
