@@ -75,16 +75,6 @@ def tick(J, twist, dt: float, settings: StepSettings = StepSettings()) -> tuple[
                        qdot_limit=settings.qdot_limit, block=settings.block, char_length=settings.char_length)
 
 
-def pose_error(T, T_ref) -> np.ndarray:
-    """``[p_ref - p; log(R_ref R^T)]`` (m, rad; world axes) from ``T`` to ``T_ref: (..., 4, 4)`` -> ``(..., 6)``.
-
-    Divided by a time it is the twist that carries ``T`` onto ``T_ref`` in that time (to first order).
-    """
-    T, T_ref = np.asarray(T, dtype=float), np.asarray(T_ref, dtype=float)
-    w = tf.so3_log(T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2))
-    return np.concatenate([T_ref[..., :3, 3] - T[..., :3, 3], w], axis=-1)
-
-
 @dataclass(frozen=True)
 class RateResult:
     """A kinematic resolved-rate run: ``N`` ticks of length ``dt``.
@@ -154,13 +144,13 @@ def line_reference(T0, velocity, ramp: float = 0.0) -> Callable[[float], np.ndar
 def tracking_twist(T_ref: Callable[[float], np.ndarray], dt: float, feedback: float = 1.0) -> TwistFn:
     """The follower's command: feed-forward along ``T_ref(t)`` plus ``feedback`` times the pose error, per tick.
 
-    ``twist_k = pose_error(T_ref(t_k), T_ref(t_k + dt)) / dt + feedback * pose_error(T, T_ref(t_k)) / dt``.
+    ``twist_k = tf.pose_error(T_ref(t_k), T_ref(t_k + dt)) / dt + feedback * tf.pose_error(T, T_ref(t_k)) / dt``.
     ``feedback = 1`` aims every tick at the next waypoint (the error left over is that step's
     linearization error only); ``feedback = 0`` is open loop, and linearization errors accumulate.
     """
 
     def twist_fn(k: int, t: float, q: np.ndarray, T: np.ndarray) -> np.ndarray:
-        return (pose_error(T_ref(t), T_ref(t + dt)) + feedback * pose_error(T, T_ref(t))) / dt
+        return (tf.pose_error(T_ref(t), T_ref(t + dt)) + feedback * tf.pose_error(T, T_ref(t))) / dt
 
     return twist_fn
 

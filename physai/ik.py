@@ -114,8 +114,8 @@ def task_residual(task: str, T: np.ndarray, J: np.ndarray, T_target: np.ndarray,
     if task == "position":
         return dp, J[:, :3], perr, np.zeros(len(dp))
     if task == "pose":
-        w = tf.so3_log(T_target[:, :3, :3] @ np.swapaxes(T[:, :3, :3], -1, -2))
-        return np.concatenate([dp, w], axis=-1), J, perr, np.sqrt(np.einsum("ki,ki->k", w, w))
+        e = tf.pose_error(T, T_target)
+        return e, J, perr, np.sqrt(np.einsum("ki,ki->k", e[:, 3:], e[:, 3:]))
     z = T[:, :3, :3] @ axis
     z_t = T_target[:, :3, :3] @ axis
     s = np.cross(z, z_t)

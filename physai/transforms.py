@@ -417,3 +417,13 @@ def quat_rate_matrix(quat_wxyz) -> np.ndarray:
     q = quat_normalize(quat_wxyz)
     w, v = q[..., :1, None], q[..., 1:]
     return 0.5 * np.concatenate([-v[..., None, :], w * _EYE3 - skew(v)], axis=-2)
+
+
+def pose_error(T, T_ref) -> np.ndarray:
+    """``[p_ref - p; log(R_ref R^T)]`` (m, rad; world axes) from ``T`` to ``T_ref: (..., 4, 4)`` -> ``(..., 6)``.
+
+    Divided by a time it is the twist that carries ``T`` onto ``T_ref`` in that time (to first order).
+    """
+    T, T_ref = np.asarray(T, dtype=float), np.asarray(T_ref, dtype=float)
+    w = so3_log(T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2))
+    return np.concatenate([T_ref[..., :3, 3] - T[..., :3, 3], w], axis=-1)

@@ -241,3 +241,13 @@ def test_invalid_rotations_are_refused_with_clear_errors():
         tf.orthonormalize(np.zeros((3, 3)))
     with pytest.raises(InputError, match=r"expected shape \(\.\.\., 3\)"):
         tf.so3_exp([1.0, 2.0])
+
+
+def test_pose_error_matches_scipy_rotvec_and_translation_difference():
+    rng = np.random.default_rng(21)
+    R = Rotation.random(20, random_state=1)
+    R_ref = Rotation.random(20, random_state=2)
+    p, p_ref = rng.normal(size=(20, 3)), rng.normal(size=(20, 3))
+    e = tf.pose_error(tf.make_transform(R.as_matrix(), p), tf.make_transform(R_ref.as_matrix(), p_ref))
+    np.testing.assert_allclose(e[:, :3], p_ref - p, atol=1e-15)
+    np.testing.assert_allclose(e[:, 3:], (R_ref * R.inv()).as_rotvec(), atol=1e-12)

@@ -7,7 +7,7 @@ import pytest
 
 from physai import nullspace as ns
 from physai import robots
-from physai.control import pose_error
+from physai.transforms import pose_error
 from physai.errors import InputError
 from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobian, jacobian, tool_pose
 from physai.singularity import damped_solve

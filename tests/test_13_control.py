@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import WXAI_XML
+from physai import transforms as tf
 from physai import control, mj, robots, singularity, statics
 from physai.errors import InputError
 from physai.kinematics import jacobian, tool_pose
@@ -33,7 +34,7 @@ def test_follow_line_1mm_steps_tracks_within_1e5_m_and_holds_orientation_fk_refe
     T_end = tool_pose(wxai, res.run.q)
     assert np.max(np.linalg.norm(T_end[:, :3, 3] - p_ref, axis=1)) < 1e-5  # independent of LineResult's own bookkeeping
     assert res.max_deviation < 1e-5
-    assert np.max(np.linalg.norm(control.pose_error(T_end, T0)[:, 3:], axis=1)) < 1e-4  # rad
+    assert np.max(np.linalg.norm(tf.pose_error(T_end, T0)[:, 3:], axis=1)) < 1e-4  # rad
     assert res.run.health.sigma_min.shape == (50,) and np.all(res.run.health.vel_scale == 1.0)
 
 

@@ -33,7 +33,7 @@ from rich.progress import Progress  # noqa: E402
 
 from physai import nullspace as ns  # noqa: E402
 from physai import robots  # noqa: E402
-from physai.control import pose_error  # noqa: E402
+from physai.transforms import pose_error  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
 from physai.lesson import transcript  # noqa: E402
