@@ -61,8 +61,9 @@ def two_link_example() -> None:
     for name, seed, ours in rows:
         flag = "" if seed.startswith("'slightly") else "  <- DISAGREES"
         print(f"  {name:30s} seed: {seed:30s} measured: {ours}{flag if name not in ('J row 1',) else ''}")
-    print("  Verdict: the seed's Jacobian row 2, its eigenvalues (inconsistent even with its own J: det 0.24 but")
-    print("  0.85 x 0.32 = 0.272), its joint rates (-0.08/0.24 is -0.333 but the entry is -0.3 x 0.1) and the")
+    print(f"  Verdict: the seed's Jacobian row 2, its eigenvalues (inconsistent even with its own J: |det| "
+          f"{abs(np.linalg.det(J_seed)):.2f} but 0.85 x 0.32 = {0.85 * 0.32:.3f}), its joint rates (the seed's own")
+    print(f"  J gives {fmt_row(np.linalg.solve(J_seed, v), 6, 3)}, not [0.125, -0.333]) and the")
     print("  'fully extended' description are wrong; the configuration is well conditioned either way.")
 
 

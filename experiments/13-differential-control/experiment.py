@@ -250,7 +250,10 @@ def descent(m, chain):
     ol_slow = control.follow_line(chain, starts[edge], DESCENT, DESCENT_S, 0.2, feedback=0.0)
     print(f"    open loop (the stale Jacobian's error never corrected) it accumulates to {ol_slow.max_deviation * 1e3:.2f} mm: "
           f"{verdict(ol_slow.max_deviation > REPEATABILITY)}")
-    print("  In MuJoCo the servo lag (kv/kp = 0.05 s) bends the path more than linearization does at 50 Hz.\n")
+    sim_fast = results[edge, "50 Hz (1 mm steps)"][1].max()
+    lag = mt.actuator_biasprm[0, 2] / mt.actuator_biasprm[0, 1]  # position servo: bias = -kp q - kv qdot
+    print(f"  In MuJoCo the servo lag (kv/kp = {lag:.3f} s) bends the 50 Hz path by {sim_fast * 1e3:.2f} mm, "
+          f"{sim_fast / fast.max_deviation:.0f}x the linearization error.\n")
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
     for ax, name in zip(axes, starts):
         for (tick_name, _), color in zip(TICKS.items(), ("C0", "C3")):
