@@ -26,15 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-os.environ.setdefault("MENAGERIE_ROOT", str(Path(__file__).resolve().parents[2] / "shared" / "menagerie"))
-PANDA = Path(__file__).resolve().parents[2] / "shared" / "models" / "franka_panda_nomesh" / "panda.xml"
 
 
 def cases():
     """``(label, chain, task)`` rows of the benchmark."""
     from physai import robots
 
-    return [("SO-101", robots.load("so101"), "position"), ("Panda", robots.load(PANDA, site="tcp"), "pose")]
+    return [("SO-101", robots.load("so101"), "position"), ("Panda", robots.load("panda"), "pose")]
 
 
 def run_case(chain, task, size, chunk, iterations, restarts, seed):

@@ -35,8 +35,6 @@ import numpy as np
 from rich.progress import track
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parents[1] / "shared"
-os.environ.setdefault("MENAGERIE_ROOT", str(SHARED / "menagerie"))
 
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
@@ -49,8 +47,8 @@ TOOL_AXIS = np.array([0.0, 0.0, 1.0])  # the tool axis "position+axis" aligns (p
 FK_TOL = 1e-9
 ROBOTS = {  # key: (label, robots.load name or MJCF path, tool site)
     "so101": ("SO-101", "so101", "gripperframe"),
-    "wxai": ("WidowX AI", str(SHARED / "models" / "trossen_wxai" / "wxai_follower.xml"), "ee_site"),
-    "panda": ("Panda", str(SHARED / "models" / "franka_panda_nomesh" / "panda.xml"), "tcp"),
+    "wxai": ("WidowX AI", "wxai", "ee_site"),
+    "panda": ("Panda", "panda", "tcp"),
 }
 CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))
 SOLVERS = ("physai", "physai-numpy", "rtb", "ikpy", "pinocchio", "mink")

@@ -26,17 +26,15 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parents[1] / "shared"
-os.environ.setdefault("MENAGERIE_ROOT", str(SHARED / "menagerie"))
 sys.path.insert(0, str(HERE))
 
 from _timing import per_call_seconds  # noqa: E402
 
 from physai import fast, jaxik, kinematics, robots  # noqa: E402
 
-SO101_XML = SHARED / "menagerie" / "robotstudio_so101" / "so101.xml"
-PANDA_XML = SHARED / "models" / "franka_panda_nomesh" / "panda.xml"
-WXAI_XML = SHARED / "models" / "trossen_wxai" / "wxai_follower.xml"
+SO101_XML = robots.model_path("so101")
+PANDA_XML = robots.model_path("panda")
+WXAI_XML = robots.model_path("wxai")
 GOALS = {
     "single": "physai fast <= Pinocchio computeFrameJacobian (and <= 0.3 x MuJoCo's three calls)",
     "batch": "physai >= 2 x Pinocchio loop and >= 10 x pytorch_kinematics (CPU), 10k configurations",

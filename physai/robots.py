@@ -1,9 +1,11 @@
 """Named robots and model files -> ready :class:`~physai.kinematics.Chain` objects.
 
-Named robots resolve through the official ``mujoco_menagerie`` package, which downloads Menagerie
-models on first use, or reads a local checkout when ``MENAGERIE_ROOT`` is set (offline machines).
-Built-in descriptions (numbers copied from the model files, no download) exist for the kinematics
-of ``so101`` and for the seeds' illustrative chains; tests pin each against its MuJoCo model.
+``so101``, ``wxai`` and ``panda`` load from model files shipped inside the package (``physai/models``,
+each with its license and a note of what differs from the original): no download, no environment
+variable, the same numbers on every machine. ``source="menagerie"`` and any robot name of the
+``mujoco_menagerie`` registry load the genuine Menagerie model (``MENAGERIE_ROOT`` or the package's
+download cache). Built-in descriptions (numbers only, no files) exist for ``so101`` and the seeds'
+illustrative chains; tests pin each against its MuJoCo model.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class RobotInfo:
     name: str
     description: str
     site: str | None = None
+    bundled: str | None = None  # model file under physai/models/
     menagerie: tuple[str, str] | None = None  # (Menagerie robot, entry point)
     builtin: Callable[[], Chain] | None = None
 
@@ -50,15 +53,32 @@ def _so101_builtin() -> Chain:
                              tool_name="gripperframe", source="built-in (so101.xml numbers)")
 
 
+_MODELS = Path(__file__).resolve().parent / "models"
+
 ROBOTS: dict[str, RobotInfo] = {
     "so101": RobotInfo(
         "so101",
         "The Robot Studio SO-101, 5 arm joints (gripper excluded), tool site gripperframe",
         site="gripperframe",
+        bundled="so101/so101.xml",
         menagerie=("robotstudio_so101", "so101"),
         builtin=_so101_builtin,
     ),
+    "wxai": RobotInfo(
+        "wxai",
+        "Trossen WidowX AI follower arm, 6 arm joints (gripper slides excluded), tool site ee_site",
+        site="ee_site",
+        bundled="wxai/wxai_follower.xml",
+    ),
+    "panda": RobotInfo(
+        "panda",
+        "Franka Emika Panda, 7 joints, tool site tcp 0.1034 m beyond the hand (no meshes)",
+        site="tcp",
+        bundled="panda/panda.xml",
+    ),
 }
+
+SOURCES = ("bundled", "menagerie", "builtin")
 
 
 def register(info: RobotInfo) -> None:
@@ -67,24 +87,24 @@ def register(info: RobotInfo) -> None:
 
 
 def names() -> list[str]:
-    """Names :func:`load` accepts."""
+    """Names :func:`load` accepts without a download (any Menagerie registry name works too)."""
     return sorted(ROBOTS)
 
 
-# A Menagerie checkout beside the project (this repository's offline development layout, ../shared).
-_SIBLING_MENAGERIE = Path(__file__).resolve().parents[2] / "shared" / "menagerie"
+def _menagerie_names() -> list[str]:
+    import mujoco_menagerie as mm
+
+    return mm.names()
 
 
-def _menagerie_xml(robot: str, entry: str) -> Path:
-    """Path of Menagerie's XML: ``MENAGERIE_ROOT`` or the package's download cache, else a checkout beside the project."""
+def _menagerie_xml(robot: str, entry: str | None) -> Path:
+    """Path of Menagerie's XML: ``MENAGERIE_ROOT`` or the package's download cache (downloading on first use)."""
     import mujoco_menagerie as mm
 
     try:
         return Path(mm.get(robot).xml(entry))
     except Exception as exc:  # the package raises several kinds; all mean "not available here"
         root = os.environ.get("MENAGERIE_ROOT")
-        if not root and (_SIBLING_MENAGERIE / robot).is_dir():
-            return Path(mm.get(robot).xml(entry, cache=mm.Cache(root=str(_SIBLING_MENAGERIE))))
         where = f"MENAGERIE_ROOT={root}" if root else "MENAGERIE_ROOT is not set and the download failed"
         raise ModelNotFoundError(
             f"Menagerie model {robot!r} (entry {entry!r}) could not be loaded ({where}): "
@@ -92,36 +112,68 @@ def _menagerie_xml(robot: str, entry: str) -> Path:
         ) from None
 
 
-def model_path(name: str) -> Path:
+def _resolve(name: str, source: str | None) -> tuple[Path | None, str]:
+    """``(model file, source label)`` of a named robot; ``None`` for the file-less built-in description."""
+    if name in ROBOTS:
+        info = ROBOTS[name]
+        source = source or ("bundled" if info.bundled else "builtin")
+        if source == "bundled" and info.bundled:
+            return _MODELS / info.bundled, f"bundled physai/models/{info.bundled}"
+        if source == "menagerie" and info.menagerie:
+            return _menagerie_xml(*info.menagerie), f"Menagerie {info.menagerie[0]}/{info.menagerie[1]}.xml"
+        if source == "builtin" and info.builtin:
+            return None, "builtin"
+        have = [s for s, ok in zip(SOURCES, (info.bundled, info.menagerie, info.builtin)) if ok]
+        raise ModelNotFoundError(f"robot {name!r} has no {source!r} source; it has: {', '.join(have)}")
+    if name in _menagerie_names():
+        if source not in (None, "menagerie"):
+            raise ModelNotFoundError(f"robot {name!r} comes from Menagerie only (source='menagerie'), got {source!r}")
+        return _menagerie_xml(name, _default_entry(name)), f"Menagerie {name}"
+    raise UnknownNameError("robot", name, names() + _menagerie_names())
+
+
+def _default_entry(robot: str) -> str:
+    import mujoco_menagerie as mm
+
+    return mm.get(robot).default_model
+
+
+def model_path(name: str, source: str | None = None) -> Path:
     """The MJCF file behind a named robot (for tools that read files, e.g. Pinocchio's MJCF parser)."""
-    if name not in ROBOTS:
-        raise UnknownNameError("robot", name, names())
-    info = ROBOTS[name]
-    if info.menagerie is None:
+    path, _ = _resolve(name, _check_source(source))
+    if path is None:
         raise ModelNotFoundError(f"robot {name!r} is a built-in description with no model file")
-    return _menagerie_xml(*info.menagerie)
+    return path
 
 
-def _menagerie_model(robot: str, entry: str):
-    import mujoco
+def _check_source(source: str | None) -> str | None:
+    if source is not None and source not in SOURCES:
+        raise InputError(f"source: expected one of {', '.join(map(repr, SOURCES))} or None, got {source!r}")
+    return source
 
-    return mujoco.MjModel.from_xml_path(str(_menagerie_xml(robot, entry)))
+
+def _is_name(name_or_path) -> bool:
+    key = str(name_or_path)
+    return isinstance(name_or_path, str) and (key in ROBOTS or (os.sep not in key and not Path(key).suffix
+                                                                and not Path(key).exists()))
 
 
-def mujoco_model(name_or_path: str | os.PathLike):
-    """The compiled ``mujoco.MjModel`` of a named robot (through Menagerie) or of an MJCF/URDF file."""
-    import mujoco
-
-    if str(name_or_path) in ROBOTS:
-        info = ROBOTS[str(name_or_path)]
-        if info.menagerie is None:
-            raise ModelNotFoundError(f"robot {info.name!r} is a built-in description with no MuJoCo model")
-        return _menagerie_model(*info.menagerie)
+def mujoco_model(name_or_path: str | os.PathLike, source: str | None = None):
+    """The compiled ``mujoco.MjModel`` of a named robot or of an MJCF/URDF file."""
+    if _is_name(name_or_path):
+        path, _ = _resolve(str(name_or_path), _check_source(source))
+        if path is None:
+            raise ModelNotFoundError(f"robot {name_or_path!r} is a built-in description with no MuJoCo model")
+        return _compile(path)
     path = Path(name_or_path)
     if not path.exists():
-        if path.suffix.lower() in (".xml", ".urdf", ".mjcf") or os.sep in str(name_or_path):
-            raise ModelNotFoundError(f"model file {str(path)!r} does not exist")
-        raise UnknownNameError("robot", str(name_or_path), names())
+        raise ModelNotFoundError(f"model file {str(path)!r} does not exist")
+    return _compile(path)
+
+
+def _compile(path: Path):
+    import mujoco
+
     try:
         return mujoco.MjModel.from_xml_path(str(path))
     except Exception as exc:  # mujoco raises ValueError with the compiler's message
@@ -132,44 +184,43 @@ def load(
     name_or_path: str | os.PathLike,
     site: str | None = None,
     joints: Sequence[str] | None = None,
-    source: str = "auto",
+    source: str | None = None,
 ) -> Chain:
     """A ready :class:`Chain` for a named robot or any MJCF/URDF file MuJoCo compiles.
 
-    ``site`` names the tool site (named robots have a default). ``joints`` defaults to the joints on
-    the path from the root to the site's body (fingers below the tool are left out); see
-    :func:`~physai.kinematics.chain_from_mujoco` for choosing and freezing joints.
-    ``source`` for named robots: ``"menagerie"`` (the genuine model; a clear error names
-    ``MENAGERIE_ROOT`` when it cannot be found), ``"builtin"`` (no files), or ``"auto"`` (Menagerie
-    when available, else the built-in description; ``chain.source`` says which was used).
+    ``site`` names the tool site (named robots have a default; Menagerie robots default to
+    ``attachment_site``). ``joints`` defaults to the joints on the path from the root to the site's body
+    (fingers below the tool are left out); see :func:`~physai.kinematics.chain_from_mujoco`.
+    ``source`` for named robots: ``"bundled"`` (the default for ``so101``, ``wxai``, ``panda``: model files
+    shipped inside physai, same numbers on every machine, no download), ``"menagerie"`` (the genuine
+    Menagerie model through ``mujoco_menagerie``: ``MENAGERIE_ROOT`` or its download cache) or
+    ``"builtin"`` (``so101`` and the seeds' chains: numbers only, no files). ``chain.source`` says which.
     """
-    if source not in ("auto", "menagerie", "builtin"):
-        raise InputError(f"source: expected 'auto', 'menagerie' or 'builtin', got {source!r}")
+    source = _check_source(source)
+    if not _is_name(name_or_path):
+        return _chain_of_model(mujoco_model(name_or_path), site, joints, Path(str(name_or_path)).stem,
+                               str(name_or_path))
     key = str(name_or_path)
-    if key in ROBOTS:
-        info = ROBOTS[key]
-        custom = site not in (None, info.site) or joints is not None
-        if source == "builtin" or (info.menagerie is None):
-            if info.builtin is None or custom:
-                raise ModelNotFoundError(f"robot {key!r}: no built-in description for site={site!r}, joints={joints!r}")
-            return info.builtin()
-        try:
-            m = _menagerie_model(*info.menagerie)
-        except ModelNotFoundError:
-            if source == "menagerie" or info.builtin is None or custom:
-                raise
-            return info.builtin()
-        chain = chain_from_mujoco(m, site or info.site, joints, name=key)
-        return _with_source(chain, f"Menagerie {info.menagerie[0]}/{info.menagerie[1]}.xml")
-    m = mujoco_model(name_or_path)
+    path, label = _resolve(key, source)
+    info = ROBOTS.get(key)
+    if path is None:
+        if site not in (None, info.site) or joints is not None:
+            raise ModelNotFoundError(f"robot {key!r}: the built-in description has only site {info.site!r} "
+                                     f"and all its joints; got site={site!r}, joints={joints!r}")
+        return info.builtin()
+    default_site = info.site if info else "attachment_site"
+    return _chain_of_model(_compile(path), site or default_site, joints, key, label)
+
+
+def _chain_of_model(m, site: str | None, joints, name: str, label: str) -> Chain:
     if site is None:
         sites = [m.site(i).name for i in range(m.nsite)]
         if not sites:  # URDF has no sites: MuJoCo's URDF import creates none
-            raise InputError(f"site: model {key!r} has no sites; add a <site> for the tool to an MJCF version of it")
+            raise InputError(f"site: model {name!r} has no sites; add a <site> for the tool to an MJCF version of it")
         if len(sites) != 1:
             raise UnknownNameError("site", "None (pass site=...)", sites)
         site = sites[0]
-    return _with_source(chain_from_mujoco(m, site, joints, name=Path(key).stem), str(name_or_path))
+    return _with_source(chain_from_mujoco(m, site, joints, name=name), label)
 
 
 def _with_source(chain: Chain, source: str) -> Chain:

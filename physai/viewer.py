@@ -108,7 +108,7 @@ class Viewer:
         import viser
 
         self.model = robots.mujoco_model(robot)
-        self.chain = robots.load(robot, site=site, source="menagerie")  # the chain of that same model file
+        self.chain = robots.load(robot, site=site)  # the chain of that same model file
         self._data = mujoco.MjData(self.model)
         self._dt = 1.0 / rate_hz
         self._lock = threading.Lock()  # the state: q, target, method, readout

@@ -1,13 +1,14 @@
 """Shared fixtures: the SO-101 MuJoCo model (the independent reference) and physai's chains of it."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
-PANDA_XML = SHARED_MODELS / "franka_panda_nomesh" / "panda.xml"
-WXAI_XML = SHARED_MODELS / "trossen_wxai" / "wxai_follower.xml"
+from physai.robots import model_path
+
+# The model files physai ships (byte-identical copies of the Trossen and Franka originals): MuJoCo compiles
+# them independently of physai's chain code, so they serve as the reference.
+PANDA_XML = model_path("panda")
+WXAI_XML = model_path("wxai")
 
 
 @pytest.fixture(scope="session")

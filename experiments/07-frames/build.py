@@ -28,7 +28,7 @@ SEED = 0
 def main() -> None:
     rng = np.random.default_rng(SEED)
     m = robots.mujoco_model("so101")
-    chain = robots.load("so101", source="menagerie")
+    chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; seed {SEED}")
 
     print("\n== Step 1. A chain of transforms: T_world_tool = T_world_j0 @ M_0 @ T_j0_j1 @ M_1 @ ... @ T_j4_tool ==")

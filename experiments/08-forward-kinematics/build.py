@@ -14,7 +14,6 @@ from physai.kinematics import jacobian, joint_frames, tool_pose
 from physai.lesson import fmt_row, transcript
 
 HERE = Path(__file__).resolve().parent
-SHARED_MODELS = HERE.parents[2] / "shared" / "models"
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
@@ -23,7 +22,7 @@ N_POSES = 50
 def main() -> None:
     rng = np.random.default_rng(SEED)
     m = robots.mujoco_model("so101")
-    chain = robots.load("so101", source="menagerie")
+    chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; seed {SEED}")
 
     print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {N_POSES} random poses) ==")
@@ -48,8 +47,8 @@ def main() -> None:
 
     print(f"\n== Step 2. Other arms loaded by path: FK and Jacobian vs MuJoCo at {N_POSES} random in-limit poses ==")
     print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'|dJ| max':>9s}")
-    for rel, site in [("trossen_wxai/wxai_follower.xml", "ee_site"), ("franka_panda_nomesh/panda.xml", "tcp")]:
-        path = SHARED_MODELS / rel
+    for rel, site in [("wxai", "ee_site"), ("panda", "tcp")]:
+        path = robots.model_path(rel)
         c, mm = robots.load(path, site=site), robots.mujoco_model(path)
         qs = c.random_q(rng, N_POSES)
         dT = max(np.abs(tool_pose(c, q) - mj.site_pose(mm, c, q)).max() for q in qs)
@@ -73,7 +72,7 @@ def main() -> None:
 
     print("\n== Step 4. Reach and the 'no linear entry exceeds the reach' bound ==")
     for name, c in [("wxai_illustrative", robots.load("wxai_illustrative")),
-                    ("Trossen WidowX AI", robots.load(SHARED_MODELS / "trossen_wxai/wxai_follower.xml", site="ee_site"))]:
+                    ("Trossen WidowX AI", robots.load("wxai"))]:
         qs = c.random_q(rng, 2000)
         Js = jacobian(c, qs)
         shoulder = joint_frames(c, qs)[0][:, 1, :3, 3]

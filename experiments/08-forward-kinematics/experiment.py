@@ -129,7 +129,7 @@ def analytic_vs_geometric(chain):
 
 def main() -> None:
     rng = np.random.default_rng(SEED)
-    reach_envelope(robots.load("so101", source="menagerie"), rng)
+    reach_envelope(robots.load("so101"), rng)
     wx = robots.load("wxai_illustrative")
     numeric_check(wx)
     analytic_vs_geometric(wx)

@@ -19,7 +19,7 @@ FORCES = [np.array([0, 0, -2.0]), np.array([2.0, 0, 0]), np.array([0, 1.5, 0])]
 
 def main() -> None:
     m = robots.mujoco_model("so101")
-    chain = robots.load("so101", source="menagerie")
+    chain = robots.load("so101")
     rng = np.random.default_rng(SEED)
     poses = chain.random_q(rng, N_POSES)
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; seed {SEED}")

@@ -70,8 +70,8 @@ LESSON_PAYLOAD = {  # lever (m), gravity lift, gravity elbow (N m), max extra lo
 LESSON_FALL = {0.0: (0.00, 0.5, -0.909), 0.5: (2.48, 1.2, -1.925), 0.9: (4.46, 1.8, -2.737),
                1.1: (5.45, 147.4, -2.940), 1.5: (7.43, 179.7, -2.940)}  # N, mm, N m
 TORQUE_TOL, FORCE_TOL = 2e-3, 0.1  # the tolerances for the camera-mount stand-in
-STANDIN = ("This workplace's SO-101 camera mount is a stand-in mesh (../shared/README.md): its mass centre "
-           "moves gravity torques by about 1e-3 N m.")
+STANDIN = ("physai's bundled SO-101 model has a simple box standing in for the camera-mount mesh "
+           "(physai/models/so101/so101.xml): its mass centre moves gravity torques by about 1e-3 N m.")
 
 
 def site_state(m, chain, q, d, dtype=np.float64):
@@ -304,8 +304,8 @@ def step3(chain, progress):
     m_raw = so101_sim(gravity=False, frictionloss=False, standin_contacts=True)
     tau, servo, _, ncon = servo_check(m_raw, chain, Q_STEP3, FORCES[0])
     progress.advance(task)
-    print(f"Note: the contacts of the gripper's group-4 collision meshes are switched off. Here they are stand-in boxes "
-          f"(../shared/README.md) that overlap the lower arm; with them on, {ncon} contacts push back and the servo "
+    print(f"Note: the contacts of the gripper's group-4 collision meshes are switched off. In physai's bundled SO-101 they are "
+          f"stand-in boxes that overlap the lower arm; with them on, {ncon} contacts push back and the servo "
           f"torques miss J^T F by {np.abs(tau - servo).max():.2f} N m for F = (0, 0, -2) N.")
     return rows
 
@@ -430,7 +430,7 @@ def plot(med64, med32, path):
 
 def main() -> None:
     m = robots.mujoco_model("so101")
-    chain = robots.load("so101", source="menagerie")
+    chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; MuJoCo {mujoco.__version__}, NumPy "
           f"{np.__version__}, {platform.machine()}; seed {SEED}")
     with Progress(console=Console(stderr=True), transient=True) as progress:

@@ -25,15 +25,14 @@ from physai.lesson import fmt_row, transcript  # noqa: E402
 from physai.singularity import damped_solve, health  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
 N_TARGETS = int(os.environ.get("PHYSAI_IK_TARGETS", "1000"))
 N_TIMED = 30  # single solve_ik calls timed per robot/task (the batch covers all targets)
 SEED = 0
 CASES = [  # label, loader, task
     ("SO-101", lambda: robots.load("so101"), "position"),
     ("SO-101", lambda: robots.load("so101"), "position+axis"),
-    ("WidowX AI", lambda: robots.load(SHARED / "trossen_wxai" / "wxai_follower.xml", site="ee_site"), "pose"),
-    ("Panda", lambda: robots.load(SHARED / "franka_panda_nomesh" / "panda.xml", site="tcp"), "pose"),
+    ("WidowX AI", lambda: robots.load("wxai"), "pose"),
+    ("Panda", lambda: robots.load("panda"), "pose"),
 ]
 
 

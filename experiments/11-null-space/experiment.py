@@ -39,7 +39,7 @@ from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  #
 from physai.lesson import transcript  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-PANDA_XML = HERE.parents[1].parent / "shared" / "models" / "franka_panda_nomesh" / "panda.xml"
+PANDA_XML = robots.model_path("panda")
 PANDA_HOME = np.array([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853])  # keyframe "home"
 # libfranka's "ready" pose: shoulder bent (joint2 != 0), so joints 1 and 3 are not coaxial as at home
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
@@ -310,7 +310,7 @@ def section_cost(panda):
 
 
 def main():
-    panda = robots.load(PANDA_XML, site="tcp")
+    panda = robots.load("panda")
     so101 = robots.load("so101")
     planar3r = robots.load("planar3r")
     print("Lesson 11: redundancy and the null space")

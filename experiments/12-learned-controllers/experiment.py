@@ -225,7 +225,7 @@ def part_so101(progress, setting):
     for label, loss, head in [("joint regression", "joint", "linear"), ("FK-consistency", "fk", "linear"),
                               ("FK-consistency, bounded", "fk", "bounded")]:
         nets[label], secs = fit(progress, f"SO-101 {label}", chain, data, loss, setting, head)
-        print(f"SO-101 ({chain.source}) {label}: trained {secs:.1f} s (wall clock, shared CPU)")
+        print(f"SO-101 ({chain.source}) {label}: trained {secs:.1f} s (wall clock)")
     print(f"SO-101 position-only targets: {len(data)} training samples (seed {SEEDS['train data']}), 1000 test "
           f"targets = FK of joints drawn inside the limits (seed {SEEDS['test targets']}) [{setting}]")
 
@@ -304,7 +304,7 @@ def settle(m, chain, q_cmd, gravity: bool):
 def part_gap(progress, setting, chain, controllers, x):
     n = SETTINGS[setting]["n_sim"]
     m = robots.mujoco_model("so101")
-    # The shared SO-101's stand-in gripper meshes overlap the lower arm at home (shared/README.md): their
+    # The bundled SO-101's stand-in gripper meshes overlap the lower arm at home (physai/models/so101): their
     # contacts are not the real robot's, so self-contact is off and the gap measured is servos + gravity.
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
     print(f"\n== B4. The gap to reality: MuJoCo SO-101 position servos (kp {m.actuator_gainprm[0, 0]:.1f} N m/rad, "

@@ -2,9 +2,9 @@
 the weak direction near full extension, the 1.5 kg payload against the 27 N m limit, force from joint
 torques (F_hat = pinv(J^T) tau) with joint friction, and a guarded descent onto a table in MuJoCo.
 
-Every claim of the WidowX AI lesson (../shared/seeds/001_a5f4ee3655722e14.txt) is printed beside the
+Every claim of the WidowX AI lesson is printed beside the
 figure measured here, with agree/disagree. The arm is Trossen's WidowX AI follower model
-(../shared/models/trossen_wxai/wxai_follower.xml, tool site ee_site, 6 arm joints, position servos with
+(physai's bundled Trossen wxai_follower.xml, tool site ee_site, 6 arm joints, position servos with
 kp 200/100/50 and frictionloss 0.1 N m per joint); the lesson's illustrative chain is the built-in
 ``wxai_illustrative``.
 
@@ -30,8 +30,7 @@ from physai.kinematics import jacobian, tool_pose  # noqa: E402
 from physai.lesson import transcript  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-WXAI = SHARED / "models" / "trossen_wxai" / "wxai_follower.xml"
+WXAI = robots.model_path("wxai")
 G0 = 9.80665  # m/s^2, MuJoCo's default gravity
 SEED = 0
 
@@ -364,7 +363,7 @@ def guarded_descent(chain):
 
 def main():
     m = mujoco.MjModel.from_xml_path(str(WXAI))
-    chain = robots.load(WXAI, site="ee_site")
+    chain = robots.load("wxai")
     print(f"MuJoCo {mujoco.__version__}; {chain.name}: joints {', '.join(chain.joint_names)}, tool {chain.tool_name}; "
           f"servo limits {statics.actuator_force_limits(m, chain)} N m\n")
     q_edge, q_straight = reach_and_statics(m, chain)
