@@ -177,7 +177,7 @@ def bench(ctx: typer.Context) -> None:
 # ---- one robot's numbers -----------------------------------------------------------------------------
 
 ROBOT = typer.Option("so101", "--robot", "-r", help="a named robot (see `physai robots`) or an MJCF/URDF file")
-SITE = typer.Option(None, "--site", help="tool site (named robots have one)")
+SITE = typer.Option(None, "--tool", "--site", help="tool frame: a site, an MJCF body or a URDF link (named robots have one)")
 Q = typer.Option(None, "--q", help="joint values, rad (m for slides): --q 0 -0.6 0.9 0.4 0.3; default q_ref")
 JSON = typer.Option(False, "--json", help="print JSON instead of tables")
 
@@ -226,7 +226,8 @@ def robots(as_json: bool = JSON) -> None:
     rows = []
     for name in reg.names():
         info = reg.ROBOTS[name]
-        menagerie = f"Menagerie {info.menagerie[0]}/{info.menagerie[1]}.xml" if info.menagerie else ""
+        menagerie = (f"physai/models/{info.bundled}" if info.bundled else
+                     f"Menagerie {info.menagerie[0]}/{info.menagerie[1]}.xml" if info.menagerie else "")
         rows.append({"name": name, "site": info.site, "menagerie": menagerie, "builtin": info.builtin is not None,
                      "description": info.description})
     root = os.environ.get("MENAGERIE_ROOT")
@@ -238,9 +239,9 @@ def robots(as_json: bool = JSON) -> None:
         table.add_row(r["name"], r["site"] or "", r["menagerie"] or "-", "yes" if r["builtin"] else "no",
                       r["description"])
     console.print(table)
-    console.print(f"Menagerie models load from MENAGERIE_ROOT={root}" if root else
-                  "Menagerie models download through mujoco_menagerie on first use (set MENAGERIE_ROOT offline).")
-    console.print("Any MJCF/URDF file works too: --robot path/to/model.xml --site <tool site>.")
+    console.print(f"Menagerie registry robots load from MENAGERIE_ROOT={root}" if root else
+                  "Any Menagerie registry robot downloads through mujoco_menagerie on first use (set MENAGERIE_ROOT offline).")
+    console.print("Any MJCF/URDF file works too: --robot path/to/model.urdf --tool <site, body or link>.")
 
 
 @app.command()

@@ -226,8 +226,12 @@ def chain_from_bodies(
     )
 
 
-def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, name: str | None = None) -> Chain:
-    """The serial chain from the world to site ``site_name`` of a compiled ``mujoco.MjModel``.
+def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, name: str | None = None,
+                      tool_offset=None) -> Chain:
+    """The serial chain from the world to the tool frame ``site_name`` of a compiled ``mujoco.MjModel``.
+
+    The tool frame is a site, or else a body (a URDF link): the body's own frame, as ``xpos``/``xmat``.
+    ``tool_offset`` (a ``(4, 4)`` transform or an ``(3,)`` xyz offset, m, in the tool frame) is composed on top.
 
     ``joints`` names the chain's joints, root to tip; by default every joint on the path from the root
     to the site's body. Joints on the path that are not chosen are frozen at their reference position
@@ -238,12 +242,9 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
     """
     import mujoco
 
-    site_names = [m.site(i).name for i in range(m.nsite)]
-    if site_name not in site_names:
-        raise UnknownNameError("site", site_name, site_names)
-    site_id = site_names.index(site_name)
+    tool_body, tool_pos, tool_quat = _tool_frame(m, site_name)
     path = []
-    b = int(m.site_bodyid[site_id])
+    b = tool_body
     while b != 0:
         path.append(b)
         b = int(m.body_parentid[b])
@@ -305,15 +306,41 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
             dof_adr.append(int(m.jnt_dofadr[j]))
         bodies.append(BodySpec(m.body(bid).name, pos, quat, tuple(specs)))
     model_name = name or (m.names[: m.names.index(b"\0")].decode() if m.names else "mujoco")
+    T_body_tool = tf.make_transform(tf.quat_to_matrix(tool_quat), tool_pos) @ _offset(tool_offset)
     return chain_from_bodies(
         model_name,
         bodies,
-        *_site_in_body(m, site_id),
+        T_body_tool[:3, 3],
+        tf.matrix_to_quat(T_body_tool[:3, :3]),
         tool_name=site_name,
         source="mujoco model",
         qpos_adr=tuple(qpos_adr),
         dof_adr=tuple(dof_adr),
     )
+
+
+def _tool_frame(m, name: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(body id, pos, quat)`` of the tool frame ``name`` in its body: a site first, else a body's own frame."""
+    site_names = [m.site(i).name for i in range(m.nsite)]
+    if name in site_names:
+        site_id = site_names.index(name)
+        return (int(m.site_bodyid[site_id]), *_site_in_body(m, site_id))
+    body_names = [m.body(i).name for i in range(1, m.nbody)]
+    if name in body_names:
+        return body_names.index(name) + 1, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+    raise UnknownNameError("tool frame (site or body)", name, site_names + body_names)
+
+
+def _offset(tool_offset) -> np.ndarray:
+    """``tool_offset`` as a ``(4, 4)`` transform: ``None`` -> identity, ``(3,)`` -> a translation."""
+    if tool_offset is None:
+        return np.eye(4)
+    a = finite_array(tool_offset, "tool_offset")
+    if a.shape == (3,):
+        return tf.translation(a)
+    if a.shape != (4, 4):
+        raise InputError(f"tool_offset: expected shape (3,) or (4, 4), got {a.shape}")
+    return tf.check_transform(a, "tool_offset")
 
 
 def _site_in_body(m, site_id: int) -> tuple[np.ndarray, np.ndarray]:

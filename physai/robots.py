@@ -11,6 +11,7 @@ illustrative chains; tests pin each against its MuJoCo model.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,9 +176,37 @@ def _compile(path: Path):
     import mujoco
 
     try:
+        if path.suffix.lower() == ".urdf":
+            return _urdf_spec(path).compile()
         return mujoco.MjModel.from_xml_path(str(path))
     except Exception as exc:  # mujoco raises ValueError with the compiler's message
         raise ModelNotFoundError(f"model file {str(path)!r} does not compile in MuJoCo: {exc}") from None
+
+
+def _urdf_spec(path: Path):
+    """A URDF as an ``MjSpec`` for kinematics: every link kept as a body, meshes optional, inertials optional.
+
+    MuJoCo's URDF import fuses links hung on fixed joints into their parent (``fusestatic``); a tool link
+    such as ``tool0`` must stay a frame of its own. A link without ``<inertial>`` gets MuJoCo's smallest
+    mass and inertia (``boundmass``/``boundinertia``): irrelevant to FK, Jacobians and IK. Meshes that
+    cannot be found are dropped with a warning, since kinematics never reads them.
+    """
+    import mujoco
+
+    spec = mujoco.MjSpec.from_file(str(path))
+    spec.compiler.fusestatic = False
+    spec.compiler.boundmass, spec.compiler.boundinertia = 1e-9, 1e-12
+    meshdir = path.parent / (spec.compiler.meshdir or "")
+    missing = [mesh for mesh in spec.meshes if not (meshdir / mesh.file).is_file()]
+    if missing:
+        names = {mesh.name for mesh in missing}
+        for geom in [g for g in spec.geoms if g.meshname in names]:
+            spec.delete(geom)
+        for mesh in missing:
+            spec.delete(mesh)
+        warnings.warn(f"{path.name}: {len(missing)} mesh file(s) not found (e.g. {missing[0].file!r}); "
+                      "loaded without them (kinematics does not need meshes)", stacklevel=4)
+    return spec
 
 
 def load(
@@ -185,6 +214,9 @@ def load(
     site: str | None = None,
     joints: Sequence[str] | None = None,
     source: str | None = None,
+    *,
+    tool: str | None = None,
+    tool_offset=None,
 ) -> Chain:
     """A ready :class:`Chain` for a named robot or any MJCF/URDF file MuJoCo compiles.
 
@@ -195,32 +227,38 @@ def load(
     shipped inside physai, same numbers on every machine, no download), ``"menagerie"`` (the genuine
     Menagerie model through ``mujoco_menagerie``: ``MENAGERIE_ROOT`` or its download cache) or
     ``"builtin"`` (``so101`` and the seeds' chains: numbers only, no files). ``chain.source`` says which.
+    ``tool`` names the tool frame: a site, or a body of an MJCF or a link of a URDF (its own frame, also
+    for a link MuJoCo would fuse away on a fixed joint); ``site`` is the same keyword's older name.
+    ``tool_offset`` (``(4, 4)`` transform or ``(3,)`` xyz, m, in the tool frame) is composed on top.
     """
     source = _check_source(source)
+    if tool is not None and site is not None and tool != site:
+        raise InputError(f"tool: give the tool frame once (tool={tool!r} and site={site!r})")
+    site = tool if tool is not None else site
     if not _is_name(name_or_path):
         return _chain_of_model(mujoco_model(name_or_path), site, joints, Path(str(name_or_path)).stem,
-                               str(name_or_path))
+                               str(name_or_path), tool_offset)
     key = str(name_or_path)
     path, label = _resolve(key, source)
     info = ROBOTS.get(key)
     if path is None:
-        if site not in (None, info.site) or joints is not None:
+        if site not in (None, info.site) or joints is not None or tool_offset is not None:
             raise ModelNotFoundError(f"robot {key!r}: the built-in description has only site {info.site!r} "
                                      f"and all its joints; got site={site!r}, joints={joints!r}")
         return info.builtin()
     default_site = info.site if info else "attachment_site"
-    return _chain_of_model(_compile(path), site or default_site, joints, key, label)
+    return _chain_of_model(_compile(path), site or default_site, joints, key, label, tool_offset)
 
 
-def _chain_of_model(m, site: str | None, joints, name: str, label: str) -> Chain:
+def _chain_of_model(m, site: str | None, joints, name: str, label: str, tool_offset=None) -> Chain:
     if site is None:
         sites = [m.site(i).name for i in range(m.nsite)]
         if not sites:  # URDF has no sites: MuJoCo's URDF import creates none
-            raise InputError(f"site: model {name!r} has no sites; add a <site> for the tool to an MJCF version of it")
+            raise InputError(f"tool: model {label!r} has no sites; name the tool body or URDF link: tool=...")
         if len(sites) != 1:
             raise UnknownNameError("site", "None (pass site=...)", sites)
         site = sites[0]
-    return _with_source(chain_from_mujoco(m, site, joints, name=name), label)
+    return _with_source(chain_from_mujoco(m, site, joints, name=name, tool_offset=tool_offset), label)
 
 
 def _with_source(chain: Chain, source: str) -> Chain:

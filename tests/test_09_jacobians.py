@@ -190,7 +190,7 @@ def test_missing_menagerie_model_names_menagerie_root(monkeypatch, tmp_path):
     monkeypatch.setenv("MENAGERIE_ROOT", str(tmp_path))
     with pytest.raises(ModelNotFoundError, match="MENAGERIE_ROOT"):
         robots.load("so101", source="menagerie")
-    assert robots.load("so101").source.startswith("built-in")  # auto falls back to the built-in description
+    assert robots.load("so101").source.startswith("bundled")  # the default never reaches for Menagerie
 
 
 def test_tool_pose_and_jacobian_equals_separate_calls(so101, rng):

@@ -151,7 +151,7 @@ def test_wxai_arm_leaves_the_gripper_slides_out_and_matches_mujoco():
 
 def test_so101_with_a_frozen_middle_joint_matches_mujoco(so101_model):
     chain = robots.load("so101", joints=["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_roll"])
-    assert chain.source.startswith("Menagerie")
+    assert chain.source.startswith("bundled")
     assert_chain_matches_mujoco(so101_model, chain, chain.random_q(np.random.default_rng(6), 30))
 
 

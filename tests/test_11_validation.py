@@ -149,8 +149,8 @@ def test_fd_jacobian_refuses_bad_step_and_batched_q():
 def test_unknown_robot_site_and_joint_names_list_the_valid_ones(so101, so101_model):
     with raises(UnknownNameError, "robot", "'so100'", "so101"):
         robots.load("so100")
-    with raises(UnknownNameError, "site", "'gripper'", "gripperframe", "Did you mean"):
-        robots.load("so101", site="gripper")
+    with raises(UnknownNameError, "tool frame", "'gripperfrme'", "gripperframe", "Did you mean"):
+        robots.load("so101", site="gripperfrme")
     with raises(UnknownNameError, "site", "'nope'", "gripperframe"):
         mj.site_id(so101_model, "nope")
     with raises(UnknownNameError, "joint", "'elbow'", "elbow_flex", "wrist_roll"):
@@ -276,7 +276,7 @@ def test_model_with_nan_is_refused_though_mujoco_compiles_it(tmp_path, capfd, mo
 def test_model_without_sites_or_with_several_asks_for_site(tmp_path):
     urdf = tmp_path / "arm.urdf"
     urdf.write_text('<robot name="r"><link name="a"/></robot>')
-    with raises(InputError, "site:", str(urdf), "no sites"):
+    with raises(InputError, "tool:", str(urdf), "no sites"):
         robots.load(urdf)
     two = tmp_path / "two.xml"
     two.write_text('<mujoco><worldbody><body><joint/><geom size=".1"/><site name="s1"/><site name="s2"/>'
