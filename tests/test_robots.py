@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import mujoco
@@ -154,3 +155,23 @@ def test_cli_fk_and_ik_on_a_urdf_with_a_link_tool(tmp_path):
                                "--json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert ik.returncode == 0, ik.stderr
     assert json.loads(ik.stdout)["converged"] is True
+
+
+@pytest.mark.parametrize("urdf, link", [("kuka_description/kuka_lbr_iiwa/urdf/lbr_iiwa_14_r820.urdf", "tool0"),
+                                        ("unimation_puma560_description/urdf/puma560_robot.urdf", "link7")])
+def test_robotics_toolbox_urdfs_load_in_one_call_and_match_pinocchio(urdf, link):
+    rtbdata = pytest.importorskip("rtbdata", reason="Robotics Toolbox's URDFs come with the bench group "
+                                                    "(uv sync --group bench)")
+    pin = pytest.importorskip("pinocchio")
+    path = Path(list(rtbdata.__path__)[0]) / "xacro" / urdf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the visual meshes are .dae files MuJoCo does not read
+        chain = robots.load(path, tool=link)
+    model = pin.buildModelFromUrdf(str(path))
+    data, frame = model.createData(), model.getFrameId(link)
+    for q in chain.random_q(np.random.default_rng(18), 50):
+        pin.forwardKinematics(model, data, q)
+        pin.updateFramePlacements(model, data)
+        J_ref = pin.computeFrameJacobian(model, data, q, frame, pin.LOCAL_WORLD_ALIGNED)
+        assert_allclose(tool_pose(chain, q), data.oMf[frame].homogeneous, rtol=0, atol=1e-12)
+        assert_allclose(jacobian(chain, q), J_ref, rtol=0, atol=1e-12)
