@@ -16,6 +16,8 @@ velocity scale and the commanded joint speed.
 
 from __future__ import annotations
 
+import html
+import re
 import threading
 import time
 
@@ -95,6 +97,15 @@ def _geom_color(m, g: int) -> tuple[tuple[int, int, int], float]:
     return tuple(int(round(255 * c)) for c in rgba[:3]), float(rgba[3])
 
 
+
+def model_text(name: str) -> str:
+    """A name from a model file as inert text for viser's markdown panel, which renders raw HTML.
+
+    HTML is escaped (a joint named ``<iframe srcdoc=...>`` must not run in the page) and markdown's
+    control characters are backslash-escaped (``|`` would split a table cell, ``[x](...)`` make a link).
+    """
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~])", r"\\\1", html.escape(str(name), quote=True))
+
 class Viewer:
     """A running viewer: viser server, scene, panel and the follow loop (a daemon thread).
 
@@ -138,7 +149,7 @@ class Viewer:
         self.server.scene.add_icosphere("/target/ball", radius=0.01, color=(220, 40, 40))
         self._gizmo.on_update(lambda _: self.set_target(self._gizmo.position))
         gui = self.server.gui
-        gui.add_markdown(f"**{self.chain.name}**, tool `{self.chain.tool_name}`: drag the red target. "
+        gui.add_markdown(f"**{model_text(self.chain.name)}**, tool {model_text(self.chain.tool_name)}: drag the red target. "
                          "*dls*: adaptive damping and a 6.28 rad/s limit; *pinv*: neither, so joint speeds "
                          "blow up near a singularity (drag the target out of reach).")
         self._method_gui = gui.add_dropdown("method", METHODS, initial_value=self._method)
@@ -247,7 +258,7 @@ class Viewer:
         with self._lock:
             q, h, qdot, method = self._q.copy(), self.readout, self.qdot.copy(), self._method
         lines = [f"method **{method}**", "", "| joint | q (rad) |", "|---|---:|"]
-        lines += [f"| {name} | {v:+.4f} |" for name, v in zip(self.chain.joint_names, q)]
+        lines += [f"| {model_text(name)} | {v:+.4f} |" for name, v in zip(self.chain.joint_names, q)]
         if h is not None:
             lines += ["", "| health (position block) | |", "|---|---:|",
                       f"| sigma_min (m/rad) | {h.sigma_min:.4f} |", f"| kappa | {h.kappa:.1f} |",
