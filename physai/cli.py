@@ -226,17 +226,18 @@ def robots(as_json: bool = JSON) -> None:
     rows = []
     for name in reg.names():
         info = reg.ROBOTS[name]
-        menagerie = (f"physai/models/{info.bundled}" if info.bundled else
-                     f"Menagerie {info.menagerie[0]}/{info.menagerie[1]}.xml" if info.menagerie else "")
-        rows.append({"name": name, "site": info.site, "menagerie": menagerie, "builtin": info.builtin is not None,
-                     "description": info.description})
+        menagerie = f"Menagerie {info.menagerie[0]}/{info.menagerie[1]}.xml" if info.menagerie else ""
+        bundled = f"physai/models/{info.bundled}" if info.bundled else ""
+        rows.append({"name": name, "site": info.site, "bundled": bundled, "menagerie": menagerie,
+                     "builtin": info.builtin is not None, "description": info.description})
     root = os.environ.get("MENAGERIE_ROOT")
     if as_json:
         _print_json({"robots": rows, "MENAGERIE_ROOT": root})
         return
-    table = Table("name", "tool site", "MuJoCo model", "built-in", "description", title="named robots")
+    table = Table("name", "tool site", "bundled model", "source='menagerie'", "built-in", "description",
+                  title="named robots")
     for r in rows:
-        table.add_row(r["name"], r["site"] or "", r["menagerie"] or "-", "yes" if r["builtin"] else "no",
+        table.add_row(r["name"], r["site"] or "", r["bundled"] or "-", r["menagerie"] or "-", "yes" if r["builtin"] else "no",
                       r["description"])
     console.print(table)
     console.print(f"Menagerie registry robots load from MENAGERIE_ROOT={root}" if root else

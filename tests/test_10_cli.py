@@ -92,6 +92,7 @@ def test_robots_lists_so101_and_its_model_source():
     rows = {r["name"]: r for r in json.loads(res.stdout)["robots"]}
     assert rows["so101"]["site"] == "gripperframe"
     assert "robotstudio_so101" in rows["so101"]["menagerie"]
+    assert rows["panda"]["bundled"] == "physai/models/panda/panda.xml"
 
 
 def test_join_vectors_gathers_words_up_to_the_next_option():

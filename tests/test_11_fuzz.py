@@ -140,7 +140,7 @@ CORPUS = {
                           '<geom size=".1"/><site name="s"/></body></body></worldbody></mujoco>', "UnsupportedJointError", "'base'"),
     "massless.urdf": ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute"><parent link="a"/>'
                       '<child link="b"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
-                      "</robot>", "ModelNotFoundError", "mass"),
+                      "</robot>", "InputError", "tool="),  # loads for kinematics; asks for its tool link
     "orphan.urdf": ('<robot name="r"><link name="a"/><joint name="j" type="revolute"><parent link="x"/><child link="a"/>'
                     "</joint></robot>", "ModelNotFoundError", "parent"),
     "loop.urdf": ('<robot name="r"><link name="a"/><link name="b"/><joint name="j1" type="revolute"><parent link="a"/>'
