@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from physai import robots
+from physai._validate import count, positive
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose_and_jacobian
 from physai.singularity import StepHealth, damped_step
@@ -118,6 +119,9 @@ class Viewer:
         import mujoco
         import viser
 
+        # viser retries the next port forever when the asked one cannot be bound: refuse impossible ports first
+        port = count(port, "port", minimum=0, maximum=65535)
+        rate_hz, mesh_cell = positive(rate_hz, "rate_hz"), positive(mesh_cell, "mesh_cell")
         self.model = robots.mujoco_model(robot)
         self.chain = robots.load(robot, site=site)  # the chain of that same model file
         self._data = mujoco.MjData(self.model)
