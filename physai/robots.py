@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from physai.errors import InputError, ModelNotFoundError, UnknownNameError
 from physai.kinematics import BodySpec, Chain, JointSpec, chain_from_bodies, chain_from_mujoco
 
