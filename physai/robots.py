@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from physai._validate import one_of
 from physai.errors import InputError, ModelNotFoundError, UnknownNameError
 from physai.kinematics import BodySpec, Chain, JointSpec, chain_from_bodies, chain_from_mujoco
 
@@ -146,9 +147,7 @@ def model_path(name: str, source: str | None = None) -> Path:
 
 
 def _check_source(source: str | None) -> str | None:
-    if source is not None and source not in SOURCES:
-        raise InputError(f"source: expected one of {', '.join(map(repr, SOURCES))} or None, got {source!r}")
-    return source
+    return None if source is None else one_of(source, "source", SOURCES)
 
 
 def _is_name(name_or_path) -> bool:
@@ -197,8 +196,8 @@ def _urdf_spec(path: Path):
     meshdir = path.parent / (spec.compiler.meshdir or "")
     missing = [mesh for mesh in spec.meshes if not (meshdir / mesh.file).is_file()]
     if missing:
-        names = {mesh.name for mesh in missing}
-        for geom in [g for g in spec.geoms if g.meshname in names]:
+        gone = {mesh.name for mesh in missing}
+        for geom in [g for g in spec.geoms if g.meshname in gone]:
             spec.delete(geom)
         for mesh in missing:
             spec.delete(mesh)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import html
 import re
 import threading
-import time
 
 import numpy as np
 

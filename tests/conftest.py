@@ -5,8 +5,8 @@ import pytest
 
 from physai.robots import model_path
 
-# The model files physai ships (byte-identical copies of the Trossen and Franka originals): MuJoCo compiles
-# them independently of physai's chain code, so they serve as the reference.
+# The model files physai ships (the Trossen file unchanged, the Panda without meshes): MuJoCo compiles them
+# independently of physai's chain code, so they serve as the reference.
 PANDA_XML = model_path("panda")
 WXAI_XML = model_path("wxai")
 

@@ -47,13 +47,13 @@ def main() -> None:
 
     print(f"\n== Step 2. Other arms loaded by path: FK and Jacobian vs MuJoCo at {N_POSES} random in-limit poses ==")
     print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'|dJ| max':>9s}")
-    for rel, site in [("wxai", "ee_site"), ("panda", "tcp")]:
-        path = robots.model_path(rel)
+    for name, site in [("wxai", "ee_site"), ("panda", "tcp")]:
+        path = robots.model_path(name)
         c, mm = robots.load(path, site=site), robots.mujoco_model(path)
         qs = c.random_q(rng, N_POSES)
         dT = max(np.abs(tool_pose(c, q) - mj.site_pose(mm, c, q)).max() for q in qs)
         dJ = max(np.abs(jacobian(c, q) - mj.site_jacobian(mm, c, q)).max() for q in qs)
-        print(f"{rel:36s} {site:>8s} {c.n:6d} {dT:9.1e} {dJ:9.1e}")
+        print(f"{path.parent.name + '/' + path.name:36s} {site:>8s} {c.n:6d} {dT:9.1e} {dJ:9.1e}")
 
     print("\n== Step 3. The WidowX AI lesson's 2-link worked example (planar2r: L1 = 0.5, L2 = 0.3, q = (0, pi/2)) ==")
     p2 = robots.load("planar2r")

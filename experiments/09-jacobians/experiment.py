@@ -69,9 +69,9 @@ LESSON_PAYLOAD = {  # lever (m), gravity lift, gravity elbow (N m), max extra lo
 }
 LESSON_FALL = {0.0: (0.00, 0.5, -0.909), 0.5: (2.48, 1.2, -1.925), 0.9: (4.46, 1.8, -2.737),
                1.1: (5.45, 147.4, -2.940), 1.5: (7.43, 179.7, -2.940)}  # N, mm, N m
-TORQUE_TOL, FORCE_TOL = 2e-3, 0.1  # the tolerances for the camera-mount stand-in
+TORQUE_TOL, FORCE_TOL = 2e-3, 0.1  # the camera-mount stand-in moves gravity torques and payloads by up to these
 STANDIN = ("physai's bundled SO-101 model has a simple box standing in for the camera-mount mesh "
-           "(physai/models/so101/so101.xml): its mass centre moves gravity torques by about 1e-3 N m.")
+           f"(physai/models/so101/so101.xml): its mass centre moves gravity torques by up to {TORQUE_TOL:.0e} N m.")
 
 
 def site_state(m, chain, q, d, dtype=np.float64):

@@ -22,7 +22,7 @@ from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import DEFAULT_RESTARTS, METHODS, solve_ik, solve_ik_batch  # noqa: E402
 from physai.lesson import fmt_row, transcript  # noqa: E402
-from physai.singularity import damped_solve, health  # noqa: E402
+from physai.singularity import damped_solve  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 N_TARGETS = int(os.environ.get("PHYSAI_IK_TARGETS", "1000"))
