@@ -18,7 +18,7 @@ iteration and every restart -- inside one compiled call:
   seeded generator, so batched == looped) and the final polish of the best point of an unconverged target.
 
 The two solvers differ only by round-off (Cholesky vs SVD), which LM's accept/reject tests and the
-restarts may amplify into a different (equally valid) solution; tests/test_10_fast_ik.py checks both
+restarts may amplify into a different (equally valid) solution; tests/test_fast_ik.py checks both
 against MuJoCo's site pose. One such difference is systematic: the SVD gives a frozen joint a ~1e-13
 step instead of exactly 0, which lifts it off its limit on about every other step, so the NumPy loop
 alternates frozen and clipped steps there, while here a joint stays frozen while the step pushes it

@@ -1,7 +1,11 @@
 """Shared fixtures: the SO-101 MuJoCo model (the independent reference) and physai's chains of it."""
 
+import mujoco
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
+
+from physai import mj
 
 from physai.robots import model_path
 
@@ -42,3 +46,29 @@ def panda(panda_model):
     from physai.kinematics import chain_from_mujoco
 
     return chain_from_mujoco(panda_model, "tcp")
+
+
+# ---- independent references shared by several test modules ----
+
+
+def mj_site(m, chain, q):
+    """Independent reference: MuJoCo's site pose and [jacp; jacr] computed from scratch for q."""
+    d = mujoco.MjData(m)
+    d.qpos[list(chain.qpos_adr)] = q
+    mujoco.mj_kinematics(m, d)
+    mujoco.mj_comPos(m, d)
+    sid = m.site(chain.tool_name).id
+    jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+    mujoco.mj_jacSite(m, d, jp, jr, sid)
+    return d.site_xpos[sid].copy(), d.site_xmat[sid].reshape(3, 3).copy(), np.r_[jp, jr][:, list(chain.dof_adr)]
+
+
+def mujoco_errors(m, chain, q, T_target, task):
+    """Position / orientation error of the MuJoCo site pose at q (independent of physai's FK)."""
+    T = mj.site_pose(m, chain, q)
+    perr = np.linalg.norm(T[:3, 3] - T_target[:3, 3])
+    if task == "position":
+        return perr, 0.0
+    if task == "pose":
+        return perr, Rotation.from_matrix(T_target[:3, :3] @ T[:3, :3].T).magnitude()
+    return perr, np.arccos(np.clip(T[:3, 2] @ T_target[:3, 2], -1, 1))

@@ -8,19 +8,9 @@ from physai import mj, robots
 from physai.errors import InputError, PhysaiError, UnknownNameError, UnsupportedJointError
 from physai.kinematics import chain_from_mujoco, fd_jacobian, fk, hinge_column, jacobian, tool_pose
 
+from conftest import mj_site
+
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
-
-
-def mj_site(m, chain, q):
-    """Independent reference: MuJoCo's site pose and [jacp; jacr] computed from scratch for q."""
-    d = mujoco.MjData(m)
-    d.qpos[list(chain.qpos_adr)] = q
-    mujoco.mj_kinematics(m, d)
-    mujoco.mj_comPos(m, d)
-    sid = m.site(chain.tool_name).id
-    jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
-    mujoco.mj_jacSite(m, d, jp, jr, sid)
-    return d.site_xpos[sid].copy(), d.site_xmat[sid].reshape(3, 3).copy(), np.r_[jp, jr][:, list(chain.dof_adr)]
 
 
 def test_chain_has_the_five_arm_joints_and_limits_from_the_model(so101, so101_model):

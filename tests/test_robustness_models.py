@@ -13,7 +13,7 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import PANDA_XML, WXAI_XML
-from test_09_jacobians import mj_site
+from conftest import mj_site
 
 from physai import jaxkin, mj, robots
 from physai.errors import UnsupportedJointError

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
-from test_09_jacobians import mj_site
+from conftest import mj_site
 
 from physai import mj
 from physai import transforms as tf

@@ -12,7 +12,7 @@ from physai import conventions, jaxkin, robots
 from physai import transforms as tf
 from physai.errors import InputError, UnknownNameError
 from physai.kinematics import fd_jacobian, jacobian, tool_pose
-from test_09_jacobians import mj_site
+from conftest import mj_site
 
 @pytest.fixture(scope="module")
 def pin_so101():

@@ -6,25 +6,14 @@ import pytest
 from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation
 
-from physai import ik, kinematics, mj, robots
+from physai import ik, kinematics, mj
 from physai import transforms as tf
 from physai.errors import InputError
 from physai.ik import METHODS, solve_ik, solve_ik_batch, task_residual
 from physai.singularity import health
 
-from conftest import PANDA_XML
+from conftest import mujoco_errors
 
-
-
-def mujoco_errors(m, chain, q, T_target, task):
-    """Position / orientation error of the MuJoCo site pose at q (independent of physai's FK)."""
-    T = mj.site_pose(m, chain, q)
-    perr = np.linalg.norm(T[:3, 3] - T_target[:3, 3])
-    if task == "position":
-        return perr, 0.0
-    if task == "pose":
-        return perr, Rotation.from_matrix(T_target[:3, :3] @ T[:3, :3].T).magnitude()
-    return perr, np.arccos(np.clip(T[:3, 2] @ T_target[:3, 2], -1, 1))
 
 
 def test_so3_log_matches_scipy_including_near_pi(rng):
@@ -102,7 +91,7 @@ def test_iterates_never_leave_the_joint_limits(method, so101, monkeypatch, rng):
     q_edge = np.clip(so101.random_q(rng, 5) * 1.2, so101.lower, so101.upper)
     targets = list(kinematics.tool_pose(so101, q_edge)[:, :3, 3]) + [np.array([0.6, 0.1, 0.2]), np.array([0.0, 0.0, -0.3])]
     # the NumPy backend: its every (T, J) request is observable (the compiled one's are inside numba; its
-    # results are checked inside the limits in test_10_fast_ik.py)
+    # results are checked inside the limits in test_fast_ik.py)
     results = solve_ik_batch(so101, np.array(targets), task="position", method=method, restarts=3, rng=rng,
                              backend="numpy")
     qs = np.concatenate([s.reshape(-1, so101.n) for s in seen])

@@ -14,7 +14,7 @@ from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
 
 from conftest import PANDA_XML, WXAI_XML
-from test_10_ik import mujoco_errors
+from conftest import mujoco_errors
 
 MODELS = {
     "panda": (PANDA_XML, "tcp"),
