@@ -1,10 +1,13 @@
-"""Small helpers the lesson scripts share: tee printed output into a file beside the script."""
+"""Small helpers the lesson scripts share: tee printed output into a file beside the script, and the claims table
+(seed vs measured) every lesson prints and the tour's report shows."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 
@@ -39,3 +42,62 @@ def transcript(path: str | Path):
 def fmt_row(values, width: int = 8, prec: int = 4) -> str:
     """Numbers right-aligned at fixed precision, as the lessons print them (``-0.0000`` shown as ``0.0000``)."""
     return " ".join(f"{(0.0 if abs(v) < 0.5 * 10**-prec else v):{width}.{prec}f}" for v in values)
+
+
+# ---- claims: what a seed says, what this run measured, and the verdict -----------------------------
+
+VERDICTS = ("agree", "disagree")
+CLAIMS_FILE = "claims.json"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One number (or statement) a seed prints, set against what this run measured.
+
+    ``seed`` is the seed's value as the seed writes it (text, e.g. ``"0.5 m"``); ``measured`` is this run's
+    value formatted the same way; ``verdict`` is ``"agree"`` or ``"disagree"``; ``why`` says what decides it
+    (the tolerance, or the computation that shows the seed wrong). ``script`` is the lesson script that
+    measured it (``"build.py"``, ``"experiment.py"``, ...).
+    """
+
+    lesson: str
+    claim: str
+    seed: str
+    measured: str
+    verdict: str
+    why: str
+    script: str = "experiment.py"
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict: expected one of {VERDICTS}, got {self.verdict!r}")
+
+
+def verdict(ok: bool) -> str:
+    """``"agree"`` when ``ok`` else ``"disagree"``: the verdict comes from a comparison, never typed by hand."""
+    return VERDICTS[0] if ok else VERDICTS[1]
+
+
+def claims_table(claims: list[Claim]) -> str:
+    """The claims as a plain-text table (claim, seed, measured, verdict, why) for the lesson's transcript."""
+    head = ("claim", "seed", "measured", "verdict", "why")
+    rows = [head] + [(c.claim, c.seed, c.measured, c.verdict, c.why) for c in claims]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = [" | ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
+    """Merge ``script``'s claims into ``folder/claims.json`` (other scripts' rows kept) for the tour's report."""
+    path = Path(folder) / CLAIMS_FILE
+    rows = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    rows = [r for r in rows if r.get("script") != script] + [asdict(c) | {"script": script} for c in claims]
+    path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return path
+
+
+def read_claims(folder: str | Path) -> list[Claim]:
+    """The claims a lesson folder's scripts wrote (``[]`` when none)."""
+    path = Path(folder) / CLAIMS_FILE
+    return [Claim(**r) for r in json.loads(path.read_text(encoding="utf-8"))] if path.exists() else []
