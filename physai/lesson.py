@@ -10,6 +10,8 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from physai.errors import InputError
+
 
 class _Tee(io.TextIOBase):
     def __init__(self, *streams):
@@ -70,7 +72,7 @@ class Claim:
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict: expected one of {VERDICTS}, got {self.verdict!r}")
+            raise InputError(f"verdict: expected one of {VERDICTS}, got {self.verdict!r}")
 
 
 def verdict(ok: bool) -> str:
