@@ -158,21 +158,38 @@ def test_cli_fk_and_ik_on_a_urdf_with_a_link_tool(tmp_path):
     assert json.loads(ik.stdout)["converged"] is True
 
 
-@pytest.mark.parametrize("urdf, link", [("kuka_description/kuka_lbr_iiwa/urdf/lbr_iiwa_14_r820.urdf", "tool0"),
-                                        ("unimation_puma560_description/urdf/puma560_robot.urdf", "link7")])
-def test_robotics_toolbox_urdfs_load_in_one_call_and_match_pinocchio(urdf, link):
+def _robotics_toolbox_urdf(relpath: str, tmp_path: Path) -> Path:
+    """A URDF shipped by Robotics Toolbox's data package; a ``.xacro`` is expanded first, as Robotics Toolbox does."""
     rtbdata = pytest.importorskip("rtbdata", reason="Robotics Toolbox's URDFs come with the bench group "
                                                     "(uv sync --group bench)")
+    root = Path(list(rtbdata.__path__)[0]) / "xacro"
+    if not relpath.endswith(".xacro"):
+        return root / relpath
+    xacrodoc = pytest.importorskip("xacrodoc", reason="xacro expansion comes with the bench group")
+    xacrodoc.packages.update_package_cache({d.name: str(d) for d in root.iterdir() if d.is_dir()})
+    path = tmp_path / Path(relpath).name.removesuffix(".xacro")
+    path.write_text(xacrodoc.XacroDoc.from_file(root / relpath).to_urdf_string(), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("urdf, link", [("qut_frankie_description/robots/panda_arm_hand.urdf.xacro", "panda_hand"),
+                                        ("kuka_description/kuka_lbr_iiwa/urdf/lbr_iiwa_14_r820.urdf", "tool0"),
+                                        ("unimation_puma560_description/urdf/puma560_robot.urdf", "link7")])
+def test_robotics_toolbox_urdfs_load_in_one_call_and_match_pinocchio(urdf, link, tmp_path):
+    path = _robotics_toolbox_urdf(urdf, tmp_path)
     pin = pytest.importorskip("pinocchio")
-    path = Path(list(rtbdata.__path__)[0]) / "xacro" / urdf
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the visual meshes are .dae files MuJoCo does not read
         chain = robots.load(path, tool=link)
     model = pin.buildModelFromUrdf(str(path))
     data, frame = model.createData(), model.getFrameId(link)
+    # Pinocchio's q holds every joint of the file (the Panda's fingers too); the chain's joints by name
+    idx = [model.joints[model.getJointId(name)].idx_q for name in chain.joint_names]
     for q in chain.random_q(np.random.default_rng(18), 50):
-        pin.forwardKinematics(model, data, q)
+        q_pin = pin.neutral(model)
+        q_pin[idx] = q
+        pin.forwardKinematics(model, data, q_pin)
         pin.updateFramePlacements(model, data)
-        J_ref = pin.computeFrameJacobian(model, data, q, frame, pin.LOCAL_WORLD_ALIGNED)
+        J_ref = pin.computeFrameJacobian(model, data, q_pin, frame, pin.LOCAL_WORLD_ALIGNED)[:, idx]
         assert_allclose(tool_pose(chain, q), data.oMf[frame].homogeneous, rtol=0, atol=1e-12)
         assert_allclose(jacobian(chain, q), J_ref, rtol=0, atol=1e-12)
