@@ -26,7 +26,14 @@ import numpy as np
 
 from physai import transforms as tf
 from physai._validate import finite_array, one_of
-from physai.chain import JOINT_TYPES, BodySpec, Chain, JointSpec, chain_from_bodies, chain_from_mujoco
+from physai.chain import (
+    JOINT_TYPES,
+    BodySpec,
+    Chain,
+    JointSpec,
+    chain_from_bodies,
+    chain_from_mujoco,
+)
 from physai.errors import InputError
 
 __all__ = [

@@ -1,15 +1,15 @@
 """physai.kinematics: the compiled engine (the default) equals the readable NumPy engine, which is pinned to
 MuJoCo; both validate the same way; chains are immutable for good."""
 
+import dataclasses
+
 import mujoco
 import numpy as np
 import pytest
-
-import dataclasses
+from conftest import PANDA_XML, WXAI_XML
 
 from physai import kinematics, mj, robots
 from physai.errors import InputError
-from conftest import PANDA_XML, WXAI_XML
 
 # Slides and hinges mixed, tilted non-unit axes, joint refs and anchors off the body origin: every
 # branch of the kernel's walk.
