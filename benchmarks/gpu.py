@@ -37,20 +37,20 @@ def cases():
 
 def run_case(chain, task, size, chunk, iterations, restarts, seed):
     """Solve ``size`` targets in chunks of ``chunk``; returns a dict of the measured numbers."""
-    from physai import fast, jaxik
+    from physai import jaxik, kinematics
 
     chunk = min(chunk, size)
     rng = np.random.default_rng(seed)
     opts = dict(task=task, backend="jax", iterations=iterations, restarts=restarts)
     t0 = time.perf_counter()
-    warm = fast.tool_pose(chain, chain.random_q(rng, chunk))
+    warm = kinematics.tool_pose(chain, chain.random_q(rng, chunk))
     jaxik.dls_ik(chain, warm, rng=np.random.default_rng(seed), **opts)  # jit compile for this chunk shape
     compile_s = time.perf_counter() - t0
     solved, iters, solve_s = 0, [], 0.0
     for start in range(0, size, chunk):
         count = min(chunk, size - start)
         q_true = chain.random_q(rng, chunk)  # a short last chunk is padded: one compiled shape only
-        targets = fast.tool_pose(chain, q_true)
+        targets = kinematics.tool_pose(chain, q_true)
         t0 = time.perf_counter()
         res = jaxik.dls_ik(chain, targets, rng=rng, **opts)
         solve_s += time.perf_counter() - t0

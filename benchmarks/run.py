@@ -3,7 +3,7 @@
     uv sync --group bench          # once: roboticstoolbox-python, pytorch-kinematics (torch), mink, ikpy
     uv run python benchmarks/run.py [--out benchmarks/RESULTS.md] [--rounds 15]
 
-Sections: (0) compilation cost of physai.fast, cold and from the disk cache; (1) one FK + tool
+Sections: (0) compilation cost of the compiled engine, cold and from the disk cache; (1) one FK + tool
 Jacobian call, SO-101 and Panda; (2) batched Jacobians, 10,000 and 1,000,000 SO-101 configurations;
 (3) IK success and time per target; (4) memory per configuration of the batch path. Every peer's
 answer is checked against physai's before it is timed. Times are medians over ``--rounds`` samples
@@ -30,13 +30,13 @@ sys.path.insert(0, str(HERE))
 
 from _timing import per_call_seconds  # noqa: E402
 
-from physai import fast, jaxik, kinematics, robots  # noqa: E402
+from physai import jaxik, kinematics, robots  # noqa: E402
 
 SO101_XML = robots.model_path("so101")
 PANDA_XML = robots.model_path("panda")
 WXAI_XML = robots.model_path("wxai")
 GOALS = {
-    "single": "physai fast <= Pinocchio computeFrameJacobian (and <= 0.3 x MuJoCo's three calls)",
+    "single": "physai public <= Pinocchio computeFrameJacobian (and <= 0.3 x MuJoCo's three calls)",
     "batch": "physai >= 2 x Pinocchio loop and >= 10 x pytorch_kinematics (CPU), 10k configurations",
     "ik": "success >= 99.9 % on every robot/task and median time <= roboticstoolbox ik_LM",
 }
@@ -177,9 +177,9 @@ def check(name: str, got, want, tol: float, report: Report) -> None:
 
 
 def compile_cost(report: Report) -> None:
-    code = ("import time; t = time.perf_counter(); import numpy as np; from physai import fast, robots; "
-            "c = robots.load('so101', source='builtin'); fast.tool_pose_and_jacobian(c, c.q_ref.copy()); "
-            "fast.tool_pose_and_jacobian(c, np.zeros((2, c.n))); print(time.perf_counter() - t)")
+    code = ("import time; t = time.perf_counter(); import numpy as np; from physai import kinematics, robots; "
+            "c = robots.load('so101', source='builtin'); kinematics.tool_pose_and_jacobian(c, c.q_ref.copy()); "
+            "kinematics.tool_pose_and_jacobian(c, np.zeros((2, c.n))); print(time.perf_counter() - t)")
     rows = []
     with tempfile.TemporaryDirectory() as cold:
         for label, env in (("cold (empty NUMBA_CACHE_DIR: compiles)", {"NUMBA_CACHE_DIR": cold}),
@@ -188,13 +188,13 @@ def compile_cost(report: Report) -> None:
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                  env={**os.environ, **env}, cwd=HERE.parent)
             rows.append([label, f"{float(out.stdout.split()[-1]):.2f} s"])
-    report("## 0. First-call cost of physai.fast (import + single + batch call, fresh process)\n")
+    report("## 0. First-call cost of the compiled engine (import + single + batch call, fresh process)\n")
     report.table(["case", "seconds"], rows)
 
 
 def single_call(report: Report, rounds: int) -> dict:
     report("## 1. One FK + tool Jacobian call\n")
-    report("physai returns both `T_world_tool` (4x4) and `J` (6xn) from `fast.tool_pose_and_jacobian(chain, q)`, "
+    report("physai returns both `T_world_tool` (4x4) and `J` (6xn) from `kinematics.tool_pose_and_jacobian(chain, q)`, "
            "input validation included; Pinocchio's `computeFrameJacobian` and roboticstoolbox's `jacob0` return J only "
            "(the pose is computed inside but not handed out); MuJoCo's three calls fill preallocated buffers.\n")
     ratios = {}
@@ -202,7 +202,7 @@ def single_call(report: Report, rounds: int) -> dict:
     for label, xml, site in (("SO-101", SO101_XML, "gripperframe"), ("Panda", PANDA_XML, "tcp")):
         chain = robots.load(xml, site=site)
         q = chain.random_q(np.random.default_rng(0))
-        T, J = fast.tool_pose_and_jacobian(chain, q)
+        T, J = kinematics.tool_pose_and_jacobian(chain, q)
         three, mj_jac = mujoco_peer(xml, chain)
         pin_jac = pinocchio_peer(chain)
         ets = rtb_ets(chain)
@@ -211,7 +211,7 @@ def single_call(report: Report, rounds: int) -> dict:
         check(f"{label}: roboticstoolbox jacob0", ets.jacob0(q), J, 1e-12, report)
         check(f"{label}: physai reference (NumPy)", kinematics.tool_pose_and_jacobian(chain, q)[1], J, 1e-13, report)
         t = per_call_seconds({
-            "physai fast (T and J, validated)": lambda: fast.tool_pose_and_jacobian(chain, q),
+            "physai public (T and J, validated)": lambda: kinematics.tool_pose_and_jacobian(chain, q),
             "Pinocchio computeFrameJacobian": lambda: pin_jac(q),
             "MuJoCo kinematics+comPos+jacSite": lambda: three(q),
             "roboticstoolbox ETS jacob0": lambda: ets.jacob0(q),
@@ -219,15 +219,15 @@ def single_call(report: Report, rounds: int) -> dict:
         t.update(per_call_seconds({"physai reference (NumPy)": lambda: kinematics.tool_pose_and_jacobian(chain, q)},
                                   calls=50, rounds=rounds))
         med = {k: float(np.median(v)) for k, v in t.items()}
-        base = med["physai fast (T and J, validated)"]
+        base = med["physai public (T and J, validated)"]
         for k, v in med.items():
             rows.append([label, k, us(v), f"{v / base:.2f}"])
         ratios[label] = (base / med["Pinocchio computeFrameJacobian"], base / med["MuJoCo kinematics+comPos+jacSite"])
     report()
-    report.table(["robot", "call", "median", "time / physai fast"], rows)
+    report.table(["robot", "call", "median", "time / physai public"], rows)
     for label, (r_pin, r_mj) in ratios.items():
-        report(f"- {label}: physai fast / Pinocchio = **{r_pin:.2f}** (goal <= 1: {'met' if r_pin <= 1 else 'NOT met'}); "
-               f"physai fast / MuJoCo three calls = **{r_mj:.2f}** (goal <= 0.3: {'met' if r_mj <= 0.3 else 'NOT met'})")
+        report(f"- {label}: physai public / Pinocchio = **{r_pin:.2f}** (goal <= 1: {'met' if r_pin <= 1 else 'NOT met'}); "
+               f"physai public / MuJoCo three calls = **{r_mj:.2f}** (goal <= 0.3: {'met' if r_mj <= 0.3 else 'NOT met'})")
     report()
     return ratios
 
@@ -241,7 +241,7 @@ def batched(report: Report, rounds: int) -> dict:
     pin_jac = pinocchio_peer(chain)
     pk_chain, torch = torch_peer(SO101_XML, chain)
     Q = chain.random_q(np.random.default_rng(1), 10_000)
-    T, J = fast.tool_pose_and_jacobian(chain, Q)
+    T, J = kinematics.tool_pose_and_jacobian(chain, Q)
     Qt = torch.tensor(Q)
     check("pytorch_kinematics jacobian (float64)", pk_chain.jacobian(Qt[:100]).numpy(), J[:100], 1e-6, report)
     check("Pinocchio loop", np.array([pin_jac(q) for q in Q[:100]]), J[:100], 1e-12, report)
@@ -251,14 +251,14 @@ def batched(report: Report, rounds: int) -> dict:
     def one_thread():
         numba.set_num_threads(1)
         try:
-            return fast.tool_pose_and_jacobian(chain, Q)
+            return kinematics.tool_pose_and_jacobian(chain, Q)
         finally:
             numba.set_num_threads(threads)
 
     report(f"- torch {torch.__version__}, {torch.get_num_threads()} threads; numba {threads} threads\n")
     cands = {
-        f"physai fast (numba prange, {threads} threads)": lambda: fast.tool_pose_and_jacobian(chain, Q),
-        "physai fast (1 thread)": one_thread,
+        f"physai public (numba prange, {threads} threads)": lambda: kinematics.tool_pose_and_jacobian(chain, Q),
+        "physai public (1 thread)": one_thread,
         "physai reference (vectorised NumPy)": lambda: kinematics.tool_pose_and_jacobian(chain, Q),
         "Pinocchio computeFrameJacobian loop": lambda: [pin_jac(q) for q in Q],
         "pytorch_kinematics jacobian (CPU, float64)": lambda: pk_chain.jacobian(Qt),
@@ -268,14 +268,14 @@ def batched(report: Report, rounds: int) -> dict:
     med = {k: float(np.median(v)) for k, v in t.items()}
     base = med[next(iter(cands))]
     rows = [[k, f"{v * 1e3:,.1f} ms", f"{len(Q) / v / 1e6:.2f}", f"{v / base:.1f}"] for k, v in med.items()]
-    report.table(["10,000 configurations", "median", "M configs/s", "time / physai fast"], rows)
+    report.table(["10,000 configurations", "median", "M configs/s", "time / physai public"], rows)
     r_pin = med["Pinocchio computeFrameJacobian loop"] / base
     r_pk = med["pytorch_kinematics jacobian (CPU, float64)"] / base
-    report(f"- physai fast is **{r_pin:.1f} x** a Pinocchio loop (goal >= 2: {'met' if r_pin >= 2 else 'NOT met'}) and "
+    report(f"- physai public is **{r_pin:.1f} x** a Pinocchio loop (goal >= 2: {'met' if r_pin >= 2 else 'NOT met'}) and "
            f"**{r_pk:.1f} x** pytorch_kinematics (goal >= 10: {'met' if r_pk >= 10 else 'NOT met'})\n")
 
     Qm = chain.random_q(np.random.default_rng(2), 1_000_000)
-    big = per_call_seconds({"physai fast": lambda: fast.tool_pose_and_jacobian(chain, Qm),
+    big = per_call_seconds({"physai public": lambda: kinematics.tool_pose_and_jacobian(chain, Qm),
                             "Pinocchio loop": lambda: [pin_jac(q) for q in Qm]}, calls=1, rounds=3)
     rows = [[k, f"{np.median(v):.2f} s", f"{len(Qm) / np.median(v) / 1e6:.2f}"] for k, v in big.items()]
     report.table(["1,000,000 configurations", "median", "M configs/s"], rows)
@@ -300,7 +300,7 @@ def ik(report: Report, n_targets: int) -> None:
                                    ("SO-101", SO101_XML, "gripperframe", "position")):
         chain = robots.load(xml, site=site)
         rng = np.random.default_rng(3)
-        targets = fast.tool_pose(chain, chain.random_q(rng, n_targets))
+        targets = kinematics.tool_pose(chain, chain.random_q(rng, n_targets))
         t0 = time.perf_counter()
         res = jaxik.dls_ik(chain, targets, task=task, iterations=40, restarts=20, rng=rng)
         per = (time.perf_counter() - t0) / n_targets
@@ -316,7 +316,7 @@ def ik(report: Report, n_targets: int) -> None:
             sol = ets.ik_LM(T, tol=1e-8, mask=mask, joint_limits=True)
             times.append(time.perf_counter() - t0)
             q = np.asarray(sol.q)
-            Tq = fast.tool_pose(chain, q)
+            Tq = kinematics.tool_pose(chain, q)
             perr = np.linalg.norm(Tq[:3, 3] - T[:3, 3])
             oerr = 0.0 if task == "position" else np.arccos(np.clip((np.trace(T[:3, :3] @ Tq[:3, :3].T) - 1) / 2, -1, 1))
             inside = np.all((q >= chain.lower - 1e-9) & (q <= chain.upper + 1e-9))
@@ -352,7 +352,7 @@ def memory(report: Report) -> None:
     chain = robots.load(SO101_XML, site="gripperframe")
     Q = chain.random_q(np.random.default_rng(4), 100_000)
     rows = []
-    for label, f in (("physai fast", fast.tool_pose_and_jacobian), ("physai reference (NumPy)", kinematics.tool_pose_and_jacobian)):
+    for label, f in (("physai compiled (default)", kinematics.tool_pose_and_jacobian), ("physai numpy engine", lambda c, q: kinematics.tool_pose_and_jacobian(c, q, engine="numpy"))):
         f(chain, Q[:10])
         tracemalloc.start()
         f(chain, Q)

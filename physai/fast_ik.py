@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from physai.fast import _walk
+from physai._numba_kin import store_pose, walk
 
 TASK_CODES = {"pose": 0, "position": 1, "position+axis": 2}
 # Outcome codes of the kernel, index into physai.ik.REASONS.
@@ -228,7 +228,7 @@ _I1 = numba.types.Array(numba.int64, 1, "A", **_RO)
 def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, options, params, out, out_int):
     """Solve each target ``T_target[b] (4, 4)``; write row ``b`` of ``out`` and ``out_int``.
 
-    ``P``: :func:`physai.fast.pack` of the chain; ``lower``, ``upper`` ``(n,)``; ``axis (3,)`` unit (tool
+    ``P``: ``Chain.packed``; ``lower``, ``upper`` ``(n,)``; ``axis (3,)`` unit (tool
     frame); ``sw (m,)`` square roots of the row weights. Attempt 0 starts from ``q_first[b]`` (or its only
     row), attempt ``k`` from ``draws[b, k - 1]`` (``draws: (B, restarts, n)``). ``options``: task code
     (:data:`TASK_CODES`), iterations per attempt, patience, attempts before the polish of the best point
@@ -291,7 +291,8 @@ def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, options, pa
                 scale = 1.0 / peak if peak > 1.0 else 1.0
                 for j in range(n):
                     trial[j] = min(max(q[j] + dq[j] * scale, lower[j]), upper[j])
-            _walk(trial, P, T, J)
+            R, p = walk(trial, P, J, J[:0])
+            store_pose(T, R, p)
             E_t, perr, oerr = _residual(task, T, J, Tt, axis, sw, e, Jt, M)
             accept = fresh or E_t < E
             if accept:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physai import fast, fast_ik, kinematics
+from physai import fast_ik, kinematics
 from physai import transforms as tf
 from physai._validate import finite_array
 from physai.errors import InputError
@@ -56,7 +56,8 @@ TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
 # Where the solver's one call per iteration, (T_world_tool, J) = f(chain, q), comes from: the compiled
 # path by default, the readable NumPy reference on request (tested to give the same solutions).
-KINEMATICS = {"fast": fast.tool_pose_and_jacobian, "reference": kinematics.tool_pose_and_jacobian}
+KINEMATICS = {"fast": kinematics.tool_pose_and_jacobian,
+              "reference": functools.partial(kinematics.tool_pose_and_jacobian, engine="numpy")}
 REASONS = ("converged", "unreachable: best effort", "iteration limit")  # indexed by fast_ik's outcome codes
 # Where the LM iterations run: the whole solve of each target in one compiled call (physai.fast_ik, the
 # default), or the vectorised NumPy loop below (the readable reference; also every other method, `trace`
@@ -161,7 +162,7 @@ def reach_bound(chain: Chain) -> float:
 @functools.lru_cache(maxsize=256)
 def _chain_constants(chain: Chain) -> tuple[np.ndarray, tuple[float, float, float], float]:
     """``(_center(chain), first joint anchor (x, y, z), reach_bound(chain))``, memoised on the frozen chain's identity
-    (as :func:`physai.fast._packed`): a single solve should not recompute them."""
+    (as ``Chain.packed``): a single solve should not recompute them."""
     center = _center(chain)
     center.flags.writeable = False
     return center, tuple(kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3].tolist()), reach_bound(chain)
@@ -283,7 +284,7 @@ def solve_ik_batch(
     if backend == "compiled" and method == "lm" and trace is None and kinematics_path == "fast":
         out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
         fast_ik.solve_batch(
-            fast._packed(chain)[0], chain.lower, chain.upper, T_target, a, sw, q0.reshape(-1, n), draws,
+            chain.packed, chain.lower, chain.upper, T_target, a, sw, q0.reshape(-1, n), draws,
             np.array([fast_ik.TASK_CODES[task], iters, patience, 1 + restarts, n_far]),
             np.array([tol_position, tol_orientation, max_step, _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN,
                       reach + tol_position, *base]), out, out_int)

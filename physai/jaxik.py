@@ -1,7 +1,7 @@
 """Batched damped-least-squares IK for millions of targets: one formula, run by NumPy or by JAX (jit, GPU).
 
 The iteration is written once against the array API both NumPy and ``jax.numpy`` provide
-(:func:`_dls_step`). ``backend="numpy"`` runs it with :mod:`physai.fast` kinematics and is the
+(:func:`_dls_step`). ``backend="numpy"`` runs it with the compiled :mod:`physai.kinematics` engine and is the
 reference; ``backend="jax"`` runs it under ``jax.jit`` with ``jax.vmap`` of :mod:`physai.jaxkin`
 (float64) inside ``lax.fori_loop``, on a GPU when JAX finds one; the two are tested equal to 1e-12.
 
@@ -24,10 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physai import fast
 from physai.errors import InputError
 from physai.ik import _center, _check_targets
-from physai.kinematics import Chain
+from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
 BACKENDS = ("numpy", "jax")
@@ -129,7 +128,7 @@ def _python_loop(count, body, state):
 
 
 def _numpy_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
-    kin = functools.partial(fast.tool_pose_and_jacobian, chain)
+    kin = functools.partial(tool_pose_and_jacobian, chain)
     return functools.partial(_attempt, np, kin, task, opts, iterations, chain.lower, chain.upper, loop=_python_loop)
 
 

@@ -7,6 +7,11 @@ Frames and shapes:
   rows 3-5 angular velocity (rad/s per joint unit/s), world axes ("linear, then angular", as
   MuJoCo's ``mj_jacSite`` ``[jacp; jacr]`` and Pinocchio's ``LOCAL_WORLD_ALIGNED``).
 
+Engines: :func:`fk`, :func:`tool_pose`, :func:`jacobian` and :func:`tool_pose_and_jacobian` take
+``engine="compiled"`` (the default: a numba walk of the chain, one compiled call per pose or per batch)
+or ``engine="numpy"`` (the readable code below, which the lessons teach and the compiled engine is
+tested equal to, to 1e-13). The answer is the same; only the speed differs.
+
 A :class:`Chain` is immutable and built once; every function here is a pure function of
 ``(chain, q)``. There is no cached "current pose" to forget to update, which makes MuJoCo's
 stale-data trap impossible here.
@@ -14,359 +19,30 @@ stale-data trap impossible here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 from physai import transforms as tf
-from physai._validate import finite_array
-from physai.errors import InputError, UnknownNameError, UnsupportedJointError
+from physai._validate import finite_array, one_of
+from physai.chain import (
+    JOINT_TYPES,
+    BodySpec,
+    Chain,
+    JointSpec,
+    chain_from_bodies,
+    chain_from_mujoco,
+)
+from physai.errors import InputError
 
-JOINT_TYPES = ("hinge", "slide")
+__all__ = [
+    "ENGINES", "FK", "JOINT_TYPES", "BodySpec", "Chain", "JointSpec", "chain_from_bodies", "chain_from_mujoco",
+    "fd_jacobian", "fk", "hinge_column", "jacobian", "jacobian_from_fk", "joint_frames", "joint_motion",
+    "slide_column", "tool_pose", "tool_pose_and_jacobian",
+]
 
-
-def _frozen(a) -> np.ndarray:
-    a = np.array(a, dtype=np.float64)
-    a.flags.writeable = False
-    return a
-
-
-@dataclass(frozen=True, eq=False)
-class Chain:
-    """An immutable serial chain from the world to one tool frame.
-
-    Joint ``i`` has its own frame ``J_i`` whose origin lies on the joint axis (the anchor).
-    ``T_prev_joint[i]`` places ``J_i`` in the previous joint's frame (the world for ``i = 0``) when
-    ``q = q_ref``; the joint then rotates (hinge) about, or translates (slide) along,
-    ``axis_joint[i]`` by ``q[i] - q_ref[i]``. ``T_last_tool`` places the tool in the last joint frame.
-    """
-
-    name: str
-    joint_names: tuple[str, ...]
-    joint_types: tuple[str, ...]
-    T_prev_joint: np.ndarray  # (n, 4, 4)
-    axis_joint: np.ndarray  # (n, 3), unit
-    q_ref: np.ndarray  # (n,)
-    T_last_tool: np.ndarray  # (4, 4)
-    lower: np.ndarray  # (n,) joint limits; -inf/inf where unlimited
-    upper: np.ndarray  # (n,)
-    tool_name: str = "tool"
-    source: str = ""
-    # Addresses of the chain's joints in the MuJoCo model it came from (None for built-ins).
-    qpos_adr: tuple[int, ...] | None = field(default=None, repr=False)
-    dof_adr: tuple[int, ...] | None = field(default=None, repr=False)
-
-    def __post_init__(self):
-        n = len(self.joint_names)
-        for attr in ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper"):
-            object.__setattr__(self, attr, _frozen(getattr(self, attr)))
-        shapes = {
-            "joint_types": (len(self.joint_types),),
-            "T_prev_joint": self.T_prev_joint.shape,
-            "axis_joint": self.axis_joint.shape,
-            "q_ref": self.q_ref.shape,
-            "lower": self.lower.shape,
-            "upper": self.upper.shape,
-        }
-        expected = {"joint_types": (n,), "T_prev_joint": (n, 4, 4), "axis_joint": (n, 3),
-                    "q_ref": (n,), "lower": (n,), "upper": (n,)}
-        for key, shape in shapes.items():
-            if shape != expected[key]:
-                raise InputError(f"Chain {self.name!r}: {key} has shape {shape}, expected {expected[key]}")
-        if n == 0:
-            raise InputError(f"Chain {self.name!r}: no joints between the world and {self.tool_name!r}")
-        for jname, jtype in zip(self.joint_names, self.joint_types):
-            if jtype not in JOINT_TYPES:
-                raise UnsupportedJointError(
-                    f"Chain {self.name!r}: joint {jname!r} has type {jtype!r}; physai chains support {', '.join(JOINT_TYPES)}"
-                )
-        # MuJoCo compiles a model with NaN in it after a warning; refuse it here, naming the joint
-        for attr, values in (("T_prev_joint", self.T_prev_joint), ("axis_joint", self.axis_joint),
-                             ("q_ref", self.q_ref)):
-            bad = ~np.isfinite(values.reshape(n, -1)).all(axis=1)
-            if np.any(bad):
-                raise InputError(f"Chain {self.name!r}: {attr} of joint {self.joint_names[int(np.argmax(bad))]!r} "
-                                 "is not finite (NaN or inf in the model?)")
-        if not np.all(np.isfinite(self.T_last_tool)):
-            raise InputError(f"Chain {self.name!r}: T_last_tool of {self.tool_name!r} is not finite (NaN or inf in the model?)")
-        norms = np.linalg.norm(self.axis_joint, axis=1)
-        if not np.allclose(norms, 1.0, atol=1e-12):
-            j = int(np.argmax(np.abs(norms - 1.0)))
-            raise InputError(f"Chain {self.name!r}: joint {self.joint_names[j]!r} axis must be a unit vector, norm {norms[j]}")
-        bad = np.isnan(self.lower) | np.isnan(self.upper) | (self.lower > self.upper)
-        if np.any(bad):
-            j = int(np.argmax(bad))
-            raise InputError(f"Chain {self.name!r}: joint {self.joint_names[j]!r} limits [{self.lower[j]}, "
-                             f"{self.upper[j]}] are not an interval")
-
-    @property
-    def n(self) -> int:
-        """Number of joints (columns of the Jacobian)."""
-        return len(self.joint_names)
-
-    def joint_index(self, name: str) -> int:
-        """Index of a joint by name; unknown names list the valid ones."""
-        if name not in self.joint_names:
-            raise UnknownNameError("joint", name, self.joint_names)
-        return self.joint_names.index(name)
-
-    def check_q(self, q, name: str = "q", within_limits: bool = False) -> np.ndarray:
-        """Validate joint positions: float64 array of shape ``(..., n)`` with finite entries.
-
-        Positions outside the joint limits are valid for FK and Jacobians (the arm can be driven
-        there); ``within_limits=True`` refuses them, as a solver seed must not start outside.
-        """
-        q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
-        if within_limits:
-            outside = (q < self.lower) | (q > self.upper)
-            if np.any(outside):
-                idx = tuple(int(i) for i in np.argwhere(outside)[0])
-                j = idx[-1]
-                raise InputError(
-                    f"{name}: joint {self.joint_names[j]!r} = {q[idx]:.6g} is outside its limits "
-                    f"[{self.lower[j]:.6g}, {self.upper[j]:.6g}] (entry {idx})"
-                )
-        return q
-
-    def random_q(self, rng: np.random.Generator, size=(), margin: float = 0.0) -> np.ndarray:
-        """Uniform joint positions inside the limits shrunk by ``margin`` (unlimited joints use [-pi, pi]).
-
-        ``rng`` is a seeded ``numpy.random.Generator``; ``size`` is the batch shape -> ``(*size, n)``.
-        """
-        lo = np.where(np.isfinite(self.lower), self.lower, -np.pi)
-        hi = np.where(np.isfinite(self.upper), self.upper, np.pi)
-        if not (np.isfinite(margin) and 0 <= margin <= np.min(hi - lo) / 2):
-            # numpy's uniform(lo, hi) with lo > hi draws outside the limits instead of refusing
-            narrowest = self.joint_names[int(np.argmin(hi - lo))]
-            raise InputError(
-                f"margin: expected 0 <= margin <= half the narrowest joint range (joint {narrowest!r}), got {margin}"
-            )
-        size = (size,) if np.isscalar(size) else tuple(size)
-        low, high = lo + margin, hi - margin
-        # Bit for bit rng.uniform(low, high, size) (numpy computes low + (high - low) * next_double too), without
-        # its slow per-element broadcasting of array bounds: a solver draws its restarts on every call.
-        return low + (high - low) * rng.random(size + (self.n,))
-
-
-# ---- building chains ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JointSpec:
-    """A joint as a MuJoCo body declares it: ``axis`` and anchor ``pos`` in the body frame."""
-
-    name: str
-    type: str
-    axis: Sequence[float]
-    pos: Sequence[float] = (0.0, 0.0, 0.0)
-    range: tuple[float, float] = (-np.inf, np.inf)
-    ref: float = 0.0
-
-
-@dataclass(frozen=True)
-class BodySpec:
-    """A body placed in its parent by ``pos`` and a ``(w, x, y, z)`` ``quat``, with its joints."""
-
-    name: str
-    pos: Sequence[float]
-    quat: Sequence[float] = (1.0, 0.0, 0.0, 0.0)
-    joints: tuple[JointSpec, ...] = ()
-
-
-def chain_from_bodies(
-    name: str,
-    bodies: Sequence[BodySpec],
-    tool_pos: Sequence[float],
-    tool_quat: Sequence[float] = (1.0, 0.0, 0.0, 0.0),
-    tool_name: str = "tool",
-    source: str = "",
-    **mujoco_addresses,
-) -> Chain:
-    """Build a :class:`Chain` from the bodies on the path world -> tool body (root first).
-
-    This is MuJoCo's body-tree rule: a body sits at ``pos, quat`` in its parent; each joint rotates
-    the body about ``axis`` through the anchor ``pos`` (hinge) or translates it along ``axis`` (slide).
-    """
-    T_acc = np.eye(4)  # fixed transform accumulated since the previous joint frame
-    names, types, T_prev, axes, refs, lower, upper = [], [], [], [], [], [], []
-    for body in bodies:
-        T_acc = T_acc @ tf.make_transform(tf.quat_to_matrix(body.quat), body.pos)
-        for j in body.joints:
-            if j.type not in JOINT_TYPES:
-                raise UnsupportedJointError(
-                    f"joint {j.name!r} in body {body.name!r} has type {j.type!r}; physai chains support "
-                    f"{', '.join(JOINT_TYPES)} (choose the chain's joints with joints=[...] to freeze it)"
-                )
-            anchor = np.asarray(j.pos, dtype=float)
-            axis = np.asarray(j.axis, dtype=float)
-            T_prev.append(T_acc @ tf.translation(anchor))
-            T_acc = tf.translation(-anchor)
-            names.append(j.name)
-            types.append(j.type)
-            axes.append(axis / np.linalg.norm(axis))
-            refs.append(j.ref)
-            lower.append(j.range[0])
-            upper.append(j.range[1])
-    T_acc = T_acc @ tf.make_transform(tf.quat_to_matrix(tool_quat), tool_pos)
-    return Chain(
-        name=name,
-        joint_names=tuple(names),
-        joint_types=tuple(types),
-        T_prev_joint=np.array(T_prev).reshape(-1, 4, 4),
-        axis_joint=np.array(axes).reshape(-1, 3),
-        q_ref=np.array(refs, dtype=float),
-        T_last_tool=T_acc,
-        lower=np.array(lower, dtype=float),
-        upper=np.array(upper, dtype=float),
-        tool_name=tool_name,
-        source=source,
-        **mujoco_addresses,
-    )
-
-
-def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, name: str | None = None,
-                      tool_offset=None) -> Chain:
-    """The serial chain from the world to the tool frame ``site_name`` of a compiled ``mujoco.MjModel``.
-
-    The tool frame is a site, or else a body (a URDF link): the body's own frame, as ``xpos``/``xmat``.
-    ``tool_offset`` (a ``(4, 4)`` transform or an ``(3,)`` xyz offset, m, in the tool frame) is composed on top.
-
-    ``joints`` names the chain's joints, root to tip; by default every joint on the path from the root
-    to the site's body. Joints on the path that are not chosen are frozen at their reference position
-    (``qpos0``). Hinge and slide joints are supported; a ball or free joint on the path (a floating
-    base) must be left out through ``joints`` (it is then frozen at ``qpos0``), else
-    :class:`UnsupportedJointError` names it. Joints elsewhere in the model do not matter: the chain
-    keeps each joint's ``qpos`` and ``dof`` addresses, which differ once a model has ``nq != nv``.
-    """
-    import mujoco
-
-    tool_body, tool_pos, tool_quat = _tool_frame(m, site_name)
-    path = []
-    b = tool_body
-    while b != 0:
-        path.append(b)
-        b = int(m.body_parentid[b])
-    path.reverse()
-
-    type_names = {
-        mujoco.mjtJoint.mjJNT_HINGE: "hinge",
-        mujoco.mjtJoint.mjJNT_SLIDE: "slide",
-        mujoco.mjtJoint.mjJNT_BALL: "ball",
-        mujoco.mjtJoint.mjJNT_FREE: "free",
-    }
-    on_path = [j for bid in path for j in range(m.njnt) if m.jnt_bodyid[j] == bid]
-    path_names = [m.joint(j).name for j in on_path]
-    if joints is not None:
-        if isinstance(joints, str):
-            raise InputError(f"joints: expected a sequence of joint names, got the string {joints!r}")
-        joints = list(joints)
-        all_names = [m.joint(j).name for j in range(m.njnt)]
-        for jn in joints:
-            if jn not in all_names:
-                raise UnknownNameError("joint", jn, all_names)
-            if jn not in path_names:
-                raise InputError(
-                    f"joints: {jn!r} is not on the path from the world to site {site_name!r} "
-                    f"(joints on that path: {path_names})"
-                )
-        in_path_order = [jn for jn in path_names if jn in joints]
-        if joints != in_path_order:
-            # a silently reordered chain would put every Jacobian column on the wrong joint
-            raise InputError(f"joints: give each joint once, root to tip: {in_path_order}, got {joints}")
-        chosen = set(joints)
-    else:
-        chosen = set(path_names)
-        for j in on_path:
-            if type_names[int(m.jnt_type[j])] in ("ball", "free"):
-                movable = [m.joint(k).name for k in on_path if type_names[int(m.jnt_type[k])] in JOINT_TYPES]
-                raise UnsupportedJointError(
-                    f"joint {m.joint(j).name!r} ({type_names[int(m.jnt_type[j])]}) on the path to site "
-                    f"{site_name!r}: physai chains support {', '.join(JOINT_TYPES)}; pass joints={movable} "
-                    "to freeze it at qpos0"
-                )
-
-    bodies, qpos_adr, dof_adr = [], [], []
-    for bid in path:
-        specs = []
-        pos, quat = np.array(m.body_pos[bid]), np.array(m.body_quat[bid])
-        for j in (j for j in on_path if m.jnt_bodyid[j] == bid):
-            jname, jtype = m.joint(j).name, type_names[int(m.jnt_type[j])]
-            if jname not in chosen:
-                # MuJoCo moves a body by qpos - qpos0 (hinge, slide), by the quaternion qpos (ball, identity
-                # at qpos0) or to the pose qpos (free, top-level bodies only, body_pos/quat at qpos0): frozen
-                # at qpos0, every type leaves the body at body_pos/body_quat.
-                continue
-            rng = tuple(m.jnt_range[j]) if m.jnt_limited[j] else (-np.inf, np.inf)
-            specs.append(
-                JointSpec(jname, jtype, tuple(m.jnt_axis[j]), tuple(m.jnt_pos[j]), rng, float(m.qpos0[m.jnt_qposadr[j]]))
-            )
-            qpos_adr.append(int(m.jnt_qposadr[j]))
-            dof_adr.append(int(m.jnt_dofadr[j]))
-        bodies.append(BodySpec(m.body(bid).name, pos, quat, tuple(specs)))
-    model_name = name or (m.names[: m.names.index(b"\0")].decode() if m.names else "mujoco")
-    T_body_tool = tf.make_transform(tf.quat_to_matrix(tool_quat), tool_pos) @ _offset(tool_offset)
-    return chain_from_bodies(
-        model_name,
-        bodies,
-        T_body_tool[:3, 3],
-        tf.matrix_to_quat(T_body_tool[:3, :3]),
-        tool_name=site_name,
-        source="mujoco model",
-        qpos_adr=tuple(qpos_adr),
-        dof_adr=tuple(dof_adr),
-    )
-
-
-def _tool_frame(m, name: str) -> tuple[int, np.ndarray, np.ndarray]:
-    """``(body id, pos, quat)`` of the tool frame ``name`` in its body: a site first, else a body's own frame."""
-    site_names = [m.site(i).name for i in range(m.nsite)]
-    if name in site_names:
-        site_id = site_names.index(name)
-        return (int(m.site_bodyid[site_id]), *_site_in_body(m, site_id))
-    body_names = [m.body(i).name for i in range(1, m.nbody)]
-    if name in body_names:
-        return body_names.index(name) + 1, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
-    raise UnknownNameError("tool frame (site or body)", name, site_names + body_names)
-
-
-def _offset(tool_offset) -> np.ndarray:
-    """``tool_offset`` as a ``(4, 4)`` transform: ``None`` -> identity, ``(3,)`` -> a translation."""
-    if tool_offset is None:
-        return np.eye(4)
-    a = finite_array(tool_offset, "tool_offset")
-    if a.shape == (3,):
-        return tf.translation(a)
-    if a.shape != (4, 4):
-        raise InputError(f"tool_offset: expected shape (3,) or (4, 4), got {a.shape}")
-    return tf.check_transform(a, "tool_offset")
-
-
-def _site_in_body(m, site_id: int) -> tuple[np.ndarray, np.ndarray]:
-    """The site's ``(pos, quat)`` in its body as MuJoCo's kinematics place it.
-
-    The compiler marks a site whose offset from the body (or inertial) frame is below ~1e-6 as the
-    same frame (``site_sameframe``) and then ignores the written offset; doing the same keeps the
-    chain equal to ``site_xpos``/``site_xmat`` to round-off instead of to 1e-6.
-    """
-    import mujoco
-
-    SF = mujoco.mjtSameFrame
-    ident = np.array([1.0, 0.0, 0.0, 0.0])
-    body = int(m.site_bodyid[site_id])
-    pos, quat = np.array(m.site_pos[site_id]), np.array(m.site_quat[site_id])
-    sameframe = int(m.site_sameframe[site_id])
-    if sameframe == SF.mjSAMEFRAME_INERTIA:
-        return np.array(m.body_ipos[body]), np.array(m.body_iquat[body])
-    if sameframe == SF.mjSAMEFRAME_INERTIAROT:
-        return pos, np.array(m.body_iquat[body])
-    if sameframe == SF.mjSAMEFRAME_BODY:
-        return np.zeros(3), ident
-    if sameframe == SF.mjSAMEFRAME_BODYROT:
-        return pos, ident
-    return pos, quat
-
+ENGINES = ("compiled", "numpy")
 
 # ---- forward kinematics ------------------------------------------------------------------------
 
@@ -401,12 +77,20 @@ def joint_frames(chain: Chain, q) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(frames, axis=-3), T @ chain.T_last_tool
 
 
-def fk(chain: Chain, q) -> FK:
+def fk(chain: Chain, q, engine: str = "compiled") -> FK:
     """Forward kinematics as lesson 09 uses it: ``(axes, anchors, p)`` in world coordinates.
 
     ``q: (..., n)`` -> ``axes: (..., n, 3)`` unit joint axes, ``anchors: (..., n, 3)`` a point on each
-    axis (m), ``p: (..., 3)`` the tool point (m).
+    axis (m), ``p: (..., 3)`` the tool point (m). ``engine``: ``"compiled"`` or ``"numpy"`` (module docs).
     """
+    if engine == "compiled":
+        T, F = np.empty((4, 4)), np.empty((chain.n, 6))
+        try:
+            (_ENGINE.module or _load_engine()).single_frames(q, chain.packed, T, F)
+        except (TypeError, ValueError):  # not one valid float64 vector: validate, or run the batch kernel
+            T, _, F = _compiled(chain, q, want_j=False, want_f=True)
+        return FK(F[..., :3], F[..., 3:], T[..., :3, 3])
+    _check_engine(engine)
     return _fk_from_frames(chain, *joint_frames(chain, q))
 
 
@@ -415,8 +99,16 @@ def _fk_from_frames(chain: Chain, T_world_joint: np.ndarray, T_world_tool: np.nd
     return FK(axes, T_world_joint[..., :3, 3], T_world_tool[..., :3, 3])
 
 
-def tool_pose(chain: Chain, q) -> np.ndarray:
+def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """``T_world_tool``: the tool frame's pose in the world, ``q: (..., n)`` -> ``(..., 4, 4)``."""
+    if engine == "compiled":
+        T = np.empty((4, 4))
+        try:
+            (_ENGINE.module or _load_engine()).single_pose(q, chain.packed, T)
+            return T
+        except (TypeError, ValueError):
+            return _compiled(chain, q, want_j=False, want_f=False)[0]
+    _check_engine(engine)
     return joint_frames(chain, q)[1]
 
 
@@ -435,12 +127,21 @@ def slide_column(axis: np.ndarray) -> np.ndarray:
     return np.concatenate([axis, np.zeros_like(axis)], axis=-1)
 
 
-def jacobian(chain: Chain, q) -> np.ndarray:
+def jacobian(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """Geometric Jacobian of the tool point: ``q: (..., n)`` -> ``(..., 6, n)``.
 
     Rows 0-2 linear, rows 3-5 angular velocity, world axes; one column per joint.
+    ``engine``: ``"compiled"`` or ``"numpy"`` (module docs).
     """
-    return jacobian_from_fk(chain, fk(chain, q))
+    if engine == "compiled":
+        J = np.empty((6, chain.n))
+        try:
+            (_ENGINE.module or _load_engine()).single_jacobian(q, chain.packed, J)
+            return J
+        except (TypeError, ValueError):
+            return _compiled(chain, q, want_j=True, want_f=False)[1]
+    _check_engine(engine)
+    return jacobian_from_fk(chain, fk(chain, q, engine))
 
 
 def jacobian_from_fk(chain: Chain, fk_result: FK) -> np.ndarray:
@@ -453,13 +154,60 @@ def jacobian_from_fk(chain: Chain, fk_result: FK) -> np.ndarray:
     return np.stack(cols, axis=-1)
 
 
-def tool_pose_and_jacobian(chain: Chain, q) -> tuple[np.ndarray, np.ndarray]:
+def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[np.ndarray, np.ndarray]:
     """``T_world_tool`` ``(..., 4, 4)`` and the geometric Jacobian ``(..., 6, n)`` from one walk of the chain.
 
-    This is the pair every solver and controller iteration needs; fast paths provide the same signature.
+    This is the pair every solver and controller iteration needs. ``engine``: ``"compiled"`` or ``"numpy"``.
     """
+    if engine == "compiled":
+        T, J = np.empty((4, 4)), np.empty((6, chain.n))
+        try:
+            (_ENGINE.module or _load_engine()).single_pose_jacobian(q, chain.packed, T, J)
+            return T, J
+        except (TypeError, ValueError):
+            return _compiled(chain, q, want_j=True, want_f=False)[:2]
+    _check_engine(engine)
     T_world_joint, T_world_tool = joint_frames(chain, q)
     return T_world_tool, jacobian_from_fk(chain, _fk_from_frames(chain, T_world_joint, T_world_tool))
+
+
+def _check_engine(engine) -> None:
+    one_of(engine, "engine", ENGINES)
+
+
+# ---- the compiled engine ------------------------------------------------------------------------
+
+
+class _ENGINE:
+    """The compiled engine's module once imported: importing numba only on first use keeps the maths light."""
+
+    module = None
+
+
+def _load_engine():
+    try:
+        from physai import _numba_kin
+    except ImportError as exc:
+        raise InputError(f"engine='compiled' needs numba, which does not import here ({exc}); "
+                          "pass engine='numpy' for the readable NumPy engine") from exc
+    _ENGINE.module = _numba_kin
+    return _numba_kin
+
+
+def _compiled(chain: Chain, q, want_j: bool, want_f: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(T (..., 4, 4), J (..., 6, n), F (..., n, 6))`` of validated ``q`` by the compiled engine.
+
+    ``J`` and ``F`` (world axes in columns 0-2, anchors in 3-5) are zero-size unless wanted. Invalid ``q``
+    raises :meth:`Chain.check_q`'s error.
+    """
+    engine = _ENGINE.module or _load_engine()
+    q = chain.check_q(q)
+    n = chain.n
+    lead = q.shape[:-1]
+    B = int(np.prod(lead))
+    T, J, F = np.empty((B, 4, 4)), np.empty((B, 6, n if want_j else 0)), np.empty((B, n if want_f else 0, 6))
+    engine.batch(q.reshape(B, n), chain.packed, T, J, F)
+    return T.reshape(lead + (4, 4)), J.reshape(lead + J.shape[1:]), F.reshape(lead + F.shape[1:])
 
 
 def fd_jacobian(tool_pos: Callable[[np.ndarray], np.ndarray], q, eps: float = 1e-5) -> np.ndarray:

@@ -9,7 +9,7 @@ against MuJoCo's site pose, not against the other backend's q.
 import numpy as np
 import pytest
 
-from physai import fast, fast_ik, ik, kinematics, mj, robots
+from physai import fast_ik, ik, kinematics, mj, robots
 from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
 
@@ -34,7 +34,6 @@ def arms(so101_model, so101):
 @pytest.mark.parametrize("task", ik.TASKS)
 def test_compiled_residual_equals_task_residual_reference(task, arms, rng):
     _, chain = arms["panda"]
-    P = fast._packed(chain)[0]
     axis = np.array([0.3, -0.2, 0.9]) / np.linalg.norm([0.3, -0.2, 0.9])
     m = ik.TASK_ROWS[task]
     sw = np.sqrt(rng.uniform(0.1, 2.0, m))

@@ -9,7 +9,7 @@ import jax
 import numpy as np
 import pytest
 
-from physai import fast, jaxik, jaxkin, kinematics, robots
+from physai import jaxik, jaxkin, kinematics, robots
 from physai.errors import InputError
 from conftest import PANDA_XML
 
@@ -28,7 +28,7 @@ def test_one_dls_step_and_kinematics_jax_equal_numpy_to_1e_12(panda):
     rng = np.random.default_rng(1)
     B = 50
     q = panda.random_q(rng, B)
-    p_t, R_t = jaxik._targets("pose", fast.tool_pose(panda, panda.random_q(rng, B)))
+    p_t, R_t = jaxik._targets("pose", kinematics.tool_pose(panda, panda.random_q(rng, B)))
     opts = (0.02, 0.5, 1e-4, 1e-3)
     state = (q, np.zeros(B, bool), np.zeros(B, np.int64))
     kin_np = lambda x: kinematics.tool_pose_and_jacobian(panda, x)  # noqa: E731

@@ -1,12 +1,15 @@
-"""The compiled fast path equals the NumPy reference (itself pinned to MuJoCo) and validates like it."""
+"""physai.kinematics: the compiled engine (the default) equals the readable NumPy engine, which is pinned to
+MuJoCo; both validate the same way; chains are immutable for good."""
+
+import dataclasses
 
 import mujoco
 import numpy as np
 import pytest
-
-from physai import fast, kinematics, mj, robots
-from physai.errors import InputError
 from conftest import PANDA_XML, WXAI_XML
+
+from physai import kinematics, mj, robots
+from physai.errors import InputError
 
 # Slides and hinges mixed, tilted non-unit axes, joint refs and anchors off the body origin: every
 # branch of the kernel's walk.
@@ -56,67 +59,86 @@ def test_slide_model_has_both_joint_types(model_chain):
         assert chain.joint_types == ("slide", "hinge", "slide", "hinge")
 
 
-def test_fast_single_equals_reference_kinematics_to_1e_13(model_chain):
+def _numpy(f):
+    return lambda chain, q: f(chain, q, engine="numpy")
+
+
+def test_compiled_single_equals_numpy_engine_to_1e_13(model_chain):
     _, chain = model_chain
     for q in chain.random_q(np.random.default_rng(1), 100):
-        T, J = fast.tool_pose_and_jacobian(chain, q)
-        T_ref, J_ref = kinematics.tool_pose_and_jacobian(chain, q)
+        T, J = kinematics.tool_pose_and_jacobian(chain, q)
+        T_ref, J_ref = kinematics.tool_pose_and_jacobian(chain, q, engine="numpy")
         assert T.shape == (4, 4) and J.shape == (6, chain.n)
         assert np.abs(T - T_ref).max() <= 1e-13
         assert np.abs(J - J_ref).max() <= 1e-13
+        assert np.abs(kinematics.tool_pose(chain, q) - T_ref).max() <= 1e-13
+        assert np.abs(kinematics.jacobian(chain, q) - J_ref).max() <= 1e-13
+        for got, ref in zip(kinematics.fk(chain, q), kinematics.fk(chain, q, engine="numpy")):
+            assert got.shape == ref.shape and np.abs(got - ref).max() <= 1e-13
 
 
-def test_fast_equals_mujoco_site_jacobian_and_pose(model_chain):
+@pytest.mark.parametrize("lead", [(), (1,), (3,), (300,), (2, 150)])
+def test_compiled_batch_equals_numpy_engine_to_1e_13(model_chain, lead):
+    """Every batch shape, below and above the parallel threshold (256 rows)."""
+    _, chain = model_chain
+    qs = chain.random_q(np.random.default_rng(9), lead)
+    for f in (kinematics.tool_pose, kinematics.jacobian, kinematics.tool_pose_and_jacobian, kinematics.fk):
+        got, ref = f(chain, qs), _numpy(f)(chain, qs)
+        for a, b in zip(*((got, ref) if isinstance(got, tuple) else ((got,), (ref,)))):
+            assert a.shape == b.shape and np.abs(a - b).max() <= 1e-13
+
+
+def test_compiled_equals_mujoco_site_jacobian_and_pose(model_chain):
     m, chain = model_chain
     for q in chain.random_q(np.random.default_rng(2), 20):
-        T, J = fast.tool_pose_and_jacobian(chain, q)
+        T, J = kinematics.tool_pose_and_jacobian(chain, q)
         assert np.abs(J - mj.site_jacobian(m, chain, q)).max() <= 1e-12
         assert np.abs(T - mj.site_pose(m, chain, q)).max() <= 1e-12
 
 
-def test_fast_batch_equals_looped_single_calls(model_chain):
+def test_compiled_batch_equals_looped_single_calls(model_chain):
     _, chain = model_chain
     qs = chain.random_q(np.random.default_rng(3), (4, 25))
-    T, J = fast.tool_pose_and_jacobian(chain, qs)
+    T, J = kinematics.tool_pose_and_jacobian(chain, qs)
     assert T.shape == (4, 25, 4, 4) and J.shape == (4, 25, 6, chain.n)
     for idx in np.ndindex(4, 25):
-        T1, J1 = fast.tool_pose_and_jacobian(chain, qs[idx])
+        T1, J1 = kinematics.tool_pose_and_jacobian(chain, qs[idx])
         np.testing.assert_array_equal(T[idx], T1)
         np.testing.assert_array_equal(J[idx], J1)
-    T_ref, J_ref = kinematics.tool_pose_and_jacobian(chain, qs)
+    T_ref, J_ref = kinematics.tool_pose_and_jacobian(chain, qs, engine="numpy")
     assert np.abs(T - T_ref).max() <= 1e-13 and np.abs(J - J_ref).max() <= 1e-13
 
 
-def test_fast_tool_pose_and_jacobian_helpers_match_the_pair(so101):
+def test_compiled_tool_pose_and_jacobian_helpers_match_the_pair(so101):
     q = so101.random_q(np.random.default_rng(4))
-    T, J = fast.tool_pose_and_jacobian(so101, q)
-    np.testing.assert_array_equal(fast.tool_pose(so101, q), T)
-    np.testing.assert_array_equal(fast.jacobian(so101, q), J)
+    T, J = kinematics.tool_pose_and_jacobian(so101, q)
+    np.testing.assert_array_equal(kinematics.tool_pose(so101, q), T)
+    np.testing.assert_array_equal(kinematics.jacobian(so101, q), J)
 
 
-def test_fast_accepts_what_the_reference_accepts(so101):
+def test_compiled_accepts_what_the_reference_accepts(so101):
     q = so101.random_q(np.random.default_rng(5))
-    T, J = fast.tool_pose_and_jacobian(so101, q)
+    T, J = kinematics.tool_pose_and_jacobian(so101, q)
     strided = np.zeros((so101.n, 2))
     strided[:, 0] = q
     readonly = q.copy()
     readonly.flags.writeable = False
     # Each memory layout has its own compiled variant; they may round differently in the last bit.
     for same in (list(q), tuple(q), strided[:, 0], readonly, q[None, :]):
-        T2, J2 = fast.tool_pose_and_jacobian(so101, same)
+        T2, J2 = kinematics.tool_pose_and_jacobian(so101, same)
         assert np.abs(T2.reshape(4, 4) - T).max() <= 1e-15
         assert np.abs(J2.reshape(6, so101.n) - J).max() <= 1e-15
     qi = np.array([0, 1, -1, 0, 1])
-    assert np.abs(fast.jacobian(so101, qi) - kinematics.jacobian(so101, qi)).max() <= 1e-13
+    assert np.abs(kinematics.jacobian(so101, qi) - kinematics.jacobian(so101, qi, engine="numpy")).max() <= 1e-13
     q32 = q.astype(np.float32)
-    assert np.abs(fast.jacobian(so101, q32) - kinematics.jacobian(so101, q32)).max() <= 1e-13
+    assert np.abs(kinematics.jacobian(so101, q32) - kinematics.jacobian(so101, q32, engine="numpy")).max() <= 1e-13
 
 
-def test_fast_outputs_are_fresh_arrays(so101):
+def test_compiled_outputs_are_fresh_arrays(so101):
     q = so101.random_q(np.random.default_rng(6), 2)
-    T0, J0 = fast.tool_pose_and_jacobian(so101, q[0])
+    T0, J0 = kinematics.tool_pose_and_jacobian(so101, q[0])
     keep = T0.copy(), J0.copy()
-    fast.tool_pose_and_jacobian(so101, q[1])
+    kinematics.tool_pose_and_jacobian(so101, q[1])
     np.testing.assert_array_equal(T0, keep[0])
     np.testing.assert_array_equal(J0, keep[1])
 
@@ -126,21 +148,44 @@ def test_fast_outputs_are_fresh_arrays(so101):
     [np.zeros(4), np.zeros(6), np.zeros((3, 4)), np.array([0.0, np.nan, 0, 0, 0]), np.array([[0.0, 0, 0, np.inf, 0]]),
      "abc", [0.0, 1.0], None],
 )
-def test_fast_rejects_bad_q_with_the_reference_message(so101, bad):
+@pytest.mark.parametrize("f", [kinematics.fk, kinematics.tool_pose, kinematics.jacobian, kinematics.tool_pose_and_jacobian])
+def test_compiled_rejects_bad_q_with_the_numpy_engine_message(so101, bad, f):
     with pytest.raises(InputError) as ref:
-        kinematics.tool_pose_and_jacobian(so101, bad)
+        f(so101, bad, engine="numpy")
     with pytest.raises(InputError) as got:
-        fast.tool_pose_and_jacobian(so101, bad)
+        f(so101, bad)
     assert str(got.value) == str(ref.value)
 
 
-def test_pack_is_memoised_per_chain_and_read_only(so101):
-    P = fast._packed(so101)[0]
-    assert fast._packed(so101)[0] is P
-    assert not P.flags.writeable
-    other = kinematics.chain_from_bodies("copy", [kinematics.BodySpec("b", (0, 0, 0.1), joints=(
-        kinematics.JointSpec("j", "hinge", (0, 0, 1)),))], (0.1, 0, 0))
-    assert fast._packed(other)[0] is not P
+@pytest.mark.parametrize("engine", ["jax", "fast", None, 1])
+def test_unknown_engine_is_refused_by_name(so101, engine):
+    for f in (kinematics.fk, kinematics.tool_pose, kinematics.jacobian, kinematics.tool_pose_and_jacobian):
+        with pytest.raises(InputError, match="engine: expected one of 'compiled', 'numpy'"):
+            f(so101, so101.q_ref, engine=engine)
+
+
+def test_packed_constants_are_built_once_and_immutable(so101):
+    assert so101.packed is so101.packed
+    assert so101.packed.shape == (so101.n + 1, 17)
+    other = dataclasses.replace(so101, q_ref=so101.q_ref + 0.1)
+    q = so101.random_q(np.random.default_rng(10))
+    # A chain derived from another packs its own constants: its answers follow its own q_ref.
+    np.testing.assert_allclose(kinematics.jacobian(other, q), kinematics.jacobian(other, q, engine="numpy"),
+                               rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("attr", ["T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper", "packed"])
+def test_chain_arrays_cannot_be_made_writable(so101, attr):
+    a = getattr(so101, attr)
+    with pytest.raises(ValueError):
+        a.flags.writeable = True
+    with pytest.raises(ValueError):
+        a[...] = 0.0
+    base = a
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    with pytest.raises((ValueError, AttributeError)):
+        base.flags.writeable = True
 
 
 @pytest.mark.parametrize("task", ["pose", "position", "position+axis"])

@@ -1,0 +1,184 @@
+"""Compiled engine of :mod:`physai.kinematics` (private): the same walk of the chain as its readable NumPy code.
+
+:mod:`physai.kinematics` dispatches here by default and is tested equal to its NumPy reference to 1e-13
+(tests/test_kinematics_engines.py). The kernels read the chain's constants from ``Chain.packed`` (packed
+once at construction, layout in :mod:`physai.chain`) and never see a ``Chain``, so this module depends on
+numpy and numba only.
+
+Why it is fast: a single pose is one compiled call that also validates ``q`` (length, finite) and runs
+on scalars (small arrays would cost heap allocations per call); batches of ``(B, n)`` run one compiled
+loop over ``B`` (``numba.prange``, parallel over the CPU cores, from 256 rows). Every kernel has one
+explicit signature, compiled once and cached on disk (``cache=True``): a process loads it instead of
+compiling it, and no input layout compiles a second specialisation.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numba
+import numpy as np
+
+# GNU OpenMP aborts a forked child (multiprocessing's default on Linux) once a parallel kernel has run in
+# the parent. "forksafe" picks TBB when installed, else numba's own workqueue; a layer chosen by the user
+# through the environment wins. Numba reads this when the first parallel kernel launches.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "forksafe"
+
+_Q1 = numba.types.Array(numba.float64, 1, "A", readonly=True)
+_Q2 = numba.types.Array(numba.float64, 2, "A", readonly=True)
+_P = numba.types.Array(numba.float64, 2, "C", readonly=True)
+_OUT2 = numba.float64[:, ::1]
+_OUT3 = numba.float64[:, :, ::1]
+
+
+@numba.njit(cache=True, inline="always")
+def _mul(a, b):
+    """Product ``a @ b`` of two 3x3 matrices held as row-major 9-tuples."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6], a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8], a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+            a[3] * b[1] + a[4] * b[4] + a[5] * b[7], a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6], a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
+
+
+@numba.njit(cache=True, inline="always")
+def _apply(a, v):
+    """``a @ v`` for a row-major 9-tuple ``a`` and a 3-tuple ``v``."""
+    return (a[0] * v[0] + a[1] * v[1] + a[2] * v[2], a[3] * v[0] + a[4] * v[1] + a[5] * v[2],
+            a[6] * v[0] + a[7] * v[1] + a[8] * v[2])
+
+
+@numba.njit(cache=True, inline="always")
+def _place(R, p, m):
+    """``(R, p) @ (m_R, m_t)`` for a packed row ``m`` (rotation in columns 0-8, translation in 9-11)."""
+    t = _apply(R, (m[9], m[10], m[11]))
+    return _mul(R, (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
+
+
+@numba.njit(cache=True, inline="always")
+def rodrigues(u, d):
+    """Twin of :func:`physai.transforms.rotation_about_axis`: ``I + s K + k K^2``, ``K = skew(u)``, unit ``u``.
+
+    ``K^2 = u u^T - I`` for a unit axis; ``s = sin d``, ``k = 1 - cos d``.
+    """
+    s, k = np.sin(d), 1.0 - np.cos(d)
+    ux, uy, uz = u
+    return (1.0 + k * (ux * ux - 1.0), -s * uz + k * ux * uy, s * uy + k * ux * uz,
+            s * uz + k * ux * uy, 1.0 + k * (uy * uy - 1.0), -s * ux + k * uy * uz,
+            -s * uy + k * ux * uz, s * ux + k * uy * uz, 1.0 + k * (uz * uz - 1.0))
+
+
+@numba.njit(cache=True)
+def walk(q, P, J, F):
+    """Walk the chain once for one ``q (n,)``: return the tool pose ``(R, p)`` (row-major 9-tuple, 3-tuple),
+    fill ``J (6, n)`` and ``F (n, 6)``; an output with no columns (``J``) or rows (``F``) is skipped.
+
+    The algebra of :func:`physai.kinematics.joint_frames` + ``jacobian_from_fk``: the running world pose
+    ``(R, p)`` is composed with each joint's fixed placement, then with the joint's own motion. ``F`` gets
+    each joint's world axis (columns 0-2) and anchor (3-5).
+    """
+    n = q.shape[0]
+    want_j, want_f = J.shape[1] != 0, F.shape[0] != 0
+    R, p = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
+    for i in range(n):
+        m = P[i]
+        R, p = _place(R, p, m)
+        u, d, hinge = (m[12], m[13], m[14]), q[i] - m[15], m[16] != 0.0
+        # A joint's motion leaves its own axis fixed, so the world axis is R @ u before or after it.
+        a = _apply(R, u)
+        if hinge:
+            R = _mul(R, rodrigues(u, d))
+        else:
+            p = (p[0] + d * a[0], p[1] + d * a[1], p[2] + d * a[2])
+        if want_f:
+            F[i, 0], F[i, 1], F[i, 2], F[i, 3], F[i, 4], F[i, 5] = a[0], a[1], a[2], p[0], p[1], p[2]
+        if want_j:
+            # A hinge parks its anchor in the linear rows; the pass below turns it into a x (p_tool - anchor).
+            lin, ang = (p, a) if hinge else (a, (0.0, 0.0, 0.0))
+            J[0, i], J[1, i], J[2, i], J[3, i], J[4, i], J[5, i] = lin[0], lin[1], lin[2], ang[0], ang[1], ang[2]
+    R, p = _place(R, p, P[n])
+    for i in range(n if want_j else 0):
+        if P[i, 16] != 0.0:
+            ax, ay, az = J[3, i], J[4, i], J[5, i]
+            dx, dy, dz = p[0] - J[0, i], p[1] - J[1, i], p[2] - J[2, i]
+            J[0, i], J[1, i], J[2, i] = ay * dz - az * dy, az * dx - ax * dz, ax * dy - ay * dx
+    return R, p
+
+
+@numba.njit(cache=True, inline="always")
+def store_pose(T, R, p):
+    """Write the pose ``(R, p)`` into ``T (4, 4)``."""
+    T[0, 0], T[0, 1], T[0, 2], T[0, 3] = R[0], R[1], R[2], p[0]
+    T[1, 0], T[1, 1], T[1, 2], T[1, 3] = R[3], R[4], R[5], p[1]
+    T[2, 0], T[2, 1], T[2, 2], T[2, 3] = R[6], R[7], R[8], p[2]
+    T[3, 0], T[3, 1], T[3, 2], T[3, 3] = 0.0, 0.0, 0.0, 1.0
+
+
+@numba.njit(cache=True, inline="always")
+def _checked_walk(q, P, T, J, F):
+    """:func:`walk` of one ``q (n,)`` into ``T``, ``J``, ``F``. A wrong length or a NaN/inf raises a bare
+    ValueError; the caller answers it with the readable validation, which names the problem."""
+    if q.shape[0] != P.shape[0] - 1:
+        raise ValueError("q")
+    for x in q:
+        if not np.isfinite(x):
+            raise ValueError("q")
+    R, p = walk(q, P, J, F)
+    if T.shape[0] != 0:
+        store_pose(T, R, p)
+
+
+# One explicit signature per output set, outputs allocated by the caller: each array crossing into a
+# compiled call costs, so a call passes only what it fills (an empty slice stands for "not wanted"), and
+# numba casts any float64 vector to the strided read-only ``_Q1`` without compiling a new variant.
+@numba.njit(numba.void(_Q1, _P, _OUT2), cache=True)
+def single_pose(q, P, T):
+    _checked_walk(q, P, T, T[:, :0], T[:0])
+
+
+@numba.njit(numba.void(_Q1, _P, _OUT2), cache=True)
+def single_jacobian(q, P, J):
+    _checked_walk(q, P, J[:0], J, J[:0])
+
+
+@numba.njit(numba.void(_Q1, _P, _OUT2, _OUT2), cache=True)
+def single_pose_jacobian(q, P, T, J):
+    _checked_walk(q, P, T, J, J[:0])
+
+
+@numba.njit(numba.void(_Q1, _P, _OUT2, _OUT2), cache=True)
+def single_frames(q, P, T, F):
+    _checked_walk(q, P, T, T[:, :0], F)
+
+
+@numba.njit(cache=True)
+def _walk_row(q, P, T, J, F):
+    R, p = walk(q, P, J, F)
+    store_pose(T, R, p)
+
+
+@numba.njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True, parallel=True)
+def _batch_parallel(Q, P, T, J, F):
+    for b in numba.prange(Q.shape[0]):
+        _walk_row(Q[b], P, T[b], J[b], F[b])
+
+
+@numba.njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True)
+def _batch_serial(Q, P, T, J, F):
+    for b in range(Q.shape[0]):
+        _walk_row(Q[b], P, T[b], J[b], F[b])
+
+
+# Below this many rows, waking the thread pool costs more than the rows (a solver's active set is often 1).
+PARALLEL_MIN_ROWS = 256
+
+# Any other input raises TypeError at once instead of compiling a new specialisation.
+for _kernel in (single_pose, single_jacobian, single_pose_jacobian, single_frames, _batch_parallel,
+                _batch_serial):
+    _kernel.disable_compile()
+
+
+def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
+    """Fill ``T (B, 4, 4)``, ``J (B, 6, n or 0)``, ``F (B, n or 0, 6)`` for validated ``Q (B, n)``."""
+    (_batch_parallel if Q.shape[0] >= PARALLEL_MIN_ROWS else _batch_serial)(Q, P, T, J, F)
