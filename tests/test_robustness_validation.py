@@ -60,12 +60,32 @@ def raises(exc_type, *fragments):
         (np.array([0, 0, 1j, 0, 0]), ("q:", "complex")),
         ([[0, 0], [0, 0, 0]], ("q:", "array of numbers")),
         ({"shoulder_pan": 0.0}, ("q:",)),
+        (["0", "0.1", "0", "0", "0"], ("q:", "strings")),
+        (np.array([0, 1, 2, 3, 4], dtype="datetime64[s]"), ("q:", "datetime64")),
+        (np.array([0, 1, 2, 3, 4], dtype="timedelta64[s]"), ("q:", "timedelta64")),
+        (np.zeros(5, dtype=[("rad", float)]), ("q:", "structured")),
+        (np.array([0.0, "0.1", 0, 0, 0], dtype=object), ("q:", "str '0.1'")),
+        (np.array([0.0, None, 0, 0, 0], dtype=object), ("q:", "NoneType")),
+        ([True, False, True, False, True], ("q:", "booleans")),
+        (np.array([0.0, True, 0, 0, 0], dtype=object), ("q:", "bool True")),
+        (np.ma.masked_array(np.zeros(5), mask=[0, 1, 0, 0, 0]), ("q:", "masked entries")),
     ],
 )
 def test_bad_q_is_refused_by_every_numpy_entry_point(so101, q, fragments):
     for f in NUMPY_ENTRY_POINTS:
         with raises(InputError, *fragments):
             f(so101, q)
+
+
+def test_real_numbers_of_any_numeric_type_pass_with_float64_values(so101):
+    """Reference: the same pose as plain float64 (an unmasked masked array, Fractions, float32, ints)."""
+    from fractions import Fraction
+
+    q = np.array([0.25, -0.5, 0.75, 0.0, 1.0])
+    for same in (np.ma.masked_array(q, mask=False), [Fraction(1, 4), Fraction(-1, 2), Fraction(3, 4), 0, 1],
+                 q.astype(np.float32), np.array([0.25, -0.5, 0.75, 0, 1], dtype=object)):
+        np.testing.assert_array_equal(tool_pose(so101, same), tool_pose(so101, q))
+    np.testing.assert_array_equal(tool_pose(so101, np.array([0, -1, 1, 0, 1])), tool_pose(so101, [0.0, -1, 1, 0, 1]))
 
 
 @pytest.mark.parametrize("q", [np.zeros(4), np.zeros(6), np.zeros((2, 5)), np.zeros(())])
