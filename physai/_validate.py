@@ -58,19 +58,20 @@ def _real_objects(raw: np.ndarray, x, name: str) -> np.ndarray:
 # ---- numeric options: one helper per kind, so every public function refuses bad options the same way ----
 
 
-def _real(value, name: str) -> float:
-    """``value`` as a finite Python float; bool, strings, arrays and complex numbers are refused."""
+def real(value, name: str, *, inf_ok: bool = False) -> float:
+    """``value`` as a finite Python float (``+inf`` too with ``inf_ok``, for "no limit");
+    bool, strings, arrays and complex numbers are refused."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InputError(f"{name}: expected a real number, got {type(value).__name__} {value!r}")
     x = float(value)
-    if not np.isfinite(x):
-        raise InputError(f"{name}: expected a finite number, got {x}")
+    if not (np.isfinite(x) or (inf_ok and x == np.inf)):
+        raise InputError(f"{name}: expected a finite number{' or inf' if inf_ok else ''}, got {x}")
     return x
 
 
-def positive(value, name: str) -> float:
-    """A finite number ``> 0`` (a step, a time, a tolerance)."""
-    x = _real(value, name)
+def positive(value, name: str, *, inf_ok: bool = False) -> float:
+    """A finite number ``> 0`` (a step, a time, a tolerance); ``inf_ok`` also lets ``+inf`` (no limit) through."""
+    x = real(value, name, inf_ok=inf_ok)
     if x <= 0:
         raise InputError(f"{name}: expected a number > 0, got {x}")
     return x
@@ -78,7 +79,7 @@ def positive(value, name: str) -> float:
 
 def nonnegative(value, name: str) -> float:
     """A finite number ``>= 0`` (a damping, a weight, a margin)."""
-    x = _real(value, name)
+    x = real(value, name)
     if x < 0:
         raise InputError(f"{name}: expected a number >= 0, got {x}")
     return x
@@ -86,7 +87,7 @@ def nonnegative(value, name: str) -> float:
 
 def in_range(value, name: str, low: float, high: float) -> float:
     """A finite number in the closed interval ``[low, high]``."""
-    x = _real(value, name)
+    x = real(value, name)
     if not low <= x <= high:
         raise InputError(f"{name}: expected a number in [{low}, {high}], got {x}")
     return x
