@@ -16,15 +16,19 @@ import re
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
 
+from physai._validate import count
 from physai.errors import PhysaiError, InputError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +61,13 @@ class _Group(TyperGroup):
     def parse_args(self, ctx, args):
         return super().parse_args(ctx, _join_vectors(list(args)))
 
+    def invoke(self, ctx):
+        """A command's bad option (``--seed abc``, a missing ``--target``) is one line and exit 2, like bad values."""
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            _fail(" ".join(exc.format_message().split()))
+
 
 app = typer.Typer(
     cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -71,11 +82,19 @@ def _fail(message: str) -> None:
 
 @contextlib.contextmanager
 def _bad_input():
-    """Turn physai's errors (bad shapes, unknown names, missing models) into one line and exit code 2."""
-    try:
-        yield
-    except PhysaiError as exc:
-        _fail(str(exc).splitlines()[0])
+    """Turn physai's errors (bad shapes, unknown names, missing models) into one line and exit code 2.
+
+    Warnings (a model MuJoCo compiles with a complaint, a missing mesh) are printed one line each once
+    the input was accepted; when it is refused, the error line alone says why.
+    """
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always")
+        try:
+            yield
+        except PhysaiError as exc:
+            _fail(str(exc).splitlines()[0])
+    for w in heard:
+        typer.echo(f"physai: warning: {str(w.message).splitlines()[0]}", err=True)
 
 
 def _numbers(text: str, option: str) -> np.ndarray:
@@ -180,6 +199,7 @@ ROBOT = typer.Option("so101", "--robot", "-r", help="a named robot (see `physai 
 SITE = typer.Option(None, "--tool", "--site", help="tool frame: a site, an MJCF body or a URDF link (named robots have one)")
 Q = typer.Option(None, "--q", help="joint values, rad (m for slides): --q 0 -0.6 0.9 0.4 0.3; default q_ref")
 JSON = typer.Option(False, "--json", help="print JSON instead of tables")
+MAX_RESTARTS = 10_000  # each restart is a row of seeds: 10**9 of them would allocate tens of GiB before failing
 
 
 def _load(robot: str, site: str | None):
@@ -188,9 +208,9 @@ def _load(robot: str, site: str | None):
     return robots.load(robot, site=site)
 
 
-def _joint_values(chain, text: str | None, option: str = "--q") -> np.ndarray:
-    if text is None:
-        return chain.q_ref.copy()
+def _joint_values(chain, text: str | None, option: str = "--q", inside_limits: bool = False) -> np.ndarray:
+    if text is None:  # an IK seed must lie inside the limits; qpos0 need not (the Panda's joint4)
+        return np.clip(chain.q_ref, chain.lower, chain.upper) if inside_limits else chain.q_ref.copy()
     q = _numbers(text, option)
     if q.shape != (chain.n,):
         raise InputError(f"{option}: expected {chain.n} joint values for {chain.name} "
@@ -198,8 +218,24 @@ def _joint_values(chain, text: str | None, option: str = "--q") -> np.ndarray:
     return chain.check_q(q, option)
 
 
+def _robot_at(robot: str, site: str | None, q: str | None, seed_inside_limits: bool = False):
+    """``(chain, q)`` from the command's options, refusing a model whose kinematics overflow at ``q``
+    (a body 1e308 m out: every number printed would be inf or NaN)."""
+    from physai.kinematics import jacobian, tool_pose
+
+    chain = _load(robot, site)
+    qv = _joint_values(chain, q, inside_limits=seed_inside_limits)
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = np.all(np.isfinite(tool_pose(chain, qv))) and np.all(np.isfinite(jacobian(chain, qv)))
+    if not finite:
+        raise InputError(f"--robot: the kinematics of {chain.name!r} overflow at q = [{_vec(qv).strip()}] "
+                         "(non-finite tool pose or Jacobian); the model's positions are too large")
+    return chain, qv
+
+
 def _header(chain) -> str:
-    return f"{chain.name}: {chain.n} joints, tool {chain.tool_name!r}, from {chain.source}"
+    """The chain's summary line, its model-provided names escaped for rich (``[/bold]`` is a name, not markup)."""
+    return escape(f"{chain.name}: {chain.n} joints, tool {chain.tool_name!r}, from {chain.source}")
 
 
 def _vec(v, prec: int = 4) -> str:
@@ -237,8 +273,8 @@ def robots(as_json: bool = JSON) -> None:
     table = Table("name", "tool site", "bundled model", "source='menagerie'", "built-in", "description",
                   title="named robots")
     for r in rows:
-        table.add_row(r["name"], r["site"] or "", r["bundled"] or "-", r["menagerie"] or "-", "yes" if r["builtin"] else "no",
-                      r["description"])
+        table.add_row(*map(escape, (r["name"], r["site"] or "", r["bundled"] or "-", r["menagerie"] or "-",
+                                    "yes" if r["builtin"] else "no", r["description"])))
     console.print(table)
     console.print(f"Menagerie registry robots load from MENAGERIE_ROOT={root}" if root else
                   "Any Menagerie registry robot downloads through mujoco_menagerie on first use (set MENAGERIE_ROOT offline).")
@@ -252,8 +288,7 @@ def fk(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_json: 
     from physai.transforms import matrix_to_quat
 
     with _bad_input():
-        chain = _load(robot, site)
-        qv = _joint_values(chain, q)
+        chain, qv = _robot_at(robot, site, q)
     axes, anchors, p = chain_fk(chain, qv)
     T = tool_pose(chain, qv)
     quat = matrix_to_quat(T[:3, :3])
@@ -266,7 +301,7 @@ def fk(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_json: 
     console.print(_header(chain))
     table = _table("joint", "q (rad)", "axis (world)", "anchor (world, m)", title="joint frames")
     for i, name in enumerate(chain.joint_names):
-        table.add_row(name, f"{qv[i]: .4f}", _vec(axes[i], 3), _vec(anchors[i]))
+        table.add_row(escape(name), f"{qv[i]: .4f}", _vec(axes[i], 3), _vec(anchors[i]))
     console.print(table)
     console.print(f"tool position (world, m):     {_vec(p)}")
     console.print(f"tool quaternion (w, x, y, z): {_vec(quat)}")
@@ -282,8 +317,7 @@ def jacobian(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_
     from physai.kinematics import jacobian as chain_jacobian
 
     with _bad_input():
-        chain = _load(robot, site)
-        qv = _joint_values(chain, q)
+        chain, qv = _robot_at(robot, site, q)
     J = chain_jacobian(chain, qv)
     if as_json:
         _print_json({"robot": chain.name, "source": chain.source, "tool": chain.tool_name, "q": qv.tolist(),
@@ -292,7 +326,7 @@ def jacobian(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_
         return
     console.print(_header(chain))
     console.print(f"q (rad): {_vec(qv)}")
-    table = _table("row", *chain.joint_names,
+    table = _table("row", *map(escape, chain.joint_names),
                    title="Jacobian (world axes, tool point): v rows m/rad, w rows rad/rad")
     for name, row in zip(JACOBIAN_ROWS, J):
         table.add_row(name, *(f"{x: .4f}" for x in row))
@@ -340,8 +374,7 @@ def health(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_js
     from physai.kinematics import jacobian as chain_jacobian
 
     with _bad_input():
-        chain = _load(robot, site)
-        qv = _joint_values(chain, q)
+        chain, qv = _robot_at(robot, site, q)
     rows = _health_rows(chain_jacobian(chain, qv))
     if as_json:
         _print_json(_json_safe({"robot": chain.name, "q": qv.tolist(), "health": rows}))
@@ -357,10 +390,12 @@ def ik(
     target: str = typer.Option(..., "--target", help="x y z (m, world): position task; "
                                "x y z qw qx qy qz: full pose task"),
     robot: str = ROBOT,
-    q: str | None = typer.Option(None, "--q", help="initial guess (rad); default q_ref"),
+    q: str | None = typer.Option(None, "--q", help="initial guess (rad), inside the joint limits; default q_ref "
+                                 "(the model's qpos0) clipped into the limits"),
     method: str = typer.Option("lm", "--method", help="transpose | pinv | dls | adaptive | lm"),
-    restarts: int | None = typer.Option(None, "--restarts", help="random restarts allowed (default: the solver's)"),
-    seed: int = typer.Option(0, "--seed", help="seed of the random restarts"),
+    restarts: int | None = typer.Option(None, "--restarts", help=f"random restarts allowed, 0 to {MAX_RESTARTS} "
+                                        "(default: the solver's)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the random restarts, a whole number >= 0"),
     site: str | None = SITE,
     as_json: bool = JSON,
 ) -> None:
@@ -372,8 +407,9 @@ def ik(
     from physai.transforms import make_transform, quat_to_matrix
 
     with _bad_input():
-        chain = _load(robot, site)
-        q0 = _joint_values(chain, q)
+        seed = count(seed, "--seed", maximum=2**64 - 1)
+        restarts = None if restarts is None else count(restarts, "--restarts", maximum=MAX_RESTARTS)
+        chain, q0 = _robot_at(robot, site, q, seed_inside_limits=True)
         tv = _numbers(target, "--target")
         if tv.size == 3:
             task, goal = "position", tv
@@ -397,7 +433,7 @@ def ik(
         console.print(f"target ({task}, world, m): {_vec(tv)}   method {result.method}, seed {seed}")
         table = _table("joint", "q (rad)", "q (deg)", "lower", "upper", title="solution")
         for i, name in enumerate(chain.joint_names):
-            table.add_row(name, f"{result.q[i]: .5f}", f"{np.degrees(result.q[i]): .2f}", f"{chain.lower[i]: .3f}",
+            table.add_row(escape(name), f"{result.q[i]: .5f}", f"{np.degrees(result.q[i]): .2f}", f"{chain.lower[i]: .3f}",
                           f"{chain.upper[i]: .3f}")
         console.print(table)
         style = "green" if result.converged else "yellow"
@@ -421,7 +457,7 @@ def view(
 
     with _bad_input():
         viewer = Viewer(robot, site=site, port=port)
-    console.print(f"physai viewer for {viewer.chain.name}: open [bold]{viewer.url}[/] (Ctrl-C to stop)")
+    console.print(f"physai viewer for {escape(viewer.chain.name)}: open [bold]{viewer.url}[/] (Ctrl-C to stop)")
     try:
         while True:
             time.sleep(1.0)

@@ -22,7 +22,7 @@ import mujoco
 import numpy as np
 
 from physai import transforms as tf
-from physai._validate import finite_array
+from physai._validate import count, finite_array, nonnegative, one_of, positive, real
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose
@@ -45,7 +45,14 @@ class StepSettings:
     char_length: float = 0.3
     sigma_healthy: float = 0.03
     lambda_max: float = 0.05
-    qdot_limit: float = 6.28
+    qdot_limit: float = 6.28  # rad/s; inf: no limit
+
+    def __post_init__(self):
+        one_of(self.block, "block", ("full", "position", "orientation"))
+        positive(self.char_length, "char_length")
+        nonnegative(self.sigma_healthy, "sigma_healthy")
+        nonnegative(self.lambda_max, "lambda_max")
+        positive(self.qdot_limit, "qdot_limit", inf_ok=True)
 
     def task(self, twist: np.ndarray) -> np.ndarray:
         """The part of a ``(6,)`` twist that ``block`` asks for."""
@@ -70,7 +77,8 @@ class HealthLog:
 def tick(J, twist, dt: float, settings: StepSettings = StepSettings()) -> tuple[np.ndarray, StepHealth]:
     """One resolved-rate tick with the Jacobian ``J: (6, n)`` of the current pose, ``twist: (6,)`` held
     for ``dt`` (s) -> ``(dq (n,), health)``."""
-    return damped_step(J, settings.task(finite_array(twist, "twist", (6,))), dt,
+    _check_settings(settings)
+    return damped_step(J, settings.task(finite_array(twist, "twist", (6,))), positive(dt, "dt"),
                        sigma_healthy=settings.sigma_healthy, lambda_max=settings.lambda_max,
                        qdot_limit=settings.qdot_limit, block=settings.block, char_length=settings.char_length)
 
@@ -91,11 +99,22 @@ class RateResult:
     reason: str
 
 
-def _check_rate(dt: float, n_ticks: int) -> None:
-    if not (np.isfinite(dt) and dt > 0):
-        raise InputError(f"dt: expected a positive tick length in s, got {dt}")
-    if int(n_ticks) != n_ticks or n_ticks < 1:
-        raise InputError(f"n_ticks: expected a positive integer, got {n_ticks}")
+def _check_settings(settings) -> None:
+    if not isinstance(settings, StepSettings):
+        raise InputError(f"settings: expected a StepSettings, got {type(settings).__name__} {settings!r}")
+
+
+def _check_callable(f, name: str) -> None:
+    if not callable(f):
+        raise InputError(f"{name}: expected a function, got {type(f).__name__} {f!r}")
+
+
+def _ticks(duration: float, dt: float) -> int:
+    """The number of ``dt`` ticks in ``duration`` (both s, > 0): at least one, at most ``count``'s bound."""
+    n = round(positive(duration, "duration") / positive(dt, "dt"))
+    if not 1 <= n <= 10**7:
+        raise InputError(f"duration: expected 1 to 10**7 ticks of dt = {dt} s, got duration = {duration} s ({n} ticks)")
+    return n
 
 
 def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
@@ -105,9 +124,11 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
     Joint rates are held for the whole tick (zero-order hold), as a robot streaming velocity commands does.
     """
     q = chain.check_q(q0).copy()
-    _check_rate(dt, n_ticks)
+    dt, n_ticks = positive(dt, "dt"), count(n_ticks, "n_ticks", minimum=1)
+    _check_callable(twist_fn, "twist_fn")
+    _check_settings(settings)
     qs, twists, steps = [q.copy()], [], []
-    for k in range(int(n_ticks)):
+    for k in range(n_ticks):
         T, J = tool_pose_and_jacobian(chain, q)
         twist = finite_array(twist_fn(k, k * dt, q, T), "twist", (6,))
         dq, h = tick(J, twist, dt, settings)
@@ -129,8 +150,7 @@ def line_reference(T0, velocity, ramp: float = 0.0) -> Callable[[float], np.ndar
     """
     T0 = finite_array(T0, "T0", (4, 4))
     v = finite_array(velocity, "velocity", (3,))
-    if not (np.isfinite(ramp) and ramp >= 0):
-        raise InputError(f"ramp: expected a non-negative time in s, got {ramp}")
+    ramp = nonnegative(ramp, "ramp")
 
     def T_ref(t: float) -> np.ndarray:
         s = t - 0.5 * ramp if t >= ramp else 0.5 * t * t / ramp  # distance travelled / speed
@@ -148,6 +168,8 @@ def tracking_twist(T_ref: Callable[[float], np.ndarray], dt: float, feedback: fl
     ``feedback = 1`` aims every tick at the next waypoint (the error left over is that step's
     linearization error only); ``feedback = 0`` is open loop, and linearization errors accumulate.
     """
+    _check_callable(T_ref, "T_ref")
+    dt, feedback = positive(dt, "dt"), nonnegative(feedback, "feedback")
 
     def twist_fn(k: int, t: float, q: np.ndarray, T: np.ndarray) -> np.ndarray:
         return (tf.pose_error(T_ref(t), T_ref(t + dt)) + feedback * tf.pose_error(T, T_ref(t))) / dt
@@ -187,9 +209,10 @@ def follow_line(chain: Chain, q0, velocity, duration: float, dt: float, *, feedb
     """Move the tool from its pose at ``q0`` along ``velocity`` (m/s, world) for ``duration`` s, holding
     its orientation (with ``settings.block="full"``), one resolved-rate tick every ``dt`` s."""
     q0 = chain.check_q(q0)
+    substeps = count(substeps, "substeps", minimum=1, maximum=10_000)
+    n_ticks = _ticks(duration, dt)
     T0 = tool_pose(chain, q0)
     T_ref = line_reference(T0, velocity)
-    n_ticks = int(round(duration / dt))
     run = resolved_rate(chain, q0, tracking_twist(T_ref, dt, feedback), dt, n_ticks, settings)
     s = np.arange(substeps) / substeps
     q_path = run.q[:-1, None, :] + s[:, None] * np.diff(run.q, axis=0)[:, None, :]
@@ -213,12 +236,21 @@ def estimate_wrench(J, tau_ext, rcond: float = 1e-10) -> np.ndarray:
     if J.ndim < 2 or J.shape[-2] != 6:
         raise InputError(f"J: expected shape (..., 6, n), got {J.shape}")
     tau = finite_array(tau_ext, "tau_ext", (J.shape[-1],))
+    rcond = nonnegative(rcond, "rcond")
     return (np.linalg.pinv(np.swapaxes(J, -1, -2), rcond=rcond) @ tau[..., None])[..., 0]
+
+
+def _geom_ids(m: mujoco.MjModel, geoms, name: str) -> list[int]:
+    ids = list(geoms) if isinstance(geoms, (Sequence, set, frozenset, np.ndarray)) else None
+    if ids is None or not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) and 0 <= g < m.ngeom
+                              for g in ids):
+        raise InputError(f"{name}: expected geom ids in [0, {m.ngeom}), got {geoms!r}")
+    return [int(g) for g in ids]
 
 
 def contact_force(m: mujoco.MjModel, d: mujoco.MjData, geoms: Sequence[int]) -> np.ndarray:
     """Total force (N, world) that the geoms ``geoms`` exert on everything they touch in ``d`` -> ``(3,)``."""
-    geoms = set(int(g) for g in geoms)
+    geoms = set(_geom_ids(m, geoms, "geoms"))
     total = np.zeros(3)
     f6 = np.zeros(6)
     for i in range(d.ncon):
@@ -245,7 +277,12 @@ def table_scene(model_path: str, center, half_size, top_z: float) -> mujoco.MjMo
     for g in spec.geoms:
         g.conaffinity = 0
     hs = finite_array(half_size, "half_size", (3,))
+    if hs.shape != (3,) or not np.all(hs > 0):
+        raise InputError(f"half_size: expected 3 lengths > 0 (m), got {hs}")
     c = finite_array(center, "center", (2,))
+    if c.shape != (2,):
+        raise InputError(f"center: expected shape (2,), got {c.shape}")
+    top_z = real(top_z, "top_z")
     spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=hs,
                             pos=[c[0], c[1], top_z - hs[2]], contype=1, conaffinity=1, rgba=[0.6, 0.5, 0.4, 1])
     return spec.compile()
@@ -294,11 +331,16 @@ def closed_loop(m: mujoco.MjModel, chain: Chain, q0, twist_fn: TwistFn, dt: floa
     physics steps (``m.opt.timestep``).
     """
     q_cmd = chain.check_q(q0).copy()
-    substeps = int(round(dt / m.opt.timestep))
+    n_ticks = _ticks(duration, dt)
+    substeps = round(dt / m.opt.timestep)
     if substeps < 1 or not np.isclose(substeps * m.opt.timestep, dt, rtol=1e-9, atol=0.0):
         raise InputError(f"dt: expected a whole number of physics steps of {m.opt.timestep} s, got {dt}")
-    n_ticks = int(round(duration / dt))
-    _check_rate(dt, n_ticks)
+    hold = nonnegative(hold, "hold")
+    probe = _geom_ids(m, probe, "probe")
+    _check_callable(twist_fn, "twist_fn")
+    _check_settings(settings)
+    if guard is not None:
+        _check_callable(guard, "guard")
     act = list(joint_actuators(m, chain))
     qadr, dadr = list(chain.qpos_adr), list(chain.dof_adr)
     d, scratch = mujoco.MjData(m), mujoco.MjData(m)

@@ -11,6 +11,7 @@ illustrative chains; tests pin each against its MuJoCo model.
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ ROBOTS: dict[str, RobotInfo] = {
 }
 
 SOURCES = ("bundled", "menagerie", "builtin")
+_MUJOCO_WARNINGS = threading.Lock()
 
 
 def register(info: RobotInfo) -> None:
@@ -140,6 +142,8 @@ def _default_entry(robot: str) -> str:
 
 def model_path(name: str, source: str | None = None) -> Path:
     """The MJCF file behind a named robot (for tools that read files, e.g. Pinocchio's MJCF parser)."""
+    if not isinstance(name, str) or not name:
+        raise InputError(f"name: expected a robot name (see physai.robots.names()), got {type(name).__name__} {name!r}")
     path, _ = _resolve(name, _check_source(source))
     if path is None:
         raise ModelNotFoundError(f"robot {name!r} is a built-in description with no model file")
@@ -150,6 +154,22 @@ def _check_source(source: str | None) -> str | None:
     return None if source is None else one_of(source, "source", SOURCES)
 
 
+def _check_model(name_or_path) -> None:
+    if not isinstance(name_or_path, (str, os.PathLike)) or not str(name_or_path):
+        raise InputError(f"name_or_path: expected a robot name or a model file path, "
+                         f"got {type(name_or_path).__name__} {name_or_path!r}")
+
+
+def _check_names(site, joints, tool) -> None:
+    """``site``/``tool`` are one name each, ``joints`` a sequence of names (a lone string would be read letter by letter)."""
+    for value, arg in ((site, "site"), (tool, "tool")):
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{arg}: expected a site, body or link name, got {type(value).__name__} {value!r}")
+    if joints is not None and (isinstance(joints, str) or not isinstance(joints, Sequence)
+                               or not all(isinstance(j, str) for j in joints)):
+        raise InputError(f"joints: expected a sequence of joint names, got {type(joints).__name__} {joints!r}")
+
+
 def _is_name(name_or_path) -> bool:
     key = str(name_or_path)
     return isinstance(name_or_path, str) and (key in ROBOTS or (os.sep not in key and not Path(key).suffix
@@ -158,6 +178,7 @@ def _is_name(name_or_path) -> bool:
 
 def mujoco_model(name_or_path: str | os.PathLike, source: str | None = None):
     """The compiled ``mujoco.MjModel`` of a named robot or of an MJCF/URDF file."""
+    _check_model(name_or_path)
     if _is_name(name_or_path):
         path, _ = _resolve(str(name_or_path), _check_source(source))
         if path is None:
@@ -170,14 +191,25 @@ def mujoco_model(name_or_path: str | os.PathLike, source: str | None = None):
 
 
 def _compile(path: Path):
+    """Compile a model file; MuJoCo's warnings become Python warnings instead of a ``MUJOCO_LOG.TXT``
+    written into the caller's working directory (and a line on stdout)."""
     import mujoco
 
-    try:
-        if path.suffix.lower() == ".urdf":
-            return _urdf_spec(path).compile()
-        return mujoco.MjModel.from_xml_path(str(path))
-    except Exception as exc:  # mujoco raises ValueError with the compiler's message
-        raise ModelNotFoundError(f"model file {str(path)!r} does not compile in MuJoCo: {exc}") from None
+    heard: list[str] = []
+    with _MUJOCO_WARNINGS:  # the handler is process-wide: set it only for this compile, then restore it
+        previous = mujoco.get_mju_user_warning()
+        mujoco.set_mju_user_warning(heard.append)
+        try:
+            model = _urdf_spec(path).compile() if path.suffix.lower() == ".urdf" else \
+                mujoco.MjModel.from_xml_path(str(path))
+        except Exception as exc:  # mujoco raises ValueError with the compiler's message
+            also = f" (MuJoCo also warned: {'; '.join(t.strip() for t in heard)})" if heard else ""
+            raise ModelNotFoundError(f"model file {str(path)!r} does not compile in MuJoCo: {exc}{also}") from None
+        finally:
+            mujoco.set_mju_user_warning(previous)
+    for text in heard:
+        warnings.warn(f"{path.name}: MuJoCo warns: {text.strip()}", stacklevel=3)
+    return model
 
 
 def _urdf_spec(path: Path):
@@ -228,6 +260,8 @@ def load(
     for a link MuJoCo would fuse away on a fixed joint); ``site`` is the same keyword's older name.
     ``tool_offset`` (``(4, 4)`` transform or ``(3,)`` xyz, m, in the tool frame) is composed on top.
     """
+    _check_model(name_or_path)
+    _check_names(site, joints, tool)
     source = _check_source(source)
     if tool is not None and site is not None and tool != site:
         raise InputError(f"tool: give the tool frame once (tool={tool!r} and site={site!r})")

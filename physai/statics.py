@@ -98,6 +98,17 @@ class PayloadLimit:
     limits: np.ndarray
 
 
+def _limits(limits, shape: tuple[int, ...]) -> np.ndarray:
+    """Torque limits ``shape``, each ``>= 0`` or inf (unlimited); one number stands for every joint."""
+    raw = np.asarray(limits)
+    if raw.dtype.kind not in "fiu" or raw.ndim > 1:
+        raise InputError(f"limits: expected {shape} torques >= 0 (inf for none) or one for all, got {limits!r}")
+    lim = np.broadcast_to(raw.astype(float), shape) if raw.ndim == 0 else raw.astype(float)
+    if lim.shape != shape or not np.all(lim >= 0):  # NaN fails the comparison
+        raise InputError(f"limits: expected shape {shape} of torques >= 0 (inf for none), got {lim}")
+    return lim
+
+
 def max_tip_force(gravity, per_newton, limits) -> tuple[float, int]:
     """Largest ``f`` with ``|gravity + f per_newton| <= limits`` in every joint, and the limiting joint.
 
@@ -109,9 +120,7 @@ def max_tip_force(gravity, per_newton, limits) -> tuple[float, int]:
     if g.ndim != 1:
         raise InputError(f"gravity: expected shape (n,), got {g.shape}")
     c = finite_array(per_newton, "per_newton", g.shape)
-    lim = np.asarray(limits, dtype=float)
-    if lim.shape != g.shape or not np.all(lim >= 0):  # inf allowed (unlimited); NaN fails the comparison
-        raise InputError(f"limits: expected shape {g.shape} of non-negative torques (inf for none), got {lim}")
+    lim = _limits(limits, g.shape)
     bound = np.full(g.shape, np.inf)
     up, down = c > 0, c < 0
     bound[up] = (lim[up] - g[up]) / c[up]
@@ -138,11 +147,7 @@ def payload_limit(
     if u.ndim != 1 or not np.linalg.norm(u) > 0:
         raise InputError(f"direction: expected one non-zero 3-vector, got {direction!r}")
     u = u / np.linalg.norm(u)
-    if limits is None:
-        lim = actuator_force_limits(m, chain)
-    else:
-        lim = np.asarray(limits, dtype=float)
-        lim = np.full(chain.n, float(lim)) if lim.ndim == 0 else lim  # one limit for every joint
+    lim = actuator_force_limits(m, chain) if limits is None else _limits(limits, (chain.n,))
     g = gravity_torques(m, chain, q, d)
     per_newton = -joint_torques(site_jacobian(m, chain, q, d), np.r_[u, 0.0, 0.0, 0.0])
     force, i = max_tip_force(g, per_newton, lim)

@@ -16,7 +16,9 @@ velocity scale and the commanded joint speed.
 
 from __future__ import annotations
 
+import contextlib
 import html
+import http
 import re
 import threading
 
@@ -106,6 +108,61 @@ def model_text(name: str) -> str:
     """
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|~])", r"\\\1", html.escape(str(name), quote=True))
 
+
+LOCAL_HOSTS = (HOST, "localhost")  # the names under which the page itself is served
+_SERVE_LOCK = threading.Lock()
+
+
+def page_origins(port: int) -> tuple[str, ...]:
+    """The ``Origin`` values of the viewer's own page on ``port``; the websocket accepts only these (or none).
+
+    A browser sends ``Origin`` with every websocket handshake, so a foreign page open in the user's
+    browser (``http://evil.example``, or another local port) is refused. The list is fixed rather than
+    derived from the ``Host`` header, which a DNS-rebinding page controls. A handshake without
+    ``Origin`` comes from a non-browser client on this machine, which can reach the port anyway.
+    """
+    return tuple(f"http://{host}:{port}" for host in LOCAL_HOSTS)
+
+
+def _same_origin(process_request):
+    """Wrap viser's HTTP hook so a websocket handshake from a foreign origin is answered 403."""
+
+    def check(connection, request):
+        origin = request.headers.get("Origin")
+        if request.headers.get("Upgrade", "").lower() == "websocket" and origin is not None \
+                and origin not in page_origins(connection.local_address[1]):
+            return connection.respond(http.HTTPStatus.FORBIDDEN, "websocket: foreign origin refused\n")
+        return process_request(connection, request) if process_request is not None else None
+
+    return check
+
+
+@contextlib.contextmanager
+def _origin_checked_serve():
+    """While viser starts its server, give its websocket handshake the same-origin check.
+
+    viser offers no hook for the handshake, so its one call of ``websockets.asyncio.server.serve``
+    is wrapped for the duration of the constructor (serialised by a lock, restored afterwards);
+    only handlers of viser's websocket server get the check.
+    """
+    import websockets.asyncio.server as ws_server
+
+    original = ws_server.serve
+
+    class serve(original):
+        def __init__(self, handler, *args, process_request=None, **kwargs):
+            if "WebsockServer" in getattr(handler, "__qualname__", ""):
+                process_request = _same_origin(process_request)
+            super().__init__(handler, *args, process_request=process_request, **kwargs)
+
+    with _SERVE_LOCK:
+        ws_server.serve = serve
+        try:
+            yield
+        finally:
+            ws_server.serve = original
+
+
 class Viewer:
     """A running viewer: viser server, scene, panel and the follow loop (a daemon thread).
 
@@ -133,7 +190,8 @@ class Viewer:
         self.readout: StepHealth | None = None
         self.qdot = np.zeros(self.chain.n)
 
-        self.server = viser.ViserServer(host=HOST, port=port, verbose=False)
+        with _origin_checked_serve():
+            self.server = viser.ViserServer(host=HOST, port=port, verbose=False)
         self.url = f"http://{HOST}:{self.server.get_port()}"
         self.server.gui.configure_theme(show_share_button=False)
         self.server.gui.main_panel.dock_right()  # beside the 3-D view, not over it

@@ -233,3 +233,64 @@ def test_ik_and_health_bad_input_exits_2(args, names):
     assert res.exit_code == 2, res.output
     line = res.stderr.strip()
     assert "\n" not in line and all(name in line for name in names), line
+
+
+BRACKETS_XML = """<mujoco><worldbody><body><joint name="finger[left]" axis="0 0 1"/><geom size="0.02"/>
+<body pos="0.1 0 0"><joint name="[/bold]" axis="0 1 0"/><geom size="0.02"/><site name="tip[red]" pos="0.1 0 0"/>
+</body></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("command", [["fk"], ["jacobian"], ["health"], ["ik", "--target", "0.15", "0.1", "0"]])
+def test_bracketed_names_print_verbatim_in_tables(tmp_path, command):
+    """rich reads ``[...]`` as markup: ``[/bold]`` would raise, ``finger[left]`` print as ``finger``."""
+    path = tmp_path / "arm[1].xml"
+    path.write_text(BRACKETS_XML)
+    res = invoke(*command, "--robot", path)
+    assert res.exit_code in (0, 1), res.output  # ik: 1 is a best effort, still printed
+    assert "tool 'tip[red]'" in res.stdout and "arm[1]" in res.stdout
+    if command[0] != "health":
+        assert "finger[left]" in res.stdout and "[/bold]" in res.stdout
+
+
+def test_ik_on_the_panda_without_q_seeds_inside_the_limits_and_reaches_a_mujoco_target(panda_model, panda, rng):
+    """The Panda's qpos0 has joint4 = 0, outside [-3.07, -0.07]: the default seed is qpos0 clipped into the limits."""
+    assert not np.all((panda.q_ref >= panda.lower) & (panda.q_ref <= panda.upper))
+    target = mj.site_pose(panda_model, panda, panda.random_q(rng, margin=0.3))[:3, 3]
+    res = invoke("ik", "--robot", "panda", "--target", *q_words(target), "--json")
+    assert res.exit_code == 0, res.output
+    reached = mj.site_pose(panda_model, panda, np.array(json.loads(res.stdout)["q"]))[:3, 3]
+    assert np.linalg.norm(reached - target) <= 1e-4
+
+
+def test_kinematics_that_overflow_exit_2_naming_the_robot(tmp_path):
+    path = tmp_path / "huge.xml"
+    path.write_text('<mujoco><worldbody><body pos="1e308 0 0"><joint name="a" axis="0 0 1"/><geom size="0.1"/>'
+                    '<body pos="1e308 0 0"><joint name="b" axis="0 0 1"/><geom size="0.1"/><site name="t"/></body>'
+                    '</body></worldbody></mujoco>')
+    for command in ("fk", "jacobian", "health"):
+        res = invoke(command, "--robot", path, "--json")
+        assert res.exit_code == 2, res.output
+        line = res.stderr.strip()
+        assert "\n" not in line and line.startswith("physai: error: --robot:") and "overflow" in line, line
+
+
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["ik", "--target", "0.2", "0", "0.1", "--seed", "-1"], ["--seed", "-1"]),
+        (["ik", "--target", "0.2", "0", "0.1", "--seed", "abc"], ["--seed"]),
+        (["ik", "--target", "0.2", "0", "0.1", "--restarts", "1000000000"], ["--restarts", "1000000000"]),
+        (["ik", "--target", "0.2", "0", "0.1", "--restarts", "-3"], ["--restarts", "-3"]),
+        (["ik", "--target", "0.2", "0", "0.1", "--restarts", "2.5"], ["--restarts"]),
+        (["ik"], ["--target"]),
+        (["fk", "--bogus"], ["--bogus"]),
+        (["view", "--port", "99999"], ["port", "99999"]),
+        (["view", "--port", "-1"], ["port", "-1"]),
+    ],
+)
+def test_bad_options_exit_2_with_one_line_naming_the_option(args, names):
+    res = invoke(*args)
+    assert res.exit_code == 2, res.output
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("physai: error:"), res.stderr
+    assert all(name in line for name in names), line

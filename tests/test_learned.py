@@ -122,3 +122,48 @@ def test_save_load_roundtrip_is_plain_numpy_and_predicts_identically(so101, tmp_
     np.savez(bad, metadata=np.array(json.dumps({"format": "other"})))
     with pytest.raises(InputError, match="not a physai inverse model"):
         load(bad)
+
+
+def _tampered(model_path, tmp_path, meta_change=None, **arrays):
+    """A copy of a saved model file with some arrays replaced and metadata fields changed."""
+    with np.load(model_path, allow_pickle=False) as f:
+        content = {k: f[k] for k in f.files}
+    meta = json.loads(str(content.pop("metadata")))
+    meta.update(meta_change or {})
+    path = tmp_path / "tampered.npz"
+    np.savez(path, metadata=np.array(json.dumps(meta)), **{**content, **arrays})
+    return path
+
+
+@pytest.fixture(scope="module")
+def saved_model(so101, tmp_path_factory):
+    rng = np.random.default_rng(4)
+    model = init_model(so101, sample_dataset(so101, 64, rng).x, rng, hidden=(8,), head="linear")
+    return model, save(model, tmp_path_factory.mktemp("model") / "ik.npz")
+
+
+@pytest.mark.parametrize("meta_change, arrays, field", [
+    (None, {"W1": np.full((8, 5), np.nan)}, "W1"),
+    (None, {"b0": np.zeros(8, dtype=complex)}, "b0"),
+    (None, {"W0": np.array([["1.0"] * 8] * 3)}, "W0"),
+    (None, {"x_scale": np.array([1.0, 0.0, 1.0])}, "x_scale"),
+    (None, {"q_half": -np.ones(5)}, "q_half"),
+    (None, {"x_mean": np.array([0.0, np.inf, 0.0])}, "x_mean"),
+    (None, {"W1": np.zeros((8, 4))}, "W1"),
+    (None, {"W9": np.zeros((2, 2))}, "W9"),
+    ({"head": "softmax"}, {}, "head"),
+    ({"joint_names": ["a", "b"]}, {}, "W1"),
+    ({"joint_names": "shoulder_pan"}, {}, "joint_names"),
+])
+def test_load_refuses_a_tampered_file_naming_the_file_and_the_field(saved_model, tmp_path, meta_change, arrays, field):
+    path = _tampered(saved_model[1], tmp_path, meta_change, **arrays)
+    with pytest.raises(InputError) as info:
+        load(path)
+    assert str(path) in str(info.value) and f"{field}:" in str(info.value), str(info.value)
+
+
+def test_load_refuses_a_model_of_another_robot(saved_model, so101):
+    wxai = robots.load("wxai")
+    with pytest.raises(InputError, match="joint_names: the model is for 'so101'"):
+        load(saved_model[1], chain=wxai)
+    assert load(saved_model[1], chain=so101).joint_names == so101.joint_names

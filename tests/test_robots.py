@@ -193,3 +193,44 @@ def test_robotics_toolbox_urdfs_load_in_one_call_and_match_pinocchio(urdf, link,
         J_ref = pin.computeFrameJacobian(model, data, q_pin, frame, pin.LOCAL_WORLD_ALIGNED)[:, idx]
         assert_allclose(tool_pose(chain, q), data.oMf[frame].homogeneous, rtol=0, atol=1e-12)
         assert_allclose(jacobian(chain, q), J_ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("call, arg", [
+    (lambda: robots.load(None), "name_or_path"), (lambda: robots.load(3), "name_or_path"),
+    (lambda: robots.load(""), "name_or_path"), (lambda: robots.mujoco_model(None), "name_or_path"),
+    (lambda: robots.mujoco_model(b"so101"), "name_or_path"), (lambda: robots.model_path(None), "name"),
+    (lambda: robots.model_path(Path("so101")), "name"), (lambda: robots.load("so101", site=3), "site"),
+    (lambda: robots.load("so101", tool=["tcp"]), "tool"), (lambda: robots.load("so101", joints="shoulder_pan"), "joints"),
+    (lambda: robots.load("so101", joints=[1, 2]), "joints"), (lambda: robots.load("so101", source=1), "source"),
+])
+def test_bad_arguments_raise_input_error_naming_the_argument(call, arg):
+    with pytest.raises(InputError, match=f"^{arg}:"):
+        call()
+
+
+NAN_ARM = ('<mujoco><worldbody><body pos="nan 0 0"><joint name="j"/><geom size=".1"/><site name="tip"/></body>'
+           '</worldbody></mujoco>')
+
+
+def test_a_model_mujoco_warns_about_leaves_no_log_file_in_the_working_directory(tmp_path, monkeypatch):
+    """MuJoCo's default warning handler appends to ./MUJOCO_LOG.TXT; physai's load turns it into a Python warning."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nan_arm.xml").write_text(NAN_ARM)
+    with (pytest.warns(UserWarning, match="nan_arm.xml: MuJoCo warns: XML contains a 'NaN'"),
+          pytest.raises(InputError, match="not finite")):
+        robots.load("nan_arm.xml")
+    assert list(tmp_path.iterdir()) == [tmp_path / "nan_arm.xml"]
+    assert mujoco.get_mju_user_warning() is None  # MuJoCo's own handler is back for everyone else
+
+
+def test_cli_on_a_model_that_fails_to_load_writes_nothing_into_the_working_directory(tmp_path):
+    model = tmp_path / "models" / "nan_arm.xml"
+    model.parent.mkdir()
+    model.write_text(NAN_ARM)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    cli = [str(Path(sys.executable).parent / "physai")]  # the console script, as a user runs it
+    run = subprocess.run(cli + ["fk", "--robot", str(model)], cwd=cwd, capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "not finite" in run.stderr, run.stderr
+    assert list(cwd.iterdir()) == []

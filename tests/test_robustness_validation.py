@@ -60,12 +60,32 @@ def raises(exc_type, *fragments):
         (np.array([0, 0, 1j, 0, 0]), ("q:", "complex")),
         ([[0, 0], [0, 0, 0]], ("q:", "array of numbers")),
         ({"shoulder_pan": 0.0}, ("q:",)),
+        (["0", "0.1", "0", "0", "0"], ("q:", "strings")),
+        (np.array([0, 1, 2, 3, 4], dtype="datetime64[s]"), ("q:", "datetime64")),
+        (np.array([0, 1, 2, 3, 4], dtype="timedelta64[s]"), ("q:", "timedelta64")),
+        (np.zeros(5, dtype=[("rad", float)]), ("q:", "structured")),
+        (np.array([0.0, "0.1", 0, 0, 0], dtype=object), ("q:", "str '0.1'")),
+        (np.array([0.0, None, 0, 0, 0], dtype=object), ("q:", "NoneType")),
+        ([True, False, True, False, True], ("q:", "booleans")),
+        (np.array([0.0, True, 0, 0, 0], dtype=object), ("q:", "bool True")),
+        (np.ma.masked_array(np.zeros(5), mask=[0, 1, 0, 0, 0]), ("q:", "masked entries")),
     ],
 )
 def test_bad_q_is_refused_by_every_numpy_entry_point(so101, q, fragments):
     for f in NUMPY_ENTRY_POINTS:
         with raises(InputError, *fragments):
             f(so101, q)
+
+
+def test_real_numbers_of_any_numeric_type_pass_with_float64_values(so101):
+    """Reference: the same pose as plain float64 (an unmasked masked array, Fractions, float32, ints)."""
+    from fractions import Fraction
+
+    q = np.array([0.25, -0.5, 0.75, 0.0, 1.0])
+    for same in (np.ma.masked_array(q, mask=False), [Fraction(1, 4), Fraction(-1, 2), Fraction(3, 4), 0, 1],
+                 q.astype(np.float32), np.array([0.25, -0.5, 0.75, 0, 1], dtype=object)):
+        np.testing.assert_array_equal(tool_pose(so101, same), tool_pose(so101, q))
+    np.testing.assert_array_equal(tool_pose(so101, np.array([0, -1, 1, 0, 1])), tool_pose(so101, [0.0, -1, 1, 0, 1]))
 
 
 @pytest.mark.parametrize("q", [np.zeros(4), np.zeros(6), np.zeros((2, 5)), np.zeros(())])
@@ -262,15 +282,15 @@ def test_model_that_does_not_compile_names_the_file_and_passes_mujocos_message_o
 
 
 def test_model_with_nan_is_refused_though_mujoco_compiles_it(tmp_path, capfd, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # MuJoCo's warning also writes MUJOCO_LOG.TXT into the working directory
+    monkeypatch.chdir(tmp_path)  # MuJoCo's own warning handler writes MUJOCO_LOG.TXT into the working directory
     path = tmp_path / "nan_arm.xml"
     path.write_text('<mujoco><worldbody><body pos="nan 0 0"><joint name="j"/><geom size=".1"/>'
                     '<site name="tip"/></body></worldbody></mujoco>')
     m = mujoco.MjModel.from_xml_path(str(path))  # MuJoCo only warns
     assert np.isnan(m.body_pos).any()
-    with raises(InputError, "'nan_arm'", "'j'", "not finite"):
-        robots.load(path)
     capfd.readouterr()  # MuJoCo's NaN warning
+    with pytest.warns(UserWarning, match="NaN"), raises(InputError, "'nan_arm'", "'j'", "not finite"):
+        robots.load(path)
 
 
 def test_model_without_sites_or_with_several_asks_for_site(tmp_path):

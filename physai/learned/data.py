@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physai._validate import count, generator, nonnegative
 from physai.errors import InputError
 from physai.kinematics import Chain, fk
 
@@ -48,11 +49,13 @@ def sample_dataset(
     ``x: (m, 3) -> (m,) bool``; samples whose tool point falls outside are rejected and redrawn (up to
     ``max_draws`` rounds), so the joint distribution is the uniform one conditioned on the region.
     """
-    if int(n_samples) != n_samples or n_samples < 1:
-        raise InputError(f"n_samples: expected a positive integer, got {n_samples!r}")
-    if not isinstance(rng, np.random.Generator):
-        raise InputError(f"rng: expected a numpy.random.Generator, got {type(rng).__name__}")
-    n_samples = int(n_samples)
+    n_samples = count(n_samples, "n_samples", minimum=1)
+    rng = generator(rng)
+    margin, max_draws = nonnegative(margin, "margin"), count(max_draws, "max_draws", minimum=1, maximum=10_000)
+    if seed is not None:
+        count(seed, "seed", maximum=2**64 - 1)
+    if region is not None and not callable(region):
+        raise InputError(f"region: expected a function x (m, 3) -> (m,) bool, got {type(region).__name__}")
     qs, kept = [], 0
     for _ in range(max_draws):
         q = chain.random_q(rng, n_samples, margin=margin)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physai._validate import finite_array
+from physai._validate import count, finite_array, nonnegative
 from physai.errors import InputError
 from physai.kinematics import Chain, fk, tool_pose_and_jacobian
 from physai.singularity import damped_solve
@@ -52,11 +52,11 @@ def dls_refine(chain: Chain, targets, q0, iterations: int, *, damping: float = 0
     q = np.array(chain.check_q(q0), dtype=float)
     if q.shape[:-1] != targets.shape[:-1]:
         raise InputError(f"q0: expected batch shape {targets.shape[:-1]} to match targets, got {q.shape[:-1]}")
-    if int(iterations) != iterations or iterations < 0:
-        raise InputError(f"iterations: expected a non-negative integer, got {iterations!r}")
+    iterations = count(iterations, "iterations")
+    damping, tol = nonnegative(damping, "damping"), nonnegative(tol, "tol")
     best_q = q.copy()
     err0 = best_err = position_error(chain, q, targets)
-    for _ in range(int(iterations)):
+    for _ in range(iterations):
         T, J = tool_pose_and_jacobian(chain, q)
         e = targets - T[..., :3, 3]
         dq = damped_solve(J[..., :3, :], e, damping)
@@ -65,4 +65,4 @@ def dls_refine(chain: Chain, targets, q0, iterations: int, *, damping: float = 0
         err = position_error(chain, q, targets)
         better = err < best_err
         best_q[better], best_err = q[better], np.where(better, err, best_err)
-    return RefineResult(best_q, best_err, err0, int(iterations))
+    return RefineResult(best_q, best_err, err0, iterations)

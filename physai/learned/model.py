@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from physai import jaxkin  # noqa: F401  (switches JAX to float64, which the FK losses need)
-from physai._validate import finite_array
+from physai._validate import count, finite_array, generator, one_of
 from physai.errors import InputError
 from physai.kinematics import Chain
 
@@ -81,8 +81,11 @@ def init_model(
     ``x_train: (N, 3)`` sets the input normalisation; the output scaling is the joint limits
     (``[-pi, pi]`` for an unlimited joint).
     """
-    if head not in HEADS:
-        raise InputError(f"head: expected one of {HEADS}, got {head!r}")
+    one_of(head, "head", HEADS)
+    rng = generator(rng)
+    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, (tuple, list)):
+        raise InputError(f"hidden: expected a tuple of layer widths, got {type(hidden).__name__} {hidden!r}")
+    hidden = tuple(count(h, "hidden", minimum=1, maximum=100_000) for h in hidden)
     x_train = finite_array(x_train, "x_train", (3,))
     std = x_train.reshape(-1, 3).std(axis=0)
     # A coordinate the data never varies (z of a planar arm) is passed through unscaled.
@@ -138,12 +141,71 @@ def save(model: InverseModel, path: str | Path) -> Path:
     return path
 
 
-def load(path: str | Path) -> InverseModel:
-    """Read a model written by :func:`save` (no pickle: plain arrays and a JSON string)."""
-    with np.load(Path(path), allow_pickle=False) as f:
-        meta = json.loads(str(f["metadata"]))
-        if meta.get("format") != FORMAT:
-            raise InputError(f"{path}: not a physai inverse model (format {meta.get('format')!r}, expected {FORMAT!r})")
-        params = {k: f[k] for k in f.files if k[0] in "Wb" and k[1:].isdigit()}
-        return InverseModel(params, f["x_mean"], f["x_scale"], f["q_mid"], f["q_half"], meta["head"],
-                            meta["chain"], tuple(meta["joint_names"]), meta["info"])
+def load(path: str | Path, chain: Chain | None = None) -> InverseModel:
+    """Read a model written by :func:`save` (no pickle: plain arrays and a JSON string).
+
+    Everything is checked before use: the format, the head, every array real, finite and of the shape
+    the layer sizes imply, the scales ``> 0``; with ``chain`` given, the model must be for that chain
+    (same name and joint names, in order). A failed check names the file and the field.
+    """
+    path = Path(path)
+    with np.load(path, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    meta = _metadata(path, arrays.pop("metadata", None))
+    joints = tuple(meta["joint_names"])
+    if chain is not None and (meta["chain"], joints) != (chain.name, chain.joint_names):
+        raise InputError(f"{path}: joint_names: the model is for {meta['chain']!r} ({', '.join(joints)}), "
+                         f"not {chain.name!r} ({', '.join(chain.joint_names)})")
+    checked = _weights(path, arrays, len(joints))
+    params = {k: checked.pop(k) for k in list(checked) if k[0] in "Wb" and k[1:].isdigit()}
+    return InverseModel(params, checked["x_mean"], checked["x_scale"], checked["q_mid"], checked["q_half"],
+                        meta["head"], meta["chain"], joints, meta["info"])
+
+
+def _weights(path: Path, arrays: dict, n: int) -> dict:
+    """Every array of a model file, real, finite and shaped as the layer widths imply; the scales ``> 0``."""
+    n_layers = sum(1 for k in arrays if k[0] == "W" and k[1:].isdigit())
+    widths = []
+    for i in range(n_layers - 1):  # hidden widths, read off the biases
+        b = arrays.get(f"b{i}")
+        if b is None or np.ndim(b) != 1:
+            raise InputError(f"{path}: b{i}: expected a 1-d bias array, got {None if b is None else np.shape(b)}")
+        widths.append(b.shape[0])
+    sizes = [3, *widths, n]
+    shapes = {f"W{i}": (a, b) for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:]))}
+    shapes |= {f"b{i}": (b,) for i, b in enumerate(sizes[1:])}
+    shapes |= {"x_mean": (3,), "x_scale": (3,), "q_mid": (n,), "q_half": (n,)}
+    extra = sorted(set(arrays) - set(shapes))
+    if extra:
+        raise InputError(f"{path}: {', '.join(extra)}: arrays this model format does not have")
+    checked = {}
+    for key, shape in shapes.items():
+        if key not in arrays:
+            raise InputError(f"{path}: {key}: missing (the file holds {', '.join(sorted(arrays)) or 'no arrays'})")
+        checked[key] = finite_array(arrays[key], f"{path}: {key}")
+        if checked[key].shape != shape:
+            raise InputError(f"{path}: {key}: expected shape {shape}, got {checked[key].shape}")
+    for key in ("x_scale", "q_half"):
+        if not np.all(checked[key] > 0):
+            raise InputError(f"{path}: {key}: scales must be > 0, got {checked[key]}")
+    return checked
+
+
+def _metadata(path: Path, text) -> dict:
+    """The JSON ``metadata`` of a model file, its fields present and of the right kind."""
+    try:
+        meta = json.loads(str(text)) if text is not None else None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: metadata: not JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise InputError(f"{path}: not a physai inverse model (format {found!r}, expected {FORMAT!r})")
+    if meta.get("head") not in HEADS:
+        raise InputError(f"{path}: head: expected one of {HEADS}, got {meta.get('head')!r}")
+    names = meta.get("joint_names")
+    if not isinstance(names, list) or not names or not all(isinstance(j, str) for j in names):
+        raise InputError(f"{path}: joint_names: expected a list of joint names, got {names!r}")
+    if not isinstance(meta.get("chain"), str) or not isinstance(meta.get("info", {}), dict):
+        raise InputError(f"{path}: chain / info: expected a chain name and a dict, got {meta.get('chain')!r}, "
+                         f"{meta.get('info')!r}")
+    return {**meta, "info": meta.get("info", {})}
