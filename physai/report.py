@@ -16,7 +16,7 @@ import platform
 import shutil
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
 
 from physai.lesson import CLAIMS_FILE, Claim, read_claims
@@ -173,7 +173,7 @@ def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str],
                 for r in lesson_runs) for lesson, lesson_runs in by_lesson.items()]
     agree, disagree = sum(r.count("agree") for r in runs), sum(r.count("disagree") for r in runs)
     version_rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions.items())
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>physai tour</title><style>{_CSS}</style></head>
 <body>

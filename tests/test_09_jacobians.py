@@ -72,7 +72,7 @@ def test_fd_jacobian_central_matches_analytic_below_1e_10(so101):
 
 
 def test_fd_jacobian_of_a_closed_form():
-    f = lambda q: np.array([np.sin(q[0]) * q[1], q[1] ** 2])  # noqa: E731
+    f = lambda q: np.array([np.sin(q[0]) * q[1], q[1] ** 2])
     q = np.array([0.3, 2.0])
     exact = np.array([[np.cos(0.3) * 2.0, np.sin(0.3)], [0.0, 4.0]])
     np.testing.assert_allclose(fd_jacobian(f, q), exact, atol=1e-10)
@@ -295,7 +295,7 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
     m = exp.so101_sim()
     d = mujoco.MjData(m)
     lim = m.actuator_forcerange[:, 1][list(range(5))]
-    for name, p in r["poses"].items():
+    for p in r["poses"].values():
         d.qpos[list(so101.qpos_adr)], d.qvel[:] = p["q"], 0.0
         mujoco.mj_forward(m, d)
         g = d.qfrc_bias[list(so101.dof_adr)]  # gravity torques at rest

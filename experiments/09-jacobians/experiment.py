@@ -15,15 +15,15 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import mujoco  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy.optimize import minimize  # noqa: E402
+import matplotlib.pyplot as plt
+import mujoco
+import numpy as np
+from scipy.optimize import minimize
 
-from physai import mj, robots, statics  # noqa: E402
-from physai.kinematics import fk, jacobian, tool_pose  # noqa: E402
-from physai.lesson import Claim, claims_table, factor_claim, fmt_row, number_claim, transcript, verdict  # noqa: E402
-from physai.lesson import write_claims  # noqa: E402
+from physai import mj, robots, statics
+from physai.kinematics import fk, jacobian, tool_pose
+from physai.lesson import Claim, claims_table, factor_claim, fmt_row, number_claim, transcript, verdict
+from physai.lesson import write_claims
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -211,7 +211,7 @@ def velocity_step(m, chain, n_poses=N_POSES) -> dict:
     qdots = rng.normal(size=poses.shape)
     qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
     lin, ang, speed = velocity_map(m, chain, poses, qdots)
-    return dict(poses=poses, linear=lin, angular=ang, speed=speed)
+    return {"poses": poses, "linear": lin, "angular": ang, "speed": speed}
 
 
 def table_rows(med, eps_grid=EPS_GRID):
@@ -226,8 +226,8 @@ def sweep_step(m, chain, poses) -> dict:
     table = table_rows(med)
     probe = np.array([1e-5, 1e-14])
     numpy_fk = sweep(m, chain, poses, probe, state=lambda x: pose_state(tool_pose(chain, x)))
-    return dict(med=med, table=table, best=best_steps(np.array(TABLE_EPS), table), grid_best=best_steps(EPS_GRID, med),
-                numpy_fk=numpy_fk, mujoco_fk=table_rows(med)[[TABLE_EPS.index(1e-5), TABLE_EPS.index(1e-14)]])
+    return {"med": med, "table": table, "best": best_steps(np.array(TABLE_EPS), table), "grid_best": best_steps(EPS_GRID, med),
+                "numpy_fk": numpy_fk, "mujoco_fk": table_rows(med)[[TABLE_EPS.index(1e-5), TABLE_EPS.index(1e-14)]]}
 
 
 def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> dict:
@@ -237,8 +237,8 @@ def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> dict:
     rows = [servo_check(m, chain, Q_STEP3, F, seconds) for F in forces]
     raw = servo_check(so101_sim(gravity=False, frictionloss=False, standin_contacts=True), chain, Q_STEP3, forces[0],
                       seconds)
-    return dict(forces=forces, tau=[r[0] for r in rows], servo=[r[1] for r in rows], qdot=[r[2] for r in rows],
-                ncon=[r[3] for r in rows], standin_miss=float(np.abs(raw[0] - raw[1]).max()), standin_ncon=raw[3])
+    return {"forces": forces, "tau": [r[0] for r in rows], "servo": [r[1] for r in rows], "qdot": [r[2] for r in rows],
+                "ncon": [r[3] for r in rows], "standin_miss": float(np.abs(raw[0] - raw[1]).max()), "standin_ncon": raw[3]}
 
 
 def payload_step(chain) -> dict:
@@ -250,23 +250,23 @@ def payload_step(chain) -> dict:
     for name, q in POSES.items():
         res = statics.payload_limit(m, chain, q, limits, DOWN)
         lever = float(np.linalg.norm(mj.site_jacobian(m, chain, q)[:3, lift]))
-        out[name] = dict(q=q, lever=lever, lift=float(res.gravity[lift]), elbow=float(res.gravity[elbow]),
-                         force=float(res.force), joint=res.joint_name)
-    return dict(limits=limits, poses=out)
+        out[name] = {"q": q, "lever": lever, "lift": float(res.gravity[lift]), "elbow": float(res.gravity[elbow]),
+                         "force": float(res.force), "joint": res.joint_name}
+    return {"limits": limits, "poses": out}
 
 
 def fall_step(chain, limit, fractions=FRACTIONS) -> dict:
     """Break it: the stretched pose pushed down by fractions of its payload ``limit``: tip drop (m), lift torque."""
     m = so101_sim()
     rows = {frac: fall(m, chain, POSES["stretched"], frac * limit) for frac in fractions}
-    return {frac: dict(force=frac * limit, drop=drop, lift=tau) for frac, (drop, tau) in rows.items()}
+    return {frac: {"force": frac * limit, "drop": drop, "lift": tau} for frac, (drop, tau) in rows.items()}
 
 
 def easy_step(m, chain) -> dict:
     """Exercise Easy: the pan axis and the pan torque for F = (0, 0, -2) N at Q_STEP3."""
     J = mj.site_jacobian(m, chain, Q_STEP3)
-    return dict(axis=fk(chain, Q_STEP3).axes[0], Jz=float(J[2, 0]),
-                tau_pan=float(statics.joint_torques(J, np.r_[FORCES[0], 0.0, 0.0, 0.0])[0]))
+    return {"axis": fk(chain, Q_STEP3).axes[0], "Jz": float(J[2, 0]),
+                "tau_pan": float(statics.joint_torques(J, np.r_[FORCES[0], 0.0, 0.0, 0.0])[0])}
 
 
 def medium_step(m, chain, n_grid=11) -> dict:
@@ -280,7 +280,7 @@ def medium_step(m, chain, n_grid=11) -> dict:
         q[..., free] = x
         return q
 
-    per_newton = lambda x: np.abs(jacobian(chain, full(x))[..., 2, lift])  # noqa: E731
+    per_newton = lambda x: np.abs(jacobian(chain, full(x))[..., 2, lift])
     grid = np.stack(np.meshgrid(*[np.linspace(chain.lower[i], chain.upper[i], n_grid) for i in free],
                                 indexing="ij"), -1).reshape(-1, len(free))
     opt = minimize(lambda x: -per_newton(x), grid[np.argmax(per_newton(grid))], method="L-BFGS-B",
@@ -288,15 +288,15 @@ def medium_step(m, chain, n_grid=11) -> dict:
     out = {}
     for label, q in (("best", full(opt.x)), ("stretched", POSES["stretched"])):
         J, f = mj.site_jacobian(m, chain, q), fk(chain, q)
-        out[label] = dict(q=q, per_newton=abs(float(J[2, lift])), distance=float(np.linalg.norm(J[:3, lift])),
-                          r=f.p - f.anchors[lift])
+        out[label] = {"q": q, "per_newton": abs(float(J[2, lift])), "distance": float(np.linalg.norm(J[:3, lift])),
+                          "r": f.p - f.anchors[lift]}
     return out
 
 
 def hard_step(m, chain, poses, med64) -> dict:
     """Exercise Hard: the sweep with site states rounded to float32 before differencing."""
     med32 = sweep(m, chain, poses, dtype=np.float32)
-    return dict(med=med32, best=best_steps(EPS_GRID, med32), best64=best_steps(EPS_GRID, med64))
+    return {"med": med32, "best": best_steps(EPS_GRID, med32), "best64": best_steps(EPS_GRID, med64)}
 
 
 # ---- printers ------------------------------------------------------------------------------------
