@@ -65,6 +65,20 @@ def test_lesson_step3_speed_and_torques_from_mj_jacSite(so101, so101_model):
         np.testing.assert_allclose(tau, row, atol=5e-5 + 1e-12)
 
 
+def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(so101, so101_model):
+    build = load_lesson("09-jacobians", "build.py")
+    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=10)
+    use, fd = build.use_step(so101), build.fd_step(so101, jac["poses"])
+    J_mj = mj_site(so101_model, so101, Q0)[2]
+    np.testing.assert_allclose(column["ours"], J_mj[:, 1], atol=1e-15)
+    np.testing.assert_allclose(use["speed"], np.linalg.norm(J_mj[:3] @ np.full(5, 5**-0.5)), atol=1e-15)
+    for F, tau in zip(build.FORCES, use["tau"]):
+        np.testing.assert_allclose(tau, J_mj[:3].T @ F, atol=1e-15)
+    assert jac["linear"] <= 1e-14 and jac["angular"] <= 1e-14 and fd["median"] < 1e-10
+    rows = build.claims(column, jac, use, fd)
+    assert len(rows) == 9 and {c.verdict for c in rows} == {"agree"}
+
+
 def test_fd_jacobian_central_matches_analytic_below_1e_10(so101):
     qs = so101.random_q(np.random.default_rng(1), 50)
     errs = [np.abs(fd_jacobian(lambda x: fk(so101, x).p, q, 1e-5) - jacobian(so101, q)[:3]).max() for q in qs]
