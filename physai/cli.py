@@ -1,7 +1,7 @@
 """The ``physai`` command line.
 
-``physai tour`` runs every lesson (``experiments/NN-name/{build.py,experiment.py}``, discovered, so a
-new lesson needs no edit here) and writes the report; ``fk``, ``jacobian``, ``health`` and ``ik`` print
+``physai tour`` runs every lesson (``experiments/NN-name/{build.py,experiment.py,<variant>.py}``, discovered,
+so a new lesson needs no edit here) in one process and writes the report; ``fk``, ``jacobian``, ``health`` and ``ik`` print
 one robot's numbers as tables (``--json`` for scripts); ``view`` opens the interactive 3-D viewer.
 
 Exit codes: 0 ok, 1 a lesson or benchmark failed, 2 bad input (one line on stderr naming the input).
@@ -23,7 +23,6 @@ import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
@@ -35,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPERIMENTS = ROOT / "experiments"
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
 SCRIPTS = ("build.py", "experiment.py")
+FULL_ENV = "PHYSAI_FULL"  # set to 1: the lessons' large runs (what ``--full`` passes on)
 VECTOR_OPTIONS = ("--q", "--target")
 # Piped output (files, CI logs, tests) has no terminal width; 80 columns would squeeze the tables.
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -117,69 +117,102 @@ def lesson_dirs() -> list[Path]:
     return sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir())
 
 
-def _run_script(script: Path, echo=console.print) -> tuple[int, float]:
-    """Run one lesson script in its folder, streaming its output through ``echo``; ``(exit code, seconds)``."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
-    t0 = time.perf_counter()
-    with subprocess.Popen([sys.executable, str(script)], cwd=script.parent, env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
-        for line in proc.stdout:
-            echo(line.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
-    return proc.returncode, time.perf_counter() - t0
+def lesson_scripts(folder: Path) -> list[Path]:
+    """A lesson's scripts in reading order: ``build.py``, ``experiment.py``, then its variants (any other
+    ``*.py`` not starting with ``_``, e.g. ``wxai.py``; ``_name.py`` files are helpers, not scripts)."""
+    rank = {name: i for i, name in enumerate(SCRIPTS)}
+    scripts = [p for p in folder.glob("*.py") if not p.name.startswith("_")]
+    return sorted(scripts, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+
+
+def _run_script(script: Path, full: bool = False) -> tuple[int, float]:
+    """Run one lesson script as ``__main__`` in this process (numpy, MuJoCo, JAX imported once for the whole
+    tour), in its folder, ``--full`` passed on when asked; ``(exit code, seconds)``."""
+    import runpy
+    import traceback
+
+    argv, cwd, env_full = sys.argv, Path.cwd(), os.environ.get(FULL_ENV)
+    sys.argv = [str(script)] + (["--full"] if full else [])
+    if full:
+        os.environ[FULL_ENV] = "1"
+    t0, rc = time.perf_counter(), 0
+    try:
+        os.chdir(script.parent)
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception:  # a failing lesson is reported and the tour goes on
+        traceback.print_exc(file=sys.stdout)
+        rc = 1
+    finally:
+        sys.stdout.flush()
+        sys.argv = argv
+        os.chdir(cwd)
+        if full and env_full is None:
+            os.environ.pop(FULL_ENV)
+        _close_figures()
+    return rc, time.perf_counter() - t0
+
+
+def _close_figures() -> None:
+    """Free the figures a lesson left open (they would pile up over the tour's scripts)."""
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
+FULL_OPTION = typer.Option(False, "--full", help="the lessons' large runs (as the seeds size them); slower")
 
 
 @app.command()
-def tour(out: Path = typer.Option(Path("physai-out"), "--out", help="folder for the report and copies of outputs")) -> None:
-    """Run every lesson's build.py and experiment.py, then write the report OUT/index.html."""
+def tour(
+    out: Path = typer.Option(Path("physai-out"), "--out", help="folder for the report and copies of outputs"),
+    full: bool = FULL_OPTION,
+) -> None:
+    """Run every lesson's scripts in one process, then write the report OUT/index.html."""
     from physai import report
 
-    scripts = [d / name for d in lesson_dirs() for name in SCRIPTS if (d / name).exists()]
+    wall0 = time.perf_counter()
+    out = out.resolve()
     runs = []
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-               TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
-        task = progress.add_task("tour", total=len(scripts))
-        for script in scripts:
-            label = f"{script.parent.name}/{script.name}"
-            progress.update(task, description=label)
-            progress.console.rule(f"[bold]{label}")
-            started = time.time()
-            rc, seconds = _run_script(script, echo=progress.console.print)
-            tables, figures = report.collect_outputs(script.parent, started, out)
-            runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
-                                         tables, figures))
-            progress.advance(task)
-    index = report.write_report(out, runs, report.versions())
+    for script in [s for d in lesson_dirs() for s in lesson_scripts(d)]:
+        console.rule(f"[bold]{script.parent.name}/{script.name}")
+        started = time.time()
+        rc, seconds = _run_script(script, full)
+        runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
+                                     **report.collect_run(script, started, out)))
+    wall = time.perf_counter() - wall0
+    index = report.write_report(out, runs, report.versions(), wall)
     console.rule("[bold]summary")
-    table = _table("lesson", "script", "status", "time", "tables", "figures", title="tour")
+    table = _table("lesson", "script", "status", "time", "claims", "agree", "disagree", "figures", title="tour")
     for r in runs:
-        table.add_row(r.lesson, r.script, "[green]ok" if r.ok else f"[red]FAIL ({r.returncode})",
-                      f"{r.seconds:.1f} s", str(len(r.tables)), str(len(r.figures)))
+        table.add_row(r.lesson, r.script, "[green]ok" if r.ok else f"[red]FAIL ({r.returncode})", f"{r.seconds:.1f} s",
+                      str(len(r.claims)), str(r.count("agree")), str(r.count("disagree")), str(len(r.figures)))
     console.print(table)
-    console.print(f"{sum(r.ok for r in runs)}/{len(runs)} scripts ok in {sum(r.seconds for r in runs):.1f} s; "
-                  f"report: [bold]{index.resolve()}")
+    console.print(f"{sum(r.ok for r in runs)}/{len(runs)} scripts ok; tour wall time {wall:.1f} s; "
+                  f"report: [bold]{index}")
     if not all(r.ok for r in runs):
         raise typer.Exit(1)
 
 
 @app.command()
 def lesson(
-    number: str = typer.Argument(..., help="lesson number, e.g. 09"),
+    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
     build: bool = typer.Option(False, "--build", help="run only build.py"),
     experiment: bool = typer.Option(False, "--experiment", help="run only experiment.py"),
+    full: bool = FULL_OPTION,
 ) -> None:
-    """Run one lesson by number (e.g. ``physai lesson 09 --build``)."""
+    """Run one lesson by number: build.py, experiment.py and its variants (e.g. ``physai lesson 09 --build``)."""
     matches = [d for d in lesson_dirs() if d.name.split("-")[0] == number.zfill(2)]
     if not matches:
         _fail(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs()) or '(none)'}")
-    which = [n for n, on in zip(SCRIPTS, (build, experiment)) if on] or list(SCRIPTS)
-    scripts = [matches[0] / name for name in which if (matches[0] / name).exists()]
+    which = [n for n, on in zip(SCRIPTS, (build, experiment)) if on]
+    scripts = [s for s in lesson_scripts(matches[0]) if not which or s.name in which]
     if not scripts:
         _fail(f"lesson {matches[0].name} has no {' or '.join(which)}")
     rc = 0
     for script in scripts:
         console.rule(f"[bold]{matches[0].name}/{script.name}")
-        rc = max(rc, _run_script(script)[0])
+        rc = max(rc, _run_script(script, full)[0])
     raise typer.Exit(min(rc, 1))
 
 

@@ -80,6 +80,40 @@ def verdict(ok: bool) -> str:
     return VERDICTS[0] if ok else VERDICTS[1]
 
 
+def printed_tol(text: str) -> float:
+    """Half a unit in the last printed digit of a number as a seed writes it: ``"0.312"`` -> 5e-4,
+    ``"7.9e-07"`` -> 5e-9, ``"147.4"`` -> 0.05 (the tolerance "agrees to the printed precision" means)."""
+    mantissa, _, exponent = text.strip().lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+def number_claim(lesson: str, claim: str, seed: str, measured: float, *, script: str, unit: str = "",
+                 fmt: str | None = None, tol: float | None = None, why: str | None = None) -> Claim:
+    """A claim about one number: ``seed`` as the seed prints it (``"0.312"``), ``measured`` this run's value.
+
+    The verdict is ``agree`` when ``|measured - seed| <= tol``; ``tol`` defaults to the seed's printed precision
+    (:func:`printed_tol`). ``measured`` is printed like the seed (``fmt`` overrides); ``why`` defaults to the
+    tolerance. ``unit`` is appended to both numbers.
+    """
+    tol = printed_tol(seed) if tol is None else tol
+    if fmt is None:
+        digits = len(seed.strip().lower().partition("e")[0].partition(".")[2])
+        fmt = f".{digits}e" if "e" in seed.lower() else f".{digits}f"
+    suffix = f" {unit}" if unit else ""
+    return Claim(lesson, claim, seed + suffix, f"{measured:{fmt}}{suffix}", verdict(abs(measured - float(seed)) <= tol * (1 + 1e-9)),
+                 why or f"|measured - seed| <= {tol:.1g}{suffix}", script)
+
+
+def factor_claim(lesson: str, claim: str, seed: str, measured: float, *, script: str, factor: float, why: str,
+                 unit: str = "") -> Claim:
+    """A claim about a round-off-sized number, whose digits depend on operation order and CPU: ``agree`` when
+    ``measured`` is within ``factor`` of the seed's value either way (printed in the seed's ``%.1e`` style)."""
+    seed_value, suffix = float(seed), f" {unit}" if unit else ""
+    ok = measured > 0 and seed_value > 0 and max(measured / seed_value, seed_value / measured) <= factor
+    return Claim(lesson, claim, seed + suffix, f"{measured:.1e}{suffix}", verdict(ok), why, script)
+
+
 def claims_table(claims: list[Claim]) -> str:
     """The claims as a plain-text table (claim, seed, measured, verdict, why) for the lesson's transcript."""
     head = ("claim", "seed", "measured", "verdict", "why")

@@ -1,9 +1,10 @@
-"""The tour's report: one static HTML page with every lesson's tables and figures, versions and times.
+"""The tour's report: one static HTML page with every lesson's claims, figures and transcripts.
 
-``physai tour`` runs each lesson script, then :func:`collect_outputs` picks up the ``*_output.txt``
-tables and ``*.png`` figures that script wrote beside itself *in that run* (older files are left out,
-so the page never shows stale numbers), copies them under the output folder, and :func:`write_report`
-writes ``index.html`` with relative links, so the folder opens from disk and can be moved as a whole.
+``physai tour`` runs each lesson script, then :func:`collect_run` picks up what that script wrote beside itself
+*in that run* (older files are left out, so the page never shows stale numbers): its claims from the folder's
+``claims.json`` (:mod:`physai.lesson`), its ``*_output.txt`` transcript and its ``*.png`` figures, copied under the
+output folder. :func:`write_report` writes ``index.html`` with relative links, so the folder opens from disk and can
+be moved as a whole. The summary's agree/disagree counts are counted from the same claim rows the tables show.
 """
 
 from __future__ import annotations
@@ -12,29 +13,26 @@ import ast
 import html
 import importlib.metadata
 import platform
-import re
 import shutil
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
+
+from physai.lesson import CLAIMS_FILE, Claim, read_claims
 
 TABLE_GLOB = "*_output.txt"
 FIGURE_GLOB = "*.png"
 VERSIONED = ("physai", "numpy", "scipy", "mujoco", "jax", "matplotlib", "viser")
-
-# A line that compares with the seed carries a verdict word; "disagree" is tested first because it
-# contains "agree" (and "does not match" contains "match").
-_SEED = re.compile(r"\bseed'?s?\b", re.IGNORECASE)
-_DISAGREE = re.compile(r"disagree|differ|wrong|mismatch|does not match|not reproduced", re.IGNORECASE)
-_AGREE = re.compile(r"agree|match|reproduce|consistent", re.IGNORECASE)
+FIGURE_LINE = "figure: "  # a transcript line "figure: name.png (caption)" gives the figure its caption
 
 
 @dataclass(frozen=True)
 class ScriptRun:
     """One lesson script run by the tour.
 
-    ``tables`` and ``figures`` are paths relative to the report folder (copies of what the script wrote).
+    ``tables`` and ``figures`` are paths relative to the report folder (copies of what the script wrote);
+    ``claims`` are the rows the script wrote to its folder's ``claims.json`` in this run.
     """
 
     lesson: str
@@ -44,10 +42,15 @@ class ScriptRun:
     seconds: float
     tables: tuple[Path, ...] = ()
     figures: tuple[Path, ...] = ()
+    claims: tuple[Claim, ...] = ()
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0
+
+    def count(self, verdict: str) -> int:
+        """How many of this run's claim rows carry ``verdict``."""
+        return sum(c.verdict == verdict for c in self.claims)
 
 
 def script_title(script: Path) -> str:
@@ -56,19 +59,30 @@ def script_title(script: Path) -> str:
     return doc.strip().splitlines()[0] if doc else ""
 
 
-def collect_outputs(lesson_dir: Path, since: float, out_dir: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    """Copy the tables and figures written in ``lesson_dir`` at or after ``since`` (a ``time.time()``) into
-    ``out_dir/<lesson>/``; returns their paths relative to ``out_dir`` as ``(tables, figures)``."""
-    dest = out_dir / lesson_dir.name
-    found = []
-    for pattern in (TABLE_GLOB, FIGURE_GLOB):
-        fresh = sorted(p for p in lesson_dir.glob(pattern) if p.stat().st_mtime >= since)
-        if fresh:
-            dest.mkdir(parents=True, exist_ok=True)
-        for p in fresh:
-            shutil.copy2(p, dest / p.name)
-        found.append(tuple(Path(lesson_dir.name) / p.name for p in fresh))
-    return found[0], found[1]
+def _fresh(paths, since: float) -> list[Path]:
+    return sorted(p for p in paths if p.stat().st_mtime >= since)
+
+
+def collect_run(script: Path, since: float, out_dir: Path) -> dict:
+    """What ``script`` wrote beside itself at or after ``since`` (a ``time.time()``): its transcript and
+    figures copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``) and its claims.
+
+    -> ``{"tables": (...), "figures": (...), "claims": (...)}``, keyword arguments of :class:`ScriptRun`.
+    The transcript is the ``<script stem>_*_output.txt`` file; figures are the PNGs written since ``since``.
+    """
+    folder, stem = script.parent, script.stem
+    tables = [p for p in _fresh(folder.glob(TABLE_GLOB), since) if p.name.startswith(stem + "_")]
+    figures = _fresh(folder.glob(FIGURE_GLOB), since)
+    dest = out_dir / folder.name
+    if tables or figures:
+        dest.mkdir(parents=True, exist_ok=True)
+    for p in tables + figures:
+        shutil.copy2(p, dest / p.name)
+    claims_path = folder / CLAIMS_FILE
+    fresh_claims = claims_path.exists() and claims_path.stat().st_mtime >= since
+    claims = tuple(c for c in read_claims(folder) if c.script == script.name) if fresh_claims else ()
+    return {"tables": tuple(Path(folder.name) / p.name for p in tables),
+            "figures": tuple(Path(folder.name) / p.name for p in figures), "claims": claims}
 
 
 def versions() -> dict[str, str]:
@@ -82,91 +96,98 @@ def versions() -> dict[str, str]:
     return out
 
 
-def seed_verdict(line: str) -> str | None:
-    """``"agree"``/``"disagree"`` for a printed line that compares a number with the seed's, else ``None``."""
-    if not _SEED.search(line):
-        return None
-    if _DISAGREE.search(line):
-        return "disagree"
-    if _AGREE.search(line):
-        return "agree"
-    return None
+def figure_captions(transcript: str) -> dict[str, str]:
+    """``{file name: caption}`` from the transcript's ``figure: name.png (caption)`` lines."""
+    out = {}
+    for line in transcript.splitlines():
+        if line.startswith(FIGURE_LINE):
+            name, _, rest = line[len(FIGURE_LINE):].partition(" ")
+            out[name] = rest.strip().removeprefix("(").removesuffix(")") or name
+    return out
 
 
-def _table_html(text: str) -> tuple[str, int, int]:
-    """The table as ``<pre>`` with seed-comparison lines marked; also the agree/disagree counts."""
-    lines, counts = [], {"agree": 0, "disagree": 0}
-    for line in text.splitlines():
-        verdict = seed_verdict(line)
-        esc = html.escape(line)
-        if verdict:
-            counts[verdict] += 1
-            mark = "✓" if verdict == "agree" else "✗"
-            esc = f'<span class="{verdict}" title="seed {verdict}s">{mark} {esc}</span>'
-        lines.append(esc)
-    return "<pre>" + "\n".join(lines) + "</pre>", counts["agree"], counts["disagree"]
+def claims_html(claims) -> str:
+    """The claims as an HTML table: claim, seed, measured, verdict, why (one row per claim)."""
+    if not claims:
+        return '<p class="meta">This run wrote no claims.</p>'
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "seed", "measured", "verdict", "why"))
+    rows = "".join(
+        f'<tr class="{c.verdict}"><td>{html.escape(c.claim)}</td><td>{html.escape(c.seed)}</td>'
+        f"<td>{html.escape(c.measured)}</td><td>{'✓' if c.verdict == 'agree' else '✗'} {c.verdict}</td>"
+        f"<td>{html.escape(c.why)}</td></tr>"
+        for c in claims
+    )
+    return f'<table class="claims"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+def _status(run: ScriptRun) -> str:
+    return '<span class="ok">ok</span>' if run.ok else f'<span class="fail">failed (exit {run.returncode})</span>'
+
+
+def _run_html(out_dir: Path, run: ScriptRun) -> str:
+    """One script's section: status, claims table, figures with captions, transcript folded."""
+    parts = [f"<h3>{html.escape(run.script)} — {html.escape(run.title)}</h3>",
+             f'<p class="meta">{_status(run)} · {run.seconds:.1f} s · {run.count("agree")} agree, '
+             f'{run.count("disagree")} disagree</p>', claims_html(run.claims)]
+    texts = [(out_dir / t).read_text(encoding="utf-8") for t in run.tables]
+    captions = {k: v for text in texts for k, v in figure_captions(text).items()}
+    parts += [f'<figure><img src="{html.escape(f.as_posix())}" alt="{html.escape(f.name)}">'
+              f"<figcaption>{html.escape(captions.get(f.name, f.name))}</figcaption></figure>" for f in run.figures]
+    parts += [f"<details><summary>transcript: {html.escape(t.name)}</summary><pre>{html.escape(text)}</pre></details>"
+              for t, text in zip(run.tables, texts)]
+    if not run.tables:
+        parts.append('<p class="meta">This run wrote no transcript.</p>')
+    return "\n".join(parts)
+
+
+def _summary_row(run: ScriptRun) -> str:
+    lesson = html.escape(run.lesson)
+    return (f'<tr><td><a href="#{lesson}">{lesson}</a></td><td>{html.escape(run.script)}</td><td>{_status(run)}</td>'
+            f'<td class="num">{run.seconds:.1f} s</td><td class="num">{len(run.claims)}</td>'
+            f'<td class="num">{run.count("agree")}</td><td class="num">{run.count("disagree")}</td>'
+            f'<td class="num">{len(run.figures)}</td></tr>')
 
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table.summary{border-collapse:collapse} .summary td,.summary th{padding:.25em .8em;border-bottom:1px solid #eee;text-align:left}
+table{border-collapse:collapse;max-width:100%} td,th{padding:.25em .6em;border-bottom:1px solid #eee;text-align:left;
+vertical-align:top;overflow-wrap:anywhere} table.claims{width:100%;font-size:.9em}
 .num{text-align:right!important;font-variant-numeric:tabular-nums}
-pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.85em;line-height:1.35}
+pre{background:#f7f7f7;padding:.8em;font-size:.85em;line-height:1.35;white-space:pre-wrap;overflow-wrap:anywhere}
 .ok{color:#17752f;font-weight:600} .fail{color:#b00020;font-weight:600}
-.agree{background:#e3f5e6} .disagree{background:#fde4e4}
-figure{display:inline-block;margin:.5em;max-width:48%} figure img{max-width:100%;border:1px solid #ddd}
-figcaption{font-size:.85em;color:#555} .meta{color:#555;font-size:.9em}
+tr.agree{background:#e3f5e6} tr.disagree{background:#fde4e4}
+figure{display:inline-block;margin:.5em;max-width:48%;vertical-align:top} figure img{max-width:100%;border:1px solid #ddd}
+figcaption{font-size:.85em;color:#555} .meta{color:#555;font-size:.9em;overflow-wrap:anywhere}
+details{margin:.5em 0} summary{cursor:pointer;color:#444}
 """
 
 
-def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str]) -> Path:
-    """Write ``out_dir/index.html`` for the tour's ``runs`` and return its path."""
+def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str], wall_s: float) -> Path:
+    """Write ``out_dir/index.html`` for the tour's ``runs`` (``wall_s``: the tour's wall time); returns its path."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    summary_rows, sections = [], []
     by_lesson: dict[str, list[ScriptRun]] = {}
     for run in runs:
         by_lesson.setdefault(run.lesson, []).append(run)
-    for lesson, lesson_runs in by_lesson.items():
-        parts = [f'<h2 id="{html.escape(lesson)}">{html.escape(lesson)}</h2>']
-        for run in lesson_runs:
-            status = '<span class="ok">ok</span>' if run.ok else f'<span class="fail">failed (exit {run.returncode})</span>'
-            parts.append(f"<h3>{html.escape(run.script)} — {html.escape(run.title)}</h3>")
-            parts.append(f'<p class="meta">{status} · {run.seconds:.1f} s</p>')
-            agree = disagree = 0
-            for table in run.tables:
-                block, a, d = _table_html((out_dir / table).read_text(encoding="utf-8"))
-                agree, disagree = agree + a, disagree + d
-                parts.append(f'<p class="meta">{html.escape(table.name)}</p>{block}')
-            if not run.tables:
-                parts.append('<p class="meta">This run wrote no table.</p>')
-            parts.extend(
-                f'<figure><img src="{html.escape(fig.as_posix())}" alt="{html.escape(fig.name)}">'
-                f"<figcaption>{html.escape(fig.name)}</figcaption></figure>"
-                for fig in run.figures
-            )
-            summary_rows.append(
-                f'<tr><td><a href="#{html.escape(lesson)}">{html.escape(lesson)}</a></td><td>{html.escape(run.script)}</td>'
-                f'<td>{status}</td><td class="num">{run.seconds:.1f} s</td><td class="num">{len(run.tables)}</td>'
-                f'<td class="num">{len(run.figures)}</td><td class="num">{agree} / {disagree}</td></tr>'
-            )
-        sections.append("\n".join(parts))
-    total = sum(r.seconds for r in runs)
+    sections = [f'<h2 id="{html.escape(lesson)}">{html.escape(lesson)}</h2>\n' + "\n".join(_run_html(out_dir, r)
+                for r in lesson_runs) for lesson, lesson_runs in by_lesson.items()]
+    agree, disagree = sum(r.count("agree") for r in runs), sum(r.count("disagree") for r in runs)
     version_rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions.items())
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>physai tour</title><style>{_CSS}</style></head>
 <body>
 <h1>physai tour</h1>
-<p class="meta">Every table and figure below was computed in the run of {stamp} ({total:.1f} s in all).
-Lines that compare a number with the seed are marked <span class="agree">✓ agree</span> or
-<span class="disagree">✗ disagree</span>; the lesson's own text says why where they differ.</p>
-<table class="summary"><tr><th>lesson</th><th>script</th><th>status</th><th>time</th><th>tables</th><th>figures</th>
-<th>seed ✓ / ✗</th></tr>
-{"".join(summary_rows)}
+<p class="meta">Every claim, table and figure below was computed in the run of {stamp}.
+Tour wall time: <b id="wall">{wall_s:.1f} s</b> ({sum(r.ok for r in runs)}/{len(runs)} scripts ok).</p>
+<p id="totals">Seed claims checked: <b>{agree + disagree}</b> — <span class="ok">{agree} agree</span>,
+<span class="fail">{disagree} disagree</span> (each row below says why).</p>
+<table class="summary"><thead><tr><th>lesson</th><th>script</th><th>status</th><th>time</th><th>claims</th>
+<th>agree</th><th>disagree</th><th>figures</th></tr></thead>
+<tbody>{"".join(_summary_row(r) for r in runs)}</tbody>
 </table>
-<h2>Versions</h2><table class="summary">{version_rows}</table>
 {"".join(sections)}
+<h2>Versions</h2><table class="summary">{version_rows}</table>
 </body></html>
 """
     path = out_dir / "index.html"

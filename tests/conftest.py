@@ -72,3 +72,15 @@ def mujoco_errors(m, chain, q, T_target, task):
     if task == "pose":
         return perr, Rotation.from_matrix(T_target[:3, :3] @ T[:3, :3].T).magnitude()
     return perr, np.arccos(np.clip(T[:3, 2] @ T_target[:3, 2], -1, 1))
+
+
+def load_lesson(folder: str, script: str):
+    """Import a lesson script (``experiments/<folder>/<script>``) as a module, without running its ``main()``."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "experiments" / folder / script
+    spec = importlib.util.spec_from_file_location(f"lesson_{folder.replace('-', '_')}_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -8,7 +8,7 @@ from physai import mj, robots
 from physai.errors import InputError, PhysaiError, UnknownNameError, UnsupportedJointError
 from physai.kinematics import chain_from_mujoco, fd_jacobian, fk, hinge_column, jacobian, tool_pose
 
-from conftest import mj_site
+from conftest import load_lesson, mj_site
 
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 
@@ -65,6 +65,20 @@ def test_lesson_step3_speed_and_torques_from_mj_jacSite(so101, so101_model):
         np.testing.assert_allclose(tau, row, atol=5e-5 + 1e-12)
 
 
+def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(so101, so101_model):
+    build = load_lesson("09-jacobians", "build.py")
+    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=10)
+    use, fd = build.use_step(so101), build.fd_step(so101, jac["poses"])
+    J_mj = mj_site(so101_model, so101, Q0)[2]
+    np.testing.assert_allclose(column["ours"], J_mj[:, 1], atol=1e-15)
+    np.testing.assert_allclose(use["speed"], np.linalg.norm(J_mj[:3] @ np.full(5, 5**-0.5)), atol=1e-15)
+    for F, tau in zip(build.FORCES, use["tau"]):
+        np.testing.assert_allclose(tau, J_mj[:3].T @ F, atol=1e-15)
+    assert jac["linear"] <= 1e-14 and jac["angular"] <= 1e-14 and fd["median"] < 1e-10
+    rows = build.claims(column, jac, use, fd)
+    assert len(rows) == 9 and {c.verdict for c in rows} == {"agree"}
+
+
 def test_fd_jacobian_central_matches_analytic_below_1e_10(so101):
     qs = so101.random_q(np.random.default_rng(1), 50)
     errs = [np.abs(fd_jacobian(lambda x: fk(so101, x).p, q, 1e-5) - jacobian(so101, q)[:3]).max() for q in qs]
@@ -72,7 +86,7 @@ def test_fd_jacobian_central_matches_analytic_below_1e_10(so101):
 
 
 def test_fd_jacobian_of_a_closed_form():
-    f = lambda q: np.array([np.sin(q[0]) * q[1], q[1] ** 2])  # noqa: E731
+    f = lambda q: np.array([np.sin(q[0]) * q[1], q[1] ** 2])
     q = np.array([0.3, 2.0])
     exact = np.array([[np.cos(0.3) * 2.0, np.sin(0.3)], [0.0, 4.0]])
     np.testing.assert_allclose(fd_jacobian(f, q), exact, atol=1e-10)
@@ -190,3 +204,144 @@ def test_tool_pose_and_jacobian_equals_separate_calls(so101, rng):
     T, J = tool_pose_and_jacobian(so101, qs)
     np.testing.assert_array_equal(T, tool_pose(so101, qs))
     np.testing.assert_array_equal(J, jacobian(so101, qs))
+
+
+# ---- Experiment and Break it: every claim row against MuJoCo physics, mj_jacSite and closed forms --------------
+
+DECADES = 10.0 ** -np.arange(1, 15)
+
+
+@pytest.fixture(scope="module")
+def exp():
+    return load_lesson("09-jacobians", "experiment.py")
+
+
+@pytest.fixture(scope="module")
+def velocity(exp, so101_model, so101):
+    return exp.velocity_step(so101_model, so101)
+
+
+@pytest.fixture(scope="module")
+def sweep64(exp, so101_model, so101, velocity):
+    return exp.sweep_step(so101_model, so101, velocity["poses"])
+
+
+def verdicts(claims):
+    return {c.claim: c.verdict for c in claims}
+
+
+def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_seeds_claims_hold(exp, velocity, so101_model, so101):
+    speeds = [np.linalg.norm(mj_site(so101_model, so101, q)[2][:3] @ np.full(5, 5 ** -0.5)) for q in velocity["poses"]]
+    np.testing.assert_allclose(velocity["speed"], np.median(speeds), rtol=1e-13)
+    assert abs(np.median(speeds) - 0.306) <= 5e-4
+    assert set(verdicts(exp.velocity_claims(velocity)).values()) == {"agree"}
+
+
+def test_velocity_map_matches_site_motion_to_first_order_in_dt(exp, so101_model, so101, velocity):
+    rng = np.random.default_rng(1)
+    qdots = rng.normal(size=(10, so101.n))
+    qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
+    lin, ang, _ = exp.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-6)
+    lin10, ang10, _ = exp.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-5)
+    assert lin < 1e-5 and ang < 1e-5
+    # truncation error O(dt): ten times the step, about ten times the error
+    assert 5 < lin10 / lin < 15 and 5 < ang10 / ang < 15
+
+
+def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(exp, sweep64, velocity, so101_model,
+                                                                            so101):
+    m, d, sid, eps = so101_model, mujoco.MjData(so101_model), so101_model.site(so101.tool_name).id, 1e-3
+
+    def site_xpos(q):
+        d.qpos[list(so101.qpos_adr)] = q
+        mujoco.mj_kinematics(m, d)
+        return d.site_xpos[sid].copy()
+
+    errs = []
+    for q in velocity["poses"]:
+        cols = [(site_xpos(q + eps * e) - site_xpos(q - eps * e)) / (2 * eps) for e in np.eye(5)]
+        errs.append(np.abs(np.column_stack(cols) - mj_site(m, so101, q)[2][:3]).max())
+    row = exp.TABLE_EPS.index(eps)
+    np.testing.assert_allclose(sweep64["table"][row, 2], np.median(errs), rtol=1e-5)
+    assert abs(np.median(errs) - 4.2e-08) <= 0.05e-8  # the seed's printed value
+    claims = verdicts(exp.sweep_claims(sweep64))
+    assert len(claims) == 2 * (len(exp.TABLE_EPS) + 1) + 2 and set(claims.values()) == {"agree"}
+
+
+def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_central(exp, so101_model, so101,
+                                                                                        velocity):
+    med = exp.sweep(so101_model, so101, velocity["poses"], DECADES)
+    best = exp.best_steps(DECADES, med)
+    assert best == {"forward": 1e-8, "central": 1e-5}
+    eps_mach = np.finfo(float).eps
+    assert abs(np.log10(best["forward"] / np.sqrt(eps_mach))) < 1
+    assert abs(np.log10(best["central"] / np.cbrt(eps_mach))) < 1
+    fwd, cen = med[:, 0], med[:, 2]
+    # right of the minimum truncation: 10x per decade forward, 100x central; left: round-off 10x per decade
+    np.testing.assert_allclose(fwd[0] / fwd[2], 100, rtol=0.05)
+    np.testing.assert_allclose(cen[0] / cen[2], 1e4, rtol=0.05)
+    assert fwd[-1] > 1e5 * fwd.min() and cen[-1] > 1e8 * cen.min()
+    # rotational columns: a hinge step rotates the site exactly, so only round-off remains
+    assert med[0, 1] < 1e-13 and med[0, 3] < 1e-13
+
+
+def test_float32_sweep_moves_the_minima_to_sqrt_and_cbrt_of_eps32(exp, so101_model, so101, velocity, sweep64):
+    hard = exp.hard_step(so101_model, so101, velocity["poses"][:10], sweep64["med"])
+    eps32 = np.finfo(np.float32).eps
+    assert abs(np.log10(hard["best"]["forward"] / np.sqrt(eps32))) <= 1
+    assert abs(np.log10(hard["best"]["central"] / np.cbrt(eps32))) <= 1
+    assert verdicts(exp.exercise_claims({"tau_pan": 0.0}, {"stretched": {"per_newton": 0.41}}, hard))[
+        "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)"] == "agree"
+
+
+def test_servo_torques_in_simulation_equal_the_seeds_JT_F_and_each_other(exp, so101):
+    r = exp.servo_step(so101)
+    for (seed_tau, _), servo, tau in zip(exp.SEED_TAU, r["servo"], r["tau"]):
+        np.testing.assert_allclose(servo, np.array(seed_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's actuators
+        np.testing.assert_allclose(tau, servo, atol=1e-12)
+    assert r["ncon"] == [0] * 4 and max(r["qdot"]) < 1e-12
+    assert r["standin_ncon"] > 0 and r["standin_miss"] > 0.01  # why the stand-in contacts are off
+    assert set(verdicts(exp.servo_claims(r)).values()) == {"agree"}
+
+
+def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobian(exp, so101):
+    r = exp.payload_step(so101)
+    m = exp.so101_sim()
+    d = mujoco.MjData(m)
+    lim = m.actuator_forcerange[:, 1][list(range(5))]
+    for p in r["poses"].values():
+        d.qpos[list(so101.qpos_adr)], d.qvel[:] = p["q"], 0.0
+        mujoco.mj_forward(m, d)
+        g = d.qfrc_bias[list(so101.dof_adr)]  # gravity torques at rest
+        Jz = mj_site(m, so101, p["q"])[2][2]
+        # servo torque tau(f) = g - f J_p^T (0, 0, -1) = g + f Jz stays within +-lim: the first joint to saturate
+        loaded = np.abs(Jz) > 1e-12
+        f = np.full(5, np.inf)
+        f[loaded] = (np.sign(Jz[loaded]) * lim[loaded] - g[loaded]) / Jz[loaded]
+        np.testing.assert_allclose([p["lift"], p["elbow"]], g[[1, 2]], atol=1e-12)
+        np.testing.assert_allclose(p["force"], f.min(), rtol=1e-12)
+        assert p["joint"] == so101.joint_names[int(np.argmin(f))]
+        np.testing.assert_allclose(p["lever"], np.linalg.norm(mj_site(m, so101, p["q"])[2][:3, 1]), atol=1e-15)
+    assert set(verdicts(exp.payload_claims(r)).values()) == {"agree"}
+
+
+def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(exp, so101):
+    limit = exp.payload_step(so101)["poses"]["stretched"]["force"]
+    r = exp.fall_step(so101, limit)
+    lim = exp.so101_sim().actuator_forcerange[1, 1]
+    assert r[0.9]["drop"] < 3e-3 and abs(r[0.9]["lift"]) < lim
+    assert r[1.1]["drop"] > 0.1 and r[1.1]["lift"] == pytest.approx(-lim, abs=1e-12)  # the servo clamps
+    assert set(verdicts(exp.fall_claims(r)).values()) == {"agree"}
+
+
+def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(exp, so101_model, so101):
+    easy, medium = exp.easy_step(so101_model, so101), exp.medium_step(so101_model, so101, n_grid=5)
+    J = mj_site(so101_model, so101, exp.Q_STEP3)[2]
+    assert abs(J[2, 0]) < 1e-15 and abs(easy["tau_pan"]) < 1e-15
+    J_str = mj_site(so101_model, so101, exp.POSES["stretched"])[2]
+    np.testing.assert_allclose(medium["stretched"]["per_newton"], abs(J_str[2, 1]), atol=1e-15)
+    best = medium["best"]
+    assert abs(J_str[2, 1]) - 1e-9 <= best["per_newton"] <= best["distance"] + 1e-15  # a lever within its distance
+    claims = verdicts(exp.exercise_claims(easy, medium, {"best": {"forward": 3e-4, "central": 5e-3}}))
+    assert claims["Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000"] == "agree"
+    assert claims["Medium: lift torque per newton down, stretched pose"] == "agree"

@@ -1,14 +1,12 @@
-"""The physai command line: numbers pinned to MuJoCo, bad input -> exit 2 with one line, tour and report."""
+"""The physai command line: numbers pinned to MuJoCo, bad input -> exit 2 with one line (tour: test_report.py)."""
 
 import json
-import os
-import time
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from physai import cli, mj, report
+from physai import cli, mj
 
 runner = CliRunner()
 
@@ -98,76 +96,6 @@ def test_robots_lists_so101_and_its_model_source():
 def test_join_vectors_gathers_words_up_to_the_next_option():
     args = ["fk", "--q", "0", "-0.6", "1e-3", "--json", "--target", "1", "2"]
     assert cli._join_vectors(args) == ["fk", "--q", "0 -0.6 1e-3", "--json", "--target", "1 2"]
-
-
-@pytest.mark.parametrize(
-    "line, verdict",
-    [
-        ("payload 0.91 kg (seed says 0.91 kg): agrees", "agree"),
-        ("seed claims 4.2e-14; we measure 3.1e-13: disagree (stiffer servos)", "disagree"),
-        ("the seed's 0.5 m/rad does not match the 0.31 measured", "disagree"),
-        ("SO-101 from Menagerie; seed 0", None),
-        ("max entry error 1.2e-15 (matches)", None),
-    ],
-)
-def test_seed_verdict_reads_the_printed_comparison(line, verdict):
-    assert report.seed_verdict(line) == verdict
-
-
-# A 1x1 PNG: the report only copies and links figures, so the demo needs no plotting library.
-PNG_1X1 = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS"
-           b"\xde\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00"
-           b"\x00IEND\xaeB`\x82")
-DEMO_BUILD = f"""\"\"\"Demo lesson: a table and a figure.\"\"\"
-from pathlib import Path
-here = Path(__file__).parent
-text = "value 1.00 (seed says 1.00): agrees\\nvalue 2.00 (seed says 3.00): disagree, see why\\n"
-print(text, end="")
-(here / "build_output.txt").write_text(text)
-(here / "line.png").write_bytes({PNG_1X1!r})
-"""
-
-
-@pytest.fixture
-def lessons(tmp_path, monkeypatch):
-    """A throwaway experiments folder: one working lesson (with a stale output) and one failing."""
-    root = tmp_path / "experiments"
-    demo, broken = root / "01-demo", root / "02-broken"
-    demo.mkdir(parents=True)
-    broken.mkdir()
-    (demo / "build.py").write_text(DEMO_BUILD)
-    stale = demo / "old_output.txt"
-    stale.write_text("stale numbers from an earlier run\n")
-    os.utime(stale, (time.time() - 3600, time.time() - 3600))
-    (broken / "experiment.py").write_text("import sys\nprint('about to fail')\nsys.exit(3)\n")
-    monkeypatch.setattr(cli, "EXPERIMENTS", root)
-    return root
-
-
-def test_tour_runs_every_lesson_and_writes_the_report(lessons, tmp_path):
-    out = tmp_path / "out"
-    res = invoke("tour", "--out", out)
-    assert res.exit_code == 1, res.output  # the broken lesson fails the tour
-    assert "value 2.00 (seed says 3.00)" in res.stdout and "about to fail" in res.stdout
-    assert "01-demo" in res.stdout and "02-broken" in res.stdout and "FAIL (3)" in res.stdout
-    page = (out / "index.html").read_text()
-    assert (out / "01-demo" / "line.png").stat().st_size > 0
-    assert '<img src="01-demo/line.png"' in page
-    assert "Demo lesson: a table and a figure." in page
-    assert 'class="agree"' in page and 'class="disagree"' in page
-    assert "failed (exit 3)" in page
-    assert report.versions()["mujoco"] in page
-    assert "stale numbers" not in page and not (out / "01-demo" / "old_output.txt").exists()
-
-
-def test_lesson_runs_only_the_requested_script(lessons):
-    res = invoke("lesson", "1", "--build")
-    assert res.exit_code == 0, res.output
-    assert "value 1.00" in res.stdout
-    res = invoke("lesson", "02")
-    assert res.exit_code == 1 and "about to fail" in res.stdout
-    res = invoke("lesson", "02", "--build")
-    assert res.exit_code == 2 and "no build.py" in res.stderr
 
 
 def test_bench_runs_the_suite_with_its_arguments(tmp_path, monkeypatch):

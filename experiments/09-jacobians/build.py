@@ -1,6 +1,6 @@
 """Lesson 09, Build it: the SO-101 Jacobian from hinge columns, checked step by step against MuJoCo.
 
-Run: uv run python experiments/09-jacobians/build.py   (writes build_output.txt beside this file)
+Run: uv run python experiments/09-jacobians/build.py   (writes build_output.txt and claims.json beside this file)
 """
 
 from pathlib import Path
@@ -9,46 +9,105 @@ import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import fd_jacobian, fk, hinge_column, jacobian
-from physai.lesson import fmt_row, transcript
+from physai.lesson import Claim, claims_table, factor_claim, fmt_row, number_claim, transcript, verdict
+from physai.lesson import write_claims
 
+HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
 FORCES = [np.array([0, 0, -2.0]), np.array([2.0, 0, 0]), np.array([0, 1.5, 0])]
+LESSON, SCRIPT = "09", "build.py"
+# The seed's printed figures, as it writes them.
+SEED_LEVER, SEED_COLUMN_DIFF = "0.2202", "8.3e-17"
+SEED_MAX_ERR = {"linear": "3.9e-16", "angular": "1.0e-15"}
+SEED_SPEED = "0.312"
+SEED_TAU = (("0.0000", "0.4385", "0.5194", "0.2586", "0.0042"), ("0.0052", "-0.0397", "-0.2571", "-0.1873", "-0.0036"),
+            ("-0.3745", "0.0000", "0.0000", "0.0000", "0.0175"))
+SEED_FD = "4.7e-12"
+ROUNDOFF = 10.0  # round-off sized numbers agree within this factor (their digits follow operation order and CPU)
+
+
+def column_step(m, chain, q=Q0) -> dict:
+    """Step 1: the shoulder_lift column ``[a x (p - o); a]`` at ``q``, ours and MuJoCo's."""
+    axes, anchors, p = fk(chain, q)
+    return {"ours": hinge_column(axes[1], anchors[1], p), "mujoco": mj.site_jacobian(m, chain, q)[:, 1]}
+
+
+def jacobian_step(m, chain, n_poses=N_POSES) -> dict:
+    """Step 2: max entry error of the hinge-column Jacobian against mj_jacSite over random poses."""
+    poses = chain.random_q(np.random.default_rng(SEED), n_poses)
+    err = np.array([np.abs(jacobian(chain, q) - mj.site_jacobian(m, chain, q)) for q in poses])
+    return {"poses": poses, "linear": float(err[:, :3].max()), "angular": float(err[:, 3:].max())}
+
+
+def use_step(chain, q=Q0) -> dict:
+    """Step 3: tool speed with every joint at 1/sqrt(n) rad/s, and J^T F for the three forces."""
+    J = jacobian(chain, q)
+    return {"speed": float(np.linalg.norm(J[:3] @ np.full(chain.n, chain.n**-0.5))),
+            "tau": [J[:3].T @ F for F in FORCES]}
+
+
+def fd_step(chain, poses, eps=1e-5) -> dict:
+    """Step 4: median over poses of the max entry error of central differences of our FK vs our Jacobian."""
+    errs = [np.abs(fd_jacobian(lambda x: fk(chain, x).p, q, eps=eps) - jacobian(chain, q)[:3]).max() for q in poses]
+    return {"median": float(np.median(errs))}
+
+
+def print_steps(chain, column, jac, use, fd) -> None:
+    print("\n== Step 1. One hinge column at q = (0, -0.6, 0.9, 0.4, 0.3) ==")
+    print(f"shoulder_lift column, ours:   {fmt_row(column['ours'])}")
+    print(f"shoulder_lift column, MuJoCo: {fmt_row(column['mujoco'])}")
+    print(f"lever |a x (p - o)| = {np.linalg.norm(column['ours'][:3]):.4f} m, max difference "
+          f"{np.abs(column['ours'] - column['mujoco']).max():.1e}")
+    print(f"\n== Step 2. Jacobian from hinge columns vs mj_jacSite ({len(jac['poses'])} poses) ==")
+    print(f"max entry error: linear rows {jac['linear']:.1e}, angular rows {jac['angular']:.1e}")
+    print("\n== Step 3. Use it at q = (0, -0.6, 0.9, 0.4, 0.3) ==")
+    print(f"tool speed for every joint at 1/sqrt(5) rad/s: {use['speed']:.3f} m/s")
+    for F, tau in zip(FORCES, use["tau"]):
+        label = "[" + ", ".join("0" if v == 0 else f"{v:.1f}" for v in F) + "] N"
+        print(f"F = {label:>16s}  ->  J^T F = {fmt_row(tau)} N m")
+    print("\n== Step 4. Central differences of our FK vs our analytic Jacobian (eps = 1e-5) ==")
+    print(f"median max entry error: {fd['median']:.1e}")
+
+
+def at_roundoff(name, seed, measured, bound=1e-14) -> Claim:
+    return Claim(LESSON, name, seed, f"{measured:.1e}", verdict(measured <= bound),
+                 f"round-off sized: <= {bound:.0e} (its digits follow operation order and CPU)", SCRIPT)
+
+
+def claims(column, jac, use, fd) -> list[Claim]:
+    out = [number_claim(LESSON, "Step 1: shoulder_lift lever |a x (p - o)|", SEED_LEVER,
+                        float(np.linalg.norm(column["ours"][:3])), unit="m", script=SCRIPT),
+           at_roundoff("Step 1: column vs MuJoCo, max difference", SEED_COLUMN_DIFF,
+                       float(np.abs(column["ours"] - column["mujoco"]).max())),
+           at_roundoff("Step 2: max entry error vs mj_jacSite, linear rows", SEED_MAX_ERR["linear"], jac["linear"]),
+           at_roundoff("Step 2: max entry error vs mj_jacSite, angular rows", SEED_MAX_ERR["angular"], jac["angular"]),
+           number_claim(LESSON, "Step 3: tool speed at 1/sqrt(5) rad/s per joint", SEED_SPEED, use["speed"],
+                        unit="m/s", script=SCRIPT)]
+    for F, tau, seed in zip(FORCES, use["tau"], SEED_TAU):
+        off = np.abs(tau - np.array(seed, dtype=float)).max()
+        out.append(Claim(LESSON, f"Step 3: J^T F for F = {F.tolist()} N", ", ".join(seed) + " N m",
+                         ", ".join(fmt_row([x]).strip() for x in tau) + " N m", verdict(off <= 0.5e-4 + 1e-12),
+                         "every entry to the printed 4 decimals", SCRIPT))
+    out.append(factor_claim(LESSON, "Step 4: median central-difference error at eps = 1e-5", SEED_FD, fd["median"],
+                            script=SCRIPT, factor=ROUNDOFF, why=f"round-off dominated: within {ROUNDOFF:g}x"))
+    return out
 
 
 def main() -> None:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
-    rng = np.random.default_rng(SEED)
-    poses = chain.random_q(rng, N_POSES)
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; seed {SEED}")
-
-    print("\n== Step 1. One hinge column at q = (0, -0.6, 0.9, 0.4, 0.3) ==")
-    axes, anchors, p = fk(chain, Q0)
-    col = hinge_column(axes[1], anchors[1], p)  # shoulder_lift
-    col_mj = mj.site_jacobian(m, chain, Q0)[:, 1]
-    print(f"shoulder_lift column, ours:   {fmt_row(col)}")
-    print(f"shoulder_lift column, MuJoCo: {fmt_row(col_mj)}")
-    print(f"lever |a x (p - o)| = {np.linalg.norm(col[:3]):.4f} m, max difference {np.abs(col - col_mj).max():.1e}")
-
-    print(f"\n== Step 2. Jacobian from hinge columns vs mj_jacSite ({N_POSES} poses) ==")
-    err = np.array([np.abs(jacobian(chain, q) - mj.site_jacobian(m, chain, q)) for q in poses])
-    print(f"max entry error: linear rows {err[:, :3].max():.1e}, angular rows {err[:, 3:].max():.1e}")
-
-    print("\n== Step 3. Use it at q = (0, -0.6, 0.9, 0.4, 0.3) ==")
-    J = jacobian(chain, Q0)
-    speed = np.linalg.norm(J[:3] @ (np.ones(5) / np.sqrt(5)))
-    print(f"tool speed for every joint at 1/sqrt(5) rad/s: {speed:.3f} m/s")
-    for F in FORCES:
-        label = "[" + ", ".join("0" if v == 0 else f"{v:.1f}" for v in F) + "] N"
-        print(f"F = {label:>16s}  ->  J^T F = {fmt_row(J[:3].T @ F)} N m")
-
-    print("\n== Step 4. Central differences of our FK vs our analytic Jacobian (eps = 1e-5) ==")
-    errs = [np.abs(fd_jacobian(lambda x: fk(chain, x).p, q, eps=1e-5) - jacobian(chain, q)[:3]).max() for q in poses]
-    print(f"median max entry error: {np.median(errs):.1e}")
+    column, jac, use = column_step(m, chain), jacobian_step(m, chain), use_step(chain)
+    fd = fd_step(chain, jac["poses"])
+    print_steps(chain, column, jac, use, fd)
+    rows = claims(column, jac, use, fd)
+    print("\n== The seed's numbers against this run's ==")
+    print(claims_table(rows))
+    write_claims(HERE, rows, SCRIPT)
 
 
 if __name__ == "__main__":
-    with transcript(Path(__file__).with_name("build_output.txt")):
+    with transcript(HERE / "build_output.txt"):
         main()

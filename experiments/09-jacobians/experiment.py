@@ -7,26 +7,29 @@ Writes experiment_output.txt and fd_step_sweep.png beside this file. Determinist
 
 from __future__ import annotations
 
+import os
 import platform
+import sys
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import mujoco  # noqa: E402
-import numpy as np  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.progress import Progress  # noqa: E402
-from scipy.optimize import minimize  # noqa: E402
+import matplotlib.pyplot as plt
+import mujoco
+import numpy as np
+from scipy.optimize import minimize
 
-from physai import mj, robots, statics  # noqa: E402
-from physai.kinematics import fk, jacobian, tool_pose  # noqa: E402
-from physai.lesson import fmt_row, transcript  # noqa: E402
+from physai import mj, robots, statics
+from physai.kinematics import fk, jacobian, tool_pose
+from physai.lesson import Claim, claims_table, factor_claim, fmt_row, number_claim, transcript, verdict
+from physai.lesson import write_claims
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
+FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
 N_POSES = 50
+N_POSES_F32 = N_POSES if FULL else 10  # the float32 exercise: its minima need few poses
 DT = 1e-6  # s, Step 1's look-ahead
 EPS_GRID = 10.0 ** (-np.arange(2, 29) / 2)  # 1e-1 .. 1e-14 in half decades
 TABLE_EPS = (1e-1, 1e-3, 1e-5, 1e-7, 1e-8, 1e-10, 1e-12, 1e-14)
@@ -42,9 +45,9 @@ POSES = {
 FRACTIONS = (0.0, 0.5, 0.9, 1.1, 1.5)
 DOWN = np.array([0.0, 0.0, -1.0])
 
-# The lesson's printed figures (MuJoCo 3.17.0, Apple M5), compared below with this run's.
-LESSON_STEP1 = {"linear": "7.9e-07", "angular": "3.8e-07", "speed": "0.306"}
-LESSON_STEP2 = {
+# The seed's printed figures (MuJoCo 3.17.0, Apple M5), as the seed writes them.
+SEED_STEP1 = {"linear": "7.9e-07", "angular": "3.8e-07", "speed": "0.306"}
+SEED_SWEEP = {  # eps: forward Jp, forward Jr, central Jp, central Jr
     1e-1: ("1.2e-02", "4.8e-15", "4.2e-04", "2.6e-15"),
     1e-3: ("1.2e-04", "4.5e-13", "4.2e-08", "2.5e-13"),
     1e-5: ("1.2e-06", "4.7e-11", "5.6e-12", "2.3e-11"),
@@ -54,21 +57,23 @@ LESSON_STEP2 = {
     1e-12: ("8.9e-05", "4.6e-04", "4.7e-05", "2.4e-04"),
     1e-14: ("8.3e-03", "4.5e-02", "4.5e-03", "2.6e-02"),
 }
-LESSON_BEST = {"forward": 1e-8, "central": 1e-5}
-LESSON_STEP3 = (
-    ((0.0000, 0.4383, 0.5191, 0.2584, 0.0042), 4.2e-14),
-    ((0.0052, -0.0395, -0.2569, -0.1872, -0.0036), 7.1e-14),
-    ((-0.3745, -0.0000, -0.0001, -0.0001, 0.0175), 7.2e-14),
-    ((0.2523, -0.2390, -0.3882, -0.2229, -0.0156), 1.6e-13),
+SEED_BEST = {"forward": "1e-8", "central": "1e-5"}
+SEED_TAU = (  # J^T F (N m) at the settled pose, and max |J^T F - servo|
+    (("0.0000", "0.4383", "0.5191", "0.2584", "0.0042"), "4.2e-14"),
+    (("0.0052", "-0.0395", "-0.2569", "-0.1872", "-0.0036"), "7.1e-14"),
+    (("-0.3745", "-0.0000", "-0.0001", "-0.0001", "0.0175"), "7.2e-14"),
+    (("0.2523", "-0.2390", "-0.3882", "-0.2229", "-0.0156"), "1.6e-13"),
 )
-LESSON_QDOT = 8.5e-15
-LESSON_PAYLOAD = {  # lever (m), gravity lift, gravity elbow (N m), max extra load (N), limiting joint
-    "near": (0.172, -0.059, -0.469, 8.81, "elbow_flex"),
-    "mid": (0.220, -0.281, -0.443, 9.61, "elbow_flex"),
-    "stretched": (0.411, -0.909, -0.483, 4.95, "shoulder_lift"),
+SEED_QDOT = "8.5e-15"
+SEED_PAYLOAD = {  # lever (m), gravity lift, gravity elbow (N m), max extra load (N), limiting joint
+    "near": ("0.172", "-0.059", "-0.469", "8.81", "elbow_flex"),
+    "mid": ("0.220", "-0.281", "-0.443", "9.61", "elbow_flex"),
+    "stretched": ("0.411", "-0.909", "-0.483", "4.95", "shoulder_lift"),
 }
-LESSON_FALL = {0.0: (0.00, 0.5, -0.909), 0.5: (2.48, 1.2, -1.925), 0.9: (4.46, 1.8, -2.737),
-               1.1: (5.45, 147.4, -2.940), 1.5: (7.43, 179.7, -2.940)}  # N, mm, N m
+SEED_FALL = {0.0: ("0.00", "0.5", "-0.909"), 0.5: ("2.48", "1.2", "-1.925"), 0.9: ("4.46", "1.8", "-2.737"),
+             1.1: ("5.45", "147.4", "-2.940"), 1.5: ("7.43", "179.7", "-2.940")}  # N, mm, N m
+SEED_MEDIUM = "0.410"  # N m of lift torque per N down at the stretched pose
+ROUNDOFF = 10.0  # round-off sized numbers agree when within this factor (their digits follow operation order, CPU)
 TORQUE_TOL, FORCE_TOL = 2e-3, 0.1  # the camera-mount stand-in moves gravity torques and payloads by up to these
 STANDIN = ("physai's bundled SO-101 model has a simple box standing in for the camera-mount mesh "
            f"(physai/models/so101/so101.xml): its mass centre moves gravity torques by up to {TORQUE_TOL:.0e} N m.")
@@ -136,15 +141,9 @@ def fd_errors(m, chain, q, eps_grid, dtype=np.float64, state=None):
     return out
 
 
-def sweep(m, chain, poses, eps_grid=EPS_GRID, dtype=np.float64, state=None, progress=None, label="sweep"):
+def sweep(m, chain, poses, eps_grid=EPS_GRID, dtype=np.float64, state=None):
     """Median over ``poses`` of :func:`fd_errors` -> ``(len(eps_grid), 4)``."""
-    task = progress.add_task(label, total=len(poses)) if progress else None
-    errs = []
-    for q in poses:
-        errs.append(fd_errors(m, chain, q, eps_grid, dtype, state))
-        if progress:
-            progress.advance(task)
-    return np.median(errs, axis=0)
+    return np.median([fd_errors(m, chain, q, eps_grid, dtype, state) for q in poses], axis=0)
 
 
 def best_steps(eps_grid, med):
@@ -202,6 +201,107 @@ def fall(m, chain, q, force_down, seconds=BREAK_S):
     return float(p_cmd[2] - d.site_xpos[mj.site_id(m, chain.tool_name)][2]), float(d.actuator_force[lift])
 
 
+# ---- steps: each returns its numbers ---------------------------------------------------------------
+
+
+def velocity_step(m, chain, n_poses=N_POSES) -> dict:
+    """Step 1: ``J qdot`` vs the site's motion over DT at ``n_poses`` random poses and unit joint velocities."""
+    rng = np.random.default_rng(SEED)
+    poses = chain.random_q(rng, n_poses)
+    qdots = rng.normal(size=poses.shape)
+    qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
+    lin, ang, speed = velocity_map(m, chain, poses, qdots)
+    return {"poses": poses, "linear": lin, "angular": ang, "speed": speed}
+
+
+def table_rows(med, eps_grid=EPS_GRID):
+    """The rows of a sweep at the seed table's steps -> ``(len(TABLE_EPS), 4)``."""
+    return med[[int(np.argmin(np.abs(np.log10(eps_grid / x)))) for x in TABLE_EPS]]
+
+
+def sweep_step(m, chain, poses) -> dict:
+    """Step 2: the float64 sweep against mj_jacSite, its rows at the table's steps and the best steps there;
+    and the same sweep through physai's NumPy FK at two steps (same maths, another operation order)."""
+    med = sweep(m, chain, poses)
+    table = table_rows(med)
+    probe = np.array([1e-5, 1e-14])
+    numpy_fk = sweep(m, chain, poses, probe, state=lambda x: pose_state(tool_pose(chain, x)))
+    return {"med": med, "table": table, "best": best_steps(np.array(TABLE_EPS), table), "grid_best": best_steps(EPS_GRID, med),
+                "numpy_fk": numpy_fk, "mujoco_fk": table_rows(med)[[TABLE_EPS.index(1e-5), TABLE_EPS.index(1e-14)]]}
+
+
+def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> dict:
+    """Step 3: each force held by the servos (gravity, friction loss, stand-in contacts off), and the first force
+    again with the stand-in contacts on."""
+    m = so101_sim(gravity=False, frictionloss=False)
+    rows = [servo_check(m, chain, Q_STEP3, F, seconds) for F in forces]
+    raw = servo_check(so101_sim(gravity=False, frictionloss=False, standin_contacts=True), chain, Q_STEP3, forces[0],
+                      seconds)
+    return {"forces": forces, "tau": [r[0] for r in rows], "servo": [r[1] for r in rows], "qdot": [r[2] for r in rows],
+                "ncon": [r[3] for r in rows], "standin_miss": float(np.abs(raw[0] - raw[1]).max()), "standin_ncon": raw[3]}
+
+
+def payload_step(chain) -> dict:
+    """Break it: per pose the lift lever, gravity torques at lift and elbow, the max extra tip load, the joint."""
+    m = so101_sim()
+    limits = statics.actuator_force_limits(m, chain)
+    lift, elbow = chain.joint_index("shoulder_lift"), chain.joint_index("elbow_flex")
+    out = {}
+    for name, q in POSES.items():
+        res = statics.payload_limit(m, chain, q, limits, DOWN)
+        lever = float(np.linalg.norm(mj.site_jacobian(m, chain, q)[:3, lift]))
+        out[name] = {"q": q, "lever": lever, "lift": float(res.gravity[lift]), "elbow": float(res.gravity[elbow]),
+                         "force": float(res.force), "joint": res.joint_name}
+    return {"limits": limits, "poses": out}
+
+
+def fall_step(chain, limit, fractions=FRACTIONS) -> dict:
+    """Break it: the stretched pose pushed down by fractions of its payload ``limit``: tip drop (m), lift torque."""
+    m = so101_sim()
+    rows = {frac: fall(m, chain, POSES["stretched"], frac * limit) for frac in fractions}
+    return {frac: {"force": frac * limit, "drop": drop, "lift": tau} for frac, (drop, tau) in rows.items()}
+
+
+def easy_step(m, chain) -> dict:
+    """Exercise Easy: the pan axis and the pan torque for F = (0, 0, -2) N at Q_STEP3."""
+    J = mj.site_jacobian(m, chain, Q_STEP3)
+    return {"axis": fk(chain, Q_STEP3).axes[0], "Jz": float(J[2, 0]),
+                "tau_pan": float(statics.joint_torques(J, np.r_[FORCES[0], 0.0, 0.0, 0.0])[0])}
+
+
+def medium_step(m, chain, n_grid=11) -> dict:
+    """Exercise Medium: the pose with the most lift torque per newton down (grid, then L-BFGS-B), and the
+    stretched pose's value. Lift torque per newton down = |(a_lift x (p - o))_z|, the horizontal lever."""
+    lift = chain.joint_index("shoulder_lift")
+    free = [chain.joint_index(n) for n in ("shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")]
+
+    def full(x):
+        q = np.zeros(x.shape[:-1] + (chain.n,))
+        q[..., free] = x
+        return q
+
+    per_newton = lambda x: np.abs(jacobian(chain, full(x))[..., 2, lift])
+    grid = np.stack(np.meshgrid(*[np.linspace(chain.lower[i], chain.upper[i], n_grid) for i in free],
+                                indexing="ij"), -1).reshape(-1, len(free))
+    opt = minimize(lambda x: -per_newton(x), grid[np.argmax(per_newton(grid))], method="L-BFGS-B",
+                   bounds=[(chain.lower[i], chain.upper[i]) for i in free])
+    out = {}
+    for label, q in (("best", full(opt.x)), ("stretched", POSES["stretched"])):
+        J, f = mj.site_jacobian(m, chain, q), fk(chain, q)
+        out[label] = {"q": q, "per_newton": abs(float(J[2, lift])), "distance": float(np.linalg.norm(J[:3, lift])),
+                          "r": f.p - f.anchors[lift]}
+    return out
+
+
+def hard_step(m, chain, poses, med64) -> dict:
+    """Exercise Hard: the sweep with site states rounded to float32 before differencing."""
+    med32 = sweep(m, chain, poses, dtype=np.float32)
+    return {"med": med32, "best": best_steps(EPS_GRID, med32), "best64": best_steps(EPS_GRID, med64)}
+
+
+# ---- printers ------------------------------------------------------------------------------------
+
+
 def e(x) -> str:
     return f"{x:.1e}"
 
@@ -210,206 +310,188 @@ def vec(v) -> str:
     return ", ".join(fmt_row([x], 0, 4).strip() for x in v)
 
 
-def step1(m, chain):
-    rng = np.random.default_rng(SEED)
-    poses = chain.random_q(rng, N_POSES)
-    qdots = rng.normal(size=poses.shape)
-    qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
-    lin, ang, speed = velocity_map(m, chain, poses, qdots)
-    print(f"\n== Step 1. Velocity map: J qdot vs the site's motion over {DT:.0e} s ({N_POSES} poses, seed {SEED}) ==")
-    print(f"max relative error: linear {e(lin)}, angular {e(ang)}")
-    print(f"median site speed with every joint at 1/sqrt(5) rad/s (|qdot| = 1): {speed:.3f} m/s")
-    ours = {"linear": e(lin), "angular": e(ang), "speed": f"{speed:.3f}"}
-    same = ours == LESSON_STEP1
-    print(f"lesson: {LESSON_STEP1['linear']}, {LESSON_STEP1['angular']}, {LESSON_STEP1['speed']} m/s -> "
-          + ("agrees to the printed precision" if same else "DIFFERS (see the numbers above)"))
-    return poses
+def print_velocity(r) -> None:
+    print(f"\n== Step 1. Velocity map: J qdot vs the site's motion over {DT:.0e} s ({len(r['poses'])} poses, "
+          f"seed {SEED}) ==")
+    print(f"max relative error: linear {e(r['linear'])}, angular {e(r['angular'])}")
+    print(f"median site speed with every joint at 1/sqrt(5) rad/s (|qdot| = 1): {r['speed']:.3f} m/s")
 
 
-def print_sweep_table(med, eps_grid, lesson=None):
+def print_table(table) -> None:
     print(f"{'eps (rad)':>9s} " + " ".join(f"{c:>12s}" for c in COLUMNS))
-    starred = []
-    for eps in TABLE_EPS:
-        row = med[np.argmin(np.abs(np.log10(eps_grid / eps)))]
-        cells = []
-        for j, x in enumerate(row):
-            mark = " "
-            if lesson is not None and e(x) != lesson[eps][j]:
-                mark = "*"
-                starred.append((eps, j))
-            cells.append(f"{e(x):>11s}{mark}")
-        print(f"{eps:9.0e} " + " ".join(cells))
-    return starred
+    for eps, row in zip(TABLE_EPS, table):
+        print(f"{eps:9.0e} " + " ".join(f"{e(x):>12s}" for x in row))
 
 
-def step2(m, chain, poses, progress):
+def print_sweep(r) -> None:
     print(f"\n== Step 2. Finite-difference step sweep: median over {N_POSES} poses of the largest entry error "
           "against mj_jacSite ==")
-    print("(orientation differences through mju_subQuat, rotated into the world frame; '*' = differs from the lesson)")
-    med = sweep(m, chain, poses, progress=progress, label="eps sweep, float64")
-    starred = print_sweep_table(med, EPS_GRID, LESSON_STEP2)
-    best = best_steps(EPS_GRID, med)
-    table_med = med[[int(np.argmin(np.abs(np.log10(EPS_GRID / x)))) for x in TABLE_EPS]]
-    best_table = best_steps(np.array(TABLE_EPS), table_med)
+    print("(orientation differences through mju_subQuat, rotated into the world frame)")
+    print_table(r["table"])
     eps64 = np.finfo(np.float64).eps
-    print(f"best step among the table's rows: forward {best_table['forward']:.0e} "
-          f"(error {e(table_med[TABLE_EPS.index(best_table['forward']), 0])}), central {best_table['central']:.0e} "
-          f"(error {e(table_med[TABLE_EPS.index(best_table['central']), 2])}); lesson: forward 1e-08, central 1e-05")
-    print(f"best step on the half-decade grid of the figure: forward {best['forward']:.1e}, central {best['central']:.1e}")
+    print(f"best step among the table's rows: forward {r['best']['forward']:.0e}, central {r['best']['central']:.0e}; "
+          f"on the half-decade grid of the figure: forward {r['grid_best']['forward']:.1e}, "
+          f"central {r['grid_best']['central']:.1e}")
     print(f"sqrt(eps_mach) = {e(np.sqrt(eps64))}, cbrt(eps_mach) = {e(np.cbrt(eps64))}")
-    print("lesson's table:")
-    print_sweep_table(np.array([[float(c) for c in LESSON_STEP2[x]] for x in TABLE_EPS]), np.array(TABLE_EPS))
-    if starred:
-        roundoff = all(j in (1, 3) or eps <= best_table["forward" if j == 0 else "central"] for eps, j in starred)
-        print(f"{len(starred)} of {4 * len(TABLE_EPS)} cells differ from the lesson at its printed precision; "
-              + ("every one is round-off dominated (a rotational column, or a step at or left of the V's minimum)."
-                 if roundoff else "SOME ARE TRUNCATION-DOMINATED: unexplained."))
-        # Same maths, different operation order: physai's NumPy FK instead of MuJoCo's.
-        probe = np.array([1e-5, 1e-14])
-        alt = sweep(m, chain, poses, probe, state=lambda x: pose_state(tool_pose(chain, x)), progress=progress,
-                    label="eps sweep, NumPy FK")
-        ours = med[[int(np.argmin(np.abs(np.log10(EPS_GRID / x)))) for x in probe]]
-        print("Why: round-off error is eps_mach x (how the rounding errors of FK's ~100 operations add up) / eps;")
-        print(f"that sum depends on the operation order and the CPU's fused multiply-adds. Here MuJoCo {mujoco.__version__}"
-              f" on {platform.machine()}; the lesson ran MuJoCo 3.17.0 on an Apple M5. The same sweep through")
-        print("physai's NumPy FK (identical maths, other operation order) moves these cells by a similar factor:")
-        print(f"   central Jp at 1e-5: MuJoCo FK {e(ours[0, 2])}, NumPy FK {e(alt[0, 2])}, lesson {LESSON_STEP2[1e-5][2]}")
-        print(f"   forward Jp at 1e-14: MuJoCo FK {e(ours[1, 0])}, NumPy FK {e(alt[1, 0])}, lesson {LESSON_STEP2[1e-14][0]}")
-        print("Truncation-dominated cells (right of each V) and the locations of the minima agree with the lesson.")
-    return med
+    print("Round-off error is eps_mach x (how the rounding errors of FK's ~100 operations add up) / eps; that sum\n"
+          f"depends on the operation order and the CPU (here MuJoCo {mujoco.__version__} on {platform.machine()}; "
+          "the seed ran MuJoCo 3.17.0 on an Apple M5).\nThe same sweep through physai's NumPy FK (identical maths, "
+          "other operation order) moves the round-off cells:")
+    print(f"   central Jp at 1e-5: MuJoCo FK {e(r['mujoco_fk'][0, 2])}, NumPy FK {e(r['numpy_fk'][0, 2])}")
+    print(f"   forward Jp at 1e-14: MuJoCo FK {e(r['mujoco_fk'][1, 0])}, NumPy FK {e(r['numpy_fk'][1, 0])}")
 
 
-def step3(chain, progress):
+def print_servo(r) -> None:
     print(f"\n== Step 3. tau = J^T F held by the servos: gravity and frictionloss off, {HOLD_S:.0f} s simulated, "
           f"q = ({', '.join(f'{x:g}' for x in Q_STEP3)}) ==")
-    m = so101_sim(gravity=False, frictionloss=False)
-    print(f"{'F at site (N)':>15s} | {'J^T F (N m), joints 1-5':42s} | {'servo torque (N m), sign flipped':42s} | max diff")
-    task = progress.add_task("Step 3 simulations", total=len(FORCES) + 1)
-    rows = []
-    for F, (lesson_tau, lesson_diff) in zip(FORCES, LESSON_STEP3):
-        tau, servo, qdot, ncon = servo_check(m, chain, Q_STEP3, F)
-        progress.advance(task)
-        rows.append((tau, servo, qdot, ncon))
+    print(f"{'F at site (N)':>15s} | {'J^T F (N m), joints 1-5':42s} | {'servo torque (N m), sign flipped':42s} | "
+          "max diff")
+    for F, tau, servo in zip(r["forces"], r["tau"], r["servo"]):
         label = "(" + ", ".join(f"{x:g}" for x in F) + ")"
         print(f"{label:>15s} | {vec(tau):42s} | {vec(servo):42s} | {e(np.abs(tau - servo).max())}")
-    qdots = [r[2] for r in rows]
-    print(f"max |qdot| after {HOLD_S:.0f} s per force: {', '.join(e(x) for x in qdots)} rad/s (lesson: 8.5e-15); "
-          f"contacts: {[r[3] for r in rows]}")
-    off = max(np.abs(np.array(r[0]) - np.array(lt)).max() for r, (lt, _) in zip(rows, LESSON_STEP3))
-    print(f"J^T F vs the lesson's printed values: max difference {e(off)} N m "
-          + ("(agrees to the printed 4 decimals)" if off <= 0.5e-4 + 1e-12 else "(DIFFERS)"))
-    print("The max-diff column (lesson 4.2e-14, 7.1e-14, 7.2e-14, 1.6e-13) is round-off; its digits are not "
-          "reproducible across builds, its size (<= 1e-12) is.")
-    # The stand-in gripper box penetrates the lower arm at this pose; the real mesh does not.
-    m_raw = so101_sim(gravity=False, frictionloss=False, standin_contacts=True)
-    tau, servo, _, ncon = servo_check(m_raw, chain, Q_STEP3, FORCES[0])
-    progress.advance(task)
-    print(f"Note: the contacts of the gripper's group-4 collision meshes are switched off. In physai's bundled SO-101 they are "
-          f"stand-in boxes that overlap the lower arm; with them on, {ncon} contacts push back and the servo "
-          f"torques miss J^T F by {np.abs(tau - servo).max():.2f} N m for F = (0, 0, -2) N.")
-    return rows
+    print(f"max |qdot| after {HOLD_S:.0f} s per force: {', '.join(e(x) for x in r['qdot'])} rad/s; "
+          f"contacts: {r['ncon']}")
+    print("Note: the contacts of the gripper's group-4 collision meshes are switched off. In physai's bundled SO-101 "
+          f"they are stand-in boxes that overlap the lower arm; with them on, {r['standin_ncon']} contacts push back "
+          f"and the servo torques miss J^T F by {r['standin_miss']:.2f} N m for F = (0, 0, -2) N.")
 
 
-def break_it(chain, progress):
+def print_payload(r) -> None:
     print("\n== Break it. Payload limit: tau = g(q) - f J_p^T(-z) within the servos' limits (gravity on) ==")
-    m = so101_sim()
-    limits = statics.actuator_force_limits(m, chain)
-    print(f"servo limits from so101.xml forcerange: {', '.join(f'{x:.2f}' for x in limits)} N m")
-    lift, elbow = chain.joint_index("shoulder_lift"), chain.joint_index("elbow_flex")
-    print(f"{'pose (rad)':34s} | lift axis -> tip (m) | gravity torque lift / elbow (N m) | max extra tip load | limiting joint")
-    results, notes = {}, []
-    for name, q in POSES.items():
-        res = statics.payload_limit(m, chain, q, limits, DOWN)
-        lever = float(np.linalg.norm(mj.site_jacobian(m, chain, q)[:3, lift]))
-        results[name] = res
-        print(f"{name + ' (' + ', '.join(f'{x:g}' for x in q) + ')':34s} | {lever:20.3f} | "
-              f"{res.gravity[lift]:15.3f} / {res.gravity[elbow]:.3f}{'':11s} | {res.force:16.2f} N | {res.joint_name}")
-        l_lever, l_gl, l_ge, l_f, l_joint = LESSON_PAYLOAD[name]
-        for what, ours, theirs, tol in (("gravity lift", res.gravity[lift], l_gl, TORQUE_TOL),
-                                        ("gravity elbow", res.gravity[elbow], l_ge, TORQUE_TOL),
-                                        ("max load", res.force, l_f, FORCE_TOL)):
-            if abs(ours - theirs) > tol + 0.5e-3:  # the lesson prints 3 decimals / 2 decimals
-                notes.append(f"{name}: {what} {ours:.3f} vs lesson {theirs}")
-        if round(lever, 3) != l_lever or res.joint_name != l_joint:
-            notes.append(f"{name}: lever {lever:.3f} / {res.joint_name} vs lesson {l_lever} / {l_joint}")
-    print("lesson: near 0.172, -0.059 / -0.469, 8.81 N, elbow_flex; mid 0.220, -0.281 / -0.443, 9.61 N, elbow_flex; "
-          "stretched 0.411, -0.909 / -0.483, 4.95 N, shoulder_lift")
-    print(("agrees within 2e-3 N m and 0.1 N. " if not notes else "DIFFERS: " + "; ".join(notes) + ". ") + STANDIN)
+    print(f"servo limits from so101.xml forcerange: {', '.join(f'{x:.2f}' for x in r['limits'])} N m")
+    print(f"{'pose (rad)':34s} | lift axis -> tip (m) | gravity torque lift / elbow (N m) | max extra tip load | "
+          "limiting joint")
+    for name, p in r["poses"].items():
+        label = f"{name} ({', '.join(f'{x:g}' for x in p['q'])})"
+        print(f"{label:34s} | {p['lever']:20.3f} | {p['lift']:15.3f} / {p['elbow']:.3f}{'':11s} | "
+              f"{p['force']:16.2f} N | {p['joint']}")
+    print(STANDIN)
 
-    q = POSES["stretched"]
-    limit = results["stretched"].force
+
+def print_fall(r) -> None:
     print(f"\nStretched pose simulated for {BREAK_S:.0f} s with a downward tip force (servos commanded to the pose):")
-    print(f"{'tip force (N)':>13s} | x limit | tip drop after {BREAK_S:.0f} s | lift servo torque | lesson")
-    task = progress.add_task("Break it simulations", total=len(FRACTIONS))
-    falls, notes = {}, []
-    for frac in FRACTIONS:
-        drop, tau_lift = fall(m, chain, q, frac * limit)
-        progress.advance(task)
-        falls[frac] = (drop, tau_lift)
-        l_f, l_drop, l_tau = LESSON_FALL[frac]
-        print(f"{frac * limit:13.2f} | {frac:7.1f} | {1000 * drop:15.1f} mm | {tau_lift:13.3f} N m | "
-              f"{l_f:.2f} N, {l_drop:.1f} mm, {l_tau:.3f} N m")
-        if abs(frac * limit - l_f) > FORCE_TOL or abs(tau_lift - l_tau) > TORQUE_TOL + 0.5e-3:
-            notes.append(f"x{frac}: force/torque outside 0.1 N / 2e-3 N m")
-        if round(1000 * drop, 1) != l_drop:
-            notes.append(f"x{frac}: drop {1000 * drop:.1f} mm vs lesson {l_drop} mm")
-    print(("agrees: forces within 0.1 N, torques within 2e-3 N m, drops to the printed 0.1 mm. " if not notes
-           else "DIFFERS: " + "; ".join(notes) + ". ") + STANDIN)
-    return results, falls
+    print(f"{'tip force (N)':>13s} | x limit | tip drop after {BREAK_S:.0f} s | lift servo torque")
+    for frac, row in r.items():
+        print(f"{row['force']:13.2f} | {frac:7.1f} | {1000 * row['drop']:15.1f} mm | {row['lift']:13.3f} N m")
 
 
-def exercises(m, chain, med64, med32):
+def print_exercises(easy, medium, hard) -> None:
     print("\n== Exercises, computed ==")
-    J = mj.site_jacobian(m, chain, Q_STEP3)
-    axis_pan = fk(chain, Q_STEP3).axes[0]
-    tau = statics.joint_torques(J, np.r_[FORCES[0], 0.0, 0.0, 0.0])
-    print(f"Easy. The pan axis in the world is {vec(axis_pan)} (vertical), so its column's vertical entry "
-          f"(a x (p - o))_z = {J[2, 0]:.1e} and tau_pan = a . (r x F) = {tau[0]:.1e} N m for F = (0, 0, -2) N: a vertical "
-          "force has no moment about a vertical axis.")
-
-    lift = chain.joint_index("shoulder_lift")
-    per_newton = lambda q: abs(jacobian(chain, q)[..., 2, lift])  # noqa: E731  N m of lift torque per N down
-    free = [chain.joint_index(n) for n in ("shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")]
-    grid = np.stack(np.meshgrid(*[np.linspace(chain.lower[i], chain.upper[i], 11) for i in free], indexing="ij"), -1)
-    qs = np.zeros(grid.shape[:-1] + (chain.n,))
-    qs[..., free] = grid
-    start = qs.reshape(-1, chain.n)[np.argmax(per_newton(qs).ravel())]
-
-    def full(x):
-        q = np.zeros(chain.n)
-        q[free] = x
-        return q
-
-    opt = minimize(lambda x: -per_newton(full(x)), start[free], method="L-BFGS-B",
-                   bounds=[(chain.lower[i], chain.upper[i]) for i in free])
-    q_best = full(opt.x)
-    J_best = mj.site_jacobian(m, chain, q_best)
-    J_str = mj.site_jacobian(m, chain, POSES["stretched"])
-    print(f"Medium. Lift torque per newton down = |(a_lift x (p - o))_z| = the horizontal lever from the lift axis to the tip;")
-    print(f"   it is at most |a x (p - o)|, the full distance, largest with the arm straight and horizontal. Searching the "
-          f"joint ranges (grid + L-BFGS-B over lift, elbow, wrist flex, roll):")
-    for label, q, J_q in (("best", q_best, J_best), ("stretched", POSES["stretched"], J_str)):
-        f = fk(chain, q)
-        r = f.p - f.anchors[lift]
-        print(f"   {label} q = ({', '.join(f'{x:.3f}' for x in q)}): {abs(J_q[2, lift]):.4f} N m/N (mj_jacSite), "
-              f"distance {np.linalg.norm(J_q[:3, lift]):.4f} m; tip {r[0]:+.3f} m along x and {r[2]:+.3f} m up from the lift axis")
-    print("   Both are the arm straight and nearly level (the best one reaching back over the base); "
-          "lesson: 0.410 N m/N at the stretched pose.")
-
+    print(f"Easy. The pan axis in the world is {vec(easy['axis'])} (vertical), so its column's vertical entry "
+          f"(a x (p - o))_z = {easy['Jz']:.1e} and tau_pan = {easy['tau_pan']:.1e} N m for F = (0, 0, -2) N:\n"
+          "   a vertical force has no moment about a vertical axis.")
+    print("Medium. Lift torque per newton down = |(a_lift x (p - o))_z| = the horizontal lever from the lift axis to "
+          "the tip;\n   at most the full distance |a x (p - o)|. Searching the joint ranges (grid + L-BFGS-B):")
+    for label, row in medium.items():
+        print(f"   {label} q = ({', '.join(f'{x:.3f}' for x in row['q'])}): {row['per_newton']:.4f} N m/N "
+              f"(mj_jacSite), distance {row['distance']:.4f} m; tip {row['r'][0]:+.3f} m along x, "
+              f"{row['r'][2]:+.3f} m up from the lift axis")
     eps32 = np.finfo(np.float32).eps
-    best32, best64 = best_steps(EPS_GRID, med32), best_steps(EPS_GRID, med64)
-    print(f"Hard. The sweep with positions and quaternions rounded to float32 before differencing (eps_32 = {e(eps32)}):")
-    print_sweep_table(med32, EPS_GRID)
-    print(f"   best steps (half-decade grid): forward {best32['forward']:.1e} (float64 {best64['forward']:.1e}), "
-          f"central {best32['central']:.1e} (float64 {best64['central']:.1e});")
-    print(f"   sqrt(eps_32) = {e(np.sqrt(eps32))}, cbrt(eps_32) = {e(np.cbrt(eps32))}. Round-off grows to "
-          f"eps_32 |x| / eps, so the V's bottom (truncation = round-off) moves right, to ~sqrt(eps_32) forward and "
-          f"~cbrt(eps_32) central;")
-    print(f"   the smallest errors grow to {e(med32[:, 0].min())} (forward) and {e(med32[:, 2].min())} (central), and "
-          "below ~1e-8 rad the step vanishes in float32 rounding (error = the whole Jacobian entry).")
+    print(f"Hard. The sweep with positions and quaternions rounded to float32 (eps_32 = {e(eps32)}):")
+    print_table(table_rows(hard["med"]))
+    print(f"   best steps (half-decade grid): forward {hard['best']['forward']:.1e} (float64 "
+          f"{hard['best64']['forward']:.1e}), central {hard['best']['central']:.1e} (float64 "
+          f"{hard['best64']['central']:.1e}); sqrt(eps_32) = {e(np.sqrt(eps32))}, cbrt(eps_32) = {e(np.cbrt(eps32))}.")
+    print("   Round-off grows to eps_32 |x| / eps, so the V's bottom moves right, to ~sqrt(eps_32) forward and "
+          "~cbrt(eps_32) central.")
 
 
-def plot(med64, med32, path):
+# ---- claims: the seed's numbers against this run's ------------------------------------------------
+
+LESSON, SCRIPT = "09", "experiment.py"
+
+
+def claim(name, seed, measured, *, tol=None, unit="", why=None) -> Claim:
+    return number_claim(LESSON, name, seed, measured, script=SCRIPT, tol=tol, unit=unit, why=why)
+
+
+def roundoff(name, seed, measured, *, unit="") -> Claim:
+    return factor_claim(LESSON, name, seed, measured, script=SCRIPT, factor=ROUNDOFF, unit=unit,
+                        why=f"round-off: within {ROUNDOFF:g}x either way (its digits follow operation order and CPU)")
+
+
+def at_roundoff(name, seed, measured, bound, unit) -> Claim:
+    """A number the seed prints whose size, not digits, is the claim: it is round-off, at most ``bound``."""
+    return Claim(LESSON, name, f"{seed} {unit}", f"{e(measured)} {unit}", verdict(abs(measured) <= bound),
+                 f"round-off sized: <= {bound:.0e} {unit}", SCRIPT)
+
+
+def velocity_claims(r) -> list[Claim]:
+    return [claim("Step 1: max relative error of J qdot, linear", SEED_STEP1["linear"], r["linear"]),
+            claim("Step 1: max relative error of J qdot, angular", SEED_STEP1["angular"], r["angular"]),
+            claim("Step 1: median site speed at |qdot| = 1", SEED_STEP1["speed"], r["speed"], unit="m/s")]
+
+
+def sweep_claims(r) -> list[Claim]:
+    """Position cells right of the V's minimum are truncation (printed precision); at or left of it round-off."""
+    out = []
+    for scheme, j in (("forward", 0), ("central", 2)):
+        best = float(SEED_BEST[scheme])
+        for k, eps in enumerate(TABLE_EPS):
+            name, seed, x = f"Step 2: {scheme} Jp error at eps = {eps:.0e}", SEED_SWEEP[eps][j], r["table"][k, j]
+            out.append(claim(name, seed, x) if eps > best else roundoff(name, seed, x))
+        out.append(Claim(LESSON, f"Step 2: best {scheme} step", SEED_BEST[scheme], f"{r['best'][scheme]:.0e}",
+                         verdict(r["best"][scheme] == best), "the table row with the smallest Jp error", SCRIPT))
+    out += [roundoff(f"Step 2: {s} Jr error at eps = 1e-01 (no truncation)", SEED_SWEEP[1e-1][j], r["table"][0, j])
+            for s, j in (("forward", 1), ("central", 3))]
+    return out
+
+
+def servo_claims(r) -> list[Claim]:
+    out = []
+    for F, tau, servo, (seed_tau, seed_diff) in zip(r["forces"], r["tau"], r["servo"], SEED_TAU):
+        label = "(" + ", ".join(f"{x:g}" for x in F) + ") N"
+        off = np.abs(tau - np.array(seed_tau, dtype=float)).max()
+        out.append(Claim(LESSON, f"Step 3: J^T F at the settled pose, F = {label}", ", ".join(seed_tau) + " N m",
+                         vec(tau) + " N m", verdict(off <= 0.5e-4 + 1e-12), "every entry to the printed 4 decimals",
+                         SCRIPT))
+        out.append(at_roundoff(f"Step 3: max |J^T F - servo torque|, F = {label}", seed_diff,
+                               np.abs(tau - servo).max(), 1e-12, "N m"))
+    out.append(at_roundoff("Step 3: max |qdot| after 20 s", SEED_QDOT, max(r["qdot"]), 1e-12, "rad/s"))
+    return out
+
+
+def payload_claims(r) -> list[Claim]:
+    out, why = [], f"within {TORQUE_TOL:.0e} N m / {FORCE_TOL} N: the camera-mount stand-in moves them"
+    for name, p in r["poses"].items():
+        lever, lift, elbow, force, joint = SEED_PAYLOAD[name]
+        out += [claim(f"Break it, {name}: lift axis -> tip", lever, p["lever"], unit="m"),
+                claim(f"Break it, {name}: gravity torque, lift", lift, p["lift"], tol=TORQUE_TOL + 0.5e-3,
+                      unit="N m", why=why),
+                claim(f"Break it, {name}: gravity torque, elbow", elbow, p["elbow"], tol=TORQUE_TOL + 0.5e-3,
+                      unit="N m", why=why),
+                claim(f"Break it, {name}: max extra tip load", force, p["force"], tol=FORCE_TOL, unit="N", why=why),
+                Claim(LESSON, f"Break it, {name}: limiting joint", joint, p["joint"], verdict(p["joint"] == joint),
+                      "the same joint saturates first", SCRIPT)]
+    return out
+
+
+def fall_claims(r) -> list[Claim]:
+    out = []
+    for frac, row in r.items():
+        _, drop, lift = SEED_FALL[frac]
+        out += [claim(f"Break it, stretched x{frac:g} limit: tip drop after {BREAK_S:g} s", drop, 1000 * row["drop"],
+                      unit="mm"),
+                claim(f"Break it, stretched x{frac:g} limit: lift servo torque", lift, row["lift"],
+                      tol=TORQUE_TOL + 0.5e-3, unit="N m", why=f"within {TORQUE_TOL:.0e} N m (camera-mount stand-in)")]
+    return out
+
+
+def exercise_claims(easy, medium, hard) -> list[Claim]:
+    eps32 = np.finfo(np.float32).eps
+    near = {s: abs(np.log10(hard["best"][s] / ref)) <= 1 for s, ref in (("forward", np.sqrt(eps32)),
+                                                                        ("central", np.cbrt(eps32)))}
+    return [at_roundoff("Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000", "0.0000", easy["tau_pan"], 1e-12,
+                        "N m"),
+            claim("Medium: lift torque per newton down, stretched pose", SEED_MEDIUM,
+                  medium["stretched"]["per_newton"], unit="N m/N"),
+            Claim(LESSON, "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)",
+                  f"{np.sqrt(eps32):.1e}, {np.cbrt(eps32):.1e}",
+                  f"{hard['best']['forward']:.1e}, {hard['best']['central']:.1e}",
+                  verdict(all(near.values())), "each within a decade", SCRIPT)]
+
+
+def plot(med64, med32, path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
     for ax, med, dtype in zip(axes, (med64, med32), (np.float64, np.float32)):
         eps_mach = np.finfo(dtype).eps
@@ -417,7 +499,7 @@ def plot(med64, med32, path):
             ax.loglog(EPS_GRID, np.maximum(med[:, j], 1e-17), style, ms=4, label=name)
         ax.axvline(np.sqrt(eps_mach), color="gray", ls=":", label=f"sqrt(eps) = {np.sqrt(eps_mach):.1e}")
         ax.axvline(np.cbrt(eps_mach), color="black", ls="-.", label=f"cbrt(eps) = {np.cbrt(eps_mach):.1e}")
-        ax.set_title(f"SO-101, {np.dtype(dtype).name} positions: median over {N_POSES} poses")
+        ax.set_title(f"SO-101, {np.dtype(dtype).name} positions: median over the poses")
         ax.set_xlabel("finite-difference step eps (rad)")
         ax.invert_xaxis()
         ax.grid(True, which="major", alpha=0.3)
@@ -433,16 +515,25 @@ def main() -> None:
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; MuJoCo {mujoco.__version__}, NumPy "
           f"{np.__version__}, {platform.machine()}; seed {SEED}")
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        poses = step1(m, chain)
-        med64 = step2(m, chain, poses, progress)
-        step3(chain, progress)
-        break_it(chain, progress)
-        med32 = sweep(m, chain, poses, dtype=np.float32, progress=progress, label="eps sweep, float32")
-        exercises(m, chain, med64, med32)
-    figure = HERE / "fd_step_sweep.png"
-    plot(med64, med32, figure)
-    print(f"\nfigure: {figure.name} (log-log V shapes, sqrt(eps) and cbrt(eps) marked; left float64, right float32)")
+    velocity = velocity_step(m, chain)
+    sweep64 = sweep_step(m, chain, velocity["poses"])
+    servo = servo_step(chain)
+    payload = payload_step(chain)
+    falls = fall_step(chain, payload["poses"]["stretched"]["force"])
+    easy, medium = easy_step(m, chain), medium_step(m, chain)
+    hard = hard_step(m, chain, velocity["poses"][:N_POSES_F32], sweep64["med"])
+    for printer, record in ((print_velocity, velocity), (print_sweep, sweep64), (print_servo, servo),
+                            (print_payload, payload), (print_fall, falls)):
+        printer(record)
+    print_exercises(easy, medium, hard)
+    claims = (velocity_claims(velocity) + sweep_claims(sweep64) + servo_claims(servo) + payload_claims(payload)
+              + fall_claims(falls) + exercise_claims(easy, medium, hard))
+    print("\n== The seed's numbers against this run's ==")
+    print(claims_table(claims))
+    write_claims(HERE, claims, SCRIPT)
+    plot(sweep64["med"], hard["med"], HERE / "fd_step_sweep.png")
+    print(f"\nfigure: fd_step_sweep.png (finite-difference error vs step, log-log V shapes with sqrt(eps) and cbrt(eps) "
+          f"marked; left float64, right float32 over {N_POSES_F32} poses)")
 
 
 if __name__ == "__main__":

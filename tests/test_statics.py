@@ -1,12 +1,4 @@
-"""Lesson 09 Experiment and Break it, reduced, pinned to MuJoCo physics and to closed forms.
-
-References: mj_jacSite (the sweep), the servos' actuator_force after simulation (tau = J^T F),
-mj_applyFT (wrench -> generalized force), mj_jacBodyCom (gravity as sum of m g over body COMs),
-and the simulated arm falling or holding (payload limit).
-"""
-
-import importlib.util
-from pathlib import Path
+"""physai.statics against MuJoCo (mj_applyFT, mj_jacBodyCom, actuator forceranges) and closed forms."""
 
 import mujoco
 import numpy as np
@@ -15,80 +7,7 @@ import pytest
 from physai import mj, statics
 from physai.errors import InputError
 
-EXPERIMENT = Path(__file__).resolve().parents[1] / "experiments" / "09-jacobians" / "experiment.py"
 STRETCHED = np.array([0.0, 1.3, -1.3, 0.0, 0.0])
-DECADES = 10.0 ** -np.arange(1, 15)
-
-
-@pytest.fixture(scope="module")
-def exp():
-    spec = importlib.util.spec_from_file_location("lesson09_experiment", EXPERIMENT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def poses(so101):
-    return so101.random_q(np.random.default_rng(0), 50)
-
-
-def test_velocity_map_matches_site_motion_to_first_order_in_dt(exp, so101_model, so101, poses):
-    rng = np.random.default_rng(1)
-    qdots = rng.normal(size=(10, so101.n))
-    qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
-    lin, ang, _ = exp.velocity_map(so101_model, so101, poses[:10], qdots, dt=1e-6)
-    lin10, ang10, _ = exp.velocity_map(so101_model, so101, poses[:10], qdots, dt=1e-5)
-    assert lin < 1e-5 and ang < 1e-5
-    # truncation error O(dt): ten times the step, about ten times the error
-    assert 5 < lin10 / lin < 15 and 5 < ang10 / ang < 15
-
-
-def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_central(exp, so101_model, so101, poses):
-    med = exp.sweep(so101_model, so101, poses, DECADES)
-    best = exp.best_steps(DECADES, med)
-    assert best == {"forward": 1e-8, "central": 1e-5}
-    eps_mach = np.finfo(float).eps
-    assert abs(np.log10(best["forward"] / np.sqrt(eps_mach))) < 1
-    assert abs(np.log10(best["central"] / np.cbrt(eps_mach))) < 1
-    fwd, cen = med[:, 0], med[:, 2]
-    # right of the minimum truncation: 10x per decade forward, 100x central; left: round-off 10x per decade
-    np.testing.assert_allclose(fwd[0] / fwd[2], 100, rtol=0.05)
-    np.testing.assert_allclose(cen[0] / cen[2], 1e4, rtol=0.05)
-    assert fwd[-1] > 1e5 * fwd.min() and cen[-1] > 1e8 * cen.min()
-    # rotational columns: a hinge step rotates the site exactly, so only round-off remains
-    assert med[0, 1] < 1e-13 and med[0, 3] < 1e-13
-
-
-def test_float32_sweep_moves_the_minima_right(exp, so101_model, so101, poses):
-    med = exp.sweep(so101_model, so101, poses[:10], DECADES, dtype=np.float32)
-    best = exp.best_steps(DECADES, med)
-    eps32 = np.finfo(np.float32).eps
-    assert abs(np.log10(best["forward"] / np.sqrt(eps32))) <= 1
-    assert abs(np.log10(best["central"] / np.cbrt(eps32))) <= 1
-
-
-def test_servo_torque_equals_JT_F_in_simulation(exp, so101):
-    m = exp.so101_sim(gravity=False, frictionloss=False)
-    for F in exp.FORCES:
-        tau, servo, qdot, ncon = exp.servo_check(m, so101, exp.Q_STEP3, F)
-        assert ncon == 0 and qdot < 1e-12
-        assert np.abs(tau - servo).max() <= 1e-12
-
-
-def test_payload_limit_1p1_falls_and_0p9_holds_in_simulation(exp, so101):
-    m = exp.so101_sim()
-    res = statics.payload_limit(m, so101, STRETCHED)
-    assert res.joint_name == "shoulder_lift"
-    drop_09, tau_09 = exp.fall(m, so101, STRETCHED, 0.9 * res.force)
-    drop_11, tau_11 = exp.fall(m, so101, STRETCHED, 1.1 * res.force)
-    assert drop_09 < 3e-3 and abs(tau_09) < res.limits[1]
-    assert drop_11 > 0.1 and tau_11 == pytest.approx(-res.limits[1], abs=1e-12)
-    # the held pose's lift torque is the static prediction g + f * per_newton (servo stiffness aside)
-    assert tau_09 == pytest.approx(res.gravity[1] + 0.9 * res.force * res.per_newton[1], abs=2e-3)
-
-
-# ---- physai.statics against MuJoCo and closed forms ---------------------------------------------
 
 
 def test_joint_torques_match_mj_applyFT(so101_model, so101, rng):
