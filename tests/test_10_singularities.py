@@ -8,15 +8,17 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from conftest import WXAI_XML, mj_site
 
 from physai.lesson import verdict
 
-from conftest import WXAI_XML, mj_site
-
 LESSON = Path(__file__).resolve().parents[1] / "experiments" / "10-singularities"
-PLANAR2R_XML = """<mujoco><worldbody><body><joint name="q1" type="hinge" axis="0 0 1"/><geom size="0.01" pos="0.25 0 0"/>
-  <body pos="0.5 0 0"><joint name="q2" type="hinge" axis="0 0 1"/><geom size="0.01"/><site name="tip" pos="0.3 0 0"/></body>
-</body></worldbody></mujoco>"""
+PLANAR2R_XML = """<mujoco><worldbody>
+  <body><joint name="q1" type="hinge" axis="0 0 1"/><geom size="0.01" pos="0.25 0 0"/>
+    <body pos="0.5 0 0"><joint name="q2" type="hinge" axis="0 0 1"/><geom size="0.01"/><site name="tip" pos="0.3 0 0"/>
+    </body>
+  </body>
+</worldbody></mujoco>"""
 
 
 def _load_lesson(folder: Path, script: str):
@@ -207,7 +209,7 @@ def test_sweep_claims_follow_the_mujoco_numbers(ex, sweep, wxai, wxai_model):
 def test_the_straight_wxai_is_singular_in_mujoco(ex, sweep, wxai, wxai_model):
     J = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, sweep.elbow[-1:]))[0]
     S = np.linalg.svd(J, compute_uv=False)
-    assert S[-1] < 2e-3 < 0.5 < S[0]
+    assert S[-1] < 2e-3 and S[0] > 0.5
 
 
 # ---- 5.-7. duality, units, damping tax ----
@@ -227,7 +229,7 @@ def test_units_condition_numbers_from_mj_jacSite(ex, wxai, wxai_model):
     q = np.array([0.3, 1.0, 0.9, 0.4, -0.5, 0.2])
     u = ex.units(q)
     J = mj_site(wxai_model, wxai, q)[2]
-    cond = lambda A: (s := np.linalg.svd(A, compute_uv=False))[0] / s[-1]  # noqa: E731
+    cond = lambda A: (s := np.linalg.svd(A, compute_uv=False))[0] / s[-1]
     np.testing.assert_allclose(u.kappa_m, cond(J), rtol=1e-12)
     np.testing.assert_allclose(u.kappa_mm, cond(np.r_[1000 * J[:3], J[3:]]), rtol=1e-12)
     np.testing.assert_allclose(u.kappa_scaled, cond(np.r_[J[:3], 0.3 * J[3:]]), rtol=1e-12)
@@ -263,3 +265,46 @@ def test_main_writes_one_claim_row_per_claim_function(ex, tmp_path, monkeypatch)
     assert read_claims(tmp_path) == claims
     assert len(claims) == 19
     assert {p.name for p in tmp_path.glob("*.png")} == {"sigma_spread.png", "rank_loss_map.png", "extension_sweep.png"}
+
+
+# ---- build.py ----
+
+
+@pytest.fixture(scope="module")
+def build():
+    return _load_lesson(LESSON, "build.py")
+
+
+def test_svd_by_hand_matches_numpy_svd_of_mj_jacSite(build, wxai, wxai_model):
+    for q in wxai.random_q(np.random.default_rng(7), 10):
+        J = mj_site(wxai_model, wxai, q)[2][:3]
+        U, S, V = build.svd_by_hand(J)
+        U0, S0, Vt0 = np.linalg.svd(J, full_matrices=False)
+        # eigenvalues of J J^T carry an absolute error ~ eps sigma_max^2, so sigma_min ~ eps sigma_max^2 / sigma_min
+        np.testing.assert_allclose(S, S0, atol=1e-14)
+        np.testing.assert_allclose(np.abs(np.sum(U * U0, axis=0)), 1.0, atol=1e-12)
+        np.testing.assert_allclose(np.abs(np.sum(V * Vt0.T, axis=0)), 1.0, atol=1e-12)
+        np.testing.assert_allclose(build.manipulability(J), np.prod(S0), rtol=1e-12)
+
+
+def test_dls_by_hand_matches_scipy_lstsq_of_the_stacked_system(build, so101, so101_model):
+    from scipy.linalg import lstsq
+
+    J = mj_site(so101_model, so101, np.array([0.1, -0.6, 0.9, 0.4, 0.3]))[2][:3]
+    v = np.array([0.02, -0.01, 0.03])
+    ref = lstsq(np.r_[J, 0.05 * np.eye(5)], np.r_[v, np.zeros(5)])[0]  # min |J qd - v|^2 + lam^2 |qd|^2
+    np.testing.assert_allclose(build.dls_by_hand(J, v, 0.05), ref, atol=1e-14)
+
+
+def test_build_checks_and_claim_from_mj_jacSite(build, so101, so101_model):
+    c = build.check_robot("so101", n_poses=8, seed=2)
+    assert c.jacobian_vs_mujoco < 1e-14 and c.sigma_vs_numpy < 1e-13 and c.reconstruction < 1e-13
+    assert c.sigma_vs_library < 1e-13 and c.manipulability_vs_library < 1e-12 and c.dls_vs_library < 1e-12
+    rng = np.random.default_rng(2)
+    gains = []
+    for q in so101.random_q(rng, 8):
+        s = np.linalg.svd(mj_site(so101_model, so101, q)[2][:3], compute_uv=False)[-1]
+        rng.normal(size=3)  # the build draws one request per pose from the same generator
+        gains.append(s / (s**2 + 0.05**2))  # the filter factor of the weakest direction
+    np.testing.assert_allclose(c.peak_gain, max(gains), rtol=1e-12)
+    assert build.claims([c])[0].verdict == verdict(max(gains) <= 10 + 1e-12)

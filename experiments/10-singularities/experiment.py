@@ -129,7 +129,8 @@ def print_typical(r: SigmaSpread) -> None:
     print(f"\n== 2. WidowX AI position block over {len(r.sigmas)} random in-limit poses (seed {SEED}) ==")
     for name, row in (("10th percentile", lo), ("median", med), ("90th percentile", hi)):
         print(f"  {name:16s} sigma = {fmt_row(row, 7, 3)} m/rad")
-    print(f"  velocity ellipsoid at the most typical pose q = {fmt_row(r.q_typical, 6, 2)}: radii {fmt_row(r.radii, 6, 3)} "
+    print(f"  velocity ellipsoid at the most typical pose q = {fmt_row(r.q_typical, 6, 2)}: "
+          f"radii {fmt_row(r.radii, 6, 3)} "
           "m/s per rad/s; the thinnest axis points along " + fmt_row(r.directions[:, -1], 6, 2))
 
 
@@ -208,7 +209,8 @@ def plot_rank_loss(r: RankLossMap) -> None:
 def rank_loss_claims(r: RankLossMap) -> list[Claim]:
     k = np.argmin(r.sigma_min)
     ratio = r.sigma_min.flat[k] / r.sigma_max.flat[k]
-    return [Claim(LESSON, "a singularity loses a direction, the others stay controllable", "rank loss, rest controllable",
+    return [Claim(LESSON, "a singularity loses a direction, the others stay controllable",
+                  "rank loss, rest controllable",
                   f"SO-101 sigma_min/sigma_max = {ratio:.1e}, sigma_max {r.sigma_max.flat[k]:.3f} m/rad",
                   verdict(ratio < 0.02 and r.sigma_max.flat[k] > 0.1),
                   "one singular value below 2 % of the largest while the largest stays above 0.1 m/rad")]
@@ -285,7 +287,8 @@ def _first_below(r: ExtensionSweep, sigma: float) -> int:
 
 
 def print_sweep(r: ExtensionSweep) -> None:
-    print(f"\n== 4. WidowX AI to full extension: {V_WEAK * 100:.0f} cm/s along the weakest direction (position block) ==")
+    print(f"\n== 4. WidowX AI to full extension: {V_WEAK * 100:.0f} cm/s along the weakest direction "
+          "(position block) ==")
     print("elbow = joint_2 (limit {:.3f} rad); wrist pitch reaching farthest; exact = pinv; fixed = DLS lambda {}; "
           "adaptive = damped_step (then uniform scaling to {} rad/s)".format(r.elbow_limit, LAMBDA, QDOT_LIMIT))
     print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
@@ -437,7 +440,8 @@ def damping_tax(q: np.ndarray, n_directions: int = 200, seed: int = SEED) -> Dam
 
 
 def print_tax(t: DampingTax) -> None:
-    print(f"\n== 7. The damping tax at a healthy pose (sigma_min {t.sigma_min:.3f} m/rad, {len(t.fixed)} directions) ==")
+    print(f"\n== 7. The damping tax at a healthy pose (sigma_min {t.sigma_min:.3f} m/rad, "
+          f"{len(t.fixed)} directions) ==")
     print(f"  fixed lambda {LAMBDA}: tracking error median {np.median(t.fixed):.2%}, max {t.fixed.max():.2%}")
     print(f"  adaptive (0 above sigma_min {SIGMA_HEALTHY}): max {t.adaptive.max():.1e}")
     print(f"  adaptive lambda at sigma_min = 0, {SIGMA_HEALTHY / 2}, {SIGMA_HEALTHY}: "
