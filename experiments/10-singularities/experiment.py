@@ -44,6 +44,12 @@ QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
 
 
+def _save(fig, name: str) -> None:
+    fig.tight_layout()
+    fig.savefig(HERE / name, dpi=110)
+    plt.close(fig)
+
+
 # ---- 1. the 2-DoF worked example ------------------------------------------------------------------
 
 
@@ -143,9 +149,7 @@ def plot_typical(r: SigmaSpread) -> None:
     ax.set_ylabel("poses")
     ax.set_title("WidowX AI position block over random in-limit poses")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(HERE / "sigma_spread.png", dpi=110)
-    plt.close(fig)
+    _save(fig, "sigma_spread.png")
 
 
 def typical_claims(r: SigmaSpread) -> list[Claim]:
@@ -201,9 +205,7 @@ def plot_rank_loss(r: RankLossMap) -> None:
     ax.set_xlabel("elbow_flex (rad)")
     ax.set_ylabel("shoulder_lift (rad)")
     ax.set_title("SO-101: where the position block loses rank (+)")
-    fig.tight_layout()
-    fig.savefig(HERE / "rank_loss_map.png", dpi=110)
-    plt.close(fig)
+    _save(fig, "rank_loss_map.png")
 
 
 def rank_loss_claims(r: RankLossMap) -> list[Claim]:
@@ -318,9 +320,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
     a1.set_ylabel("m/rad")
     a2.set_ylabel("rad/s for 5 cm/s along the weak direction")
     fig.suptitle("WidowX AI walked to full extension")
-    fig.tight_layout()
-    fig.savefig(HERE / "extension_sweep.png", dpi=110)
-    plt.close(fig)
+    _save(fig, "extension_sweep.png")
 
 
 def sweep_claims(r: ExtensionSweep) -> list[Claim]:
