@@ -1,6 +1,6 @@
-"""Lesson 10: inverse kinematics by iterating the Jacobian, and what singularities do to it.
+"""Lesson 11, Inverse Jacobian Methods: inverse kinematics by iterating the Jacobian.
 
-Run: uv run python experiments/10-inverse-kinematics/experiment.py   (writes experiment_output.txt and
+Run: uv run python experiments/11-inverse-kinematics/experiment.py   (writes experiment_output.txt and
 PNG figures beside this file). Every number is measured in this run; seeds are printed.
 Set PHYSAI_IK_TARGETS to change the number of random targets per robot/task (default 1000).
 """
@@ -255,7 +255,7 @@ def lerobot_asks() -> None:
 
 
 def main() -> None:
-    print(f"Lesson 10: inverse kinematics. seed {SEED}; targets seed 1, restart seed 2")
+    print(f"Lesson 11: inverse Jacobian methods. seed {SEED}; targets seed 1, restart seed 2")
     two_link_example()
     singularity_approach(singularity_map())
     convergence_curves()

@@ -1,4 +1,4 @@
-"""Lesson 11, Redundancy and the Null Space: "With more joints than task dimensions there are infinitely many
+"""Lesson 12, Redundancy and the Null Space: "With more joints than task dimensions there are infinitely many
 answers. Choose among them on purpose."
 
 1. Self-motion: the Panda (7 joints, 6-D pose task) swings its elbow through the null space while the tool
@@ -11,7 +11,7 @@ answers. Choose among them on purpose."
    the algorithmic singularity, undamped versus damped; the priorities swapped.
 4. The cost of the projection.
 
-Run: uv run python experiments/11-null-space/experiment.py
+Run: uv run python experiments/12-null-space/experiment.py
 Writes experiment_output.txt, self_motion.png, planar3r_self_motion.png and priority.png beside this file.
 Deterministic (seeds below); timings depend on the machine.
 """
@@ -313,7 +313,7 @@ def main():
     panda = robots.load("panda")
     so101 = robots.load("so101")
     planar3r = robots.load("planar3r")
-    print("Lesson 11: redundancy and the null space")
+    print("Lesson 12: redundancy and the null space")
     print(f"python {platform.python_version()}, numpy {np.__version__}; robots: {panda.source}, so101 ({so101.source}), "
           f"planar3r ({planar3r.source})")
     t_start = time.perf_counter()

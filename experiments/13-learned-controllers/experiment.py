@@ -1,6 +1,7 @@
-"""Lesson 12, experiment: learn the inverse map with a network, and measure every way it fails.
+"""Lesson 13, Learned Controllers and the Gap to Reality: learn the inverse map with a network, and measure
+every way it fails.
 
-Run: uv run python experiments/12-learned-controllers/experiment.py [--full]
+Run: uv run python experiments/13-learned-controllers/experiment.py [--full]
 Writes experiment_output.txt and figures (PNG) beside this file. The default "tour" setting trains
 each network for a few seconds on CPU; --full trains longer and larger. Every table names the
 setting that produced it.
@@ -155,7 +156,7 @@ def part_2r(progress, setting):
     fig.colorbar(sc, ax=axes[2], label="log10 FK-consistency error (mm)")
     axes[2].set_aspect("equal")
     axes[2].set_title("FK-consistency error over the workspace")
-    fig.suptitle(f"Lesson 12: multimodality on the planar 2R [{setting}]")
+    fig.suptitle(f"Lesson 13: multimodality on the planar 2R [{setting}]")
     fig.tight_layout()
     fig.savefig(HERE / "multimodality_2r.png", dpi=110)
     plt.close(fig)
@@ -347,7 +348,7 @@ def part_gap(progress, setting, chain, controllers, x):
 
 def main(setting: str) -> None:
     s = SETTINGS[setting]
-    print(f"Lesson 12: learned controllers and the gap to reality. Setting: {setting} "
+    print(f"Lesson 13: learned controllers and the gap to reality. Setting: {setting} "
           f"(n_train {s['n_train']}, {s['steps']} Adam steps, hidden {s['hidden']}, lr {s['lr']}, "
           f"{s['n_sim']} MuJoCo targets). Seeds: {SEEDS}")
     with Progress(transient=True) as progress:

@@ -1,0 +1,131 @@
+"""Lesson 10, Build it: the SVD of a Jacobian from the eigen-decomposition of J J^T, manipulability, and the
+damped inverse, each in a few lines, checked against NumPy, physai.singularity and MuJoCo's mj_jacSite.
+
+Run: uv run python experiments/10-singularities/build.py   (writes build_output.txt and claims.json beside this file)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from physai import mj, robots, singularity
+from physai.kinematics import jacobian
+from physai.lesson import (
+    Claim,
+    claims_table,
+    fmt_row,
+    transcript,
+    verdict,
+    write_claims,
+)
+
+HERE = Path(__file__).resolve().parent
+SEED = 0
+Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # lesson 09's SO-101 pose
+LAMBDA = 0.05  # m/rad
+
+
+def svd_by_hand(J: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``J: (m, n)``, full row rank, m <= n -> ``U: (m, m)``, ``sigma: (m,)`` descending, ``V: (n, m)``.
+
+    J J^T = U diag(sigma^2) U^T: its eigenvectors are the task-space axes, the square roots of its eigenvalues
+    the gains; each joint-space axis is the joint motion that makes that tool motion, v_i = J^T u_i / sigma_i.
+    """
+    eig, U = np.linalg.eigh(J @ J.T)  # ascending
+    eig, U = eig[::-1], U[:, ::-1]
+    sigma = np.sqrt(np.clip(eig, 0.0, None))
+    return U, sigma, J.T @ U / sigma
+
+
+def manipulability(J: np.ndarray) -> float:
+    """Yoshikawa's volume of the velocity ellipsoid, sqrt(det(J J^T)) (= the product of the singular values)."""
+    return float(np.sqrt(max(np.linalg.det(J @ J.T), 0.0)))
+
+
+def dls_by_hand(J: np.ndarray, v: np.ndarray, lam: float) -> np.ndarray:
+    """Damped least squares: the joint rates minimising |J qdot - v|^2 + lam^2 |qdot|^2."""
+    return J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(len(J)), v)
+
+
+@dataclass(frozen=True)
+class Checks:
+    """Largest differences over the poses checked (one number per comparison)."""
+
+    n_poses: int
+    jacobian_vs_mujoco: float  # physai's J vs mj_jacSite, position rows
+    sigma_vs_numpy: float  # hand sigma vs np.linalg.svd of MuJoCo's J
+    sigma_vs_library: float  # hand sigma vs singularity.health
+    reconstruction: float  # |U diag(sigma) V^T - J|
+    manipulability_vs_library: float  # relative
+    dls_vs_library: float  # hand DLS vs singularity.damped_solve
+    peak_gain: float  # the largest |qdot| / |v| seen over all poses and directions with lambda = LAMBDA
+
+
+def check_robot(name: str, n_poses: int = 50, seed: int = SEED) -> Checks:
+    """Compare the hand-built SVD, manipulability and DLS with the references at ``n_poses`` random poses."""
+    chain, model = robots.load(name), robots.mujoco_model(name)
+    rng = np.random.default_rng(seed)
+    err = {k: 0.0 for k in ("jac", "np", "lib", "rec", "man", "dls")}
+    gain = 0.0
+    for q in chain.random_q(rng, n_poses):
+        J6 = mj.site_jacobian(model, chain, q)
+        J = J6[:3]
+        U, S, V = svd_by_hand(J)
+        h = singularity.health(J6, "position")
+        v = rng.normal(size=3)
+        err["jac"] = max(err["jac"], np.abs(jacobian(chain, q)[:3] - J).max())
+        err["np"] = max(err["np"], np.abs(S - np.linalg.svd(J, compute_uv=False)).max())
+        err["lib"] = max(err["lib"], np.abs(S - h.sigma).max())
+        err["rec"] = max(err["rec"], np.abs(U @ np.diag(S) @ V.T - J).max())
+        err["man"] = max(err["man"], abs(manipulability(J) / h.manipulability - 1))
+        err["dls"] = max(err["dls"], np.abs(dls_by_hand(J, v, LAMBDA) - singularity.damped_solve(J, v, LAMBDA)).max())
+        gain = max(gain, np.linalg.norm(dls_by_hand(J, U[:, -1], LAMBDA)))  # the weakest direction, |v| = 1
+    return Checks(n_poses, err["jac"], err["np"], err["lib"], err["rec"], err["man"], err["dls"], gain)
+
+
+def print_checks(name: str, c: Checks) -> None:
+    print(f"{name:8s} {c.n_poses:5d} {c.jacobian_vs_mujoco:9.1e} {c.sigma_vs_numpy:9.1e} {c.sigma_vs_library:9.1e} "
+          f"{c.reconstruction:9.1e} {c.manipulability_vs_library:9.1e} {c.dls_vs_library:9.1e} {c.peak_gain:9.3f}")
+
+
+def one_pose() -> None:
+    chain = robots.load("so101")
+    J = mj.site_jacobian(robots.mujoco_model("so101"), chain, Q0)[:3]
+    U, S, V = svd_by_hand(J)
+    print(f"== Step 1. SO-101 at q = {fmt_row(Q0, 4, 1)}: position block of mj_jacSite, SVD by hand ==")
+    print(f"sigma = {fmt_row(S, 7, 4)} m/rad; manipulability sqrt(det(J J^T)) = {manipulability(J):.6f} "
+          f"= prod(sigma) {np.prod(S):.6f}")
+    print(f"weakest tool direction u_3 = {fmt_row(U[:, -1], 7, 3)}, "
+          f"made by joint motion v_3 = {fmt_row(V[:, -1], 7, 3)}")
+
+
+def claims(checks: list[Checks]) -> list[Claim]:
+    peak = max(c.peak_gain for c in checks)
+    return [Claim("10", "the damped gain never exceeds 1/(2 lambda)", f"<= {1 / (2 * LAMBDA):.0f} (lambda {LAMBDA})",
+                  f"{peak:.3f} (largest over {sum(c.n_poses for c in checks)} poses)",
+                  verdict(peak <= 1 / (2 * LAMBDA) + 1e-12), "|qdot| for a unit request along the weakest direction",
+                  "build.py")]
+
+
+def main(n_poses: int = 50) -> list[Claim]:
+    one_pose()
+    print(f"\n== Step 2. Hand-built SVD, manipulability and DLS vs NumPy, physai.singularity and MuJoCo "
+          f"({n_poses} random poses each, seed {SEED}; largest differences) ==")
+    print(f"{'robot':8s} {'poses':>5s} {'J vs mj':>9s} {'sig np':>9s} {'sig lib':>9s} {'U S V^T':>9s} {'manip':>9s} "
+          f"{'DLS lib':>9s} {'max gain':>9s}")
+    checks = []
+    for name in ("so101", "wxai"):
+        checks.append(check_robot(name, n_poses))
+        print_checks(name, checks[-1])
+    rows = claims(checks)
+    print("\nClaims (seed vs this run)\n" + claims_table(rows))
+    write_claims(HERE, rows, "build.py")
+    return rows
+
+
+if __name__ == "__main__":
+    with transcript(HERE / "build_output.txt"):
+        main()

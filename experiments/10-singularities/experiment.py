@@ -1,0 +1,500 @@
+"""Lesson 10, Singularities and Conditioning, Experiment and Break it: "When the Jacobian loses rank, an entire
+direction of motion becomes unreachable and naive inversion explodes."
+
+Steps (each returns its numbers; call them from a Python prompt with small sizes):
+1. ``two_link``: the WidowX AI lesson's 2-DoF worked example (SVD, kappa, J^-1 v, damped v), recomputed.
+2. ``typical_sigmas``: the WidowX AI position block's singular values over random in-limit poses, and its
+   velocity ellipsoid at one pose.
+3. ``rank_loss_map``: where the SO-101 loses rank, sigma_min over (shoulder_lift, elbow_flex).
+4. ``extension_sweep``: the WidowX AI walked to full extension; a 5 cm/s request along the weak direction
+   solved exactly (pinv), with fixed damping, with adaptive damping; clipping vs uniform scaling.
+5. ``force_duality``: the direction that cannot move is the one that holds force for free.
+6. ``units``: the raw 6 x n condition number depends on m vs mm; blocks and a characteristic length do not.
+7. ``damping_tax``: what fixed damping costs in a healthy pose, and what adaptive damping costs there.
+
+Run: uv run python experiments/10-singularities/experiment.py [--full]
+Writes experiment_output.txt, claims.json, sigma_spread.png, rank_loss_map.png and extension_sweep.png beside
+this file. Deterministic (seed 0). ``--full`` (or PHYSAI_FULL=1) uses finer grids and more poses.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from physai import robots, singularity  # noqa: E402
+from physai.kinematics import fk, jacobian  # noqa: E402
+from physai.lesson import Claim, claims_table, fmt_row, transcript, verdict, write_claims  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+LESSON = "10"
+SEED = 0
+V_WEAK = 0.05  # m/s, the lesson's request along the weakest direction
+LAMBDA = 0.05  # m/rad, the lesson's lambda_max on the position block
+SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
+QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
+CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
+
+
+def _save(fig, name: str) -> None:
+    fig.tight_layout()
+    fig.savefig(HERE / name, dpi=110)
+    plt.close(fig)
+
+
+# ---- 1. the 2-DoF worked example ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TwoLink:
+    tip: np.ndarray  # (2,) m
+    J: np.ndarray  # (2, 2) position rows x, y (m/rad)
+    sigma: np.ndarray  # (2,) m/rad, descending
+    kappa: float
+    qdot: np.ndarray  # (2,) rad/s, J^-1 v
+    qdot_damped: np.ndarray  # (2,) rad/s, J^T (J J^T + lam^2 I)^-1 v
+    speed_damped: float  # m/s the damped rates deliver
+
+
+def two_link(q=(0.0, np.pi / 2), v=(0.0, 0.1), lam: float = 0.1) -> TwoLink:
+    """The planar 2R (L1 = 0.5 m, L2 = 0.3 m) at ``q``: SVD, kappa, exact and damped rates for tip velocity ``v``."""
+    chain = robots.load("planar2r")
+    q, v = np.asarray(q, float), np.asarray(v, float)
+    J = jacobian(chain, q)[:2]  # x, y rows: the planar arm moves in its x-y plane
+    sigma = np.linalg.svd(J, compute_uv=False)
+    qd_damped = singularity.damped_solve(J, v, lam)
+    return TwoLink(fk(chain, q).p[:2], J, sigma, float(sigma[0] / sigma[1]), np.linalg.solve(J, v), qd_damped,
+                   float(np.linalg.norm(J @ qd_damped)))
+
+
+def print_two_link(r: TwoLink) -> None:
+    print("== 1. The 2-DoF worked example (L1 = 0.5 m, L2 = 0.3 m, q = [0, pi/2], v = [0, 0.1] m/s) ==")
+    print(f"tip ({r.tip[0]:.3f}, {r.tip[1]:.3f}) m: link 1 along x, link 2 straight up -> bent 90 deg, not extended")
+    print(f"J = [{fmt_row(r.J[0], 6, 3)} ; {fmt_row(r.J[1], 6, 3)}]  (row 2 is L1 cos q1 + L2 cos(q1+q2) = L1)")
+    print(f"sigma = {fmt_row(r.sigma, 6, 4)} m/rad, eig(J J^T) = {fmt_row(r.sigma**2, 6, 4)}, kappa = {r.kappa:.3f}")
+    print(f"qdot = J^-1 v = {fmt_row(r.qdot, 6, 3)} rad/s; damped (lambda 0.1) {fmt_row(r.qdot_damped, 6, 3)} rad/s, "
+          f"tip speed {r.speed_damped:.4f} of 0.1 m/s")
+
+
+def two_link_claims(r: TwoLink) -> list[Claim]:
+    seed_J = np.array([[-0.3, -0.3], [0.8, 0.0]])
+    close = lambda a, b, tol: bool(np.allclose(a, b, atol=tol, rtol=0))  # noqa: E731
+    shrink = np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)
+    own_sigma, own_qdot = np.linalg.svd(seed_J, compute_uv=False), np.linalg.solve(seed_J, [0.0, 0.1])
+    return [
+        Claim(LESSON, "2-DoF q = [0, pi/2] is 'fully extended vertically'", "fully extended",
+              f"|tip| = {np.linalg.norm(r.tip):.3f} m, bent 90 deg", verdict(abs(np.linalg.norm(r.tip) - 0.8) < 1e-3),
+              "fully extended puts the tip L1 + L2 = 0.8 m from the base"),
+        Claim(LESSON, "2-DoF Jacobian", "[[-0.3, -0.3], [0.8, 0]]",
+              f"[[{r.J[0, 0]:.1f}, {r.J[0, 1]:.1f}], [{r.J[1, 0]:.1f}, {r.J[1, 1]:.1f}]]",
+              verdict(close(r.J, seed_J, 5e-4)), "entries within 5e-4 (the seed's rounding)"),
+        Claim(LESSON, "2-DoF singular values (m/rad)", "0.85, 0.32", f"{r.sigma[0]:.2f}, {r.sigma[1]:.2f}",
+              verdict(close(r.sigma, [0.85, 0.32], 5e-3)),
+              f"within 5e-3; even the seed's own J gives {own_sigma[0]:.2f}, {own_sigma[1]:.2f}"),
+        Claim(LESSON, "2-DoF condition number", "2.66", f"{r.kappa:.2f}", verdict(abs(r.kappa - 2.66) < 5e-3),
+              "within 5e-3"),
+        Claim(LESSON, "2-DoF qdot = J^-1 [0, 0.1] (rad/s)", "[0.125, -0.333]", f"[{r.qdot[0]:.3f}, {r.qdot[1]:.3f}]",
+              verdict(close(r.qdot, [0.125, -0.333], 5e-4)),
+              f"within 5e-4; the seed's own J gives [{own_qdot[0]:.3f}, {own_qdot[1]:.3f}]"),
+        Claim(LESSON, "2-DoF damping lambda = 0.1 reduces the joint rates slightly", "slightly reduced",
+              f"|qdot| x {shrink:.3f}", verdict(0.8 < shrink < 1.0), "a reduction of less than 20 %"),
+    ]
+
+
+# ---- 2. typical singular values and the ellipsoid -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SigmaSpread:
+    sigmas: np.ndarray  # (n_poses, 3) m/rad, position block, descending per pose
+    q_typical: np.ndarray  # (6,) the pose whose sigmas are closest to the medians
+    radii: np.ndarray  # (3,) m/s per rad/s of joint speed, the ellipsoid at q_typical
+    directions: np.ndarray  # (3, 3) columns: unit axes in the base frame
+
+
+def typical_sigmas(n_poses: int = 500, seed: int = SEED) -> SigmaSpread:
+    """Position-block singular values of the WidowX AI at ``n_poses`` uniform in-limit poses (seeded)."""
+    chain = robots.load("wxai")
+    q = chain.random_q(np.random.default_rng(seed), n_poses)
+    S = np.linalg.svd(jacobian(chain, q)[:, :3], compute_uv=False)
+    i = int(np.argmin(np.abs(np.log(S / np.median(S, axis=0))).sum(axis=1)))
+    radii, directions = singularity.ellipsoid_axes(jacobian(chain, q[i]), "position")
+    return SigmaSpread(S, q[i], radii, directions)
+
+
+def print_typical(r: SigmaSpread) -> None:
+    lo, med, hi = np.percentile(r.sigmas, [10, 50, 90], axis=0)
+    print(f"\n== 2. WidowX AI position block over {len(r.sigmas)} random in-limit poses (seed {SEED}) ==")
+    for name, row in (("10th percentile", lo), ("median", med), ("90th percentile", hi)):
+        print(f"  {name:16s} sigma = {fmt_row(row, 7, 3)} m/rad")
+    print(f"  velocity ellipsoid at the most typical pose q = {fmt_row(r.q_typical, 6, 2)}: "
+          f"radii {fmt_row(r.radii, 6, 3)} "
+          "m/s per rad/s; the thinnest axis points along " + fmt_row(r.directions[:, -1], 6, 2))
+
+
+def plot_typical(r: SigmaSpread) -> None:
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.hist(np.log10(r.sigmas), bins=40, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
+    for s in (0.5, 0.3, 0.08):
+        ax.axvline(np.log10(s), color="k", ls=":", lw=1)
+    ax.set_xlabel("log10 sigma (m/rad); dotted: the lesson's 0.5, 0.3, 0.08")
+    ax.set_ylabel("poses")
+    ax.set_title("WidowX AI position block over random in-limit poses")
+    ax.legend()
+    _save(fig, "sigma_spread.png")
+
+
+def typical_claims(r: SigmaSpread) -> list[Claim]:
+    lo, med, hi = np.percentile(r.sigmas, [10, 50, 90], axis=0)
+    seed = np.array([0.5, 0.3, 0.08])
+    return [Claim(LESSON, "WidowX AI mid-workspace position-block sigmas (m/rad)", "~0.5, 0.3, 0.08",
+                  "median " + ", ".join(f"{s:.2f}" for s in med), verdict(bool(np.all((lo <= seed) & (seed <= hi)))),
+                  "each seed value inside the 10-90th percentile band of random in-limit poses")]
+
+
+# ---- 3. rank loss on the SO-101 --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankLossMap:
+    lift: np.ndarray  # (n,) rad, shoulder_lift
+    elbow: np.ndarray  # (n,) rad, elbow_flex
+    sigma_min: np.ndarray  # (n, n) m/rad, position block, [lift, elbow]
+    sigma_max: np.ndarray  # (n, n) m/rad
+    q_min: np.ndarray  # (5,) the grid pose with the smallest sigma_min
+    bend_deg: np.ndarray  # (2,) upper->lower arm and lower arm->tool angles there (deg)
+
+
+def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
+    """sigma_min of the SO-101's position block on an ``n x n`` grid of (shoulder_lift, elbow_flex)."""
+    chain = robots.load("so101")
+    lift = np.linspace(chain.lower[1], chain.upper[1], n)
+    elbow = np.linspace(chain.lower[2], chain.upper[2], n)
+    q = np.zeros((n, n, 5))
+    q[..., 1], q[..., 2], q[..., 3] = lift[:, None], elbow[None, :], wrist
+    S = np.linalg.svd(jacobian(chain, q)[..., :3, :], compute_uv=False)
+    i, j = np.unravel_index(np.argmin(S[..., -1]), S.shape[:2])
+    f = fk(chain, q[i, j])
+    seg = [f.anchors[2] - f.anchors[1], f.anchors[3] - f.anchors[2], f.p - f.anchors[3]]
+    cos = [seg[k] @ seg[k + 1] / np.linalg.norm(seg[k]) / np.linalg.norm(seg[k + 1]) for k in range(2)]
+    return RankLossMap(lift, elbow, S[..., -1], S[..., 0], q[i, j], np.degrees(np.arccos(np.clip(cos, -1, 1))))
+
+
+def print_rank_loss(r: RankLossMap) -> None:
+    print(f"\n== 3. SO-101 rank loss: position-block sigma_min on a {len(r.lift)} x {len(r.elbow)} grid "
+          "(shoulder_lift x elbow_flex, other joints 0) ==")
+    print(f"  sigma_min {r.sigma_min.min():.5f} .. {r.sigma_min.max():.4f} m/rad; smallest at lift {r.q_min[1]:+.3f}, "
+          f"elbow {r.q_min[2]:+.3f} rad, where the arm bends {r.bend_deg[0]:.1f} deg (upper->lower arm) and "
+          f"{r.bend_deg[1]:.1f} deg (lower arm->tool): the pitch chain is stretched, the radial direction is lost")
+    print(f"  there sigma_max is still {r.sigma_max.flat[np.argmin(r.sigma_min)]:.3f} m/rad: the other directions move")
+
+
+def plot_rank_loss(r: RankLossMap) -> None:
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    im = ax.pcolormesh(r.elbow, r.lift, r.sigma_min, shading="auto", cmap="viridis")
+    fig.colorbar(im, ax=ax, label="sigma_min (m/rad)")
+    ax.plot(r.q_min[2], r.q_min[1], "r+", ms=12)
+    ax.set_xlabel("elbow_flex (rad)")
+    ax.set_ylabel("shoulder_lift (rad)")
+    ax.set_title("SO-101: where the position block loses rank (+)")
+    _save(fig, "rank_loss_map.png")
+
+
+def rank_loss_claims(r: RankLossMap) -> list[Claim]:
+    k = np.argmin(r.sigma_min)
+    ratio = r.sigma_min.flat[k] / r.sigma_max.flat[k]
+    return [Claim(LESSON, "a singularity loses a direction, the others stay controllable",
+                  "rank loss, rest controllable",
+                  f"SO-101 sigma_min/sigma_max = {ratio:.1e}, sigma_max {r.sigma_max.flat[k]:.3f} m/rad",
+                  verdict(ratio < 0.02 and r.sigma_max.flat[k] > 0.1),
+                  "one singular value below 2 % of the largest while the largest stays above 0.1 m/rad")]
+
+
+# ---- 4. the WidowX AI walked to full extension -----------------------------------------------------
+
+
+def stretch_poses(chain, elbow: np.ndarray, n_wrist: int = 201) -> np.ndarray:
+    """For each ``elbow`` (joint_2) angle: the wrist pitch (joint_3) that reaches farthest from the shoulder
+    (joint_1) axis, then joint_1 turned so the tool is level with the shoulder -> ``q: (len(elbow), 6)``."""
+    wrist = np.linspace(chain.lower[3], chain.upper[3], n_wrist)
+    q = np.zeros((len(elbow), n_wrist, 6))
+    q[..., 1], q[..., 2], q[..., 3] = 1.0, elbow[:, None], wrist[None, :]
+    f = fk(chain, q)
+    best = np.argmax(np.linalg.norm(f.p - f.anchors[..., 1, :], axis=-1), axis=1)
+    q = q[np.arange(len(elbow)), best]
+    f = fk(chain, q)
+    r = f.p - f.anchors[:, 1]
+    q[:, 1] += np.arctan2(r[:, 2], r[:, 0])  # joint_1 turns about +y: this levels the tool with the shoulder
+    return q
+
+
+@dataclass(frozen=True)
+class ExtensionSweep:
+    """A 5 cm/s request along the weakest direction of the position block at each pose of the sweep."""
+
+    elbow: np.ndarray  # (k,) rad, joint_2, ending at the straight arm (past its upper limit)
+    elbow_limit: float  # rad, joint_2's upper limit
+    sigma_min: np.ndarray  # (k,) m/rad
+    sigma_max: np.ndarray  # (k,) m/rad
+    exact_norm: np.ndarray  # (k,) rad/s, |pinv(J) v|
+    exact_peak: np.ndarray  # (k,) rad/s, the largest single joint rate of pinv(J) v
+    fixed_norm: np.ndarray  # (k,) rad/s, |DLS v| with lambda = 0.05 m/rad
+    fixed_weak: np.ndarray  # (k,) m/s the fixed-lambda rates deliver along the weak direction
+    adaptive_peak: np.ndarray  # (k,) rad/s, largest joint rate of damped_step (adaptive lambda, then scaling)
+    adaptive_lam: np.ndarray  # (k,) m/rad
+    cos_clip: np.ndarray  # (k,) cosine between J clip(qdot) and v (per-joint clipping at 6.28 rad/s)
+    cos_scaled: np.ndarray  # (k,) cosine between J scale(qdot) and v (uniform scaling to 6.28 rad/s)
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.sum(a * b, axis=-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+
+
+def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
+    """Walk the WidowX AI's elbow from ``start`` rad to the straight arm (``n`` poses), kinematics only."""
+    chain = robots.load("wxai")
+    grid = np.linspace(chain.lower[2], np.pi, 241)
+    f = fk(chain, stretch_poses(chain, grid))
+    straight = grid[np.argmax(np.linalg.norm(f.p - f.anchors[:, 1], axis=-1))]  # the farthest reach
+    elbow = np.linspace(start, straight, n)
+    J = jacobian(chain, stretch_poses(chain, elbow))
+    Jp = J[:, :3]
+    U, S, _ = np.linalg.svd(Jp)
+    v = V_WEAK * U[..., -1]
+    exact = singularity.damped_solve(Jp, v, 0.0)
+    fixed = singularity.damped_solve(Jp, v, LAMBDA)
+    steps = [singularity.damped_step(Ji, vi, 1.0, sigma_healthy=SIGMA_HEALTHY, lambda_max=LAMBDA, qdot_limit=QDOT_LIMIT)
+             for Ji, vi in zip(J, v)]  # dt = 1 s: dq is the joint rate
+    clipped = np.clip(exact, -QDOT_LIMIT, QDOT_LIMIT)
+    scaled, _ = singularity.scale_to_limit(exact, QDOT_LIMIT)
+    tool = lambda qd: (Jp @ qd[..., None])[..., 0]  # noqa: E731
+    return ExtensionSweep(
+        elbow, float(chain.upper[2]), S[:, -1], S[:, 0], np.linalg.norm(exact, axis=1), np.abs(exact).max(axis=1),
+        np.linalg.norm(fixed, axis=1), np.sum(tool(fixed) * U[..., -1], axis=1),
+        np.array([np.abs(dq).max() for dq, _ in steps]), np.array([h.lam for _, h in steps]),
+        _cos(tool(clipped), v), _cos(tool(scaled), v))
+
+
+def _first_below(r: ExtensionSweep, sigma: float) -> int:
+    """Index of the first sweep pose (walking toward the straight arm) with sigma_min below ``sigma``."""
+    return int(np.argmax(r.sigma_min < sigma))
+
+
+def print_sweep(r: ExtensionSweep) -> None:
+    print(f"\n== 4. WidowX AI to full extension: {V_WEAK * 100:.0f} cm/s along the weakest direction "
+          "(position block) ==")
+    print("elbow = joint_2 (limit {:.3f} rad); wrist pitch reaching farthest; exact = pinv; fixed = DLS lambda {}; "
+          "adaptive = damped_step (then uniform scaling to {} rad/s)".format(r.elbow_limit, LAMBDA, QDOT_LIMIT))
+    print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
+          f"{'v_weak fixed':>12s} {'adaptive max':>12s} {'lambda':>7s} {'clip cos':>8s}")
+    limit = int(np.searchsorted(r.elbow, r.elbow_limit))
+    for i in sorted({0, limit, _first_below(r, 0.01), _first_below(r, 0.005), len(r.elbow) - 1}):
+        print(f"{r.elbow[i]:11.3f} {r.sigma_min[i]:9.5f} {r.exact_norm[i]:10.2f} {r.exact_peak[i]:9.2f} "
+              f"{r.fixed_norm[i]:10.3f} {r.fixed_weak[i]:12.5f} {r.adaptive_peak[i]:12.3f} {r.adaptive_lam[i]:7.4f} "
+              f"{r.cos_clip[i]:8.4f}")
+    print(f"  at the elbow limit the arm is {r.elbow[-1] - r.elbow_limit:.3f} rad short of straight; uniform scaling "
+          f"keeps the direction everywhere (min cos {r.cos_scaled.min():.12f})")
+
+
+def plot_sweep(r: ExtensionSweep) -> None:
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
+    a1.axhline(0.005, color="k", ls=":", lw=1, label="0.005 m/rad")
+    a2.semilogy(r.elbow, r.exact_norm, label="|qdot| exact (pinv)")
+    a2.semilogy(r.elbow, r.fixed_norm, label=f"|qdot| DLS, lambda {LAMBDA}")
+    a2.semilogy(r.elbow, r.adaptive_peak, label="max |qdot_i| adaptive")
+    a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit")
+    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda)")
+    for ax in (a1, a2):
+        ax.axvline(r.elbow_limit, color="gray", lw=1)
+        ax.set_xlabel("joint_2 (rad); gray: its limit")
+        ax.legend(fontsize=8)
+    a1.set_ylabel("m/rad")
+    a2.set_ylabel("rad/s for 5 cm/s along the weak direction")
+    fig.suptitle("WidowX AI walked to full extension")
+    _save(fig, "extension_sweep.png")
+
+
+def sweep_claims(r: ExtensionSweep) -> list[Claim]:
+    lim, near = int(np.searchsorted(r.elbow, r.elbow_limit)), _first_below(r, 0.005)
+    past = f"{r.elbow[near] - r.elbow_limit:.2f} rad past the elbow limit"
+    row = lambda claim, seed, measured, ok, why: Claim(LESSON, claim, seed, measured, verdict(ok), why)  # noqa: E731
+    return [
+        row("near full extension sigma_min < 0.005 (within the joint limits)", "< 0.005 m/rad",
+            f"{r.sigma_min[lim]:.4f} at the elbow limit", r.sigma_min[lim] < 0.005,
+            "the 135 deg elbow limit stops the arm short of straight"),
+        row("near full extension sigma_min < 0.005 (kinematics past the limit)", "< 0.005 m/rad",
+            f"{r.sigma_min[near]:.4f} from {past}", r.sigma_min[near] < 0.005, "the straight arm is singular"),
+        row("5 cm/s along the weak direction then demands > 10 rad/s", "> 10 rad/s",
+            f"{r.exact_norm[near]:.1f} rad/s ({past})", r.exact_norm[near] > 10, "|qdot| = |v| / sigma_min"),
+        row("... past the 6.3 rad/s limit of the proximal joints", "> 6.3 rad/s on a joint",
+            f"max joint {r.exact_peak[near]:.2f} rad/s", r.exact_peak[near] > QDOT_LIMIT, "largest single joint rate"),
+        row("clipping the rates distorts the direction of motion", "direction distorts",
+            f"cos(J clip(qdot), v) = {r.cos_clip[near]:.3f}", r.cos_clip[near] < 0.99,
+            "per-joint clipping at 6.28 rad/s; uniform scaling keeps cos = 1"),
+        row("lambda = 0.05: a 5 cm/s request never commands more than 0.5 rad/s", "<= 0.5 rad/s",
+            f"max {r.fixed_norm.max():.4f} rad/s over the sweep", r.fixed_norm.max() <= V_WEAK / (2 * LAMBDA) + 1e-12,
+            "gain sigma / (sigma^2 + lambda^2) <= 1 / (2 lambda)"),
+        row("the price: along the weak direction the arm moves slower than asked", "slower than 5 cm/s",
+            f"{r.fixed_weak[near] * 1000:.2f} mm/s ({past})", r.fixed_weak[near] < 0.5 * V_WEAK,
+            "the DLS rates' tool speed along u_min, below half the request"),
+    ]
+
+
+# ---- 5. force duality ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Duality:
+    sigma: np.ndarray  # (3,) m/rad at the pose
+    torque_per_newton: np.ndarray  # (3,) N m per N: |J^T u_i| for a 1 N tool force along each left singular vector
+
+
+def force_duality(r: ExtensionSweep, sigma: float = 0.005) -> Duality:
+    """At the first sweep pose with sigma_min < ``sigma``: the joint torque that holds 1 N along each axis."""
+    chain = robots.load("wxai")
+    elbow = r.elbow[_first_below(r, sigma)]
+    Jp = jacobian(chain, stretch_poses(chain, np.array([elbow]))[0])[:3]
+    U, S, _ = np.linalg.svd(Jp)
+    return Duality(S, np.linalg.norm(Jp.T @ U, axis=0))
+
+
+def print_duality(d: Duality) -> None:
+    print("\n== 5. Mobility and force are dual (same pose, sigma_min < 0.005) ==")
+    print(f"  sigma {fmt_row(d.sigma, 8, 5)} m/rad; |tau| holding 1 N along u_1, u_2, u_3: "
+          f"{fmt_row(d.torque_per_newton, 8, 5)} N m (tau = J^T F, so |tau| = sigma_i)")
+
+
+def duality_claims(d: Duality) -> list[Claim]:
+    ratio = d.torque_per_newton[-1] / d.torque_per_newton[0]
+    return [Claim(LESSON, "the singular direction holds force with minimal joint torque", "minimal torque",
+                  f"{d.torque_per_newton[-1] * 1000:.2f} mN m per N vs {d.torque_per_newton[0]:.3f} N m per N",
+                  verdict(ratio < 0.02), "torque along the weak direction below 2 % of the strong one's")]
+
+
+# ---- 6. units and block scaling --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Units:
+    kappa_m: float  # cond of the raw 6 x 6 J, linear rows in m/rad
+    kappa_mm: float  # the same J with the linear rows in mm/rad
+    kappa_position_m: float  # cond of the position block, m/rad
+    kappa_position_mm: float  # ... in mm/rad (a rescaled block has the same condition number)
+    kappa_scaled: float  # cond of J with the angular rows times the 0.3 m characteristic length
+
+
+def units(q: np.ndarray) -> Units:
+    """Condition numbers of the WidowX AI's Jacobian at ``q`` under different unit choices."""
+    J = jacobian(robots.load("wxai"), q)
+    mm = np.r_[1000 * J[:3], J[3:]]
+    return Units(np.linalg.cond(J), np.linalg.cond(mm), np.linalg.cond(J[:3]), np.linalg.cond(mm[:3]),
+                 np.linalg.cond(singularity.jacobian_block(J, "full", CHAR_LENGTH)))
+
+
+def print_units(u: Units) -> None:
+    print("\n== 6. Units: one Jacobian, several condition numbers (the pose of step 2) ==")
+    print(f"  raw 6 x 6, linear rows in m/rad: kappa {u.kappa_m:9.2f};  in mm/rad: {u.kappa_mm:9.1f}")
+    print(f"  position block alone: {u.kappa_position_m:.6f} (m) = {u.kappa_position_mm:.6f} (mm);  angular rows x "
+          f"{CHAR_LENGTH} m: {u.kappa_scaled:.2f}")
+
+
+def units_claims(u: Units) -> list[Claim]:
+    return [Claim(LESSON, "the raw 6 x 6 condition number depends on the unit choice", "depends on units",
+                  f"kappa {u.kappa_m:.1f} (m) vs {u.kappa_mm:.0f} (mm)", verdict(u.kappa_mm / u.kappa_m > 10),
+                  "a factor above 10 between m and mm; the blocks' kappa does not change")]
+
+
+# ---- 7. the damping tax ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DampingTax:
+    sigma_min: float  # m/rad at the healthy pose
+    fixed: np.ndarray  # (n,) relative tracking error |J qdot - v| / |v| with lambda = 0.05
+    adaptive: np.ndarray  # (n,) ... with damped_step's adaptive lambda
+    lam_ramp: np.ndarray  # (k,) adaptive lambda for sigma_min = ramp_sigma
+    ramp_sigma: np.ndarray  # (k,) m/rad, 0 .. 2 x the health threshold
+
+
+def damping_tax(q: np.ndarray, n_directions: int = 200, seed: int = SEED) -> DampingTax:
+    """5 cm/s requests in ``n_directions`` random directions at the healthy pose ``q`` of the WidowX AI."""
+    J = jacobian(robots.load("wxai"), q)
+    d = np.random.default_rng(seed).normal(size=(n_directions, 3))
+    v = V_WEAK * d / np.linalg.norm(d, axis=1, keepdims=True)
+    fixed = singularity.damped_solve(J[:3], v, LAMBDA)
+    adaptive = np.array([singularity.damped_step(J, vi, 1.0, sigma_healthy=SIGMA_HEALTHY, lambda_max=LAMBDA,
+                                                 qdot_limit=QDOT_LIMIT)[0] for vi in v])
+    err = lambda qd: np.linalg.norm((J[:3] @ qd.T).T - v, axis=1) / V_WEAK  # noqa: E731
+    ramp = np.linspace(0.0, 2 * SIGMA_HEALTHY, 121)
+    return DampingTax(float(np.linalg.svd(J[:3], compute_uv=False)[-1]), err(fixed), err(adaptive),
+                      singularity.adaptive_damping(ramp, SIGMA_HEALTHY, LAMBDA), ramp)
+
+
+def print_tax(t: DampingTax) -> None:
+    print(f"\n== 7. The damping tax at a healthy pose (sigma_min {t.sigma_min:.3f} m/rad, "
+          f"{len(t.fixed)} directions) ==")
+    print(f"  fixed lambda {LAMBDA}: tracking error median {np.median(t.fixed):.2%}, max {t.fixed.max():.2%}")
+    print(f"  adaptive (0 above sigma_min {SIGMA_HEALTHY}): max {t.adaptive.max():.1e}")
+    print(f"  adaptive lambda at sigma_min = 0, {SIGMA_HEALTHY / 2}, {SIGMA_HEALTHY}: "
+          f"{fmt_row(np.interp([0, SIGMA_HEALTHY / 2, SIGMA_HEALTHY], t.ramp_sigma, t.lam_ramp), 6, 4)} m/rad")
+
+
+def tax_claims(t: DampingTax) -> list[Claim]:
+    steps = np.abs(np.diff(t.lam_ramp)).max()
+    return [
+        Claim(LESSON, "fixed lambda pays a small tracking tax even in healthy poses", "small tax",
+              f"median {np.median(t.fixed):.1%}, max {t.fixed.max():.1%}",
+              verdict(0.0 < np.median(t.fixed) < 0.1), "median relative tracking error above 0 and below 10 %"),
+        Claim(LESSON, "adaptive damping: lambda = 0 when healthy, ramps smoothly to lambda_max", "0 ... 0.05 m/rad",
+              f"tax {t.adaptive.max():.0e}; lambda {t.lam_ramp[0]:.3f} at sigma 0, max step {steps:.4f}",
+              verdict(t.adaptive.max() < 1e-12 and t.lam_ramp[0] == LAMBDA and steps < 0.2 * LAMBDA),
+              "no tracking error above the threshold; lambda_max at sigma 0; no jump above 20 % of lambda_max"),
+    ]
+
+
+# ---- the lesson ------------------------------------------------------------------------------------
+
+
+def full_run() -> bool:
+    return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
+
+
+def main(full: bool = False) -> list[Claim]:
+    print(f"Lesson 10: singularities and conditioning. Seed {SEED}{' (full run)' if full else ''}\n")
+    two = two_link()
+    print_two_link(two)
+    spread = typical_sigmas(2000 if full else 500)
+    print_typical(spread)
+    plot_typical(spread)
+    rmap = rank_loss_map(121 if full else 61)
+    print_rank_loss(rmap)
+    plot_rank_loss(rmap)
+    sweep = extension_sweep(600 if full else 200)
+    print_sweep(sweep)
+    plot_sweep(sweep)
+    dual = force_duality(sweep)
+    print_duality(dual)
+    unit = units(spread.q_typical)
+    print_units(unit)
+    tax = damping_tax(spread.q_typical)
+    print_tax(tax)
+    claims = (two_link_claims(two) + typical_claims(spread) + rank_loss_claims(rmap) + sweep_claims(sweep)
+              + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
+    print("\nClaims (seed vs this run)\n" + claims_table(claims))
+    write_claims(HERE, claims, "experiment.py")
+    print("\nfigures: sigma_spread.png, rank_loss_map.png, extension_sweep.png")
+    return claims
+
+
+if __name__ == "__main__":
+    with transcript(HERE / "experiment_output.txt"):
+        main(full_run())

@@ -1,0 +1,310 @@
+"""Lesson 10 (singularities and conditioning): every claim of experiment.py and build.py, asserted against
+MuJoCo's mj_jacSite, closed forms and NumPy's SVD at small sizes."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+from conftest import WXAI_XML, mj_site
+
+from physai.lesson import verdict
+
+LESSON = Path(__file__).resolve().parents[1] / "experiments" / "10-singularities"
+PLANAR2R_XML = """<mujoco><worldbody>
+  <body><joint name="q1" type="hinge" axis="0 0 1"/><geom size="0.01" pos="0.25 0 0"/>
+    <body pos="0.5 0 0"><joint name="q2" type="hinge" axis="0 0 1"/><geom size="0.01"/><site name="tip" pos="0.3 0 0"/>
+    </body>
+  </body>
+</worldbody></mujoco>"""
+
+
+def _load_lesson(folder: Path, script: str):
+    """Import a lesson script by path (its dataclasses need the module registered first)."""
+    name = f"lesson_{folder.name.replace('-', '_')}_{Path(script).stem}"
+    spec = importlib.util.spec_from_file_location(name, folder / script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return _load_lesson(LESSON, "experiment.py")
+
+
+@pytest.fixture(scope="module")
+def wxai_model():
+    return mujoco.MjModel.from_xml_path(str(WXAI_XML))
+
+
+@pytest.fixture(scope="module")
+def wxai():
+    from physai import robots
+
+    return robots.load("wxai")
+
+
+@pytest.fixture(scope="module")
+def sweep(ex):
+    return ex.extension_sweep(n=40)
+
+
+def _mj_position_jacobians(model, chain, qs):
+    return np.array([mj_site(model, chain, q)[2][:3] for q in qs])
+
+
+def _by_claim(claims):
+    return {c.claim: c for c in claims}
+
+
+# ---- 1. the 2-DoF example ----
+
+
+def _planar2r_jacobian_from_mujoco(q):
+    m = mujoco.MjModel.from_xml_string(PLANAR2R_XML)
+    d = mujoco.MjData(m)
+    d.qpos[:] = q
+    mujoco.mj_forward(m, d)
+    jp = np.zeros((3, 2))
+    mujoco.mj_jacSite(m, d, jp, None, 0)
+    return d.site_xpos[0][:2].copy(), jp[:2]
+
+
+def test_two_link_matches_mj_jacSite_and_closed_form_svd(ex):
+    r = ex.two_link()
+    tip, J = _planar2r_jacobian_from_mujoco([0.0, np.pi / 2])
+    np.testing.assert_allclose(r.tip, tip, atol=1e-15)
+    np.testing.assert_allclose(r.J, J, atol=1e-15)
+    # eig(J J^T) of a 2 x 2 from its trace and determinant
+    A = J @ J.T
+    tr, det = np.trace(A), np.linalg.det(A)
+    eig = np.array([tr + np.sqrt(tr**2 - 4 * det), tr - np.sqrt(tr**2 - 4 * det)]) / 2
+    np.testing.assert_allclose(r.sigma, np.sqrt(eig), atol=1e-15)
+    np.testing.assert_allclose(r.kappa, np.sqrt(eig[0] / eig[1]), rtol=1e-14)
+    v = np.array([0.0, 0.1])
+    np.testing.assert_allclose(r.qdot, [v[1] / J[1, 0], -v[1] / J[1, 0]], atol=1e-15)  # J = [[a, a], [b, 0]]
+    damped = J.T @ np.linalg.solve(J @ J.T + 0.01 * np.eye(2), v)
+    np.testing.assert_allclose(r.qdot_damped, damped, atol=1e-15)
+    np.testing.assert_allclose(r.speed_damped, np.linalg.norm(J @ damped), atol=1e-15)
+
+
+def test_two_link_claims_follow_the_mujoco_jacobian(ex):
+    tip, J = _planar2r_jacobian_from_mujoco([0.0, np.pi / 2])
+    claims = _by_claim(ex.two_link_claims(ex.two_link()))
+    s = np.linalg.svd(J, compute_uv=False)
+    qd = np.linalg.solve(J, [0.0, 0.1])
+    damped = J.T @ np.linalg.solve(J @ J.T + 0.01 * np.eye(2), [0.0, 0.1])
+    expect = {
+        "2-DoF q = [0, pi/2] is 'fully extended vertically'": abs(np.linalg.norm(tip) - 0.8) < 1e-3,
+        "2-DoF Jacobian": np.allclose(J, [[-0.3, -0.3], [0.8, 0.0]], atol=5e-4, rtol=0),
+        "2-DoF singular values (m/rad)": np.allclose(s, [0.85, 0.32], atol=5e-3, rtol=0),
+        "2-DoF condition number": abs(s[0] / s[1] - 2.66) < 5e-3,
+        "2-DoF qdot = J^-1 [0, 0.1] (rad/s)": np.allclose(qd, [0.125, -0.333], atol=5e-4, rtol=0),
+        "2-DoF damping lambda = 0.1 reduces the joint rates slightly":
+            0.8 < np.linalg.norm(damped) / np.linalg.norm(qd) < 1.0,
+    }
+    assert {k: c.verdict for k, c in claims.items()} == {k: verdict(ok) for k, ok in expect.items()}
+    assert J[1, 0] == pytest.approx(0.5, abs=1e-15)  # the seed's 0.8 is L1 + L2; cos(q1 + q2) = 0 leaves L1
+
+
+# ---- 2. typical singular values ----
+
+
+def test_typical_sigmas_match_svd_of_mj_jacSite(ex, wxai, wxai_model):
+    r = ex.typical_sigmas(n_poses=40, seed=3)
+    qs = wxai.random_q(np.random.default_rng(3), 40)
+    S = np.linalg.svd(_mj_position_jacobians(wxai_model, wxai, qs), compute_uv=False)
+    np.testing.assert_allclose(r.sigmas, S, atol=1e-13)
+    U, S0, _ = np.linalg.svd(mj_site(wxai_model, wxai, r.q_typical)[2][:3])
+    np.testing.assert_allclose(r.radii, S0, atol=1e-13)
+    np.testing.assert_allclose(np.abs(np.sum(r.directions * U, axis=0)), 1.0, atol=1e-12)  # same axes up to sign
+    lo, hi = np.percentile(S, [10, 90], axis=0)
+    seed = np.array([0.5, 0.3, 0.08])
+    assert ex.typical_claims(r)[0].verdict == verdict(bool(np.all((lo <= seed) & (seed <= hi))))
+
+
+# ---- 3. rank loss on the SO-101 ----
+
+
+def test_rank_loss_map_matches_mj_jacSite(ex, so101, so101_model):
+    r = ex.rank_loss_map(n=21)
+    for i, j in [(0, 0), (5, 17), (20, 20)]:
+        q = np.array([0.0, r.lift[i], r.elbow[j], 0.0, 0.0])
+        S = np.linalg.svd(mj_site(so101_model, so101, q)[2][:3], compute_uv=False)
+        np.testing.assert_allclose([r.sigma_min[i, j], r.sigma_max[i, j]], [S[-1], S[0]], atol=1e-14)
+    S = np.linalg.svd(mj_site(so101_model, so101, r.q_min)[2][:3], compute_uv=False)
+    assert S[-1] == pytest.approx(r.sigma_min.min(), abs=1e-14)
+    assert ex.rank_loss_claims(r)[0].verdict == verdict(S[-1] / S[0] < 0.02 and S[0] > 0.1)
+
+
+def test_rank_loss_claim_holds_at_the_lesson_grid(ex, so101, so101_model):
+    r = ex.rank_loss_map(n=61)
+    S = np.linalg.svd(mj_site(so101_model, so101, r.q_min)[2][:3], compute_uv=False)
+    assert S[-1] / S[0] < 0.02 and S[0] > 0.1  # a direction lost, the others still move
+    assert ex.rank_loss_claims(r)[0].verdict == "agree"
+
+
+# ---- 4. to full extension ----
+
+
+def test_stretch_poses_reach_farthest_and_are_level_in_mujoco(ex, wxai, wxai_model):
+    d = mujoco.MjData(wxai_model)
+    elbow = np.array([1.5, 2.9])
+    for q in ex.stretch_poses(wxai, elbow):
+        d.qpos[list(wxai.qpos_adr)] = q
+        mujoco.mj_kinematics(wxai_model, d)
+        r = d.site_xpos[wxai_model.site(wxai.tool_name).id] - d.xanchor[wxai_model.joint("joint_1").id]
+        assert abs(r[2]) < 1e-12  # level with the shoulder
+        # no other wrist angle on a finer grid reaches farther than the grid's step allows
+        w = np.linspace(wxai.lower[3], wxai.upper[3], 2001)
+        reach = []
+        for wi in w:
+            d.qpos[list(wxai.qpos_adr)] = np.r_[q[:3], wi, q[4:]]
+            mujoco.mj_kinematics(wxai_model, d)
+            reach.append(np.linalg.norm(d.site_xpos[wxai_model.site(wxai.tool_name).id]
+                                        - d.xanchor[wxai_model.joint("joint_1").id]))
+        assert np.max(reach) - np.linalg.norm(r) < 1e-4
+
+
+def test_extension_sweep_rates_match_mj_jacSite_and_closed_forms(ex, sweep, wxai, wxai_model):
+    r = sweep
+    Jp = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, r.elbow))
+    U, S, _ = np.linalg.svd(Jp)
+    np.testing.assert_allclose(r.sigma_min, S[:, -1], atol=1e-13)
+    np.testing.assert_allclose(r.sigma_max, S[:, 0], atol=1e-13)
+    np.testing.assert_allclose(r.exact_norm, 0.05 / S[:, -1], rtol=1e-9)  # |pinv v| = |v| / sigma_min
+    v = 0.05 * U[..., -1]
+    fixed = np.array([J.T @ np.linalg.solve(J @ J.T + 0.05**2 * np.eye(3), vi) for J, vi in zip(Jp, v)])
+    np.testing.assert_allclose(r.fixed_norm, np.linalg.norm(fixed, axis=1), rtol=1e-9)
+    np.testing.assert_allclose(r.fixed_weak, np.einsum("kij,kj,ki->k", Jp, fixed, U[..., -1]), atol=1e-12)
+    assert np.all(r.fixed_norm <= 0.05 / (2 * 0.05) + 1e-12)  # the 1/(2 lambda) bound
+    assert np.all(r.adaptive_peak <= 6.28 + 1e-12)
+    exact = np.array([np.linalg.lstsq(J, vi, rcond=None)[0] for J, vi in zip(Jp, v)])
+    np.testing.assert_allclose(r.exact_peak, np.abs(exact).max(axis=1), rtol=1e-8)
+    tool = np.einsum("kij,kj->ki", Jp, np.clip(exact, -6.28, 6.28))
+    np.testing.assert_allclose(r.cos_clip, np.sum(tool * v, 1) / np.linalg.norm(tool, axis=1) / 0.05, atol=1e-9)
+    np.testing.assert_allclose(r.cos_scaled, 1.0, atol=1e-12)
+
+
+def test_sweep_claims_follow_the_mujoco_numbers(ex, sweep, wxai, wxai_model):
+    r = sweep
+    assert r.elbow_limit == wxai_model.jnt_range[wxai_model.joint("joint_2").id, 1]
+    Jp = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, r.elbow))
+    U, S, _ = np.linalg.svd(Jp)
+    lim, near = int(np.searchsorted(r.elbow, r.elbow_limit)), int(np.argmax(S[:, -1] < 0.005))
+    v = 0.05 * U[..., -1]
+    exact = np.linalg.lstsq(Jp[near], v[near], rcond=None)[0]
+    tool = Jp[near] @ np.clip(exact, -6.28, 6.28)
+    fixed = [J.T @ np.linalg.solve(J @ J.T + 0.05**2 * np.eye(3), vi) for J, vi in zip(Jp, v)]
+    expect = [S[lim, -1] < 0.005, S[near, -1] < 0.005, np.linalg.norm(exact) > 10, np.abs(exact).max() > 6.28,
+              tool @ v[near] / np.linalg.norm(tool) / 0.05 < 0.99, max(np.linalg.norm(fixed, axis=1)) <= 0.5 + 1e-12,
+              (Jp[near] @ fixed[near]) @ U[near, :, -1] < 0.025]
+    assert [c.verdict for c in ex.sweep_claims(r)] == [verdict(ok) for ok in expect]
+
+
+def test_the_straight_wxai_is_singular_in_mujoco(ex, sweep, wxai, wxai_model):
+    J = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, sweep.elbow[-1:]))[0]
+    S = np.linalg.svd(J, compute_uv=False)
+    assert S[-1] < 2e-3 and S[0] > 0.5
+
+
+# ---- 5.-7. duality, units, damping tax ----
+
+
+def test_force_duality_is_J_transpose_of_mj_jacSite(ex, sweep, wxai, wxai_model):
+    d = ex.force_duality(sweep)
+    near = int(np.argmax(sweep.sigma_min < 0.005))
+    J = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, sweep.elbow[near:near + 1]))[0]
+    U, S, _ = np.linalg.svd(J)
+    np.testing.assert_allclose(d.torque_per_newton, np.linalg.norm(J.T @ U, axis=0), atol=1e-13)
+    np.testing.assert_allclose(d.torque_per_newton, S, atol=1e-13)  # |J^T u_i| = sigma_i
+    assert ex.duality_claims(d)[0].verdict == verdict(S[-1] / S[0] < 0.02)
+
+
+def test_units_condition_numbers_from_mj_jacSite(ex, wxai, wxai_model):
+    q = np.array([0.3, 1.0, 0.9, 0.4, -0.5, 0.2])
+    u = ex.units(q)
+    J = mj_site(wxai_model, wxai, q)[2]
+    cond = lambda A: (s := np.linalg.svd(A, compute_uv=False))[0] / s[-1]
+    np.testing.assert_allclose(u.kappa_m, cond(J), rtol=1e-12)
+    np.testing.assert_allclose(u.kappa_mm, cond(np.r_[1000 * J[:3], J[3:]]), rtol=1e-12)
+    np.testing.assert_allclose(u.kappa_scaled, cond(np.r_[J[:3], 0.3 * J[3:]]), rtol=1e-12)
+    np.testing.assert_allclose(u.kappa_position_mm, u.kappa_position_m, rtol=1e-12)  # a block is unit-free
+    assert ex.units_claims(u)[0].verdict == verdict(cond(np.r_[1000 * J[:3], J[3:]]) / cond(J) > 10)
+
+
+def test_damping_tax_matches_normal_equations_on_mj_jacSite(ex, wxai, wxai_model):
+    q = np.array([0.3, 1.0, 0.9, 0.4, -0.5, 0.2])
+    t = ex.damping_tax(q, n_directions=20, seed=5)
+    Jp = mj_site(wxai_model, wxai, q)[2][:3]
+    d = np.random.default_rng(5).normal(size=(20, 3))
+    v = 0.05 * d / np.linalg.norm(d, axis=1, keepdims=True)
+    qd = (Jp.T @ np.linalg.solve(Jp @ Jp.T + 0.05**2 * np.eye(3), v.T)).T
+    np.testing.assert_allclose(t.fixed, np.linalg.norm(qd @ Jp.T - v, axis=1) / 0.05, atol=1e-12)
+    assert np.linalg.svd(Jp, compute_uv=False)[-1] > 0.03  # healthy: adaptive lambda is 0, so J qdot = v
+    assert t.adaptive.max() < 1e-12
+    ramp = 0.05 * np.sqrt(1 - np.clip(t.ramp_sigma / 0.03, 0, 1) ** 2)
+    np.testing.assert_allclose(t.lam_ramp, ramp, atol=1e-15)
+    steps = np.abs(np.diff(ramp)).max()
+    expect = [0 < np.median(np.linalg.norm(qd @ Jp.T - v, axis=1) / 0.05) < 0.1,
+              t.adaptive.max() < 1e-12 and ramp[0] == 0.05 and steps < 0.01]
+    assert [c.verdict for c in ex.tax_claims(t)] == [verdict(ok) for ok in expect]
+
+
+def test_main_writes_one_claim_row_per_claim_function(ex, tmp_path, monkeypatch):
+    monkeypatch.setattr(ex, "HERE", tmp_path)
+    monkeypatch.setattr(ex, "extension_sweep", lambda n=40, start=1.2, f=ex.extension_sweep: f(40, start))
+    monkeypatch.setattr(ex, "rank_loss_map", lambda n=21, wrist=0.0, f=ex.rank_loss_map: f(21, wrist))
+    claims = ex.main(full=False)
+    from physai.lesson import read_claims
+
+    assert read_claims(tmp_path) == claims
+    assert len(claims) == 19
+    assert {p.name for p in tmp_path.glob("*.png")} == {"sigma_spread.png", "rank_loss_map.png", "extension_sweep.png"}
+
+
+# ---- build.py ----
+
+
+@pytest.fixture(scope="module")
+def build():
+    return _load_lesson(LESSON, "build.py")
+
+
+def test_svd_by_hand_matches_numpy_svd_of_mj_jacSite(build, wxai, wxai_model):
+    for q in wxai.random_q(np.random.default_rng(7), 10):
+        J = mj_site(wxai_model, wxai, q)[2][:3]
+        U, S, V = build.svd_by_hand(J)
+        U0, S0, Vt0 = np.linalg.svd(J, full_matrices=False)
+        # eigenvalues of J J^T carry an absolute error ~ eps sigma_max^2, so sigma_min ~ eps sigma_max^2 / sigma_min
+        np.testing.assert_allclose(S, S0, atol=1e-14)
+        np.testing.assert_allclose(np.abs(np.sum(U * U0, axis=0)), 1.0, atol=1e-12)
+        np.testing.assert_allclose(np.abs(np.sum(V * Vt0.T, axis=0)), 1.0, atol=1e-12)
+        np.testing.assert_allclose(build.manipulability(J), np.prod(S0), rtol=1e-12)
+
+
+def test_dls_by_hand_matches_scipy_lstsq_of_the_stacked_system(build, so101, so101_model):
+    from scipy.linalg import lstsq
+
+    J = mj_site(so101_model, so101, np.array([0.1, -0.6, 0.9, 0.4, 0.3]))[2][:3]
+    v = np.array([0.02, -0.01, 0.03])
+    ref = lstsq(np.r_[J, 0.05 * np.eye(5)], np.r_[v, np.zeros(5)])[0]  # min |J qd - v|^2 + lam^2 |qd|^2
+    np.testing.assert_allclose(build.dls_by_hand(J, v, 0.05), ref, atol=1e-14)
+
+
+def test_build_checks_and_claim_from_mj_jacSite(build, so101, so101_model):
+    c = build.check_robot("so101", n_poses=8, seed=2)
+    assert c.jacobian_vs_mujoco < 1e-14 and c.sigma_vs_numpy < 1e-13 and c.reconstruction < 1e-13
+    assert c.sigma_vs_library < 1e-13 and c.manipulability_vs_library < 1e-12 and c.dls_vs_library < 1e-12
+    rng = np.random.default_rng(2)
+    gains = []
+    for q in so101.random_q(rng, 8):
+        s = np.linalg.svd(mj_site(so101_model, so101, q)[2][:3], compute_uv=False)[-1]
+        rng.normal(size=3)  # the build draws one request per pose from the same generator
+        gains.append(s / (s**2 + 0.05**2))  # the filter factor of the weakest direction
+    np.testing.assert_allclose(c.peak_gain, max(gains), rtol=1e-12)
+    assert build.claims([c])[0].verdict == verdict(max(gains) <= 10 + 1e-12)
