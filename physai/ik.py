@@ -37,7 +37,7 @@ import numpy as np
 
 from physai import fast_ik, kinematics
 from physai import transforms as tf
-from physai._validate import finite_array
+from physai._validate import count, finite_array, generator, nonnegative, one_of, positive
 from physai.errors import InputError
 from physai.kinematics import Chain
 from physai.singularity import Health, adaptive_damping, damped_solve, health, scale_to_limit
@@ -64,7 +64,9 @@ REASONS = ("converged", "unreachable: best effort", "iteration limit")  # indexe
 # and kinematics_path="reference").
 BACKENDS = ("compiled", "numpy")
 
-_TARGET_TOL = 1e-6  # a target's rotation block and bottom row must be rigid to this
+TARGET_TOL = 1e-6  # a target's rotation block and bottom row must be rigid to this (check_targets)
+_ROUND_OFF = 1e-12  # rigid to round-off: used as given, else projected onto the nearest rotation
+MAX_RESTARTS = 100_000  # restarts are drawn up front: (B, restarts, n) floats
 _TOOL_Z = (0.0, 0.0, 1.0)
 _UNIT = {m: np.ones(m) for m in set(TASK_ROWS.values())}  # default weights (never written)
 _UNIT_Z = np.array(_TOOL_Z)
@@ -156,7 +158,9 @@ def reach_bound(chain: Chain) -> float:
     """
     links = np.linalg.norm(chain.T_prev_joint[1:, :3, 3], axis=-1).sum() + np.linalg.norm(chain.T_last_tool[:3, 3])
     slides = [i for i, t in enumerate(chain.joint_types) if t == "slide"]
-    return float(links + sum(chain.upper[i] - chain.lower[i] for i in slides))
+    # A slide moves by q - q_ref, and q_ref may lie outside [lower, upper]: the farthest travel is to either end.
+    return float(links + sum(max(abs(chain.upper[i] - chain.q_ref[i]), abs(chain.lower[i] - chain.q_ref[i]))
+                             for i in slides))
 
 
 @functools.lru_cache(maxsize=256)
@@ -183,12 +187,75 @@ def _center(chain: Chain) -> np.ndarray:
                     np.clip(0.0, chain.lower, chain.upper))
 
 
-def _check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
-    """Targets as ``(B, 4, 4)``; a position task also takes 3-vectors. ``batch_ndim``: 0 single, 1 batch."""
+@dataclass(frozen=True)
+class IKOptions:
+    """The validated options of one solve, as they pass between the solver's parts (and its compiled twin)."""
+
+    task: str
+    method: str
+    sqrt_weights: np.ndarray  # (m,) square roots of the per-row weights
+    tol_position: float
+    tol_orientation: float
+    max_iterations: int
+    restarts: int
+    axis: np.ndarray  # (3,) unit, tool frame
+    max_step: float
+    damping: float
+    sigma_healthy: float
+    lambda_max: float
+    patience: int
+
+
+def check_options(*, task, method, weights, tol_position, tol_orientation, max_iterations, restarts, rng, axis,
+                  max_step, damping, sigma_healthy, lambda_max, patience, kinematics_path="fast",
+                  backend="compiled") -> IKOptions:
+    """Every IK option checked once, each error naming its option; returns the :class:`IKOptions` record."""
+    one_of(task, "task", TASKS)
+    one_of(method, "method", METHODS)
+    one_of(kinematics_path, "kinematics_path", tuple(KINEMATICS))
+    one_of(backend, "backend", BACKENDS)
+    if rng is not None:
+        generator(rng)
+    return IKOptions(
+        task, method, _sqrt_weights(weights, task), positive(tol_position, "tol_position"),
+        positive(tol_orientation, "tol_orientation"),
+        count(DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else max_iterations, "max_iterations", 1),
+        count(restarts, "restarts", 0, MAX_RESTARTS), _unit_axis(axis), positive(max_step, "max_step"),
+        nonnegative(damping, "damping"), positive(sigma_healthy, "sigma_healthy"), positive(lambda_max, "lambda_max"),
+        count(DEFAULT_PATIENCE[method] if patience is None else patience, "patience", 1),
+    )
+
+
+def _sqrt_weights(weights, task: str) -> np.ndarray:
+    m = TASK_ROWS[task]
+    if weights is None:
+        return _UNIT[m]
+    w = finite_array(weights, "weights", (m,), f" for task={task!r}")
+    if w.ndim != 1 or np.any(w <= 0):  # checked before the square root: sqrt(-1) would be a silent NaN
+        raise InputError(f"weights: expected {m} positive numbers for task={task!r}, got {weights}")
+    return np.sqrt(w)
+
+
+def _unit_axis(axis) -> np.ndarray:
+    if axis is _TOOL_Z:
+        return _UNIT_Z
+    a = finite_array(axis, "axis", (3,))
+    if a.ndim != 1 or np.linalg.norm(a) == 0:
+        raise InputError(f"axis: expected a nonzero 3-vector in the tool frame, got {axis}")
+    return a / np.linalg.norm(a)
+
+
+def check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
+    """Targets as ``(B, 4, 4)``; a position task also takes 3-vectors. ``batch_ndim``: 0 single, 1 batch.
+
+    The one check of a target on every IK path: finite, the right shape and, unless ``task="position"``, a
+    rigid transform to ``TARGET_TOL`` (an FK pose stored as float32 passes). A rotation block off by more
+    than round-off is replaced by the nearest rotation, so every later step sees an exact one.
+    """
     if (isinstance(targets, np.ndarray) and targets.dtype == np.float64 and targets.ndim == batch_ndim + 2
             and targets.shape[-2:] == (4, 4)):
         t = targets.reshape(-1, 4, 4)
-        if fast_ik.targets_ok(t, task != "position", _TARGET_TOL):  # the usual case in one compiled pass
+        if fast_ik.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
             return t
     t = finite_array(targets, "target")
     if task == "position" and t.ndim == batch_ndim + 1 and t.shape[-1] == 3:
@@ -197,9 +264,14 @@ def _check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
         want = "a 3-vector or a 4x4 T_world_target" if task == "position" else "a 4x4 T_world_target"
         lead = "(B, ...) of " if batch_ndim else ""
         raise InputError(f"target: expected {lead}{want} for task={task!r}, got shape {t.shape}")
-    if task != "position":  # a reflection passes R R^T = I but has no rotation vector: det and bottom row too
-        tf.check_transform(t, "target", tol=_TARGET_TOL)
-    return t.reshape(-1, 4, 4)
+    t = t.reshape(-1, 4, 4)
+    if task == "position":
+        return t
+    # A reflection passes R R^T = I but has no rotation vector: det and bottom row are checked too.
+    t = tf.check_transform(t, "target", tol=TARGET_TOL).copy()
+    t[:, :3, :3] = tf.orthonormalize(t[:, :3, :3])
+    t[:, 3] = (0.0, 0.0, 0.0, 1.0)
+    return t
 
 
 def solve_ik_batch(
@@ -239,40 +311,15 @@ def solve_ik_batch(
     uses exactly the ``b``-th block of that draw, ``solve_ik`` in a loop over one shared generator gives
     the same results as one batched call. Options are those of :func:`solve_ik`.
     """
-    if task not in TASKS:
-        raise InputError(f"task: expected one of {TASKS}, got {task!r}")
-    if method not in METHODS:
-        raise InputError(f"method: expected one of {METHODS}, got {method!r}")
-    if kinematics_path not in KINEMATICS:
-        raise InputError(f"kinematics_path: expected one of {tuple(KINEMATICS)}, got {kinematics_path!r}")
-    if backend not in BACKENDS:
-        raise InputError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+    o = check_options(task=task, method=method, weights=weights, tol_position=tol_position,
+                      tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng,
+                      axis=axis, max_step=max_step, damping=damping, sigma_healthy=sigma_healthy,
+                      lambda_max=lambda_max, patience=patience, kinematics_path=kinematics_path, backend=backend)
     pose_and_jacobian = KINEMATICS[kinematics_path]
-    T_target = _check_targets(task, targets, 0 if _single else 1)
+    T_target = check_targets(task, targets, 0 if _single else 1)
     B, n = len(T_target), chain.n
     m = TASK_ROWS[task]
-    if weights is None:
-        sw = _UNIT[m]
-    else:
-        sw = np.sqrt(finite_array(weights, "weights", (m,), f" for task={task!r}"))
-        if sw.ndim != 1 or np.any(sw <= 0):
-            raise InputError(f"weights: expected {m} positive numbers for task={task!r}, got {weights}")
-    if axis is _TOOL_Z:
-        a = _UNIT_Z
-    else:
-        a = finite_array(axis, "axis", (3,))
-        if a.ndim != 1 or np.linalg.norm(a) == 0:
-            raise InputError(f"axis: expected a nonzero 3-vector in the tool frame, got {axis}")
-        a = a / np.linalg.norm(a)
-    iters = DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else int(max_iterations)
-    patience = DEFAULT_PATIENCE[method] if patience is None else int(patience)
-    for name, val in (("max_iterations", iters), ("restarts", restarts), ("patience", patience)):
-        if val < (1 if name != "restarts" else 0):
-            raise InputError(f"{name}: expected a {'non-negative' if name == 'restarts' else 'positive'} integer, got {val}")
-    for name, val in (("tol_position", tol_position), ("tol_orientation", tol_orientation), ("max_step", max_step),
-                      ("damping", damping), ("sigma_healthy", sigma_healthy), ("lambda_max", lambda_max)):
-        if not (math.isfinite(val) and val > 0):
-            raise InputError(f"{name}: expected a positive number, got {val}")
+    sw, a, iters, patience = o.sqrt_weights, o.axis, o.max_iterations, o.patience
     center, base, reach = _chain_constants(chain)
     q0 = center if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from physai.errors import InputError
-from physai.ik import _center, _check_targets
+from physai.ik import _center, check_targets
 from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
@@ -151,7 +151,7 @@ def _jax_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
 
 def _targets(task: str, targets) -> tuple[np.ndarray, np.ndarray]:
     """``(p_target (B, 3), R_target (B, 3, 3))`` from ``(B, 4, 4)`` poses (or ``(B, 3)`` points for "position")."""
-    t = _check_targets(task, targets, 1)
+    t = check_targets(task, targets, 1)
     return np.ascontiguousarray(t[:, :3, 3]), np.ascontiguousarray(t[:, :3, :3])
 
 
