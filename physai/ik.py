@@ -30,17 +30,29 @@ This module is the readable NumPy solver. By default ``"lm"`` runs as its compil
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from physai import fast_ik, kinematics
 from physai import transforms as tf
-from physai._validate import count, finite_array, generator, nonnegative, one_of, positive
+from physai._validate import (
+    count,
+    finite_array,
+    generator,
+    nonnegative,
+    one_of,
+    positive,
+)
 from physai.errors import InputError
 from physai.kinematics import Chain
-from physai.singularity import Health, adaptive_damping, damped_solve, health, scale_to_limit
+from physai.singularity import (
+    Health,
+    adaptive_damping,
+    damped_solve,
+    health,
+    scale_to_limit,
+)
 
 TASKS = ("pose", "position", "position+axis")
 METHODS = ("transpose", "pinv", "dls", "adaptive", "lm")
