@@ -33,7 +33,14 @@ _HOME = {
 _MODULES = ("errors", "transforms", "chain", "kinematics", "robots", "ik", "nullspace", "singularity", "statics",
             "control", "conventions", "mj", "jaxkin", "jaxik")
 
-__all__ = sorted(_HOME) + list(_MODULES)
+__all__ = [
+    "load", "model_path", "names", "Chain", "chain_from_mujoco", "chain_from_bodies", "BodySpec", "JointSpec",
+    "fk", "tool_pose", "jacobian", "tool_pose_and_jacobian", "fd_jacobian", "FK", "ENGINES",
+    "solve_ik", "solve_ik_batch", "IKResult", "damped_solve", "health",
+    "PhysaiError", "InputError", "UnknownNameError", "UnsupportedJointError", "ModelNotFoundError",
+    "errors", "transforms", "chain", "kinematics", "robots", "ik", "nullspace", "singularity", "statics",
+    "control", "conventions", "mj", "jaxkin", "jaxik",
+]
 
 
 def __getattr__(name: str):
