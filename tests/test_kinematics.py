@@ -241,3 +241,17 @@ def test_fork_workers_run_after_a_parallel_batch():
     out = subprocess.run([sys.executable, "-c", FORK_AFTER_BATCH], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip()) == 0.0
+
+
+def test_engine_rodrigues_equals_transforms_rotation_about_axis_to_1e_15():
+    """The compiled engine's private Rodrigues is pinned to the readable one (one home per formula)."""
+    from physai import _numba_kin
+    from physai import transforms as tf
+
+    rng = np.random.default_rng(15)
+    for _ in range(50):
+        u = rng.normal(size=3)
+        u /= np.linalg.norm(u)
+        angle = rng.uniform(-2 * np.pi, 2 * np.pi)
+        got = np.array(_numba_kin.rodrigues((u[0], u[1], u[2]), angle)).reshape(3, 3)
+        assert np.abs(got - tf.rotation_about_axis(u, angle)).max() <= 1e-15
