@@ -30,17 +30,29 @@ This module is the readable NumPy solver. By default ``"lm"`` runs as its compil
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from physai import fast_ik, kinematics
 from physai import transforms as tf
-from physai._validate import finite_array
+from physai._validate import (
+    count,
+    finite_array,
+    generator,
+    nonnegative,
+    one_of,
+    positive,
+)
 from physai.errors import InputError
 from physai.kinematics import Chain
-from physai.singularity import Health, adaptive_damping, damped_solve, health, scale_to_limit
+from physai.singularity import (
+    Health,
+    adaptive_damping,
+    damped_solve,
+    health,
+    scale_to_limit,
+)
 
 TASKS = ("pose", "position", "position+axis")
 METHODS = ("transpose", "pinv", "dls", "adaptive", "lm")
@@ -64,7 +76,9 @@ REASONS = ("converged", "unreachable: best effort", "iteration limit")  # indexe
 # and kinematics_path="reference").
 BACKENDS = ("compiled", "numpy")
 
-_TARGET_TOL = 1e-6  # a target's rotation block and bottom row must be rigid to this
+TARGET_TOL = 1e-6  # a target's rotation block and bottom row must be rigid to this (check_targets)
+_ROUND_OFF = 1e-12  # rigid to round-off: used as given, else projected onto the nearest rotation
+MAX_RESTARTS = 100_000  # restarts are drawn up front: (B, restarts, n) floats
 _TOOL_Z = (0.0, 0.0, 1.0)
 _UNIT = {m: np.ones(m) for m in set(TASK_ROWS.values())}  # default weights (never written)
 _UNIT_Z = np.array(_TOOL_Z)
@@ -156,7 +170,9 @@ def reach_bound(chain: Chain) -> float:
     """
     links = np.linalg.norm(chain.T_prev_joint[1:, :3, 3], axis=-1).sum() + np.linalg.norm(chain.T_last_tool[:3, 3])
     slides = [i for i, t in enumerate(chain.joint_types) if t == "slide"]
-    return float(links + sum(chain.upper[i] - chain.lower[i] for i in slides))
+    # A slide moves by q - q_ref, and q_ref may lie outside [lower, upper]: the farthest travel is to either end.
+    return float(links + sum(max(abs(chain.upper[i] - chain.q_ref[i]), abs(chain.lower[i] - chain.q_ref[i]))
+                             for i in slides))
 
 
 @functools.lru_cache(maxsize=256)
@@ -183,12 +199,75 @@ def _center(chain: Chain) -> np.ndarray:
                     np.clip(0.0, chain.lower, chain.upper))
 
 
-def _check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
-    """Targets as ``(B, 4, 4)``; a position task also takes 3-vectors. ``batch_ndim``: 0 single, 1 batch."""
+@dataclass(frozen=True)
+class IKOptions:
+    """The validated options of one solve, as they pass between the solver's parts (and its compiled twin)."""
+
+    task: str
+    method: str
+    sqrt_weights: np.ndarray  # (m,) square roots of the per-row weights
+    tol_position: float
+    tol_orientation: float
+    max_iterations: int
+    restarts: int
+    axis: np.ndarray  # (3,) unit, tool frame
+    max_step: float
+    damping: float
+    sigma_healthy: float
+    lambda_max: float
+    patience: int
+
+
+def check_options(*, task, method, weights, tol_position, tol_orientation, max_iterations, restarts, rng, axis,
+                  max_step, damping, sigma_healthy, lambda_max, patience, kinematics_path="fast",
+                  backend="compiled") -> IKOptions:
+    """Every IK option checked once, each error naming its option; returns the :class:`IKOptions` record."""
+    one_of(task, "task", TASKS)
+    one_of(method, "method", METHODS)
+    one_of(kinematics_path, "kinematics_path", tuple(KINEMATICS))
+    one_of(backend, "backend", BACKENDS)
+    if rng is not None:
+        generator(rng)
+    return IKOptions(
+        task, method, _sqrt_weights(weights, task), positive(tol_position, "tol_position"),
+        positive(tol_orientation, "tol_orientation"),
+        count(DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else max_iterations, "max_iterations", 1),
+        count(restarts, "restarts", 0, MAX_RESTARTS), _unit_axis(axis), positive(max_step, "max_step"),
+        nonnegative(damping, "damping"), positive(sigma_healthy, "sigma_healthy"), positive(lambda_max, "lambda_max"),
+        count(DEFAULT_PATIENCE[method] if patience is None else patience, "patience", 1),
+    )
+
+
+def _sqrt_weights(weights, task: str) -> np.ndarray:
+    m = TASK_ROWS[task]
+    if weights is None:
+        return _UNIT[m]
+    w = finite_array(weights, "weights", (m,), f" for task={task!r}")
+    if w.ndim != 1 or np.any(w <= 0):  # checked before the square root: sqrt(-1) would be a silent NaN
+        raise InputError(f"weights: expected {m} positive numbers for task={task!r}, got {weights}")
+    return np.sqrt(w)
+
+
+def _unit_axis(axis) -> np.ndarray:
+    if axis is _TOOL_Z:
+        return _UNIT_Z
+    a = finite_array(axis, "axis", (3,))
+    if a.ndim != 1 or np.linalg.norm(a) == 0:
+        raise InputError(f"axis: expected a nonzero 3-vector in the tool frame, got {axis}")
+    return a / np.linalg.norm(a)
+
+
+def check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
+    """Targets as ``(B, 4, 4)``; a position task also takes 3-vectors. ``batch_ndim``: 0 single, 1 batch.
+
+    The one check of a target on every IK path: finite, the right shape and, unless ``task="position"``, a
+    rigid transform to ``TARGET_TOL`` (an FK pose stored as float32 passes). A rotation block off by more
+    than round-off is replaced by the nearest rotation, so every later step sees an exact one.
+    """
     if (isinstance(targets, np.ndarray) and targets.dtype == np.float64 and targets.ndim == batch_ndim + 2
             and targets.shape[-2:] == (4, 4)):
         t = targets.reshape(-1, 4, 4)
-        if fast_ik.targets_ok(t, task != "position", _TARGET_TOL):  # the usual case in one compiled pass
+        if fast_ik.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
             return t
     t = finite_array(targets, "target")
     if task == "position" and t.ndim == batch_ndim + 1 and t.shape[-1] == 3:
@@ -197,9 +276,14 @@ def _check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
         want = "a 3-vector or a 4x4 T_world_target" if task == "position" else "a 4x4 T_world_target"
         lead = "(B, ...) of " if batch_ndim else ""
         raise InputError(f"target: expected {lead}{want} for task={task!r}, got shape {t.shape}")
-    if task != "position":  # a reflection passes R R^T = I but has no rotation vector: det and bottom row too
-        tf.check_transform(t, "target", tol=_TARGET_TOL)
-    return t.reshape(-1, 4, 4)
+    t = t.reshape(-1, 4, 4)
+    if task == "position":
+        return t
+    # A reflection passes R R^T = I but has no rotation vector: det and bottom row are checked too.
+    t = tf.check_transform(t, "target", tol=TARGET_TOL).copy()
+    t[:, :3, :3] = tf.orthonormalize(t[:, :3, :3])
+    t[:, 3] = (0.0, 0.0, 0.0, 1.0)
+    return t
 
 
 def solve_ik_batch(
@@ -239,40 +323,12 @@ def solve_ik_batch(
     uses exactly the ``b``-th block of that draw, ``solve_ik`` in a loop over one shared generator gives
     the same results as one batched call. Options are those of :func:`solve_ik`.
     """
-    if task not in TASKS:
-        raise InputError(f"task: expected one of {TASKS}, got {task!r}")
-    if method not in METHODS:
-        raise InputError(f"method: expected one of {METHODS}, got {method!r}")
-    if kinematics_path not in KINEMATICS:
-        raise InputError(f"kinematics_path: expected one of {tuple(KINEMATICS)}, got {kinematics_path!r}")
-    if backend not in BACKENDS:
-        raise InputError(f"backend: expected one of {BACKENDS}, got {backend!r}")
-    pose_and_jacobian = KINEMATICS[kinematics_path]
-    T_target = _check_targets(task, targets, 0 if _single else 1)
+    o = check_options(task=task, method=method, weights=weights, tol_position=tol_position,
+                      tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng,
+                      axis=axis, max_step=max_step, damping=damping, sigma_healthy=sigma_healthy,
+                      lambda_max=lambda_max, patience=patience, kinematics_path=kinematics_path, backend=backend)
+    T_target = check_targets(task, targets, 0 if _single else 1)
     B, n = len(T_target), chain.n
-    m = TASK_ROWS[task]
-    if weights is None:
-        sw = _UNIT[m]
-    else:
-        sw = np.sqrt(finite_array(weights, "weights", (m,), f" for task={task!r}"))
-        if sw.ndim != 1 or np.any(sw <= 0):
-            raise InputError(f"weights: expected {m} positive numbers for task={task!r}, got {weights}")
-    if axis is _TOOL_Z:
-        a = _UNIT_Z
-    else:
-        a = finite_array(axis, "axis", (3,))
-        if a.ndim != 1 or np.linalg.norm(a) == 0:
-            raise InputError(f"axis: expected a nonzero 3-vector in the tool frame, got {axis}")
-        a = a / np.linalg.norm(a)
-    iters = DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else int(max_iterations)
-    patience = DEFAULT_PATIENCE[method] if patience is None else int(patience)
-    for name, val in (("max_iterations", iters), ("restarts", restarts), ("patience", patience)):
-        if val < (1 if name != "restarts" else 0):
-            raise InputError(f"{name}: expected a {'non-negative' if name == 'restarts' else 'positive'} integer, got {val}")
-    for name, val in (("tol_position", tol_position), ("tol_orientation", tol_orientation), ("max_step", max_step),
-                      ("damping", damping), ("sigma_healthy", sigma_healthy), ("lambda_max", lambda_max)):
-        if not (math.isfinite(val) and val > 0):
-            raise InputError(f"{name}: expected a positive number, got {val}")
     center, base, reach = _chain_constants(chain)
     q0 = center if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
@@ -282,105 +338,148 @@ def solve_ik_batch(
         np.random.default_rng(0) if rng is None else rng, (B, restarts))
     n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
     if backend == "compiled" and method == "lm" and trace is None and kinematics_path == "fast":
-        out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
-        fast_ik.solve_batch(
-            chain.packed, chain.lower, chain.upper, T_target, a, sw, q0.reshape(-1, n), draws,
-            np.array([fast_ik.TASK_CODES[task], iters, patience, 1 + restarts, n_far]),
-            np.array([tol_position, tol_orientation, max_step, _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN,
-                      reach + tol_position, *base]), out, out_int)
-        return _results(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
-                        method, task, tol_position, tol_orientation)
+        return _solve_compiled(chain, T_target, q0, draws, o, n_far, reach, base)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
     beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
     n_attempts = np.where(beyond, n_far, 1 + restarts)
     starts = np.concatenate([np.broadcast_to(q0, (B, n))[:, None], draws], axis=1)  # (B, A, n)
+    return _solve_numpy(chain, T_target, starts, n_attempts, o, KINEMATICS[kinematics_path], trace)
 
-    # Per-target state; "fresh" rows evaluate their next start instead of stepping.
-    q = starts[:, 0].copy()
-    Jw = np.zeros((B, m, n))
-    ew = np.zeros((B, m))
-    E = np.full(B, np.inf)
-    cur_perr, cur_oerr = np.full(B, np.inf), np.full(B, np.inf)
-    mu = np.full(B, _LM_MU0)
-    fresh = np.ones(B, bool)
-    attempt = np.zeros(B, int)
-    it_attempt = np.zeros(B, int)
-    it_total = np.zeros(B, int)
-    E_ref = np.full(B, np.inf)
-    no_progress = np.zeros(B, int)
-    active = np.ones(B, bool)
-    converged = np.zeros(B, bool)
-    best_q, best_E = q.copy(), np.full(B, np.inf)
-    best_perr, best_oerr = np.full(B, np.inf), np.full(B, np.inf)
-    ended_by_limit = np.zeros(B, bool)  # some attempt was still improving when its budget ran out
-    polishing = np.zeros(B, bool)  # the final attempt: refine the best point to its stationary point
-    progress = np.full(B, 0.99)
 
-    while active.any():
-        r = np.flatnonzero(active)
-        step_args = (mu[r], damping, sigma_healthy, lambda_max, TASK_RANK[task])
-        dq = _step(method, Jw[r], ew[r], *step_args)
-        # Joints resting on a limit that the step pushes further out are frozen (their columns removed)
-        # and the step recomputed, so the other joints keep making progress along the boundary.
-        blocked = ((q[r] <= chain.lower) & (dq < 0)) | ((q[r] >= chain.upper) & (dq > 0))
-        rows = np.flatnonzero(blocked.any(axis=1))
-        if len(rows):
-            Jb = Jw[r[rows]] * ~blocked[rows][:, None, :]
-            dq[rows] = _step(method, Jb, ew[r[rows]], *(x[rows] if np.ndim(x) else x for x in step_args))
-        dq, _ = scale_to_limit(dq, max_step)
-        trial = np.clip(q[r] + dq, chain.lower, chain.upper)
-        f = fresh[r]
-        rf = r[f]
-        trial[f] = np.where(polishing[rf, None], best_q[rf], starts[rf, np.minimum(attempt[rf], starts.shape[1] - 1)])
+def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int, reach: float, base) -> list[IKResult]:
+    """Every target's whole LM solve in one compiled call (:mod:`physai.fast_ik`, the same algorithm)."""
+    B, n = len(T_target), chain.n
+    out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
+    fast_ik.solve_batch(
+        chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n), draws,
+        np.array([fast_ik.TASK_CODES[o.task], o.max_iterations, o.patience, 1 + o.restarts, n_far]),
+        np.array([o.tol_position, o.tol_orientation, o.max_step, _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN,
+                  reach + o.tol_position, *base]), out, out_int)
+    return _results(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
+                    o.method, o.task, o.tol_position, o.tol_orientation)
+
+
+def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> list[IKResult]:
+    """The NumPy loop, all targets stepped together: propose, evaluate, accept, advance (lesson 10's steps)."""
+    task, method, tol_position, tol_orientation = o.task, o.method, o.tol_position, o.tol_orientation
+    s = _LoopState.start(starts, TASK_ROWS[task])
+    while s.active.any():
+        r = np.flatnonzero(s.active)
+        trial = _propose(s, r, o, chain, starts)
         T, J = pose_and_jacobian(chain, trial)
-        e, Jt, perr, oerr = task_residual(task, T, J, T_target[r], a)
-        e_w, J_w = e * sw, Jt * sw[:, None]
-        E_t = 0.5 * np.einsum("ki,ki->k", e_w, e_w)
-
-        accept = f | (E_t < E[r]) if method == "lm" else np.ones(len(r), bool)
-        ra = r[accept]
-        q[ra], Jw[ra], ew[ra], E[ra] = trial[accept], J_w[accept], e_w[accept], E_t[accept]
-        cur_perr[ra], cur_oerr[ra] = perr[accept], oerr[accept]
-        mu[r] = np.where(f, _LM_MU0, np.maximum(mu[r] * np.where(accept, _LM_DOWN, _LM_UP), _LM_MU_MIN))
-        it_attempt[r] = np.where(f, 0, it_attempt[r] + 1)
-        it_total[r] += ~f
-        better = E_t < best_E[r]
-        rb = r[better]
-        best_q[rb], best_E[rb], best_perr[rb], best_oerr[rb] = trial[better], E_t[better], perr[better], oerr[better]
-        fresh[r] = False
+        e, Jt, perr, oerr = task_residual(task, T, J, T_target[r], o.axis)
+        accept = _accept(s, r, trial, e * o.sqrt_weights, Jt * o.sqrt_weights[:, None], perr, oerr, method)
         if trace is not None:
-            trace.append((r, it_total[r].copy(), cur_perr[r].copy(), cur_oerr[r].copy()))
-
-        ok = (perr <= tol_position) & (oerr <= tol_orientation) & accept
-        converged[r[ok]] = True
-        # Progress: an attempt's error must fall by 1 % within `patience` steps, else it sits near a
-        # stationary point (a local minimum, or the closest pose to an unreachable target) and the next
-        # start is tried. When all have failed, the best point is polished until it stops improving at all.
-        improved = f | (E[r] < progress[r] * E_ref[r])
-        E_ref[r] = np.where(improved, E[r], E_ref[r])
-        no_progress[r] = np.where(improved, 0, no_progress[r] + 1)
-        at_limit = it_attempt[r] >= iters
-        end = ~ok & (at_limit | (no_progress[r] >= patience))
-        re = r[end]
-        finished = polishing[re]
-        ended_by_limit[re[~finished]] |= at_limit[end][~finished]
-        nxt = re[~finished]
-        attempt[nxt] += 1
-        polishing[nxt] = attempt[nxt] >= n_attempts[nxt]
-        progress[nxt] = np.where(polishing[nxt], 1.0 - 1e-6, progress[nxt])
-        fresh[nxt] = True
-        E[nxt] = np.inf
-        E_ref[nxt] = np.inf
-        no_progress[nxt] = 0
-        active[r[ok]] = False
-        active[re[finished]] = False
-
-    c = converged[:, None]
-    return _results(np.where(c, q, best_q), np.where(converged, 0, np.where(ended_by_limit, 2, 1)), it_total,
-                    np.where(converged, cur_perr, best_perr), np.where(converged, cur_oerr, best_oerr),
-                    np.where(converged, np.minimum(attempt, starts.shape[1] - 1), n_attempts - 1),
+            trace.append((r, s.it_total[r].copy(), s.perr[r].copy(), s.oerr[r].copy()))
+        _advance(s, r, (perr <= tol_position) & (oerr <= tol_orientation) & accept, o, n_attempts)
+    c, conv = s.converged[:, None], s.converged
+    return _results(np.where(c, s.q, s.best_q), np.where(conv, 0, np.where(s.ended_by_limit, 2, 1)), s.it_total,
+                    np.where(conv, s.perr, s.best_perr), np.where(conv, s.oerr, s.best_oerr),
+                    np.where(conv, np.minimum(s.attempt, starts.shape[1] - 1), n_attempts - 1),
                     method, task, tol_position, tol_orientation)
+
+
+@dataclass
+class _LoopState:
+    """Per-target state of the NumPy loop, row ``b`` for target ``b``; ``fresh`` rows evaluate their next start
+    instead of stepping; ``polishing`` rows refine the best point found, after every attempt has failed."""
+
+    q: np.ndarray  # (B, n) current (accepted) point
+    Jw: np.ndarray  # (B, m, n) weighted task Jacobian there
+    ew: np.ndarray  # (B, m) weighted residual there
+    E: np.ndarray  # (B,) its cost 0.5 |ew|^2
+    perr: np.ndarray  # (B,) its position error (m)
+    oerr: np.ndarray  # (B,) its orientation error (rad)
+    mu: np.ndarray  # (B,) LM damping
+    fresh: np.ndarray
+    attempt: np.ndarray  # index of the start in use
+    it_attempt: np.ndarray  # steps in this attempt
+    it_total: np.ndarray  # steps over all attempts
+    E_ref: np.ndarray  # cost at the last 1 % improvement
+    no_progress: np.ndarray  # steps since then
+    active: np.ndarray
+    converged: np.ndarray
+    best_q: np.ndarray
+    best_E: np.ndarray
+    best_perr: np.ndarray
+    best_oerr: np.ndarray
+    ended_by_limit: np.ndarray  # some attempt was still improving when its budget ran out
+    polishing: np.ndarray
+    progress: np.ndarray  # the factor E must fall below within `patience` steps
+
+    @classmethod
+    def start(cls, starts: np.ndarray, m: int) -> _LoopState:
+        B, _, n = starts.shape
+        inf, zeros = (lambda: np.full(B, np.inf)), (lambda dtype=int: np.zeros(B, dtype))
+        return cls(starts[:, 0].copy(), np.zeros((B, m, n)), np.zeros((B, m)), inf(), inf(), inf(),
+                   np.full(B, _LM_MU0), np.ones(B, bool), zeros(), zeros(), zeros(), inf(), zeros(),
+                   np.ones(B, bool), zeros(bool), starts[:, 0].copy(), inf(), inf(), inf(), zeros(bool), zeros(bool),
+                   np.full(B, 0.99))
+
+
+def _propose(s: _LoopState, r: np.ndarray, o: IKOptions, chain: Chain, starts: np.ndarray) -> np.ndarray:
+    """The next point of each active row ``r``: one step from ``q`` (limit-frozen, scaled, clipped), or a start."""
+    step_args = (s.mu[r], o.damping, o.sigma_healthy, o.lambda_max, TASK_RANK[o.task])
+    dq = _step(o.method, s.Jw[r], s.ew[r], *step_args)
+    # Joints resting on a limit that the step pushes further out are frozen (their columns removed)
+    # and the step recomputed, so the other joints keep making progress along the boundary.
+    blocked = ((s.q[r] <= chain.lower) & (dq < 0)) | ((s.q[r] >= chain.upper) & (dq > 0))
+    rows = np.flatnonzero(blocked.any(axis=1))
+    if len(rows):
+        Jb = s.Jw[r[rows]] * ~blocked[rows][:, None, :]
+        dq[rows] = _step(o.method, Jb, s.ew[r[rows]], *(x[rows] if np.ndim(x) else x for x in step_args))
+    dq, _ = scale_to_limit(dq, o.max_step)
+    trial = np.clip(s.q[r] + dq, chain.lower, chain.upper)
+    f = s.fresh[r]
+    rf = r[f]
+    trial[f] = np.where(s.polishing[rf, None], s.best_q[rf], starts[rf, np.minimum(s.attempt[rf], starts.shape[1] - 1)])
+    return trial
+
+
+def _accept(s: _LoopState, r, trial, e_w, J_w, perr, oerr, method: str) -> np.ndarray:
+    """LM's rule: a fresh start is always taken, a step only if it lowers the cost (other methods take every
+    step); the damping falls on success and rises on failure. Tracks the best point. Returns the accept mask."""
+    E_t = 0.5 * np.einsum("ki,ki->k", e_w, e_w)
+    f = s.fresh[r]
+    accept = f | (E_t < s.E[r]) if method == "lm" else np.ones(len(r), bool)
+    ra = r[accept]
+    s.q[ra], s.Jw[ra], s.ew[ra], s.E[ra] = trial[accept], J_w[accept], e_w[accept], E_t[accept]
+    s.perr[ra], s.oerr[ra] = perr[accept], oerr[accept]
+    s.mu[r] = np.where(f, _LM_MU0, np.maximum(s.mu[r] * np.where(accept, _LM_DOWN, _LM_UP), _LM_MU_MIN))
+    s.it_attempt[r] = np.where(f, 0, s.it_attempt[r] + 1)
+    s.it_total[r] += ~f
+    better = E_t < s.best_E[r]
+    rb = r[better]
+    s.best_q[rb], s.best_E[rb], s.best_perr[rb], s.best_oerr[rb] = trial[better], E_t[better], perr[better], oerr[better]
+    s.fresh[r] = False
+    return accept
+
+
+def _advance(s: _LoopState, r: np.ndarray, ok: np.ndarray, o: IKOptions, n_attempts: np.ndarray) -> None:
+    """Stop converged rows; end attempts that stall or hit their budget and move them to their next start.
+
+    Progress: an attempt's error must fall by 1 % within ``patience`` steps, else it sits near a stationary
+    point (a local minimum, or the closest pose to an unreachable target) and the next start is tried. When
+    all have failed, the best point is polished until it stops improving at all.
+    """
+    s.converged[r[ok]] = True
+    improved = (s.it_attempt[r] == 0) | (s.E[r] < s.progress[r] * s.E_ref[r])  # a fresh start counts as progress
+    s.E_ref[r] = np.where(improved, s.E[r], s.E_ref[r])
+    s.no_progress[r] = np.where(improved, 0, s.no_progress[r] + 1)
+    at_limit = s.it_attempt[r] >= o.max_iterations
+    end = ~ok & (at_limit | (s.no_progress[r] >= o.patience))
+    re = r[end]
+    finished = s.polishing[re]
+    s.ended_by_limit[re[~finished]] |= at_limit[end][~finished]
+    nxt = re[~finished]
+    s.attempt[nxt] += 1
+    s.polishing[nxt] = s.attempt[nxt] >= n_attempts[nxt]
+    s.progress[nxt] = np.where(s.polishing[nxt], 1.0 - 1e-6, s.progress[nxt])
+    s.fresh[nxt] = True
+    s.E[nxt], s.E_ref[nxt], s.no_progress[nxt] = np.inf, np.inf, 0
+    s.active[r[ok]] = False
+    s.active[re[finished]] = False
 
 
 def _results(q, outcome, iterations, perr, oerr, used, method, task, tol_position, tol_orientation) -> list[IKResult]:

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from physai._validate import count, generator, one_of, positive
 from physai.errors import InputError
-from physai.ik import _center, _check_targets
+from physai.ik import MAX_RESTARTS, _center, check_targets
 from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
@@ -151,7 +152,7 @@ def _jax_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
 
 def _targets(task: str, targets) -> tuple[np.ndarray, np.ndarray]:
     """``(p_target (B, 3), R_target (B, 3, 3))`` from ``(B, 4, 4)`` poses (or ``(B, 3)`` points for "position")."""
-    t = _check_targets(task, targets, 1)
+    t = check_targets(task, targets, 1)
     return np.ascontiguousarray(t[:, :3, 3]), np.ascontiguousarray(t[:, :3, :3])
 
 
@@ -177,22 +178,21 @@ def dls_ik(
     unconverged targets from ``chain.random_q(rng, (restarts, B))[k - 1]`` (``rng`` defaults to
     ``default_rng(0)``). ``damping`` in m (and rad), ``max_step`` in joint units.
     """
-    if task not in TASKS:
-        raise InputError(f"task: expected one of {TASKS}, got {task!r}")
-    if backend not in BACKENDS:
-        raise InputError(f"backend: expected one of {BACKENDS}, got {backend!r}")
-    for name, val in (("iterations", iterations), ("restarts", restarts)):
-        if int(val) != val or val < (1 if name == "iterations" else 0):
-            raise InputError(f"{name}: expected a {'positive' if name == 'iterations' else 'non-negative'} integer, got {val}")
-    for name, val in (("damping", damping), ("max_step", max_step), ("tol_position", tol_position),
-                      ("tol_orientation", tol_orientation)):
-        if not (np.isfinite(val) and val > 0):
-            raise InputError(f"{name}: expected a positive number, got {val}")
+    one_of(task, "task", TASKS)
+    one_of(backend, "backend", BACKENDS)
+    iterations, restarts = count(iterations, "iterations", 1), count(restarts, "restarts", 0, MAX_RESTARTS)
+    if rng is not None:
+        generator(rng)
+    opts = (positive(damping, "damping"), positive(max_step, "max_step"), positive(tol_position, "tol_position"),
+            positive(tol_orientation, "tol_orientation"))
     p_target, R_target = _targets(task, targets)
     B, n = len(p_target), chain.n
-    q = np.array(np.broadcast_to(_center(chain) if q0 is None else np.clip(chain.check_q(q0), chain.lower, chain.upper), (B, n)))
+    # The seed policy of physai.ik.solve_ik: a seed outside the limits is refused, naming the joint.
+    q0 = _center(chain) if q0 is None else chain.check_q(q0, "q0", within_limits=True)
+    if q0.shape not in ((n,), (B, n)):
+        raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
+    q = np.array(np.broadcast_to(q0, (B, n)))
     starts = chain.random_q(np.random.default_rng(0) if rng is None else rng, (restarts, B))
-    opts = (float(damping), float(max_step), float(tol_position), float(tol_orientation))
     run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, int(iterations))
     done, its = np.zeros(B, bool), np.zeros(B, np.int64)
     for attempt in range(restarts + 1):

@@ -28,12 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from physai import kinematics
-from physai import transforms as tf
-from physai._validate import finite_array
+from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai.errors import InputError
-from physai.ik import IKResult, solve_ik_batch, task_residual
+from physai.ik import TASKS, IKResult, check_targets, solve_ik_batch, task_residual
 from physai.kinematics import Chain
-from physai.singularity import filter_factors, jacobian_block
+from physai.singularity import check_damping, filter_factors, jacobian_block
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
 
@@ -66,7 +65,8 @@ def pinv(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
     ``|J qdot - v|^2`` against ``lam^2 qdot^T W qdot``), i.e. ``W^-1 J^T (J W^-1 J^T)^-1 = W^(-1/2)
     (J W^(-1/2))^+``; a heavy joint moves less.
     """
-    J = finite_array(J, "J")
+    J, lam = finite_array(J, "J"), check_damping(lam, "lam")
+    nonnegative(rcond, "rcond")
     if J.ndim < 2:
         raise InputError(f"J: expected shape (..., m, n), got {J.shape}")
     return _pinv(J, lam, None if weights is None else _inverse_sqrt_weight(weights, J.shape[-1]), rcond)[0]
@@ -329,12 +329,6 @@ class RedundantResult:
     ik: IKResult
 
 
-def _as_target_transforms(task: str, targets) -> np.ndarray:
-    """Targets already validated by the IK solver -> ``(B, 4, 4)`` (a position task may give 3-vectors)."""
-    t = np.asarray(targets, dtype=float)
-    return (tf.translation(t) if t.shape[-1] == 3 and task == "position" else t).reshape(-1, 4, 4)
-
-
 def _corrected(chain, q, e, Jp, task, T_target, axis):
     """One Newton correction ``q + J^+ e`` of the primary residual, clipped into the limits, and its residual."""
     q = np.clip(q + (Jp @ e[..., None])[..., 0], chain.lower, chain.upper)
@@ -368,7 +362,7 @@ def refine_in_nullspace(
     A target stops when ``alpha < min_step`` (``"stationary"``) or after ``iterations``.
     """
     _check_options(objective, iterations, step, min_step)
-    T_target = _as_target_transforms(task, targets)
+    T_target = check_targets(one_of(task, "task", TASKS), targets, 1)
     if len(T_target) != len(ik_results):
         raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
     q = np.stack([r.q for r in ik_results])
@@ -410,9 +404,8 @@ def refine_in_nullspace(
 def _check_options(objective, iterations, step, min_step):
     if not isinstance(objective, Objective):
         raise InputError(f"objective: expected a physai.nullspace.Objective, got {type(objective).__name__}")
-    if int(iterations) < 0:
-        raise InputError(f"iterations: expected a non-negative integer, got {iterations}")
-    if not (0 < min_step <= step and np.isfinite(step)):
+    count(iterations, "iterations")
+    if not positive(min_step, "min_step") <= positive(step, "step"):
         raise InputError(f"step, min_step: expected 0 < min_step <= step, got {min_step}, {step}")
 
 

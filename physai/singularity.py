@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physai._validate import finite_array
+from physai._validate import finite_array, nonnegative
 from physai.errors import InputError
 
 BLOCKS = ("position", "orientation", "full")
@@ -101,6 +101,14 @@ def filter_factors(sigma, lam) -> np.ndarray:
     return np.where(denom > 0, sigma / safe, 0.0)
 
 
+def check_damping(lam, name: str = "lam") -> np.ndarray:
+    """A damping ``lam``: a finite number ``>= 0`` or an array of them (one per batch entry)."""
+    lam = finite_array(lam, name)
+    if np.any(lam < 0):
+        raise InputError(f"{name}: expected a damping >= 0, got {lam.min()}")
+    return lam
+
+
 def damped_solve(J, v, lam, rcond: float = 1e-12) -> np.ndarray:
     """Damped least squares ``J^T (J J^T + lam^2 I)^-1 v`` in filter-factor form.
 
@@ -109,8 +117,10 @@ def damped_solve(J, v, lam, rcond: float = 1e-12) -> np.ndarray:
     visibly bounded by ``1 / (2 lam)``. ``lam = 0`` gives the Moore-Penrose pseudoinverse, with
     singular values below ``rcond * sigma_max`` treated as zero.
     """
-    J = np.asarray(J, dtype=float)
-    v = np.asarray(v, dtype=float)
+    J, v, lam = finite_array(J, "J"), finite_array(v, "v"), check_damping(lam, "lam")
+    nonnegative(rcond, "rcond")
+    if J.ndim < 2 or v.shape[-1:] != J.shape[-2:-1]:
+        raise InputError(f"J, v: expected shapes (..., m, n) and (..., m), got {J.shape} and {v.shape}")
     U, S, Vt = np.linalg.svd(J, full_matrices=False)
     S = np.where(S > rcond * S[..., :1], S, 0.0)
     f = filter_factors(S, lam)

@@ -183,3 +183,57 @@ def test_reach_bound_holds_for_mujoco_site_positions(panda, panda_model, rng):
     anchor0 = kinematics.joint_frames(panda, panda.q_ref)[0][0, :3, 3]
     dist = [np.linalg.norm(mj.site_pose(panda_model, panda, q)[:3, 3] - anchor0) for q in panda.random_q(rng, 300)]
     assert base.shape == (4, 4) and max(dist) <= ik.reach_bound(panda)
+
+
+@pytest.mark.parametrize("option,value", [
+    ("restarts", 2.5), ("restarts", 10**9), ("restarts", -1), ("max_iterations", float("nan")), ("max_iterations", 0),
+    ("rng", 0), ("tol_position", 0.0), ("tol_position", -1e-4), ("tol_orientation", float("nan")),
+    ("damping", -0.1), ("max_step", float("inf")), ("patience", 1.5), ("sigma_healthy", 0), ("lambda_max", -1),
+    ("backend", "gpu"), ("kinematics_path", "jax"),
+])
+def test_bad_ik_options_are_refused_naming_the_option(so101, option, value):
+    target = kinematics.tool_pose(so101, so101.q_ref, engine="numpy")
+    with pytest.raises(InputError, match=f"^{option}: "):
+        solve_ik(so101, target, **{option: value})
+
+
+@pytest.mark.parametrize("weights", [[1, 1, -1], [1, 0, 1]])
+def test_nonpositive_weight_is_refused_not_a_nan(so101, weights):
+    with pytest.raises(InputError, match="^weights: "):
+        solve_ik(so101, [0.2, 0.0, 0.1], task="position", weights=weights)
+
+
+def _roughened(T: np.ndarray, size: float) -> np.ndarray:
+    """``T`` with its rotation block perturbed by ``size`` (an FK pose stored in float32 is ~1e-7 off)."""
+    out = T.copy()
+    out[:3, :3] += size * np.array([[0.3, -0.5, 0.2], [0.1, 0.4, -0.6], [-0.2, 0.3, 0.5]])
+    return out
+
+
+@pytest.mark.parametrize("kw", [{}, {"backend": "numpy"}, {"kinematics_path": "reference"}, {"method": "dls"},
+                                {"method": "pinv"}, {"method": "adaptive"}, {"method": "transpose"}])
+def test_target_rigid_to_1e_7_is_accepted_on_every_ik_path(panda, panda_model, kw):
+    q_t = panda.random_q(np.random.default_rng(11))
+    T_t = _roughened(mj.site_pose(panda_model, panda, q_t), 1e-7)
+    res = solve_ik(panda, T_t, restarts=3, **kw)
+    assert res.q.shape == (panda.n,)
+    if res.converged:  # checked in MuJoCo against the target as given
+        assert np.linalg.norm(mj.site_pose(panda_model, panda, res.q)[:3, 3] - T_t[:3, 3]) <= 1e-4
+
+
+@pytest.mark.parametrize("kw", [{}, {"backend": "numpy"}, {"method": "dls"}])
+def test_target_off_by_1e_3_is_refused_with_one_message_on_every_path(panda, kw):
+    T_t = _roughened(kinematics.tool_pose(panda, panda.q_ref, engine="numpy"), 1e-3)
+    with pytest.raises(InputError, match=r"^target\[:3, :3\]: not a rotation matrix .* > 1e-06"):
+        solve_ik(panda, T_t, **kw)
+
+
+def test_reach_bound_holds_when_a_slide_ref_lies_outside_its_range():
+    """Closed form: a slide along x with range [0, 0.1] and ref = 1 carries a tool 0.05 m behind its anchor; at
+    q = 0 the anchor has moved by q - ref = -1 from where it sits at q_ref, so the tool is 1.05 m away."""
+    chain = kinematics.chain_from_bodies("rail", [kinematics.BodySpec("carriage", (0, 0, 0), joints=(
+        kinematics.JointSpec("rail", "slide", (1, 0, 0), range=(0.0, 0.1), ref=1.0),))], (-0.05, 0, 0))
+    anchor0 = kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3]
+    far = np.linalg.norm(kinematics.tool_pose(chain, [0.0], engine="numpy")[:3, 3] - anchor0)
+    assert far == pytest.approx(1.05, abs=1e-15)
+    assert ik.reach_bound(chain) >= far - 1e-15

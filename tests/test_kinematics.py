@@ -212,3 +212,46 @@ def test_solve_ik_default_fast_path_solves_what_the_reference_path_solves(model_
             assert np.linalg.norm(T[:3, 3] - T_t[:3, 3]) <= 1e-4
     with pytest.raises(InputError, match="kinematics_path"):
         ik.solve_ik(chain, targets[0], task=task, kinematics_path="jax")
+
+
+FORK_AFTER_BATCH = """
+import multiprocessing as mp
+import numpy as np
+from physai import kinematics, robots
+
+chain = robots.load("so101")
+Q = chain.random_q(np.random.default_rng(0), 512)
+parent = kinematics.jacobian(chain, Q)  # >= 256 rows: the parallel kernel has run in the parent
+
+
+def child(seed):
+    return float(np.abs(kinematics.jacobian(chain, Q) - parent).max())
+
+
+with mp.get_context("fork").Pool(2) as pool:
+    print(max(pool.map(child, range(4), chunksize=1)))
+"""
+
+
+def test_fork_workers_run_after_a_parallel_batch():
+    """multiprocessing's fork workers once aborted (GNU OpenMP) after a batched call; now they answer, equal."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FORK_AFTER_BATCH], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.strip()) == 0.0
+
+
+def test_engine_rodrigues_equals_transforms_rotation_about_axis_to_1e_15():
+    """The compiled engine's private Rodrigues is pinned to the readable one (one home per formula)."""
+    from physai import _numba_kin
+    from physai import transforms as tf
+
+    rng = np.random.default_rng(15)
+    for _ in range(50):
+        u = rng.normal(size=3)
+        u /= np.linalg.norm(u)
+        angle = rng.uniform(-2 * np.pi, 2 * np.pi)
+        got = np.array(_numba_kin.rodrigues((u[0], u[1], u[2]), angle)).reshape(3, 3)
+        assert np.abs(got - tf.rotation_about_axis(u, angle)).max() <= 1e-15

@@ -283,3 +283,29 @@ def test_planar3r_tip_closed_form(planar3r, rng):
         p = [L1 * np.cos(a[0]) + L2 * np.cos(a[1]) + L3 * np.cos(a[2]),
              L1 * np.sin(a[0]) + L2 * np.sin(a[1]) + L3 * np.sin(a[2]), 0.0]
         assert np.abs(tool_pose(planar3r, q)[:3, 3] - p).max() <= 1e-15
+
+
+@pytest.mark.parametrize("f", [ns.pinv, ns.projector])
+@pytest.mark.parametrize("option,value", [("lam", np.nan), ("lam", -0.1), ("lam", np.inf), ("rcond", np.nan),
+                                          ("rcond", -1.0)])
+def test_pseudoinverse_options_are_refused_naming_the_option(f, option, value):
+    J = np.random.default_rng(12).normal(size=(3, 5))
+    with pytest.raises(InputError, match=f"^{option}: "):
+        f(J, **{option: value})
+
+
+@pytest.mark.parametrize("option,value", [("iterations", 2.5), ("iterations", -1), ("step", np.nan),
+                                          ("min_step", 0.0), ("task", "orientation")])
+def test_null_space_solver_options_are_refused_naming_the_option(panda, option, value):
+    target = tool_pose(panda, panda.q_ref, engine="numpy")
+    with pytest.raises(InputError, match=f"^{option}: "):
+        ns.solve_ik_redundant(panda, target, objective=ns.joint_limit_cost(panda), **{option: value})
+
+
+def test_null_space_refinement_accepts_a_target_rigid_to_1e_7(panda):
+    """The IK target check (one tolerance) holds for the refinement too: it once re-checked at 1e-9 and crashed."""
+    T_t = tool_pose(panda, panda.random_q(np.random.default_rng(13)), engine="numpy")
+    T_t[:3, :3] += 1e-7 * np.array([[0.3, -0.5, 0.2], [0.1, 0.4, -0.6], [-0.2, 0.3, 0.5]])
+    res = ns.solve_ik_redundant(panda, T_t, objective=ns.joint_limit_cost(panda), restarts=5)
+    if res.ik.converged:  # the answer's position against the target as given
+        assert np.linalg.norm(tool_pose(panda, res.q, engine="numpy")[:3, 3] - T_t[:3, 3]) <= 1e-4

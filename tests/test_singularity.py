@@ -139,3 +139,12 @@ def test_bad_inputs_name_the_argument():
         health(np.zeros((3, 3)))
     with pytest.raises(InputError, match="v_des"):
         damped_step(np.eye(6), np.ones(6), 0.01)
+
+
+@pytest.mark.parametrize("kw,option", [({"lam": np.nan}, "lam"), ({"lam": -0.1}, "lam"),
+                                       ({"lam": np.array([0.1, -0.1])}, "lam"), ({"rcond": np.nan}, "rcond")])
+def test_damped_solve_options_are_refused_naming_the_option(kw, option):
+    J = np.random.default_rng(14).normal(size=(2, 3, 4))
+    v = np.ones((2, 3))
+    with pytest.raises(InputError, match=f"^{option}: "):
+        damped_solve(J, v, **({"lam": 0.1} | kw))
