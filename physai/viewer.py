@@ -25,7 +25,7 @@ import threading
 import numpy as np
 
 from physai import robots
-from physai._validate import count, positive
+from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose_and_jacobian
 from physai.singularity import StepHealth, damped_step
@@ -42,10 +42,10 @@ def follow_step(chain: Chain, q, target, method: str, dt: float, gain: float = 4
     The commanded tool velocity is ``gain * (target - p)`` capped at ``max_speed`` (m/s); the joint
     step comes from :func:`damped_step` on the position block and is clipped into the joint limits.
     """
-    if method not in METHODS:
-        raise InputError(f"method: expected one of {METHODS}, got {method!r}")
+    one_of(method, "method", METHODS)
+    dt, gain, max_speed = positive(dt, "dt"), nonnegative(gain, "gain"), positive(max_speed, "max_speed")
     T, J = tool_pose_and_jacobian(chain, q)
-    v = gain * (np.asarray(target, dtype=float) - T[:3, 3])
+    v = gain * (finite_array(target, "target", (3,)) - T[:3, 3])
     speed = np.linalg.norm(v)
     if speed > max_speed:
         v *= max_speed / speed
@@ -237,17 +237,16 @@ class Viewer:
 
     def set_target(self, position) -> None:
         """Move the target to ``position: (3,)`` (world, m); the gizmo in the page moves with it."""
-        p = np.asarray(position, dtype=float)
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
-            raise InputError(f"position: expected 3 finite numbers, got {p!r}")
+        p = finite_array(position, "position", (3,))
+        if p.shape != (3,):
+            raise InputError(f"position: expected 3 numbers, got shape {p.shape}")
         with self._lock:
             self._target = p
         if not np.allclose(self._gizmo.position, p):
             self._gizmo.position = tuple(p)
 
     def set_method(self, method: str) -> None:
-        if method not in METHODS:
-            raise InputError(f"method: expected one of {METHODS}, got {method!r}")
+        one_of(method, "method", METHODS)
         with self._lock:
             self._method = method
         if self._method_gui.value != method:
