@@ -109,29 +109,33 @@ def model_text(name: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|~])", r"\\\1", html.escape(str(name), quote=True))
 
 
-LOCAL_HOSTS = (HOST, "localhost")  # the names under which the page itself is served
+LOCAL_HOSTS = (HOST, "localhost")  # the names under which a browser on this machine reaches the page
 _SERVE_LOCK = threading.Lock()
 
 
-def page_origins(port: int) -> tuple[str, ...]:
-    """The ``Origin`` values of the viewer's own page on ``port``; the websocket accepts only these (or none).
+def origin_allowed(origin: str | None, host: str | None) -> bool:
+    """Whether a request with these ``Origin`` and ``Host`` headers comes from the viewer's own page.
 
-    A browser sends ``Origin`` with every websocket handshake, so a foreign page open in the user's
-    browser (``http://evil.example``, or another local port) is refused. The list is fixed rather than
-    derived from the ``Host`` header, which a DNS-rebinding page controls. A handshake without
-    ``Origin`` comes from a non-browser client on this machine, which can reach the port anyway.
+    A browser sends ``Origin`` with every websocket handshake: it must be ``http://`` plus the ``Host``
+    the page was loaded from, and that host must be this machine by name (127.0.0.1 or localhost, any
+    port, so an SSH-forwarded port works). A foreign page open in the user's browser
+    (``http://evil.example``, or another local port) is refused, and so is a DNS-rebinding page, whose
+    ``Host`` is its own domain. No ``Origin`` at all means a non-browser client on this machine, which
+    can reach the port anyway.
     """
-    return tuple(f"http://{host}:{port}" for host in LOCAL_HOSTS)
+    if origin is None:
+        return True
+    if host is None or origin != f"http://{host}":
+        return False
+    return host.rsplit(":", 1)[0] in LOCAL_HOSTS
 
 
 def _same_origin(process_request):
-    """Wrap viser's HTTP hook so a websocket handshake from a foreign origin is answered 403."""
+    """Wrap viser's HTTP hook: any request (the websocket handshake above all) from a foreign origin gets 403."""
 
     def check(connection, request):
-        origin = request.headers.get("Origin")
-        if request.headers.get("Upgrade", "").lower() == "websocket" and origin is not None \
-                and origin not in page_origins(connection.local_address[1]):
-            return connection.respond(http.HTTPStatus.FORBIDDEN, "websocket: foreign origin refused\n")
+        if not origin_allowed(request.headers.get("Origin"), request.headers.get("Host")):
+            return connection.respond(http.HTTPStatus.FORBIDDEN, "foreign origin refused\n")
         return process_request(connection, request) if process_request is not None else None
 
     return check
