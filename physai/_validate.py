@@ -50,9 +50,9 @@ def _real_objects(raw: np.ndarray, x, name: str) -> np.ndarray:
         if not odd:
             return raw
         odd = odd[0]
-        raise InputError(f"{name}: expected real numbers, got {type(odd).__name__} {odd!r} in {type(x).__name__}")
+        raise InputError(f"{name}: expected an array of numbers, got {type(odd).__name__} {odd!r} in {type(x).__name__}")
     kind = _KINDS.get(raw.dtype.kind, f"dtype {raw.dtype}")
-    raise InputError(f"{name}: expected real numbers, got {kind} ({raw.dtype})")
+    raise InputError(f"{name}: expected an array of numbers, got {kind} ({raw.dtype})")
 
 
 # ---- numeric options: one helper per kind, so every public function refuses bad options the same way ----

@@ -104,8 +104,8 @@ def _check_settings(settings) -> None:
         raise InputError(f"settings: expected a StepSettings, got {type(settings).__name__} {settings!r}")
 
 
-def _check_callable(f, name: str) -> None:
-    if not callable(f):
+def _check_callable(f, name: str, optional: bool = False) -> None:
+    if not (callable(f) or (optional and f is None)):
         raise InputError(f"{name}: expected a function, got {type(f).__name__} {f!r}")
 
 
@@ -317,6 +317,15 @@ class SimResult:
     reason: str
 
 
+def _loop_ticks(m: mujoco.MjModel, dt: float, duration: float) -> tuple[int, int]:
+    """``(control ticks, physics steps per tick)``; ``dt`` must be a whole number of physics steps."""
+    n_ticks = _ticks(duration, dt)
+    substeps = round(dt / m.opt.timestep)
+    if substeps < 1 or not np.isclose(substeps * m.opt.timestep, dt, rtol=1e-9, atol=0.0):
+        raise InputError(f"dt: expected a whole number of physics steps of {m.opt.timestep} s, got {dt}")
+    return n_ticks, substeps
+
+
 def closed_loop(m: mujoco.MjModel, chain: Chain, q0, twist_fn: TwistFn, dt: float, duration: float, *,
                 settings: StepSettings = StepSettings(), guard: Callable[[np.ndarray], bool] | None = None,
                 hold: float = 0.0, probe: Sequence[int] = ()) -> SimResult:
@@ -331,16 +340,11 @@ def closed_loop(m: mujoco.MjModel, chain: Chain, q0, twist_fn: TwistFn, dt: floa
     physics steps (``m.opt.timestep``).
     """
     q_cmd = chain.check_q(q0).copy()
-    n_ticks = _ticks(duration, dt)
-    substeps = round(dt / m.opt.timestep)
-    if substeps < 1 or not np.isclose(substeps * m.opt.timestep, dt, rtol=1e-9, atol=0.0):
-        raise InputError(f"dt: expected a whole number of physics steps of {m.opt.timestep} s, got {dt}")
-    hold = nonnegative(hold, "hold")
-    probe = _geom_ids(m, probe, "probe")
+    n_ticks, substeps = _loop_ticks(m, dt, duration)
+    hold, probe = nonnegative(hold, "hold"), _geom_ids(m, probe, "probe")
     _check_callable(twist_fn, "twist_fn")
+    _check_callable(guard, "guard", optional=True)
     _check_settings(settings)
-    if guard is not None:
-        _check_callable(guard, "guard")
     act = list(joint_actuators(m, chain))
     qadr, dadr = list(chain.qpos_adr), list(chain.dof_adr)
     d, scratch = mujoco.MjData(m), mujoco.MjData(m)

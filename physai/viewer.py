@@ -25,7 +25,7 @@ import threading
 import numpy as np
 
 from physai import robots
-from physai._validate import count, positive
+from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose_and_jacobian
 from physai.singularity import StepHealth, damped_step
@@ -42,10 +42,10 @@ def follow_step(chain: Chain, q, target, method: str, dt: float, gain: float = 4
     The commanded tool velocity is ``gain * (target - p)`` capped at ``max_speed`` (m/s); the joint
     step comes from :func:`damped_step` on the position block and is clipped into the joint limits.
     """
-    if method not in METHODS:
-        raise InputError(f"method: expected one of {METHODS}, got {method!r}")
+    one_of(method, "method", METHODS)
+    dt, gain, max_speed = positive(dt, "dt"), nonnegative(gain, "gain"), positive(max_speed, "max_speed")
     T, J = tool_pose_and_jacobian(chain, q)
-    v = gain * (np.asarray(target, dtype=float) - T[:3, 3])
+    v = gain * (finite_array(target, "target", (3,)) - T[:3, 3])
     speed = np.linalg.norm(v)
     if speed > max_speed:
         v *= max_speed / speed
@@ -109,29 +109,33 @@ def model_text(name: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|~])", r"\\\1", html.escape(str(name), quote=True))
 
 
-LOCAL_HOSTS = (HOST, "localhost")  # the names under which the page itself is served
+LOCAL_HOSTS = (HOST, "localhost")  # the names under which a browser on this machine reaches the page
 _SERVE_LOCK = threading.Lock()
 
 
-def page_origins(port: int) -> tuple[str, ...]:
-    """The ``Origin`` values of the viewer's own page on ``port``; the websocket accepts only these (or none).
+def origin_allowed(origin: str | None, host: str | None) -> bool:
+    """Whether a request with these ``Origin`` and ``Host`` headers comes from the viewer's own page.
 
-    A browser sends ``Origin`` with every websocket handshake, so a foreign page open in the user's
-    browser (``http://evil.example``, or another local port) is refused. The list is fixed rather than
-    derived from the ``Host`` header, which a DNS-rebinding page controls. A handshake without
-    ``Origin`` comes from a non-browser client on this machine, which can reach the port anyway.
+    A browser sends ``Origin`` with every websocket handshake: it must be ``http://`` plus the ``Host``
+    the page was loaded from, and that host must be this machine by name (127.0.0.1 or localhost, any
+    port, so an SSH-forwarded port works). A foreign page open in the user's browser
+    (``http://evil.example``, or another local port) is refused, and so is a DNS-rebinding page, whose
+    ``Host`` is its own domain. No ``Origin`` at all means a non-browser client on this machine, which
+    can reach the port anyway.
     """
-    return tuple(f"http://{host}:{port}" for host in LOCAL_HOSTS)
+    if origin is None:
+        return True
+    if host is None or origin != f"http://{host}":
+        return False
+    return host.rsplit(":", 1)[0] in LOCAL_HOSTS
 
 
 def _same_origin(process_request):
-    """Wrap viser's HTTP hook so a websocket handshake from a foreign origin is answered 403."""
+    """Wrap viser's HTTP hook: any request (the websocket handshake above all) from a foreign origin gets 403."""
 
     def check(connection, request):
-        origin = request.headers.get("Origin")
-        if request.headers.get("Upgrade", "").lower() == "websocket" and origin is not None \
-                and origin not in page_origins(connection.local_address[1]):
-            return connection.respond(http.HTTPStatus.FORBIDDEN, "websocket: foreign origin refused\n")
+        if not origin_allowed(request.headers.get("Origin"), request.headers.get("Host")):
+            return connection.respond(http.HTTPStatus.FORBIDDEN, "foreign origin refused\n")
         return process_request(connection, request) if process_request is not None else None
 
     return check
@@ -237,17 +241,16 @@ class Viewer:
 
     def set_target(self, position) -> None:
         """Move the target to ``position: (3,)`` (world, m); the gizmo in the page moves with it."""
-        p = np.asarray(position, dtype=float)
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
-            raise InputError(f"position: expected 3 finite numbers, got {p!r}")
+        p = finite_array(position, "position", (3,))
+        if p.shape != (3,):
+            raise InputError(f"position: expected 3 numbers, got shape {p.shape}")
         with self._lock:
             self._target = p
         if not np.allclose(self._gizmo.position, p):
             self._gizmo.position = tuple(p)
 
     def set_method(self, method: str) -> None:
-        if method not in METHODS:
-            raise InputError(f"method: expected one of {METHODS}, got {method!r}")
+        one_of(method, "method", METHODS)
         with self._lock:
             self._method = method
         if self._method_gui.value != method:

@@ -222,3 +222,18 @@ def test_bad_options_exit_2_with_one_line_naming_the_option(args, names):
     line = res.stderr.strip()
     assert "\n" not in line and line.startswith("physai: error:"), res.stderr
     assert all(name in line for name in names), line
+
+
+def test_a_warning_while_loading_is_one_line_and_the_numbers_still_print(tmp_path):
+    """A URDF whose mesh file is missing loads without it (kinematics needs no meshes); the warning is one line."""
+    path = tmp_path / "arm.urdf"
+    path.write_text('<robot name="r"><link name="base"><collision><geometry><mesh filename="missing.stl"/></geometry>'
+                    '</collision></link><link name="l1"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" '
+                    'ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j1" type="revolute"><parent link="base"/>'
+                    '<child link="l1"/><origin xyz="0.1 0 0"/><axis xyz="0 0 1"/>'
+                    '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>')
+    res = invoke("fk", "--robot", path, "--tool", "l1", "--q", "0.5", "--json")
+    assert res.exit_code == 0, res.output
+    assert res.stderr.splitlines() == [f"physai: warning: arm.urdf: 1 mesh file(s) not found (e.g. 'missing.stl'); "
+                                       "loaded without them (kinematics does not need meshes)"]
+    np.testing.assert_allclose(json.loads(res.stdout)["position"], [0.1, 0.0, 0.0], atol=1e-15)

@@ -13,6 +13,7 @@ array per weight (``W0``, ``b0``, ...), the normalisation arrays, and ``metadata
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,7 +173,7 @@ def _weights(path: Path, arrays: dict, n: int) -> dict:
             raise InputError(f"{path}: b{i}: expected a 1-d bias array, got {None if b is None else np.shape(b)}")
         widths.append(b.shape[0])
     sizes = [3, *widths, n]
-    shapes = {f"W{i}": (a, b) for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:]))}
+    shapes = {f"W{i}": (a, b) for i, (a, b) in enumerate(itertools.pairwise(sizes))}
     shapes |= {f"b{i}": (b,) for i, b in enumerate(sizes[1:])}
     shapes |= {"x_mean": (3,), "x_scale": (3,), "q_mid": (n,), "q_half": (n,)}
     extra = sorted(set(arrays) - set(shapes))

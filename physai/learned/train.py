@@ -52,6 +52,20 @@ class TrainResult:
     reason: str
 
 
+def _check_options(model, chain, data, loss, steps, batch_size, learning_rate, seed, log_every, progress) -> None:
+    one_of(loss, "loss", LOSSES)
+    for value, name in ((steps, "steps"), (log_every, "log_every"), (batch_size, "batch_size")):
+        count(value, name, minimum=1)
+    count(seed, "seed", maximum=2**32 - 1)
+    positive(learning_rate, "learning_rate")
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress: expected a function of the steps done, got {type(progress).__name__}")
+    if data.chain_name != chain.name or model.chain_name != chain.name:
+        raise InputError(f"chain {chain.name!r} does not match data ({data.chain_name!r}) / model ({model.chain_name!r})")
+    if steps % log_every:
+        raise InputError(f"steps: expected a positive multiple of log_every={log_every}, got {steps}")
+
+
 def train(
     model: InverseModel,
     chain: Chain,
@@ -71,16 +85,7 @@ def train(
     come from ``seed``, so a run is reproducible. ``progress(steps_done)`` is called after each chunk
     of ``log_every`` steps (the steps of a chunk run inside one compiled ``lax.scan``).
     """
-    one_of(loss, "loss", LOSSES)
-    steps, log_every = count(steps, "steps", minimum=1), count(log_every, "log_every", minimum=1)
-    batch_size, seed = count(batch_size, "batch_size", minimum=1), count(seed, "seed", maximum=2**32 - 1)
-    learning_rate = positive(learning_rate, "learning_rate")
-    if progress is not None and not callable(progress):
-        raise InputError(f"progress: expected a function of the steps done, got {type(progress).__name__}")
-    if data.chain_name != chain.name or model.chain_name != chain.name:
-        raise InputError(f"chain {chain.name!r} does not match data ({data.chain_name!r}) / model ({model.chain_name!r})")
-    if steps % log_every:
-        raise InputError(f"steps: expected a positive multiple of log_every={log_every}, got {steps}")
+    _check_options(model, chain, data, loss, steps, batch_size, learning_rate, seed, log_every, progress)
     batch_size = min(batch_size, len(data))
     x_all, q_all = jnp.asarray(data.x), jnp.asarray(data.q)
 
