@@ -157,7 +157,8 @@ vertical-align:top;overflow-wrap:anywhere} table.claims{width:100%;font-size:.9e
 pre{background:#f7f7f7;padding:.8em;font-size:.85em;line-height:1.35;white-space:pre-wrap;overflow-wrap:anywhere}
 .ok{color:#17752f;font-weight:600} .fail{color:#b00020;font-weight:600}
 tr.agree{background:#e3f5e6} tr.disagree{background:#fde4e4}
-figure{display:inline-block;margin:.5em;max-width:48%;vertical-align:top} figure img{max-width:100%;border:1px solid #ddd}
+figure{display:inline-block;margin:.5em;max-width:48%;vertical-align:top}
+figure img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:.85em;color:#555} .meta{color:#555;font-size:.9em;overflow-wrap:anywhere}
 details{margin:.5em 0} summary{cursor:pointer;color:#444}
 """

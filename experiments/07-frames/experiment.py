@@ -1,8 +1,8 @@
 """Lesson 07, Experiment: a million compositions. How far do rotation matrices and quaternions drift, does
 re-orthonormalisation help, and what does each composition cost?
 
-Run: uv run python experiments/07-frames/experiment.py [--full]   (writes experiment_output.txt and experiment_drift.png;
---full or PHYSAI_FULL=1 composes a million steps instead of 100,000)
+Run: uv run python experiments/07-frames/experiment.py [--full]
+(writes experiment_output.txt and experiment_drift.png; --full or PHYSAI_FULL=1 composes a million steps, not 100,000)
 """
 
 import os
@@ -80,14 +80,15 @@ def cost_step(n_batch=N_BATCH) -> dict:
     rng = np.random.default_rng(SEED)
     qa, qb = (tf.quat_normalize(rng.normal(size=(n_batch, 4))) for _ in range(2))
     Ra, Rb = tf.quat_to_matrix(qa), tf.quat_to_matrix(qb)
-    return {"n": n_batch, "matrix": best_time(lambda: np.matmul(Ra, Rb)), "quat": best_time(lambda: tf.quat_multiply(qa, qb)),
-            "convert": best_time(lambda: tf.quat_to_matrix(qa)),
+    return {"n": n_batch, "matrix": best_time(lambda: np.matmul(Ra, Rb)),
+            "quat": best_time(lambda: tf.quat_multiply(qa, qb)), "convert": best_time(lambda: tf.quat_to_matrix(qa)),
             "agree": float(np.abs(tf.quat_to_matrix(tf.quat_multiply(qa, qb)) - Ra @ Rb).max())}
 
 
 def print_drift(r) -> None:
     print(f"\n== Drift after {r['n']:,} compositions ==")
-    print(f"{'representation':32s} {'|R R^T - I| or ||q|-1|':>24s} {'angle vs dR^N (pow)':>20s} {'angle vs exact':>16s}")
+    print(f"{'representation':32s} {'|R R^T - I| or ||q|-1|':>24s} {'angle vs dR^N (pow)':>20s} "
+          f"{'angle vs exact':>16s}")
     rows = [("matrix, raw", r["Rs"][0], r["trace"]["R raw"][-1]),
             (f"matrix, orthonormalize /{FIX_EVERY}", r["Rs"][1], r["trace"]["R fixed"][-1]),
             ("quaternion, raw", tf.quat_to_matrix(r["qs"][0]), r["trace"]["q raw"][-1]),

@@ -1,7 +1,7 @@
 """Lesson 08, Build it: forward kinematics by walking the chain, checked against MuJoCo body by body and on
 two more arms; the WidowX AI seed's worked example and reach claims recomputed.
 
-Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt and claims.json beside this file)
+Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt and claims.json beside it)
 """
 
 from pathlib import Path
@@ -90,7 +90,8 @@ def print_steps(walk, arms, ex, reach) -> None:
     print("\n== Step 3. The WidowX AI seed's 2-link worked example (L1 = 0.5, L2 = 0.3, q = (0, pi/2)) ==")
     print(f"tool point {fmt_row(ex['p'])} m: the elbow is bent 90 deg, not 'fully extended'")
     print(f"J (physai) = [{fmt_row(ex['J'][0])} ;{fmt_row(ex['J'][1])} ]")
-    print(f"J (seed)   = [{fmt_row(SEED_J[0])} ;{fmt_row(SEED_J[1])} ]   <- d(py)/dq1 = L1 cos q1 + L2 cos(q1+q2) = 0.5")
+    print(f"J (seed)   = [{fmt_row(SEED_J[0])} ;{fmt_row(SEED_J[1])} ]   "
+          "<- d(py)/dq1 = L1 cos q1 + L2 cos(q1+q2) = 0.5")
     for label, key in (("physai J", "ours"), ("seed's J", "seeds")):
         r = ex[key]
         print(f"{label:9s}: sigma = {fmt_row(r['sigma'])}, kappa = {r['kappa']:.3f}, qdot for v = (0, 0.1) m/s: "

@@ -50,7 +50,8 @@ def reach_step(chain, n=N_REACH) -> dict:
 
     limited = sample(np.zeros(chain.n, bool))
     tree = cKDTree(limited)
-    rows = {"within limits (2nd sample)": sample(np.zeros(chain.n, bool)), "all free in [-pi, pi]": sample(np.ones(chain.n, bool))}
+    rows = {"within limits (2nd sample)": sample(np.zeros(chain.n, bool)),
+            "all free in [-pi, pi]": sample(np.ones(chain.n, bool))}
     rows |= {f"only {name} free": sample(np.arange(chain.n) == i) for i, name in enumerate(chain.joint_names)}
     stats = {label: {"max_r": float(np.linalg.norm(pts, axis=1).max()), "min_z": float(pts[:, 2].min()),
                      "share": float(np.mean(tree.query(pts)[0] > FAR)), "max_dist": float(tree.query(pts)[0].max())}
@@ -114,7 +115,8 @@ def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[dict]:
     for d in ds:
         q = np.array([0.3, -np.pi / 2 + d, 0.8, 0.0, -0.8, 0.2])
         rpy = tf.matrix_to_rpy(tool_pose(chain, q)[:3, :3])
-        out.append({"d": d, "pitch": float(np.degrees(rpy[1])), "cond_B": float(np.linalg.cond(tf.rpy_rate_matrix(rpy))),
+        out.append({"d": d, "pitch": float(np.degrees(rpy[1])),
+                    "cond_B": float(np.linalg.cond(tf.rpy_rate_matrix(rpy))),
                     "sigma_min": float(np.linalg.svd(jacobian(chain, q), compute_uv=False)[-1]),
                     "rpy": float(np.abs(conventions.rpy_jacobian(chain, q)).max()),
                     "quat": float(np.abs(conventions.quat_jacobian(chain, q)).max())})
@@ -143,7 +145,8 @@ def print_numeric(num, bug) -> None:
     for eps, worst in num["worst"].items():
         print(f"{eps:7.0e} {worst:38.1e}")
     print("\n-- the off-by-one-frame bug --")
-    print(f"axes read AFTER each joint's own rotation: max difference {bug['after']:.1e} over {N_CHECK} poses: harmless,\n"
+    print(f"axes read AFTER each joint's own rotation: max difference {bug['after']:.1e} over {N_CHECK} poses: "
+          "harmless,\n"
           "because a hinge leaves its own axis and anchor fixed (R Rot(a, q) a = R a). The bug the check catches is\n"
           "reading joint i's axis and origin from the NEXT joint's frame (the DH z_i vs z_(i-1) slip):")
     print(f"{'bug in joint':>12s}   {f'worst error per column over {N_CHECK} poses':>48s}   flagged column")

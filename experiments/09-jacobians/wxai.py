@@ -118,7 +118,8 @@ def velocity_step(chain, n_poses=N_VELOCITY_POSES) -> dict:
     qs = chain.random_q(np.random.default_rng(SEED), n_poses)
     J = jacobian(chain, qs)
     q03 = solve_pose(chain, 0.30, 0.25, 0.9)
-    return {"max_entry": float(np.abs(J[:, :3]).max()), "sweep_speed": float(np.linalg.norm(jacobian(chain, q03)[:3, 0])),
+    return {"max_entry": float(np.abs(J[:, :3]).max()),
+            "sweep_speed": float(np.linalg.norm(jacobian(chain, q03)[:3, 0])),
             "radius": float(np.hypot(*tool_pose(chain, q03)[:2, 3]))}
 
 
@@ -218,7 +219,7 @@ def guard_step(chain, rates=GUARD_HZ) -> dict:
 
 
 def print_velocity(r) -> None:
-    print(f"== Velocity: each linear entry is bounded by its axis-to-tool distance ({N_VELOCITY_POSES} random poses) ==")
+    print(f"== Velocity: each linear entry is bounded by its axis-to-tool distance ({N_VELOCITY_POSES} poses) ==")
     print(f"largest linear entry |J_ij| (m/s per rad/s): {r['max_entry']:.3f}")
     print(f"tool {r['radius']:.3f} m from the base axis: joint-0 column |a x (p - o)| = {r['sweep_speed']:.3f} m/s "
           "per rad/s\n")
