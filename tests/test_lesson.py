@@ -27,7 +27,7 @@ def test_number_claim_agrees_within_the_printed_precision_and_formats_like_the_s
 
 def test_factor_claim_counts_either_side_and_refuses_zero():
     assert factor_claim("09", "c", "5.6e-12", 5.5e-11, script="x.py", factor=10, why="w").verdict == "agree"
-    assert factor_claim("09", "c", "5.6e-12", 5.7e-13, script="x.py", factor=10, why="w").verdict == "disagree"
+    assert factor_claim("09", "c", "5.6e-12", 5.5e-13, script="x.py", factor=10, why="w").verdict == "disagree"
     assert factor_claim("09", "c", "5.6e-12", 0.0, script="x.py", factor=10, why="w").verdict == "disagree"
 
 
