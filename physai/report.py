@@ -110,6 +110,7 @@ def claims_html(claims) -> str:
     """The claims as an HTML table: claim, seed, measured, verdict, why (one row per claim)."""
     if not claims:
         return '<p class="meta">This run wrote no claims.</p>'
+    cols = "".join(f'<col style="width:{w}%">' for w in (27, 17, 19, 10, 27))  # fixed widths: long cells wrap
     head = "".join(f"<th>{h}</th>" for h in ("claim", "seed", "measured", "verdict", "why"))
     rows = "".join(
         f'<tr class="{c.verdict}"><td>{html.escape(c.claim)}</td><td>{html.escape(c.seed)}</td>'
@@ -117,7 +118,8 @@ def claims_html(claims) -> str:
         f"<td>{html.escape(c.why)}</td></tr>"
         for c in claims
     )
-    return f'<table class="claims"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    return (f'<table class="claims"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
 
 
 def _status(run: ScriptRun) -> str:
@@ -152,7 +154,7 @@ _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;max-width:100%} td,th{padding:.25em .6em;border-bottom:1px solid #eee;text-align:left;
-vertical-align:top;overflow-wrap:anywhere} table.claims{width:100%;font-size:.9em}
+vertical-align:top;overflow-wrap:anywhere} table.claims{width:100%;font-size:.9em;table-layout:fixed}
 .num{text-align:right!important;font-variant-numeric:tabular-nums}
 pre{background:#f7f7f7;padding:.8em;font-size:.85em;line-height:1.35;white-space:pre-wrap;overflow-wrap:anywhere}
 .ok{color:#17752f;font-weight:600} .fail{color:#b00020;font-weight:600}

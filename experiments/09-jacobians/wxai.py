@@ -8,7 +8,8 @@ The arm is Trossen's WidowX AI follower model (physai's bundled Trossen wxai_fol
 
 Run: uv run python experiments/09-jacobians/wxai.py [--full]
 Writes wxai_output.txt, claims.json, wxai_descent.png, wxai_payload_map.png and wxai_guarded_descent.png beside
-this file. --full (or PHYSAI_FULL=1) runs the finer payload map and both force-estimation presses.
+this file. --full (or PHYSAI_FULL=1) runs the finer payload map, both force-estimation presses and the
+frictionless and 0.5 N m friction cases beside the model's 0.1 N m.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ TICKS = {"50 Hz (1 mm steps)": 0.02, "5 Hz (10 mm steps)": 0.2}
 REPEATABILITY = 1e-3  # m, the seed's "~1 mm repeatability"
 TABLE = {"center": (0.5, 0.0), "half_size": (0.15, 0.3, 0.02), "top_z": 0.05}  # m
 THRESHOLD = 2.0  # N, the guarded descent's estimated vertical force
-FRICTIONS = (0.0, 0.1, 0.5)  # N m per joint; 0.1 is the model's frictionloss
+FRICTIONS = (0.0, 0.1, 0.5) if FULL else (0.1,)  # N m per joint; 0.1 is the model's frictionloss
 PRESS_X = (0.40, 0.56) if FULL else (0.40,)  # m, tool x of the force-estimation presses
 MAP_GRID = (41, 31) if FULL else (21, 16)  # shoulder x elbow samples of the payload map
 GUARD_HZ = (50, 100, 500)
