@@ -1,8 +1,12 @@
 """Lesson 09, Experiment and Break it: the Jacobian as a velocity map, the finite-difference step
 sweep, tau = J^T F held by the SO-101's servos in MuJoCo, and the payload limit.
 
-Run: uv run python experiments/09-jacobians/experiment.py
-Writes experiment_output.txt and fd_step_sweep.png beside this file. Deterministic (seed 0).
+Each step returns its numbers (call it from a Python prompt); the printers format them; every number the seed
+prints is a row of the claims table at the end (seed, measured, verdict, why).
+
+Run: uv run python experiments/09-jacobians/experiment.py [--full]
+Writes experiment_output.txt, claims.json and fd_step_sweep.png beside this file. Deterministic (seed 0).
+--full (or PHYSAI_FULL=1) runs the float32 sweep of the Hard exercise over all 50 poses instead of 10.
 """
 
 from __future__ import annotations
