@@ -54,9 +54,9 @@ class ScriptRun:
 
 
 def script_title(script: Path) -> str:
-    """First line of the script's module docstring ("" when it has none)."""
+    """First paragraph of the script's module docstring, on one line ("" when it has none)."""
     doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")))
-    return doc.strip().splitlines()[0] if doc else ""
+    return " ".join(doc.strip().split("\n\n")[0].split()) if doc else ""
 
 
 def _fresh(paths, since: float) -> list[Path]:
