@@ -229,5 +229,7 @@ def test_numeric_check_and_bug_claims_against_the_seeds_own_jacobian(experiment)
     assert 1e-11 < ref < 1e-8  # the seed's "~1e-9" at eps = 1e-6
     bug = experiment.bug_step(chain, num["qs"])
     assert bug["after"] <= 1e-15  # a hinge keeps its own axis: the seed's described bug changes nothing
-    rows = {c.claim: c.verdict for c in experiment.claims(num, bug)}
-    assert list(rows.values()) == ["agree", "disagree", "agree"]
+    rpy = experiment.rpy_step(chain, n_poses=5)
+    assert rpy["position rows"] <= 1e-12 and rpy["after B(phi)"] <= 1e-12 < rpy["orientation rows, raw"]
+    rows = {c.claim: c.verdict for c in experiment.claims(num, bug, rpy)}
+    assert list(rows.values()) == ["agree", "disagree", "agree", "agree"]
