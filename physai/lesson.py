@@ -101,7 +101,8 @@ def number_claim(lesson: str, claim: str, seed: str, measured: float, *, script:
         digits = len(seed.strip().lower().partition("e")[0].partition(".")[2])
         fmt = f".{digits}e" if "e" in seed.lower() else f".{digits}f"
     suffix = f" {unit}" if unit else ""
-    return Claim(lesson, claim, seed + suffix, f"{measured:{fmt}}{suffix}", verdict(abs(measured - float(seed)) <= tol * (1 + 1e-9)),
+    ok = abs(measured - float(seed)) <= tol * (1 + 1e-9)  # 1e-9: the printed bound itself counts as within
+    return Claim(lesson, claim, seed + suffix, f"{measured:{fmt}}{suffix}", verdict(ok),
                  why or f"|measured - seed| <= {tol:.1g}{suffix}", script)
 
 

@@ -54,9 +54,9 @@ class ScriptRun:
 
 
 def script_title(script: Path) -> str:
-    """First line of the script's module docstring ("" when it has none)."""
+    """First paragraph of the script's module docstring, on one line ("" when it has none)."""
     doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")))
-    return doc.strip().splitlines()[0] if doc else ""
+    return " ".join(doc.strip().split("\n\n")[0].split()) if doc else ""
 
 
 def _fresh(paths, since: float) -> list[Path]:
@@ -110,6 +110,7 @@ def claims_html(claims) -> str:
     """The claims as an HTML table: claim, seed, measured, verdict, why (one row per claim)."""
     if not claims:
         return '<p class="meta">This run wrote no claims.</p>'
+    cols = "".join(f'<col style="width:{w}%">' for w in (27, 17, 19, 10, 27))  # fixed widths: long cells wrap
     head = "".join(f"<th>{h}</th>" for h in ("claim", "seed", "measured", "verdict", "why"))
     rows = "".join(
         f'<tr class="{c.verdict}"><td>{html.escape(c.claim)}</td><td>{html.escape(c.seed)}</td>'
@@ -117,7 +118,8 @@ def claims_html(claims) -> str:
         f"<td>{html.escape(c.why)}</td></tr>"
         for c in claims
     )
-    return f'<table class="claims"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    return (f'<table class="claims"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
 
 
 def _status(run: ScriptRun) -> str:
@@ -152,12 +154,13 @@ _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;max-width:100%} td,th{padding:.25em .6em;border-bottom:1px solid #eee;text-align:left;
-vertical-align:top;overflow-wrap:anywhere} table.claims{width:100%;font-size:.9em}
+vertical-align:top;overflow-wrap:anywhere} table.claims{width:100%;font-size:.9em;table-layout:fixed}
 .num{text-align:right!important;font-variant-numeric:tabular-nums}
 pre{background:#f7f7f7;padding:.8em;font-size:.85em;line-height:1.35;white-space:pre-wrap;overflow-wrap:anywhere}
 .ok{color:#17752f;font-weight:600} .fail{color:#b00020;font-weight:600}
 tr.agree{background:#e3f5e6} tr.disagree{background:#fde4e4}
-figure{display:inline-block;margin:.5em;max-width:48%;vertical-align:top} figure img{max-width:100%;border:1px solid #ddd}
+figure{display:inline-block;margin:.5em;max-width:48%;vertical-align:top}
+figure img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:.85em;color:#555} .meta{color:#555;font-size:.9em;overflow-wrap:anywhere}
 details{margin:.5em 0} summary{cursor:pointer;color:#444}
 """

@@ -10,6 +10,8 @@ from scipy.spatial.transform import Rotation, Slerp
 from physai import transforms as tf
 from physai.errors import InputError
 
+from conftest import load_lesson
+
 N = 200
 
 
@@ -251,3 +253,36 @@ def test_pose_error_matches_scipy_rotvec_and_translation_difference():
     e = tf.pose_error(tf.make_transform(R.as_matrix(), p), tf.make_transform(R_ref.as_matrix(), p_ref))
     np.testing.assert_allclose(e[:, :3], p_ref - p, atol=1e-15)
     np.testing.assert_allclose(e[:, 3:], (R_ref * R.inv()).as_rotvec(), atol=1e-12)
+
+
+# ---- the lesson's steps and its claim row, against MuJoCo, SciPy and Pinocchio ----------------------------------
+
+
+def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(so101_model, so101):
+    build = load_lesson("07-frames", "build.py")
+    ch = build.chain_step(so101_model, so101)
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = build.Q0
+    mujoco.mj_kinematics(so101_model, d)
+    sid = so101_model.site(so101.tool_name).id
+    np.testing.assert_allclose(ch["T_tool"][:3, 3], d.site_xpos[sid], atol=1e-15)
+    np.testing.assert_allclose(ch["T_tool"][:3, :3], d.site_xmat[sid].reshape(3, 3), atol=1e-15)
+    assert max(err for _, _, err in ch["rows"]) <= 1e-15
+    sp = build.spellings_step(ch["T_tool"][:3, :3])
+    rot = Rotation.from_matrix(d.site_xmat[sid].reshape(3, 3))
+    np.testing.assert_allclose(sp["rotvec"], rot.as_rotvec(), atol=1e-15)
+    ours, ref = sp["quat"][[1, 2, 3, 0]], rot.as_quat()  # SciPy writes (x, y, z, w)
+    np.testing.assert_allclose(ours * np.sign(ours[3]), ref * np.sign(ref[3]), atol=1e-15)
+    ad = build.adjoint_step(ch["T_tool"])
+    np.testing.assert_allclose(ad["power_world"], ad["power_tool"], atol=1e-15)  # power is frame-invariant
+    assert [c.verdict for c in build.claims(ch)] == ["agree"]
+
+
+def test_experiment_drift_stays_at_round_off_against_the_exact_rotation():
+    exp = load_lesson("07-frames", "experiment.py")
+    r = exp.drift(n_steps=3000)
+    theta = np.linalg.norm(exp.STEP_ROTVEC)
+    exact = Rotation.from_rotvec(exp.STEP_ROTVEC / theta * ((3000 * theta) % (2 * np.pi))).as_matrix()
+    for R in (*r["Rs"], *tf.quat_to_matrix(r["qs"])):
+        assert exp.angle_between(R, exact) < 1e-12
+    assert r["trace"]["R fixed"][-1] < 1e-15 and r["trace"]["q fixed"][-1] < 1e-15

@@ -5,7 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from conftest import PANDA_XML, WXAI_XML
+from conftest import PANDA_XML, WXAI_XML, load_lesson
 from physai import conventions, robots
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, joint_frames, tool_pose
 
@@ -165,3 +165,71 @@ def test_builtin_seed_robots_load_by_name_without_files():
         assert robots.load(name).source.startswith("built-in")
         with pytest.raises(robots.ModelNotFoundError, match="built-in description with no MuJoCo model"):
             robots.mujoco_model(name)
+
+
+# ---- the lesson's steps and claim rows, against closed forms, MuJoCo and the seed's own code -----------------
+
+
+@pytest.fixture(scope="module")
+def build():
+    return load_lesson("08-forward-kinematics", "build.py")
+
+
+@pytest.fixture(scope="module")
+def experiment():
+    return load_lesson("08-forward-kinematics", "experiment.py")
+
+
+def test_build_walk_and_other_arms_match_mujoco(build, so101_model, so101):
+    walk = build.walk_step(so101_model, so101, n_poses=5)
+    assert walk["err_p"].max() <= 1e-14 and walk["err_R"].max() <= 1e-14 and walk["tool_err"] <= 1e-14
+    assert all(a["dT"] <= 1e-14 and a["dJ"] <= 1e-14 for a in build.other_arms_step(n_poses=5))
+
+
+def test_worked_example_claims_follow_the_closed_form_2r_jacobian(build):
+    L1, L2, (q1, q2) = 0.5, 0.3, (0.0, np.pi / 2)
+    J = np.array([[-L1 * np.sin(q1) - L2 * np.sin(q1 + q2), -L2 * np.sin(q1 + q2)],
+                  [L1 * np.cos(q1) + L2 * np.cos(q1 + q2), L2 * np.cos(q1 + q2)]])
+    ex = build.worked_example_step()
+    np.testing.assert_allclose(ex["J"], J, atol=1e-15)
+    # singular values from the eigenvalues of J J^T in closed form (2x2: trace and determinant)
+    tr, det = np.trace(J @ J.T), np.linalg.det(J @ J.T)
+    sigma = np.sqrt([(tr + np.sqrt(tr**2 - 4 * det)) / 2, (tr - np.sqrt(tr**2 - 4 * det)) / 2])
+    np.testing.assert_allclose(ex["ours"]["sigma"], sigma, rtol=1e-13)
+    qdot = np.array([[J[1, 1], -J[0, 1]], [-J[1, 0], J[0, 0]]]) @ [0.0, 0.1] / np.linalg.det(J)  # adjugate inverse
+    np.testing.assert_allclose(ex["ours"]["qdot"], qdot, rtol=1e-13)
+    seed_says = {"2R largest singular value": 0.85, "2R smallest singular value": 0.32, "2R condition number": 2.66}
+    reach = build.reach_step(n_poses=50)
+    rows = {c.claim: c.verdict for c in build.claims(ex, reach)}
+    ref = {"2R largest singular value": sigma[0], "2R smallest singular value": sigma[1],
+           "2R condition number": sigma[0] / sigma[1]}
+    for name, value in seed_says.items():
+        assert rows[name] == ("agree" if abs(ref[name] - value) <= 0.005 else "disagree") == "disagree"
+    assert rows["2R Jacobian entry d(py)/dq1"] == rows["2R at q = (0, pi/2) is fully extended"] == "disagree"
+    assert not np.allclose(qdot, [0.125, -0.333], atol=5e-4)
+    assert rows["2R joint rates for v = (0, 0.1) m/s"] == "disagree"
+
+
+def test_illustrative_chains_largest_linear_entry_is_the_seeds_own_jacobians(build):
+    chain = robots.load("wxai_illustrative")
+    reach = build.reach_step(n_poses=300)
+    qs = chain.random_q(np.random.default_rng(build.SEED + 2), 300)  # the step's poses: first draws of its rng
+    top = max(np.abs(seed_geometric_jacobian(q)[:3]).max() for q in qs)
+    np.testing.assert_allclose(reach["wxai_illustrative"]["top"], top, atol=1e-14)
+    rows = {c.claim: c.verdict for c in build.claims(build.worked_example_step(), reach)}
+    assert rows["no linear entry exceeds 0.77 (seed's illustrative chain)"] == ("agree" if top <= 0.77 else "disagree")
+
+
+def test_numeric_check_and_bug_claims_against_the_seeds_own_jacobian(experiment):
+    chain = robots.load("wxai_illustrative")
+    num = experiment.numeric_check_step(chain, n_poses=5)
+    ref = max(np.abs(seed_geometric_jacobian(q) - experiment.numeric_jacobian(chain, q, 1e-6)).max()
+              for q in num["qs"])
+    np.testing.assert_allclose(num["worst"][1e-6], ref, rtol=1e-6)
+    assert 1e-11 < ref < 1e-8  # the seed's "~1e-9" at eps = 1e-6
+    bug = experiment.bug_step(chain, num["qs"])
+    assert bug["after"] <= 1e-15  # a hinge keeps its own axis: the seed's described bug changes nothing
+    rpy = experiment.rpy_step(chain, n_poses=5)
+    assert rpy["position rows"] <= 1e-12 and rpy["after B(phi)"] <= 1e-12 < rpy["orientation rows, raw"]
+    rows = {c.claim: c.verdict for c in experiment.claims(num, bug, rpy)}
+    assert list(rows.values()) == ["agree", "disagree", "agree", "agree"]

@@ -345,3 +345,90 @@ def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(exp, so
     claims = verdicts(exp.exercise_claims(easy, medium, {"best": {"forward": 3e-4, "central": 5e-3}}))
     assert claims["Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000"] == "agree"
     assert claims["Medium: lift torque per newton down, stretched pose"] == "agree"
+
+
+# ---- WidowX AI variant (wxai.py): each claim row against MuJoCo's model of the Trossen arm ------------------
+
+
+@pytest.fixture(scope="module")
+def wx():
+    return load_lesson("09-jacobians", "wxai.py")
+
+
+@pytest.fixture(scope="module")
+def wxai_chain():
+    return robots.load("wxai")
+
+
+@pytest.fixture(scope="module")
+def wxai_model(wx):
+    return mujoco.MjModel.from_xml_path(str(wx.WXAI))
+
+
+def _wx_mj(m, chain, q):
+    """MuJoCo's reference at q: site position, [jacp; jacr] and the bias forces at rest (gravity torques)."""
+    d = mujoco.MjData(m)
+    d.qpos[list(chain.qpos_adr)] = q
+    mujoco.mj_forward(m, d)
+    sid = m.site(chain.tool_name).id
+    jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+    mujoco.mj_jacSite(m, d, jp, jr, sid)
+    dof = list(chain.dof_adr)
+    return d.site_xpos[sid].copy(), np.r_[jp, jr][:, dof], d.qfrc_bias[dof].copy(), d
+
+
+def test_wxai_linear_entries_stay_below_0p77_and_the_base_column_is_the_radius(wx, wxai_model, wxai_chain):
+    r = wx.velocity_step(wxai_chain, n_poses=200)
+    ref = max(np.abs(_wx_mj(wxai_model, wxai_chain, q)[1][:3]).max()
+              for q in wxai_chain.random_q(np.random.default_rng(0), 200))
+    np.testing.assert_allclose(r["max_entry"], ref, atol=1e-14)
+    assert ref <= 0.77
+    p = _wx_mj(wxai_model, wxai_chain, wx.solve_pose(wxai_chain, 0.30, 0.25, 0.9))[0]
+    np.testing.assert_allclose(r["sweep_speed"], np.hypot(p[0], p[1]), atol=1e-14)  # base axis is vertical at 0
+    np.testing.assert_allclose(np.hypot(p[0], p[1]), 0.3, atol=1e-9)
+
+
+def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):
+    r = wx.statics_step(wxai_model, wxai_chain)
+    m = wxai_model
+    for key in ("straight", "within"):
+        row = r[key]
+        p, J, g, d = _wx_mj(m, wxai_chain, row["q"])
+        anchor = d.xanchor[m.joint("joint_1").id]
+        np.testing.assert_allclose(row["lever"], p[0] - anchor[0], atol=1e-12)
+        np.testing.assert_allclose(row["payload"], 1.5 * 9.80665 * J[2, 1], atol=1e-12)  # servos hold -J^T (0, 0, -mg)
+        np.testing.assert_allclose(row["links"], g[1], atol=1e-12)
+    assert abs(r["straight"]["lever"] - 0.769) <= 5e-4 and abs(abs(r["straight"]["payload"]) - 11.3) <= 0.05
+    assert 0.5 < abs(r["within"]["total"]) / 27 < 1 and m.actuator_forcerange[1, 1] == 27
+
+
+def test_wxai_payload_limit_shrinks_with_extension_on_a_coarse_map(wx, wxai_model, wxai_chain):
+    r = wx.payload_map_step(wxai_model, wxai_chain, grid=(11, 9))
+    near, far = r["bins"][0][3], r["bins"][-1][3]
+    assert far < 2 / 3 * near
+    claims = verdicts(wx.statics_claims(wx.velocity_step(wxai_chain, 50), wx.statics_step(wxai_model, wxai_chain), r))
+    assert set(claims.values()) == {"agree"}
+
+
+def test_wxai_descent_deviation_is_second_order_in_the_step_and_the_path_is_mujocos(wx, wxai_model, wxai_chain):
+    r = wx.descent_step(wxai_chain)
+    edge = r["starts"][1]
+    fast, slow = (r["rows"][edge, tick]["feedback"] for tick in wx.TICKS)
+    for q, p in zip(fast.run.q[::10], fast.run.p[::10]):  # the tool path is MuJoCo's site position
+        np.testing.assert_allclose(p, _wx_mj(wxai_model, wxai_chain, q)[0], atol=1e-12)
+    assert 1e-7 < fast.max_deviation < 1e-5
+    np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 100, rtol=0.3)
+    assert slow.max_deviation < wx.REPEATABILITY < r["rows"][edge, "5 Hz (10 mm steps)"]["open"].max_deviation
+
+
+def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caught_in_two_cycles(wx, wxai_chain):
+    force = wx.force_step(wxai_chain, frictions=(0.0, 0.1, 0.5), press_x=(0.40,))
+    bands = [force[fr]["band"] for fr in (0.0, 0.1, 0.5)]
+    assert bands[0] < bands[1] < bands[2] and 0.15 <= bands[1] <= 0.35
+    guard = wx.guard_step(wxai_chain, rates=(50,))
+    row = guard[50]
+    assert 1 <= row["cycles"] <= 2 and row["hat"] > wx.THRESHOLD and row["true"] > 0
+    desc = wx.descent_step(wxai_chain)
+    claims = verdicts(wx.motion_claims(desc, force, guard))
+    assert claims["10 mm steps (5 Hz) visibly bow near the edge"] == "disagree"  # per-tick feedback keeps it < 1 mm
+    assert [v for k, v in claims.items() if not k.startswith("10 mm")] == ["agree"] * 4

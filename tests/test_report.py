@@ -140,6 +140,14 @@ def test_a_lesson_that_raises_is_reported_and_the_tour_goes_on(lessons, tmp_path
     assert "failed (exit 1)" in (tmp_path / "out" / "index.html").read_text()
 
 
+def test_script_title_is_the_docstrings_first_paragraph(tmp_path):
+    script = tmp_path / "x.py"
+    script.write_text('"""Lesson 99: a title that\n   runs over two lines.\n\nRun: details."""\n')
+    assert report.script_title(script) == "Lesson 99: a title that runs over two lines."
+    script.write_text("x = 1\n")
+    assert report.script_title(script) == ""
+
+
 def test_figure_captions_come_from_the_transcripts_figure_lines():
     text = "a\nfigure: drift.png (drift of repeated composition)\nfigure: bare.png\n"
     assert report.figure_captions(text) == {"drift.png": "drift of repeated composition", "bare.png": "bare.png"}

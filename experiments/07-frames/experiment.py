@@ -1,10 +1,14 @@
 """Lesson 07, Experiment: a million compositions. How far do rotation matrices and quaternions drift, does
 re-orthonormalisation help, and what does each composition cost?
 
-Run: uv run python experiments/07-frames/experiment.py   (writes experiment_output.txt and experiment_drift.png)
+Run: uv run python experiments/07-frames/experiment.py [--full]
+(writes experiment_output.txt and experiment_drift.png; --full or PHYSAI_FULL=1 composes a million steps, not 100,000)
 """
 
+import os
+import sys
 import time
+from decimal import Decimal, getcontext
 from pathlib import Path
 
 import matplotlib
@@ -12,13 +16,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from rich.progress import track  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
-from physai.lesson import transcript  # noqa: E402
+from physai.lesson import transcript, write_claims  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-N_STEPS = 1_000_000
+FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
+N_STEPS = 1_000_000 if FULL else 100_000
 FIX_EVERY = 1000  # re-orthonormalise / re-normalise every this many steps
 RECORD_EVERY = 1000
 STEP_ROTVEC = np.array([0.1, 0.2, -0.3])  # one step: 0.374 rad about a fixed axis
@@ -31,7 +35,9 @@ def angle_between(R_a, R_b) -> float:
     return float(np.linalg.norm(tf.so3_log(tf.orthonormalize(R_a).T @ tf.orthonormalize(R_b))))
 
 
-def drift() -> dict:
+def drift(n_steps=N_STEPS) -> dict:
+    """Compose the same step ``n_steps`` times as a matrix and as a quaternion, raw and re-normalised every
+    FIX_EVERY steps; the shape error every RECORD_EVERY steps, and two references for the final rotation."""
     dR = tf.so3_exp(STEP_ROTVEC)
     dq = tf.matrix_to_quat(dR)
     # q -> q * dq is linear in q; its 4x4 matrix (columns e_i * dq) lets one numpy call do each step
@@ -39,7 +45,7 @@ def drift() -> dict:
     Rs = np.stack([np.eye(3)] * 2)  # [raw, re-orthonormalised]
     qs = np.stack([np.array([1.0, 0, 0, 0])] * 2)  # [raw, re-normalised]
     trace = {k: [] for k in ("R raw", "R fixed", "q raw", "q fixed")}
-    for k in track(range(1, N_STEPS + 1), description="composing 10^6 steps"):
+    for k in range(1, n_steps + 1):
         Rs = Rs @ dR
         qs = qs @ Q_step.T
         if k % FIX_EVERY == 0:
@@ -50,16 +56,14 @@ def drift() -> dict:
                 trace[f"R {lab}"].append(np.abs(Rs[i] @ Rs[i].T - np.eye(3)).max())
                 trace[f"q {lab}"].append(abs(np.linalg.norm(qs[i]) - 1.0))
     # references: the same float step composed by binary powering (20 products) ...
-    R_pow = np.linalg.matrix_power(dR, N_STEPS)
+    R_pow = np.linalg.matrix_power(dR, n_steps)
     # ... and the exact rotation by N * |step| (mod 2 pi), which also sees the step's own rounding
     theta = np.linalg.norm(STEP_ROTVEC)
-    from decimal import Decimal, getcontext
-
     getcontext().prec = 40
     two_pi = 2 * Decimal("3.141592653589793238462643383279502884197")
-    angle = float((Decimal(float(theta)) * N_STEPS) % two_pi)
+    angle = float((Decimal(float(theta)) * n_steps) % two_pi)
     R_exact = tf.so3_exp(STEP_ROTVEC / theta * angle)
-    return dict(Rs=Rs, qs=qs, trace=trace, R_pow=R_pow, R_exact=R_exact)
+    return {"n": n_steps, "Rs": Rs, "qs": qs, "trace": trace, "R_pow": R_pow, "R_exact": R_exact}
 
 
 def best_time(f, repeats=3) -> float:
@@ -71,12 +75,20 @@ def best_time(f, repeats=3) -> float:
     return best
 
 
-def main() -> None:
-    print(f"seed {SEED}; step rotation vector {STEP_ROTVEC} ({np.linalg.norm(STEP_ROTVEC):.4f} rad); "
-          f"{N_STEPS:,} sequential compositions; fix every {FIX_EVERY} steps")
-    r = drift()
-    print(f"\n== Drift after {N_STEPS:,} compositions ==")
-    print(f"{'representation':32s} {'|R R^T - I| or ||q|-1|':>24s} {'angle vs dR^N (pow)':>20s} {'angle vs exact':>16s}")
+def cost_step(n_batch=N_BATCH) -> dict:
+    """Seconds (best of 3) to compose ``n_batch`` random pairs as matrices, as quaternions, and to convert."""
+    rng = np.random.default_rng(SEED)
+    qa, qb = (tf.quat_normalize(rng.normal(size=(n_batch, 4))) for _ in range(2))
+    Ra, Rb = tf.quat_to_matrix(qa), tf.quat_to_matrix(qb)
+    return {"n": n_batch, "matrix": best_time(lambda: np.matmul(Ra, Rb)),
+            "quat": best_time(lambda: tf.quat_multiply(qa, qb)), "convert": best_time(lambda: tf.quat_to_matrix(qa)),
+            "agree": float(np.abs(tf.quat_to_matrix(tf.quat_multiply(qa, qb)) - Ra @ Rb).max())}
+
+
+def print_drift(r) -> None:
+    print(f"\n== Drift after {r['n']:,} compositions ==")
+    print(f"{'representation':32s} {'|R R^T - I| or ||q|-1|':>24s} {'angle vs dR^N (pow)':>20s} "
+          f"{'angle vs exact':>16s}")
     rows = [("matrix, raw", r["Rs"][0], r["trace"]["R raw"][-1]),
             (f"matrix, orthonormalize /{FIX_EVERY}", r["Rs"][1], r["trace"]["R fixed"][-1]),
             ("quaternion, raw", tf.quat_to_matrix(r["qs"][0]), r["trace"]["q raw"][-1]),
@@ -88,22 +100,20 @@ def main() -> None:
           "the accumulated angle error; that comes from rounding in each product and in the step itself.\n"
           "A quaternion stays a rotation whatever its norm once normalised for use (quat_to_matrix does it).")
 
-    print(f"\n== Cost of composing {N_BATCH:,} random pairs at once (best of 3, this machine) ==")
-    rng = np.random.default_rng(SEED)
-    qa, qb = (tf.quat_normalize(rng.normal(size=(N_BATCH, 4))) for _ in range(2))
-    Ra, Rb = tf.quat_to_matrix(qa), tf.quat_to_matrix(qb)
-    t_mat = best_time(lambda: np.matmul(Ra, Rb))
-    t_quat = best_time(lambda: tf.quat_multiply(qa, qb))
-    t_conv = best_time(lambda: tf.quat_to_matrix(qa))
-    agree = np.abs(tf.quat_to_matrix(tf.quat_multiply(qa, qb)) - Ra @ Rb).max()
+
+def print_cost(r) -> None:
+    n = r["n"]
+    print(f"\n== Cost of composing {n:,} random pairs at once (best of 3, this machine) ==")
     print(f"{'operation':36s} {'flops/pair':>11s} {'ns/pair':>9s}")
-    print(f"{'matrix product R_a @ R_b':36s} {'27 mul+18 add':>11s} {t_mat / N_BATCH * 1e9:9.1f}")
-    print(f"{'quaternion product q_a * q_b':36s} {'16 mul+12 add':>11s} {t_quat / N_BATCH * 1e9:9.1f}")
-    print(f"{'quaternion -> matrix':36s} {'':>11s} {t_conv / N_BATCH * 1e9:9.1f}")
-    print(f"both give the same rotation: max |R(q_a q_b) - R_a R_b| = {agree:.1e}")
+    print(f"{'matrix product R_a @ R_b':36s} {'27 mul+18 add':>11s} {r['matrix'] / n * 1e9:9.1f}")
+    print(f"{'quaternion product q_a * q_b':36s} {'16 mul+12 add':>11s} {r['quat'] / n * 1e9:9.1f}")
+    print(f"{'quaternion -> matrix':36s} {'':>11s} {r['convert'] / n * 1e9:9.1f}")
+    print(f"both give the same rotation: max |R(q_a q_b) - R_a R_b| = {r['agree']:.1e}")
     print("Fewer flops do not guarantee less time in NumPy: the matrix product runs in one compiled call, the\n"
           "quaternion product in several array expressions; the counts matter in compiled code (C, JAX, numba).")
 
+
+def plot_drift(r, path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     steps = np.arange(1, len(r["trace"]["R raw"]) + 1) * RECORD_EVERY
     for key, style in zip(r["trace"], ("C0-", "C0--", "C1-", "C1--")):
@@ -111,8 +121,19 @@ def main() -> None:
     ax.set(xlabel="compositions", ylabel="|R R^T - I|  or  ||q| - 1|", title="Drift of repeated composition")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(HERE / "experiment_drift.png", dpi=120)
-    print("\nfigure: experiment_drift.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    print(f"seed {SEED}; step rotation vector {STEP_ROTVEC} ({np.linalg.norm(STEP_ROTVEC):.4f} rad); "
+          f"{N_STEPS:,} sequential compositions; fix every {FIX_EVERY} steps")
+    drift_record, cost = drift(), cost_step()
+    print_drift(drift_record)
+    print_cost(cost)
+    write_claims(HERE, [], "experiment.py")  # no seed numbers here: the track's claim is in build.py
+    plot_drift(drift_record, HERE / "experiment_drift.png")
+    print("\nfigure: experiment_drift.png (shape error of repeated composition, matrix and quaternion, raw and fixed)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Lesson 08, Build it: forward kinematics by walking the chain, checked against MuJoCo body by body and on
-three more arms; the WidowX AI lesson's worked example and reach claims recomputed.
+two more arms; the WidowX AI seed's worked example and reach claims recomputed.
 
-Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt beside this file)
+Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt and claims.json beside it)
 """
 
 from pathlib import Path
@@ -11,77 +11,129 @@ import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.lesson import fmt_row, transcript
+from physai.lesson import Claim, claims_table, fmt_row, number_claim, transcript, verdict, write_claims
 
 HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
+N_REACH = 2000
+LESSON, SCRIPT = "08", "build.py"
+Q_2R, V_2R = np.array([0.0, np.pi / 2]), np.array([0.0, 0.1])  # the seed's worked example: q and v (m/s)
+SEED_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # the seed's Jacobian at Q_2R
 
 
-def main() -> None:
-    rng = np.random.default_rng(SEED)
-    m = robots.mujoco_model("so101")
-    chain = robots.load("so101")
-    print(f"SO-101 from {chain.source}; seed {SEED}")
-
-    print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {N_POSES} random poses) ==")
-    poses = np.vstack([Q0, chain.random_q(rng, N_POSES)])
+def walk_step(m, chain, n_poses=N_POSES) -> dict:
+    """Step 1: every joint body's frame vs MuJoCo's ``xpos``/``xmat`` at Q0 and random poses, and the tool site."""
+    poses = np.vstack([Q0, chain.random_q(np.random.default_rng(SEED), n_poses)])
     frames = joint_frames(chain, poses)[0]  # (poses, n, 4, 4)
     d = mujoco.MjData(m)
-    err_p = np.zeros((len(poses), chain.n))
-    err_R = np.zeros_like(err_p)
+    bodies = [m.jnt_bodyid[m.joint(name).id] for name in chain.joint_names]
+    err_p, err_R = np.zeros((len(poses), chain.n)), np.zeros((len(poses), chain.n))
     for k, q in enumerate(poses):
         d.qpos[list(chain.qpos_adr)] = q
         mujoco.mj_kinematics(m, d)
-        for i, name in enumerate(chain.joint_names):
-            b = m.jnt_bodyid[m.joint(name).id]
-            err_p[k, i] = np.abs(frames[k, i, :3, 3] - d.xpos[b]).max()
-            err_R[k, i] = np.abs(frames[k, i, :3, :3] - d.xmat[b].reshape(3, 3)).max()
-    print(f"{'body':>10s} {'joint':>13s} {'position at Q0 (m)':>27s} {'|dp| max':>9s} {'|dR| max':>9s}")
-    for i, name in enumerate(chain.joint_names):
-        b = m.jnt_bodyid[m.joint(name).id]
-        print(f"{m.body(b).name:>10s} {name:>13s} {fmt_row(frames[0, i, :3, 3])} {err_p[:, i].max():9.1e} {err_R[:, i].max():9.1e}")
-    T_err = max(np.abs(tool_pose(chain, q) - mj.site_pose(m, chain, q)).max() for q in poses)
-    print(f"{chain.tool_name:>24s} {fmt_row(tool_pose(chain, Q0)[:3, 3])} {T_err:9.1e}  (site, whole 4x4)")
+        err_p[k] = np.abs(frames[k, :, :3, 3] - d.xpos[bodies]).max(axis=1)
+        err_R[k] = np.abs(frames[k, :, :3, :3] - d.xmat[bodies].reshape(-1, 3, 3)).max(axis=(1, 2))
+    return {"bodies": [m.body(b).name for b in bodies], "p_q0": frames[0, :, :3, 3], "err_p": err_p.max(axis=0),
+            "err_R": err_R.max(axis=0), "tool_q0": tool_pose(chain, Q0)[:3, 3],
+            "tool_err": max(np.abs(tool_pose(chain, q) - mj.site_pose(m, chain, q)).max() for q in poses)}
 
-    print(f"\n== Step 2. Other arms loaded by path: FK and Jacobian vs MuJoCo at {N_POSES} random in-limit poses ==")
-    print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'|dJ| max':>9s}")
+
+def other_arms_step(n_poses=N_POSES) -> list[dict]:
+    """Step 2: the WidowX AI and the Panda loaded by path; worst FK and Jacobian difference from MuJoCo."""
+    rng, out = np.random.default_rng(SEED + 1), []
     for name, site in [("wxai", "ee_site"), ("panda", "tcp")]:
         path = robots.model_path(name)
         c, mm = robots.load(path, site=site), robots.mujoco_model(path)
-        qs = c.random_q(rng, N_POSES)
-        dT = max(np.abs(tool_pose(c, q) - mj.site_pose(mm, c, q)).max() for q in qs)
-        dJ = max(np.abs(jacobian(c, q) - mj.site_jacobian(mm, c, q)).max() for q in qs)
-        print(f"{path.parent.name + '/' + path.name:36s} {site:>8s} {c.n:6d} {dT:9.1e} {dJ:9.1e}")
+        qs = c.random_q(rng, n_poses)
+        out.append({"model": f"{path.parent.name}/{path.name}", "site": site, "n": c.n,
+                    "dT": max(np.abs(tool_pose(c, q) - mj.site_pose(mm, c, q)).max() for q in qs),
+                    "dJ": max(np.abs(jacobian(c, q) - mj.site_jacobian(mm, c, q)).max() for q in qs)})
+    return out
 
-    print("\n== Step 3. The WidowX AI lesson's 2-link worked example (planar2r: L1 = 0.5, L2 = 0.3, q = (0, pi/2)) ==")
+
+def worked_example_step() -> dict:
+    """Step 3: the planar 2R arm (L1 = 0.5, L2 = 0.3) at q = (0, pi/2): tool point, J, its SVD and J^-1 v,
+    for physai's J and for the seed's."""
     p2 = robots.load("planar2r")
-    J = jacobian(p2, [0.0, np.pi / 2])[:2]
-    J_seed = np.array([[-0.3, -0.3], [0.8, 0.0]])
-    print(f"tool point {fmt_row(tool_pose(p2, [0.0, np.pi / 2])[:2, 3])} m: the elbow is bent 90 deg, not 'fully extended'")
-    print(f"J (physai)   = [{fmt_row(J[0])} ;{fmt_row(J[1])} ]")
-    print(f"J (seed)     = [{fmt_row(J_seed[0])} ;{fmt_row(J_seed[1])} ]   <- d(py)/dq1 = L1 cos q1 + L2 cos(q1+q2) = 0.5, not 0.8")
-    v = np.array([0.0, 0.1])
-    for label, A in (("physai J", J), ("seed's J", J_seed)):
+    J = jacobian(p2, Q_2R)[:2]
+    out = {"p": tool_pose(p2, Q_2R)[:2, 3], "J": J}
+    for key, A in (("ours", J), ("seeds", SEED_J)):
         s = np.linalg.svd(A, compute_uv=False)
-        print(f"{label:9s}: sigma = {fmt_row(s)}, kappa = {s[0] / s[1]:.3f}, qdot for v = (0, 0.1) m/s: "
-              f"{fmt_row(np.linalg.solve(A, v))} rad/s")
-    print("seed claims: sigma = 0.85, 0.32, kappa = 2.66, qdot = (0.125, -0.333). Its J is wrong (0.8 for 0.5), and\n"
-          "even its own matrix does not give its sigmas or qdot (row 'seed's J'): it wrote -0.08 for -0.3 * 0.1 = -0.03.")
+        out[key] = {"sigma": s, "kappa": s[0] / s[1], "qdot": np.linalg.solve(A, V_2R)}
+    return out
 
-    print("\n== Step 4. Reach and the 'no linear entry exceeds the reach' bound ==")
-    for name, c in [("wxai_illustrative", robots.load("wxai_illustrative")),
-                    ("Trossen WidowX AI", robots.load("wxai"))]:
-        qs = c.random_q(rng, 2000)
-        Js = jacobian(c, qs)
+
+def reach_step(n_poses=N_REACH) -> dict:
+    """Step 4: shoulder-to-tool reach and the largest linear Jacobian entry, seed's chain and the real arm."""
+    rng, out = np.random.default_rng(SEED + 2), {}
+    for name in ("wxai_illustrative", "wxai"):
+        c = robots.load(name)
+        qs = c.random_q(rng, n_poses)
         shoulder = joint_frames(c, qs)[0][:, 1, :3, 3]
-        reach = np.linalg.norm(tool_pose(c, qs)[:, :3, 3] - shoulder, axis=1).max()
-        top = np.abs(Js[:, :3]).max()
-        print(f"{name:18s}: max distance shoulder -> tool {reach:.3f} m; largest |linear entry| of J {top:.3f} m/rad "
-              f"-> 'no entry exceeds 0.77' {'holds' if top <= 0.77 else 'fails'} (2000 poses)")
-    print("An entry is bounded by the distance from that joint's axis to the tool, which for the base yaw can exceed\n"
-          "the shoulder-to-tool distance; the seed's 0.769 m is the real arm's spec, its illustrative chain reaches further.")
+        out[name] = {"reach": float(np.linalg.norm(tool_pose(c, qs)[:, :3, 3] - shoulder, axis=1).max()),
+                     "top": float(np.abs(jacobian(c, qs)[:, :3]).max())}
+    return out
+
+
+def print_steps(walk, arms, ex, reach) -> None:
+    print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {N_POSES} random poses) ==")
+    print(f"{'body':>10s} {'position at Q0 (m)':>27s} {'|dp| max':>9s} {'|dR| max':>9s}")
+    for body, p, ep, eR in zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"]):
+        print(f"{body:>10s} {fmt_row(p)} {ep:9.1e} {eR:9.1e}")
+    print(f"{'tool site':>10s} {fmt_row(walk['tool_q0'])} {walk['tool_err']:9.1e}  (whole 4x4)")
+    print(f"\n== Step 2. Other arms loaded by path: FK and Jacobian vs MuJoCo at {N_POSES} random in-limit poses ==")
+    print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'|dJ| max':>9s}")
+    for a in arms:
+        print(f"{a['model']:36s} {a['site']:>8s} {a['n']:6d} {a['dT']:9.1e} {a['dJ']:9.1e}")
+    print("\n== Step 3. The WidowX AI seed's 2-link worked example (L1 = 0.5, L2 = 0.3, q = (0, pi/2)) ==")
+    print(f"tool point {fmt_row(ex['p'])} m: the elbow is bent 90 deg, not 'fully extended'")
+    print(f"J (physai) = [{fmt_row(ex['J'][0])} ;{fmt_row(ex['J'][1])} ]")
+    print(f"J (seed)   = [{fmt_row(SEED_J[0])} ;{fmt_row(SEED_J[1])} ]   "
+          "<- d(py)/dq1 = L1 cos q1 + L2 cos(q1+q2) = 0.5")
+    for label, key in (("physai J", "ours"), ("seed's J", "seeds")):
+        r = ex[key]
+        print(f"{label:9s}: sigma = {fmt_row(r['sigma'])}, kappa = {r['kappa']:.3f}, qdot for v = (0, 0.1) m/s: "
+              f"{fmt_row(r['qdot'])} rad/s")
+    print("Even the seed's own matrix does not give its sigmas or qdot: it wrote -0.08 for -0.3 * 0.1 = -0.03.")
+    print(f"\n== Step 4. Reach and the 'no linear entry exceeds 0.77' bound ({N_REACH} random poses) ==")
+    for name, r in reach.items():
+        print(f"{name:18s}: max distance shoulder -> tool {r['reach']:.3f} m; largest |linear entry| of J "
+              f"{r['top']:.3f} m/rad")
+    print("An entry is bounded by the distance from that joint's axis to the tool; the seed's 0.769 m is the real\n"
+          "arm's reach, its illustrative chain reaches further.")
+
+
+def claims(ex, reach) -> list[Claim]:
+    ours, ill = ex["ours"], reach["wxai_illustrative"]
+    q = ", ".join(f"{x:.3f}" for x in ours["qdot"])
+    return [
+        Claim(LESSON, "2R at q = (0, pi/2) is fully extended", "fully extended", f"tool at ({ex['p'][0]:.1f}, "
+              f"{ex['p'][1]:.1f}) m, |p| = {np.linalg.norm(ex['p']):.3f} < 0.8 m",
+              verdict(np.linalg.norm(ex["p"]) >= 0.8 - 1e-12), "fully extended means |p| = L1 + L2 = 0.8 m", SCRIPT),
+        number_claim(LESSON, "2R Jacobian entry d(py)/dq1", "0.8", float(ex["J"][1, 0]), fmt=".1f", tol=1e-12,
+                     why="L1 cos q1 + L2 cos(q1 + q2) = 0.5 (to 1e-12)", script=SCRIPT),
+        number_claim(LESSON, "2R largest singular value", "0.85", float(ours["sigma"][0]), script=SCRIPT),
+        number_claim(LESSON, "2R smallest singular value", "0.32", float(ours["sigma"][1]), script=SCRIPT),
+        number_claim(LESSON, "2R condition number", "2.66", float(ours["kappa"]), script=SCRIPT),
+        Claim(LESSON, "2R joint rates for v = (0, 0.1) m/s", "0.125, -0.333 rad/s", f"{q} rad/s",
+              verdict(np.allclose(ours["qdot"], [0.125, -0.333], atol=5e-4)), "both to the printed 3 decimals", SCRIPT),
+        Claim(LESSON, "no linear entry exceeds 0.77 (seed's illustrative chain)", "<= 0.77",
+              f"{ill['top']:.3f}", verdict(ill["top"] <= 0.77), f"largest |J_ij|, rows 0-2, {N_REACH} poses", SCRIPT),
+    ]
+
+
+def main() -> None:
+    m = robots.mujoco_model("so101")
+    chain = robots.load("so101")
+    print(f"SO-101 from {chain.source}; seed {SEED}")
+    walk, arms, ex, reach = walk_step(m, chain), other_arms_step(), worked_example_step(), reach_step()
+    print_steps(walk, arms, ex, reach)
+    rows = claims(ex, reach)
+    print("\n== The seed's numbers against this run's ==")
+    print(claims_table(rows))
+    write_claims(HERE, rows, SCRIPT)
 
 
 if __name__ == "__main__":

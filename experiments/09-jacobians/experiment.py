@@ -1,8 +1,12 @@
 """Lesson 09, Experiment and Break it: the Jacobian as a velocity map, the finite-difference step
 sweep, tau = J^T F held by the SO-101's servos in MuJoCo, and the payload limit.
 
-Run: uv run python experiments/09-jacobians/experiment.py
-Writes experiment_output.txt and fd_step_sweep.png beside this file. Deterministic (seed 0).
+Each step returns its numbers (call it from a Python prompt); the printers format them; every number the seed
+prints is a row of the claims table at the end (seed, measured, verdict, why).
+
+Run: uv run python experiments/09-jacobians/experiment.py [--full]
+Writes experiment_output.txt, claims.json and fd_step_sweep.png beside this file. Deterministic (seed 0).
+--full (or PHYSAI_FULL=1) runs the float32 sweep of the Hard exercise over all 50 poses instead of 10.
 """
 
 from __future__ import annotations
@@ -226,7 +230,8 @@ def sweep_step(m, chain, poses) -> dict:
     table = table_rows(med)
     probe = np.array([1e-5, 1e-14])
     numpy_fk = sweep(m, chain, poses, probe, state=lambda x: pose_state(tool_pose(chain, x)))
-    return {"med": med, "table": table, "best": best_steps(np.array(TABLE_EPS), table), "grid_best": best_steps(EPS_GRID, med),
+    return {"med": med, "table": table, "best": best_steps(np.array(TABLE_EPS), table),
+            "grid_best": best_steps(EPS_GRID, med),
                 "numpy_fk": numpy_fk, "mujoco_fk": table_rows(med)[[TABLE_EPS.index(1e-5), TABLE_EPS.index(1e-14)]]}
 
 
@@ -238,7 +243,8 @@ def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> dict:
     raw = servo_check(so101_sim(gravity=False, frictionloss=False, standin_contacts=True), chain, Q_STEP3, forces[0],
                       seconds)
     return {"forces": forces, "tau": [r[0] for r in rows], "servo": [r[1] for r in rows], "qdot": [r[2] for r in rows],
-                "ncon": [r[3] for r in rows], "standin_miss": float(np.abs(raw[0] - raw[1]).max()), "standin_ncon": raw[3]}
+                "ncon": [r[3] for r in rows], "standin_miss": float(np.abs(raw[0] - raw[1]).max()),
+                "standin_ncon": raw[3]}
 
 
 def payload_step(chain) -> dict:
@@ -532,7 +538,7 @@ def main() -> None:
     print(claims_table(claims))
     write_claims(HERE, claims, SCRIPT)
     plot(sweep64["med"], hard["med"], HERE / "fd_step_sweep.png")
-    print(f"\nfigure: fd_step_sweep.png (finite-difference error vs step, log-log V shapes with sqrt(eps) and cbrt(eps) "
+    print("\nfigure: fd_step_sweep.png (finite-difference error vs step, log-log V shapes with sqrt(eps) and cbrt(eps) "
           f"marked; left float64, right float32 over {N_POSES_F32} poses)")
 
 

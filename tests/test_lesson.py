@@ -1,0 +1,62 @@
+"""physai.lesson: claim rows (verdicts from the seed's printed precision or a stated factor), their text table,
+claims.json merged per script, and the transcript tee."""
+
+import json
+
+import pytest
+
+from physai.errors import InputError
+from physai.lesson import (Claim, claims_table, factor_claim, number_claim, printed_tol, read_claims, transcript,
+                           verdict, write_claims)
+
+
+@pytest.mark.parametrize("text, tol", [("0.312", 5e-4), ("7.9e-07", 5e-9), ("147.4", 0.05), ("-0.909", 5e-4),
+                                       ("1e-8", 5e-9), ("4.95", 5e-3), ("12", 0.5)])
+def test_printed_tol_is_half_a_unit_in_the_last_printed_digit(text, tol):
+    assert printed_tol(text) == pytest.approx(tol, rel=1e-12)
+
+
+def test_number_claim_agrees_within_the_printed_precision_and_formats_like_the_seed():
+    ok = number_claim("09", "speed", "0.306", 0.3064999, script="x.py", unit="m/s")
+    assert (ok.verdict, ok.seed, ok.measured) == ("agree", "0.306 m/s", "0.306 m/s")
+    assert number_claim("09", "speed", "0.306", 0.3065001, script="x.py").verdict == "disagree"
+    assert number_claim("09", "err", "7.9e-07", 8.1e-7, script="x.py").measured == "8.1e-07"
+    wide = number_claim("09", "load", "4.95", 5.04, script="x.py", tol=0.1, why="stand-in mass")
+    assert (wide.verdict, wide.why) == ("agree", "stand-in mass")
+
+
+def test_factor_claim_counts_either_side_and_refuses_zero():
+    assert factor_claim("09", "c", "5.6e-12", 5.5e-11, script="x.py", factor=10, why="w").verdict == "agree"
+    assert factor_claim("09", "c", "5.6e-12", 5.5e-13, script="x.py", factor=10, why="w").verdict == "disagree"
+    assert factor_claim("09", "c", "5.6e-12", 0.0, script="x.py", factor=10, why="w").verdict == "disagree"
+
+
+def test_verdict_comes_from_a_comparison_and_a_typed_verdict_is_checked():
+    assert (verdict(True), verdict(False)) == ("agree", "disagree")
+    with pytest.raises(InputError, match="verdict"):
+        Claim("09", "c", "1", "1", "agrees", "w")
+
+
+def test_claims_table_has_a_header_a_rule_and_one_line_per_claim():
+    rows = [Claim("09", "a", "1", "1", "agree", "w"), Claim("09", "bb", "2", "3", "disagree", "why not")]
+    lines = claims_table(rows).splitlines()
+    assert len(lines) == 4 and lines[0].split(" | ")[0].strip() == "claim" and set(lines[1]) <= {"-", "+"}
+    assert [cell.strip() for cell in lines[3].split(" | ")] == ["bb", "2", "3", "disagree", "why not"]
+    assert len({line.index("|") for line in (lines[0], lines[2], lines[3])}) == 1  # columns line up
+
+
+def test_write_claims_merges_per_script_and_reads_back(tmp_path):
+    a = [Claim("09", "a", "1", "1", "agree", "w", "build.py")]
+    b = [Claim("09", "b", "2", "3", "disagree", "w", "experiment.py")]
+    write_claims(tmp_path, a, "build.py")
+    write_claims(tmp_path, b, "experiment.py")
+    write_claims(tmp_path, a, "build.py")  # a rerun replaces its own rows, keeps the others
+    assert read_claims(tmp_path) == b + a
+    assert [r["script"] for r in json.loads((tmp_path / "claims.json").read_text())] == ["experiment.py", "build.py"]
+    assert read_claims(tmp_path / "missing") == []
+
+
+def test_transcript_writes_what_is_printed(tmp_path, capsys):
+    with transcript(tmp_path / "x_output.txt"):
+        print("line one")
+    assert (tmp_path / "x_output.txt").read_text() == "line one\n" and capsys.readouterr().out == "line one\n"
