@@ -112,3 +112,34 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
     claims = ex.main(full=False)
     assert read_claims(tmp_path) == claims and len(claims) == 4
     assert (tmp_path / "convergence.png").stat().st_size > 0
+
+
+# ---- build.py ----
+
+
+@pytest.fixture(scope="module")
+def build():
+    return _load_lesson(LESSON, "build.py")
+
+
+def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
+    r = build.run(n_targets=6, seed=3)
+    q_true = so101.random_q(np.random.default_rng(3), 6)
+    np.testing.assert_allclose(r.targets, [mj_site(so101_model, so101, q)[0] for q in q_true], atol=1e-15)
+    p_hand = np.array([mj_site(so101_model, so101, q)[0] for q in r.q_hand])
+    np.testing.assert_allclose(r.mujoco_error_hand, np.linalg.norm(p_hand - r.targets, axis=1), atol=1e-15)
+    assert np.all((r.q_hand >= so101.lower) & (r.q_hand <= so101.upper))
+    rate = np.mean(np.linalg.norm(p_hand - r.targets, axis=1) < 1e-4)
+    assert build.claims(r)[0].verdict == verdict(rate >= 0.95)
+
+
+def test_one_damped_step_is_the_stacked_least_squares_solution(build, so101, so101_model):
+    from scipy.linalg import lstsq
+
+    q0 = np.array([0.1, -0.5, 0.8, 0.3, 0.2])
+    p_target = mj_site(so101_model, so101, np.array([0.15, -0.45, 0.85, 0.3, 0.2]))[0]
+    q1, _ = build.ik_by_hand(so101, p_target, q0, iterations=1)
+    p0, _, J = mj_site(so101_model, so101, q0)
+    dq = lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[p_target - p0, np.zeros(5)])[0]
+    assert np.abs(dq).max() < build.MAX_STEP  # a small step: no trust-region scaling
+    np.testing.assert_allclose(q1, q0 + dq, atol=1e-14)
