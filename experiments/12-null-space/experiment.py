@@ -12,7 +12,8 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 
 Run: uv run python experiments/12-null-space/experiment.py [--full]
 Writes experiment_output.txt, claims.json, self_motion.png, planar3r_self_motion.png and priority.png beside
-this file. Deterministic (seeds below). ``--full`` (or PHYSAI_FULL=1) uses 1,000 targets per robot instead of 100.
+this file. Deterministic (seeds below). ``--full`` (or PHYSAI_FULL=1) uses 1,000 targets per robot instead of 60
+and 1 s of self-motion instead of 0.5 s.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ DT = 1e-3  # s, a 1 kHz resolved-rate loop
 SELF_SPEED = 1.0  # rad/s, joint-space speed along the null space
 SELF_T = 1.0  # s
 ELBOW = 3  # the Panda's joint4 anchor (body link4 origin) is "the elbow"
-PRIORITY_T = 1.5  # s
+PRIORITY_T = 1.0  # s
 PRIORITY_DT = 5e-3  # s
 K_ELBOW = 4.0  # 1/s, secondary task gain
 LAM2 = 0.02  # m/rad, damping of the secondary task
@@ -141,7 +142,7 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
 
 def print_self_motion(s: SelfMotion) -> None:
     print(f"\n== 2. Self-motion: the joints move, the tool does not (Panda from 'ready', {SELF_SPEED} rad/s along "
-          "the null space) ==")
+          f"the null space for {(len(s.trajectory) - 1) * DT:g} s) ==")
     print(f"  {'resolved-rate variant':44s} {'pos drift (m)':>14s} {'rot drift (rad)':>16s}")
     for label, (dp, dr) in zip(s.variants, s.drift):
         print(f"  {label:44s} {dp:14.2e} {dr:16.2e}")
@@ -216,7 +217,7 @@ class Choice:
     cost_lowered: np.ndarray  # (labels - 1,) fraction of solved targets whose objective went down
 
 
-def choose_on_purpose(robot: str, n_targets: int = 100) -> Choice:
+def choose_on_purpose(robot: str, n_targets: int = 60) -> Choice:
     """Random targets (FK of uniform in-limit poses, seed 0) for ``"panda"`` (pose) or ``"so101"`` (position)."""
     chain = robots.load(robot)
     task, block = ("pose", "full") if robot == "panda" else ("position", "position")
@@ -282,6 +283,11 @@ def _priority_run(panda, q_start, z_des, lam2, swapped):
     return np.array(zs), np.array(speeds), q
 
 
+def swung_start() -> np.ndarray:
+    """The Panda's 'ready' tool pose with the elbow swung out and down: 1 s of corrected self-motion at 1 rad/s."""
+    return self_motion(robots.load("panda"), PANDA_READY, "pose", SELF_SPEED, 1e-2, 100, True)[-1]
+
+
 @dataclass(frozen=True)
 class Priority:
     q_start: np.ndarray  # (7,) same tool pose as 'ready', elbow swung out and down
@@ -341,16 +347,16 @@ def full_run() -> bool:
 def main(full: bool = False) -> list[Claim]:
     print(f"Lesson 12: redundancy and the null space. Targets seed {SEED_TARGETS}, IK seed {SEED_IK}\n")
     print_dimensions(null_dimensions())
-    motion = panda_self_motion()
+    motion = panda_self_motion(SELF_T if full else SELF_T / 2)
     print_self_motion(motion)
     plot_self_motion(motion)
     plot_planar(planar_family())
     print(f"\n== 3. Choosing on purpose: plain IK vs null-space refinement (margin = distance to the nearest limit "
           "as a fraction of the range) ==")
-    choices = [choose_on_purpose(robot, 1000 if full else 100) for robot in ("panda", "so101")]
+    choices = [choose_on_purpose(robot, 1000 if full else 60) for robot in ("panda", "so101")]
     for c in choices:
         print_choice(c)
-    prio = priority(motion.trajectory[-1])
+    prio = priority(swung_start())
     print_priority(prio)
     plot_priority(prio)
     claims = self_motion_claims(motion) + choice_claims(choices)
