@@ -143,3 +143,40 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
     claims = ex.main(full=False)
     assert read_claims(tmp_path) == claims and len(claims) == 2
     assert {p.name for p in tmp_path.glob("*.png")} == {"self_motion.png", "planar3r_self_motion.png", "priority.png"}
+
+
+# ---- build.py ----
+
+
+@pytest.fixture(scope="module")
+def build():
+    return _load_lesson(LESSON, "build.py")
+
+
+def test_projector_by_hand_is_scipy_null_space_of_mj_jacSite(build, panda_chain, panda_model):
+    from scipy.linalg import lstsq, null_space
+
+    rng = np.random.default_rng(8)
+    for q in panda_chain.random_q(rng, 5, margin=0.1):
+        J = mj_site(panda_model, panda_chain, q)[2]
+        Z = null_space(J)
+        tol = 100 * np.finfo(float).eps * np.linalg.cond(J) ** 2  # the normal equations square kappa
+        np.testing.assert_allclose(build.projector_by_hand(J), Z @ Z.T, atol=tol)
+        v, qdot0 = rng.normal(size=6), rng.normal(size=7)
+        ref = lstsq(J, v)[0] + Z @ (Z.T @ qdot0)  # minimum-norm solution plus the null-space part of qdot0
+        np.testing.assert_allclose(build.redundant_rate_by_hand(J, v, qdot0), ref, atol=10 * tol)
+
+
+def test_build_claim_from_mj_jacSite(build, panda_chain, panda_model):
+    c = build.check_panda(n_poses=6, seed=4)
+    rng = np.random.default_rng(4)
+    leaks, scales = [], []
+    for q in panda_chain.random_q(rng, 6, margin=0.1):
+        J = mj_site(panda_model, panda_chain, q)[2]
+        rng.normal(size=6)  # the build draws v, then qdot0, per pose
+        qdot0 = rng.normal(size=7)
+        leaks.append(np.linalg.norm(J @ build.projector_by_hand(J) @ qdot0) / np.linalg.norm(qdot0))
+        scales.append(np.finfo(float).eps * np.linalg.cond(J) ** 2)
+    np.testing.assert_allclose(c.task_leak, max(leaks), rtol=1e-12)
+    np.testing.assert_allclose(c.round_off, max(scales), rtol=1e-12)
+    assert build.claims(c)[0].verdict == verdict(max(leaks) < 10 * max(scales))
