@@ -68,7 +68,8 @@ def test_null_dimensions_from_the_rank_of_mj_jacSite(ex, panda_chain, panda_mode
     q = ex.PLANAR_Q0
     c = np.cumsum(q)
     L = np.array([0.5, 0.3, 0.2])
-    Jp = np.array([[-np.sum(L[i:] * np.sin(c[i:])) for i in range(3)], [np.sum(L[i:] * np.cos(c[i:])) for i in range(3)]])
+    Jp = np.array([[-np.sum(L[i:] * np.sin(c[i:])) for i in range(3)],
+                   [np.sum(L[i:] * np.cos(c[i:])) for i in range(3)]])
     assert dims[("planar3r", "2-D position")] == (3, np.linalg.matrix_rank(Jp), 1)
 
 
@@ -113,10 +114,12 @@ def test_choose_on_purpose_from_mujoco(ex, robot, so101_model, panda_model):
         margin = np.min(np.minimum(qs - lo, hi - qs) / (hi - lo), axis=1)
         Js = [mj_site(model, chain, q)[2] for q in qs]
         manip = [_manipulability(J[:3] if robot == "so101" else np.r_[J[:3], 0.3 * J[3:]]) for J in Js]
-        rows.append([conv.mean(), np.median(margin), np.median(manip), np.median(np.linalg.norm(qs - c.q_pref, axis=1))])
+        posture = np.linalg.norm(qs - c.q_pref, axis=1)
+        rows.append([conv.mean(), np.median(margin), np.median(manip), np.median(posture)])
     rows = np.array(rows)
     np.testing.assert_allclose(ex.choice_measures(c), rows, rtol=1e-9, atol=1e-15)
-    better = [rows[1, 1] > rows[0, 1], rows[2, 2] > rows[0, 2], rows[3, 3] < rows[0, 3], np.all(rows[1:, 0] == rows[0, 0])]
+    better = [rows[1, 1] > rows[0, 1], rows[2, 2] > rows[0, 2], rows[3, 3] < rows[0, 3],
+              np.all(rows[1:, 0] == rows[0, 0])]
     assert ex.choice_claims([c])[0].verdict == verdict(all(better))
 
 

@@ -77,7 +77,8 @@ def drift(chain, qs, T0):
 def self_motion(chain, q0, task, speed, dt, steps, correct):
     """Resolved-rate self-motion: ``qdot = J^+ (e / dt) + N (speed n)``, ``n`` the unit null vector kept continuous.
 
-    ``correct=False`` drops the ``e / dt`` term (open-loop Euler), so the tool drifts by the second-order error of each tick.
+    ``correct=False`` drops the ``e / dt`` term (open-loop Euler), so the tool drifts by the second-order error
+    of each tick.
     """
     T0 = tool_pose(chain, q0)
     q, prev, traj = q0.copy(), None, [q0.copy()]
@@ -98,7 +99,8 @@ def self_motion(chain, q0, task, speed, dt, steps, correct):
 
 
 def null_dimensions() -> dict:
-    """``{(robot, task): (joints, task rank, null-space dimension)}`` at the Panda's 'ready' pose and a planar 3R pose."""
+    """``{(robot, task): (joints, task rank, null-space dimension)}`` at the Panda's 'ready' pose and at a
+    planar 3R pose."""
     panda, planar3r = robots.load("panda"), robots.load("planar3r")
     out = {}
     for chain, rows, task, q in ((panda, 6, "pose", PANDA_READY), (panda, 3, "position", PANDA_READY),
@@ -132,7 +134,8 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
     """The Panda from 'ready' along its null space at 1 rad/s for ``seconds``: open loop vs corrected."""
     panda = robots.load("panda")
     T0 = tool_pose(panda, PANDA_READY)
-    variants = (("open loop (no correction), dt = 1e-3", False, DT), ("with correction J^+ e/dt, dt = 1e-2", True, 1e-2),
+    variants = (("open loop (no correction), dt = 1e-3", False, DT),
+                ("with correction J^+ e/dt, dt = 1e-2", True, 1e-2),
                 ("with correction J^+ e/dt, dt = 1e-3", True, DT))
     runs = [self_motion(panda, PANDA_READY, "pose", SELF_SPEED, dt, int(round(seconds / dt)), correct)
             for _, correct, dt in variants]
@@ -238,7 +241,8 @@ def choose_on_purpose(robot: str, n_targets: int = 60) -> Choice:
 def choice_measures(c: Choice) -> np.ndarray:
     """(labels, 4): success, median limit margin, median manipulability, median |q - q_pref| per variant."""
     chain = robots.load(c.robot)
-    return np.array([[conv.mean(), np.median(ns.limit_margin(chain, qs)), np.median(ns.manipulability(chain, qs, c.block)),
+    return np.array([[conv.mean(), np.median(ns.limit_margin(chain, qs)),
+                      np.median(ns.manipulability(chain, qs, c.block)),
                       np.median(np.linalg.norm(qs - c.q_pref, axis=-1))] for qs, conv in zip(c.solutions, c.converged)])
 
 
