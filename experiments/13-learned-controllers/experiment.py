@@ -45,8 +45,10 @@ HERE = Path(__file__).resolve().parent
 LESSON = "13"
 SEEDS = {"train data": 0, "test targets": 1, "init": 2, "minibatches": 3, "probe targets": 4}
 SETTINGS = {
-    "tour": {"n_train": 20_000, "steps": 2000, "hidden": (64, 64), "lr": 1e-2, "n_sim": 20},
-    "full": {"n_train": 200_000, "steps": 30_000, "hidden": (128, 128), "lr": 3e-3, "n_sim": 1000},
+    "tour": {"n_train": 20_000, "steps": 2000, "hidden": (64, 64), "lr": 1e-2, "n_test": 300, "n_probe": 600,
+             "n_band": 100, "n_sim": 20},
+    "full": {"n_train": 200_000, "steps": 30_000, "hidden": (128, 128), "lr": 3e-3, "n_test": 1000, "n_probe": 2000,
+             "n_band": 400, "n_sim": 1000},
 }
 L1, L2 = PLANAR2R_LINKS
 DLS_ITERATIONS, DLS_DAMPING = 100, 0.01
@@ -409,15 +411,16 @@ def full_run() -> bool:
 def main(setting: str = "tour") -> list[Claim]:
     s = SETTINGS[setting]
     print(f"Lesson 13: learned controllers and the gap to reality. Setting: {setting} (n_train {s['n_train']}, "
-          f"{s['steps']} Adam steps, hidden {s['hidden']}, lr {s['lr']}, {s['n_sim']} MuJoCo targets). Seeds: {SEEDS}")
+          f"{s['steps']} Adam steps, hidden {s['hidden']}, lr {s['lr']}; {s['n_test']} test targets, {s['n_sim']} in "
+          f"MuJoCo). Seeds: {SEEDS}")
     nets_2r, nets_so101 = train_nets("planar2r", s), train_nets("so101", s)
-    mm, ex = multimodality(nets_2r), extrapolation(nets_2r)
+    mm, ex = multimodality(nets_2r, s["n_test"]), extrapolation(nets_2r, s["n_probe"])
     print_multimodality(mm, setting)
     print_extrapolation(ex, setting)
-    ns_ = near_singularity(nets_2r)
+    ns_ = near_singularity(nets_2r, s["n_band"])
     print_near_singularity(ns_, setting)
     plot_2r(mm, ex, setting)
-    g = so101_guesses(nets_so101)
+    g = so101_guesses(nets_so101, s["n_test"])
     print_so101(g, setting)
     h = hybrid(nets_so101, g.x)
     print_hybrid(h, setting)
