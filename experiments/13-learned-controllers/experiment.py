@@ -167,7 +167,13 @@ def multimodality_claims(g: Guesses) -> list[Claim]:
 @dataclass(frozen=True)
 class Extrapolation:
     phi: np.ndarray  # (k,) rad, polar angle of each target
-    errors: dict  # label -> (k,) m
+    x: np.ndarray  # (k, 3) m, targets
+    q: dict  # label -> (k, 2) rad, each method's answer
+
+    @property
+    def errors(self) -> dict:
+        """label -> (k,) m, the tool point's miss."""
+        return {k: position_error(robots.load("planar2r"), q, self.x) for k, q in self.q.items()}
 
 
 def extrapolation(nets: dict, n_targets: int = 2000) -> Extrapolation:
@@ -177,9 +183,9 @@ def extrapolation(nets: dict, n_targets: int = 2000) -> Extrapolation:
     r, phi = rng.uniform(0.25, 0.75, n_targets), rng.uniform(-np.pi, np.pi, n_targets)
     x = np.stack([r * np.cos(phi), r * np.sin(phi), np.zeros_like(r)], axis=1)
     q0 = np.broadcast_to([0.0, 1.0], (n_targets, 2))  # bent and healthy: q2 = 0 would start on the singularity
-    errors = {k: position_error(chain, predict(n, x), x) for k, n in nets.items()}
-    errors[f"DLS x{DLS_ITERATIONS}"] = dls_refine(chain, x, q0, DLS_ITERATIONS, damping=DLS_DAMPING).position_error
-    return Extrapolation(phi, errors)
+    q = {k: predict(n, x) for k, n in nets.items()}
+    q[f"DLS x{DLS_ITERATIONS}"] = dls_refine(chain, x, q0, DLS_ITERATIONS, damping=DLS_DAMPING).q
+    return Extrapolation(phi, x, q)
 
 
 def sector_medians(e: Extrapolation) -> dict:
