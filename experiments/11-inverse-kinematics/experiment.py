@@ -1,14 +1,26 @@
-"""Lesson 11, Inverse Jacobian Methods: inverse kinematics by iterating the Jacobian.
+"""Lesson 11, Inverse Jacobian Methods, Experiment and Break it: "solve the hard direction by iterating the easy
+one, exactly like gradient descent."
 
-Run: uv run python experiments/11-inverse-kinematics/experiment.py   (writes experiment_output.txt and
-PNG figures beside this file). Every number is measured in this run; seeds are printed.
-Set PHYSAI_IK_TARGETS to change the number of random targets per robot/task (default 1000).
+Steps (each returns its numbers; call them from a Python prompt with small sizes):
+1. ``gradient_check``: the Jacobian-transpose step is the gradient of the squared error (central differences).
+2. ``convergence``: every method from the same starts on the Panda: who converges, how fast.
+3. ``success``: the default solver (``lm``, random restarts) on random reachable targets per robot and task,
+   and targets no arm here can reach.
+4. ``five_dof_pose``: what a 5-DoF SO-101 does with a 6-D pose it cannot reach.
+5. ``teleop``: a 50 Hz target path solved warm-started from the previous answer.
+
+Singularities and conditioning (the SVD, pinv vs damped least squares) are lesson 10's.
+
+Run: uv run python experiments/11-inverse-kinematics/experiment.py [--full]
+Writes experiment_output.txt, claims.json and convergence.png beside this file. Deterministic (targets seed 1,
+restarts seed 2). ``--full`` (or PHYSAI_FULL=1) solves 1,000 targets per robot and task instead of 200.
 """
 
 from __future__ import annotations
 
 import os
-import time
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -16,255 +28,290 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from rich.progress import track  # noqa: E402
 
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
-from physai.ik import DEFAULT_RESTARTS, METHODS, solve_ik, solve_ik_batch  # noqa: E402
-from physai.lesson import fmt_row, transcript  # noqa: E402
-from physai.singularity import damped_solve  # noqa: E402
+from physai.ik import METHODS, solve_ik, solve_ik_batch  # noqa: E402
+from physai.lesson import Claim, claims_table, fmt_row, transcript, verdict, write_claims  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-N_TARGETS = int(os.environ.get("PHYSAI_IK_TARGETS", "1000"))
-N_TIMED = 30  # single solve_ik calls timed per robot/task (the batch covers all targets)
+LESSON = "11"
 SEED = 0
-CASES = [  # label, loader, task
-    ("SO-101", lambda: robots.load("so101"), "position"),
-    ("SO-101", lambda: robots.load("so101"), "position+axis"),
-    ("WidowX AI", lambda: robots.load("wxai"), "pose"),
-    ("Panda", lambda: robots.load("panda"), "pose"),
-]
+CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))
+FAR = np.array([1.5, 0.4, 0.5])  # m, beyond every arm here
 
 
-def two_link_example() -> None:
-    print("== 1. The seed's 2-DoF worked example, recomputed (L1 = 0.5 m, L2 = 0.3 m, q = [0, pi/2]) ==")
-    L1, L2, q1, q2 = 0.5, 0.3, 0.0, np.pi / 2
-    tip = np.array([L1 * np.cos(q1) + L2 * np.cos(q1 + q2), L1 * np.sin(q1) + L2 * np.sin(q1 + q2)])
-    J = np.array([[-L1 * np.sin(q1) - L2 * np.sin(q1 + q2), -L2 * np.sin(q1 + q2)],
-                  [L1 * np.cos(q1) + L2 * np.cos(q1 + q2), L2 * np.cos(q1 + q2)]])
-    S = np.linalg.svd(J, compute_uv=False)
-    v = np.array([0.0, 0.1])
-    qdot = np.linalg.solve(J, v)
-    qdot_damped = damped_solve(J, v, 0.1)
-    J_seed = np.array([[-0.3, -0.3], [0.8, 0.0]])
-    rows = [
-        ("tip position (m)", "'fully extended vertically'", f"({tip[0]:.3f}, {tip[1]:.3f}): link 1 along x, link 2 straight up -> bent 90 deg, NOT extended"),
-        ("J row 1", "[-0.3, -0.3]", fmt_row(J[0], 6, 3)),
-        ("J row 2", "[0.8, 0]", fmt_row(J[1], 6, 3) + "  (seed used L1+L2 = 0.8; cos(q1+q2) = 0 leaves L1 = 0.5)"),
-        ("eig(J J^T)", "0.7225, 0.1025", fmt_row(S**2, 6, 4) + f"  (even the seed's own J gives {fmt_row(np.linalg.svd(J_seed, compute_uv=False)**2, 6, 4)})"),
-        ("sigma_1, sigma_2 (m/rad)", "0.85, 0.32", fmt_row(S, 6, 4)),
-        ("kappa", "2.66", f"{S[0] / S[1]:.3f}"),
-        ("qdot = J^-1 [0, 0.1] (rad/s)", "[0.125, -0.333]", fmt_row(qdot, 6, 3) + f"  (the seed's own J gives {fmt_row(np.linalg.solve(J_seed, v), 6, 3)})"),
-        ("damped qdot, lambda = 0.1", "'slightly reduced'", fmt_row(qdot_damped, 6, 3) + f"  (|qdot| {np.linalg.norm(qdot_damped):.3f} vs {np.linalg.norm(qdot):.3f}; tip speed achieved {np.linalg.norm(J @ qdot_damped):.4f} m/s of 0.1)"),
-    ]
-    for name, seed, ours in rows:
-        flag = "" if seed.startswith("'slightly") else "  <- DISAGREES"
-        print(f"  {name:30s} seed: {seed:30s} measured: {ours}{flag if name not in ('J row 1',) else ''}")
-    print(f"  Verdict: the seed's Jacobian row 2, its eigenvalues (inconsistent even with its own J: |det| "
-          f"{abs(np.linalg.det(J_seed)):.2f} but 0.85 x 0.32 = {0.85 * 0.32:.3f}), its joint rates (the seed's own")
-    print(f"  J gives {fmt_row(np.linalg.solve(J_seed, v), 6, 3)}, not [0.125, -0.333]) and the")
-    print("  'fully extended' description are wrong; the configuration is well conditioned either way.")
+@dataclass(frozen=True)
+class Solved:
+    """What this lesson reads from a batch of IK results (the one place that knows the result type)."""
+
+    q: np.ndarray  # (k, n)
+    ok: np.ndarray  # (k,) converged and inside the joint limits
+    iterations: np.ndarray  # (k,)
+    restarts: np.ndarray  # (k,)
 
 
-def singularity_approach(q_sing: np.ndarray) -> None:
-    print("\n== 3. Approaching that singularity: pinv joint speeds explode, DLS stays bounded ==")
+def solved(chain, results) -> Solved:
+    q = np.array([r.q for r in results])
+    inside = np.all((q >= chain.lower) & (q <= chain.upper), axis=1)
+    return Solved(q, np.array([r.converged for r in results]) & inside, np.array([r.iterations for r in results]),
+                  np.array([r.restarts for r in results]))
+
+
+# ---- 1. the transpose step is gradient descent ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GradientCheck:
+    q: np.ndarray  # (5,) rad
+    transpose_step: np.ndarray  # (5,) J^T e, e = p_target - p(q)
+    minus_gradient: np.ndarray  # (5,) -d/dq (|e|^2 / 2) by central differences, eps = 1e-5
+
+
+def gradient_check(seed: int = SEED) -> GradientCheck:
+    """At a random SO-101 pose and target: J^T e against central differences of |e|^2 / 2."""
     chain = robots.load("so101")
-    lam, v_speed = 0.05, 0.05
-    elbow = q_sing[2] + np.linspace(-0.03, 0.03, 3001)  # refine the grid's minimum along elbow_flex
-    qs = np.repeat(q_sing[None], len(elbow), 0)
-    qs[:, 2] = elbow
-    q_sing = qs[np.argmin(np.linalg.svd(kinematics.jacobian(chain, qs)[:, :3], compute_uv=False)[:, -1])]
-    print(f"q = the map's minimum with elbow_flex offset by d; tool speed {v_speed} m/s along the weakest direction u_min;")
-    print(f"DLS lambda = {lam} m/rad, so |qdot| <= |v| / (2 lambda) = {v_speed / (2 * lam):.2f} rad/s whatever the pose")
-    print(f"{'d (rad)':>8s} {'sigma_min':>10s} {'|qdot| pinv':>12s} {'|qdot| DLS':>11s} {'DLS tool speed':>15s}")
-    for d in (0.3, 0.1, 0.03, 0.01, 0.003, 0.001, 0.0):
-        q = q_sing + np.array([0.0, 0.0, d, 0.0, 0.0])
-        Jp = kinematics.jacobian(chain, q)[:3]
-        U, S, _ = np.linalg.svd(Jp)
-        v = v_speed * U[:, -1]
-        qd_dls = damped_solve(Jp, v, lam)
-        print(f"{d:8.3f} {S[-1]:10.6f} {np.linalg.norm(damped_solve(Jp, v, 0.0)):12.2f} {np.linalg.norm(qd_dls):11.3f} "
-              f"{np.linalg.norm(Jp @ qd_dls):12.4f} m/s")
-    print("pinv asks |v|/sigma_min (past the 6.28 rad/s servo limit as sigma_min -> 0); DLS trades the weak")
-    print("direction's speed for bounded joint rates.")
+    q, q_target = chain.random_q(np.random.default_rng(seed), 2)
+    p_target = kinematics.fk(chain, q_target).p
+    half_sq = lambda x: np.atleast_1d(0.5 * np.sum((p_target - kinematics.fk(chain, x).p) ** 2))  # noqa: E731
+    grad = kinematics.fd_jacobian(half_sq, q, eps=1e-5)[0]
+    e = p_target - kinematics.fk(chain, q).p
+    return GradientCheck(q, kinematics.jacobian(chain, q)[:3].T @ e, -grad)
 
 
-def aligned_wrist(chain) -> float:
-    """wrist_flex that puts the tool point on the line of the lower arm (farthest from the elbow axis)."""
-    w = np.linspace(chain.lower[3], chain.upper[3], 4001)
-    q = np.zeros((len(w), 5))
-    q[:, 3] = w
-    f = kinematics.fk(chain, q)
-    return float(w[np.argmax(np.linalg.norm(f.p - f.anchors[:, 2], axis=-1))])
+def print_gradient(g: GradientCheck) -> None:
+    print("== 1. The Jacobian-transpose step is gradient descent on |e|^2 / 2 (SO-101, position) ==")
+    print(f"  J^T e                         = {fmt_row(g.transpose_step, 9, 6)}")
+    print(f"  -grad |e|^2/2 (central, 1e-5) = {fmt_row(g.minus_gradient, 9, 6)}")
+    print(f"  largest difference {np.abs(g.transpose_step - g.minus_gradient).max():.1e}")
 
 
-def singularity_map() -> np.ndarray:
-    print("\n== 2. SO-101 singularity map: sigma_min of the position block over (shoulder_lift, elbow_flex) ==")
-    chain = robots.load("so101")
-    lift = np.linspace(chain.lower[1], chain.upper[1], 121)
-    elbow = np.linspace(chain.lower[2], chain.upper[2], 121)
-    L, E = np.meshgrid(lift, elbow, indexing="ij")
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
-    for ax, (wrist, title) in zip(axes, [(0.0, "wrist_flex = 0"), (None, "wrist_flex aligned with lower arm")]):
-        q = np.zeros(L.shape + (5,))
-        q[..., 1], q[..., 2] = L, E
-        q[..., 3] = aligned_wrist(chain) if wrist is None else wrist
-        J = kinematics.jacobian(chain, q)[..., :3, :]
-        smin = np.linalg.svd(J, compute_uv=False)[..., -1]
-        im = ax.pcolormesh(E, L, smin, shading="auto", cmap="viridis")
-        fig.colorbar(im, ax=ax, label="sigma_min (m/rad)")
-        ax.set_xlabel("elbow_flex (rad)")
-        ax.set_ylabel("shoulder_lift (rad)")
-        ax.set_title(title)
-        i, j = np.unravel_index(np.argmin(smin), smin.shape)
-        ax.plot(E[i, j], L[i, j], "r+", ms=12)
-        print(f"{title:36s}: sigma_min range {smin.min():.5f} .. {smin.max():.4f} m/rad; minimum at lift {L[i, j]:+.3f}, elbow {E[i, j]:+.3f}")
-        _name_singularity(chain, q[i, j])
-    fig.tight_layout()
-    fig.savefig(HERE / "singularity_map.png", dpi=110)
-    plt.close(fig)
-    print("figure: singularity_map.png")
-    return q[i, j]
+def gradient_claims(g: GradientCheck) -> list[Claim]:
+    diff = np.abs(g.transpose_step - g.minus_gradient).max()
+    return [Claim(LESSON, "iterating the easy direction is exactly gradient descent", "J^T e = -grad |e|^2/2",
+                  f"max difference {diff:.0e}", verdict(diff < 1e-9), "central differences, eps 1e-5: error ~1e-10")]
 
 
-def _name_singularity(chain, q) -> None:
-    f = kinematics.fk(chain, q)
-    pan_axis, pan_anchor = f.axes[0], f.anchors[0]
-    off = f.p - pan_anchor
-    radial = np.linalg.norm(off - (off @ pan_axis) * pan_axis)
-    seg = [f.anchors[2] - f.anchors[1], f.anchors[3] - f.anchors[2], f.p - f.anchors[3]]
-    angles = [np.degrees(np.arccos(np.clip(seg[k] @ seg[k + 1] / np.linalg.norm(seg[k]) / np.linalg.norm(seg[k + 1]), -1, 1)))
-              for k in range(2)]
-    print(f"    there: tool point {radial * 1000:.1f} mm from the shoulder_pan axis; bend upper->lower arm "
-          f"{angles[0]:.1f} deg, lower arm->wrist-tool {angles[1]:.1f} deg")
-    kind = []
-    if min(angles[0], 180 - angles[0]) < 10 and min(angles[1], 180 - angles[1]) < 10:
-        kind.append("pitch chain collinear (stretched or folded): the radial direction is lost")
-    if radial < 0.01:
-        kind.append("tool point on the shoulder_pan axis: pan no longer moves it")
-    print("    named: " + ("; ".join(kind) if kind else "near-singular but not at a textbook singularity (joint limits cut it off)"))
+# ---- 2. every method from the same starts ---------------------------------------------------------
 
 
-def convergence_curves() -> None:
-    print("\n== 4. Convergence of every method from the same starts (Panda, full pose, 20 targets, no restarts) ==")
-    chain = CASES[3][1]()
-    rng = np.random.default_rng(SEED)
-    q_true = chain.random_q(rng, 20, margin=0.2)
+@dataclass(frozen=True)
+class Convergence:
+    methods: tuple[str, ...]
+    max_iterations: int  # per attempt, as passed to solve_ik_batch
+    converged: np.ndarray  # (methods,) fraction
+    median_iterations: np.ndarray  # (methods,)
+    curves: tuple[np.ndarray, ...]  # per method: median pose error (m, 0.3 m per rad) per iteration
+    targets: np.ndarray  # (k, 4, 4) tool poses
+    solutions: np.ndarray  # (methods, k, 7) the q each method returned
+    ok: np.ndarray  # (methods, k) converged inside the limits
+
+
+def _median_curve(trace: list, n_targets: int) -> np.ndarray:
+    curve = np.full((max(its.max() for _, its, _, _ in trace) + 1, n_targets), np.nan)
+    for rows, its, perr, oerr in trace:
+        curve[its, rows] = np.hypot(perr, 0.3 * oerr)  # pose error with the 0.3 m characteristic length
+    for i in range(1, len(curve)):  # a converged target stays converged: carry its last error forward
+        curve[i] = np.where(np.isnan(curve[i]), curve[i - 1], curve[i])
+    return np.nanmedian(curve, axis=1)
+
+
+def convergence(n_targets: int = 20, max_iterations: int = 100, seed: int = SEED) -> Convergence:
+    """Every IK method on the Panda's full pose from the same perturbed starts, no restarts, at most
+    ``max_iterations`` steps (the transpose method hits the cap: a median at the cap means "not yet")."""
+    chain = robots.load("panda")
+    rng = np.random.default_rng(seed)
+    q_true = chain.random_q(rng, n_targets, margin=0.2)
     q0 = np.clip(q_true + rng.uniform(-0.4, 0.4, q_true.shape), chain.lower, chain.upper)
     T = kinematics.tool_pose(chain, q_true)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    print(f"{'method':10s} {'converged':>9s} {'median it':>9s} {'max it':>7s}")
+    runs, curves = [], []
     for method in METHODS:
         trace = []
-        res = solve_ik_batch(chain, T, q0, method=method, restarts=0, max_iterations=300, trace=trace)
-        curve = np.full((max(its.max() for _, its, _, _ in trace) + 1, len(T)), np.nan)
-        for rows, its, perr, oerr in trace:
-            curve[its, rows] = np.hypot(perr, 0.3 * oerr)  # pose error with the 0.3 m characteristic length
-        # a converged target stays converged: carry its last error forward for the median curve
-        filled = _forward_fill(curve)
-        ax.semilogy(np.nanmedian(filled, axis=1)[:301], label=method)
-        its = [r.iterations for r in res]
-        print(f"{method:10s} {np.mean([r.converged for r in res]) * 100:8.0f}% {np.median(its):9.0f} {max(its):7d}")
+        runs.append(solved(chain, solve_ik_batch(chain, T, q0, method=method, restarts=0,
+                                                 max_iterations=max_iterations, trace=trace)))
+        curves.append(_median_curve(trace, n_targets))
+    return Convergence(METHODS, max_iterations, np.array([s.ok.mean() for s in runs]),
+                       np.array([np.median(s.iterations) for s in runs]), tuple(curves), T,
+                       np.array([s.q for s in runs]), np.array([s.ok for s in runs]))
+
+
+def print_convergence(c: Convergence) -> None:
+    print(f"\n== 2. Every method from the same starts (Panda, full pose, no restarts, max_iterations "
+          f"{c.max_iterations}) ==")
+    print(f"{'method':10s} {'converged':>9s} {'median it':>9s}")
+    for m, ok, it in zip(c.methods, c.converged, c.median_iterations):
+        print(f"{m:10s} {ok:9.0%} {it:9.0f}")
+    print("transpose: gradient descent, linear and slow; pinv / dls / lm: Gauss-Newton steps, fast near the answer")
+    print("(the count includes the solver's final polishing attempt, so it can exceed max_iterations)")
+
+
+def plot_convergence(c: Convergence) -> None:
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for m, curve in zip(c.methods, c.curves):
+        ax.semilogy(curve, label=m)
     ax.axhline(1e-4, color="k", ls=":", lw=1)
     ax.set_xlabel("iteration")
     ax.set_ylabel("median |dp| (+) 0.3 m x |dtheta|  (m)")
-    ax.set_title("Panda IK from the same 20 starts")
+    ax.set_title("Panda IK from the same starts")
     ax.legend()
     fig.tight_layout()
     fig.savefig(HERE / "convergence.png", dpi=110)
     plt.close(fig)
-    print("figure: convergence.png (transpose: gradient descent, linear and slow; pinv/LM: quadratic near the solution)")
 
 
-def _forward_fill(a: np.ndarray) -> np.ndarray:
-    out = a.copy()
-    for i in range(1, len(out)):
-        out[i] = np.where(np.isnan(out[i]), out[i - 1], out[i])
-    return out
+def convergence_claims(c: Convergence) -> list[Claim]:
+    rate = dict(zip(c.methods, c.converged))
+    its = dict(zip(c.methods, c.median_iterations))
+    return [
+        Claim(LESSON, "IK with the pseudoinverse and with damped least squares", "solves it",
+              f"pinv {rate['pinv']:.0%}, dls {rate['dls']:.0%}, lm {rate['lm']:.0%} converged",
+              verdict(min(rate["pinv"], rate["dls"], rate["lm"]) >= 0.9), "at least 90 % from starts 0.4 rad away"),
+        Claim(LESSON, "gradient descent (J^T) is the slow one", "slower than Gauss-Newton",
+              f"median {its['transpose']:.0f} vs {its['lm']:.0f} iterations (lm)",
+              verdict(its["transpose"] > 5 * its["lm"]), "over 5 x the iterations of lm"),
+    ]
 
 
-def success_table() -> None:
-    print(f"\n== 5. Default solve_ik (method 'lm', <= {DEFAULT_RESTARTS} restarts) on {N_TARGETS} random reachable targets per robot/task ==")
-    if N_TARGETS < 1000:
-        print(f"   (PHYSAI_IK_TARGETS={N_TARGETS}: fewer than the lesson's 1,000 targets)")
-    print("targets = FK of uniform in-limit q (seed 1); success = |dp| < 1e-4 m, angle < 1e-3 rad, q inside limits;")
-    print(f"iterations over the batched solve of all targets; time = single solve_ik calls on the first {N_TIMED} targets")
-    hdr = f"{'robot':10s} {'task':14s} {'success':>8s} {'it med':>6s} {'it p95':>6s} {'restarts max':>12s} {'ms med':>7s} {'ms p95':>7s} {'batch s':>7s}"
-    print(hdr)
-    for label, load, task in CASES:
-        chain = load()
-        q = chain.random_q(np.random.default_rng(1), N_TARGETS)
-        T = kinematics.tool_pose(chain, q)
-        t0 = time.perf_counter()
-        res = solve_ik_batch(chain, T, task=task, rng=np.random.default_rng(2))
-        batch_s = time.perf_counter() - t0
-        ok = np.array([r.converged and np.all((r.q >= chain.lower) & (r.q <= chain.upper)) for r in res])
-        its = np.array([r.iterations for r in res])
-        times = []
-        for Ti in T[:N_TIMED]:
-            t0 = time.perf_counter()
-            solve_ik(chain, Ti, task=task)
-            times.append((time.perf_counter() - t0) * 1e3)
-        print(f"{label:10s} {task:14s} {ok.mean() * 100:7.1f}% {np.median(its):6.0f} {np.percentile(its, 95):6.0f} "
-              f"{max(r.restarts for r in res):12d} {np.median(times):7.3f} {np.percentile(times, 95):7.3f} {batch_s:7.1f}")
-    print("\nUnreachable targets (never an exception; converged=False, closest point found, 'unmet' says what is missed):")
-    for label, load, task in CASES:
-        chain = load()
-        far = tf.translation(np.array([1.5, 0.4, 0.5]))  # beyond every arm here
-        t0 = time.perf_counter()
-        r = solve_ik(chain, far, task=task)
-        print(f"  {label:10s} {task:14s} reason={r.reason!r:28s} |dp| {r.position_error:.3f} m, angle {r.orientation_error:.3f} rad, "
-              f"unmet={r.unmet}, {r.iterations} iterations, {time.perf_counter() - t0:.2f} s")
+# ---- 3. success on random targets ------------------------------------------------------------------
 
 
-def lerobot_asks() -> None:
-    print("\n== 6. What SO-101 users ask ==")
+@dataclass(frozen=True)
+class Success:
+    robot: str
+    task: str
+    rate: float  # converged inside the limits
+    median_iterations: float
+    p95_iterations: float
+    max_restarts: int
+    far_reason: str  # what a target beyond reach returns
+    far_unmet: tuple[str, ...]
+    targets: np.ndarray  # (k, 4, 4)
+    solutions: np.ndarray  # (k, n)
+    ok: np.ndarray  # (k,)
+    far_q: np.ndarray  # (n,) the closest point found for the unreachable target
+
+
+def success(robot: str, task: str, n_targets: int = 200) -> Success:
+    """The default solver on ``n_targets`` FK images of uniform in-limit poses (seed 1; restarts seed 2)."""
+    chain = robots.load(robot)
+    T = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(1), n_targets))
+    s = solved(chain, solve_ik_batch(chain, T, task=task, rng=np.random.default_rng(2)))
+    far = solve_ik(chain, tf.translation(FAR), task=task, rng=np.random.default_rng(2))
+    return Success(robot, task, float(s.ok.mean()), float(np.median(s.iterations)),
+                   float(np.percentile(s.iterations, 95)), int(s.restarts.max()), far.reason, far.unmet, T, s.q, s.ok,
+                   far.q)
+
+
+def print_success(rows: list[Success], n_targets: int) -> None:
+    print(f"\n== 3. Default solve_ik (lm, random restarts) on {n_targets} random reachable targets per robot/task ==")
+    print("success = |dp| < 1e-4 m, angle < 1e-3 rad, q inside limits; and a target at (1.5, 0.4, 0.5) m")
+    print(f"{'robot':6s} {'task':14s} {'success':>8s} {'it med':>6s} {'it p95':>6s} {'restarts max':>12s}  unreachable")
+    for r in rows:
+        print(f"{r.robot:6s} {r.task:14s} {r.rate:8.1%} {r.median_iterations:6.0f} {r.p95_iterations:6.0f} "
+              f"{r.max_restarts:12d}  {r.far_reason!r}, unmet {r.far_unmet}")
+
+
+def success_claims(rows: list[Success]) -> list[Claim]:
+    worst = min(rows, key=lambda r: r.rate)
+    return [Claim(LESSON, "solve the hard direction by iterating the easy one", "it solves IK",
+                  f"worst {worst.rate:.1%} ({worst.robot}, {worst.task}) over {len(rows)} robot/tasks",
+                  verdict(worst.rate >= 0.99), "at least 99 % of reachable random targets, every robot and task")]
+
+
+# ---- 4. a 6-D pose for a 5-DoF arm -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FiveDof:
+    position_error: dict  # weighting -> m
+    orientation_error: dict  # weighting -> rad
+    axis_converged: bool  # asking only position + tool z axis
+    axis_errors: tuple[float, float]  # (m, rad)
+    target: np.ndarray  # (4, 4)
+    q_axis: np.ndarray  # (5,) the position + axis solution
+
+
+def five_dof_pose() -> FiveDof:
+    """A reachable SO-101 pose turned 0.6 rad about the tool x axis: no 5-DoF posture reaches it."""
     chain = robots.load("so101")
-    q = np.array([0.3, -0.4, 0.6, 0.2, 0.5])
-    T_reach = kinematics.tool_pose(chain, q)
+    T_reach = kinematics.tool_pose(chain, np.array([0.3, -0.4, 0.6, 0.2, 0.5]))
     T_target = T_reach @ tf.make_transform(tf.rotation_about_axis(np.array([1.0, 0, 0]), 0.6), np.zeros(3))
-    print("A 6-D pose the 5-DoF arm cannot reach (a reachable pose turned 0.6 rad about the tool x):")
-    for w, label in [(None, "weights = 1 (m and rad alike)"), ([1, 1, 1, 1e-6, 1e-6, 1e-6], "weights = position first")]:
-        r = solve_ik(chain, T_target, task="pose", weights=w)
-        print(f"  {label:30s}: converged={r.converged}, reason={r.reason!r}, |dp| {r.position_error * 1000:.2f} mm, "
-              f"angle {np.degrees(r.orientation_error):.1f} deg, unmet={r.unmet}")
-    r = solve_ik(chain, T_target, task="position+axis")
-    print(f"  asking only position + tool z axis: converged={r.converged}, |dp| {r.position_error:.1e} m, "
-          f"axis angle {r.orientation_error:.1e} rad  (what a 5-DoF arm can do)")
-    h = r.health(chain)
-    print(f"  health at that solution (full, 0.3 m): sigma_min {h.sigma_min:.3f} (5 joints cannot span 6 rows), "
-          f"position block sigma_min {r.health(chain, 'position').sigma_min:.4f} m/rad")
+    perr, oerr = {}, {}
+    for label, w in (("m and rad alike", None), ("position first", [1, 1, 1, 1e-6, 1e-6, 1e-6])):
+        r = solve_ik(chain, T_target, task="pose", weights=w, rng=np.random.default_rng(2))
+        perr[label], oerr[label] = r.position_error, r.orientation_error
+    r = solve_ik(chain, T_target, task="position+axis", rng=np.random.default_rng(2))
+    return FiveDof(perr, oerr, r.converged, (r.position_error, r.orientation_error), T_target, r.q)
 
-    print("\nTeleoperation: a 50 Hz target path, each solve warm-started from the previous solution (restarts=0):")
-    t = np.arange(0, 4.0, 0.02)
+
+def print_five_dof(f: FiveDof) -> None:
+    print("\n== 4. A 6-D pose the 5-DoF SO-101 cannot reach (a reachable pose turned 0.6 rad about tool x) ==")
+    for label in f.position_error:
+        print(f"  weights {label:16s}: |dp| {f.position_error[label] * 1000:7.2f} mm, "
+              f"angle {np.degrees(f.orientation_error[label]):5.1f} deg")
+    print(f"  position + tool z axis only: converged {f.axis_converged}, |dp| {f.axis_errors[0]:.1e} m, "
+          f"axis angle {f.axis_errors[1]:.1e} rad (what a 5-DoF arm can do)")
+
+
+# ---- 5. teleoperation ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Teleop:
+    q_path: np.ndarray  # (k, 5) the joint path that generated the targets
+    q_solved: np.ndarray  # (k, 5) warm-started solutions
+    unconverged: int
+
+
+def teleop(seconds: float = 4.0, dt: float = 0.02) -> Teleop:
+    """Targets from a smooth SO-101 joint path at 1/dt Hz (position + tool axis), each solve started at the last."""
+    chain = robots.load("so101")
+    t = np.arange(0.0, seconds, dt)
     q_path = np.array([0.4 * np.sin(0.5 * np.pi * t), -0.3 + 0.3 * np.sin(np.pi * t), 0.7 + 0.3 * np.cos(np.pi * t),
                        0.4 * np.sin(np.pi * t), 0.3 * np.cos(0.5 * np.pi * t)]).T
     targets = kinematics.tool_pose(chain, q_path)
-    q_prev = solve_ik(chain, targets[0], task="position+axis").q
+    q_prev = solve_ik(chain, targets[0], task="position+axis", rng=np.random.default_rng(2)).q
     sols, fails = [q_prev], 0
-    for Ti in track(targets[1:], description="tracking", transient=True):
-        r = solve_ik(chain, Ti, q_prev, task="position+axis", restarts=0)
+    for T in targets[1:]:
+        r = solve_ik(chain, T, q_prev, task="position+axis", restarts=0)
         fails += not r.converged
-        sols.append(r.q)
-        q_prev = r.q
-    sols = np.array(sols)
-    jump = np.abs(np.diff(sols, axis=0)).max()
-    print(f"  {len(targets)} targets (position + tool axis), {fails} unconverged; largest joint jump between "
-          f"consecutive solutions {jump:.4f} rad (the generating joint path's own largest step: "
-          f"{np.abs(np.diff(q_path, axis=0)).max():.4f} rad) -> one branch, no flips")
+        sols.append(q_prev := r.q)
+    return Teleop(q_path, np.array(sols), fails)
 
 
-def main() -> None:
-    print(f"Lesson 11: inverse Jacobian methods. seed {SEED}; targets seed 1, restart seed 2")
-    two_link_example()
-    singularity_approach(singularity_map())
-    convergence_curves()
-    lerobot_asks()
-    success_table()
+def print_teleop(t: Teleop) -> None:
+    jump = np.abs(np.diff(t.q_solved, axis=0)).max()
+    print(f"\n== 5. Teleoperation: {len(t.q_path)} targets at 50 Hz, each solve warm-started, no restarts ==")
+    print(f"  {t.unconverged} unconverged; largest joint jump between consecutive solutions {jump:.4f} rad "
+          f"(the generating path's own largest step {np.abs(np.diff(t.q_path, axis=0)).max():.4f} rad): one branch")
+
+
+# ---- the lesson ------------------------------------------------------------------------------------
+
+
+def full_run() -> bool:
+    return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
+
+
+def main(full: bool = False) -> list[Claim]:
+    n_targets = 1000 if full else 200
+    print(f"Lesson 11: inverse Jacobian methods. Seed {SEED}; targets seed 1, restarts seed 2\n")
+    grad = gradient_check()
+    print_gradient(grad)
+    conv = convergence(max_iterations=300 if full else 100)
+    print_convergence(conv)
+    plot_convergence(conv)
+    rows = [success(robot, task, n_targets) for robot, task in CASES]
+    print_success(rows, n_targets)
+    print_five_dof(five_dof_pose())
+    print_teleop(teleop())
+    claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(rows)
+    print("\nClaims (seed vs this run)\n" + claims_table(claims))
+    write_claims(HERE, claims, "experiment.py")
+    print("\nfigure: convergence.png")
+    return claims
 
 
 if __name__ == "__main__":
-    t0 = time.perf_counter()
     with transcript(HERE / "experiment_output.txt"):
-        main()
-        print(f"\n(total {time.perf_counter() - t0:.1f} s)")
+        main(full_run())

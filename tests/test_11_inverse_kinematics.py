@@ -1,0 +1,145 @@
+"""Lesson 11 (inverse Jacobian methods): every claim of experiment.py and build.py, asserted against MuJoCo's
+site pose and mj_jacSite and against central differences, at small sizes."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from physai import mj, robots
+from physai.lesson import verdict
+
+from conftest import WXAI_XML, mj_site, mujoco_errors
+
+LESSON = Path(__file__).resolve().parents[1] / "experiments" / "11-inverse-kinematics"
+TOL_P, TOL_O = 1e-4, 1e-3  # the solver's default tolerances (m, rad)
+
+
+def _load_lesson(folder: Path, script: str):
+    """Import a lesson script by path (its dataclasses need the module registered first)."""
+    name = f"lesson_{folder.name.replace('-', '_')}_{Path(script).stem}"
+    spec = importlib.util.spec_from_file_location(name, folder / script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return _load_lesson(LESSON, "experiment.py")
+
+
+def _solved_in_mujoco(model, chain, qs, targets, task):
+    """Converged (by MuJoCo's site pose) and inside the model's joint ranges, per solution."""
+    errs = np.array([mujoco_errors(model, chain, q, T, task) for q, T in zip(qs, targets)])
+    ids = [model.joint(n).id for n in chain.joint_names]
+    lo, hi = model.jnt_range[ids, 0], model.jnt_range[ids, 1]
+    inside = np.all((qs >= lo) & (qs <= hi), axis=1)
+    return (errs[:, 0] < TOL_P) & (errs[:, 1] < TOL_O) & inside
+
+
+def test_transpose_step_is_minus_the_central_difference_gradient(ex, so101, so101_model):
+    g = ex.gradient_check(seed=4)
+    q, q_target = so101.random_q(np.random.default_rng(4), 2)
+    p_target = mj_site(so101_model, so101, q_target)[0]
+    p, _, J = mj_site(so101_model, so101, q)
+    np.testing.assert_allclose(g.transpose_step, J[:3].T @ (p_target - p), atol=1e-15)
+    half_sq = lambda x: 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)  # noqa: E731
+    eye = np.eye(5) * 1e-5
+    fd = np.array([(half_sq(q + e) - half_sq(q - e)) / 2e-5 for e in eye])
+    np.testing.assert_allclose(g.minus_gradient, -fd, atol=1e-10)
+    diff = np.abs(J[:3].T @ (p_target - p) + fd).max()
+    assert ex.gradient_claims(g)[0].verdict == verdict(diff < 1e-9)
+
+
+def test_convergence_verdicts_from_mujoco_site_pose(ex, panda, panda_model):
+    c = ex.convergence(n_targets=6, max_iterations=60, seed=1)
+    q_true = panda.random_q(np.random.default_rng(1), 6, margin=0.2)
+    np.testing.assert_allclose(c.targets, [mj.site_pose(panda_model, panda, q) for q in q_true], atol=1e-14)
+    rate = {}
+    for method, qs, ok in zip(c.methods, c.solutions, c.ok):
+        truth = _solved_in_mujoco(panda_model, panda, qs, c.targets, "pose")
+        np.testing.assert_array_equal(ok, truth)
+        rate[method] = truth.mean()
+    np.testing.assert_allclose(c.converged, [rate[m] for m in c.methods])
+    assert ex.convergence_claims(c)[0].verdict == verdict(min(rate["pinv"], rate["dls"], rate["lm"]) >= 0.9)
+    assert c.median_iterations[c.methods.index("transpose")] > 5 * c.median_iterations[c.methods.index("lm")]
+
+
+@pytest.mark.parametrize("robot, task", [("so101", "position"), ("so101", "position+axis"), ("wxai", "pose")])
+def test_success_rate_from_mujoco_site_pose(ex, robot, task):
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_path(str(WXAI_XML)) if robot == "wxai" else robots.mujoco_model(robot)
+    chain = robots.load(robot)
+    r = ex.success(robot, task, n_targets=25)
+    q_true = chain.random_q(np.random.default_rng(1), 25)
+    np.testing.assert_allclose(r.targets, [mj.site_pose(model, chain, q) for q in q_true], atol=1e-14)
+    truth = _solved_in_mujoco(model, chain, r.solutions, r.targets, task)
+    assert r.rate == truth.mean()
+    far_p, _ = mujoco_errors(model, chain, r.far_q, np.r_[np.c_[np.eye(3), ex.FAR], [[0, 0, 0, 1]]], task)
+    assert far_p > 0.1 and "position" in r.far_unmet and r.far_reason != "converged"
+    assert ex.success_claims([r])[0].verdict == verdict(truth.mean() >= 0.99)
+
+
+def test_five_dof_axis_solution_in_mujoco_and_pose_unreachable(ex, so101, so101_model):
+    f = ex.five_dof_pose()
+    p, o = mujoco_errors(so101_model, so101, f.q_axis, f.target, "position+axis")
+    assert f.axis_converged and p < TOL_P and o < TOL_O
+    # the 6-D pose itself: neither weighting reaches both position and orientation
+    for label in f.position_error:
+        assert f.position_error[label] > TOL_P or f.orientation_error[label] > TOL_O
+
+
+def test_teleop_solutions_track_in_mujoco_on_one_branch(ex, so101, so101_model):
+    t = ex.teleop(seconds=1.0)
+    targets = [mj.site_pose(so101_model, so101, q) for q in t.q_path]
+    ok = _solved_in_mujoco(so101_model, so101, t.q_solved, targets, "position+axis")
+    assert (~ok).sum() == t.unconverged == 0
+    # one branch: no step between solutions larger than twice the generating path's own
+    assert np.abs(np.diff(t.q_solved, axis=0)).max() < 2 * np.abs(np.diff(t.q_path, axis=0)).max()
+
+
+def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
+    from physai.lesson import read_claims
+
+    monkeypatch.setattr(ex, "HERE", tmp_path)
+    monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(6, 40))
+    monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 20))
+    claims = ex.main(full=False)
+    assert read_claims(tmp_path) == claims and len(claims) == 4
+    assert (tmp_path / "convergence.png").stat().st_size > 0
+
+
+# ---- build.py ----
+
+
+@pytest.fixture(scope="module")
+def build():
+    return _load_lesson(LESSON, "build.py")
+
+
+def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
+    r = build.run(n_targets=6, seed=3)
+    q_true = so101.random_q(np.random.default_rng(3), 6)
+    np.testing.assert_allclose(r.targets, [mj_site(so101_model, so101, q)[0] for q in q_true], atol=1e-15)
+    p_hand = np.array([mj_site(so101_model, so101, q)[0] for q in r.q_hand])
+    np.testing.assert_allclose(r.mujoco_error_hand, np.linalg.norm(p_hand - r.targets, axis=1), atol=1e-15)
+    assert np.all((r.q_hand >= so101.lower) & (r.q_hand <= so101.upper))
+    rate = np.mean(np.linalg.norm(p_hand - r.targets, axis=1) < 1e-4)
+    assert build.claims(r)[0].verdict == verdict(rate >= 0.95)
+
+
+def test_one_damped_step_is_the_stacked_least_squares_solution(build, so101, so101_model):
+    from scipy.linalg import lstsq
+
+    q0 = np.array([0.1, -0.5, 0.8, 0.3, 0.2])
+    p_target = mj_site(so101_model, so101, np.array([0.15, -0.45, 0.85, 0.3, 0.2]))[0]
+    q1, _ = build.ik_by_hand(so101, p_target, q0, iterations=1)
+    p0, _, J = mj_site(so101_model, so101, q0)
+    dq = lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[p_target - p0, np.zeros(5)])[0]
+    assert np.abs(dq).max() < build.MAX_STEP  # a small step: no trust-region scaling
+    np.testing.assert_allclose(q1, q0 + dq, atol=1e-14)

@@ -1,0 +1,185 @@
+"""Lesson 12 (redundancy and the null space): every claim of experiment.py and build.py, asserted against
+MuJoCo's site pose, joint anchors and mj_jacSite, and against closed forms, at small sizes."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from physai import robots
+from physai.lesson import verdict
+
+from conftest import mj_site
+
+LESSON = Path(__file__).resolve().parents[1] / "experiments" / "12-null-space"
+
+
+def _load_lesson(folder: Path, script: str):
+    """Import a lesson script by path (its dataclasses need the module registered first)."""
+    name = f"lesson_{folder.name.replace('-', '_')}_{Path(script).stem}"
+    spec = importlib.util.spec_from_file_location(name, folder / script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return _load_lesson(LESSON, "experiment.py")
+
+
+@pytest.fixture(scope="module")
+def panda_chain():
+    return robots.load("panda")
+
+
+def _mj_drift(model, chain, qs):
+    """Largest tool position (m) and rotation (rad) change from the first pose, from MuJoCo's site pose."""
+    p0, R0, _ = mj_site(model, chain, qs[0])
+    dp, dr = 0.0, 0.0
+    for q in qs:
+        p, R, _ = mj_site(model, chain, q)
+        dp = max(dp, np.linalg.norm(p - p0))
+        dr = max(dr, Rotation.from_matrix(R @ R0.T).magnitude())
+    return dp, dr
+
+
+def _mj_elbow(model, qs, chain):
+    d = mujoco.MjData(model)
+    out = []
+    for q in qs:
+        d.qpos[list(chain.qpos_adr)] = q
+        mujoco.mj_kinematics(model, d)
+        out.append(d.xanchor[model.joint(chain.joint_names[3]).id].copy())
+    return np.array(out)
+
+
+def test_null_dimensions_from_the_rank_of_mj_jacSite(ex, panda_chain, panda_model):
+    dims = ex.null_dimensions()
+    J = mj_site(panda_model, panda_chain, ex.PANDA_READY)[2]
+    assert dims[("panda", "pose")] == (7, np.linalg.matrix_rank(J), 7 - np.linalg.matrix_rank(J)) == (7, 6, 1)
+    assert dims[("panda", "position")] == (7, 3, 4)
+    # planar 3R, L = 0.5, 0.3, 0.2: the 2 x 3 position Jacobian in closed form has rank 2
+    q = ex.PLANAR_Q0
+    c = np.cumsum(q)
+    L = np.array([0.5, 0.3, 0.2])
+    Jp = np.array([[-np.sum(L[i:] * np.sin(c[i:])) for i in range(3)],
+                   [np.sum(L[i:] * np.cos(c[i:])) for i in range(3)]])
+    assert dims[("planar3r", "2-D position")] == (3, np.linalg.matrix_rank(Jp), 1)
+
+
+def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
+    s = ex.panda_self_motion(seconds=0.05)
+    for traj, (dp, dr) in [(s.trajectory, s.drift[-1])]:
+        ref = _mj_drift(panda_model, panda_chain, traj)
+        np.testing.assert_allclose([dp, dr], ref, atol=1e-12)
+        assert ref[0] < 1e-6 and ref[1] < 1e-5
+    elbow = _mj_elbow(panda_model, s.trajectory, panda_chain)
+    np.testing.assert_allclose(s.elbow, elbow, atol=1e-14)
+    swing = np.linalg.norm(elbow - elbow[0], axis=1).max()
+    ref = _mj_drift(panda_model, panda_chain, s.trajectory)
+    assert ex.self_motion_claims(s)[0].verdict == verdict(swing > 0.05 and ref[0] < 1e-6 and ref[1] < 1e-5)
+    assert s.drift[0, 0] > 10 * s.drift[-1, 0]  # open loop drifts, the correction holds the tool
+
+
+def test_planar_family_holds_the_tip_in_closed_form(ex):
+    fam = ex.planar_family()
+    L = np.array([0.5, 0.3, 0.2])
+    c = np.cumsum(fam, axis=1)
+    tip = np.c_[np.cos(c) @ L, np.sin(c) @ L]
+    assert np.abs(tip - tip[fam.shape[0] // 2]).max() < 1e-4
+    assert np.ptp(c[:, -1]) > 1.0  # a real family: the last link turns through more than a radian
+
+
+def _manipulability(J):
+    return np.sqrt(np.linalg.det(J @ J.T))
+
+
+@pytest.mark.parametrize("robot", ["so101", "panda"])
+def test_choose_on_purpose_from_mujoco(ex, robot, so101_model, panda_model):
+    model = so101_model if robot == "so101" else panda_model
+    chain = robots.load(robot)
+    c = ex.choose_on_purpose(robot, n_targets=10)
+    ids = [model.joint(n).id for n in chain.joint_names]
+    lo, hi = model.jnt_range[ids, 0], model.jnt_range[ids, 1]
+    rows = []
+    for qs, conv in zip(c.solutions, c.converged):
+        p_err = [np.linalg.norm(mj_site(model, chain, q)[0] - T[:3, 3]) for q, T in zip(qs, c.targets)]
+        assert np.all(np.array(p_err)[conv] < 1e-4)
+        margin = np.min(np.minimum(qs - lo, hi - qs) / (hi - lo), axis=1)
+        Js = [mj_site(model, chain, q)[2] for q in qs]
+        manip = [_manipulability(J[:3] if robot == "so101" else np.r_[J[:3], 0.3 * J[3:]]) for J in Js]
+        posture = np.linalg.norm(qs - c.q_pref, axis=1)
+        rows.append([conv.mean(), np.median(margin), np.median(manip), np.median(posture)])
+    rows = np.array(rows)
+    np.testing.assert_allclose(ex.choice_measures(c), rows, rtol=1e-9, atol=1e-15)
+    better = [rows[1, 1] > rows[0, 1], rows[2, 2] > rows[0, 2], rows[3, 3] < rows[0, 3],
+              np.all(rows[1:, 0] == rows[0, 0])]
+    assert ex.choice_claims([c])[0].verdict == verdict(all(better))
+
+
+def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_model, monkeypatch):
+    monkeypatch.setattr(ex, "PRIORITY_T", 0.3)
+    q_start = ex.swung_start()
+    p = ex.priority(q_start)
+    for k in (0, 2):  # compatible, and the conflict with damping: the primary (tool pose) is kept
+        dp, dr = _mj_drift(panda_model, panda_chain, np.array([q_start, p.q_final[k]]))
+        assert dp < 1e-5 and dr < 1e-4  # one tick's second-order error: (|qdot| dt)^2 ~ (1 rad/s x 5 ms)^2
+    elbow = _mj_elbow(panda_model, p.q_final, panda_chain)
+    np.testing.assert_allclose([h[-1] for h in p.heights], elbow[:, 2], atol=0.05)  # the last tick's height
+    dp, _ = _mj_drift(panda_model, panda_chain, np.array([q_start, p.q_final[3]]))
+    assert dp > 1e-3  # swapped: the tool gives way to the elbow
+
+
+def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
+    from physai.lesson import read_claims
+
+    monkeypatch.setattr(ex, "HERE", tmp_path)
+    monkeypatch.setattr(ex, "PRIORITY_T", 0.1)
+    monkeypatch.setattr(ex, "panda_self_motion", lambda seconds=0.05, f=ex.panda_self_motion: f(0.05))
+    monkeypatch.setattr(ex, "choose_on_purpose", lambda robot, n=8, f=ex.choose_on_purpose: f(robot, 8))
+    claims = ex.main(full=False)
+    assert read_claims(tmp_path) == claims and len(claims) == 2
+    assert {p.name for p in tmp_path.glob("*.png")} == {"self_motion.png", "planar3r_self_motion.png", "priority.png"}
+
+
+# ---- build.py ----
+
+
+@pytest.fixture(scope="module")
+def build():
+    return _load_lesson(LESSON, "build.py")
+
+
+def test_projector_by_hand_is_scipy_null_space_of_mj_jacSite(build, panda_chain, panda_model):
+    from scipy.linalg import lstsq, null_space
+
+    rng = np.random.default_rng(8)
+    for q in panda_chain.random_q(rng, 5, margin=0.1):
+        J = mj_site(panda_model, panda_chain, q)[2]
+        Z = null_space(J)
+        tol = 100 * np.finfo(float).eps * np.linalg.cond(J) ** 2  # the normal equations square kappa
+        np.testing.assert_allclose(build.projector_by_hand(J), Z @ Z.T, atol=tol)
+        v, qdot0 = rng.normal(size=6), rng.normal(size=7)
+        ref = lstsq(J, v)[0] + Z @ (Z.T @ qdot0)  # minimum-norm solution plus the null-space part of qdot0
+        np.testing.assert_allclose(build.redundant_rate_by_hand(J, v, qdot0), ref, atol=10 * tol)
+
+
+def test_build_claim_from_mj_jacSite(build, panda_chain, panda_model):
+    c = build.check_panda(n_poses=6, seed=4)
+    rng = np.random.default_rng(4)
+    leaks, scales = [], []
+    for q in panda_chain.random_q(rng, 6, margin=0.1):
+        J = mj_site(panda_model, panda_chain, q)[2]
+        rng.normal(size=6)  # the build draws v, then qdot0, per pose
+        qdot0 = rng.normal(size=7)
+        leaks.append(np.linalg.norm(J @ build.projector_by_hand(J) @ qdot0) / np.linalg.norm(qdot0))
+        scales.append(np.finfo(float).eps * np.linalg.cond(J) ** 2)
+    np.testing.assert_allclose(c.task_leak, max(leaks), rtol=1e-12)
+    np.testing.assert_allclose(c.round_off, max(scales), rtol=1e-12)
+    assert build.claims(c)[0].verdict == verdict(max(leaks) < 10 * max(scales))
