@@ -507,30 +507,10 @@ def _results(q, outcome, iterations, perr, oerr, used, method, task, tol_positio
     return results
 
 
-def solve_ik(
-    chain: Chain,
-    target,
-    q0=None,
-    *,
-    task: str = "pose",
-    method: str = "lm",
-    weights=None,
-    tol_position: float = 1e-4,
-    tol_orientation: float = 1e-3,
-    max_iterations: int | None = None,
-    restarts: int = DEFAULT_RESTARTS,
-    rng: np.random.Generator | None = None,
-    axis=_TOOL_Z,
-    max_step: float = 0.5,
-    damping: float = 0.02,
-    sigma_healthy: float = 0.03,
-    lambda_max: float = 0.05,
-    patience: int | None = None,
-    trace: list | None = None,
-    engine: str = "compiled",
-    backend: str | None = None,
-) -> IKResult:
+def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     """Joint positions that put the chain's tool on ``target``; never raises for unreachable targets.
+
+    ``options`` are the keywords of :func:`solve_ik_batch` (same names and defaults), described here.
 
     ``target``: a 4x4 ``T_world_target`` (world frame, m) for ``task="pose"`` or ``"position+axis"``,
     a 3-vector or 4x4 for ``"position"``. ``task`` and ``method``: see the module docstring
@@ -556,9 +536,4 @@ def solve_ik(
     found (smallest weighted error over every attempt, then refined until it stops improving) and
     ``unmet`` names what is not achieved.
     """
-    return solve_ik_batch(
-        chain, target, q0, task=task, method=method, weights=weights, tol_position=tol_position,
-        tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng, axis=axis,
-        max_step=max_step, damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max,
-        patience=patience, trace=trace, engine=engine, backend=backend, _single=True,
-    )[0]
+    return solve_ik_batch(chain, target, q0, _single=True, **options)[0]
