@@ -189,6 +189,15 @@ def _seed0_draws(chain: Chain, restarts: int) -> np.ndarray:
     return draws
 
 
+def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restarts: int) -> np.ndarray:
+    """The restart seeds of ``B`` targets, ``(B, restarts, n)``: ``chain.random_q(rng, (B, restarts))``, drawn up
+    front from ``rng`` (``default_rng(0)`` when None). Target ``b`` uses exactly the ``b``-th block, so solving
+    targets one by one from one shared generator equals one batched solve."""
+    if rng is None and B == 1:
+        return _seed0_draws(chain, restarts)
+    return chain.random_q(np.random.default_rng(0) if rng is None else rng, (B, restarts))
+
+
 def _center(chain: Chain) -> np.ndarray:
     both = np.isfinite(chain.lower) & np.isfinite(chain.upper)
     return np.where(both, 0.5 * (np.where(both, chain.lower, 0) + np.where(both, chain.upper, 0)),
@@ -330,9 +339,7 @@ def solve_ik_batch(
     q0 = center if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
-    # Restarts drawn up front: target b uses exactly the b-th block, so looped solves equal one batch.
-    draws = _seed0_draws(chain, restarts) if rng is None and B == 1 else chain.random_q(
-        np.random.default_rng(0) if rng is None else rng, (B, restarts))
+    draws = restart_draws(chain, rng, B, restarts)
     n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
     if _compiled_backend(backend, method, trace, engine):
         return _solve_compiled(chain, T_target, q0, draws, o, n_far, reach, base)

@@ -26,7 +26,7 @@ import numpy as np
 
 from physai._validate import count, generator, one_of, positive
 from physai.errors import InputError
-from physai.ik import MAX_RESTARTS, _center, check_targets
+from physai.ik import MAX_RESTARTS, _center, check_targets, restart_draws
 from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
@@ -175,8 +175,9 @@ def dls_ik(
 
     ``targets``: ``(B, 4, 4)`` ``T_world_target`` (or ``(B, 3)`` points for ``task="position"``).
     ``q0``: ``None`` (middle of the limits), ``(n,)`` or ``(B, n)``; restart ``k`` starts the still
-    unconverged targets from ``chain.random_q(rng, (restarts, B))[k - 1]`` (``rng`` defaults to
-    ``default_rng(0)``). ``damping`` in m (and rad), ``max_step`` in joint units.
+    unconverged targets from ``physai.ik.restart_draws(chain, rng, B, restarts)[:, k - 1]`` (``rng``
+    defaults to ``default_rng(0)``), the restart seeds of :func:`physai.ik.solve_ik_batch`. ``damping`` in m
+    (and rad), ``max_step`` in joint units.
     """
     one_of(task, "task", TASKS)
     one_of(backend, "backend", BACKENDS)
@@ -192,12 +193,12 @@ def dls_ik(
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     q = np.array(np.broadcast_to(q0, (B, n)))
-    starts = chain.random_q(np.random.default_rng(0) if rng is None else rng, (restarts, B))
+    starts = restart_draws(chain, rng, B, restarts)  # (B, restarts, n), the draws of physai.ik
     run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, int(iterations))
     done, its = np.zeros(B, bool), np.zeros(B, np.int64)
     for attempt in range(restarts + 1):
         if attempt:
-            q = np.where(done[:, None], q, starts[attempt - 1])
+            q = np.where(done[:, None], q, starts[:, attempt - 1])
         q, done, its, perr, oerr = (np.asarray(x) for x in run(p_target, R_target, q, done, its))
         if done.all():
             break
