@@ -391,7 +391,7 @@ def ik(report: Report, n_targets: int) -> None:
 
 def physai_ik_rows(label, chain, task, targets) -> list[list[str]]:
     """``physai.ik.solve_ik`` one target at a time (default method): its default compiled backend, and its NumPy
-    backend on the reference kinematics (``kinematics_path="reference"`` runs the NumPy loop)."""
+    backend on the NumPy kinematics engine (``engine="numpy"`` runs the NumPy loop)."""
     from physai import ik as physai_ik
 
     rows = []
@@ -399,7 +399,8 @@ def physai_ik_rows(label, chain, task, targets) -> list[list[str]]:
         times, ok = [], 0
         for k, T in enumerate(targets if kin == "fast" else targets[:50]):
             t0 = time.perf_counter()
-            res = physai_ik.solve_ik(chain, T, task=task, rng=np.random.default_rng(k), kinematics_path=kin)
+            res = physai_ik.solve_ik(chain, T, task=task, rng=np.random.default_rng(k),
+                                     engine="compiled" if kin == "fast" else "numpy")
             times.append(time.perf_counter() - t0)
             ok += res.converged
         name = "compiled backend (default)" if kin == "fast" else "NumPy backend, reference kinematics"

@@ -255,8 +255,6 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
     :class:`UnsupportedJointError` names it. Joints elsewhere in the model do not matter: the chain
     keeps each joint's ``qpos`` and ``dof`` addresses, which differ once a model has ``nq != nv``.
     """
-    import mujoco
-
     tool_body, tool_pos, tool_quat = _tool_frame(m, site_name)
     path = []
     b = tool_body
@@ -264,74 +262,69 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
         path.append(b)
         b = int(m.body_parentid[b])
     path.reverse()
-
-    type_names = {
-        mujoco.mjtJoint.mjJNT_HINGE: "hinge",
-        mujoco.mjtJoint.mjJNT_SLIDE: "slide",
-        mujoco.mjtJoint.mjJNT_BALL: "ball",
-        mujoco.mjtJoint.mjJNT_FREE: "free",
-    }
+    types = _joint_type_names(m)
     on_path = [j for bid in path for j in range(m.njnt) if m.jnt_bodyid[j] == bid]
-    path_names = [m.joint(j).name for j in on_path]
-    if joints is not None:
-        if isinstance(joints, str):
-            raise InputError(f"joints: expected a sequence of joint names, got the string {joints!r}")
-        joints = list(joints)
-        all_names = [m.joint(j).name for j in range(m.njnt)]
-        for jn in joints:
-            if jn not in all_names:
-                raise UnknownNameError("joint", jn, all_names)
-            if jn not in path_names:
-                raise InputError(
-                    f"joints: {jn!r} is not on the path from the world to site {site_name!r} "
-                    f"(joints on that path: {path_names})"
-                )
-        in_path_order = [jn for jn in path_names if jn in joints]
-        if joints != in_path_order:
-            # a silently reordered chain would put every Jacobian column on the wrong joint
-            raise InputError(f"joints: give each joint once, root to tip: {in_path_order}, got {joints}")
-        chosen = set(joints)
-    else:
-        chosen = set(path_names)
-        for j in on_path:
-            if type_names[int(m.jnt_type[j])] in ("ball", "free"):
-                movable = [m.joint(k).name for k in on_path if type_names[int(m.jnt_type[k])] in JOINT_TYPES]
-                raise UnsupportedJointError(
-                    f"joint {m.joint(j).name!r} ({type_names[int(m.jnt_type[j])]}) on the path to site "
-                    f"{site_name!r}: physai chains support {', '.join(JOINT_TYPES)}; pass joints={movable} "
-                    "to freeze it at qpos0"
-                )
-
+    chosen = _chosen_joints(m, site_name, joints, on_path, types)
     bodies, qpos_adr, dof_adr = [], [], []
     for bid in path:
         specs = []
-        pos, quat = np.array(m.body_pos[bid]), np.array(m.body_quat[bid])
         for j in (j for j in on_path if m.jnt_bodyid[j] == bid):
-            jname, jtype = m.joint(j).name, type_names[int(m.jnt_type[j])]
-            if jname not in chosen:
+            if m.joint(j).name not in chosen:
                 # MuJoCo moves a body by qpos - qpos0 (hinge, slide), by the quaternion qpos (ball, identity
                 # at qpos0) or to the pose qpos (free, top-level bodies only, body_pos/quat at qpos0): frozen
                 # at qpos0, every type leaves the body at body_pos/body_quat.
                 continue
             rng = tuple(m.jnt_range[j]) if m.jnt_limited[j] else (-np.inf, np.inf)
-            specs.append(
-                JointSpec(jname, jtype, tuple(m.jnt_axis[j]), tuple(m.jnt_pos[j]), rng, float(m.qpos0[m.jnt_qposadr[j]]))
-            )
+            specs.append(JointSpec(m.joint(j).name, types[j], tuple(m.jnt_axis[j]), tuple(m.jnt_pos[j]), rng,
+                                   float(m.qpos0[m.jnt_qposadr[j]])))
             qpos_adr.append(int(m.jnt_qposadr[j]))
             dof_adr.append(int(m.jnt_dofadr[j]))
-        bodies.append(BodySpec(m.body(bid).name, pos, quat, tuple(specs)))
+        bodies.append(BodySpec(m.body(bid).name, np.array(m.body_pos[bid]), np.array(m.body_quat[bid]), tuple(specs)))
     model_name = name or (m.names[: m.names.index(b"\0")].decode() if m.names else "mujoco")
     T_body_tool = tf.make_transform(tf.quat_to_matrix(tool_quat), tool_pos) @ _offset(tool_offset)
-    return chain_from_bodies(
-        model_name,
-        bodies,
-        T_body_tool[:3, 3],
-        tf.matrix_to_quat(T_body_tool[:3, :3]),
-        tool_name=site_name,
-        source="mujoco model",
-        qpos_adr=tuple(qpos_adr),
-        dof_adr=tuple(dof_adr),
-    )
+    return chain_from_bodies(model_name, bodies, T_body_tool[:3, 3], tf.matrix_to_quat(T_body_tool[:3, :3]),
+                             tool_name=site_name, source="mujoco model", qpos_adr=tuple(qpos_adr),
+                             dof_adr=tuple(dof_adr))
+
+
+def _joint_type_names(m) -> list[str]:
+    """Each joint's type as a name: hinge, slide, ball or free."""
+    import mujoco
+
+    J = mujoco.mjtJoint
+    names = {J.mjJNT_HINGE: "hinge", J.mjJNT_SLIDE: "slide", J.mjJNT_BALL: "ball", J.mjJNT_FREE: "free"}
+    return [names[int(t)] for t in m.jnt_type]
+
+
+def _chosen_joints(m, site_name: str, joints, on_path: list[int], types: list[str]) -> set[str]:
+    """The names of the chain's joints: ``joints`` checked against the path (given once, root to tip), or
+    every joint on the path, which must then all be hinges or slides."""
+    path_names = [m.joint(j).name for j in on_path]
+    if joints is None:
+        for j in on_path:
+            if types[j] in ("ball", "free"):
+                movable = [m.joint(k).name for k in on_path if types[k] in JOINT_TYPES]
+                raise UnsupportedJointError(
+                    f"joint {m.joint(j).name!r} ({types[j]}) on the path to site {site_name!r}: physai chains "
+                    f"support {', '.join(JOINT_TYPES)}; pass joints={movable} to freeze it at qpos0"
+                )
+        return set(path_names)
+    if isinstance(joints, str):
+        raise InputError(f"joints: expected a sequence of joint names, got the string {joints!r}")
+    joints = list(joints)
+    all_names = [m.joint(j).name for j in range(m.njnt)]
+    for jn in joints:
+        if jn not in all_names:
+            raise UnknownNameError("joint", jn, all_names)
+        if jn not in path_names:
+            raise InputError(
+                f"joints: {jn!r} is not on the path from the world to site {site_name!r} (joints on that path: {path_names})"
+            )
+    in_path_order = [jn for jn in path_names if jn in joints]
+    if joints != in_path_order:
+        # a silently reordered chain would put every Jacobian column on the wrong joint
+        raise InputError(f"joints: give each joint once, root to tip: {in_path_order}, got {joints}")
+    return set(joints)
 
 
 def _tool_frame(m, name: str) -> tuple[int, np.ndarray, np.ndarray]:

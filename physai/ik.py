@@ -66,14 +66,10 @@ DEFAULT_RESTARTS = 200
 UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
-# Where the solver's one call per iteration, (T_world_tool, J) = f(chain, q), comes from: the compiled
-# path by default, the readable NumPy reference on request (tested to give the same solutions).
-KINEMATICS = {"fast": kinematics.tool_pose_and_jacobian,
-              "reference": functools.partial(kinematics.tool_pose_and_jacobian, engine="numpy")}
 REASONS = ("converged", "unreachable: best effort", "iteration limit")  # indexed by fast_ik's outcome codes
 # Where the LM iterations run: the whole solve of each target in one compiled call (physai.fast_ik, the
-# default), or the vectorised NumPy loop below (the readable reference; also every other method, `trace`
-# and kinematics_path="reference").
+# default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
+# loop below (the readable reference, which serves every method and option).
 BACKENDS = ("compiled", "numpy")
 
 TARGET_TOL = 1e-6  # a target's rotation block and bottom row must be rigid to this (check_targets)
@@ -193,6 +189,15 @@ def _seed0_draws(chain: Chain, restarts: int) -> np.ndarray:
     return draws
 
 
+def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restarts: int) -> np.ndarray:
+    """The restart seeds of ``B`` targets, ``(B, restarts, n)``: ``chain.random_q(rng, (B, restarts))``, drawn up
+    front from ``rng`` (``default_rng(0)`` when None). Target ``b`` uses exactly the ``b``-th block, so solving
+    targets one by one from one shared generator equals one batched solve."""
+    if rng is None and B == 1:
+        return _seed0_draws(chain, restarts)
+    return chain.random_q(np.random.default_rng(0) if rng is None else rng, (B, restarts))
+
+
 def _center(chain: Chain) -> np.ndarray:
     both = np.isfinite(chain.lower) & np.isfinite(chain.upper)
     return np.where(both, 0.5 * (np.where(both, chain.lower, 0) + np.where(both, chain.upper, 0)),
@@ -219,13 +224,14 @@ class IKOptions:
 
 
 def check_options(*, task, method, weights, tol_position, tol_orientation, max_iterations, restarts, rng, axis,
-                  max_step, damping, sigma_healthy, lambda_max, patience, kinematics_path="fast",
-                  backend="compiled") -> IKOptions:
+                  max_step, damping, sigma_healthy, lambda_max, patience, engine="compiled",
+                  backend=None) -> IKOptions:
     """Every IK option checked once, each error naming its option; returns the :class:`IKOptions` record."""
     one_of(task, "task", TASKS)
     one_of(method, "method", METHODS)
-    one_of(kinematics_path, "kinematics_path", tuple(KINEMATICS))
-    one_of(backend, "backend", BACKENDS)
+    one_of(engine, "engine", kinematics.ENGINES)
+    if backend is not None:
+        one_of(backend, "backend", BACKENDS)
     if rng is not None:
         generator(rng)
     return IKOptions(
@@ -306,8 +312,8 @@ def solve_ik_batch(
     lambda_max: float = 0.05,
     patience: int | None = None,
     trace: list | None = None,
-    kinematics_path: str = "fast",
-    backend: str = "compiled",
+    engine: str = "compiled",
+    backend: str | None = None,
     _single: bool = False,
 ) -> list[IKResult]:
     """Solve many targets at once; returns one :class:`IKResult` per target (a list).
@@ -326,25 +332,35 @@ def solve_ik_batch(
     o = check_options(task=task, method=method, weights=weights, tol_position=tol_position,
                       tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng,
                       axis=axis, max_step=max_step, damping=damping, sigma_healthy=sigma_healthy,
-                      lambda_max=lambda_max, patience=patience, kinematics_path=kinematics_path, backend=backend)
+                      lambda_max=lambda_max, patience=patience, engine=engine, backend=backend)
     T_target = check_targets(task, targets, 0 if _single else 1)
     B, n = len(T_target), chain.n
     center, base, reach = _chain_constants(chain)
     q0 = center if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
-    # Restarts drawn up front: target b uses exactly the b-th block, so looped solves equal one batch.
-    draws = _seed0_draws(chain, restarts) if rng is None and B == 1 else chain.random_q(
-        np.random.default_rng(0) if rng is None else rng, (B, restarts))
+    draws = restart_draws(chain, rng, B, restarts)
     n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
-    if backend == "compiled" and method == "lm" and trace is None and kinematics_path == "fast":
+    if _compiled_backend(backend, method, trace, engine):
         return _solve_compiled(chain, T_target, q0, draws, o, n_far, reach, base)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
     beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
     n_attempts = np.where(beyond, n_far, 1 + restarts)
     starts = np.concatenate([np.broadcast_to(q0, (B, n))[:, None], draws], axis=1)  # (B, A, n)
-    return _solve_numpy(chain, T_target, starts, n_attempts, o, KINEMATICS[kinematics_path], trace)
+    kin = functools.partial(kinematics.tool_pose_and_jacobian, engine=engine)
+    return _solve_numpy(chain, T_target, starts, n_attempts, o, kin, trace)
+
+
+def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> bool:
+    """Whether the compiled solve runs: by default wherever it serves; asked for where it cannot, an error."""
+    unserved = [why for why, bad in ((f"method={method!r} (it runs 'lm')", method != "lm"),
+                                     ("a trace", trace is not None), (f"engine={engine!r}", engine != "compiled"))
+                if bad]
+    if backend == "compiled" and unserved:
+        raise InputError(f"backend: 'compiled' cannot serve {', '.join(unserved)}; pass backend='numpy' or leave "
+                         "backend=None to choose")
+    return backend != "numpy" and not unserved
 
 
 def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int, reach: float, base) -> list[IKResult]:
@@ -498,30 +514,10 @@ def _results(q, outcome, iterations, perr, oerr, used, method, task, tol_positio
     return results
 
 
-def solve_ik(
-    chain: Chain,
-    target,
-    q0=None,
-    *,
-    task: str = "pose",
-    method: str = "lm",
-    weights=None,
-    tol_position: float = 1e-4,
-    tol_orientation: float = 1e-3,
-    max_iterations: int | None = None,
-    restarts: int = DEFAULT_RESTARTS,
-    rng: np.random.Generator | None = None,
-    axis=_TOOL_Z,
-    max_step: float = 0.5,
-    damping: float = 0.02,
-    sigma_healthy: float = 0.03,
-    lambda_max: float = 0.05,
-    patience: int | None = None,
-    trace: list | None = None,
-    kinematics_path: str = "fast",
-    backend: str = "compiled",
-) -> IKResult:
+def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     """Joint positions that put the chain's tool on ``target``; never raises for unreachable targets.
+
+    ``options`` are the keywords of :func:`solve_ik_batch` (same names and defaults), described here.
 
     ``target``: a 4x4 ``T_world_target`` (world frame, m) for ``task="pose"`` or ``"position+axis"``,
     a 3-vector or 4x4 for ``"position"``. ``task`` and ``method``: see the module docstring
@@ -536,19 +532,15 @@ def solve_ik(
     scaling. ``damping``: ``lam`` of ``"dls"``; ``sigma_healthy``, ``lambda_max``: ``"adaptive"``'s ramp.
     ``trace``: a list that receives, after every step, ``(rows, iterations, position_error,
     orientation_error)`` arrays of the current (accepted) point of each active target (convergence curves).
-    ``kinematics_path``: ``"fast"`` (compiled :mod:`physai.fast`, the default) or ``"reference"`` (the
-    NumPy :func:`physai.kinematics.tool_pose_and_jacobian` the lessons teach); both give the same solutions.
-    ``backend``: ``"compiled"`` (default) runs each target's whole ``"lm"`` solve in one compiled call
+    ``engine``: the kinematics engine of :mod:`physai.kinematics`, ``"compiled"`` (default) or ``"numpy"``
+    (the readable code the lessons teach); both give the same solutions.
+    ``backend``: ``"compiled"`` runs each target's whole ``"lm"`` solve in one compiled call
     (:mod:`physai.fast_ik`, same algorithm); ``"numpy"`` the vectorised NumPy loop of this module, which
-    also serves the other methods, ``trace`` and ``kinematics_path="reference"``.
+    serves every method, ``trace`` and ``engine="numpy"``. ``None`` (default): compiled where it serves, else
+    NumPy; ``"compiled"`` asked for where it cannot serve raises :class:`InputError`.
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
     found (smallest weighted error over every attempt, then refined until it stops improving) and
     ``unmet`` names what is not achieved.
     """
-    return solve_ik_batch(
-        chain, target, q0, task=task, method=method, weights=weights, tol_position=tol_position,
-        tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng, axis=axis,
-        max_step=max_step, damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max,
-        patience=patience, trace=trace, kinematics_path=kinematics_path, backend=backend, _single=True,
-    )[0]
+    return solve_ik_batch(chain, target, q0, _single=True, **options)[0]

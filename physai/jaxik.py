@@ -26,7 +26,7 @@ import numpy as np
 
 from physai._validate import count, generator, one_of, positive
 from physai.errors import InputError
-from physai.ik import MAX_RESTARTS, _center, check_targets
+from physai.ik import MAX_RESTARTS, _center, check_targets, restart_draws
 from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
@@ -61,15 +61,28 @@ class BatchIKResult:
 def _rotation_error(xp, R_target, R):
     """Rotation vector of ``R_target R^T`` (world frame, rad) ``(B, 3)`` and its angle ``(B,)``.
 
-    ``vee`` of the antisymmetric part is ``sin(theta) u``; ``theta = atan2(|.|, (tr - 1) / 2)`` keeps
-    full precision near 0 (at exactly 180 degrees the axis is undefined and the step is zero there).
+    The twin of :func:`physai.transforms.so3_log` (tested equal): Shepperd's quaternion from the largest of
+    its four diagonal combinations, then ``2 atan2(|v|, w)`` along ``v``. Accurate near 0 and near 180
+    degrees, where it still gives a full-size step (about an arbitrary one of the two equal directions).
     """
     E = R_target @ xp.swapaxes(R, -1, -2)
-    v = 0.5 * xp.stack([E[:, 2, 1] - E[:, 1, 2], E[:, 0, 2] - E[:, 2, 0], E[:, 1, 0] - E[:, 0, 1]], axis=-1)
-    s = xp.sqrt(xp.sum(v * v, axis=-1))
-    theta = xp.arctan2(s, 0.5 * (E[:, 0, 0] + E[:, 1, 1] + E[:, 2, 2] - 1.0))
-    safe = s > 1e-300
-    return v * xp.where(safe, theta / xp.where(safe, s, 1.0), 1.0)[:, None], theta
+    m00, m11, m22 = E[:, 0, 0], E[:, 1, 1], E[:, 2, 2]
+    c = xp.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], axis=-1)
+    d21, d02, d10 = E[:, 2, 1] - E[:, 1, 2], E[:, 0, 2] - E[:, 2, 0], E[:, 1, 0] - E[:, 0, 1]
+    s01, s02, s12 = E[:, 0, 1] + E[:, 1, 0], E[:, 0, 2] + E[:, 2, 0], E[:, 1, 2] + E[:, 2, 1]
+    k = xp.argmax(c, axis=-1)[:, None]
+    s = 2.0 * xp.sqrt(xp.max(c, axis=-1))  # >= 2: the four sum to 4
+    h = s / 4
+    quats = [xp.stack(x, axis=-1) for x in (
+        (h, d21 / s, d02 / s, d10 / s), (d21 / s, h, s01 / s, s02 / s),
+        (d02 / s, s01 / s, h, s12 / s), (d10 / s, s02 / s, s12 / s, h))]
+    q = xp.where(k == 0, quats[0], xp.where(k == 1, quats[1], xp.where(k == 2, quats[2], quats[3])))
+    q = xp.where(q[:, :1] < 0, -q, q)  # w >= 0: the angle is at most pi
+    v = q[:, 1:]
+    n = xp.sqrt(xp.sum(v * v, axis=-1))
+    theta = 2.0 * xp.arctan2(n, q[:, 0])
+    scale = xp.where(n == 0, 2.0, theta / xp.where(n == 0, 1.0, n))
+    return scale[:, None] * v, theta
 
 
 def _errors(xp, task, T, J, p_target, R_target):
@@ -175,8 +188,9 @@ def dls_ik(
 
     ``targets``: ``(B, 4, 4)`` ``T_world_target`` (or ``(B, 3)`` points for ``task="position"``).
     ``q0``: ``None`` (middle of the limits), ``(n,)`` or ``(B, n)``; restart ``k`` starts the still
-    unconverged targets from ``chain.random_q(rng, (restarts, B))[k - 1]`` (``rng`` defaults to
-    ``default_rng(0)``). ``damping`` in m (and rad), ``max_step`` in joint units.
+    unconverged targets from ``physai.ik.restart_draws(chain, rng, B, restarts)[:, k - 1]`` (``rng``
+    defaults to ``default_rng(0)``), the restart seeds of :func:`physai.ik.solve_ik_batch`. ``damping`` in m
+    (and rad), ``max_step`` in joint units.
     """
     one_of(task, "task", TASKS)
     one_of(backend, "backend", BACKENDS)
@@ -192,12 +206,12 @@ def dls_ik(
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     q = np.array(np.broadcast_to(q0, (B, n)))
-    starts = chain.random_q(np.random.default_rng(0) if rng is None else rng, (restarts, B))
+    starts = restart_draws(chain, rng, B, restarts)  # (B, restarts, n), the draws of physai.ik
     run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, int(iterations))
     done, its = np.zeros(B, bool), np.zeros(B, np.int64)
     for attempt in range(restarts + 1):
         if attempt:
-            q = np.where(done[:, None], q, starts[attempt - 1])
+            q = np.where(done[:, None], q, starts[:, attempt - 1])
         q, done, its, perr, oerr = (np.asarray(x) for x in run(p_target, R_target, q, done, its))
         if done.all():
             break

@@ -80,13 +80,13 @@ def test_every_method_converges_on_easy_targets_checked_in_mujoco(method, robot,
 @pytest.mark.parametrize("method", ["lm", "dls", "pinv"])
 def test_iterates_never_leave_the_joint_limits(method, so101, monkeypatch, rng):
     seen = []
-    real = ik.KINEMATICS["fast"]  # the solver's default source of (T, J)
+    real = kinematics.tool_pose_and_jacobian  # the solver's source of (T, J)
 
-    def recording(chain, q):
+    def recording(chain, q, engine="compiled"):
         seen.append(np.array(q))
-        return real(chain, q)
+        return real(chain, q, engine=engine)
 
-    monkeypatch.setitem(ik.KINEMATICS, "fast", recording)
+    monkeypatch.setattr(kinematics, "tool_pose_and_jacobian", recording)
     # reachable targets near the limits, and unreachable ones that pull the arm against them
     q_edge = np.clip(so101.random_q(rng, 5) * 1.2, so101.lower, so101.upper)
     targets = list(kinematics.tool_pose(so101, q_edge)[:, :3, 3]) + [np.array([0.6, 0.1, 0.2]), np.array([0.0, 0.0, -0.3])]
@@ -189,7 +189,7 @@ def test_reach_bound_holds_for_mujoco_site_positions(panda, panda_model, rng):
     ("restarts", 2.5), ("restarts", 10**9), ("restarts", -1), ("max_iterations", float("nan")), ("max_iterations", 0),
     ("rng", 0), ("tol_position", 0.0), ("tol_position", -1e-4), ("tol_orientation", float("nan")),
     ("damping", -0.1), ("max_step", float("inf")), ("patience", 1.5), ("sigma_healthy", 0), ("lambda_max", -1),
-    ("backend", "gpu"), ("kinematics_path", "jax"),
+    ("backend", "gpu"), ("engine", "jax"),
 ])
 def test_bad_ik_options_are_refused_naming_the_option(so101, option, value):
     target = kinematics.tool_pose(so101, so101.q_ref, engine="numpy")
@@ -210,7 +210,7 @@ def _roughened(T: np.ndarray, size: float) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("kw", [{}, {"backend": "numpy"}, {"kinematics_path": "reference"}, {"method": "dls"},
+@pytest.mark.parametrize("kw", [{}, {"backend": "numpy"}, {"engine": "numpy"}, {"method": "dls"},
                                 {"method": "pinv"}, {"method": "adaptive"}, {"method": "transpose"}])
 def test_target_rigid_to_1e_7_is_accepted_on_every_ik_path(panda, panda_model, kw):
     q_t = panda.random_q(np.random.default_rng(11))
@@ -237,3 +237,11 @@ def test_reach_bound_holds_when_a_slide_ref_lies_outside_its_range():
     far = np.linalg.norm(kinematics.tool_pose(chain, [0.0], engine="numpy")[:3, 3] - anchor0)
     assert far == pytest.approx(1.05, abs=1e-15)
     assert ik.reach_bound(chain) >= far - 1e-15
+
+
+@pytest.mark.parametrize("kw", [{"method": "dls"}, {"trace": []}, {"engine": "numpy"}])
+def test_explicit_compiled_backend_that_cannot_serve_is_refused_not_replaced(so101, kw):
+    target = kinematics.tool_pose(so101, so101.q_ref, engine="numpy")
+    with pytest.raises(InputError, match="^backend: 'compiled' cannot serve"):
+        solve_ik(so101, target, backend="compiled", **kw)
+    assert solve_ik(so101, target, **kw).converged  # left to choose, the NumPy loop serves it

@@ -96,3 +96,22 @@ def test_gpu_benchmark_cpu_smoke_runs_and_writes_its_table(tmp_path):
     for row in rows:
         success = float(row.split("|")[5].strip().rstrip(" %"))
         assert success >= 95.0
+
+
+def test_rotation_error_equals_so3_log_including_exactly_180_degrees():
+    """The solver's rotation error is pinned to physai.transforms.so3_log (itself pinned to SciPy in test_ik.py),
+    in NumPy and in JAX; at exactly 180 degrees it is a full-size step of angle pi, not zero."""
+    import jax.numpy as jnp
+    from scipy.spatial.transform import Rotation
+
+    from physai import transforms as tf
+
+    R_t = np.concatenate([Rotation.random(100, random_state=1).as_matrix(),
+                          np.array([np.diag([1.0, -1, -1]), np.diag([-1.0, 1, -1]), np.diag([-1.0, -1, 1])])])
+    R = np.concatenate([Rotation.random(100, random_state=2).as_matrix(), np.tile(np.eye(3), (3, 1, 1))])
+    ref = tf.so3_log(R_t @ np.swapaxes(R, -1, -2))
+    for xp in (np, jnp):
+        w, theta = (np.asarray(x) for x in jaxik._rotation_error(xp, xp.asarray(R_t), xp.asarray(R)))
+        assert np.abs(w - ref).max() <= 1e-14
+        assert np.abs(theta - np.linalg.norm(ref, axis=-1)).max() <= 1e-14
+    assert np.allclose(np.linalg.norm(w[-3:], axis=-1), np.pi, rtol=0, atol=1e-15)
