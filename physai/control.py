@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -26,6 +27,7 @@ from physai._validate import count, finite_array, nonnegative, one_of, positive,
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose
+from physai.robots import mujoco_warnings
 from physai.singularity import StepHealth, damped_step
 from physai.statics import gravity_torques, joint_actuators
 
@@ -273,9 +275,6 @@ def table_scene(model_path: str, center, half_size, top_z: float) -> mujoco.MjMo
     The robot's own geoms are made not to collide with each other (``conaffinity = 0``), so the only
     contacts are robot-table ones: the folded home pose of some arms starts in self-contact otherwise.
     """
-    spec = mujoco.MjSpec.from_file(str(model_path))
-    for g in spec.geoms:
-        g.conaffinity = 0
     hs = finite_array(half_size, "half_size", (3,))
     if hs.shape != (3,) or not np.all(hs > 0):
         raise InputError(f"half_size: expected 3 lengths > 0 (m), got {hs}")
@@ -283,9 +282,13 @@ def table_scene(model_path: str, center, half_size, top_z: float) -> mujoco.MjMo
     if c.shape != (2,):
         raise InputError(f"center: expected shape (2,), got {c.shape}")
     top_z = real(top_z, "top_z")
-    spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=hs,
-                            pos=[c[0], c[1], top_z - hs[2]], contype=1, conaffinity=1, rgba=[0.6, 0.5, 0.4, 1])
-    return spec.compile()
+    with mujoco_warnings(Path(model_path).name):
+        spec = mujoco.MjSpec.from_file(str(model_path))
+        for g in spec.geoms:
+            g.conaffinity = 0
+        spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=hs, pos=[c[0], c[1], top_z - hs[2]],
+                                contype=1, conaffinity=1, rgba=[0.6, 0.5, 0.4, 1])
+        return spec.compile()
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,16 @@ def _check_chain_belongs_to(m: mujoco.MjModel, chain: Chain) -> None:
             )
 
 
+def _check_types(m, chain, d=None) -> None:
+    """The MuJoCo helpers take an ``MjModel``, a physai ``Chain`` and optionally an ``MjData``, in that order."""
+    for value, name, kind in ((m, "m", mujoco.MjModel), (chain, "chain", Chain), (d, "d", (mujoco.MjData, type(None)))):
+        if not isinstance(value, kind):
+            want = kind.__name__ if isinstance(kind, type) else "mujoco.MjData or None"
+            raise InputError(f"{name}: expected {want}, got {type(value).__name__}")
+
+
 def _posed(m: mujoco.MjModel, chain: Chain, q, d: mujoco.MjData | None) -> mujoco.MjData:
+    _check_types(m, chain, d)
     if chain.qpos_adr is None:
         raise InputError(f"chain {chain.name!r} was not built from a MuJoCo model (no qpos addresses)")
     _check_chain_belongs_to(m, chain)

@@ -10,6 +10,7 @@ illustrative chains; tests pin each against its MuJoCo model.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import warnings
@@ -190,26 +191,41 @@ def mujoco_model(name_or_path: str | os.PathLike, source: str | None = None):
     return _compile(path)
 
 
-def _compile(path: Path):
-    """Compile a model file; MuJoCo's warnings become Python warnings instead of a ``MUJOCO_LOG.TXT``
-    written into the caller's working directory (and a line on stdout)."""
+@contextlib.contextmanager
+def mujoco_warnings(label: str):
+    """Within this block MuJoCo's warnings become Python warnings (``label: MuJoCo warns: ...``) instead of a
+    line on stdout and a ``MUJOCO_LOG.TXT`` appended in the caller's working directory.
+
+    MuJoCo's handler is process-wide: it is swapped only for the block (one block at a time) and restored.
+    The warnings are issued when the block ends normally; the block sees them as they arrive (the yielded
+    list), so an error it raises can include them.
+    """
     import mujoco
 
     heard: list[str] = []
-    with _MUJOCO_WARNINGS:  # the handler is process-wide: set it only for this compile, then restore it
+    with _MUJOCO_WARNINGS:
         previous = mujoco.get_mju_user_warning()
         mujoco.set_mju_user_warning(heard.append)
         try:
-            model = _urdf_spec(path).compile() if path.suffix.lower() == ".urdf" else \
-                mujoco.MjModel.from_xml_path(str(path))
-        except Exception as exc:  # mujoco raises ValueError with the compiler's message
-            also = f" (MuJoCo also warned: {'; '.join(t.strip() for t in heard)})" if heard else ""
-            raise ModelNotFoundError(f"model file {str(path)!r} does not compile in MuJoCo: {exc}{also}") from None
+            yield heard
         finally:
             mujoco.set_mju_user_warning(previous)
     for text in heard:
-        warnings.warn(f"{path.name}: MuJoCo warns: {text.strip()}", stacklevel=3)
-    return model
+        warnings.warn(f"{label}: MuJoCo warns: {text.strip()}", stacklevel=4)
+
+
+def _compile(path: Path):
+    """Compile a model file, MuJoCo's warnings as Python warnings (:func:`mujoco_warnings`)."""
+    import mujoco
+
+    with mujoco_warnings(path.name) as heard:
+        try:
+            if path.suffix.lower() == ".urdf":
+                return _urdf_spec(path).compile()
+            return mujoco.MjModel.from_xml_path(str(path))
+        except Exception as exc:  # mujoco raises ValueError with the compiler's message
+            also = f" (MuJoCo also warned: {'; '.join(t.strip() for t in heard)})" if heard else ""
+            raise ModelNotFoundError(f"model file {str(path)!r} does not compile in MuJoCo: {exc}{also}") from None
 
 
 def _urdf_spec(path: Path):

@@ -116,3 +116,15 @@ def test_closed_loop_rejects_tick_not_multiple_of_timestep(wxai, table_model):
 def test_estimate_wrench_validates_shape():
     with pytest.raises(InputError, match="tau_ext"):
         control.estimate_wrench(np.eye(6), np.ones(5))
+
+
+def test_table_scene_of_a_model_mujoco_warns_about_writes_no_log_file(tmp_path, monkeypatch):
+    """MuJoCo's own warning handler appends to ./MUJOCO_LOG.TXT; table_scene reports a Python warning instead."""
+    monkeypatch.chdir(tmp_path)
+    arm = tmp_path / "nan_arm.xml"
+    arm.write_text('<mujoco><worldbody><body pos="0 0 nan"><joint name="j"/><geom size=".1"/></body>'
+                   '</worldbody></mujoco>')
+    with pytest.warns(UserWarning, match="nan_arm.xml: MuJoCo warns: XML contains a 'NaN'"):
+        m = control.table_scene(str(arm), [0.3, 0.0], [0.1, 0.1, 0.02], 0.1)
+    assert m.geom("table").id >= 0 and np.isnan(m.body_pos).any()  # compiled, NaN kept: MuJoCo only warned
+    assert list(tmp_path.iterdir()) == [arm]

@@ -325,6 +325,14 @@ def test_mj_helpers_refuse_a_chain_or_data_from_another_model(so101, so101_model
         mj.site_pose(so101_model, robots.load("so101", source="builtin"), np.zeros(5))
 
 
+def test_mj_helpers_refuse_arguments_of_the_wrong_type_naming_them(so101, so101_model):
+    for args, name in (((so101, so101_model, np.zeros(5)), "m:"), ((so101_model, "so101", np.zeros(5)), "chain:"),
+                       ((so101_model, so101, np.zeros(5), so101_model), "d:")):
+        for f in (mj.site_pose, mj.site_jacobian):
+            with raises(InputError, name):
+                f(*args)
+
+
 # ---- poses and quaternions -----------------------------------------------------------------------
 
 
