@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import WXAI_XML, mj_site, mujoco_errors
 
 from physai import mj, robots
 from physai.lesson import verdict
-
-from conftest import WXAI_XML, mj_site, mujoco_errors
 
 LESSON = Path(__file__).resolve().parents[1] / "experiments" / "11-inverse-kinematics"
 TOL_P, TOL_O = 1e-4, 1e-3  # the solver's default tolerances (m, rad)
@@ -47,7 +46,7 @@ def test_transpose_step_is_minus_the_central_difference_gradient(ex, so101, so10
     p_target = mj_site(so101_model, so101, q_target)[0]
     p, _, J = mj_site(so101_model, so101, q)
     np.testing.assert_allclose(g.transpose_step, J[:3].T @ (p_target - p), atol=1e-15)
-    half_sq = lambda x: 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)  # noqa: E731
+    half_sq = lambda x: 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)
     eye = np.eye(5) * 1e-5
     fd = np.array([(half_sq(q + e) - half_sq(q - e)) / 2e-5 for e in eye])
     np.testing.assert_allclose(g.minus_gradient, -fd, atol=1e-10)

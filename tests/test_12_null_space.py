@@ -8,12 +8,11 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from conftest import mj_site
 from scipy.spatial.transform import Rotation
 
 from physai import robots
 from physai.lesson import verdict
-
-from conftest import mj_site
 
 LESSON = Path(__file__).resolve().parents[1] / "experiments" / "12-null-space"
 

@@ -9,12 +9,11 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from conftest import mj_site
 
 from physai import robots
 from physai.learned import dls_refine, predict
 from physai.lesson import verdict
-
-from conftest import mj_site
 
 LESSON = Path(__file__).resolve().parents[1] / "experiments" / "13-learned-controllers"
 TINY = {"n_train": 2000, "steps": 200, "hidden": (16, 16), "lr": 1e-2}
@@ -111,7 +110,7 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
     lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
     outside = {k: np.mean(np.any((q < lo) | (q > hi), axis=1)) for k, q in g.q.items()}
     h = ex.hybrid(nets_so101, g.x, ks=(0, 1, 2, 3))
-    miss = lambda qs: np.median([np.linalg.norm(mj_site(so101_model, so101, q)[0] - x)  # noqa: E731
+    miss = lambda qs: np.median([np.linalg.norm(mj_site(so101_model, so101, q)[0] - x)
                                  for q, x in zip(qs, g.x)])
     mid = np.broadcast_to((lo + hi) / 2, (len(g.x), 5))
     np.testing.assert_allclose(h[0], [miss(g.q["FK-consistency, bounded"]), miss(mid)], atol=1e-14)

@@ -73,7 +73,7 @@ def gradient_check(seed: int = SEED) -> GradientCheck:
     chain = robots.load("so101")
     q, q_target = chain.random_q(np.random.default_rng(seed), 2)
     p_target = kinematics.fk(chain, q_target).p
-    half_sq = lambda x: np.atleast_1d(0.5 * np.sum((p_target - kinematics.fk(chain, x).p) ** 2))  # noqa: E731
+    half_sq = lambda x: np.atleast_1d(0.5 * np.sum((p_target - kinematics.fk(chain, x).p) ** 2))
     grad = kinematics.fd_jacobian(half_sq, q, eps=1e-5)[0]
     e = p_target - kinematics.fk(chain, q).p
     return GradientCheck(q, kinematics.jacobian(chain, q)[:3].T @ e, -grad)

@@ -137,7 +137,7 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
     variants = (("open loop (no correction), dt = 1e-3", False, DT),
                 ("with correction J^+ e/dt, dt = 1e-2", True, 1e-2),
                 ("with correction J^+ e/dt, dt = 1e-3", True, DT))
-    runs = [self_motion(panda, PANDA_READY, "pose", SELF_SPEED, dt, int(round(seconds / dt)), correct)
+    runs = [self_motion(panda, PANDA_READY, "pose", SELF_SPEED, dt, round(seconds / dt), correct)
             for _, correct, dt in variants]
     return SelfMotion(tuple(v[0] for v in variants), np.array([drift(panda, tr, T0) for tr in runs]), runs[-1],
                       fk(panda, runs[-1]).anchors[:, ELBOW])
@@ -274,7 +274,7 @@ def _priority_run(panda, q_start, z_des, lam2, swapped):
     T0 = tool_pose(panda, q_start)
     k_tool = K_TOOL_SECONDARY if swapped else 1.0 / PRIORITY_DT
     q, zs, speeds = q_start.copy(), [], []
-    for _ in range(int(round(PRIORITY_T / PRIORITY_DT))):
+    for _ in range(round(PRIORITY_T / PRIORITY_DT)):
         e, J1, _, _ = residual(panda, q, T0, "pose")
         x, Jx = ns.point_jacobian(panda, q, ELBOW)
         J2, v2, v1 = Jx[2:], np.array([K_ELBOW * (z_des - x[2])]), k_tool * e
@@ -325,7 +325,7 @@ def print_priority(p: Priority) -> None:
         print(f"  {label:52s} {zs[-1]:13.4f} {peak:12.3g} {dp:12.1e} {dr:12.1e}")
     print("  Conflict: the elbow rises to the highest point of its self-motion and stops; J2 N1 loses rank (an")
     print("  algorithmic singularity) and the undamped secondary demands |residual| / sigma joint speed. Damping")
-    print(f"  bounds that gain by 1/(2 lam2). Swapped, the elbow wins and the tool gives way: priority is an order.")
+    print("  bounds that gain by 1/(2 lam2). Swapped, the elbow wins and the tool gives way: priority is an order.")
 
 
 def plot_priority(p: Priority) -> None:
@@ -355,7 +355,7 @@ def main(full: bool = False) -> list[Claim]:
     print_self_motion(motion)
     plot_self_motion(motion)
     plot_planar(planar_family())
-    print(f"\n== 3. Choosing on purpose: plain IK vs null-space refinement (margin = distance to the nearest limit "
+    print("\n== 3. Choosing on purpose: plain IK vs null-space refinement (margin = distance to the nearest limit "
           "as a fraction of the range) ==")
     choices = [choose_on_purpose(robot, 1000 if full else 60) for robot in ("panda", "so101")]
     for c in choices:
