@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import WXAI_XML, mj_site, mujoco_errors
 
 from physai import mj, robots
 from physai.lesson import verdict
-
-from conftest import WXAI_XML, mj_site, mujoco_errors
 
 LESSON = Path(__file__).resolve().parents[1] / "experiments" / "11-inverse-kinematics"
 TOL_P, TOL_O = 1e-4, 1e-3  # the solver's default tolerances (m, rad)
@@ -47,7 +46,7 @@ def test_transpose_step_is_minus_the_central_difference_gradient(ex, so101, so10
     p_target = mj_site(so101_model, so101, q_target)[0]
     p, _, J = mj_site(so101_model, so101, q)
     np.testing.assert_allclose(g.transpose_step, J[:3].T @ (p_target - p), atol=1e-15)
-    half_sq = lambda x: 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)  # noqa: E731
+    half_sq = lambda x: 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)
     eye = np.eye(5) * 1e-5
     fd = np.array([(half_sq(q + e) - half_sq(q - e)) / 2e-5 for e in eye])
     np.testing.assert_allclose(g.minus_gradient, -fd, atol=1e-10)
@@ -130,7 +129,7 @@ def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
     np.testing.assert_allclose(r.mujoco_error_hand, np.linalg.norm(p_hand - r.targets, axis=1), atol=1e-15)
     assert np.all((r.q_hand >= so101.lower) & (r.q_hand <= so101.upper))
     rate = np.mean(np.linalg.norm(p_hand - r.targets, axis=1) < 1e-4)
-    assert build.claims(r)[0].verdict == verdict(rate >= 0.95)
+    assert build.claims(r)[0].verdict == verdict(rate >= 0.9)
 
 
 def test_one_damped_step_is_the_stacked_least_squares_solution(build, so101, so101_model):

@@ -8,12 +8,11 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from conftest import mj_site
 from scipy.spatial.transform import Rotation
 
 from physai import robots
 from physai.lesson import verdict
-
-from conftest import mj_site
 
 LESSON = Path(__file__).resolve().parents[1] / "experiments" / "12-null-space"
 
@@ -83,7 +82,7 @@ def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
     np.testing.assert_allclose(s.elbow, elbow, atol=1e-14)
     swing = np.linalg.norm(elbow - elbow[0], axis=1).max()
     ref = _mj_drift(panda_model, panda_chain, s.trajectory)
-    assert ex.self_motion_claims(s)[0].verdict == verdict(swing > 0.05 and ref[0] < 1e-6 and ref[1] < 1e-5)
+    assert ex.self_motion_claims(s)[0].verdict == verdict(swing > 0.01 and ref[0] < 1e-6 and ref[1] < 1e-5)
     assert s.drift[0, 0] > 10 * s.drift[-1, 0]  # open loop drifts, the correction holds the tool
 
 

@@ -9,12 +9,11 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from conftest import mj_site
 
 from physai import robots
 from physai.learned import dls_refine, predict
 from physai.lesson import verdict
-
-from conftest import mj_site
 
 LESSON = Path(__file__).resolve().parents[1] / "experiments" / "13-learned-controllers"
 TINY = {"n_train": 2000, "steps": 200, "hidden": (16, 16), "lr": 1e-2}
@@ -111,7 +110,7 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
     lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
     outside = {k: np.mean(np.any((q < lo) | (q > hi), axis=1)) for k, q in g.q.items()}
     h = ex.hybrid(nets_so101, g.x, ks=(0, 1, 2, 3))
-    miss = lambda qs: np.median([np.linalg.norm(mj_site(so101_model, so101, q)[0] - x)  # noqa: E731
+    miss = lambda qs: np.median([np.linalg.norm(mj_site(so101_model, so101, q)[0] - x)
                                  for q, x in zip(qs, g.x)])
     mid = np.broadcast_to((lo + hi) / 2, (len(g.x), 5))
     np.testing.assert_allclose(h[0], [miss(g.q["FK-consistency, bounded"]), miss(mid)], atol=1e-14)
@@ -156,3 +155,28 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, nets_2r, nets_so101):
     claims = ex.main("tiny")
     assert read_claims(tmp_path) == claims and len(claims) == 6
     assert {p.name for p in tmp_path.glob("*.png")} == {"multimodality_2r.png", "so101_learned.png"}
+
+
+# ---- build.py ----
+
+
+@pytest.fixture(scope="module")
+def build():
+    return _load_lesson(LESSON, "build.py")
+
+
+def test_losses_by_hand_match_the_closed_form_and_physai(build):
+    b = build.run(n_targets=30, seed=2)
+    np.testing.assert_allclose(b.loss_fk[0], b.loss_fk[1], rtol=1e-12)  # NumPy by hand vs physai's JAX
+    np.testing.assert_allclose(b.loss_joint[0], b.loss_joint[1], rtol=1e-12)
+    rng = np.random.default_rng(0)
+    q, x = rng.uniform(-3, 3, (20, 2)), rng.uniform(-0.5, 0.5, (20, 3))
+    np.testing.assert_allclose(build.fk_loss_by_hand(q, x), np.mean(_miss_2r(q, x) ** 2), atol=1e-15)
+
+
+def test_mean_of_the_elbows_is_the_straight_arm(build):
+    b = build.run(n_targets=30, seed=2)
+    np.testing.assert_allclose(b.mean_miss, L1 + L2 - b.r, atol=1e-14)  # the straight arm reaches r = L1 + L2
+    assert build.claims(b)[0].verdict == verdict(np.abs(b.mean_miss - (L1 + L2 - b.r)).max() < 1e-12)
+    up, down = build.elbows(np.c_[0.4, 0.3, 0.0])
+    assert _miss_2r(up, np.c_[0.4, 0.3, 0.0])[0] < 1e-15 and _miss_2r(down, np.c_[0.4, 0.3, 0.0])[0] < 1e-15

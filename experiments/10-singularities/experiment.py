@@ -86,7 +86,7 @@ def print_two_link(r: TwoLink) -> None:
 
 def two_link_claims(r: TwoLink) -> list[Claim]:
     seed_J = np.array([[-0.3, -0.3], [0.8, 0.0]])
-    close = lambda a, b, tol: bool(np.allclose(a, b, atol=tol, rtol=0))  # noqa: E731
+    close = lambda a, b, tol: bool(np.allclose(a, b, atol=tol, rtol=0))
     shrink = np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)
     own_sigma, own_qdot = np.linalg.svd(seed_J, compute_uv=False), np.linalg.solve(seed_J, [0.0, 0.1])
     return [
@@ -275,7 +275,7 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
              for Ji, vi in zip(J, v)]  # dt = 1 s: dq is the joint rate
     clipped = np.clip(exact, -QDOT_LIMIT, QDOT_LIMIT)
     scaled, _ = singularity.scale_to_limit(exact, QDOT_LIMIT)
-    tool = lambda qd: (Jp @ qd[..., None])[..., 0]  # noqa: E731
+    tool = lambda qd: (Jp @ qd[..., None])[..., 0]
     return ExtensionSweep(
         elbow, float(chain.upper[2]), S[:, -1], S[:, 0], np.linalg.norm(exact, axis=1), np.abs(exact).max(axis=1),
         np.linalg.norm(fixed, axis=1), np.sum(tool(fixed) * U[..., -1], axis=1),
@@ -291,8 +291,8 @@ def _first_below(r: ExtensionSweep, sigma: float) -> int:
 def print_sweep(r: ExtensionSweep) -> None:
     print(f"\n== 4. WidowX AI to full extension: {V_WEAK * 100:.0f} cm/s along the weakest direction "
           "(position block) ==")
-    print("elbow = joint_2 (limit {:.3f} rad); wrist pitch reaching farthest; exact = pinv; fixed = DLS lambda {}; "
-          "adaptive = damped_step (then uniform scaling to {} rad/s)".format(r.elbow_limit, LAMBDA, QDOT_LIMIT))
+    print(f"elbow = joint_2 (limit {r.elbow_limit:.3f} rad); wrist pitch reaching farthest; exact = pinv; fixed = DLS lambda {LAMBDA}; "
+          f"adaptive = damped_step (then uniform scaling to {QDOT_LIMIT} rad/s)")
     print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
           f"{'v_weak fixed':>12s} {'adaptive max':>12s} {'lambda':>7s} {'clip cos':>8s}")
     limit = int(np.searchsorted(r.elbow, r.elbow_limit))
@@ -326,7 +326,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
 def sweep_claims(r: ExtensionSweep) -> list[Claim]:
     lim, near = int(np.searchsorted(r.elbow, r.elbow_limit)), _first_below(r, 0.005)
     past = f"{r.elbow[near] - r.elbow_limit:.2f} rad past the elbow limit"
-    row = lambda claim, seed, measured, ok, why: Claim(LESSON, claim, seed, measured, verdict(ok), why)  # noqa: E731
+    row = lambda claim, seed, measured, ok, why: Claim(LESSON, claim, seed, measured, verdict(ok), why)
     return [
         row("near full extension sigma_min < 0.005 (within the joint limits)", "< 0.005 m/rad",
             f"{r.sigma_min[lim]:.4f} at the elbow limit", r.sigma_min[lim] < 0.005,
@@ -433,7 +433,7 @@ def damping_tax(q: np.ndarray, n_directions: int = 200, seed: int = SEED) -> Dam
     fixed = singularity.damped_solve(J[:3], v, LAMBDA)
     adaptive = np.array([singularity.damped_step(J, vi, 1.0, sigma_healthy=SIGMA_HEALTHY, lambda_max=LAMBDA,
                                                  qdot_limit=QDOT_LIMIT)[0] for vi in v])
-    err = lambda qd: np.linalg.norm((J[:3] @ qd.T).T - v, axis=1) / V_WEAK  # noqa: E731
+    err = lambda qd: np.linalg.norm((J[:3] @ qd.T).T - v, axis=1) / V_WEAK
     ramp = np.linspace(0.0, 2 * SIGMA_HEALTHY, 121)
     return DampingTax(float(np.linalg.svd(J[:3], compute_uv=False)[-1]), err(fixed), err(adaptive),
                       singularity.adaptive_damping(ramp, SIGMA_HEALTHY, LAMBDA), ramp)

@@ -73,7 +73,7 @@ def gradient_check(seed: int = SEED) -> GradientCheck:
     chain = robots.load("so101")
     q, q_target = chain.random_q(np.random.default_rng(seed), 2)
     p_target = kinematics.fk(chain, q_target).p
-    half_sq = lambda x: np.atleast_1d(0.5 * np.sum((p_target - kinematics.fk(chain, x).p) ** 2))  # noqa: E731
+    half_sq = lambda x: np.atleast_1d(0.5 * np.sum((p_target - kinematics.fk(chain, x).p) ** 2))
     grad = kinematics.fd_jacobian(half_sq, q, eps=1e-5)[0]
     e = p_target - kinematics.fk(chain, q).p
     return GradientCheck(q, kinematics.jacobian(chain, q)[:3].T @ e, -grad)
@@ -263,7 +263,7 @@ class Teleop:
     unconverged: int
 
 
-def teleop(seconds: float = 4.0, dt: float = 0.02) -> Teleop:
+def teleop(seconds: float = 2.0, dt: float = 0.02) -> Teleop:
     """Targets from a smooth SO-101 joint path at 1/dt Hz (position + tool axis), each solve started at the last."""
     chain = robots.load("so101")
     t = np.arange(0.0, seconds, dt)
@@ -304,7 +304,7 @@ def main(full: bool = False) -> list[Claim]:
     rows = [success(robot, task, n_targets) for robot, task in CASES]
     print_success(rows, n_targets)
     print_five_dof(five_dof_pose())
-    print_teleop(teleop())
+    print_teleop(teleop(4.0 if full else 2.0))
     claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(rows)
     print("\nClaims (seed vs this run)\n" + claims_table(claims))
     write_claims(HERE, claims, "experiment.py")

@@ -34,7 +34,7 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import robots  # noqa: E402
-from physai.kinematics import fk, jacobian  # noqa: E402
+from physai.kinematics import jacobian  # noqa: E402
 from physai.learned import (  # noqa: E402
     dls_refine, init_model, limit_violation, load, position_error, predict, sample_dataset, save, train,
 )
@@ -293,7 +293,8 @@ def hybrid(nets: dict, x: np.ndarray, ks=range(6)) -> np.ndarray:
 
 
 def print_hybrid(h: np.ndarray, setting: str) -> None:
-    print(f"\n== 6. The hybrid: FK-consistency (bounded) guess + k DLS steps vs k DLS steps from mid-limits [{setting}] ==")
+    print(f"\n== 6. The hybrid: FK-consistency (bounded) guess + k DLS steps vs k DLS steps from mid-limits "
+          f"[{setting}] ==")
     print(f"{'k':>3s}{'hybrid median mm':>18s}{'DLS median mm':>15s}")
     for k, (hy, dls) in enumerate(h):
         print(f"{k:3d}{hy * 1e3:18.3f}{dls * 1e3:15.3f}")
@@ -321,7 +322,7 @@ def settle(m, chain, q_cmd, gravity: bool) -> np.ndarray:
     m.opt.gravity[:] = (0.0, 0.0, -9.81) if gravity else (0.0, 0.0, 0.0)
     d = mujoco.MjData(m)
     d.ctrl[[m.actuator(j).id for j in chain.joint_names]] = q_cmd  # MuJoCo clamps to ctrlrange, as the servo does
-    for _ in range(int(round(SETTLE_S / m.opt.timestep))):
+    for _ in range(round(SETTLE_S / m.opt.timestep)):
         mujoco.mj_step(m, d)
     mujoco.mj_forward(m, d)
     return d.site_xpos[m.site(chain.tool_name).id].copy()
