@@ -126,7 +126,6 @@ OWN = [  # (call taking the option as keyword, option, kind)
     (lambda **o: train(MODEL, SO101, DATA, steps=100, **o), "log_every", "count1"),
 ]
 
-FRONT_DOOR = pytest.mark.xfail(strict=True, reason="validated by the front-door change")
 V3 = np.array([0.01, 0.0, 0.0])
 OTHERS = [  # the IK, null-space and singularity modules (another change owns their validation)
     (ik, "restarts", "count0"), (ik, "max_iterations", "count1"), (ik, "tol_position", "positive"),
@@ -159,7 +158,7 @@ def _id(call, option) -> str:
 
 
 CASES = [pytest.param(*c, id=_id(*c[:2])) for c in OWN]
-CASES += [pytest.param(*c, id=_id(*c[:2]), marks=FRONT_DOOR) for c in OTHERS]  # every one of them fails today
+CASES += [pytest.param(*c, id=_id(*c[:2])) for c in OTHERS]
 
 
 @pytest.mark.parametrize("call, option, kind", CASES)
