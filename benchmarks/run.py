@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ sys.path.insert(0, str(HERE))
 
 from _timing import per_call_seconds  # noqa: E402
 
-import physai  # noqa: E402
+import physai
 from physai import jaxik, kinematics, robots  # noqa: E402
 
 SO101_XML = robots.model_path("so101")
@@ -250,19 +251,10 @@ def single_call(report: Report, rounds: int) -> dict:
         check(f"{label}: Pinocchio computeFrameJacobian", pin_jac(q), J, 1e-12, report)
         check(f"{label}: Pinocchio frame placement", pin_pose(q).homogeneous, physai.tool_pose(chain, q), 1e-12, report)
         check(f"{label}: physai numpy engine", physai.jacobian(chain, q, engine="numpy"), J, 1e-13, report)
-        cands = {
-            "physai.jacobian": lambda: physai.jacobian(chain, q),
-            "physai.tool_pose": lambda: physai.tool_pose(chain, q),
-            "physai.tool_pose_and_jacobian": lambda: physai.tool_pose_and_jacobian(chain, q),
-            "Pinocchio computeFrameJacobian + updateFramePlacement": lambda: pin_jac(q),
-            "Pinocchio forwardKinematics + updateFramePlacement": lambda: pin_pose(q),
-            "MuJoCo kinematics+comPos+jacSite": lambda: three(q),
-        }
         if ets is not None:
             check(f"{label}: roboticstoolbox jacob0", ets.jacob0(q), J, 1e-12, report)
-            cands["roboticstoolbox ETS jacob0"] = lambda: ets.jacob0(q)
-        t = per_call_seconds(cands, calls=2000, rounds=rounds)
-        t.update(per_call_seconds({"physai.jacobian(engine='numpy')": lambda: physai.jacobian(chain, q, engine="numpy")},
+        t = per_call_seconds(_single_candidates(chain, q, pin_jac, pin_pose, three, ets), calls=2000, rounds=rounds)
+        t.update(per_call_seconds({"physai.jacobian(engine='numpy')": partial(physai.jacobian, chain, q, engine="numpy")},
                                   calls=50, rounds=rounds))
         med = {k: float(np.median(v)) for k, v in t.items()}
         base = med["physai.jacobian"]
@@ -280,12 +272,27 @@ def single_call(report: Report, rounds: int) -> dict:
     return ratios
 
 
+def _single_candidates(chain, q, pin_jac, pin_pose, three, ets) -> dict:
+    """The one-call candidates, each a no-argument callable on the same ``q``."""
+    cands = {
+        "physai.jacobian": lambda: physai.jacobian(chain, q),
+        "physai.tool_pose": lambda: physai.tool_pose(chain, q),
+        "physai.tool_pose_and_jacobian": lambda: physai.tool_pose_and_jacobian(chain, q),
+        "Pinocchio computeFrameJacobian + updateFramePlacement": lambda: pin_jac(q),
+        "Pinocchio forwardKinematics + updateFramePlacement": lambda: pin_pose(q),
+        "MuJoCo kinematics+comPos+jacSite": lambda: three(q),
+    }
+    if ets is not None:
+        cands["roboticstoolbox ETS jacob0"] = lambda: ets.jacob0(q)
+    return cands
+
+
 def batched(report: Report, rounds: int) -> dict:
     import numba
 
     report("## 2. Batched Jacobians, SO-101: `physai.jacobian(chain, Q)` on Q of shape (B, n)\n")
     chain = robots.load(SO101_XML, site="gripperframe")
-    three, mj_jac = mujoco_peer(SO101_XML, chain)
+    _, mj_jac = mujoco_peer(SO101_XML, chain)
     pin_jac, _ = pinocchio_peer(chain)
     torch_chain = optional(report, "pytorch_kinematics", torch_peer, SO101_XML, chain)
     Q = chain.random_q(np.random.default_rng(1), 10_000)

@@ -77,8 +77,8 @@ def test_dls_ik_position_task_takes_points(so101):
     "kwargs, match",
     [(dict(task="axis"), "task"), (dict(backend="torch"), "backend"), (dict(iterations=0), "iterations"),
      (dict(restarts=-1), "restarts"), (dict(damping=0.0), "damping"), (dict(targets=np.zeros((3, 3))), "target"),
-     (dict(restarts=2.5), "^restarts: "), (dict(iterations=float("nan")), "^iterations: "), (dict(rng=0), "^rng: "),
-     (dict(q0=np.full(5, 10.0)), "^q0: joint .* is outside its limits")],
+     ({"restarts": 2.5}, "^restarts: "), ({"iterations": float("nan")}, "^iterations: "), ({"rng": 0}, "^rng: "),
+     ({"q0": np.full(5, 10.0)}, "^q0: joint .* is outside its limits")],
 )
 def test_dls_ik_rejects_bad_arguments(so101, kwargs, match):
     targets = kwargs.pop("targets", np.tile(np.eye(4), (2, 1, 1)))

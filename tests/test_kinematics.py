@@ -238,7 +238,7 @@ def test_fork_workers_run_after_a_parallel_batch():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", FORK_AFTER_BATCH], capture_output=True, text=True, timeout=180)
+    out = subprocess.run([sys.executable, "-c", FORK_AFTER_BATCH], capture_output=True, text=True, timeout=180, check=False)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip()) == 0.0
 
