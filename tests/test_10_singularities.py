@@ -195,7 +195,8 @@ def test_sweep_claims_follow_the_mujoco_numbers(ex, sweep, wxai, wxai_model):
     assert r.elbow_limit == wxai_model.jnt_range[wxai_model.joint("joint_2").id, 1]
     Jp = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, r.elbow))
     U, S, _ = np.linalg.svd(Jp)
-    lim, near = int(np.searchsorted(r.elbow, r.elbow_limit)), int(np.argmax(S[:, -1] < 0.005))
+    inside = np.flatnonzero(r.elbow <= r.elbow_limit)
+    lim, near = inside[-1], int(np.argmax(S[:, -1] < 0.005))
     v = 0.05 * U[..., -1]
     exact = np.linalg.lstsq(Jp[near], v[near], rcond=None)[0]
     tool = Jp[near] @ np.clip(exact, -6.28, 6.28)

@@ -283,6 +283,11 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
         _cos(tool(clipped), v), _cos(tool(scaled), v))
 
 
+def _at_limit(r: ExtensionSweep) -> int:
+    """Index of the last sweep pose inside the elbow's limit."""
+    return int(np.searchsorted(r.elbow, r.elbow_limit, side="right")) - 1
+
+
 def _first_below(r: ExtensionSweep, sigma: float) -> int:
     """Index of the first sweep pose (walking toward the straight arm) with sigma_min below ``sigma``."""
     return int(np.argmax(r.sigma_min < sigma))
@@ -295,7 +300,7 @@ def print_sweep(r: ExtensionSweep) -> None:
           f"adaptive = damped_step (then uniform scaling to {QDOT_LIMIT} rad/s)")
     print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
           f"{'v_weak fixed':>12s} {'adaptive max':>12s} {'lambda':>7s} {'clip cos':>8s}")
-    limit = int(np.searchsorted(r.elbow, r.elbow_limit))
+    limit = _at_limit(r)
     for i in sorted({0, limit, _first_below(r, 0.01), _first_below(r, 0.005), len(r.elbow) - 1}):
         print(f"{r.elbow[i]:11.3f} {r.sigma_min[i]:9.5f} {r.exact_norm[i]:10.2f} {r.exact_peak[i]:9.2f} "
               f"{r.fixed_norm[i]:10.3f} {r.fixed_weak[i]:12.5f} {r.adaptive_peak[i]:12.3f} {r.adaptive_lam[i]:7.4f} "
@@ -324,7 +329,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
 
 
 def sweep_claims(r: ExtensionSweep) -> list[Claim]:
-    lim, near = int(np.searchsorted(r.elbow, r.elbow_limit)), _first_below(r, 0.005)
+    lim, near = _at_limit(r), _first_below(r, 0.005)
     past = f"{r.elbow[near] - r.elbow_limit:.2f} rad past the elbow limit"
     row = lambda claim, seed, measured, ok, why: Claim(LESSON, claim, seed, measured, verdict(ok), why)
     return [
