@@ -223,6 +223,7 @@ def test_force_duality_is_J_transpose_of_mj_jacSite(ex, sweep, wxai, wxai_model)
     U, S, _ = np.linalg.svd(J)
     np.testing.assert_allclose(d.torque_per_newton, np.linalg.norm(J.T @ U, axis=0), atol=1e-13)
     np.testing.assert_allclose(d.torque_per_newton, S, atol=1e-13)  # |J^T u_i| = sigma_i
+    np.testing.assert_allclose(np.abs(np.sum(d.directions * U, axis=0)), 1.0, atol=1e-12)  # same axes up to sign
     assert ex.duality_claims(d)[0].verdict == verdict(S[-1] / S[0] < 0.02)
 
 
@@ -265,7 +266,8 @@ def test_main_writes_one_claim_row_per_claim_function(ex, tmp_path, monkeypatch)
 
     assert read_claims(tmp_path) == claims
     assert len(claims) == 19
-    assert {p.name for p in tmp_path.glob("*.png")} == {"sigma_spread.png", "rank_loss_map.png", "extension_sweep.png"}
+    assert {p.name for p in tmp_path.glob("*.png")} == {"sigma_spread.png", "ellipsoids.png", "rank_loss_map.png",
+                                                       "extension_sweep.png"}
 
 
 # ---- build.py ----

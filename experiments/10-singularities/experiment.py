@@ -13,8 +13,8 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 7. ``damping_tax``: what fixed damping costs in a healthy pose, and what adaptive damping costs there.
 
 Run: uv run python experiments/10-singularities/experiment.py [--full]
-Writes experiment_output.txt, claims.json, sigma_spread.png, rank_loss_map.png and extension_sweep.png beside
-this file. Deterministic (seed 0). ``--full`` (or PHYSAI_FULL=1) uses finer grids and more poses.
+Writes experiment_output.txt, claims.json, sigma_spread.png, ellipsoids.png, rank_loss_map.png and
+extension_sweep.png beside this file. Deterministic (seed 0). ``--full`` (or PHYSAI_FULL=1) uses finer grids and more poses.
 """
 
 from __future__ import annotations
@@ -360,6 +360,7 @@ def sweep_claims(r: ExtensionSweep) -> list[Claim]:
 @dataclass(frozen=True)
 class Duality:
     sigma: np.ndarray  # (3,) m/rad at the pose
+    directions: np.ndarray  # (3, 3) columns u_i: the tool directions, base frame
     torque_per_newton: np.ndarray  # (3,) N m per N: |J^T u_i| for a 1 N tool force along each left singular vector
 
 
@@ -369,13 +370,31 @@ def force_duality(r: ExtensionSweep, sigma: float = 0.005) -> Duality:
     elbow = r.elbow[_first_below(r, sigma)]
     Jp = jacobian(chain, stretch_poses(chain, np.array([elbow]))[0])[:3]
     U, S, _ = np.linalg.svd(Jp)
-    return Duality(S, np.linalg.norm(Jp.T @ U, axis=0))
+    return Duality(S, U, np.linalg.norm(Jp.T @ U, axis=0))
 
 
 def print_duality(d: Duality) -> None:
     print("\n== 5. Mobility and force are dual (same pose, sigma_min < 0.005) ==")
     print(f"  sigma {fmt_row(d.sigma, 8, 5)} m/rad; |tau| holding 1 N along u_1, u_2, u_3: "
           f"{fmt_row(d.torque_per_newton, 8, 5)} N m (tau = J^T F, so |tau| = sigma_i)")
+
+
+def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
+    """The velocity ellipsoids {J qdot : |qdot| <= 1} at the typical pose and near full extension."""
+    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
+    sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
+    fig = plt.figure(figsize=(10, 4.8))
+    for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose"),
+                                              (near.sigma, near.directions, "near full extension"))):
+        ax = fig.add_subplot(1, 2, k + 1, projection="3d")
+        x, y, z = np.einsum("ij,jab->iab", axes * radii, sphere)
+        ax.plot_surface(x, y, z, alpha=0.5, color=f"C{k}")
+        ax.set_box_aspect((1, 1, 1))
+        lim = radii.max()
+        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xlabel="x", ylabel="y", zlabel="z")
+        ax.set_title(f"{title}: radii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s", fontsize=9)
+    fig.suptitle("WidowX AI velocity ellipsoid of the position block: the pancake near a singularity")
+    _save(fig, "ellipsoids.png")
 
 
 def duality_claims(d: Duality) -> list[Claim]:
@@ -488,6 +507,7 @@ def main(full: bool = False) -> list[Claim]:
     plot_sweep(sweep)
     dual = force_duality(sweep)
     print_duality(dual)
+    plot_ellipsoids(spread, dual)
     unit = units(spread.q_typical)
     print_units(unit)
     tax = damping_tax(spread.q_typical)
@@ -496,7 +516,7 @@ def main(full: bool = False) -> list[Claim]:
               + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
     print("\nClaims (seed vs this run)\n" + claims_table(claims))
     write_claims(HERE, claims, "experiment.py")
-    print("\nfigures: sigma_spread.png, rank_loss_map.png, extension_sweep.png")
+    print("\nfigures: sigma_spread.png, ellipsoids.png, rank_loss_map.png, extension_sweep.png")
     return claims
 
 
