@@ -14,7 +14,8 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 
 Run: uv run python experiments/10-singularities/experiment.py [--full]
 Writes experiment_output.txt, claims.json, sigma_spread.png, ellipsoids.png, rank_loss_map.png and
-extension_sweep.png beside this file. Deterministic (seed 0). ``--full`` (or PHYSAI_FULL=1) uses finer grids and more poses.
+extension_sweep.png beside this file. Deterministic (seed 0). ``--full`` (or PHYSAI_FULL=1) uses finer grids and
+more poses.
 """
 
 from __future__ import annotations
@@ -296,7 +297,8 @@ def _first_below(r: ExtensionSweep, sigma: float) -> int:
 def print_sweep(r: ExtensionSweep) -> None:
     print(f"\n== 4. WidowX AI to full extension: {V_WEAK * 100:.0f} cm/s along the weakest direction "
           "(position block) ==")
-    print(f"elbow = joint_2 (limit {r.elbow_limit:.3f} rad); wrist pitch reaching farthest; exact = pinv; fixed = DLS lambda {LAMBDA}; "
+    print(f"elbow = joint_2 (limit {r.elbow_limit:.3f} rad); wrist pitch reaching farthest; exact = pinv; "
+          f"fixed = DLS lambda {LAMBDA}; "
           f"adaptive = damped_step (then uniform scaling to {QDOT_LIMIT} rad/s)")
     print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
           f"{'v_weak fixed':>12s} {'adaptive max':>12s} {'lambda':>7s} {'clip cos':>8s}")
