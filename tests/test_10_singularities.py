@@ -188,6 +188,12 @@ def test_extension_sweep_rates_match_mj_jacSite_and_closed_forms(ex, sweep, wxai
     tool = np.einsum("kij,kj->ki", Jp, np.clip(exact, -6.28, 6.28))
     np.testing.assert_allclose(r.cos_clip, np.sum(tool * v, 1) / np.linalg.norm(tool, axis=1) / 0.05, atol=1e-9)
     np.testing.assert_allclose(r.cos_scaled, 1.0, atol=1e-12)
+    # adaptive damping (Nakamura ramp, closed form) from the normal equations, before any uniform scaling
+    lam = 0.05 * np.sqrt(1 - np.clip(S[:, -1] / 0.03, 0, 1) ** 2)
+    adaptive = np.array([J.T @ np.linalg.solve(J @ J.T + li**2 * np.eye(3), vi) for J, li, vi in zip(Jp, lam, v)])
+    np.testing.assert_allclose(r.adaptive_lam, lam, atol=1e-12)
+    np.testing.assert_allclose(r.adaptive_peak, np.minimum(np.abs(adaptive).max(axis=1), 6.28), rtol=1e-9)
+    assert r.adaptive_peak.max() > 0.05 / (2 * 0.05)  # the printed point: the ramp gives up the fixed-lambda bound
 
 
 def test_sweep_claims_follow_the_mujoco_numbers(ex, sweep, wxai, wxai_model):

@@ -307,6 +307,9 @@ def print_sweep(r: ExtensionSweep) -> None:
         print(f"{r.elbow[i]:11.3f} {r.sigma_min[i]:9.5f} {r.exact_norm[i]:10.2f} {r.exact_peak[i]:9.2f} "
               f"{r.fixed_norm[i]:10.3f} {r.fixed_weak[i]:12.5f} {r.adaptive_peak[i]:12.3f} {r.adaptive_lam[i]:7.4f} "
               f"{r.cos_clip[i]:8.4f}")
+    k = int(np.argmax(r.adaptive_peak))
+    print(f"  adaptive damping (lambda 0 above sigma_min {SIGMA_HEALTHY}) gives up the 1/(2 lambda_max) bound near its "
+          f"threshold: peak {r.adaptive_peak[k]:.2f} rad/s at sigma_min {r.sigma_min[k]:.4f} m/rad")
     print(f"  at the elbow limit the arm is {r.elbow[-1] - r.elbow_limit:.3f} rad short of straight; uniform scaling "
           f"keeps the direction everywhere (min cos {r.cos_scaled.min():.12f})")
 
