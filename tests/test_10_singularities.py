@@ -188,6 +188,12 @@ def test_extension_sweep_rates_match_mj_jacSite_and_closed_forms(ex, sweep, wxai
     tool = np.einsum("kij,kj->ki", Jp, np.clip(exact, -6.28, 6.28))
     np.testing.assert_allclose(r.cos_clip, np.sum(tool * v, 1) / np.linalg.norm(tool, axis=1) / 0.05, atol=1e-9)
     np.testing.assert_allclose(r.cos_scaled, 1.0, atol=1e-12)
+    # adaptive damping (Nakamura ramp, closed form) from the normal equations, before any uniform scaling
+    lam = 0.05 * np.sqrt(1 - np.clip(S[:, -1] / 0.03, 0, 1) ** 2)
+    adaptive = np.array([J.T @ np.linalg.solve(J @ J.T + li**2 * np.eye(3), vi) for J, li, vi in zip(Jp, lam, v)])
+    np.testing.assert_allclose(r.adaptive_lam, lam, atol=1e-12)
+    np.testing.assert_allclose(r.adaptive_peak, np.minimum(np.abs(adaptive).max(axis=1), 6.28), rtol=1e-9)
+    assert r.adaptive_peak.max() > 0.05 / (2 * 0.05)  # the printed point: the ramp gives up the fixed-lambda bound
 
 
 def test_sweep_claims_follow_the_mujoco_numbers(ex, sweep, wxai, wxai_model):
@@ -195,7 +201,8 @@ def test_sweep_claims_follow_the_mujoco_numbers(ex, sweep, wxai, wxai_model):
     assert r.elbow_limit == wxai_model.jnt_range[wxai_model.joint("joint_2").id, 1]
     Jp = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, r.elbow))
     U, S, _ = np.linalg.svd(Jp)
-    lim, near = int(np.searchsorted(r.elbow, r.elbow_limit)), int(np.argmax(S[:, -1] < 0.005))
+    inside = np.flatnonzero(r.elbow <= r.elbow_limit)
+    lim, near = inside[-1], int(np.argmax(S[:, -1] < 0.005))
     v = 0.05 * U[..., -1]
     exact = np.linalg.lstsq(Jp[near], v[near], rcond=None)[0]
     tool = Jp[near] @ np.clip(exact, -6.28, 6.28)
@@ -222,6 +229,7 @@ def test_force_duality_is_J_transpose_of_mj_jacSite(ex, sweep, wxai, wxai_model)
     U, S, _ = np.linalg.svd(J)
     np.testing.assert_allclose(d.torque_per_newton, np.linalg.norm(J.T @ U, axis=0), atol=1e-13)
     np.testing.assert_allclose(d.torque_per_newton, S, atol=1e-13)  # |J^T u_i| = sigma_i
+    np.testing.assert_allclose(np.abs(np.sum(d.directions * U, axis=0)), 1.0, atol=1e-12)  # same axes up to sign
     assert ex.duality_claims(d)[0].verdict == verdict(S[-1] / S[0] < 0.02)
 
 
@@ -264,7 +272,8 @@ def test_main_writes_one_claim_row_per_claim_function(ex, tmp_path, monkeypatch)
 
     assert read_claims(tmp_path) == claims
     assert len(claims) == 19
-    assert {p.name for p in tmp_path.glob("*.png")} == {"sigma_spread.png", "rank_loss_map.png", "extension_sweep.png"}
+    assert {p.name for p in tmp_path.glob("*.png")} == {"sigma_spread.png", "ellipsoids.png", "rank_loss_map.png",
+                                                       "extension_sweep.png"}
 
 
 # ---- build.py ----

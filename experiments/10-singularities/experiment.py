@@ -13,8 +13,9 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 7. ``damping_tax``: what fixed damping costs in a healthy pose, and what adaptive damping costs there.
 
 Run: uv run python experiments/10-singularities/experiment.py [--full]
-Writes experiment_output.txt, claims.json, sigma_spread.png, rank_loss_map.png and extension_sweep.png beside
-this file. Deterministic (seed 0). ``--full`` (or PHYSAI_FULL=1) uses finer grids and more poses.
+Writes experiment_output.txt, claims.json, sigma_spread.png, ellipsoids.png, rank_loss_map.png and
+extension_sweep.png beside this file. Deterministic (seed 0). ``--full`` (or PHYSAI_FULL=1) uses finer grids and
+more poses.
 """
 
 from __future__ import annotations
@@ -283,6 +284,11 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
         _cos(tool(clipped), v), _cos(tool(scaled), v))
 
 
+def _at_limit(r: ExtensionSweep) -> int:
+    """Index of the last sweep pose inside the elbow's limit."""
+    return int(np.searchsorted(r.elbow, r.elbow_limit, side="right")) - 1
+
+
 def _first_below(r: ExtensionSweep, sigma: float) -> int:
     """Index of the first sweep pose (walking toward the straight arm) with sigma_min below ``sigma``."""
     return int(np.argmax(r.sigma_min < sigma))
@@ -291,15 +297,19 @@ def _first_below(r: ExtensionSweep, sigma: float) -> int:
 def print_sweep(r: ExtensionSweep) -> None:
     print(f"\n== 4. WidowX AI to full extension: {V_WEAK * 100:.0f} cm/s along the weakest direction "
           "(position block) ==")
-    print(f"elbow = joint_2 (limit {r.elbow_limit:.3f} rad); wrist pitch reaching farthest; exact = pinv; fixed = DLS lambda {LAMBDA}; "
+    print(f"elbow = joint_2 (limit {r.elbow_limit:.3f} rad); wrist pitch reaching farthest; exact = pinv; "
+          f"fixed = DLS lambda {LAMBDA}; "
           f"adaptive = damped_step (then uniform scaling to {QDOT_LIMIT} rad/s)")
     print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
           f"{'v_weak fixed':>12s} {'adaptive max':>12s} {'lambda':>7s} {'clip cos':>8s}")
-    limit = int(np.searchsorted(r.elbow, r.elbow_limit))
+    limit = _at_limit(r)
     for i in sorted({0, limit, _first_below(r, 0.01), _first_below(r, 0.005), len(r.elbow) - 1}):
         print(f"{r.elbow[i]:11.3f} {r.sigma_min[i]:9.5f} {r.exact_norm[i]:10.2f} {r.exact_peak[i]:9.2f} "
               f"{r.fixed_norm[i]:10.3f} {r.fixed_weak[i]:12.5f} {r.adaptive_peak[i]:12.3f} {r.adaptive_lam[i]:7.4f} "
               f"{r.cos_clip[i]:8.4f}")
+    k = int(np.argmax(r.adaptive_peak))
+    print(f"  adaptive damping (lambda 0 above sigma_min {SIGMA_HEALTHY}) gives up the 1/(2 lambda_max) bound near its "
+          f"threshold: peak {r.adaptive_peak[k]:.2f} rad/s at sigma_min {r.sigma_min[k]:.4f} m/rad")
     print(f"  at the elbow limit the arm is {r.elbow[-1] - r.elbow_limit:.3f} rad short of straight; uniform scaling "
           f"keeps the direction everywhere (min cos {r.cos_scaled.min():.12f})")
 
@@ -324,7 +334,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
 
 
 def sweep_claims(r: ExtensionSweep) -> list[Claim]:
-    lim, near = int(np.searchsorted(r.elbow, r.elbow_limit)), _first_below(r, 0.005)
+    lim, near = _at_limit(r), _first_below(r, 0.005)
     past = f"{r.elbow[near] - r.elbow_limit:.2f} rad past the elbow limit"
     row = lambda claim, seed, measured, ok, why: Claim(LESSON, claim, seed, measured, verdict(ok), why)
     return [
@@ -355,6 +365,7 @@ def sweep_claims(r: ExtensionSweep) -> list[Claim]:
 @dataclass(frozen=True)
 class Duality:
     sigma: np.ndarray  # (3,) m/rad at the pose
+    directions: np.ndarray  # (3, 3) columns u_i: the tool directions, base frame
     torque_per_newton: np.ndarray  # (3,) N m per N: |J^T u_i| for a 1 N tool force along each left singular vector
 
 
@@ -364,13 +375,31 @@ def force_duality(r: ExtensionSweep, sigma: float = 0.005) -> Duality:
     elbow = r.elbow[_first_below(r, sigma)]
     Jp = jacobian(chain, stretch_poses(chain, np.array([elbow]))[0])[:3]
     U, S, _ = np.linalg.svd(Jp)
-    return Duality(S, np.linalg.norm(Jp.T @ U, axis=0))
+    return Duality(S, U, np.linalg.norm(Jp.T @ U, axis=0))
 
 
 def print_duality(d: Duality) -> None:
     print("\n== 5. Mobility and force are dual (same pose, sigma_min < 0.005) ==")
     print(f"  sigma {fmt_row(d.sigma, 8, 5)} m/rad; |tau| holding 1 N along u_1, u_2, u_3: "
           f"{fmt_row(d.torque_per_newton, 8, 5)} N m (tau = J^T F, so |tau| = sigma_i)")
+
+
+def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
+    """The velocity ellipsoids {J qdot : |qdot| <= 1} at the typical pose and near full extension."""
+    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
+    sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
+    fig = plt.figure(figsize=(10, 4.8))
+    for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose"),
+                                              (near.sigma, near.directions, "near full extension"))):
+        ax = fig.add_subplot(1, 2, k + 1, projection="3d")
+        x, y, z = np.einsum("ij,jab->iab", axes * radii, sphere)
+        ax.plot_surface(x, y, z, alpha=0.5, color=f"C{k}")
+        ax.set_box_aspect((1, 1, 1))
+        lim = radii.max()
+        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xlabel="x", ylabel="y", zlabel="z")
+        ax.set_title(f"{title}: radii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s", fontsize=9)
+    fig.suptitle("WidowX AI velocity ellipsoid of the position block: the pancake near a singularity")
+    _save(fig, "ellipsoids.png")
 
 
 def duality_claims(d: Duality) -> list[Claim]:
@@ -483,6 +512,7 @@ def main(full: bool = False) -> list[Claim]:
     plot_sweep(sweep)
     dual = force_duality(sweep)
     print_duality(dual)
+    plot_ellipsoids(spread, dual)
     unit = units(spread.q_typical)
     print_units(unit)
     tax = damping_tax(spread.q_typical)
@@ -491,7 +521,7 @@ def main(full: bool = False) -> list[Claim]:
               + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
     print("\nClaims (seed vs this run)\n" + claims_table(claims))
     write_claims(HERE, claims, "experiment.py")
-    print("\nfigures: sigma_spread.png, rank_loss_map.png, extension_sweep.png")
+    print("\nfigures: sigma_spread.png, ellipsoids.png, rank_loss_map.png, extension_sweep.png")
     return claims
 
 
