@@ -124,7 +124,7 @@ def redundant_rate(J, v, qdot0=None, *, lam=0.0, weights=None, rcond: float = RC
     the secondary objective never moves the task to first order (the damping only affects how well
     ``v`` itself is tracked).
     """
-    J = finite_array(J, "J")
+    J, lam = finite_array(J, "J"), check_damping(lam, "lam")
     v = finite_array(v, "v", (J.shape[-2],))
     n = J.shape[-1]
     P, P0 = _pinv(J, lam, None if weights is None else _inverse_sqrt_weight(weights, n), rcond)
@@ -145,7 +145,7 @@ def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarr
     ``|residual| / sigma`` that blow up; ``lam2 > 0`` bounds that gain by ``1 / (2 lam2)``. The leading
     ``N1`` keeps the secondary correction in the primary's null space for any ``lam2``.
     """
-    J1, J2 = finite_array(J1, "J1"), finite_array(J2, "J2")
+    J1, J2, lam2 = finite_array(J1, "J1"), finite_array(J2, "J2"), check_damping(lam2, "lam2")
     if J1.shape[-1] != J2.shape[-1]:
         raise InputError(f"J2: expected {J1.shape[-1]} columns like J1, got shape {J2.shape}")
     v1 = finite_array(v1, "v1", (J1.shape[-2],))

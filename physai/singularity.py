@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physai._validate import finite_array, nonnegative
+from physai._validate import finite_array, nonnegative, positive
 from physai.errors import InputError
 
 BLOCKS = ("position", "orientation", "full")
@@ -48,13 +48,12 @@ def jacobian_block(J, block: str = "position", char_length: float = 0.3) -> np.n
     J = finite_array(J, "J")
     if J.ndim < 2 or J.shape[-2] != 6:
         raise InputError(f"J: expected shape (..., 6, n), got {J.shape}")
+    char_length = positive(char_length, "char_length")
     if block == "position":
         return J[..., :3, :]
     if block == "orientation":
         return J[..., 3:, :]
     if block == "full":
-        if not (np.isfinite(char_length) and char_length > 0):
-            raise InputError(f"char_length: expected a positive length in m, got {char_length}")
         return np.concatenate([J[..., :3, :], char_length * J[..., 3:, :]], axis=-2)
     raise InputError(f"block: expected one of {BLOCKS}, got {block!r}")
 
@@ -143,10 +142,20 @@ def scale_to_limit(qdot, limit) -> tuple[np.ndarray, np.ndarray]:
     Uniform scaling keeps the direction (the tool still moves along the commanded line, only slower);
     clipping joints one by one would bend it. Returns ``(qdot_scaled, scale)`` with ``scale: (...)`` in (0, 1].
     """
-    qdot = np.asarray(qdot, dtype=float)
-    peak = np.max(np.abs(qdot) / np.asarray(limit, dtype=float), axis=-1)
+    qdot = finite_array(qdot, "qdot")
+    peak = np.max(np.abs(qdot) / check_speed_limit(limit, qdot.shape[-1], "limit"), axis=-1)
     scale = np.where(peak > 1.0, 1.0 / np.where(peak > 1.0, peak, 1.0), 1.0)
     return qdot * scale[..., None], scale
+
+
+def check_speed_limit(limit, n: int, name: str = "limit") -> np.ndarray:
+    """A joint-speed limit: a number ``> 0`` or one per joint ``(n,)``; ``inf`` means no limit."""
+    if np.ndim(limit) == 0:
+        return np.float64(positive(limit, name, inf_ok=True))
+    a = np.asarray(limit)
+    if a.shape != (n,) or a.dtype.kind not in "iuf" or not np.all(a > 0):  # NaN fails a > 0 too
+        raise InputError(f"{name}: expected a speed limit > 0 or {n} of them (inf: no limit), got {limit!r}")
+    return a.astype(float)
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,9 @@ def damped_step(
     Jb = jacobian_block(J, block, char_length)
     if Jb.ndim != 2:
         raise InputError(f"J: damped_step takes one Jacobian of shape (6, n), got {np.shape(J)}")
+    dt, lambda_max = positive(dt, "dt"), nonnegative(lambda_max, "lambda_max")
+    sigma_healthy = positive(sigma_healthy, "sigma_healthy")
+    qdot_limit = check_speed_limit(qdot_limit, Jb.shape[-1], "qdot_limit")
     v = finite_array(v_des, "v_des", (Jb.shape[0],), f" for block={block!r}")
     if block == "full":
         v = np.concatenate([v[:3], char_length * v[3:]])

@@ -2,9 +2,8 @@
 complex, 2.5 for a count): each call raises a PhysaiError whose message names the option.
 
 Reference: the option's documented domain (a step is > 0, a damping >= 0, a count a whole number, a seed a
-numpy Generator); hypothesis draws values outside it. Cases marked xfail belong to the IK front-door change
-(the solver, null-space and singularity modules validate their own options there); the marks are strict, so
-they must be dropped when that change lands.
+numpy Generator); hypothesis draws values outside it. A damping may also be an array
+(one per batch entry), and where ``None`` documents the default it is not a bad value.
 """
 
 import math
@@ -34,7 +33,12 @@ SPECIALS = {
     "port": [-1, 65536, 10**12, 80.5, NAN, *WRONG_TYPES],
     "limits": [NAN, -1.0, -INF, "10", True, 1j, None],
     "generator": [0, 12345, None, "seed", np.random.RandomState(0), np.random.default_rng],
+    # a damping is a number >= 0 or an array of them (one per batch entry)
+    "damping": [NAN, INF, -INF, -1e-300, -1, True, False, "1.0", None, 1j, [-1.0], np.array([1.0, NAN])],
 }
+# where None documents "the default" (the method's iteration limit, default_rng(0)), it is a valid value
+SPECIALS["count1_or_none"] = [v for v in SPECIALS["count1"] if v is not None]
+SPECIALS["generator_or_none"] = [v for v in SPECIALS["generator"] if v is not None]
 SPECIALS["limits"].remove(None)  # None is payload_limit's "use the model's actuator limits"
 GENERATED = {
     "positive": st.floats(max_value=0.0, allow_nan=False, allow_infinity=False),
@@ -42,6 +46,8 @@ GENERATED = {
     "nonnegative": st.floats(max_value=-1e-300, allow_nan=False, allow_infinity=False),
     "count0": st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: x != int(x)) | st.integers(max_value=-1),
     "count1": st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: x != int(x)) | st.integers(max_value=0),
+    "count1_or_none": st.integers(max_value=0),
+    "damping": st.floats(max_value=-1e-300, allow_nan=False, allow_infinity=False),
     "seed": st.integers(max_value=-1),
     "port": st.integers(min_value=65536) | st.integers(max_value=-1),
     "limits": st.floats(max_value=-1e-300, allow_nan=False),
@@ -71,11 +77,11 @@ def still(k, t, q, T):
 
 
 def ik(**option):
-    solve_ik(SO101, T0[:3, 3], Q, task="position", rng=np.random.default_rng(0), **option)
+    solve_ik(SO101, T0[:3, 3], Q, task="position", **{"rng": np.random.default_rng(0), **option})
 
 
 def ik_batch(**option):
-    solve_ik_batch(SO101, T0[None, :3, 3], Q, task="position", rng=np.random.default_rng(0), **option)
+    solve_ik_batch(SO101, T0[None, :3, 3], Q, task="position", **{"rng": np.random.default_rng(0), **option})
 
 
 OWN = [  # (call taking the option as keyword, option, kind)
@@ -127,24 +133,24 @@ OWN = [  # (call taking the option as keyword, option, kind)
 ]
 
 V3 = np.array([0.01, 0.0, 0.0])
-OTHERS = [  # the IK, null-space and singularity modules (another change owns their validation)
-    (ik, "restarts", "count0"), (ik, "max_iterations", "count1"), (ik, "tol_position", "positive"),
+OTHERS = [  # the IK, null-space and singularity modules
+    (ik, "restarts", "count0"), (ik, "max_iterations", "count1_or_none"), (ik, "tol_position", "positive"),
     (ik, "tol_orientation", "positive"), (ik, "damping", "nonnegative"), (ik, "max_step", "positive"),
-    (ik, "sigma_healthy", "nonnegative"), (ik, "lambda_max", "nonnegative"), (ik, "patience", "count1"),
-    (ik, "rng", "generator"), (ik_batch, "restarts", "count0"), (ik_batch, "max_iterations", "count1"),
+    (ik, "sigma_healthy", "nonnegative"), (ik, "lambda_max", "nonnegative"), (ik, "patience", "count1_or_none"),
+    (ik, "rng", "generator_or_none"), (ik_batch, "restarts", "count0"), (ik_batch, "max_iterations", "count1_or_none"),
     (ik_batch, "damping", "nonnegative"),
-    (lambda **o: nullspace.pinv(J6[:3], **o), "lam", "nonnegative"),
+    (lambda **o: nullspace.pinv(J6[:3], **o), "lam", "damping"),
     (lambda **o: nullspace.pinv(J6[:3], **o), "rcond", "nonnegative"),
-    (lambda **o: nullspace.projector(J6[:3], **o), "lam", "nonnegative"),
-    (lambda **o: nullspace.redundant_rate(J6[:3], V3, **o), "lam", "nonnegative"),
-    (lambda **o: nullspace.priority_rate(J6[:3], V3, J6[3:], V3, **o), "lam2", "nonnegative"),
+    (lambda **o: nullspace.projector(J6[:3], **o), "lam", "damping"),
+    (lambda **o: nullspace.redundant_rate(J6[:3], V3, **o), "lam", "damping"),
+    (lambda **o: nullspace.priority_rate(J6[:3], V3, J6[3:], V3, **o), "lam2", "damping"),
     (lambda **o: nullspace.manipulability(SO101, Q, "full", **o), "char_length", "positive"),
-    (lambda **o: singularity.damped_solve(J6[:3], V3, **{"lam": 0.01, **o}), "lam", "nonnegative"),
+    (lambda **o: singularity.damped_solve(J6[:3], V3, **{"lam": 0.01, **o}), "lam", "damping"),
     (lambda **o: singularity.damped_solve(J6[:3], V3, 0.01, **o), "rcond", "nonnegative"),
-    (lambda **o: singularity.damped_step(J6[:3], V3, **{"dt": 0.01, **o}), "dt", "positive"),
-    (lambda **o: singularity.damped_step(J6[:3], V3, 0.01, **o), "sigma_healthy", "nonnegative"),
-    (lambda **o: singularity.damped_step(J6[:3], V3, 0.01, **o), "lambda_max", "nonnegative"),
-    (lambda **o: singularity.damped_step(J6[:3], V3, 0.01, **o), "qdot_limit", "positive_or_inf"),
+    (lambda **o: singularity.damped_step(J6, V3, **{"dt": 0.01, **o}), "dt", "positive"),
+    (lambda **o: singularity.damped_step(J6, V3, 0.01, **o), "sigma_healthy", "nonnegative"),
+    (lambda **o: singularity.damped_step(J6, V3, 0.01, **o), "lambda_max", "nonnegative"),
+    (lambda **o: singularity.damped_step(J6, V3, 0.01, **o), "qdot_limit", "positive_or_inf"),
     (lambda **o: singularity.damped_step(J6, TWIST, 0.01, block="full", **o), "char_length", "positive"),
     (lambda **o: singularity.health(J6, "full", **o), "char_length", "positive"),
     (lambda **o: singularity.scale_to_limit(np.ones(SO101.n), **o), "limit", "positive_or_inf"),
