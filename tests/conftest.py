@@ -1,12 +1,13 @@
 """Shared fixtures: the SO-101 MuJoCo model (the independent reference) and physai's chains of it."""
 
+import sys
+
 import mujoco
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
 from physai import mj
-
 from physai.robots import model_path
 
 # The model files physai ships (the Trossen file unchanged, the Panda without meshes): MuJoCo compiles them
@@ -80,7 +81,9 @@ def load_lesson(folder: str, script: str):
     from pathlib import Path
 
     path = Path(__file__).resolve().parent.parent / "experiments" / folder / script
-    spec = importlib.util.spec_from_file_location(f"lesson_{folder.replace('-', '_')}_{path.stem}", path)
+    name = f"lesson_{folder.replace('-', '_')}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses (with postponed annotations) look their module up while being built
     spec.loader.exec_module(module)
     return module

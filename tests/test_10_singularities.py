@@ -1,18 +1,16 @@
 """Lesson 10 (singularities and conditioning): every claim of experiment.py and build.py, asserted against
 MuJoCo's mj_jacSite, closed forms and NumPy's SVD at small sizes."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import mujoco
 import numpy as np
 import pytest
-from conftest import WXAI_XML, mj_site
+from conftest import WXAI_XML, load_lesson, mj_site
 
 from physai.lesson import verdict
 
-LESSON = Path(__file__).resolve().parents[1] / "experiments" / "10-singularities"
+LESSON = "10-singularities"
+
+
 PLANAR2R_XML = """<mujoco><worldbody>
   <body><joint name="q1" type="hinge" axis="0 0 1"/><geom size="0.01" pos="0.25 0 0"/>
     <body pos="0.5 0 0"><joint name="q2" type="hinge" axis="0 0 1"/><geom size="0.01"/><site name="tip" pos="0.3 0 0"/>
@@ -21,19 +19,9 @@ PLANAR2R_XML = """<mujoco><worldbody>
 </worldbody></mujoco>"""
 
 
-def _load_lesson(folder: Path, script: str):
-    """Import a lesson script by path (its dataclasses need the module registered first)."""
-    name = f"lesson_{folder.name.replace('-', '_')}_{Path(script).stem}"
-    spec = importlib.util.spec_from_file_location(name, folder / script)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def ex():
-    return _load_lesson(LESSON, "experiment.py")
+    return load_lesson(LESSON, "experiment.py")
 
 
 @pytest.fixture(scope="module")
@@ -281,7 +269,7 @@ def test_main_writes_one_claim_row_per_claim_function(ex, tmp_path, monkeypatch)
 
 @pytest.fixture(scope="module")
 def build():
-    return _load_lesson(LESSON, "build.py")
+    return load_lesson(LESSON, "build.py")
 
 
 def test_svd_by_hand_matches_numpy_svd_of_mj_jacSite(build, wxai, wxai_model):

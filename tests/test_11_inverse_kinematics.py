@@ -1,34 +1,21 @@
 """Lesson 11 (inverse Jacobian methods): every claim of experiment.py and build.py, asserted against MuJoCo's
 site pose and mj_jacSite and against central differences, at small sizes."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-from conftest import WXAI_XML, mj_site, mujoco_errors
+from conftest import WXAI_XML, load_lesson, mj_site, mujoco_errors
 
 from physai import mj, robots
 from physai.lesson import verdict
 
-LESSON = Path(__file__).resolve().parents[1] / "experiments" / "11-inverse-kinematics"
+LESSON = "11-inverse-kinematics"
+
 TOL_P, TOL_O = 1e-4, 1e-3  # the solver's default tolerances (m, rad)
-
-
-def _load_lesson(folder: Path, script: str):
-    """Import a lesson script by path (its dataclasses need the module registered first)."""
-    name = f"lesson_{folder.name.replace('-', '_')}_{Path(script).stem}"
-    spec = importlib.util.spec_from_file_location(name, folder / script)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def ex():
-    return _load_lesson(LESSON, "experiment.py")
+    return load_lesson(LESSON, "experiment.py")
 
 
 def _solved_in_mujoco(model, chain, qs, targets, task):
@@ -118,7 +105,7 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def build():
-    return _load_lesson(LESSON, "build.py")
+    return load_lesson(LESSON, "build.py")
 
 
 def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):

@@ -1,35 +1,21 @@
 """Lesson 12 (redundancy and the null space): every claim of experiment.py and build.py, asserted against
 MuJoCo's site pose, joint anchors and mj_jacSite, and against closed forms, at small sizes."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import mujoco
 import numpy as np
 import pytest
-from conftest import mj_site
+from conftest import load_lesson, mj_site
 from scipy.spatial.transform import Rotation
 
 from physai import robots
 from physai.lesson import verdict
 
-LESSON = Path(__file__).resolve().parents[1] / "experiments" / "12-null-space"
-
-
-def _load_lesson(folder: Path, script: str):
-    """Import a lesson script by path (its dataclasses need the module registered first)."""
-    name = f"lesson_{folder.name.replace('-', '_')}_{Path(script).stem}"
-    spec = importlib.util.spec_from_file_location(name, folder / script)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+LESSON = "12-null-space"
 
 
 @pytest.fixture(scope="module")
 def ex():
-    return _load_lesson(LESSON, "experiment.py")
+    return load_lesson(LESSON, "experiment.py")
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +116,9 @@ def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_mo
         dp, dr = _mj_drift(panda_model, panda_chain, np.array([q_start, p.q_final[k]]))
         assert dp < 1e-5 and dr < 1e-4  # one tick's second-order error: (|qdot| dt)^2 ~ (1 rad/s x 5 ms)^2
     elbow = _mj_elbow(panda_model, p.q_final, panda_chain)
-    np.testing.assert_allclose([h[-1] for h in p.heights], elbow[:, 2], atol=0.05)  # the last tick's height
+    # the last tick's height, where the run settles (the undamped conflict, case 1, is where it need not)
+    settled = [0, 2, 3]
+    np.testing.assert_allclose([p.heights[k][-1] for k in settled], elbow[settled, 2], atol=0.05)
     dp, _ = _mj_drift(panda_model, panda_chain, np.array([q_start, p.q_final[3]]))
     assert dp > 1e-3  # swapped: the tool gives way to the elbow
 
@@ -152,7 +140,7 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def build():
-    return _load_lesson(LESSON, "build.py")
+    return load_lesson(LESSON, "build.py")
 
 
 def test_projector_by_hand_is_scipy_null_space_of_mj_jacSite(build, panda_chain, panda_model):

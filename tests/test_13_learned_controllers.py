@@ -2,37 +2,25 @@
 against the planar 2R's closed forms, MuJoCo's site position, its joint ranges and a MuJoCo statics estimate,
 with small networks trained once for this module (a few seconds of JAX compilation)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import mujoco
 import numpy as np
 import pytest
-from conftest import mj_site
+from conftest import load_lesson, mj_site
 
 from physai import robots
 from physai.learned import dls_refine, predict
+
 from physai.lesson import verdict
 
-LESSON = Path(__file__).resolve().parents[1] / "experiments" / "13-learned-controllers"
+LESSON = "13-learned-controllers"
+
 TINY = {"n_train": 2000, "steps": 200, "hidden": (16, 16), "lr": 1e-2}
 L1, L2 = 0.5, 0.3
 
 
-def _load_lesson(folder: Path, script: str):
-    """Import a lesson script by path (its dataclasses need the module registered first)."""
-    name = f"lesson_{folder.name.replace('-', '_')}_{Path(script).stem}"
-    spec = importlib.util.spec_from_file_location(name, folder / script)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def ex():
-    return _load_lesson(LESSON, "experiment.py")
+    return load_lesson(LESSON, "experiment.py")
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +150,7 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, nets_2r, nets_so101):
 
 @pytest.fixture(scope="module")
 def build():
-    return _load_lesson(LESSON, "build.py")
+    return load_lesson(LESSON, "build.py")
 
 
 def test_losses_by_hand_match_the_closed_form_and_physai(build):
