@@ -18,9 +18,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from physai import seed_robots
 from physai._validate import one_of
 from physai.errors import InputError, ModelNotFoundError, UnknownNameError
-from physai.kinematics import BodySpec, Chain, JointSpec, chain_from_bodies, chain_from_mujoco
+from physai.kinematics import (
+    BodySpec,
+    Chain,
+    JointSpec,
+    chain_from_bodies,
+    chain_from_mujoco,
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,13 @@ ROBOTS: dict[str, RobotInfo] = {
         site="tcp",
         bundled="panda/panda.xml",
     ),
+    # the seeds' illustrative chains: numbers only, no model file
+    "planar2r": RobotInfo("planar2r", "2-link planar arm, L1 = 0.5 m, L2 = 0.3 m (WidowX AI lesson worked example)",
+                          site="tip", builtin=seed_robots.planar2r),
+    "planar3r": RobotInfo("planar3r", "3-link planar arm, L = 0.5, 0.3, 0.2 m (redundant for a 2-D position task, "
+                          "lesson 12)", site="tip", builtin=seed_robots.planar3r),
+    "wxai_illustrative": RobotInfo("wxai_illustrative", "the WidowX AI lesson's illustrative 6-DoF chain "
+                                   "(AXES/OFFSETS/EE_OFFSET)", site="ee", builtin=seed_robots.wxai_illustrative),
 }
 
 SOURCES = ("bundled", "menagerie", "builtin")
@@ -85,7 +99,7 @@ _MUJOCO_WARNINGS = threading.Lock()
 
 
 def register(info: RobotInfo) -> None:
-    """Add a named robot (used by the modules that define the seeds' illustrative chains)."""
+    """Add a named robot to the table :func:`load` reads (a chain of your own, by name)."""
     ROBOTS[info.name] = info
 
 
@@ -312,6 +326,3 @@ def _with_source(chain: Chain, source: str) -> Chain:
     from dataclasses import replace
 
     return replace(chain, source=source)
-
-
-from physai import seed_robots as _seed_robots  # noqa: E402,F401  (registers the seeds' built-in chains)

@@ -1,12 +1,11 @@
 """The seeds' illustrative chains as built-in robots (no files): ``planar2r``, ``planar3r`` and ``wxai_illustrative``.
 
-Importing :mod:`physai.robots` registers them, so ``robots.load("planar2r")`` works anywhere.
+The table of named robots in :mod:`physai.robots` lists them, so ``robots.load("planar2r")`` works anywhere.
 """
 
 from __future__ import annotations
 
 from physai.kinematics import BodySpec, Chain, JointSpec, chain_from_bodies
-from physai.robots import RobotInfo, register
 
 PLANAR2R_LINKS = (0.5, 0.3)  # L1, L2 (m), the WidowX AI lesson's worked example
 PLANAR3R_LINKS = (0.5, 0.3, 0.2)  # planar2r plus a 0.2 m third link: redundant for a 2-D position task
@@ -38,9 +37,9 @@ def planar2r() -> Chain:
 def planar3r() -> Chain:
     """Three hinges about world z, links ``0.5, 0.3, 0.2`` m (``planar2r`` plus a third link); tool at the tip.
 
-    For a 2-D position task (x, y) it has one redundant degree of freedom (lesson 11). Joints unlimited.
+    For a 2-D position task (x, y) it has one redundant degree of freedom (lesson 12). Joints unlimited.
     """
-    return _planar("planar3r", PLANAR3R_LINKS, "built-in (lesson 11, L = 0.5, 0.3, 0.2)")
+    return _planar("planar3r", PLANAR3R_LINKS, "built-in (lesson 12, L = 0.5, 0.3, 0.2)")
 
 
 def wxai_illustrative() -> Chain:
@@ -57,10 +56,3 @@ def wxai_illustrative() -> Chain:
     return chain_from_bodies("wxai_illustrative", bodies, WXAI_EE_OFFSET, tool_name="ee",
                              source="built-in (WidowX AI lesson AXES/OFFSETS/EE_OFFSET)")
 
-
-register(RobotInfo("planar2r", "2-link planar arm, L1 = 0.5 m, L2 = 0.3 m (WidowX AI lesson worked example)",
-                   site="tip", builtin=planar2r))
-register(RobotInfo("planar3r", "3-link planar arm, L = 0.5, 0.3, 0.2 m (redundant for a 2-D position task, lesson 11)",
-                   site="tip", builtin=planar3r))
-register(RobotInfo("wxai_illustrative", "the WidowX AI lesson's illustrative 6-DoF chain (AXES/OFFSETS/EE_OFFSET)",
-                   site="ee", builtin=wxai_illustrative))
