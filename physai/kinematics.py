@@ -85,9 +85,7 @@ def fk(chain: Chain, q, engine: str = "compiled") -> FK:
     """
     if engine == "compiled":
         T, F = np.empty((4, 4)), np.empty((chain.n, 6))
-        try:
-            (_ENGINE.module or _load_engine()).single_frames(q, chain.packed, T, F)
-        except (TypeError, ValueError):  # not one valid float64 vector: validate, or run the batch kernel
+        if not _single("single_frames", chain, q, T, F):
             T, _, F = _compiled(chain, q, want_j=False, want_f=True)
         return FK(F[..., :3], F[..., 3:], T[..., :3, 3])
     _check_engine(engine)
@@ -103,11 +101,7 @@ def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """``T_world_tool``: the tool frame's pose in the world, ``q: (..., n)`` -> ``(..., 4, 4)``."""
     if engine == "compiled":
         T = np.empty((4, 4))
-        try:
-            (_ENGINE.module or _load_engine()).single_pose(q, chain.packed, T)
-            return T
-        except (TypeError, ValueError):
-            return _compiled(chain, q, want_j=False, want_f=False)[0]
+        return T if _single("single_pose", chain, q, T) else _compiled(chain, q, want_j=False, want_f=False)[0]
     _check_engine(engine)
     return joint_frames(chain, q)[1]
 
@@ -135,11 +129,7 @@ def jacobian(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """
     if engine == "compiled":
         J = np.empty((6, chain.n))
-        try:
-            (_ENGINE.module or _load_engine()).single_jacobian(q, chain.packed, J)
-            return J
-        except (TypeError, ValueError):
-            return _compiled(chain, q, want_j=True, want_f=False)[1]
+        return J if _single("single_jacobian", chain, q, J) else _compiled(chain, q, want_j=True, want_f=False)[1]
     _check_engine(engine)
     return jacobian_from_fk(chain, fk(chain, q, engine))
 
@@ -161,11 +151,9 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[n
     """
     if engine == "compiled":
         T, J = np.empty((4, 4)), np.empty((6, chain.n))
-        try:
-            (_ENGINE.module or _load_engine()).single_pose_jacobian(q, chain.packed, T, J)
+        if _single("single_pose_jacobian", chain, q, T, J):
             return T, J
-        except (TypeError, ValueError):
-            return _compiled(chain, q, want_j=True, want_f=False)[:2]
+        return _compiled(chain, q, want_j=True, want_f=False)[:2]
     _check_engine(engine)
     T_world_joint, T_world_tool = joint_frames(chain, q)
     return T_world_tool, jacobian_from_fk(chain, _fk_from_frames(chain, T_world_joint, T_world_tool))
@@ -192,6 +180,21 @@ def _load_engine():
                           "pass engine='numpy' for the readable NumPy engine") from exc
     _ENGINE.module = _numba_kin
     return _numba_kin
+
+
+def _single(kernel: str, chain: Chain, q, *out: np.ndarray) -> bool:
+    """Fill ``out`` for one plain float64 vector ``q`` (the kernel checks its length and finiteness itself).
+
+    False, with nothing computed, for anything else (a batch, a list, another dtype, an ndarray subclass such
+    as a masked array whose mask the kernel would not see): :func:`_compiled` then validates it.
+    """
+    if type(q) is not np.ndarray:
+        return False
+    try:
+        getattr(_ENGINE.module or _load_engine(), kernel)(q, chain.packed, *out)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _compiled(chain: Chain, q, want_j: bool, want_f: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
