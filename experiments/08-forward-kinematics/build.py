@@ -1,5 +1,5 @@
 """Lesson 08, Build it: forward kinematics by walking the chain, checked against MuJoCo body by body and on
-two more arms; the WidowX AI seed's worked example and reach claims recomputed.
+two more arms; the WidowX AI seed's reach claim recomputed (its 2-link worked example is lesson 10's).
 
 Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt and claims.json beside it)
 """
@@ -11,7 +11,7 @@ import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.lesson import Claim, claims_table, fmt_row, number_claim, transcript, verdict, write_claims
+from physai.lesson import Claim, claims_table, fmt_row, transcript, verdict, write_claims
 
 HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -19,8 +19,6 @@ SEED = 0
 N_POSES = 50
 N_REACH = 2000
 LESSON, SCRIPT = "08", "build.py"
-Q_2R, V_2R = np.array([0.0, np.pi / 2]), np.array([0.0, 0.1])  # the seed's worked example: q and v (m/s)
-SEED_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # the seed's Jacobian at Q_2R
 
 
 def walk_step(m, chain, n_poses=N_POSES) -> dict:
@@ -53,20 +51,8 @@ def other_arms_step(n_poses=N_POSES) -> list[dict]:
     return out
 
 
-def worked_example_step() -> dict:
-    """Step 3: the planar 2R arm (L1 = 0.5, L2 = 0.3) at q = (0, pi/2): tool point, J, its SVD and J^-1 v,
-    for physai's J and for the seed's."""
-    p2 = robots.load("planar2r")
-    J = jacobian(p2, Q_2R)[:2]
-    out = {"p": tool_pose(p2, Q_2R)[:2, 3], "J": J}
-    for key, A in (("ours", J), ("seeds", SEED_J)):
-        s = np.linalg.svd(A, compute_uv=False)
-        out[key] = {"sigma": s, "kappa": s[0] / s[1], "qdot": np.linalg.solve(A, V_2R)}
-    return out
-
-
 def reach_step(n_poses=N_REACH) -> dict:
-    """Step 4: shoulder-to-tool reach and the largest linear Jacobian entry, seed's chain and the real arm."""
+    """Step 3: shoulder-to-tool reach and the largest linear Jacobian entry, seed's chain and the real arm."""
     rng, out = np.random.default_rng(SEED + 2), {}
     for name in ("wxai_illustrative", "wxai"):
         c = robots.load(name)
@@ -77,7 +63,7 @@ def reach_step(n_poses=N_REACH) -> dict:
     return out
 
 
-def print_steps(walk, arms, ex, reach) -> None:
+def print_steps(walk, arms, reach) -> None:
     print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {N_POSES} random poses) ==")
     print(f"{'body':>10s} {'position at Q0 (m)':>27s} {'|dp| max':>9s} {'|dR| max':>9s}")
     for body, p, ep, eR in zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"]):
@@ -87,17 +73,7 @@ def print_steps(walk, arms, ex, reach) -> None:
     print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'|dJ| max':>9s}")
     for a in arms:
         print(f"{a['model']:36s} {a['site']:>8s} {a['n']:6d} {a['dT']:9.1e} {a['dJ']:9.1e}")
-    print("\n== Step 3. The WidowX AI seed's 2-link worked example (L1 = 0.5, L2 = 0.3, q = (0, pi/2)) ==")
-    print(f"tool point {fmt_row(ex['p'])} m: the elbow is bent 90 deg, not 'fully extended'")
-    print(f"J (physai) = [{fmt_row(ex['J'][0])} ;{fmt_row(ex['J'][1])} ]")
-    print(f"J (seed)   = [{fmt_row(SEED_J[0])} ;{fmt_row(SEED_J[1])} ]   "
-          "<- d(py)/dq1 = L1 cos q1 + L2 cos(q1+q2) = 0.5")
-    for label, key in (("physai J", "ours"), ("seed's J", "seeds")):
-        r = ex[key]
-        print(f"{label:9s}: sigma = {fmt_row(r['sigma'])}, kappa = {r['kappa']:.3f}, qdot for v = (0, 0.1) m/s: "
-              f"{fmt_row(r['qdot'])} rad/s")
-    print("Even the seed's own matrix does not give its sigmas or qdot: it wrote -0.08 for -0.3 * 0.1 = -0.03.")
-    print(f"\n== Step 4. Reach and the 'no linear entry exceeds 0.77' bound ({N_REACH} random poses) ==")
+    print(f"\n== Step 3. Reach and the 'no linear entry exceeds 0.77' bound ({N_REACH} random poses) ==")
     for name, r in reach.items():
         print(f"{name:18s}: max distance shoulder -> tool {r['reach']:.3f} m; largest |linear entry| of J "
               f"{r['top']:.3f} m/rad")
@@ -105,20 +81,9 @@ def print_steps(walk, arms, ex, reach) -> None:
           "arm's reach, its illustrative chain reaches further.")
 
 
-def claims(ex, reach) -> list[Claim]:
-    ours, ill = ex["ours"], reach["wxai_illustrative"]
-    q = ", ".join(f"{x:.3f}" for x in ours["qdot"])
+def claims(reach) -> list[Claim]:
+    ill = reach["wxai_illustrative"]
     return [
-        Claim(LESSON, "2R at q = (0, pi/2) is fully extended", "fully extended", f"tool at ({ex['p'][0]:.1f}, "
-              f"{ex['p'][1]:.1f}) m, |p| = {np.linalg.norm(ex['p']):.3f} < 0.8 m",
-              verdict(np.linalg.norm(ex["p"]) >= 0.8 - 1e-12), "fully extended means |p| = L1 + L2 = 0.8 m", SCRIPT),
-        number_claim(LESSON, "2R Jacobian entry d(py)/dq1", "0.8", float(ex["J"][1, 0]), fmt=".1f", tol=1e-12,
-                     why="L1 cos q1 + L2 cos(q1 + q2) = 0.5 (to 1e-12)", script=SCRIPT),
-        number_claim(LESSON, "2R largest singular value", "0.85", float(ours["sigma"][0]), script=SCRIPT),
-        number_claim(LESSON, "2R smallest singular value", "0.32", float(ours["sigma"][1]), script=SCRIPT),
-        number_claim(LESSON, "2R condition number", "2.66", float(ours["kappa"]), script=SCRIPT),
-        Claim(LESSON, "2R joint rates for v = (0, 0.1) m/s", "0.125, -0.333 rad/s", f"{q} rad/s",
-              verdict(np.allclose(ours["qdot"], [0.125, -0.333], atol=5e-4)), "both to the printed 3 decimals", SCRIPT),
         Claim(LESSON, "no linear entry exceeds 0.77 (seed's illustrative chain)", "<= 0.77",
               f"{ill['top']:.3f}", verdict(ill["top"] <= 0.77), f"largest |J_ij|, rows 0-2, {N_REACH} poses", SCRIPT),
     ]
@@ -128,9 +93,9 @@ def main() -> None:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; seed {SEED}")
-    walk, arms, ex, reach = walk_step(m, chain), other_arms_step(), worked_example_step(), reach_step()
-    print_steps(walk, arms, ex, reach)
-    rows = claims(ex, reach)
+    walk, arms, reach = walk_step(m, chain), other_arms_step(), reach_step()
+    print_steps(walk, arms, reach)
+    rows = claims(reach)
     print("\n== The seed's numbers against this run's ==")
     print(claims_table(rows))
     write_claims(HERE, rows, SCRIPT)
