@@ -148,7 +148,8 @@ def _numpy_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
 
 @functools.lru_cache(maxsize=64)
 def _jax_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
-    """The jitted attempt ``(p_target, R_target, q, done, its) -> (q, done, its, perr, oerr)`` (memoised per chain)."""
+    """The jitted attempt ``(p_target, R_target, q, done, its) -> (q, done, its, perr, oerr)`` (memoised per chain),
+    run in float64 whatever the caller's JAX setting."""
     import jax
 
     from physai import jaxkin
@@ -159,8 +160,8 @@ def _jax_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
     def fori(count, body, state):
         return jax.lax.fori_loop(0, count, lambda _, st: body(st), state)
 
-    return jax.jit(functools.partial(_attempt, jnp, kin, task, opts, iterations, jnp.asarray(chain.lower),
-                                     jnp.asarray(chain.upper), loop=fori))
+    return jaxkin.float64(jax.jit(functools.partial(_attempt, jnp, kin, task, opts, iterations, chain.lower,
+                                                    chain.upper, loop=fori)))
 
 
 def _targets(task: str, targets) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ def panda():
     return robots.load(PANDA_XML, site="tcp")
 
 
+@pytest.mark.usefixtures("x64")
 def test_one_dls_step_and_kinematics_jax_equal_numpy_to_1e_12(panda):
     """Every target, converging or not: the JAX step (jit + vmap of jaxkin) equals the NumPy one."""
     import jax.numpy as jnp
@@ -98,6 +99,7 @@ def test_gpu_benchmark_cpu_smoke_runs_and_writes_its_table(tmp_path):
         assert success >= 95.0
 
 
+@pytest.mark.usefixtures("x64")
 def test_rotation_error_equals_so3_log_including_exactly_180_degrees():
     """The solver's rotation error is pinned to physai.transforms.so3_log (itself pinned to SciPy in test_ik.py),
     in NumPy and in JAX; at exactly 180 degrees it is a full-size step of angle pi, not zero."""

@@ -128,6 +128,9 @@ def analytic_vs_geometric(chain):
 
 
 def main() -> None:
+    # physai.jaxkin refuses float32 (the geometric Jacobian comparison needs 1e-12), and JAX's float64 switch is
+    # process-wide, so the program that owns the process turns it on, not the library.
+    jax.config.update("jax_enable_x64", True)
     rng = np.random.default_rng(SEED)
     reach_envelope(robots.load("so101"), rng)
     wx = robots.load("wxai_illustrative")

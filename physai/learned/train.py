@@ -51,6 +51,7 @@ class TrainResult:
     reason: str
 
 
+@jaxkin.float64
 def train(
     model: InverseModel,
     chain: Chain,
@@ -68,7 +69,8 @@ def train(
 
     ``loss`` is ``"joint"`` (uses ``data.q``) or ``"fk"`` (uses only ``data.x``). Minibatch indices
     come from ``seed``, so a run is reproducible. ``progress(steps_done)`` is called after each chunk
-    of ``log_every`` steps (the steps of a chunk run inside one compiled ``lax.scan``).
+    of ``log_every`` steps (the steps of a chunk run inside one compiled ``lax.scan``). Runs in JAX float64
+    whatever the caller's setting, which it leaves as it was.
     """
     if loss not in LOSSES:
         raise InputError(f"loss: expected one of {LOSSES}, got {loss!r}")
