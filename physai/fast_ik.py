@@ -215,6 +215,16 @@ def _lm_step(Jw, ew, mu, free, dq, A, y):
             dq[j] = s
 
 
+@numba.njit(cache=True, inline="always")
+def _free_joints(q, dq, lower, upper, free):
+    """``free = ~physai.ik.limit_blocked(q, dq, lower, upper)`` in place (the freeze rule); True if any is blocked."""
+    any_blocked = False
+    for j in range(q.shape[0]):
+        free[j] = not ((q[j] <= lower[j] and dq[j] < 0) or (q[j] >= upper[j] and dq[j] > 0))
+        any_blocked |= not free[j]
+    return any_blocked
+
+
 _RO = dict(readonly=True)
 _F1, _F2, _F3 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2, 3))
 _I1 = numba.types.Array(numba.int64, 1, "A", **_RO)
@@ -278,12 +288,7 @@ def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, options, pa
                     trial[:] = draws[b, min(attempt, R_max) - 1]
             else:
                 _lm_step(Jw, ew, mu, all_free, dq, A, y)
-                # Joints resting on a limit that the step pushes further out are frozen and the step recomputed.
-                any_blocked = False
-                for j in range(n):
-                    free[j] = not ((q[j] <= lower[j] and dq[j] < 0) or (q[j] >= upper[j] and dq[j] > 0))
-                    any_blocked |= not free[j]
-                if any_blocked:
+                if _free_joints(q, dq, lower, upper, free):
                     _lm_step(Jw, ew, mu, free, dq, A, y)
                 peak = 0.0
                 for j in range(n):

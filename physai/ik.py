@@ -66,7 +66,10 @@ DEFAULT_RESTARTS = 200
 UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
-REASONS = ("converged", "unreachable: best effort", "iteration limit")  # indexed by fast_ik's outcome codes
+# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by fast_ik's outcome codes),
+# jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the last three).
+REASONS = ("converged", "unreachable: best effort", "iteration limit", "stationary",
+           "primary not converged: not optimised")
 # Where the LM iterations run: the whole solve of each target in one compiled call (physai.fast_ik, the
 # default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
 # loop below (the readable reference, which serves every method and option).
@@ -155,6 +158,16 @@ def _step(method, Jw, ew, mu, damping, sigma_healthy, lambda_max, rank):
     else:
         lam = np.sqrt(mu)
     return damped_solve(Jw, ew, lam)
+
+
+def limit_blocked(q, dq, lower, upper):
+    """The joint-limit freeze rule: which joints rest on a limit that the step ``dq`` pushes further out.
+
+    ``q, dq: (..., n)``, ``lower, upper: (n,)`` -> bool ``(...,n)``. Such a joint loses its Jacobian column and the
+    step is solved again, so the other joints keep moving along the boundary instead of stalling there. Plain
+    operators only, so ``jax.numpy`` arrays work too; the compiled solver's copy is tested equal.
+    """
+    return ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
 
 
 def reach_bound(chain: Chain) -> float:
@@ -438,9 +451,7 @@ def _propose(s: _LoopState, r: np.ndarray, o: IKOptions, chain: Chain, starts: n
     """The next point of each active row ``r``: one step from ``q`` (limit-frozen, scaled, clipped), or a start."""
     step_args = (s.mu[r], o.damping, o.sigma_healthy, o.lambda_max, TASK_RANK[o.task])
     dq = _step(o.method, s.Jw[r], s.ew[r], *step_args)
-    # Joints resting on a limit that the step pushes further out are frozen (their columns removed)
-    # and the step recomputed, so the other joints keep making progress along the boundary.
-    blocked = ((s.q[r] <= chain.lower) & (dq < 0)) | ((s.q[r] >= chain.upper) & (dq > 0))
+    blocked = limit_blocked(s.q[r], dq, chain.lower, chain.upper)
     rows = np.flatnonzero(blocked.any(axis=1))
     if len(rows):
         Jb = s.Jw[r[rows]] * ~blocked[rows][:, None, :]

@@ -51,6 +51,15 @@ class TrainResult:
     reason: str
 
 
+def _check_options(model: InverseModel, chain: Chain, data: Dataset, loss: str, steps: int, log_every: int) -> None:
+    if loss not in LOSSES:
+        raise InputError(f"loss: expected one of {LOSSES}, got {loss!r}")
+    if data.chain_name != chain.name or model.chain_name != chain.name:
+        raise InputError(f"chain {chain.name!r} does not match data ({data.chain_name!r}) / model ({model.chain_name!r})")
+    if steps < 1 or steps % log_every:
+        raise InputError(f"steps: expected a positive multiple of log_every={log_every}, got {steps}")
+
+
 @jaxkin.float64
 def train(
     model: InverseModel,
@@ -72,12 +81,7 @@ def train(
     of ``log_every`` steps (the steps of a chunk run inside one compiled ``lax.scan``). Runs in JAX float64
     whatever the caller's setting, which it leaves as it was.
     """
-    if loss not in LOSSES:
-        raise InputError(f"loss: expected one of {LOSSES}, got {loss!r}")
-    if data.chain_name != chain.name or model.chain_name != chain.name:
-        raise InputError(f"chain {chain.name!r} does not match data ({data.chain_name!r}) / model ({model.chain_name!r})")
-    if steps < 1 or steps % log_every:
-        raise InputError(f"steps: expected a positive multiple of log_every={log_every}, got {steps}")
+    _check_options(model, chain, data, loss, steps, log_every)
     batch_size = min(batch_size, len(data))
     x_all, q_all = jnp.asarray(data.x), jnp.asarray(data.q)
 
