@@ -380,11 +380,12 @@ def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int,
     """Every target's whole LM solve in one compiled call (:mod:`physai.fast_ik`, the same algorithm)."""
     B, n = len(T_target), chain.n
     out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
-    fast_ik.solve_batch(
-        chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n), draws,
-        np.array([fast_ik.TASK_CODES[o.task], o.max_iterations, o.patience, 1 + o.restarts, n_far]),
-        np.array([o.tol_position, o.tol_orientation, o.max_step, _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN,
-                  reach + o.tol_position, *base]), out, out_int)
+    settings = fast_ik.settings(
+        task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=1 + o.restarts, attempts_far=n_far,
+        tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
+        mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach + o.tol_position, base=base)
+    fast_ik.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n),
+                        draws, settings, out, out_int)
     return _results(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
                     o.method, o.task, o.tol_position, o.tol_orientation)
 
