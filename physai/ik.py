@@ -93,9 +93,9 @@ class IKResult:
     ``q: (n,)`` joint positions, always inside the chain's limits; ``converged`` whether both errors are
     within tolerance; ``iterations`` steps taken over all attempts; ``position_error`` (m) and
     ``orientation_error`` (rad; the angle between tool and target axes for ``"position+axis"``, 0 for
-    ``"position"``) at ``q``; ``reason`` one of the first three of :data:`REASONS`: ``"converged"``, ``"unreachable: best
-    effort"`` (every attempt stopped at a stationary point above tolerance, ``q`` is the closest one
-    found), ``"iteration limit"`` (some attempt was still improving when its budget ran out);
+    ``"position"``) at ``q``; ``reason`` one of the first three of :data:`REASONS`: ``"converged"``,
+    ``"unreachable: best effort"`` (every attempt stopped at a stationary point above tolerance, ``q`` is the
+    closest one found), ``"iteration limit"`` (some attempt was still improving when its budget ran out);
     ``restarts`` random restarts used; ``unmet`` the parts of the target not achieved:
     ``()`` when converged, else a subset of ``("position", "orientation")``.
     """

@@ -312,7 +312,8 @@ class RedundantResult:
     ``position_error`` (m), ``orientation_error`` (rad) at ``q``; ``cost_initial``/``cost_final`` the
     secondary cost at ``ik.q`` and at ``q``; ``iterations`` null-space iterations; ``reason`` one of
     :data:`physai.ik.REASONS`: ``"stationary"`` (no step of at least ``min_step`` lowers the cost within the
-    primary tolerances), ``"iteration limit"`` or ``"primary not converged: not optimised"``; ``ik`` the plain :class:`~physai.ik.IKResult` it started from.
+    primary tolerances), ``"iteration limit"`` or ``"primary not converged: not optimised"``; ``ik`` the plain
+    :class:`~physai.ik.IKResult` it started from.
     """
 
     q: np.ndarray
