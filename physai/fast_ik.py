@@ -215,130 +215,142 @@ def _lm_step(Jw, ew, mu, free, dq, A, y):
             dq[j] = s
 
 
+@numba.njit(cache=True, inline="always")
+def _free_joints(q, dq, lower, upper, free):
+    """``free = ~physai.ik.limit_blocked(q, dq, lower, upper)`` in place (the freeze rule); True if any is blocked."""
+    any_blocked = False
+    for j in range(q.shape[0]):
+        free[j] = not ((q[j] <= lower[j] and dq[j] < 0) or (q[j] >= upper[j] and dq[j] > 0))
+        any_blocked |= not free[j]
+    return any_blocked
+
+
+# The solver's settings as one named record: a structured NumPy array of one element, which numba reads by
+# field name at the cost of an array argument.
+SETTINGS = np.dtype([
+    ("task", np.int64), ("iterations", np.int64), ("patience", np.int64), ("attempts", np.int64),
+    ("attempts_far", np.int64), ("tol_position", np.float64), ("tol_orientation", np.float64),
+    ("max_step", np.float64), ("mu0", np.float64), ("mu_down", np.float64), ("mu_up", np.float64),
+    ("mu_min", np.float64), ("reach", np.float64), ("base", np.float64, (3,)),
+])
+
+
+def settings(*, task: str, iterations: int, patience: int, attempts: int, attempts_far: int, tol_position: float,
+             tol_orientation: float, max_step: float, mu0: float, mu_down: float, mu_up: float, mu_min: float,
+             reach: float, base) -> np.ndarray:
+    """One :data:`SETTINGS` record ``(1,)``: ``task`` (a name of :data:`TASK_CODES`), steps per attempt, patience,
+    attempts for a target within ``reach`` (m) of ``base (3,)`` and for one beyond it, the tolerances (m, rad),
+    ``max_step`` and the damping schedule."""
+    return np.array([(TASK_CODES[task], iterations, patience, attempts, attempts_far, tol_position, tol_orientation,
+                      max_step, mu0, mu_down, mu_up, mu_min, reach, base)], SETTINGS)
+
+
 _RO = dict(readonly=True)
 _F1, _F2, _F3 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2, 3))
-_I1 = numba.types.Array(numba.int64, 1, "A", **_RO)
+_SETTINGS = numba.types.Array(numba.from_dtype(SETTINGS), 1, "A", **_RO)
+
+
+@numba.njit(cache=True, inline="always")
+def _lm_trial(q, Jw, ew, mu, lower, upper, max_step, free, all_free, dq, A, y, trial):
+    """``trial = clip(q + dq)``: the LM step, recomputed without the joints the freeze rule blocks, scaled down
+    uniformly to ``|dq_j| <= max_step``."""
+    n = q.shape[0]
+    _lm_step(Jw, ew, mu, all_free, dq, A, y)
+    if _free_joints(q, dq, lower, upper, free):
+        _lm_step(Jw, ew, mu, free, dq, A, y)
+    peak = 0.0
+    for j in range(n):
+        peak = max(peak, abs(dq[j]) / max_step)
+    scale = 1.0 / peak if peak > 1.0 else 1.0
+    for j in range(n):
+        trial[j] = min(max(q[j] + dq[j] * scale, lower[j]), upper[j])
+
+
+@numba.njit(cache=True)
+def _solve_target(P, lower, upper, Tt, axis, sw, q0, draws, s, n_attempts, best_q, scratch):
+    """One target's LM attempts and final polish: ``(converged, ended_by_limit, steps, attempt, position_error,
+    orientation_error, q)`` where ``q`` is the converged point or else ``best_q``, the best point found."""
+    T, J, Jt, Jw, e, ew, M, A, y, q, trial, dq, free, all_free = scratch
+    E = cur_perr = cur_oerr = E_ref = best_E = best_perr = best_oerr = np.inf
+    mu = s.mu0
+    attempt = it_attempt = it_total = no_progress = 0
+    fresh, ended_by_limit, polishing, progress = True, False, False, 0.99
+    best_q[:] = q0
+    while True:
+        if fresh:
+            trial[:] = best_q if polishing else q0 if attempt == 0 else draws[min(attempt, draws.shape[0]) - 1]
+        else:
+            _lm_trial(q, Jw, ew, mu, lower, upper, s.max_step, free, all_free, dq, A, y, trial)
+        R, p = walk(trial, P, J, J[:0])
+        store_pose(T, R, p)
+        E_t, perr, oerr = _residual(s.task, T, J, Tt, axis, sw, e, Jt, M)
+        accept = fresh or E_t < E
+        if accept:
+            q[:], Jw[:, :], ew[:] = trial, Jt, e
+            E, cur_perr, cur_oerr = E_t, perr, oerr
+        if fresh:
+            mu, it_attempt = s.mu0, 0
+        else:
+            mu = max(mu * (s.mu_down if accept else s.mu_up), s.mu_min)
+            it_attempt += 1
+            it_total += 1
+        if E_t < best_E:
+            best_q[:] = trial
+            best_E, best_perr, best_oerr = E_t, perr, oerr
+        if perr <= s.tol_position and oerr <= s.tol_orientation and accept:
+            return True, ended_by_limit, it_total, attempt, cur_perr, cur_oerr, q
+        # An attempt must cut its error by 1 % within `patience` steps, else the next start is tried;
+        # after the last one the best point is polished until it stops improving at all.
+        if fresh or E < progress * E_ref:
+            E_ref, no_progress = E, 0
+        else:
+            no_progress += 1
+        fresh = False
+        at_limit = it_attempt >= s.iterations
+        if at_limit or no_progress >= s.patience:
+            if polishing:
+                return False, ended_by_limit, it_total, attempt, best_perr, best_oerr, best_q
+            ended_by_limit |= at_limit
+            attempt += 1
+            polishing = attempt >= n_attempts
+            progress = 1.0 - 1e-6 if polishing else progress
+            fresh = True
+            E = E_ref = np.inf
+            no_progress = 0
 
 
 # One explicit signature (read-only strided inputs, which numba also accepts for writable C arrays) keeps a
 # single compiled variant, loaded from the disk cache, whatever mix of frozen chain arrays, memoised
 # draws and caller arrays comes in.
-@numba.njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _I1, _F1, numba.float64[:, ::1],
+@numba.njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _SETTINGS, numba.float64[:, ::1],
                        numba.int64[:, ::1]), cache=True)
-def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, options, params, out, out_int):
+def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, settings, out, out_int):
     """Solve each target ``T_target[b] (4, 4)``; write row ``b`` of ``out`` and ``out_int``.
 
-    ``P``: ``Chain.packed``; ``lower``, ``upper`` ``(n,)``; ``axis (3,)`` unit (tool
-    frame); ``sw (m,)`` square roots of the row weights. Attempt 0 starts from ``q_first[b]`` (or its only
-    row), attempt ``k`` from ``draws[b, k - 1]`` (``draws: (B, restarts, n)``). ``options``: task code
-    (:data:`TASK_CODES`), iterations per attempt, patience, attempts before the polish of the best point
-    for a target within ``reach`` of ``base``, and for one beyond it; ``params``: tol_position,
-    tol_orientation, max_step, the damping schedule mu0, down, up, min, then ``reach`` (m) and ``base (3,)``.
-    Outputs: ``out (B, n + 2)`` the converged point (or the best one found), its position
-    and orientation errors; ``out_int (B, 3)`` steps over all attempts, restarts used, and the outcome
-    (:data:`CONVERGED`, :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`).
+    ``P``: ``Chain.packed``; ``lower``, ``upper`` ``(n,)``; ``axis (3,)`` unit (tool frame); ``sw (m,)`` square
+    roots of the row weights. Attempt 0 starts from ``q_first[b]`` (or its only row), attempt ``k`` from
+    ``draws[b, k - 1]`` (``draws: (B, restarts, n)``); ``settings``: a :data:`SETTINGS` record (:func:`settings`).
+    Outputs: ``out (B, n + 2)`` the converged point (or the best one found), its position and orientation errors;
+    ``out_int (B, 3)`` steps over all attempts, restarts used, and the outcome (:data:`CONVERGED`,
+    :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`).
     """
-    task, iterations, patience = options[0], options[1], options[2]
-    tol_position, tol_orientation, max_step = params[0], params[1], params[2]
-    mu0, mu_down, mu_up, mu_min = params[3], params[4], params[5], params[6]
-    reach, base = params[7], params[8:11]
-    B, n = T_target.shape[0], P.shape[0] - 1
-    R_max = draws.shape[1]
-    m = sw.shape[0]
+    s = settings[0]
+    n, m = P.shape[0] - 1, sw.shape[0]
     k = min(m, n)
-    T, J = np.empty((4, 4)), np.empty((6, n))
-    Jt, Jw, e, ew = np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m)
-    M, A, y = np.empty((3, 3)), np.empty((k, k)), np.empty(k)
-    q, trial, dq, best_q = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-    free = np.ones(n, np.bool_)
-    all_free = np.ones(n, np.bool_)
-    for b in range(B):
+    scratch = (np.empty((4, 4)), np.empty((6, n)), np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m),
+               np.empty((3, 3)), np.empty((k, k)), np.empty(k), np.empty(n), np.empty(n), np.empty(n),
+               np.ones(n, np.bool_), np.ones(n, np.bool_))
+    best_q = np.empty(n)
+    for b in range(T_target.shape[0]):
         Tt = T_target[b]
         # A provably unreachable position needs no search for a hidden solution: a few attempts find the closest point.
-        d0, d1, d2 = Tt[0, 3] - base[0], Tt[1, 3] - base[1], Tt[2, 3] - base[2]
-        n_attempts = options[4] if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) > reach else options[3]
-        E = np.inf
-        cur_perr = cur_oerr = np.inf
-        mu = mu0
-        fresh = True
-        attempt = it_attempt = it_total = no_progress = 0
-        E_ref = best_E = np.inf
-        best_perr = best_oerr = np.inf
-        ended_by_limit = polishing = converged = False
-        progress = 0.99
+        d0, d1, d2 = Tt[0, 3] - s.base[0], Tt[1, 3] - s.base[1], Tt[2, 3] - s.base[2]
+        n_attempts = s.attempts_far if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) > s.reach else s.attempts
         q0 = q_first[b if q_first.shape[0] > 1 else 0]
-        best_q[:] = q0
-        while True:
-            if fresh:
-                if polishing:
-                    trial[:] = best_q
-                elif attempt == 0:
-                    trial[:] = q0
-                else:
-                    trial[:] = draws[b, min(attempt, R_max) - 1]
-            else:
-                _lm_step(Jw, ew, mu, all_free, dq, A, y)
-                # Joints resting on a limit that the step pushes further out are frozen and the step recomputed.
-                any_blocked = False
-                for j in range(n):
-                    free[j] = not ((q[j] <= lower[j] and dq[j] < 0) or (q[j] >= upper[j] and dq[j] > 0))
-                    any_blocked |= not free[j]
-                if any_blocked:
-                    _lm_step(Jw, ew, mu, free, dq, A, y)
-                peak = 0.0
-                for j in range(n):
-                    peak = max(peak, abs(dq[j]) / max_step)
-                scale = 1.0 / peak if peak > 1.0 else 1.0
-                for j in range(n):
-                    trial[j] = min(max(q[j] + dq[j] * scale, lower[j]), upper[j])
-            R, p = walk(trial, P, J, J[:0])
-            store_pose(T, R, p)
-            E_t, perr, oerr = _residual(task, T, J, Tt, axis, sw, e, Jt, M)
-            accept = fresh or E_t < E
-            if accept:
-                q[:] = trial
-                Jw[:, :] = Jt
-                ew[:] = e
-                E, cur_perr, cur_oerr = E_t, perr, oerr
-            if fresh:
-                mu, it_attempt = mu0, 0
-            else:
-                mu = max(mu * (mu_down if accept else mu_up), mu_min)
-                it_attempt += 1
-                it_total += 1
-            if E_t < best_E:
-                best_q[:] = trial
-                best_E, best_perr, best_oerr = E_t, perr, oerr
-            if perr <= tol_position and oerr <= tol_orientation and accept:
-                converged = True
-                break
-            # An attempt must cut its error by 1 % within `patience` steps, else the next start is tried;
-            # after the last one the best point is polished until it stops improving at all.
-            if fresh or E < progress * E_ref:
-                E_ref, no_progress = E, 0
-            else:
-                no_progress += 1
-            fresh = False
-            at_limit = it_attempt >= iterations
-            if at_limit or no_progress >= patience:
-                if polishing:
-                    break
-                ended_by_limit |= at_limit
-                attempt += 1
-                polishing = attempt >= n_attempts
-                if polishing:
-                    progress = 1.0 - 1e-6
-                fresh = True
-                E = E_ref = np.inf
-                no_progress = 0
+        converged, limit, it_total, attempt, perr, oerr, q = _solve_target(
+            P, lower, upper, Tt, axis, sw, q0, draws[b], s, n_attempts, best_q, scratch)
+        out[b, :n] = q
+        out[b, n], out[b, n + 1] = perr, oerr
         out_int[b, 0] = it_total
-        if converged:
-            out[b, :n] = q
-            out[b, n], out[b, n + 1] = cur_perr, cur_oerr
-            out_int[b, 1] = min(attempt, R_max)
-            out_int[b, 2] = CONVERGED
-        else:
-            out[b, :n] = best_q
-            out[b, n], out[b, n + 1] = best_perr, best_oerr
-            out_int[b, 1] = n_attempts - 1
-            out_int[b, 2] = ITERATION_LIMIT if ended_by_limit else BEST_EFFORT
+        out_int[b, 1] = min(attempt, draws.shape[1]) if converged else n_attempts - 1
+        out_int[b, 2] = CONVERGED if converged else ITERATION_LIMIT if limit else BEST_EFFORT

@@ -66,7 +66,10 @@ DEFAULT_RESTARTS = 200
 UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
-REASONS = ("converged", "unreachable: best effort", "iteration limit")  # indexed by fast_ik's outcome codes
+# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by fast_ik's outcome codes),
+# jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the last three).
+REASONS = ("converged", "unreachable: best effort", "iteration limit", "stationary",
+           "primary not converged: not optimised")
 # Where the LM iterations run: the whole solve of each target in one compiled call (physai.fast_ik, the
 # default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
 # loop below (the readable reference, which serves every method and option).
@@ -90,9 +93,9 @@ class IKResult:
     ``q: (n,)`` joint positions, always inside the chain's limits; ``converged`` whether both errors are
     within tolerance; ``iterations`` steps taken over all attempts; ``position_error`` (m) and
     ``orientation_error`` (rad; the angle between tool and target axes for ``"position+axis"``, 0 for
-    ``"position"``) at ``q``; ``reason`` one of :data:`REASONS`: ``"converged"``, ``"unreachable: best
-    effort"`` (every attempt stopped at a stationary point above tolerance, ``q`` is the closest one
-    found), ``"iteration limit"`` (some attempt was still improving when its budget ran out);
+    ``"position"``) at ``q``; ``reason`` one of the first three of :data:`REASONS`: ``"converged"``,
+    ``"unreachable: best effort"`` (every attempt stopped at a stationary point above tolerance, ``q`` is the
+    closest one found), ``"iteration limit"`` (some attempt was still improving when its budget ran out);
     ``restarts`` random restarts used; ``unmet`` the parts of the target not achieved:
     ``()`` when converged, else a subset of ``("position", "orientation")``.
     """
@@ -155,6 +158,16 @@ def _step(method, Jw, ew, mu, damping, sigma_healthy, lambda_max, rank):
     else:
         lam = np.sqrt(mu)
     return damped_solve(Jw, ew, lam)
+
+
+def limit_blocked(q, dq, lower, upper):
+    """The joint-limit freeze rule: which joints rest on a limit that the step ``dq`` pushes further out.
+
+    ``q, dq: (..., n)``, ``lower, upper: (n,)`` -> bool ``(...,n)``. Such a joint loses its Jacobian column and the
+    step is solved again, so the other joints keep moving along the boundary instead of stalling there. Plain
+    operators only, so ``jax.numpy`` arrays work too; the compiled solver's copy is tested equal.
+    """
+    return ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
 
 
 def reach_bound(chain: Chain) -> float:
@@ -367,11 +380,12 @@ def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int,
     """Every target's whole LM solve in one compiled call (:mod:`physai.fast_ik`, the same algorithm)."""
     B, n = len(T_target), chain.n
     out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
-    fast_ik.solve_batch(
-        chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n), draws,
-        np.array([fast_ik.TASK_CODES[o.task], o.max_iterations, o.patience, 1 + o.restarts, n_far]),
-        np.array([o.tol_position, o.tol_orientation, o.max_step, _LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN,
-                  reach + o.tol_position, *base]), out, out_int)
+    settings = fast_ik.settings(
+        task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=1 + o.restarts, attempts_far=n_far,
+        tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
+        mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach + o.tol_position, base=base)
+    fast_ik.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n),
+                        draws, settings, out, out_int)
     return _results(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
                     o.method, o.task, o.tol_position, o.tol_orientation)
 
@@ -438,9 +452,7 @@ def _propose(s: _LoopState, r: np.ndarray, o: IKOptions, chain: Chain, starts: n
     """The next point of each active row ``r``: one step from ``q`` (limit-frozen, scaled, clipped), or a start."""
     step_args = (s.mu[r], o.damping, o.sigma_healthy, o.lambda_max, TASK_RANK[o.task])
     dq = _step(o.method, s.Jw[r], s.ew[r], *step_args)
-    # Joints resting on a limit that the step pushes further out are frozen (their columns removed)
-    # and the step recomputed, so the other joints keep making progress along the boundary.
-    blocked = ((s.q[r] <= chain.lower) & (dq < 0)) | ((s.q[r] >= chain.upper) & (dq > 0))
+    blocked = limit_blocked(s.q[r], dq, chain.lower, chain.upper)
     rows = np.flatnonzero(blocked.any(axis=1))
     if len(rows):
         Jb = s.Jw[r[rows]] * ~blocked[rows][:, None, :]

@@ -26,7 +26,7 @@ import numpy as np
 
 from physai._validate import count, generator, one_of, positive
 from physai.errors import InputError
-from physai.ik import MAX_RESTARTS, _center, check_targets, restart_draws
+from physai.ik import MAX_RESTARTS, _center, check_targets, limit_blocked, restart_draws
 from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
@@ -103,7 +103,10 @@ def _converged(xp, kin, task, tols, p_target, R_target, q):
 
 
 def _damped(xp, Jt, e, damping):
-    """``J^T (J J^T + damping^2 I)^-1 e`` per target: ``(B, m, n)``, ``(B, m)`` -> ``(B, n)``."""
+    """``J^T (J J^T + damping^2 I)^-1 e`` per target: ``(B, m, n)``, ``(B, m)`` -> ``(B, n)``.
+
+    :func:`physai.singularity.damped_solve` (the readable SVD form, tested equal) by one linear solve, which
+    ``jax.jit`` runs fast on a GPU."""
     A = Jt @ xp.swapaxes(Jt, -1, -2) + damping**2 * xp.eye(Jt.shape[1])
     return (xp.swapaxes(Jt, -1, -2) @ xp.linalg.solve(A, e[:, :, None]))[:, :, 0]
 
@@ -116,9 +119,7 @@ def _dls_step(xp, kin, task, opts, lower, upper, p_target, R_target, state):
     e, Jt, perr, oerr = _errors(xp, task, T, J, p_target, R_target)
     done = done | ((perr <= tol_p) & (oerr <= tol_o))
     dq = _damped(xp, Jt, e, damping)
-    # Joints resting on a limit that the step pushes further out lose their column and the step is
-    # solved again, so the other joints keep moving along the boundary instead of stalling there.
-    blocked = ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
+    blocked = limit_blocked(q, dq, lower, upper)
     dq = _damped(xp, Jt * (~blocked)[:, None, :], e, damping)
     norm = xp.sqrt(xp.sum(dq * dq, axis=-1))
     dq = dq * xp.minimum(1.0, max_step / xp.maximum(norm, 1e-300))[:, None]
@@ -148,7 +149,8 @@ def _numpy_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
 
 @functools.lru_cache(maxsize=64)
 def _jax_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
-    """The jitted attempt ``(p_target, R_target, q, done, its) -> (q, done, its, perr, oerr)`` (memoised per chain)."""
+    """The jitted attempt ``(p_target, R_target, q, done, its) -> (q, done, its, perr, oerr)`` (memoised per chain),
+    run in float64 whatever the caller's JAX setting."""
     import jax
 
     from physai import jaxkin
@@ -159,8 +161,8 @@ def _jax_attempt(chain: Chain, task: str, opts: tuple, iterations: int):
     def fori(count, body, state):
         return jax.lax.fori_loop(0, count, lambda _, st: body(st), state)
 
-    return jax.jit(functools.partial(_attempt, jnp, kin, task, opts, iterations, jnp.asarray(chain.lower),
-                                     jnp.asarray(chain.upper), loop=fori))
+    return jaxkin.float64(jax.jit(functools.partial(_attempt, jnp, kin, task, opts, iterations, chain.lower,
+                                                    chain.upper, loop=fori)))
 
 
 def _targets(task: str, targets) -> tuple[np.ndarray, np.ndarray]:

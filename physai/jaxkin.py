@@ -1,20 +1,36 @@
 """The same forward kinematics and Jacobian in JAX: differentiable, ``jit``-able, ``vmap``-able, GPU-ready.
 
-Importing this module switches JAX to float64 (``jax_enable_x64``): kinematics pinned to 1e-12
-needs doubles. Functions mirror :mod:`physai.kinematics` and are tested equal to it.
+Kinematics pinned to 1e-12 needs doubles, and JAX computes in float32 unless its process-wide float64 switch
+is on. Importing physai leaves that switch alone: the functions here refuse to run in float32 (call
+``jax.config.update("jax_enable_x64", True)`` at start, or work inside ``with jax.enable_x64(True):``), and
+physai functions that call JAX for you (:mod:`physai.learned`, ``physai.jaxik.dls_ik(backend="jax")``) switch it on
+for their own duration with :func:`float64`. Functions mirror :mod:`physai.kinematics` and are tested equal to it.
 """
 
 from __future__ import annotations
 
+import functools
+
 import jax
+import jax.numpy as jnp
 
-jax.config.update("jax_enable_x64", True)
+from physai._validate import finite_array
+from physai.errors import InputError
+from physai.kinematics import Chain
 
-import jax.numpy as jnp  # noqa: E402
 
-from physai._validate import finite_array  # noqa: E402
-from physai.errors import InputError  # noqa: E402
-from physai.kinematics import Chain  # noqa: E402
+def float64(fn):
+    """Decorator: ``fn`` runs with JAX float64 on and the caller's setting is restored on return.
+
+    JAX keys its ``jit`` caches on the setting, so a function traced here is not reused in float32 elsewhere.
+    """
+
+    @functools.wraps(fn)
+    def scoped(*args, **kwargs):
+        with jax.enable_x64(True):
+            return fn(*args, **kwargs)
+
+    return scoped
 
 
 def _rotation_about_axis(axis, angle):
@@ -27,6 +43,15 @@ def _joint_motion(joint_type: str, axis, displacement):
     if joint_type == "hinge":
         return T.at[:3, :3].set(_rotation_about_axis(axis, displacement))
     return T.at[:3, 3].set(displacement * axis)
+
+
+def _require_float64():
+    """Read at trace time too, so a ``jit`` of these functions refuses float32 as well."""
+    if not jax.config.jax_enable_x64:
+        raise InputError(
+            "physai.jaxkin needs JAX float64, which is off (JAX would round the kinematics to float32): call "
+            "jax.config.update(\"jax_enable_x64\", True) once at start, or call inside `with jax.enable_x64(True):`"
+        )
 
 
 def _check_q(chain: Chain, q):
@@ -45,6 +70,7 @@ def _check_q(chain: Chain, q):
 
 def joint_frames(chain: Chain, q):
     """``T_world_joint`` ``(n, 4, 4)`` and ``T_world_tool`` ``(4, 4)`` for one ``q: (n,)``; vmap for batches."""
+    _require_float64()
     q = _check_q(chain, q)
     T = jnp.eye(4)
     frames = []

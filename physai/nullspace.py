@@ -303,9 +303,6 @@ def point_jacobian(chain: Chain, q, joint: int) -> tuple[np.ndarray, np.ndarray]
 
 # ---- IK with a secondary objective -----------------------------------------------------------------
 
-REASONS = ("stationary", "iteration limit", "primary not converged: not optimised")
-
-
 @dataclass(frozen=True)
 class RedundantResult:
     """IK followed by null-space optimisation of a secondary cost.
@@ -314,8 +311,9 @@ class RedundantResult:
     (always equal to ``ik.converged``: the optimisation only accepts iterates that keep it);
     ``position_error`` (m), ``orientation_error`` (rad) at ``q``; ``cost_initial``/``cost_final`` the
     secondary cost at ``ik.q`` and at ``q``; ``iterations`` null-space iterations; ``reason`` one of
-    :data:`REASONS` (``"stationary"``: no step of at least ``min_step`` lowers the cost within the
-    primary tolerances); ``ik`` the plain :class:`~physai.ik.IKResult` it started from.
+    :data:`physai.ik.REASONS`: ``"stationary"`` (no step of at least ``min_step`` lowers the cost within the
+    primary tolerances), ``"iteration limit"`` or ``"primary not converged: not optimised"``; ``ik`` the plain
+    :class:`~physai.ik.IKResult` it started from.
     """
 
     q: np.ndarray
@@ -334,6 +332,17 @@ def _corrected(chain, q, e, Jp, task, T_target, axis):
     q = np.clip(q + (Jp @ e[..., None])[..., 0], chain.lower, chain.upper)
     T, J = kinematics.tool_pose_and_jacobian(chain, q)
     return (q, *task_residual(task, T, J, T_target, axis))
+
+
+def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
+    """``(dmax, corrected)``: the projected gradient step ``-N grad H`` (largest joint change ``alpha``, ``dmax`` its
+    unscaled size) plus the Newton correction, corrected once more at the new point (``_corrected``'s tuple)."""
+    Jp = pinv(Jt)
+    d = -((np.eye(chain.n) - Jp @ Jt) @ objective.gradient(q)[..., None])[..., 0]
+    dmax = np.abs(d).max(axis=-1)
+    scale = np.where(dmax > 0, alpha / np.where(dmax > 0, dmax, 1.0), 0.0)
+    q1, e1, J1, _, _ = _corrected(chain, q + scale[:, None] * d, e, Jp, task, T_target, axis)
+    return dmax, _corrected(chain, q1, e1, pinv(J1), task, T_target, axis)
 
 
 def refine_in_nullspace(
@@ -366,26 +375,18 @@ def refine_in_nullspace(
     if len(T_target) != len(ik_results):
         raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
     q = np.stack([r.q for r in ik_results])
-    B = len(q)
     a = finite_array(axis, "axis", (3,))
     a = a / np.linalg.norm(a)
-    T, J = kinematics.tool_pose_and_jacobian(chain, q)
-    e, Jt, perr, oerr = task_residual(task, T, J, T_target, a)
-    cost = objective.value(q)
-    cost0 = cost.copy()
-    alpha = np.full(B, float(step))
+    e, Jt, perr, oerr = task_residual(task, *kinematics.tool_pose_and_jacobian(chain, q), T_target, a)
+    cost0 = objective.value(q)
+    cost, alpha, its = cost0.copy(), np.full(len(q), float(step)), np.zeros(len(q), int)
     active = np.array([r.converged for r in ik_results])
-    its = np.zeros(B, int)
     for _ in range(int(iterations)):
         r = np.flatnonzero(active)
         if not len(r):
             break
-        Jp = pinv(Jt[r])
-        d = -((np.eye(chain.n) - Jp @ Jt[r]) @ objective.gradient(q[r])[..., None])[..., 0]
-        dmax = np.abs(d).max(axis=-1)
-        scale = np.where(dmax > 0, alpha[r] / np.where(dmax > 0, dmax, 1.0), 0.0)
-        q1, e1, J1, _, _ = _corrected(chain, q[r] + scale[:, None] * d, e[r], Jp, task, T_target[r], a)
-        trial, et, Jtt, pt, ot = _corrected(chain, q1, e1, pinv(J1), task, T_target[r], a)
+        dmax, (trial, et, Jtt, pt, ot) = _self_motion_step(chain, objective, q[r], e[r], Jt[r], alpha[r],
+                                                           task, T_target[r], a)
         ct = objective.value(trial)
         ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
         ra = r[ok]
@@ -395,7 +396,8 @@ def refine_in_nullspace(
         active[r[(alpha[r] < min_step) | (dmax == 0)]] = False
     out = []
     for b, res in enumerate(ik_results):
-        reason = REASONS[2] if not res.converged else REASONS[1] if active[b] else REASONS[0]
+        reason = ("primary not converged: not optimised" if not res.converged
+                  else "iteration limit" if active[b] else "stationary")
         out.append(RedundantResult(q[b].copy(), res.converged, float(perr[b]), float(oerr[b]), float(cost0[b]),
                                    float(cost[b]), int(its[b]), reason, res))
     return out

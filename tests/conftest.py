@@ -31,6 +31,15 @@ def so101(so101_model):
 
 
 @pytest.fixture
+def x64():
+    """JAX float64 for a test that calls physai.jaxkin directly (it refuses float32), restored afterwards."""
+    import jax
+
+    with jax.enable_x64(True):
+        yield
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(12345)
 

@@ -123,6 +123,7 @@ def poses_away_from_representation_singularities(chain, seed, n=10):
     return qs[ok][:n]
 
 
+@pytest.mark.usefixtures("x64")
 @pytest.mark.parametrize("name", ["so101", "wxai_illustrative"])
 def test_jax_jacfwd_of_rpy_fk_matches_geometric_position_rows_and_orientation_only_after_B(name):
     chain = robots.load(name, source="builtin")
@@ -137,6 +138,7 @@ def test_jax_jacfwd_of_rpy_fk_matches_geometric_position_rows_and_orientation_on
         assert np.abs(conventions.rpy_jacobian(chain, q) - J_a).max() <= 1e-11
 
 
+@pytest.mark.usefixtures("x64")
 @pytest.mark.parametrize("name", ["so101", "wxai_illustrative"])
 def test_jax_jacfwd_of_quaternion_fk_is_G_times_the_angular_rows(name):
     chain = robots.load(name, source="builtin")

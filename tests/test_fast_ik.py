@@ -134,3 +134,16 @@ def test_targets_the_compiled_check_refuses_still_get_the_reference_error(so101)
         solve_ik(so101, bad)
     with pytest.raises(InputError, match="backend"):
         solve_ik(so101, np.eye(4), backend="gpu")
+
+
+def test_compiled_freeze_rule_equals_ik_limit_blocked(so101, rng):
+    """The joint-limit freeze rule has one readable home (physai.ik.limit_blocked); the compiled copy equals it,
+    including joints exactly on a limit and zero steps."""
+    lo, hi = so101.lower, so101.upper
+    for _ in range(200):
+        q = np.where(rng.random(so101.n) < 0.3, lo, np.where(rng.random(so101.n) < 0.4, hi, so101.random_q(rng)))
+        dq = rng.choice([-0.1, 0.0, 0.1], size=so101.n)
+        free = np.empty(so101.n, bool)
+        any_blocked = fast_ik._free_joints(q, dq, lo, hi, free)
+        expected = ik.limit_blocked(q, dq, lo, hi)
+        assert np.array_equal(~free, expected) and any_blocked == expected.any()

@@ -21,6 +21,7 @@ def panda():
     return robots.load(PANDA_XML, site="tcp")
 
 
+@pytest.mark.usefixtures("x64")
 def test_one_dls_step_and_kinematics_jax_equal_numpy_to_1e_12(panda):
     """Every target, converging or not: the JAX step (jit + vmap of jaxkin) equals the NumPy one."""
     import jax.numpy as jnp
@@ -98,6 +99,7 @@ def test_gpu_benchmark_cpu_smoke_runs_and_writes_its_table(tmp_path):
         assert success >= 95.0
 
 
+@pytest.mark.usefixtures("x64")
 def test_rotation_error_equals_so3_log_including_exactly_180_degrees():
     """The solver's rotation error is pinned to physai.transforms.so3_log (itself pinned to SciPy in test_ik.py),
     in NumPy and in JAX; at exactly 180 degrees it is a full-size step of angle pi, not zero."""
@@ -115,3 +117,22 @@ def test_rotation_error_equals_so3_log_including_exactly_180_degrees():
         assert np.abs(w - ref).max() <= 1e-14
         assert np.abs(theta - np.linalg.norm(ref, axis=-1)).max() <= 1e-14
     assert np.allclose(np.linalg.norm(w[-3:], axis=-1), np.pi, rtol=0, atol=1e-15)
+
+
+@pytest.mark.usefixtures("x64")
+@pytest.mark.parametrize("m", [3, 6])
+def test_jax_and_numpy_damped_step_equal_singularity_damped_solve(panda, m):
+    """The solver's DLS solve (one linear solve, NumPy and JAX) is the twin of the readable SVD form."""
+    import jax.numpy as jnp
+
+    from physai.singularity import damped_solve
+
+    rng = np.random.default_rng(3)
+    J = kinematics.jacobian(panda, panda.random_q(rng, 64))[:, :m]
+    e = rng.normal(scale=0.1, size=(64, m))
+    reference = damped_solve(J, e, 0.02)
+    # J J^T + damping^2 I has condition number up to (sigma_max / damping)^2 ~ 1e4 here (the SVD form does not
+    # square it), so the two forms agree to ~1e4 machine epsilons of the step size.
+    tol = 1e4 * np.finfo(float).eps * np.abs(reference).max()
+    assert np.abs(jaxik._damped(np, J, e, 0.02) - reference).max() <= tol
+    assert np.abs(np.asarray(jaxik._damped(jnp, jnp.asarray(J), jnp.asarray(e), 0.02)) - reference).max() <= tol

@@ -34,6 +34,7 @@ def test_dataset_region_rejection_keeps_only_targets_inside_it():
         sample_dataset(chain, 10, np.random.default_rng(1), region=lambda x: x[:, 0] > 1.0, max_draws=3)
 
 
+@pytest.mark.usefixtures("x64")
 def test_fk_loss_gradient_equals_central_differences_and_value_equals_numpy_fk(so101):
     rng = np.random.default_rng(3)
     data = sample_dataset(so101, 16, rng)
@@ -83,6 +84,30 @@ def test_joint_regression_learns_the_mean_of_the_two_elbows_closed_form_symmetry
     assert np.median(np.abs(q[:, 1])) < 0.25 * np.median(np.abs(test.q[:, 1]))
     with pytest.raises(InputError, match="does not match"):
         train(model, chain, sample_dataset(so101, 10, np.random.default_rng(0)), steps=100)
+
+
+def _numpy_mlp(model, x):
+    """Independent reference for predict: the documented network written out in NumPy float64."""
+    h = (x - model.x_mean) / model.x_scale
+    for i in range(model.n_layers):
+        h = h @ model.params[f"W{i}"] + model.params[f"b{i}"]
+        h = np.tanh(h) if i < model.n_layers - 1 or model.head == "bounded" else h
+    return model.q_mid + model.q_half * h
+
+
+def test_train_and_predict_run_in_float64_whatever_the_callers_jax_setting_and_leave_it(so101):
+    data = sample_dataset(so101, 256, np.random.default_rng(5))
+    model = init_model(so101, data.x, np.random.default_rng(6), hidden=(16,), head="bounded")
+    runs = {}
+    for flag in (False, True, False):
+        with jax.enable_x64(flag):
+            result = train(model, so101, data, loss="fk", steps=200, seed=7)
+            runs[flag] = result.loss_history, predict(result.model, data.x)
+            assert jax.config.jax_enable_x64 is flag
+    history, q = runs[False]
+    assert np.array_equal(history, runs[True][0]) and np.array_equal(q, runs[True][1])
+    assert q.dtype == np.float64 and result.model.params["W0"].dtype == np.float64
+    assert np.abs(q - _numpy_mlp(result.model, data.x)).max() <= 1e-13
 
 
 @pytest.mark.parametrize("chain_name", ["planar2r", "so101"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from physai import nullspace as ns
-from physai import robots
+from physai import ik, robots
 from physai.transforms import pose_error
 from physai.errors import InputError
 from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobian, jacobian, tool_pose
@@ -251,6 +251,7 @@ def test_solve_ik_redundant_keeps_primary_and_lowers_the_cost(so101, planar3r, r
         assert obj.value(r.q) == pytest.approx(r.cost_final, abs=1e-15)
         assert np.all((r.q >= so101.lower) & (r.q <= so101.upper))
     assert np.mean([r.cost_final < r.cost_initial - 1e-6 for r in res]) >= 0.5
+    assert {r.reason for r in res} <= set(ik.REASONS)  # one reason vocabulary for every IK path
     posture = ns.posture_cost(planar3r, np.zeros(3))
     one = ns.solve_ik_redundant(planar3r, [0.6, 0.3, 0.0], objective=posture, task="position")
     assert one.converged and one.reason == "stationary"

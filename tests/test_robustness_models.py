@@ -109,6 +109,7 @@ def test_chain_joints_carry_no_motion_from_frozen_joints_other_than_qpos0(mobile
     assert np.abs(T[:3, 3] - p_mj).max() <= 1e-15 and np.abs(T[:3, :3] - R_mj).max() <= 1e-15
 
 
+@pytest.mark.usefixtures("x64")
 def test_mobile_chain_in_jax_equals_numpy(mobile):
     _, chain = mobile
     qs = chain.random_q(np.random.default_rng(2), 16)

@@ -88,6 +88,7 @@ def test_real_numbers_of_any_numeric_type_pass_with_float64_values(so101):
     np.testing.assert_array_equal(tool_pose(so101, np.array([0, -1, 1, 0, 1])), tool_pose(so101, [0.0, -1, 1, 0, 1]))
 
 
+@pytest.mark.usefixtures("x64")
 @pytest.mark.parametrize("q", [np.zeros(4), np.zeros(6), np.zeros((2, 5)), np.zeros(())])
 def test_jax_entry_points_refuse_wrong_shape_even_under_jit(so101, q):
     # JAX clamps out-of-range indices: without the check, a 4-vector would silently reuse q[3] for joint 5
@@ -98,6 +99,7 @@ def test_jax_entry_points_refuse_wrong_shape_even_under_jit(so101, q):
             jax.jit(lambda x, f=f: f(so101, x))(jnp.asarray(q))
 
 
+@pytest.mark.usefixtures("x64")
 def test_jax_entry_points_refuse_nan_for_concrete_q(so101):
     for f in JAX_ENTRY_POINTS:
         with raises(InputError, "q:", "finite", "nan"):

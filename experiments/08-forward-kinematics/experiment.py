@@ -205,6 +205,9 @@ def plot_reach(r, path) -> None:
 
 
 def main() -> None:
+    # physai.jaxkin refuses float32 (the geometric Jacobian comparison needs 1e-12), and JAX's float64 switch is
+    # process-wide, so the program that owns the process turns it on, not the library.
+    jax.config.update("jax_enable_x64", True)
     reach = reach_step(robots.load("so101"))
     wx = robots.load("wxai_illustrative")
     num = numeric_check_step(wx)

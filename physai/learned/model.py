@@ -22,9 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from physai import jaxkin  # noqa: F401  (switches JAX to float64, which the FK losses need)
 from physai._validate import count, finite_array, generator, one_of
 from physai.errors import InputError
+from physai.jaxkin import float64
 from physai.kinematics import Chain
 
 HEADS = ("linear", "bounded")
@@ -118,8 +118,9 @@ def forward(params: dict, norm: dict, x, head: str):
 _forward_jit = jax.jit(forward, static_argnames="head")
 
 
+@float64
 def predict(model: InverseModel, x) -> np.ndarray:
-    """Batched inference: ``x: (..., 3)`` targets (m) -> ``(..., n)`` joint positions (rad), NumPy."""
+    """Batched inference: ``x: (..., 3)`` targets (m) -> ``(..., n)`` joint positions (rad), NumPy, in float64."""
     x = finite_array(x, "x", (3,))
     return np.asarray(_forward_jit(model.params, model.norm(), x, model.head))
 

@@ -66,6 +66,7 @@ def _check_options(model, chain, data, loss, steps, batch_size, learning_rate, s
         raise InputError(f"steps: expected a positive multiple of log_every={log_every}, got {steps}")
 
 
+@jaxkin.float64
 def train(
     model: InverseModel,
     chain: Chain,
@@ -83,7 +84,8 @@ def train(
 
     ``loss`` is ``"joint"`` (uses ``data.q``) or ``"fk"`` (uses only ``data.x``). Minibatch indices
     come from ``seed``, so a run is reproducible. ``progress(steps_done)`` is called after each chunk
-    of ``log_every`` steps (the steps of a chunk run inside one compiled ``lax.scan``).
+    of ``log_every`` steps (the steps of a chunk run inside one compiled ``lax.scan``). Runs in JAX float64
+    whatever the caller's setting, which it leaves as it was.
     """
     _check_options(model, chain, data, loss, steps, batch_size, learning_rate, seed, log_every, progress)
     batch_size = min(batch_size, len(data))
