@@ -72,9 +72,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.cpu_smoke:
         os.environ["JAX_PLATFORMS"] = "cpu"
-    import jax
-
-    from physai import jaxik  # noqa: F401  (switches JAX to float64 before any array exists)
+    import jax  # after JAX_PLATFORMS is set (jaxik.dls_ik scopes float64 itself)
 
     sizes = [int(s) for s in (args.sizes or ([200] if args.cpu_smoke else [1e6, 1e7]))]
     chunk = args.chunk or (100 if args.cpu_smoke else 1_000_000)

@@ -1,4 +1,4 @@
-"""Numerical inverse kinematics: iterate the easy direction (FK + Jacobian) to solve the hard one (lesson 10).
+"""Numerical inverse kinematics: iterate the easy direction (FK + Jacobian) to solve the hard one (lesson 11).
 
 Every method takes the same step shape: from the task residual ``e`` (target minus current, world
 frame) and the task Jacobian ``J_t`` it computes a joint step ``dq`` with ``J_t dq ~ e``, limits its
@@ -59,7 +59,7 @@ METHODS = ("transpose", "pinv", "dls", "adaptive", "lm")
 # Default iteration budget per attempt: gradient descent converges linearly and needs far more steps.
 # LM fails fast (a converging attempt needs ~5-20 steps; a stuck one is abandoned after `patience`
 # steps without 1 % progress) and relies on restarts: 200 restarts took 1,000 random reachable targets
-# per robot/task to 100 % in lesson 10; hard targets (near joint limits) have ~2-10 % basins.
+# per robot/task to 100 % in lesson 11; hard targets (near joint limits) have ~2-10 % basins.
 DEFAULT_MAX_ITERATIONS = {"transpose": 2000, "pinv": 100, "dls": 200, "adaptive": 100, "lm": 50}
 DEFAULT_PATIENCE = {"transpose": 50, "pinv": 20, "dls": 20, "adaptive": 20, "lm": 5}
 DEFAULT_RESTARTS = 200
@@ -391,7 +391,7 @@ def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int,
 
 
 def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> list[IKResult]:
-    """The NumPy loop, all targets stepped together: propose, evaluate, accept, advance (lesson 10's steps)."""
+    """The NumPy loop, all targets stepped together: propose, evaluate, accept, advance (lesson 11's steps)."""
     task, method, tol_position, tol_orientation = o.task, o.method, o.tol_position, o.tol_orientation
     s = _LoopState.start(starts, TASK_ROWS[task])
     while s.active.any():

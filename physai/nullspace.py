@@ -1,4 +1,4 @@
-"""Redundancy and the null space (lesson 11): choose among infinitely many IK answers on purpose.
+"""Redundancy and the null space (lesson 12): choose among infinitely many IK answers on purpose.
 
 Shapes and frames (as :mod:`physai.kinematics`):
 - ``J: (..., m, n)`` a task Jacobian (rows of the geometric Jacobian, world frame, linear rows in m/rad,

@@ -1,4 +1,4 @@
-"""Lesson 13: resolved-rate control, force estimation and the guarded descent, pinned to MuJoCo and closed forms."""
+"""physai.control (lesson 09's WidowX AI variant): resolved-rate control, force estimation and the guarded descent, pinned to MuJoCo and closed forms."""
 
 import mujoco
 import numpy as np

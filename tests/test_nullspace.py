@@ -1,4 +1,4 @@
-"""Lesson 11: null-space tools pinned to NumPy's pinv/solve (closed forms), central differences, MuJoCo
+"""physai.nullspace (lesson 12): null-space tools pinned to NumPy's pinv/solve (closed forms), central differences, MuJoCo
 and brute-force constrained least squares."""
 
 import mujoco

@@ -95,6 +95,7 @@ def bug_step(chain, qs) -> dict:
     return {"after": float(after), "slips": slips}
 
 
+@jaxkin.float64  # the comparison needs 1e-12: JAX float64 for this step only (the caller's setting is restored)
 def rpy_step(chain, n_poses=50) -> dict:
     """jax.jacfwd of FK returning (p, roll, pitch, yaw) vs the geometric Jacobian, before and after B(phi)."""
     jac_rpy = jax.jit(jax.jacfwd(lambda q: jaxkin.tool_position_rpy(chain, q)))
@@ -205,9 +206,6 @@ def plot_reach(r, path) -> None:
 
 
 def main() -> None:
-    # physai.jaxkin refuses float32 (the geometric Jacobian comparison needs 1e-12), and JAX's float64 switch is
-    # process-wide, so the program that owns the process turns it on, not the library.
-    jax.config.update("jax_enable_x64", True)
     reach = reach_step(robots.load("so101"))
     wx = robots.load("wxai_illustrative")
     num = numeric_check_step(wx)

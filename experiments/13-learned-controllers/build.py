@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from physai import robots
+from physai import jaxkin, robots
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
 from physai.lesson import Claim, claims_table, transcript, verdict, write_claims
 from physai.seed_robots import PLANAR2R_LINKS
@@ -53,6 +53,7 @@ class BuildRun:
     mean_miss: np.ndarray  # (k,) m, miss of the average of the two elbows
 
 
+@jaxkin.float64  # physai.learned's losses run in the caller's precision: float64 here, restored after
 def run(n_targets: int = 200, seed: int = SEED) -> BuildRun:
     chain = robots.load("planar2r")
     data = sample_dataset(chain, n_targets, np.random.default_rng(seed), seed=seed)

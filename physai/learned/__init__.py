@@ -1,4 +1,4 @@
-"""Learned inverse kinematics (lesson 12): datasets from FK, a small JAX MLP, two losses, the hybrid.
+"""Learned inverse kinematics (lesson 13): datasets from FK, a small JAX MLP, two losses, the hybrid.
 
 ``sample_dataset`` draws joints inside the limits and their tool points; ``init_model`` / ``train``
 fit an MLP ``x -> q`` with the supervised ``joint_loss`` or the label-free ``fk_loss`` (through
