@@ -134,6 +134,15 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
     return path
 
 
+def publish_claims(folder: str | Path, claims: list[Claim], script: str,
+                   heading: str = "The seed's numbers against this run's") -> Path:
+    """Print the claims table under ``heading`` and merge the rows into ``folder/claims.json`` (the last step of a
+    lesson script's ``main``)."""
+    print(f"\n== {heading} ==")
+    print(claims_table(claims))
+    return write_claims(folder, claims, script)
+
+
 def read_claims(folder: str | Path) -> list[Claim]:
     """The claims a lesson folder's scripts wrote (``[]`` when none)."""
     path = Path(folder) / CLAIMS_FILE

@@ -18,7 +18,7 @@ from physai import robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
-from physai.lesson import Claim, claims_table, fmt_row, transcript, verdict, write_claims  # noqa: E402
+from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -163,9 +163,7 @@ def main() -> None:
     sp, ex, ad, rf = spellings_step(R), exp_step(), adjoint_step(ch["T_tool"]), refuse_step(R)
     print_steps(chain, ch, sp, ex, ad, rf)
     rows = claims(ch)
-    print("\n== The track's statement against this run ==")
-    print(claims_table(rows))
-    write_claims(HERE, rows, SCRIPT)
+    publish_claims(HERE, rows, SCRIPT, heading="The track's statement against this run")
     figure(chain, joint_frames(chain, Q0)[0], ch["T_tool"], HERE / "build_frames.png")
     print("\nfigure: build_frames.png (the SO-101's joint frames at Q0, x red, y green, z blue)")
 

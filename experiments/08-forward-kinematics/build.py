@@ -11,7 +11,7 @@ import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.lesson import Claim, claims_table, fmt_row, transcript, verdict, write_claims
+from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict
 
 HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -96,9 +96,7 @@ def main() -> None:
     walk, arms, reach = walk_step(m, chain), other_arms_step(), reach_step()
     print_steps(walk, arms, reach)
     rows = claims(reach)
-    print("\n== The seed's numbers against this run's ==")
-    print(claims_table(rows))
-    write_claims(HERE, rows, SCRIPT)
+    publish_claims(HERE, rows, SCRIPT)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,7 @@ from scipy.spatial import cKDTree  # noqa: E402
 from physai import conventions, jaxkin, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, tool_pose  # noqa: E402
-from physai.lesson import Claim, claims_table, factor_claim, fmt_row, transcript, verdict  # noqa: E402
-from physai.lesson import write_claims  # noqa: E402
+from physai.lesson import Claim, factor_claim, fmt_row, publish_claims, transcript, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -215,9 +214,7 @@ def main() -> None:
     print_numeric(num, bug)
     print_rpy(rpy, pitch)
     rows = claims(num, bug, rpy)
-    print("\n== The seed's statements against this run's numbers ==")
-    print(claims_table(rows))
-    write_claims(HERE, rows, SCRIPT)
+    publish_claims(HERE, rows, SCRIPT, heading="The seed's statements against this run's numbers")
     plot_reach(reach, HERE / "experiment_reach.png")
     print("\nfigure: experiment_reach.png (SO-101 tool points within the joint limits and with the joints free)")
 

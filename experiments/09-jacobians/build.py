@@ -9,8 +9,7 @@ import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import fd_jacobian, fk, hinge_column, jacobian
-from physai.lesson import Claim, claims_table, factor_claim, fmt_row, number_claim, transcript, verdict
-from physai.lesson import write_claims
+from physai.lesson import Claim, factor_claim, fmt_row, number_claim, publish_claims, transcript, verdict
 
 HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -103,9 +102,7 @@ def main() -> None:
     fd = fd_step(chain, jac["poses"])
     print_steps(chain, column, jac, use, fd)
     rows = claims(column, jac, use, fd)
-    print("\n== The seed's numbers against this run's ==")
-    print(claims_table(rows))
-    write_claims(HERE, rows, SCRIPT)
+    publish_claims(HERE, rows, SCRIPT)
 
 
 if __name__ == "__main__":

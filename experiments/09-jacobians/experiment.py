@@ -26,8 +26,7 @@ from scipy.optimize import minimize
 
 from physai import mj, robots, statics
 from physai.kinematics import fk, jacobian, tool_pose
-from physai.lesson import Claim, claims_table, factor_claim, fmt_row, number_claim, transcript, verdict
-from physai.lesson import write_claims
+from physai.lesson import Claim, factor_claim, fmt_row, number_claim, publish_claims, transcript, verdict
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -534,9 +533,7 @@ def main() -> None:
     print_exercises(easy, medium, hard)
     claims = (velocity_claims(velocity) + sweep_claims(sweep64) + servo_claims(servo) + payload_claims(payload)
               + fall_claims(falls) + exercise_claims(easy, medium, hard))
-    print("\n== The seed's numbers against this run's ==")
-    print(claims_table(claims))
-    write_claims(HERE, claims, SCRIPT)
+    publish_claims(HERE, claims, SCRIPT)
     plot(sweep64["med"], hard["med"], HERE / "fd_step_sweep.png")
     print("\nfigure: fd_step_sweep.png (finite-difference error vs step, log-log V shapes with sqrt(eps) and cbrt(eps) "
           f"marked; left float64, right float32 over {N_POSES_F32} poses)")

@@ -28,7 +28,7 @@ from scipy.optimize import least_squares, minimize  # noqa: E402
 
 from physai import control, robots, statics  # noqa: E402
 from physai.kinematics import jacobian, tool_pose  # noqa: E402
-from physai.lesson import Claim, claims_table, transcript, verdict, write_claims  # noqa: E402
+from physai.lesson import Claim, publish_claims, transcript, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 WXAI = robots.model_path("wxai")
@@ -401,9 +401,7 @@ def main() -> None:
                             (print_descent, desc), (print_force, force), (print_guard, guard)):
         printer(record)
     claims = statics_claims(vel, st, pmap) + motion_claims(desc, force, guard)
-    print("== The seed's statements against this run's numbers ==")
-    print(claims_table(claims))
-    write_claims(HERE, claims, SCRIPT)
+    publish_claims(HERE, claims, SCRIPT, heading="The seed's statements against this run's numbers")
     for plot, record, name, caption in (
             (plot_payload_map, pmap, "wxai_payload_map.png", "payload limit over the workspace, wrist straight"),
             (plot_descent, desc, "wxai_descent.png", "deviation from the line, 50 Hz vs 5 Hz ticks"),

@@ -13,14 +13,7 @@ import numpy as np
 
 from physai import mj, robots, singularity
 from physai.kinematics import jacobian
-from physai.lesson import (
-    Claim,
-    claims_table,
-    fmt_row,
-    transcript,
-    verdict,
-    write_claims,
-)
+from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -121,8 +114,7 @@ def main(n_poses: int = 50) -> list[Claim]:
         checks.append(check_robot(name, n_poses))
         print_checks(name, checks[-1])
     rows = claims(checks)
-    print("\nClaims (seed vs this run)\n" + claims_table(rows))
-    write_claims(HERE, rows, "build.py")
+    publish_claims(HERE, rows, "build.py")
     return rows
 
 

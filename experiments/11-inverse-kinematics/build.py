@@ -14,7 +14,7 @@ import numpy as np
 from physai import mj, robots
 from physai.ik import solve_ik
 from physai.kinematics import fk, jacobian
-from physai.lesson import Claim, claims_table, transcript, verdict, write_claims
+from physai.lesson import Claim, publish_claims, transcript, verdict
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -101,8 +101,7 @@ def main(n_targets: int = 20) -> list[Claim]:
     r = run(n_targets)
     print_run(r)
     rows = claims(r)
-    print("\nClaims (seed vs this run)\n" + claims_table(rows))
-    write_claims(HERE, rows, "build.py")
+    publish_claims(HERE, rows, "build.py")
     return rows
 
 

@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import METHODS, solve_ik, solve_ik_batch  # noqa: E402
-from physai.lesson import Claim, claims_table, fmt_row, transcript, verdict, write_claims  # noqa: E402
+from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LESSON = "11"
@@ -306,8 +306,7 @@ def main(full: bool = False) -> list[Claim]:
     print_five_dof(five_dof_pose())
     print_teleop(teleop(4.0 if full else 2.0))
     claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(rows)
-    print("\nClaims (seed vs this run)\n" + claims_table(claims))
-    write_claims(HERE, claims, "experiment.py")
+    publish_claims(HERE, claims, "experiment.py")
     print("\nfigure: convergence.png")
     return claims
 

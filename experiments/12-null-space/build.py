@@ -13,7 +13,7 @@ import numpy as np
 
 from physai import mj, robots
 from physai import nullspace as ns
-from physai.lesson import Claim, claims_table, transcript, verdict, write_claims
+from physai.lesson import Claim, publish_claims, transcript, verdict
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -76,8 +76,7 @@ def main(n_poses: int = 50) -> list[Claim]:
     print(f"  (the normal equations square the condition number: eps kappa^2 reaches {c.round_off:.1e}; the SVD in"
           " physai.nullspace does not)")
     rows = claims(c)
-    print("\nClaims (seed vs this run)\n" + claims_table(rows))
-    write_claims(HERE, rows, "build.py")
+    publish_claims(HERE, rows, "build.py")
     return rows
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from physai import jaxkin, robots
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
-from physai.lesson import Claim, claims_table, transcript, verdict, write_claims
+from physai.lesson import Claim, publish_claims, transcript, verdict
 from physai.seed_robots import PLANAR2R_LINKS
 
 HERE = Path(__file__).resolve().parent
@@ -83,8 +83,7 @@ def main(n_targets: int = 200) -> list[Claim]:
     print(f"  the mean of the two elbows is a straight arm (q2 = 0): it misses each target by L1 + L2 - r, here "
           f"{b.mean_miss.min() * 1e3:.0f} .. {b.mean_miss.max() * 1e3:.0f} mm")
     rows = claims(b)
-    print("\nClaims (seed vs this run)\n" + claims_table(rows))
-    write_claims(HERE, rows, "build.py")
+    publish_claims(HERE, rows, "build.py")
     return rows
 
 

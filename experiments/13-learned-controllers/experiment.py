@@ -38,7 +38,7 @@ from physai.kinematics import jacobian  # noqa: E402
 from physai.learned import (  # noqa: E402
     dls_refine, init_model, limit_violation, load, position_error, predict, sample_dataset, save, train,
 )
-from physai.lesson import Claim, claims_table, transcript, verdict, write_claims  # noqa: E402
+from physai.lesson import Claim, publish_claims, transcript, verdict  # noqa: E402
 from physai.seed_robots import PLANAR2R_LINKS  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -437,8 +437,7 @@ def main(setting: str = "tour") -> list[Claim]:
     plot_so101(g, gp, setting)
     claims = (multimodality_claims(mm) + extrapolation_claims(ex) + singularity_claims(ns_)
               + limits_hybrid_claims(g, h) + gap_claims(gp))
-    print("\nClaims (seed vs this run)\n" + claims_table(claims))
-    write_claims(HERE, claims, "experiment.py")
+    publish_claims(HERE, claims, "experiment.py")
     print("\nfigures: multimodality_2r.png, so101_learned.png")
     return claims
 
