@@ -412,9 +412,9 @@ def run(n_targets: int = 1000, seed: int = 0, robots_: tuple[str, ...] | None = 
                 t0 = time.perf_counter()
                 res = solve_ik_batch(chain, T_all, task=task)
                 per = (time.perf_counter() - t0) / n_targets
-                ok = succeeded(chain, task, T_all, np.array([r.q for r in res]))
+                ok = succeeded(chain, task, T_all, res.q)
                 case_rows.append(_row(robot, task, "physai solve_ik_batch", n_targets, ok, [per],
-                                      [r.restarts + 1 for r in res], settings="all targets in one call (the compiled loop over targets)",
+                                      res.restarts + 1, settings="all targets in one call (the compiled loop over targets)",
                                       note="time = batch wall / targets (amortised)"))
         peer_meds = [(r["median_ms"], r["solver"]) for r in case_rows
                      if not r["solver"].startswith("physai") and r["median_ms"] is not None]

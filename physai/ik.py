@@ -117,6 +117,58 @@ class IKResult:
         return health(kinematics.jacobian(chain, self.q), block, char_length)
 
 
+@dataclass(frozen=True)
+class IKBatchResult:
+    """The outcome of one IK solve per target: the fields of :class:`IKResult`, each with a leading target axis.
+
+    ``q: (B, n)`` joint positions inside the limits; ``converged: (B,)`` bool; ``iterations: (B,)`` int steps over
+    all attempts; ``position_error: (B,)`` (m) and ``orientation_error: (B,)`` (rad) at ``q``; ``reason: (B,)``
+    str, each one of :data:`REASONS`; ``restarts: (B,)`` int random restarts used; ``method`` and ``task`` shared
+    by all targets; ``unmet``: per target, ``()`` when converged, else a subset of ``("position", "orientation")``.
+    ``batch[b]`` is target ``b``'s :class:`IKResult`, and iterating yields them in order.
+    """
+
+    q: np.ndarray
+    converged: np.ndarray
+    iterations: np.ndarray
+    position_error: np.ndarray
+    orientation_error: np.ndarray
+    reason: np.ndarray
+    restarts: np.ndarray
+    method: str
+    task: str
+    unmet: tuple[tuple[str, ...], ...]
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+    def __getitem__(self, b: int) -> IKResult:
+        return IKResult(self.q[b].copy(), bool(self.converged[b]), int(self.iterations[b]),
+                        float(self.position_error[b]), float(self.orientation_error[b]), str(self.reason[b]),
+                        int(self.restarts[b]), self.method, self.task, self.unmet[b])
+
+    def __iter__(self):
+        return (self[b] for b in range(len(self)))
+
+    @property
+    def success_rate(self) -> float:
+        """Fraction of targets within both tolerances."""
+        return float(np.mean(self.converged))
+
+
+def batch_result(q, outcome, iterations, perr, oerr, restarts, method: str, task: str, tol_position: float,
+                 tol_orientation: float) -> IKBatchResult:
+    """The :class:`IKBatchResult` of a solver's arrays: ``q (B, n)`` the converged or best point, ``outcome (B,)``
+    an index into :data:`REASONS` (0: converged), ``iterations``, ``perr`` (m), ``oerr`` (rad) and ``restarts``
+    ``(B,)``; ``unmet`` names each part of an unconverged target whose error is above its tolerance."""
+    perr, oerr = np.asarray(perr, float), np.asarray(oerr, float)
+    converged = np.asarray(outcome) == 0
+    over = np.stack([perr > tol_position, oerr > tol_orientation], axis=1) & ~converged[:, None]
+    unmet = tuple(tuple(part for part, o in zip(("position", "orientation"), row) if o) for row in over)
+    return IKBatchResult(np.array(q, float), converged, np.asarray(iterations, np.int64), perr, oerr,
+                         np.asarray(REASONS)[outcome], np.asarray(restarts, np.int64), method, task, unmet)
+
+
 def task_residual(task: str, T: np.ndarray, J: np.ndarray, T_target: np.ndarray, axis: np.ndarray):
     """Residual and task Jacobian of ``task`` at tool poses ``T: (k, 4, 4)`` with Jacobians ``J: (k, 6, n)``.
 
@@ -328,8 +380,8 @@ def solve_ik_batch(
     engine: str = "compiled",
     backend: str | None = None,
     _single: bool = False,
-) -> list[IKResult]:
-    """Solve many targets at once; returns one :class:`IKResult` per target (a list).
+) -> IKBatchResult:
+    """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
     The compiled backend (default for ``"lm"``) runs every target's whole solve in one numba call; the
     NumPy backend steps all targets together, vectorised over them. Both give each target the same attempts.
@@ -376,7 +428,7 @@ def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> b
     return backend != "numpy" and not unserved
 
 
-def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int, reach: float, base) -> list[IKResult]:
+def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int, reach: float, base) -> IKBatchResult:
     """Every target's whole LM solve in one compiled call (:mod:`physai.fast_ik`, the same algorithm)."""
     B, n = len(T_target), chain.n
     out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
@@ -386,11 +438,11 @@ def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int,
         mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach + o.tol_position, base=base)
     fast_ik.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n),
                         draws, settings, out, out_int)
-    return _results(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
+    return batch_result(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
                     o.method, o.task, o.tol_position, o.tol_orientation)
 
 
-def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> list[IKResult]:
+def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> IKBatchResult:
     """The NumPy loop, all targets stepped together: propose, evaluate, accept, advance (lesson 11's steps)."""
     task, method, tol_position, tol_orientation = o.task, o.method, o.tol_position, o.tol_orientation
     s = _LoopState.start(starts, TASK_ROWS[task])
@@ -404,7 +456,7 @@ def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_
             trace.append((r, s.it_total[r].copy(), s.perr[r].copy(), s.oerr[r].copy()))
         _advance(s, r, (perr <= tol_position) & (oerr <= tol_orientation) & accept, o, n_attempts)
     c, conv = s.converged[:, None], s.converged
-    return _results(np.where(c, s.q, s.best_q), np.where(conv, 0, np.where(s.ended_by_limit, 2, 1)), s.it_total,
+    return batch_result(np.where(c, s.q, s.best_q), np.where(conv, 0, np.where(s.ended_by_limit, 2, 1)), s.it_total,
                     np.where(conv, s.perr, s.best_perr), np.where(conv, s.oerr, s.best_oerr),
                     np.where(conv, np.minimum(s.attempt, starts.shape[1] - 1), n_attempts - 1),
                     method, task, tol_position, tol_orientation)
@@ -508,22 +560,6 @@ def _advance(s: _LoopState, r: np.ndarray, ok: np.ndarray, o: IKOptions, n_attem
     s.E[nxt], s.E_ref[nxt], s.no_progress[nxt] = np.inf, np.inf, 0
     s.active[r[ok]] = False
     s.active[re[finished]] = False
-
-
-def _results(q, outcome, iterations, perr, oerr, used, method, task, tol_position, tol_orientation) -> list[IKResult]:
-    """One :class:`IKResult` per row: ``q (B, n)`` the converged or best point, ``outcome (B,)`` an index into
-    :data:`REASONS`, its ``iterations``, errors and restarts ``used`` (both backends end here)."""
-    results = []
-    for b in range(len(q)):
-        perr_b, oerr_b = float(perr[b]), float(oerr[b])
-        conv = outcome[b] == 0
-        unmet = () if conv else tuple(
-            part for part, err, tol in (("position", perr_b, tol_position), ("orientation", oerr_b, tol_orientation))
-            if err > tol
-        )
-        results.append(IKResult(q[b].copy(), bool(conv), int(iterations[b]), perr_b, oerr_b, REASONS[outcome[b]],
-                                int(used[b]), method, task, unmet))
-    return results
 
 
 def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:

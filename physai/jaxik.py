@@ -20,42 +20,25 @@ from random joint vectors (drawn up front from the passed ``numpy.random.Generat
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 
 from physai._validate import count, generator, one_of, positive
 from physai.errors import InputError
-from physai.ik import MAX_RESTARTS, _center, check_targets, limit_blocked, restart_draws
+from physai.ik import (
+    MAX_RESTARTS,
+    REASONS,
+    IKBatchResult,
+    _center,
+    batch_result,
+    check_targets,
+    limit_blocked,
+    restart_draws,
+)
 from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
 BACKENDS = ("numpy", "jax")
-
-
-@dataclass(frozen=True)
-class BatchIKResult:
-    """Batched IK outcome: ``q (B, n)`` inside the limits, ``converged (B,)``, errors ``(B,)`` (m, rad) at ``q``,
-    ``iterations (B,)`` steps taken over all attempts, ``attempts`` run, ``backend``, ``task``."""
-
-    q: np.ndarray
-    converged: np.ndarray
-    position_error: np.ndarray
-    orientation_error: np.ndarray
-    iterations: np.ndarray
-    attempts: int
-    backend: str
-    task: str
-
-    @property
-    def success_rate(self) -> float:
-        """Fraction of targets within both tolerances."""
-        return float(np.mean(self.converged))
-
-    @property
-    def reason(self) -> np.ndarray:
-        """Per target: ``"converged"`` or ``"iteration limit"`` (every attempt used its steps)."""
-        return np.where(self.converged, "converged", "iteration limit")
 
 
 def _rotation_error(xp, R_target, R):
@@ -185,8 +168,12 @@ def dls_ik(
     max_step: float = 0.5,
     tol_position: float = 1e-4,
     tol_orientation: float = 1e-3,
-) -> BatchIKResult:
+) -> IKBatchResult:
     """Solve ``B`` IK targets at once by damped least squares (see the module docstring for the step).
+
+    Returns the :class:`physai.ik.IKBatchResult` of :func:`physai.ik.solve_ik_batch` (``method="dls"``): ``reason``
+    is ``"converged"`` or ``"iteration limit"`` (every attempt used its steps), ``restarts (B,)`` those each target
+    used (the attempt it converged in, else all).
 
     ``targets``: ``(B, 4, 4)`` ``T_world_target`` (or ``(B, 3)`` points for ``task="position"``).
     ``q0``: ``None`` (middle of the limits), ``(n,)`` or ``(B, n)``; restart ``k`` starts the still
@@ -210,11 +197,13 @@ def dls_ik(
     q = np.array(np.broadcast_to(q0, (B, n)))
     starts = restart_draws(chain, rng, B, restarts)  # (B, restarts, n), the draws of physai.ik
     run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, int(iterations))
-    done, its = np.zeros(B, bool), np.zeros(B, np.int64)
+    done, its, used = np.zeros(B, bool), np.zeros(B, np.int64), np.zeros(B, np.int64)
     for attempt in range(restarts + 1):
         if attempt:
             q = np.where(done[:, None], q, starts[:, attempt - 1])
+        used = np.where(done, used, attempt)  # the targets still open run this attempt
         q, done, its, perr, oerr = (np.asarray(x) for x in run(p_target, R_target, q, done, its))
         if done.all():
             break
-    return BatchIKResult(q, done, perr, oerr, its, attempt + 1, backend, task)
+    return batch_result(q, np.where(done, 0, REASONS.index("iteration limit")), its, perr, oerr, used, "dls", task,
+                        opts[2], opts[3])

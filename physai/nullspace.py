@@ -30,7 +30,14 @@ import numpy as np
 from physai import kinematics
 from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai.errors import InputError
-from physai.ik import TASKS, IKResult, check_targets, solve_ik_batch, task_residual
+from physai.ik import (
+    TASKS,
+    IKBatchResult,
+    IKResult,
+    check_targets,
+    solve_ik_batch,
+    task_residual,
+)
 from physai.kinematics import Chain
 from physai.singularity import check_damping, filter_factors, jacobian_block
 
@@ -348,7 +355,7 @@ def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
 def refine_in_nullspace(
     chain: Chain,
     targets,
-    ik_results: list[IKResult],
+    ik_results: IKBatchResult,
     *,
     objective: Objective,
     task: str = "pose",
@@ -362,8 +369,8 @@ def refine_in_nullspace(
     """Lower ``objective`` along the self-motion of each converged IK solution (vectorised over targets).
 
     ``targets`` as given to :func:`physai.ik.solve_ik_batch` (``(B, 4, 4)``, or ``(B, 3)`` for a position
-    task) and that solver's ``ik_results`` for them (same ``task``, ``axis``). Each iteration is a
-    predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint change
+    task) and that solver's :class:`~physai.ik.IKBatchResult` ``ik_results`` for them (same ``task``, ``axis``).
+    Each iteration is a predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint change
     ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
     correction ``J^+ e`` at the new point, clipped into the limits. It is accepted only if the cost
     falls *and* the primary still meets ``tol_position``/``tol_orientation``, so the plain solver's
@@ -374,13 +381,13 @@ def refine_in_nullspace(
     T_target = check_targets(one_of(task, "task", TASKS), targets, 1)
     if len(T_target) != len(ik_results):
         raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
-    q = np.stack([r.q for r in ik_results])
+    q = np.array(ik_results.q, float)
     a = finite_array(axis, "axis", (3,))
     a = a / np.linalg.norm(a)
     e, Jt, perr, oerr = task_residual(task, *kinematics.tool_pose_and_jacobian(chain, q), T_target, a)
     cost0 = objective.value(q)
     cost, alpha, its = cost0.copy(), np.full(len(q), float(step)), np.zeros(len(q), int)
-    active = np.array([r.converged for r in ik_results])
+    active = np.array(ik_results.converged, bool)
     for _ in range(int(iterations)):
         r = np.flatnonzero(active)
         if not len(r):

@@ -86,10 +86,9 @@ def test_compiled_batched_equals_looped_and_seeded_runs_repeat(arms):
     g = np.random.default_rng(6)
     looped = [solve_ik(chain, T, rng=g, restarts=30) for T in T_t]
     again = solve_ik_batch(chain, T_t, rng=np.random.default_rng(6), restarts=30)
-    for a, b, c in zip(batched, looped, again):
-        np.testing.assert_array_equal(a.q, b.q)
-        np.testing.assert_array_equal(a.q, c.q)
-        assert (a.iterations, a.restarts, a.reason) == (b.iterations, b.restarts, b.reason)
+    for name in ("q", "iterations", "restarts", "reason"):
+        np.testing.assert_array_equal(getattr(batched, name), np.array([getattr(r, name) for r in looped]))
+        np.testing.assert_array_equal(getattr(batched, name), getattr(again, name))
 
 
 def test_default_rng_single_solve_uses_the_draws_of_default_rng_zero(arms):

@@ -1,6 +1,8 @@
 """physai.ik pinned to independent references: MuJoCo's site pose, SciPy's rotation log and bounded
 least squares, central differences of the residual."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy.optimize import least_squares
@@ -97,7 +99,7 @@ def test_iterates_never_leave_the_joint_limits(method, so101, monkeypatch, rng):
     qs = np.concatenate([s.reshape(-1, so101.n) for s in seen])
     assert len(qs) > 50
     assert np.all(qs >= so101.lower) and np.all(qs <= so101.upper)
-    assert all(np.all((r.q >= so101.lower) & (r.q <= so101.upper)) for r in results)
+    assert np.all((results.q >= so101.lower) & (results.q <= so101.upper))
 
 
 @pytest.mark.parametrize("backend", ik.BACKENDS)
@@ -136,15 +138,46 @@ def test_five_dof_arm_on_a_six_d_pose_says_orientation_is_not_achieved(so101, so
     assert r.position_error == pytest.approx(perr, abs=1e-12)
 
 
-def test_batched_equals_looped_with_one_shared_generator(panda):
+@pytest.mark.parametrize("backend", ik.BACKENDS)
+def test_batch_fields_equal_looped_solve_ik_with_one_shared_generator(backend, panda):
     q_true = panda.random_q(np.random.default_rng(7), 6)
-    T = kinematics.tool_pose(panda, q_true)
-    batched = solve_ik_batch(panda, T, rng=np.random.default_rng(11), restarts=5)
+    # reachable poses and one beyond reach (unconverged: its reason and unmet are exercised too)
+    T = np.concatenate([kinematics.tool_pose(panda, q_true), tf.translation(np.array([[2.0, 0.0, 0.5]]))])
+    batched = solve_ik_batch(panda, T, rng=np.random.default_rng(11), restarts=5, backend=backend)
     g = np.random.default_rng(11)
-    looped = [solve_ik(panda, Ti, rng=g, restarts=5) for Ti in T]
-    for a, b in zip(batched, looped):
-        np.testing.assert_allclose(a.q, b.q, atol=1e-9)
-        assert (a.converged, a.iterations, a.restarts, a.reason) == (b.converged, b.iterations, b.restarts, b.reason)
+    looped = [solve_ik(panda, Ti, rng=g, restarts=5, backend=backend) for Ti in T]
+    assert isinstance(batched, ik.IKBatchResult) and len(batched) == len(T)
+    assert all(isinstance(r, ik.IKResult) for r in looped) and not looped[-1].converged
+    for f in dataclasses.fields(ik.IKResult):
+        got, want = getattr(batched, f.name), [getattr(r, f.name) for r in looped]
+        if f.name in ("q", "position_error", "orientation_error"):  # vectorised vs one row: round-off apart
+            np.testing.assert_allclose(got, np.array(want), rtol=0, atol=1e-9)
+        elif f.name in ("method", "task"):
+            assert [got] * len(T) == want
+        elif f.name == "unmet":
+            assert got == tuple(want)
+        else:
+            np.testing.assert_array_equal(got, np.array(want))
+    assert batched.q.shape == (len(T), panda.n) and batched.q.dtype == np.float64
+    assert batched.converged.dtype == bool and batched.iterations.dtype.kind == batched.restarts.dtype.kind == "i"
+    assert batched.reason.dtype.kind == "U" and set(batched.reason) <= set(ik.REASONS)
+    assert batched.success_rate == pytest.approx(np.mean([r.converged for r in looped]), abs=1e-15)
+
+
+def test_batch_item_is_the_ik_result_of_that_target(so101):
+    T = kinematics.tool_pose(so101, so101.random_q(np.random.default_rng(4), 3))
+    batch = solve_ik_batch(so101, T, restarts=2)
+    assert [f.name for f in dataclasses.fields(ik.IKBatchResult)] == [f.name for f in dataclasses.fields(ik.IKResult)]
+    items = list(batch)
+    assert len(items) == 3 and all(isinstance(r, ik.IKResult) for r in items)
+    for b in (0, 2, -1):
+        r = batch[b]
+        np.testing.assert_array_equal(r.q, batch.q[b])
+        assert (r.converged, r.iterations, r.reason, r.restarts, r.unmet) == (
+            batch.converged[b], batch.iterations[b], batch.reason[b], batch.restarts[b], batch.unmet[b])
+        assert type(r.converged) is bool and type(r.iterations) is int and type(r.reason) is str
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        batch.q = None
 
 
 def test_seeded_restarts_are_reproducible(so101):
@@ -152,9 +185,9 @@ def test_seeded_restarts_are_reproducible(so101):
     T = kinematics.tool_pose(so101, q_true)
     a = solve_ik_batch(so101, T, task="position+axis", restarts=10, rng=np.random.default_rng(1))
     b = solve_ik_batch(so101, T, task="position+axis", restarts=10, rng=np.random.default_rng(1))
-    assert any(r.restarts > 0 for r in a)  # the test exercises restarts
-    for x, y in zip(a, b):
-        assert np.array_equal(x.q, y.q) and x.iterations == y.iterations and x.restarts == y.restarts
+    assert (a.restarts > 0).any()  # the test exercises restarts
+    for name in ("q", "iterations", "restarts", "reason"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
 
 
 def test_result_health_is_health_of_mujoco_jacobian(panda, panda_model):

@@ -11,6 +11,7 @@ import pytest
 
 from physai import jaxik, jaxkin, kinematics, robots
 from physai.errors import InputError
+from physai.ik import IKBatchResult, IKResult
 from conftest import PANDA_XML
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,6 +73,25 @@ def test_dls_ik_position_task_takes_points(so101):
     assert res.success_rate >= 0.9
     p = kinematics.tool_pose(so101, res.q[res.converged])[:, :3, 3]
     assert np.linalg.norm(p - points[res.converged], axis=-1).max() <= 1e-4
+
+
+def test_dls_ik_returns_the_ik_batch_result_with_per_target_restarts(so101):
+    qs = so101.random_q(np.random.default_rng(3), 40)
+    points = np.concatenate([kinematics.tool_pose(so101, qs)[:, :3, 3], [[0.0, 0.0, 2.0]]])  # the last is out of reach
+    kw = {"task": "position", "iterations": 8, "rng": np.random.default_rng(5)}
+    first = jaxik.dls_ik(so101, points, restarts=0, **kw)
+    kw["rng"] = np.random.default_rng(5)
+    res = jaxik.dls_ik(so101, points, restarts=3, **kw)
+    assert isinstance(res, IKBatchResult) and len(res) == len(points) and isinstance(res[0], IKResult)
+    assert (res.method, res.task) == ("dls", "position") and res.q.shape == (len(points), so101.n)
+    assert 0 < first.success_rate < 1 and not res.converged[-1]  # some targets need restarts; one never converges
+    # the first attempt is the restarts=0 run: what converged there used no restart, the rest used more
+    np.testing.assert_array_equal(res.restarts == 0, first.converged)
+    assert np.all(res.restarts[~res.converged] == 3)
+    np.testing.assert_array_equal(res.reason, np.where(res.converged, "converged", "iteration limit"))
+    assert res.unmet[-1] == ("position",) and all(u == () for u in np.array(res.unmet, object)[res.converged])
+    assert res.position_error[-1] == pytest.approx(np.linalg.norm(kinematics.tool_pose(so101, res.q[-1])[:3, 3]
+                                                                  - points[-1]), abs=1e-12)
 
 
 @pytest.mark.parametrize(

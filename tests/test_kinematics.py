@@ -205,11 +205,10 @@ def test_solve_ik_default_fast_path_solves_what_the_reference_path_solves(model_
     fast_res = ik.solve_ik_batch(chain, targets, **kw)
     kw["rng"] = np.random.default_rng(8)
     ref_res = ik.solve_ik_batch(chain, targets, engine="numpy", **kw)
-    for T_t, a, b in zip(targets, fast_res, ref_res):
-        assert a.converged == b.converged
-        if a.converged:
-            T = kinematics.tool_pose(chain, a.q)
-            assert np.linalg.norm(T[:3, 3] - T_t[:3, 3]) <= 1e-4
+    np.testing.assert_array_equal(fast_res.converged, ref_res.converged)
+    ok = fast_res.converged
+    T = kinematics.tool_pose(chain, fast_res.q[ok])
+    assert np.linalg.norm(T[:, :3, 3] - targets[ok, :3, 3], axis=-1).max(initial=0.0) <= 1e-4
     with pytest.raises(InputError, match="^engine: "):
         ik.solve_ik(chain, targets[0], task=task, engine="jax")
 

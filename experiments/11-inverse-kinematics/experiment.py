@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
-from physai.ik import METHODS, solve_ik, solve_ik_batch  # noqa: E402
+from physai.ik import METHODS, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
 from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -43,7 +43,7 @@ FAR = np.array([1.5, 0.4, 0.5])  # m, beyond every arm here
 
 @dataclass(frozen=True)
 class Solved:
-    """What this lesson reads from a batch of IK results (the one place that knows the result type)."""
+    """What this lesson reads from a batch of IK results: success counts only inside the joint limits."""
 
     q: np.ndarray  # (k, n)
     ok: np.ndarray  # (k,) converged and inside the joint limits
@@ -51,11 +51,9 @@ class Solved:
     restarts: np.ndarray  # (k,)
 
 
-def solved(chain, results) -> Solved:
-    q = np.array([r.q for r in results])
-    inside = np.all((q >= chain.lower) & (q <= chain.upper), axis=1)
-    return Solved(q, np.array([r.converged for r in results]) & inside, np.array([r.iterations for r in results]),
-                  np.array([r.restarts for r in results]))
+def solved(chain, res: IKBatchResult) -> Solved:
+    inside = np.all((res.q >= chain.lower) & (res.q <= chain.upper), axis=1)
+    return Solved(res.q, res.converged & inside, res.iterations, res.restarts)
 
 
 # ---- 1. the transpose step is gradient descent ----------------------------------------------------

@@ -228,7 +228,7 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     T = tool_pose(chain, chain.random_q(np.random.default_rng(SEED_TARGETS), n_targets))
     targets = T if task == "pose" else T[:, :3, 3]
     base = solve_ik_batch(chain, targets, task=task, rng=np.random.default_rng(SEED_IK))
-    labels, sols, conv, lowered = ["plain IK"], [[r.q for r in base]], [[r.converged for r in base]], []
+    labels, sols, conv, lowered = ["plain IK"], [base.q], [base.converged], []
     for obj in (ns.joint_limit_cost(chain), ns.manipulability_cost(chain, block), ns.posture_cost(chain, q_pref)):
         res = ns.refine_in_nullspace(chain, targets, base, objective=obj, task=task)
         labels.append(f"+ {obj.name}")
