@@ -23,7 +23,7 @@ Per-row ``weights`` (default 1) scale the residual and Jacobian rows by ``sqrt(w
 judged on the unweighted errors against ``tol_position`` (m) and ``tol_orientation`` (rad).
 
 This module is the readable NumPy solver. By default ``"lm"`` runs as its compiled twin,
-:mod:`physai.fast_ik` (the same algorithm, every iteration and restart of a target in one numba call,
+:mod:`physai._numba_ik` (the same algorithm, every iteration and restart of a target in one numba call,
 140-470x faster per median solve in benchmarks/IK_RESULTS.md); ``backend="numpy"`` selects the loop here.
 """
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physai import fast_ik, kinematics
+from physai import _numba_ik, kinematics
 from physai import transforms as tf
 from physai._validate import (
     count,
@@ -66,11 +66,11 @@ DEFAULT_RESTARTS = 200
 UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
-# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by fast_ik's outcome codes),
+# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by _numba_ik's outcome codes),
 # jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the last three).
 REASONS = ("converged", "unreachable: best effort", "iteration limit", "stationary",
            "primary not converged: not optimised")
-# Where the LM iterations run: the whole solve of each target in one compiled call (physai.fast_ik, the
+# Where the LM iterations run: the whole solve of each target in one compiled call (physai._numba_ik, the
 # default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
 # loop below (the readable reference, which serves every method and option).
 BACKENDS = ("compiled", "numpy")
@@ -338,7 +338,7 @@ def check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
     if (isinstance(targets, np.ndarray) and targets.dtype == np.float64 and targets.ndim == batch_ndim + 2
             and targets.shape[-2:] == (4, 4)):
         t = targets.reshape(-1, 4, 4)
-        if fast_ik.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
+        if _numba_ik.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
             return t
     t = finite_array(targets, "target")
     if task == "position" and t.ndim == batch_ndim + 1 and t.shape[-1] == 3:
@@ -429,14 +429,14 @@ def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> b
 
 
 def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int, reach: float, base) -> IKBatchResult:
-    """Every target's whole LM solve in one compiled call (:mod:`physai.fast_ik`, the same algorithm)."""
+    """Every target's whole LM solve in one compiled call (:mod:`physai._numba_ik`, the same algorithm)."""
     B, n = len(T_target), chain.n
     out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
-    settings = fast_ik.settings(
+    settings = _numba_ik.settings(
         task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=1 + o.restarts, attempts_far=n_far,
         tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
         mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach + o.tol_position, base=base)
-    fast_ik.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n),
+    _numba_ik.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n),
                         draws, settings, out, out_int)
     return batch_result(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
                     o.method, o.task, o.tol_position, o.tol_orientation)
@@ -583,7 +583,7 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     ``engine``: the kinematics engine of :mod:`physai.kinematics`, ``"compiled"`` (default) or ``"numpy"``
     (the readable code the lessons teach); both give the same solutions.
     ``backend``: ``"compiled"`` runs each target's whole ``"lm"`` solve in one compiled call
-    (:mod:`physai.fast_ik`, same algorithm); ``"numpy"`` the vectorised NumPy loop of this module, which
+    (:mod:`physai._numba_ik`, same algorithm); ``"numpy"`` the vectorised NumPy loop of this module, which
     serves every method, ``trace`` and ``engine="numpy"``. ``None`` (default): compiled where it serves, else
     NumPy; ``"compiled"`` asked for where it cannot serve raises :class:`InputError`.
 

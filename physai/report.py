@@ -16,7 +16,7 @@ import platform
 import shutil
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from physai.lesson import CLAIMS_FILE, Claim, read_claims

@@ -1,4 +1,4 @@
-"""physai.fast_ik (the compiled LM solve, solve_ik's default backend) against the NumPy backend and MuJoCo.
+"""physai._numba_ik (the compiled LM solve, solve_ik's default backend) against the NumPy backend and MuJoCo.
 
 The two backends run the same algorithm with different linear algebra (Cholesky vs SVD), so their
 round-off differs and LM's accept/reject tests may amplify it into different, equally valid solutions:
@@ -9,7 +9,7 @@ against MuJoCo's site pose, not against the other backend's q.
 import numpy as np
 import pytest
 
-from physai import fast_ik, ik, kinematics, mj, robots
+from physai import _numba_ik, ik, kinematics, mj, robots
 from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
 
@@ -44,7 +44,7 @@ def test_compiled_residual_equals_task_residual_reference(task, arms, rng):
     e, Jt, perr, oerr = task_residual(task, T, J, T_t, axis)
     e_c, Jt_c, M = np.empty(m), np.empty((m, chain.n)), np.empty((3, 3))
     for k in range(len(q)):
-        E, p, o = fast_ik._residual(fast_ik.TASK_CODES[task], T[k], J[k], T_t[k], axis, sw, e_c, Jt_c, M)
+        E, p, o = _numba_ik._residual(_numba_ik.TASK_CODES[task], T[k], J[k], T_t[k], axis, sw, e_c, Jt_c, M)
         np.testing.assert_allclose(e_c, e[k] * sw, rtol=0, atol=1e-13)
         np.testing.assert_allclose(Jt_c, Jt[k] * sw[:, None], rtol=0, atol=1e-13)
         assert E == pytest.approx(0.5 * np.sum((e[k] * sw) ** 2), abs=1e-13)
@@ -59,7 +59,7 @@ def test_compiled_lm_step_equals_svd_damped_solve_with_frozen_columns(rng):
         free = rng.uniform(size=n) > 0.3
         k = min(m, n)
         dq = np.empty(n)
-        fast_ik._lm_step(Jw, ew, mu, free, dq, np.empty((k, k)), np.empty(k))
+        _numba_ik._lm_step(Jw, ew, mu, free, dq, np.empty((k, k)), np.empty(k))
         np.testing.assert_allclose(dq, damped_solve(Jw * free, ew, np.sqrt(mu)), rtol=1e-9, atol=1e-12)
 
 
@@ -143,6 +143,6 @@ def test_compiled_freeze_rule_equals_ik_limit_blocked(so101, rng):
         q = np.where(rng.random(so101.n) < 0.3, lo, np.where(rng.random(so101.n) < 0.4, hi, so101.random_q(rng)))
         dq = rng.choice([-0.1, 0.0, 0.1], size=so101.n)
         free = np.empty(so101.n, bool)
-        any_blocked = fast_ik._free_joints(q, dq, lo, hi, free)
+        any_blocked = _numba_ik._free_joints(q, dq, lo, hi, free)
         expected = ik.limit_blocked(q, dq, lo, hi)
         assert np.array_equal(~free, expected) and any_blocked == expected.any()
