@@ -19,11 +19,11 @@ import os
 import numba
 import numpy as np
 
-# GNU OpenMP aborts a forked child (multiprocessing's default on Linux) once a parallel kernel has run in
-# the parent. "forksafe" picks TBB when installed, else numba's own workqueue; a layer chosen by the user
-# through the environment wins. Numba reads this when the first parallel kernel launches.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "forksafe"
+# GNU OpenMP, numba's fastest layer here, aborts a forked child (multiprocessing's default on Linux) that enters
+# a parallel region once the parent has run one; numba's fork-safe layer (workqueue) is ~30 % slower on batches.
+# So the layer stays numba's choice, and a forked child runs batches serially: its siblings are the parallelism.
+_IN_FORKED_CHILD = [False]
+os.register_at_fork(after_in_child=lambda: _IN_FORKED_CHILD.__setitem__(0, True))
 
 _Q1 = numba.types.Array(numba.float64, 1, "A", readonly=True)
 _Q2 = numba.types.Array(numba.float64, 2, "A", readonly=True)
@@ -181,4 +181,5 @@ for _kernel in (single_pose, single_jacobian, single_pose_jacobian, single_frame
 
 def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
     """Fill ``T (B, 4, 4)``, ``J (B, 6, n or 0)``, ``F (B, n or 0, 6)`` for validated ``Q (B, n)``."""
-    (_batch_parallel if Q.shape[0] >= PARALLEL_MIN_ROWS else _batch_serial)(Q, P, T, J, F)
+    parallel = Q.shape[0] >= PARALLEL_MIN_ROWS and not _IN_FORKED_CHILD[0]
+    (_batch_parallel if parallel else _batch_serial)(Q, P, T, J, F)

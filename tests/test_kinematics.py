@@ -221,6 +221,8 @@ from physai import kinematics, robots
 chain = robots.load("so101")
 Q = chain.random_q(np.random.default_rng(0), 512)
 parent = kinematics.jacobian(chain, Q)  # >= 256 rows: the parallel kernel has run in the parent
+import numba
+assert numba.threading_layer() in ("omp", "tbb", "workqueue")
 
 
 def child(seed):
