@@ -38,8 +38,7 @@ HERE = Path(__file__).resolve().parent
 
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
-from physai.ik import DEFAULT_RESTARTS, solve_ik, solve_ik_batch, task_residual  # noqa: E402
-from physai.ik import _center  # noqa: E402  (physai's own first start: the peers get the same)
+from physai.ik import DEFAULT_RESTARTS, default_seed, solve_ik, solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import Chain  # noqa: E402
 
 TOL_POSITION, TOL_ORIENTATION = 1e-4, 1e-3
@@ -150,7 +149,7 @@ def _with_restarts(chain, restarts, attempt):
     """``solve(T, rng)``: ``attempt(T, q0) -> (q, ok)`` from the middle of the limits, then from random starts."""
 
     def solve(T, rng):
-        starts = np.concatenate([_center(chain)[None], chain.random_q(rng, restarts)])
+        starts = np.concatenate([default_seed(chain)[None], chain.random_q(rng, restarts)])
         q = starts[0]
         for k, q0 in enumerate(starts):
             q, ok = attempt(T, q0)
@@ -226,7 +225,7 @@ def rtb_peer(chain: Chain, robot: str, task: str, restarts: int) -> Peer | str:
     _check_fk("roboticstoolbox", chain, lambda q: np.asarray(ets.fkine(q).A))
     mask = np.array([1.0, 1, 1, 1, 1, 1] if task == "pose" else [1.0, 1, 1, 0, 0, 0])
     tol = 0.5 * TOL_POSITION**2  # E = |e|^2 / 2 < tol implies |dp| < 1e-4 m and angle < 1e-4 rad
-    q0 = _center(chain)
+    q0 = default_seed(chain)
 
     def solve(T, rng):  # ik_LM restarts itself (slimit searches, C++ rand(), unseeded by us)
         sol = ets.ik_LM(T, q0=q0, ilimit=30, slimit=1 + restarts, tol=tol, mask=mask, joint_limits=True)

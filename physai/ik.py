@@ -238,9 +238,9 @@ def reach_bound(chain: Chain) -> float:
 
 @functools.lru_cache(maxsize=256)
 def _chain_constants(chain: Chain) -> tuple[np.ndarray, tuple[float, float, float], float]:
-    """``(_center(chain), first joint anchor (x, y, z), reach_bound(chain))``, memoised on the frozen chain's identity
+    """``(default_seed(chain), first joint anchor (x, y, z), reach_bound(chain))``, memoised on the frozen chain's identity
     (as ``Chain.packed``): a single solve should not recompute them."""
-    center = _center(chain)
+    center = default_seed(chain)
     center.flags.writeable = False
     return center, tuple(kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3].tolist()), reach_bound(chain)
 
@@ -263,7 +263,9 @@ def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restart
     return chain.random_q(np.random.default_rng(0) if rng is None else rng, (B, restarts))
 
 
-def _center(chain: Chain) -> np.ndarray:
+def default_seed(chain: Chain) -> np.ndarray:
+    """The first start of every solve without ``q0``: ``(n,)`` joint positions at the middle of each joint's range
+    (0 clipped into the range for a joint with an open side)."""
     both = np.isfinite(chain.lower) & np.isfinite(chain.upper)
     return np.where(both, 0.5 * (np.where(both, chain.lower, 0) + np.where(both, chain.upper, 0)),
                     np.clip(0.0, chain.lower, chain.upper))

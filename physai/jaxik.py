@@ -29,9 +29,9 @@ from physai.ik import (
     MAX_RESTARTS,
     REASONS,
     IKBatchResult,
-    _center,
     batch_result,
     check_targets,
+    default_seed,
     limit_blocked,
     restart_draws,
 )
@@ -191,7 +191,7 @@ def dls_ik(
     p_target, R_target = _targets(task, targets)
     B, n = len(p_target), chain.n
     # The seed policy of physai.ik.solve_ik: a seed outside the limits is refused, naming the joint.
-    q0 = _center(chain) if q0 is None else chain.check_q(q0, "q0", within_limits=True)
+    q0 = default_seed(chain) if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     q = np.array(np.broadcast_to(q0, (B, n)))

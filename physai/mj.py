@@ -46,7 +46,11 @@ def _check_types(m, chain, d=None) -> None:
             raise InputError(f"{name}: expected {want}, got {type(value).__name__}")
 
 
-def _posed(m: mujoco.MjModel, chain: Chain, q, d: mujoco.MjData | None) -> mujoco.MjData:
+def posed_data(m: mujoco.MjModel, chain: Chain, q, d: mujoco.MjData | None) -> mujoco.MjData:
+    """An ``MjData`` of ``m`` with the chain's joints at ``q: (n,)`` and kinematics computed (``d`` reused when given).
+
+    Checks that ``m``, ``chain`` and ``d`` belong together; ``q`` is validated like every public ``q``.
+    """
     _check_types(m, chain, d)
     if chain.qpos_adr is None:
         raise InputError(f"chain {chain.name!r} was not built from a MuJoCo model (no qpos addresses)")
@@ -70,7 +74,7 @@ def site_jacobian(m: mujoco.MjModel, chain: Chain, q, d: mujoco.MjData | None = 
     World axes, linear rows first. Recomputes kinematics for ``q`` before reading (never stale);
     other joints of the model keep the values already in ``d`` (``qpos0`` for a fresh ``MjData``).
     """
-    d = _posed(m, chain, q, d)
+    d = posed_data(m, chain, q, d)
     jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
     mujoco.mj_jacSite(m, d, jacp, jacr, site_id(m, chain.tool_name))
     return np.vstack([jacp, jacr])[:, list(chain.dof_adr)]
@@ -78,7 +82,7 @@ def site_jacobian(m: mujoco.MjModel, chain: Chain, q, d: mujoco.MjData | None = 
 
 def site_pose(m: mujoco.MjModel, chain: Chain, q, d: mujoco.MjData | None = None) -> np.ndarray:
     """MuJoCo's ``T_world_site`` (4x4) of the chain's tool site at ``q: (n,)``, recomputed for ``q``."""
-    d = _posed(m, chain, q, d)
+    d = posed_data(m, chain, q, d)
     sid = site_id(m, chain.tool_name)
     T = np.eye(4)
     T[:3, :3] = d.site_xmat[sid].reshape(3, 3)

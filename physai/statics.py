@@ -19,7 +19,7 @@ import numpy as np
 from physai._validate import finite_array
 from physai.errors import InputError
 from physai.kinematics import Chain
-from physai.mj import _posed, site_id, site_jacobian
+from physai.mj import posed_data, site_id, site_jacobian
 
 
 def joint_torques(J, wrench) -> np.ndarray:
@@ -41,7 +41,7 @@ def gravity_torques(m: mujoco.MjModel, chain: Chain, q, d: mujoco.MjData | None 
     each joint must supply to hold the pose against gravity. Other joints of the model keep their
     positions in ``d``; ``d.qvel`` is set to zero.
     """
-    d = _posed(m, chain, q, d)
+    d = posed_data(m, chain, q, d)
     d.qvel[:] = 0.0
     mujoco.mj_comVel(m, d)  # mj_rne reads cvel/cdof_dot, zero only once recomputed at qvel = 0
     bias = np.zeros(m.nv)
