@@ -117,39 +117,40 @@ def store_pose(T, R, p):
 
 @numba.njit(cache=True, inline="always")
 def _checked_walk(q, P, T, J, F):
-    """:func:`walk` of one ``q (n,)`` into ``T``, ``J``, ``F``. A wrong length or a NaN/inf raises a bare
-    ValueError; the caller answers it with the readable validation, which names the problem."""
+    """:func:`walk` of one ``q (n,)`` into ``T``, ``J``, ``F``; False, with nothing written, for a wrong length
+    or a NaN/inf (the caller then runs the readable validation, which names the problem)."""
     if q.shape[0] != P.shape[0] - 1:
-        raise ValueError("q")
+        return False
     for x in q:
         if not np.isfinite(x):
-            raise ValueError("q")
+            return False
     R, p = walk(q, P, J, F)
     if T.shape[0] != 0:
         store_pose(T, R, p)
+    return True
 
 
 # One explicit signature per output set, outputs allocated by the caller: each array crossing into a
 # compiled call costs, so a call passes only what it fills (an empty slice stands for "not wanted"), and
 # numba casts any float64 vector to the strided read-only ``_Q1`` without compiling a new variant.
-@numba.njit(numba.void(_Q1, _P, _OUT2), cache=True)
+@numba.njit(numba.boolean(_Q1, _P, _OUT2), cache=True)
 def single_pose(q, P, T):
-    _checked_walk(q, P, T, T[:, :0], T[:0])
+    return _checked_walk(q, P, T, T[:, :0], T[:0])
 
 
-@numba.njit(numba.void(_Q1, _P, _OUT2), cache=True)
+@numba.njit(numba.boolean(_Q1, _P, _OUT2), cache=True)
 def single_jacobian(q, P, J):
-    _checked_walk(q, P, J[:0], J, J[:0])
+    return _checked_walk(q, P, J[:0], J, J[:0])
 
 
-@numba.njit(numba.void(_Q1, _P, _OUT2, _OUT2), cache=True)
+@numba.njit(numba.boolean(_Q1, _P, _OUT2, _OUT2), cache=True)
 def single_pose_jacobian(q, P, T, J):
-    _checked_walk(q, P, T, J, J[:0])
+    return _checked_walk(q, P, T, J, J[:0])
 
 
-@numba.njit(numba.void(_Q1, _P, _OUT2, _OUT2), cache=True)
+@numba.njit(numba.boolean(_Q1, _P, _OUT2, _OUT2), cache=True)
 def single_frames(q, P, T, F):
-    _checked_walk(q, P, T, T[:, :0], F)
+    return _checked_walk(q, P, T, T[:, :0], F)
 
 
 @numba.njit(cache=True)
@@ -177,6 +178,19 @@ PARALLEL_MIN_ROWS = 256
 for _kernel in (single_pose, single_jacobian, single_pose_jacobian, single_frames, _batch_parallel,
                 _batch_serial):
     _kernel.disable_compile()
+
+
+def _entry_point(kernel) -> object:
+    """The compiled function behind ``kernel``'s one signature, called without numba's type dispatch.
+
+    Dispatch costs about a third of a one-pose call. Without it numba's unboxing checks only the item size
+    (a 2-D or int64 ``q`` would be read as garbage), so callers must pass exactly the signature's types.
+    """
+    return kernel.overloads[kernel.signatures[0]].entry_point
+
+
+# name -> the single-pose kernel, for callers that have checked ``q`` is a 1-D float64 ndarray
+SINGLE = {k.__name__: _entry_point(k) for k in (single_pose, single_jacobian, single_pose_jacobian, single_frames)}
 
 
 def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:

@@ -85,7 +85,8 @@ def fk(chain: Chain, q, engine: str = "compiled") -> FK:
     """
     if engine == "compiled":
         T, F = np.empty((4, 4)), np.empty((chain.n, 6))
-        if not _single("single_frames", chain, q, T, F):
+        if not (type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64  # the fast path of tool_pose
+                and _ENGINE.single_frames(q, chain.packed, T, F)):
             T, _, F = _compiled(chain, q, want_j=False, want_f=True)
         return FK(F[..., :3], F[..., 3:], T[..., :3, 3])
     _check_engine(engine)
@@ -100,8 +101,13 @@ def _fk_from_frames(chain: Chain, T_world_joint: np.ndarray, T_world_tool: np.nd
 def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """``T_world_tool``: the tool frame's pose in the world, ``q: (..., n)`` -> ``(..., 4, 4)``."""
     if engine == "compiled":
+        # One plain float64 vector goes straight to the kernel, which checks its length and finiteness (False:
+        # nothing written); numba's unboxing trusts type, ndim and dtype, so those are checked here. Anything
+        # else (a batch, a list, another dtype or byte order, a masked array) is validated by _compiled.
         T = np.empty((4, 4))
-        return T if _single("single_pose", chain, q, T) else _compiled(chain, q, want_j=False, want_f=False)[0]
+        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _ENGINE.single_pose(q, chain.packed, T):
+            return T
+        return _compiled(chain, q, want_j=False, want_f=False)[0]
     _check_engine(engine)
     return joint_frames(chain, q)[1]
 
@@ -129,7 +135,9 @@ def jacobian(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """
     if engine == "compiled":
         J = np.empty((6, chain.n))
-        return J if _single("single_jacobian", chain, q, J) else _compiled(chain, q, want_j=True, want_f=False)[1]
+        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _ENGINE.single_jacobian(q, chain.packed, J):
+            return J  # the fast path of tool_pose
+        return _compiled(chain, q, want_j=True, want_f=False)[1]
     _check_engine(engine)
     return jacobian_from_fk(chain, fk(chain, q, engine))
 
@@ -151,7 +159,8 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[n
     """
     if engine == "compiled":
         T, J = np.empty((4, 4)), np.empty((6, chain.n))
-        if _single("single_pose_jacobian", chain, q, T, J):
+        if (type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64  # the fast path of tool_pose
+                and _ENGINE.single_pose_jacobian(q, chain.packed, T, J)):
             return T, J
         return _compiled(chain, q, want_j=True, want_f=False)[:2]
     _check_engine(engine)
@@ -166,35 +175,29 @@ def _check_engine(engine) -> None:
 # ---- the compiled engine ------------------------------------------------------------------------
 
 
-class _ENGINE:
-    """The compiled engine's module once imported: importing numba only on first use keeps the maths light."""
-
-    module = None
+_F64 = np.dtype(np.float64)
 
 
-def _load_engine():
-    try:
-        from physai import _numba_kin
-    except ImportError as exc:
-        raise InputError(f"engine='compiled' needs numba, which does not import here ({exc}); "
-                          "pass engine='numpy' for the readable NumPy engine") from exc
-    _ENGINE.module = _numba_kin
-    return _numba_kin
+class _Engine:
+    """The compiled engine, imported on first use (importing numba only then keeps the maths light).
 
-
-def _single(kernel: str, chain: Chain, q, *out: np.ndarray) -> bool:
-    """Fill ``out`` for one plain float64 vector ``q`` (the kernel checks its length and finiteness itself).
-
-    False, with nothing computed, for anything else (a batch, a list, another dtype, an ndarray subclass such
-    as a masked array whose mask the kernel would not see): :func:`_compiled` then validates it.
+    ``module`` is :mod:`physai._numba_kin`; each single-pose kernel becomes a plain attribute on first use, so
+    later calls reach it in one look-up.
     """
-    if type(q) is not np.ndarray:
-        return False
-    try:
-        getattr(_ENGINE.module or _load_engine(), kernel)(q, chain.packed, *out)
-    except (TypeError, ValueError):
-        return False
-    return True
+
+    def __getattr__(self, name: str):
+        try:
+            from physai import _numba_kin
+        except ImportError as exc:
+            raise InputError(f"engine='compiled' needs numba, which does not import here ({exc}); "
+                             "pass engine='numpy' for the readable NumPy engine") from exc
+        self.__dict__.update(_numba_kin.SINGLE, module=_numba_kin)
+        if name not in self.__dict__:
+            raise AttributeError(f"the compiled engine has no {name!r}")
+        return self.__dict__[name]
+
+
+_ENGINE = _Engine()
 
 
 def _compiled(chain: Chain, q, want_j: bool, want_f: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,7 +206,7 @@ def _compiled(chain: Chain, q, want_j: bool, want_f: bool) -> tuple[np.ndarray, 
     ``J`` and ``F`` (world axes in columns 0-2, anchors in 3-5) are zero-size unless wanted. Invalid ``q``
     raises :meth:`Chain.check_q`'s error.
     """
-    engine = _ENGINE.module or _load_engine()
+    engine = _ENGINE.module
     q = chain.check_q(q)
     n = chain.n
     lead = q.shape[:-1]

@@ -124,7 +124,10 @@ def test_compiled_accepts_what_the_reference_accepts(so101):
     readonly = q.copy()
     readonly.flags.writeable = False
     # Each memory layout has its own compiled variant; they may round differently in the last bit.
-    for same in (list(q), tuple(q), strided[:, 0], readonly, q[None, :]):
+    big_endian = q.astype(">f8")
+    unaligned = np.frombuffer(b"\0" + q.tobytes(), dtype=np.float64, offset=1)
+    assert not unaligned.flags.aligned
+    for same in (list(q), tuple(q), strided[:, 0], readonly, q[None, :], big_endian, unaligned):
         T2, J2 = kinematics.tool_pose_and_jacobian(so101, same)
         assert np.abs(T2.reshape(4, 4) - T).max() <= 1e-15
         assert np.abs(J2.reshape(6, so101.n) - J).max() <= 1e-15
