@@ -11,6 +11,9 @@ illustrative chains; tests pin each against its MuJoCo model.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
+import json
 import os
 import threading
 import warnings
@@ -307,6 +310,11 @@ def load(
             raise ModelNotFoundError(f"robot {key!r}: the built-in description has only site {info.site!r} "
                                      f"and all its joints; got site={site!r}, joints={joints!r}")
         return info.builtin()
+    if info and info.bundled and label.startswith("bundled") and site in (None, info.site) and joints is None \
+            and tool_offset is None:
+        chain = _bundled_chain(info)
+        if chain is not None:
+            return chain
     default_site = info.site if info else "attachment_site"
     return _chain_of_model(_compile(path), site or default_site, joints, key, label, tool_offset)
 
@@ -326,3 +334,56 @@ def _with_source(chain: Chain, source: str) -> Chain:
     from dataclasses import replace
 
     return replace(chain, source=source)
+
+
+# ---- the bundled robots' chains, stored beside their models -------------------------------------------------
+# Compiling a model needs MuJoCo (a fifth of a second to import, more to compile); a bundled robot's default chain
+# is stored as numbers in ``chain.json`` beside its model file, with the SHA-256 of the model it was computed from.
+# load() uses it only while that hash still matches the file, so an edited model is compiled again, never stale.
+_CHAIN_ARRAYS = ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper")
+
+
+def _stored_chain_path(info: RobotInfo) -> Path:
+    return (_MODELS / info.bundled).with_name("chain.json")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def compiled_chain_record(name: str) -> dict:
+    """What ``chain.json`` holds for bundled robot ``name``: its default chain as MuJoCo compiles the model file
+    now (every field of :class:`Chain`; floats round-trip exactly through JSON) and that file's SHA-256."""
+    info = ROBOTS[name]
+    path, label = _resolve(name, "bundled")
+    chain = _chain_of_model(_compile(path), info.site, None, name, label)
+    record = {f.name: getattr(chain, f.name) for f in dataclasses.fields(chain) if f.init}
+    record.update({k: record[k].tolist() for k in _CHAIN_ARRAYS})
+    return {"model_sha256": _sha256(path), "chain": record}
+
+
+def write_stored_chains() -> list[Path]:
+    """Rewrite ``chain.json`` of every bundled robot from its model file (after editing a bundled model)."""
+    written = []
+    for name, info in ROBOTS.items():
+        if info.bundled:
+            out = _stored_chain_path(info)
+            record = compiled_chain_record(name)
+            fields = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in record["chain"].items())
+            out.write_text(f'{{"model_sha256": {json.dumps(record["model_sha256"])},\n "chain": {{\n{fields}\n}}}}\n')
+            written.append(out)
+    return written
+
+
+def _bundled_chain(info: RobotInfo) -> Chain | None:
+    """The stored default chain of a bundled robot, or None where it is missing or its model file has changed."""
+    stored = _stored_chain_path(info)
+    if not stored.is_file():
+        return None
+    record = json.loads(stored.read_text())
+    if record["model_sha256"] != _sha256(_MODELS / info.bundled):
+        return None
+    fields = dict(record["chain"])
+    for key in ("joint_names", "joint_types", "qpos_adr", "dof_adr"):
+        fields[key] = tuple(fields[key])
+    return Chain(**fields)

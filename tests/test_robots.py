@@ -4,8 +4,10 @@ References: MuJoCo's ``site_xpos``/``xpos``/``xmat``, ``mj_jacSite``/``mj_jac`` 
 genuine Menagerie SO-101 through ``MENAGERIE_ROOT`` (skipped when it is not set).
 """
 
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -71,6 +73,32 @@ def test_bundled_robot_matches_mujoco_site_at_50_in_limit_poses(name):
     assert chain.n == BUNDLED[name] and chain.source.startswith("bundled")
     m = mujoco.MjModel.from_xml_path(str(robots.model_path(name)))
     assert_matches(chain, m, chain.random_q(np.random.default_rng(14), 50), site=chain.tool_name)
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLED))
+def test_stored_chain_equals_mujoco_compile_of_the_bundled_model(name):
+    """chain.json beside each bundled model holds exactly what MuJoCo compiles from it today (bit for bit)."""
+    stored = json.loads((robots.model_path(name).with_name("chain.json")).read_text())
+    fresh = json.loads(json.dumps(robots.compiled_chain_record(name)))
+    assert stored == fresh, f"physai/models/{name}/chain.json is out of date: run robots.write_stored_chains()"
+    loaded = robots.load(name)
+    compiled = robots._chain_of_model(robots._compile(robots.model_path(name)), loaded.tool_name, None, name,
+                                      loaded.source)
+    for field in dataclasses.fields(compiled):
+        a, b = getattr(loaded, field.name), getattr(compiled, field.name)
+        assert (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b), field.name
+
+
+def test_an_edited_bundled_model_is_compiled_again_not_read_from_its_stored_chain(tmp_path, monkeypatch):
+    copy = tmp_path / "models"
+    shutil.copytree(robots._MODELS / "panda", copy / "panda")
+    xml = copy / "panda" / "panda.xml"
+    text = xml.read_text()
+    assert text.count('range="-2.8973 2.8973"') >= 1
+    xml.write_text(text.replace('range="-2.8973 2.8973"', 'range="-1.5 1.5"', 1))
+    monkeypatch.setattr(robots, "_MODELS", copy)
+    chain = robots.load("panda")
+    assert chain.lower[0] == -1.5 and chain.upper[0] == 1.5  # MuJoCo's compile of the edited file
 
 
 def test_bundled_robots_load_in_a_fresh_process_from_any_directory(tmp_path):
