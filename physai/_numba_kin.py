@@ -180,18 +180,6 @@ for _kernel in (single_pose, single_jacobian, single_pose_jacobian, single_frame
     _kernel.disable_compile()
 
 
-def _entry_point(kernel) -> object:
-    """The compiled function behind ``kernel``'s one signature, called without numba's type dispatch.
-
-    Dispatch costs about a third of a one-pose call. Without it numba's unboxing checks only the item size
-    (a 2-D or int64 ``q`` would be read as garbage), so callers must pass exactly the signature's types.
-    """
-    return kernel.overloads[kernel.signatures[0]].entry_point
-
-
-# name -> the single-pose kernel, for callers that have checked ``q`` is a 1-D float64 ndarray
-SINGLE = {k.__name__: _entry_point(k) for k in (single_pose, single_jacobian, single_pose_jacobian, single_frames)}
-
 
 def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
     """Fill ``T (B, 4, 4)``, ``J (B, 6, n or 0)``, ``F (B, n or 0, 6)`` for validated ``Q (B, n)``."""

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from physai import _numba_ik, kinematics
+from physai import _engine, _ik_record, kinematics
 from physai import transforms as tf
 from physai._validate import (
     count,
@@ -337,10 +337,11 @@ def check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
     rigid transform to ``TARGET_TOL`` (an FK pose stored as float32 passes). A rotation block off by more
     than round-off is replaced by the nearest rotation, so every later step sees an exact one.
     """
-    if (isinstance(targets, np.ndarray) and targets.dtype == np.float64 and targets.ndim == batch_ndim + 2
+    # the kernel trusts type, dtype and ndim (an ndarray subclass such as a masked array goes the long way)
+    if (type(targets) is np.ndarray and targets.dtype == np.float64 and targets.ndim == batch_ndim + 2
             and targets.shape[-2:] == (4, 4)):
         t = targets.reshape(-1, 4, 4)
-        if _numba_ik.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
+        if _engine.kernels.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
             return t
     t = finite_array(targets, "target")
     if task == "position" and t.ndim == batch_ndim + 1 and t.shape[-1] == 3:
@@ -434,11 +435,11 @@ def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int,
     """Every target's whole LM solve in one compiled call (:mod:`physai._numba_ik`, the same algorithm)."""
     B, n = len(T_target), chain.n
     out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
-    settings = _numba_ik.settings(
+    settings = _ik_record.settings(
         task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=1 + o.restarts, attempts_far=n_far,
         tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
         mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach + o.tol_position, base=base)
-    _numba_ik.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n),
+    _engine.kernels.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n),
                         draws, settings, out, out_int)
     return batch_result(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
                     o.method, o.task, o.tol_position, o.tol_orientation)

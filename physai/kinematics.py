@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from physai import _engine
 from physai import transforms as tf
 from physai._validate import finite_array, one_of
 from physai.chain import (
@@ -86,7 +87,7 @@ def fk(chain: Chain, q, engine: str = "compiled") -> FK:
     if engine == "compiled":
         T, F = np.empty((4, 4)), np.empty((chain.n, 6))
         if not (type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64  # the fast path of tool_pose
-                and _ENGINE.single_frames(q, chain.packed, T, F)):
+                and _engine.kernels.single_frames(q, chain.packed, T, F)):
             T, _, F = _compiled(chain, q, want_j=False, want_f=True)
         return FK(F[..., :3], F[..., 3:], T[..., :3, 3])
     _check_engine(engine)
@@ -105,7 +106,7 @@ def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
         # nothing written); numba's unboxing trusts type, ndim and dtype, so those are checked here. Anything
         # else (a batch, a list, another dtype or byte order, a masked array) is validated by _compiled.
         T = np.empty((4, 4))
-        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _ENGINE.single_pose(q, chain.packed, T):
+        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _engine.kernels.single_pose(q, chain.packed, T):
             return T
         return _compiled(chain, q, want_j=False, want_f=False)[0]
     _check_engine(engine)
@@ -135,7 +136,7 @@ def jacobian(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """
     if engine == "compiled":
         J = np.empty((6, chain.n))
-        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _ENGINE.single_jacobian(q, chain.packed, J):
+        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _engine.kernels.single_jacobian(q, chain.packed, J):
             return J  # the fast path of tool_pose
         return _compiled(chain, q, want_j=True, want_f=False)[1]
     _check_engine(engine)
@@ -160,7 +161,7 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[n
     if engine == "compiled":
         T, J = np.empty((4, 4)), np.empty((6, chain.n))
         if (type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64  # the fast path of tool_pose
-                and _ENGINE.single_pose_jacobian(q, chain.packed, T, J)):
+                and _engine.kernels.single_pose_jacobian(q, chain.packed, T, J)):
             return T, J
         return _compiled(chain, q, want_j=True, want_f=False)[:2]
     _check_engine(engine)
@@ -178,41 +179,18 @@ def _check_engine(engine) -> None:
 _F64 = np.dtype(np.float64)
 
 
-class _Engine:
-    """The compiled engine, imported on first use (importing numba only then keeps the maths light).
-
-    ``module`` is :mod:`physai._numba_kin`; each single-pose kernel becomes a plain attribute on first use, so
-    later calls reach it in one look-up.
-    """
-
-    def __getattr__(self, name: str):
-        try:
-            from physai import _numba_kin
-        except ImportError as exc:
-            raise InputError(f"engine='compiled' needs numba, which does not import here ({exc}); "
-                             "pass engine='numpy' for the readable NumPy engine") from exc
-        self.__dict__.update(_numba_kin.SINGLE, module=_numba_kin)
-        if name not in self.__dict__:
-            raise AttributeError(f"the compiled engine has no {name!r}")
-        return self.__dict__[name]
-
-
-_ENGINE = _Engine()
-
-
 def _compiled(chain: Chain, q, want_j: bool, want_f: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(T (..., 4, 4), J (..., 6, n), F (..., n, 6))`` of validated ``q`` by the compiled engine.
 
     ``J`` and ``F`` (world axes in columns 0-2, anchors in 3-5) are zero-size unless wanted. Invalid ``q``
     raises :meth:`Chain.check_q`'s error.
     """
-    engine = _ENGINE.module
     q = chain.check_q(q)
     n = chain.n
     lead = q.shape[:-1]
     B = int(np.prod(lead))
     T, J, F = np.empty((B, 4, 4)), np.empty((B, 6, n if want_j else 0)), np.empty((B, n if want_f else 0, 6))
-    engine.batch(q.reshape(B, n), chain.packed, T, J, F)
+    _engine.batch(q.reshape(B, n), chain.packed, T, J, F)
     return T.reshape(lead + (4, 4)), J.reshape(lead + J.shape[1:]), F.reshape(lead + F.shape[1:])
 
 

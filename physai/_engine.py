@@ -1,0 +1,136 @@
+"""The compiled engine's kernels (private): an ahead-of-time module where one can be built, else numba's JIT.
+
+The kernels are written once, as numba functions (:mod:`physai._numba_kin`, :mod:`physai._numba_ik`). Serving
+them through numba's JIT costs every process about a second before its first answer (numba imports its compiler,
+which imports SciPy, then loads its disk cache). So the first process that needs them also compiles them ahead of
+time (``numba.pycc``, in a child process, ~15 s once) into an extension module in the cache directory; every later
+process imports that module in under a millisecond, without numba. Both are the same machine code from the same
+source (tests/test_engine.py compares them bit for bit).
+
+The module's name is a hash of the kernels' source, Python, the platform and the numba and NumPy versions, so an
+edited kernel is never served from an old build. Where no module can be built (no C compiler, say), the reason is
+kept beside it (``<name>.failed``; delete it to try again) and the JIT serves. Batches run numba's parallel JIT
+kernels either way (:func:`physai._numba_kin.batch`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from importlib import import_module, metadata
+from pathlib import Path
+
+import numpy as np
+
+# kernel -> the module that defines it; callers pass exactly each kernel's signature types (no dispatch checks them)
+KERNELS = {
+    "single_pose": "physai._numba_kin", "single_jacobian": "physai._numba_kin",
+    "single_pose_jacobian": "physai._numba_kin", "single_frames": "physai._numba_kin",
+    "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik",
+}
+_HERE = Path(__file__).resolve().parent
+_SOURCES = ("_numba_kin.py", "_numba_ik.py", "_ik_record.py", "_aot_build.py", "_engine.py")
+
+
+def module_name() -> str:
+    """``physai_kernels_<hash>``: the hash of everything the ahead-of-time module is built from."""
+    h = hashlib.sha256()
+    for source in _SOURCES:
+        h.update((_HERE / source).read_bytes())
+    h.update(f"{sys.version}|{sysconfig.get_platform()}|numba {metadata.version('numba')}|numpy {np.__version__}".encode())
+    return "physai_kernels_" + h.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    """Where the module is kept: ``NUMBA_CACHE_DIR`` when set (beside numba's own cache), else physai's ``__pycache__``."""
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(root) if root else _HERE / "__pycache__"
+
+
+def _import(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _build(directory: Path, name: str, path: Path) -> str | None:
+    """Build the module at ``path`` in a child process; the reason it could not be, else None."""
+    failed = directory / f"{name}.failed"
+    if failed.exists():
+        return failed.read_text().strip().splitlines()[0]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(_HERE.parent), os.environ.get("PYTHONPATH"))))}
+    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
+        out = subprocess.run([sys.executable, "-m", "physai._aot_build", tmp, name], cwd=tmp, env=env,
+                             capture_output=True, text=True)
+        built = Path(tmp) / path.name
+        if out.returncode != 0 or not built.is_file():
+            reason = f"building {name} failed (exit {out.returncode})\n{out.stdout[-2000:]}{out.stderr[-4000:]}"
+            failed.write_text(reason)
+            return reason.splitlines()[0]
+        os.replace(built, path)  # atomic: a process building at the same time finds a whole module or none
+    return None
+
+
+def _ahead_of_time() -> tuple[object | None, str]:
+    """The ahead-of-time module (built on first use) and where it came from; None and why not, if unavailable."""
+    directory, name = cache_dir(), module_name()
+    path = directory / (name + sysconfig.get_config_var("EXT_SUFFIX"))
+    if not path.is_file():
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            why = _build(directory, name, path)
+        except OSError as exc:  # a read-only install, say
+            why = f"cannot build in {directory}: {exc}"
+        if why:
+            return None, why
+    try:
+        return _import(path, name), f"ahead-of-time module {path}"
+    except ImportError as exc:
+        return None, f"cannot import {path}: {exc}"
+
+
+def _numba_module(name: str):
+    try:
+        return import_module(name)
+    except ImportError as exc:
+        from physai.errors import InputError
+
+        raise InputError(f"engine='compiled' needs numba, which does not import here ({exc}); "
+                         "pass engine='numpy' for the readable NumPy engine") from exc
+
+
+def jit_kernels() -> dict:
+    """Each kernel's numba JIT function, called past numba's type dispatch (its compiled entry point)."""
+    return {k: _entry_point(getattr(_numba_module(m), k)) for k, m in KERNELS.items()}
+
+
+def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
+    """numba's batch kernel, parallel over the CPU cores (:func:`physai._numba_kin.batch`)."""
+    _numba_module("physai._numba_kin").batch(Q, P, T, J, F)
+
+
+def _entry_point(dispatcher):
+    """The compiled function behind the dispatcher's one signature. Dispatch costs about a third of a one-pose call;
+    without it numba's unboxing checks only item sizes, hence the callers' exact types."""
+    return dispatcher.overloads[dispatcher.signatures[0]].entry_point
+
+
+class Kernels:
+    """The kernels as attributes (``kernels.single_pose(q, P, T)``), loaded on first use; ``origin`` says from where."""
+
+    def __getattr__(self, name: str):
+        module, origin = _ahead_of_time()
+        table = {k: getattr(module, k) for k in KERNELS} if module else jit_kernels()
+        self.__dict__.update(table, origin=origin if module else f"numba JIT ({origin})")
+        if name not in self.__dict__:
+            raise AttributeError(f"the compiled engine has no kernel {name!r}")
+        return self.__dict__[name]
+
+
+kernels = Kernels()
