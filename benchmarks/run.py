@@ -454,11 +454,16 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
+SECTIONS = ("start", "single", "batch", "ik", "memory")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--rounds", type=int, default=15, help="timing samples per candidate")
     parser.add_argument("--ik-targets", type=int, default=1000)
+    parser.add_argument("--sections", nargs="+", choices=list(SECTIONS), default=list(SECTIONS),
+                        help="which sections to run (default: all)")
     args = parser.parse_args(argv)
     report = Report()
     report("# physai speed benchmark\n")
@@ -467,11 +472,11 @@ def main(argv=None) -> int:
     report(f"Load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}  ")
     report(f"Versions: {versions()}\n")
     report("Goals: " + "; ".join(f"{k}: {v}" for k, v in GOALS.items()) + "\n")
-    compile_cost(report)
-    single_call(report, args.rounds)
-    batched(report, args.rounds)
-    ik(report, args.ik_targets)
-    memory(report)
+    run = {"start": lambda: compile_cost(report), "single": lambda: single_call(report, args.rounds),
+           "batch": lambda: batched(report, args.rounds), "ik": lambda: ik(report, args.ik_targets),
+           "memory": lambda: memory(report)}
+    for section in args.sections:
+        run[section]()
     report(f"Load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     args.out.write_text("\n".join(report.lines) + "\n")
     print(f"wrote {args.out}")
