@@ -71,9 +71,11 @@ class Chain:
     dof_adr: tuple[int, ...] | None = field(default=None, repr=False)
     # The constants packed once for the compiled engine (a chain cannot change, so neither can this).
     packed: np.ndarray = field(init=False, repr=False)
+    n: int = field(init=False, repr=False)  # number of joints (columns of the Jacobian)
 
     def __post_init__(self):
         n = len(self.joint_names)
+        object.__setattr__(self, "n", n)  # a field, not a property: read on every one-pose call
         for attr in ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper"):
             object.__setattr__(self, attr, _frozen(getattr(self, attr)))
         shapes = {
@@ -115,11 +117,6 @@ class Chain:
             raise InputError(f"Chain {self.name!r}: joint {self.joint_names[j]!r} limits [{self.lower[j]}, "
                              f"{self.upper[j]}] are not an interval")
         object.__setattr__(self, "packed", _pack(self))
-
-    @property
-    def n(self) -> int:
-        """Number of joints (columns of the Jacobian)."""
-        return len(self.joint_names)
 
     def joint_index(self, name: str) -> int:
         """Index of a joint by name; unknown names list the valid ones."""

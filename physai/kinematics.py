@@ -87,7 +87,7 @@ def fk(chain: Chain, q, engine: str = "compiled") -> FK:
     if engine == "compiled":
         T, F = np.empty((4, 4)), np.empty((chain.n, 6))
         if not (type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64  # the fast path of tool_pose
-                and _engine.kernels.single_frames(q, chain.packed, T, F)):
+                and _KERNELS.single_frames(q, chain.packed, T, F)):
             T, _, F = _compiled(chain, q, want_j=False, want_f=True)
         return FK(F[..., :3], F[..., 3:], T[..., :3, 3])
     _check_engine(engine)
@@ -106,7 +106,7 @@ def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
         # nothing written); numba's unboxing trusts type, ndim and dtype, so those are checked here. Anything
         # else (a batch, a list, another dtype or byte order, a masked array) is validated by _compiled.
         T = np.empty((4, 4))
-        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _engine.kernels.single_pose(q, chain.packed, T):
+        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _KERNELS.single_pose(q, chain.packed, T):
             return T
         return _compiled(chain, q, want_j=False, want_f=False)[0]
     _check_engine(engine)
@@ -136,7 +136,7 @@ def jacobian(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """
     if engine == "compiled":
         J = np.empty((6, chain.n))
-        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _engine.kernels.single_jacobian(q, chain.packed, J):
+        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _KERNELS.single_jacobian(q, chain.packed, J):
             return J  # the fast path of tool_pose
         return _compiled(chain, q, want_j=True, want_f=False)[1]
     _check_engine(engine)
@@ -161,7 +161,7 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[n
     if engine == "compiled":
         T, J = np.empty((4, 4)), np.empty((6, chain.n))
         if (type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64  # the fast path of tool_pose
-                and _engine.kernels.single_pose_jacobian(q, chain.packed, T, J)):
+                and _KERNELS.single_pose_jacobian(q, chain.packed, T, J)):
             return T, J
         return _compiled(chain, q, want_j=True, want_f=False)[:2]
     _check_engine(engine)
@@ -177,6 +177,7 @@ def _check_engine(engine) -> None:
 
 
 _F64 = np.dtype(np.float64)
+_KERNELS = _engine.kernels  # loads the kernels on first use
 
 
 def _compiled(chain: Chain, q, want_j: bool, want_f: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
