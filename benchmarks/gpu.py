@@ -41,7 +41,7 @@ def run_case(chain, task, size, chunk, iterations, restarts, seed):
 
     chunk = min(chunk, size)
     rng = np.random.default_rng(seed)
-    opts = dict(task=task, backend="jax", iterations=iterations, restarts=restarts)
+    opts = dict(task=task, backend="jax", max_iterations=iterations, restarts=restarts)
     t0 = time.perf_counter()
     warm = kinematics.tool_pose(chain, chain.random_q(rng, chunk))
     jaxik.dls_ik(chain, warm, rng=np.random.default_rng(seed), **opts)  # jit compile for this chunk shape

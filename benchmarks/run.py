@@ -373,7 +373,7 @@ def ik(report: Report, n_targets: int) -> None:
         rng = np.random.default_rng(3)
         targets = physai.tool_pose(chain, chain.random_q(rng, n_targets))
         t0 = time.perf_counter()
-        res = jaxik.dls_ik(chain, targets, task=task, iterations=40, restarts=20, rng=rng)
+        res = jaxik.dls_ik(chain, targets, task=task, max_iterations=40, restarts=20, rng=rng)
         per = (time.perf_counter() - t0) / n_targets
         rows.append([label, task, "physai jaxik.dls_ik batch (NumPy, 40 steps x 21 attempts)",
                      f"{100 * res.success_rate:.1f} %", f"{per * 1e3:.3f} ms (amortised)"])

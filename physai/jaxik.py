@@ -13,8 +13,10 @@ One DLS step for a batch of targets (every array has a leading target axis ``B``
   ``q + dq`` clipped into the joint limits;
 - a target whose errors are within ``tol_position`` (m) and ``tol_orientation`` (rad) is frozen.
 
-Each attempt runs ``iterations`` steps; ``restarts`` further attempts start the unconverged targets
-from random joint vectors (drawn up front from the passed ``numpy.random.Generator``).
+Each attempt runs ``max_iterations`` steps (the batch moves in lockstep; converged targets stay put);
+``restarts`` further attempts start the unconverged targets from random joint vectors (drawn up front from
+the passed ``numpy.random.Generator``), at most ``UNREACHABLE_RESTARTS`` for a position beyond
+:func:`physai.ik.reach_bound`, as in :func:`physai.ik.solve_ik_batch`, whose names and defaults these are.
 """
 
 from __future__ import annotations
@@ -26,16 +28,20 @@ import numpy as np
 from physai._validate import count, generator, one_of, positive
 from physai.errors import InputError
 from physai.ik import (
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_RESTARTS,
     MAX_RESTARTS,
     REASONS,
+    UNREACHABLE_RESTARTS,
     IKBatchResult,
     batch_result,
     check_targets,
     default_seed,
     limit_blocked,
+    reach_bound,
     restart_draws,
 )
-from physai.kinematics import Chain, tool_pose_and_jacobian
+from physai.kinematics import Chain, joint_frames, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
 BACKENDS = ("numpy", "jax")
@@ -154,6 +160,14 @@ def _targets(task: str, targets) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(t[:, :3, 3]), np.ascontiguousarray(t[:, :3, :3])
 
 
+def _attempts(chain: Chain, p_target: np.ndarray, restarts: int, tol_position: float) -> np.ndarray:
+    """Attempts per target ``(B,)``: ``1 + restarts``, or at most ``1 + UNREACHABLE_RESTARTS`` for a provably
+    unreachable position (farther from the first joint's anchor than :func:`physai.ik.reach_bound`)."""
+    base = joint_frames(chain, chain.q_ref)[0][0, :3, 3]
+    beyond = np.linalg.norm(p_target - base, axis=-1) > reach_bound(chain) + tol_position
+    return np.where(beyond, min(restarts, UNREACHABLE_RESTARTS), restarts) + 1
+
+
 def dls_ik(
     chain: Chain,
     targets,
@@ -161,8 +175,8 @@ def dls_ik(
     *,
     task: str = "pose",
     backend: str = "numpy",
-    iterations: int = 60,
-    restarts: int = 0,
+    max_iterations: int | None = None,
+    restarts: int = DEFAULT_RESTARTS,
     rng: np.random.Generator | None = None,
     damping: float = 0.02,
     max_step: float = 0.5,
@@ -183,7 +197,8 @@ def dls_ik(
     """
     one_of(task, "task", TASKS)
     one_of(backend, "backend", BACKENDS)
-    iterations, restarts = count(iterations, "iterations", 1), count(restarts, "restarts", 0, MAX_RESTARTS)
+    restarts = count(restarts, "restarts", 0, MAX_RESTARTS)
+    steps = DEFAULT_MAX_ITERATIONS["dls"] if max_iterations is None else count(max_iterations, "max_iterations", 1)
     if rng is not None:
         generator(rng)
     opts = (positive(damping, "damping"), positive(max_step, "max_step"), positive(tol_position, "tol_position"),
@@ -196,14 +211,18 @@ def dls_ik(
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     q = np.array(np.broadcast_to(q0, (B, n)))
     starts = restart_draws(chain, rng, B, restarts)  # (B, restarts, n), the draws of physai.ik
-    run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, int(iterations))
+    run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, steps)
+    attempts = _attempts(chain, p_target, restarts, opts[2])
     done, its, used = np.zeros(B, bool), np.zeros(B, np.int64), np.zeros(B, np.int64)
     for attempt in range(restarts + 1):
+        spent = attempt >= attempts  # out of attempts: frozen, as converged targets are, through this attempt
+        stay = done | spent
         if attempt:
-            q = np.where(done[:, None], q, starts[:, attempt - 1])
-        used = np.where(done, used, attempt)  # the targets still open run this attempt
-        q, done, its, perr, oerr = (np.asarray(x) for x in run(p_target, R_target, q, done, its))
-        if done.all():
+            q = np.where(stay[:, None], q, starts[:, attempt - 1])
+        used = np.where(stay, used, attempt)
+        q, ran_done, its, perr, oerr = (np.asarray(x) for x in run(p_target, R_target, q, stay, its))
+        done = np.where(spent, done, ran_done)
+        if (done | (attempt + 1 >= attempts)).all():
             break
     return batch_result(q, np.where(done, 0, REASONS.index("iteration limit")), its, perr, oerr, used, "dls", task,
                         opts[2], opts[3])

@@ -51,7 +51,7 @@ def test_one_dls_step_and_kinematics_jax_equal_numpy_to_1e_12(panda):
 def test_dls_ik_jax_equals_numpy_and_reaches_the_targets(panda):
     rng = np.random.default_rng(2)
     targets = kinematics.tool_pose(panda, panda.random_q(rng, 64))
-    kw = dict(task="pose", iterations=40, restarts=6, rng=None)
+    kw = dict(task="pose", max_iterations=40, restarts=6, rng=None)
     r_np = jaxik.dls_ik(panda, targets, backend="numpy", **kw)
     r_jx = jaxik.dls_ik(panda, targets, backend="jax", **kw)
     assert r_np.success_rate >= 0.9
@@ -78,7 +78,7 @@ def test_dls_ik_position_task_takes_points(so101):
 def test_dls_ik_returns_the_ik_batch_result_with_per_target_restarts(so101):
     qs = so101.random_q(np.random.default_rng(3), 40)
     points = np.concatenate([kinematics.tool_pose(so101, qs)[:, :3, 3], [[0.0, 0.0, 2.0]]])  # the last is out of reach
-    kw = {"task": "position", "iterations": 8, "rng": np.random.default_rng(5)}
+    kw = {"task": "position", "max_iterations": 8, "rng": np.random.default_rng(5)}
     first = jaxik.dls_ik(so101, points, restarts=0, **kw)
     kw["rng"] = np.random.default_rng(5)
     res = jaxik.dls_ik(so101, points, restarts=3, **kw)
@@ -96,9 +96,9 @@ def test_dls_ik_returns_the_ik_batch_result_with_per_target_restarts(so101):
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [(dict(task="axis"), "task"), (dict(backend="torch"), "backend"), (dict(iterations=0), "iterations"),
+    [(dict(task="axis"), "task"), (dict(backend="torch"), "backend"), (dict(max_iterations=0), "max_iterations"),
      (dict(restarts=-1), "restarts"), (dict(damping=0.0), "damping"), (dict(targets=np.zeros((3, 3))), "target"),
-     ({"restarts": 2.5}, "^restarts: "), ({"iterations": float("nan")}, "^iterations: "), ({"rng": 0}, "^rng: "),
+     ({"restarts": 2.5}, "^restarts: "), ({"max_iterations": float("nan")}, "^max_iterations: "), ({"rng": 0}, "^rng: "),
      ({"q0": np.full(5, 10.0)}, "^q0: joint .* is outside its limits")],
 )
 def test_dls_ik_rejects_bad_arguments(so101, kwargs, match):
@@ -156,3 +156,26 @@ def test_jax_and_numpy_damped_step_equal_singularity_damped_solve(panda, m):
     tol = 1e4 * np.finfo(float).eps * np.abs(reference).max()
     assert np.abs(jaxik._damped(np, J, e, 0.02) - reference).max() <= tol
     assert np.abs(np.asarray(jaxik._damped(jnp, jnp.asarray(J), jnp.asarray(e), 0.02)) - reference).max() <= tol
+
+
+def test_dls_ik_shares_solve_ik_batch_names_and_defaults():
+    """One IK language: every option dls_ik has is an option of solve_ik_batch, with the same default
+    (max_iterations=None means the solver's default for method "dls" in both)."""
+    import inspect
+
+    from physai import ik
+
+    mine = inspect.signature(jaxik.dls_ik).parameters
+    theirs = inspect.signature(ik.solve_ik_batch).parameters
+    shared = [k for k in mine if k not in ("chain", "targets", "backend")]
+    assert [k for k in shared if k not in theirs] == []
+    assert {k: mine[k].default for k in shared} == {k: theirs[k].default for k in shared}
+
+
+def test_dls_ik_gives_an_unreachable_position_at_most_unreachable_restarts(so101):
+    from physai.ik import UNREACHABLE_RESTARTS, reach_bound
+
+    far = np.array([[0.0, 0.0, 2.0 * reach_bound(so101)]])
+    res = jaxik.dls_ik(so101, far, task="position", max_iterations=5, restarts=10)
+    assert not res.converged[0] and res.restarts[0] == UNREACHABLE_RESTARTS
+    assert res.iterations[0] == 5 * (1 + UNREACHABLE_RESTARTS)
