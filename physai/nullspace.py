@@ -352,6 +352,9 @@ def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
     return dmax, _corrected(chain, q1, e1, pinv(J1), task, T_target, axis)
 
 
+REFINE_ITERATIONS, REFINE_STEP, REFINE_MIN_STEP = 200, 0.2, 1e-4  # refine_in_nullspace's defaults
+
+
 def refine_in_nullspace(
     chain: Chain,
     targets,
@@ -362,9 +365,9 @@ def refine_in_nullspace(
     tol_position: float = 1e-4,
     tol_orientation: float = 1e-3,
     axis=(0.0, 0.0, 1.0),
-    iterations: int = 200,
-    step: float = 0.2,
-    min_step: float = 1e-4,
+    iterations: int = REFINE_ITERATIONS,
+    step: float = REFINE_STEP,
+    min_step: float = REFINE_MIN_STEP,
 ) -> list[RedundantResult]:
     """Lower ``objective`` along the self-motion of each converged IK solution (vectorised over targets).
 
@@ -410,7 +413,7 @@ def refine_in_nullspace(
     return out
 
 
-def _check_options(objective, iterations, step, min_step):
+def _check_options(objective, iterations=REFINE_ITERATIONS, step=REFINE_STEP, min_step=REFINE_MIN_STEP):
     if not isinstance(objective, Objective):
         raise InputError(f"objective: expected a physai.nullspace.Objective, got {type(objective).__name__}")
     count(iterations, "iterations")
@@ -418,31 +421,23 @@ def _check_options(objective, iterations, step, min_step):
         raise InputError(f"step, min_step: expected 0 < min_step <= step, got {min_step}, {step}")
 
 
-def solve_ik_redundant_batch(
-    chain: Chain,
-    targets,
-    q0=None,
-    *,
-    objective: Objective,
-    task: str = "pose",
-    tol_position: float = 1e-4,
-    tol_orientation: float = 1e-3,
-    axis=(0.0, 0.0, 1.0),
-    iterations: int = 200,
-    step: float = 0.2,
-    min_step: float = 1e-4,
-    **ik_options,
-) -> list[RedundantResult]:
+# The refinement's own options; the task, tolerances and axis go to both the solver and the refinement.
+_REFINE_ONLY = ("iterations", "step", "min_step")
+_SHARED = ("task", "tol_position", "tol_orientation", "axis")
+
+
+def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective, **options) -> list[RedundantResult]:
     """:func:`physai.ik.solve_ik_batch`, then :func:`refine_in_nullspace`; one :class:`RedundantResult` per target.
 
-    ``ik_options`` (``method``, ``restarts``, ``rng``, ...) go to the solver unchanged.
+    ``task``, ``tol_position``, ``tol_orientation`` and ``axis`` go to both (the refinement keeps the solver's
+    success by the same tolerances); ``iterations``, ``step`` and ``min_step`` to the refinement; the rest
+    (``method``, ``restarts``, ``rng``, ...) to the solver unchanged. Defaults are theirs.
     """
-    _check_options(objective, iterations, step, min_step)
-    res = solve_ik_batch(chain, targets, q0, task=task, tol_position=tol_position, tol_orientation=tol_orientation,
-                         axis=axis, **ik_options)
-    return refine_in_nullspace(chain, targets, res, objective=objective, task=task, tol_position=tol_position,
-                               tol_orientation=tol_orientation, axis=axis, iterations=iterations, step=step,
-                               min_step=min_step)
+    refine = {k: options.pop(k) for k in _REFINE_ONLY if k in options}
+    _check_options(objective, **refine)  # before the solve: a bad refinement option costs no IK
+    res = solve_ik_batch(chain, targets, q0, **options)
+    shared = {k: options[k] for k in _SHARED if k in options}
+    return refine_in_nullspace(chain, targets, res, objective=objective, **shared, **refine)
 
 
 def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, **options) -> RedundantResult:
