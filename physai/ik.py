@@ -359,11 +359,12 @@ def check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
     than round-off is replaced by the nearest rotation, so every later step sees an exact one.
     """
     # the kernel trusts type, dtype and ndim (an ndarray subclass such as a masked array goes the long way)
-    if (type(targets) is np.ndarray and targets.dtype == np.float64 and targets.ndim == batch_ndim + 2
-            and targets.shape[-2:] == (4, 4)):
-        t = targets.reshape(-1, 4, 4)
-        if _engine.kernels.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
-            return t
+    if type(targets) is np.ndarray and targets.dtype == np.float64:
+        t = (tf.translation(targets) if task == "position" and targets.shape[batch_ndim:] == (3,) else targets)
+        if t.ndim == batch_ndim + 2 and t.shape[-2:] == (4, 4):
+            t = t.reshape(-1, 4, 4)
+            if _engine.kernels.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
+                return t
     t = finite_array(targets, "target")
     if task == "position" and t.ndim == batch_ndim + 1 and t.shape[-1] == 3:
         return tf.translation(t).reshape(-1, 4, 4)
