@@ -319,8 +319,8 @@ def check_options(*, task, method, weights, tol_position, tol_orientation, max_i
         task, method, _sqrt_weights(weights, task), _checked(positive, tol_position, TOL_POSITION, "tol_position"),
         _checked(positive, tol_orientation, TOL_ORIENTATION, "tol_orientation"),
         DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else count(max_iterations, "max_iterations", 1),
-        count(restarts, "restarts", 0, MAX_RESTARTS), _unit_axis(axis), _checked(positive, max_step, MAX_STEP, "max_step"),
-        _checked(nonnegative, damping, DAMPING, "damping"),
+        count(restarts, "restarts", 0, MAX_RESTARTS), _unit_axis(axis),
+        _checked(positive, max_step, MAX_STEP, "max_step"), _checked(nonnegative, damping, DAMPING, "damping"),
         _checked(positive, sigma_healthy, SIGMA_HEALTHY, "sigma_healthy"),
         _checked(positive, lambda_max, LAMBDA_MAX, "lambda_max"),
         DEFAULT_PATIENCE[method] if patience is None else count(patience, "patience", 1),
@@ -360,7 +360,7 @@ def check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
     """
     # the kernel trusts type, dtype and ndim (an ndarray subclass such as a masked array goes the long way)
     if type(targets) is np.ndarray and targets.dtype == np.float64:
-        t = (tf.translation(targets) if task == "position" and targets.shape[batch_ndim:] == (3,) else targets)
+        t = tf.translation(targets) if task == "position" and targets.shape[batch_ndim:] == (3,) else targets
         if t.ndim == batch_ndim + 2 and t.shape[-2:] == (4, 4):
             t = t.reshape(-1, 4, 4)
             if _engine.kernels.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
@@ -404,7 +404,7 @@ def solve_ik_batch(
     trace: list | None = None,
     engine: str = "compiled",
     backend: str | None = None,
-    _single: bool = False,
+    _single: bool = False,  # solve_ik's call: one target, no batch axis, answered as its IKResult
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
