@@ -64,12 +64,17 @@ DEFAULT_MAX_ITERATIONS = {"transpose": 2000, "pinv": 100, "dls": 200, "adaptive"
 DEFAULT_PATIENCE = {"transpose": 50, "pinv": 20, "dls": 20, "adaptive": 20, "lm": 5}
 DEFAULT_RESTARTS = 200
 UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound
+# Numeric option defaults (m, rad, m, m/rad, -, m/rad). solve_ik_batch's signature holds these very objects, and
+# check_options passes a value that *is* its default as it is: a single solve should not prove them valid again.
+TOL_POSITION, TOL_ORIENTATION, MAX_STEP = 1e-4, 1e-3, 0.5
+DAMPING, SIGMA_HEALTHY, LAMBDA_MAX = 0.02, 0.03, 0.05
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
 # Every IK path reports one of these: solve_ik and its batch (the first three, indexed by _numba_ik's outcome codes),
 # jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the last three).
 REASONS = ("converged", "unreachable: best effort", "iteration limit", "stationary",
            "primary not converged: not optimised")
+_REASON_NAMES = np.asarray(REASONS)  # indexed by an outcome array (never written)
 # Where the LM iterations run: the whole solve of each target in one compiled call (physai._numba_ik, the
 # default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
 # loop below (the readable reference, which serves every method and option).
@@ -163,10 +168,19 @@ def batch_result(q, outcome, iterations, perr, oerr, restarts, method: str, task
     ``(B,)``; ``unmet`` names each part of an unconverged target whose error is above its tolerance."""
     perr, oerr = np.asarray(perr, float), np.asarray(oerr, float)
     converged = np.asarray(outcome) == 0
-    over = np.stack([perr > tol_position, oerr > tol_orientation], axis=1) & ~converged[:, None]
-    unmet = tuple(tuple(part for part, o in zip(("position", "orientation"), row) if o) for row in over)
+    unmet = tuple(_unmet(c, p, o, tol_position, tol_orientation)
+                  for c, p, o in zip(converged.tolist(), perr.tolist(), oerr.tolist()))
     return IKBatchResult(np.array(q, float), converged, np.asarray(iterations, np.int64), perr, oerr,
-                         np.asarray(REASONS)[outcome], np.asarray(restarts, np.int64), method, task, unmet)
+                         _REASON_NAMES[outcome], np.asarray(restarts, np.int64), method, task, unmet)
+
+
+def _unmet(converged: bool, perr: float, oerr: float, tol_position: float, tol_orientation: float) -> tuple:
+    """What one target did not achieve: ``()`` when converged, else each of ``("position", "orientation")`` whose
+    error (``perr`` m, ``oerr`` rad) is above its tolerance."""
+    if converged:
+        return ()
+    return tuple(part for part, err, tol in (("position", perr, tol_position), ("orientation", oerr, tol_orientation))
+                 if err > tol)
 
 
 def task_residual(task: str, T: np.ndarray, J: np.ndarray, T_target: np.ndarray, axis: np.ndarray):
@@ -302,13 +316,20 @@ def check_options(*, task, method, weights, tol_position, tol_orientation, max_i
     if rng is not None:
         generator(rng)
     return IKOptions(
-        task, method, _sqrt_weights(weights, task), positive(tol_position, "tol_position"),
-        positive(tol_orientation, "tol_orientation"),
-        count(DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else max_iterations, "max_iterations", 1),
-        count(restarts, "restarts", 0, MAX_RESTARTS), _unit_axis(axis), positive(max_step, "max_step"),
-        nonnegative(damping, "damping"), positive(sigma_healthy, "sigma_healthy"), positive(lambda_max, "lambda_max"),
-        count(DEFAULT_PATIENCE[method] if patience is None else patience, "patience", 1),
+        task, method, _sqrt_weights(weights, task), _checked(positive, tol_position, TOL_POSITION, "tol_position"),
+        _checked(positive, tol_orientation, TOL_ORIENTATION, "tol_orientation"),
+        DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else count(max_iterations, "max_iterations", 1),
+        count(restarts, "restarts", 0, MAX_RESTARTS), _unit_axis(axis),
+        _checked(positive, max_step, MAX_STEP, "max_step"), _checked(nonnegative, damping, DAMPING, "damping"),
+        _checked(positive, sigma_healthy, SIGMA_HEALTHY, "sigma_healthy"),
+        _checked(positive, lambda_max, LAMBDA_MAX, "lambda_max"),
+        DEFAULT_PATIENCE[method] if patience is None else count(patience, "patience", 1),
     )
+
+
+def _checked(check, value, default: float, name: str) -> float:
+    """``check(value, name)``; the default object itself (valid by construction) passes as it is, unchecked."""
+    return value if value is default else check(value, name)
 
 
 def _sqrt_weights(weights, task: str) -> np.ndarray:
@@ -338,11 +359,12 @@ def check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
     than round-off is replaced by the nearest rotation, so every later step sees an exact one.
     """
     # the kernel trusts type, dtype and ndim (an ndarray subclass such as a masked array goes the long way)
-    if (type(targets) is np.ndarray and targets.dtype == np.float64 and targets.ndim == batch_ndim + 2
-            and targets.shape[-2:] == (4, 4)):
-        t = targets.reshape(-1, 4, 4)
-        if _engine.kernels.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
-            return t
+    if type(targets) is np.ndarray and targets.dtype == np.float64:
+        t = tf.translation(targets) if task == "position" and targets.shape[batch_ndim:] == (3,) else targets
+        if t.ndim == batch_ndim + 2 and t.shape[-2:] == (4, 4):
+            t = t.reshape(-1, 4, 4)
+            if _engine.kernels.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
+                return t
     t = finite_array(targets, "target")
     if task == "position" and t.ndim == batch_ndim + 1 and t.shape[-1] == 3:
         return tf.translation(t).reshape(-1, 4, 4)
@@ -368,21 +390,21 @@ def solve_ik_batch(
     task: str = "pose",
     method: str = "lm",
     weights=None,
-    tol_position: float = 1e-4,
-    tol_orientation: float = 1e-3,
+    tol_position: float = TOL_POSITION,
+    tol_orientation: float = TOL_ORIENTATION,
     max_iterations: int | None = None,
     restarts: int = DEFAULT_RESTARTS,
     rng: np.random.Generator | None = None,
     axis=_TOOL_Z,
-    max_step: float = 0.5,
-    damping: float = 0.02,
-    sigma_healthy: float = 0.03,
-    lambda_max: float = 0.05,
+    max_step: float = MAX_STEP,
+    damping: float = DAMPING,
+    sigma_healthy: float = SIGMA_HEALTHY,
+    lambda_max: float = LAMBDA_MAX,
     patience: int | None = None,
     trace: list | None = None,
     engine: str = "compiled",
     backend: str | None = None,
-    _single: bool = False,
+    _single: bool = False,  # solve_ik's call: one target, no batch axis, answered as its IKResult
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
@@ -410,39 +432,61 @@ def solve_ik_batch(
     draws = restart_draws(chain, rng, B, restarts)
     n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
     if _compiled_backend(backend, method, trace, engine):
-        return _solve_compiled(chain, T_target, q0, draws, o, n_far, reach, base)
+        out, out_int = _solve_compiled(chain, T_target, q0, draws, o, n_far, reach, base)
+        return _compiled_result(out[0], out_int[0], o) if _single else _compiled_batch_result(out, out_int, o)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
     beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
     n_attempts = np.where(beyond, n_far, 1 + restarts)
     starts = np.concatenate([np.broadcast_to(q0, (B, n))[:, None], draws], axis=1)  # (B, A, n)
     kin = functools.partial(kinematics.tool_pose_and_jacobian, engine=engine)
-    return _solve_numpy(chain, T_target, starts, n_attempts, o, kin, trace)
+    result = _solve_numpy(chain, T_target, starts, n_attempts, o, kin, trace)
+    return result[0] if _single else result
 
 
 def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> bool:
     """Whether the compiled solve runs: by default wherever it serves; asked for where it cannot, an error."""
-    unserved = [why for why, bad in ((f"method={method!r} (it runs 'lm')", method != "lm"),
-                                     ("a trace", trace is not None), (f"engine={engine!r}", engine != "compiled"))
-                if bad]
-    if backend == "compiled" and unserved:
+    serves = method == "lm" and trace is None and engine == "compiled"
+    if backend == "compiled" and not serves:
+        unserved = [why for why, bad in ((f"method={method!r} (it runs 'lm')", method != "lm"),
+                                         ("a trace", trace is not None), (f"engine={engine!r}", engine != "compiled"))
+                    if bad]
         raise InputError(f"backend: 'compiled' cannot serve {', '.join(unserved)}; pass backend='numpy' or leave "
                          "backend=None to choose")
-    return backend != "numpy" and not unserved
+    return serves and backend != "numpy"
 
 
-def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int, reach: float, base) -> IKBatchResult:
-    """Every target's whole LM solve in one compiled call (:mod:`physai._numba_ik`, the same algorithm)."""
+def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int, reach: float,
+                    base) -> tuple[np.ndarray, np.ndarray]:
+    """Every target's whole LM solve in one compiled call (:mod:`physai._numba_ik`, the same algorithm).
+
+    Returns the kernel's rows: ``out (B, n + 2)`` the converged (or best) ``q``, its position and orientation errors;
+    ``out_int (B, 3)`` the steps over all attempts, the restarts used and the outcome (an index into :data:`REASONS`).
+    """
     B, n = len(T_target), chain.n
     out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
     settings = _ik_record.settings(
         task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=1 + o.restarts, attempts_far=n_far,
         tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
         mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach + o.tol_position, base=base)
-    _engine.kernels.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights, q0.reshape(-1, n),
-                        draws, settings, out, out_int)
+    _engine.kernels.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights,
+                                q0.reshape(-1, n), draws, settings, out, out_int)
+    return out, out_int
+
+
+def _compiled_batch_result(out: np.ndarray, out_int: np.ndarray, o: IKOptions) -> IKBatchResult:
+    """The :class:`IKBatchResult` of the compiled solve's rows (:func:`_solve_compiled`)."""
+    n = out.shape[1] - 2
     return batch_result(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
-                    o.method, o.task, o.tol_position, o.tol_orientation)
+                        o.method, o.task, o.tol_position, o.tol_orientation)
+
+
+def _compiled_result(out: np.ndarray, out_int: np.ndarray, o: IKOptions) -> IKResult:
+    """The :class:`IKResult` of one row of the compiled solve, built directly: the same fields as the batch's."""
+    n = len(out) - 2
+    (iterations, restarts, outcome), perr, oerr = out_int.tolist(), float(out[n]), float(out[n + 1])
+    return IKResult(out[:n].copy(), outcome == 0, iterations, perr, oerr, REASONS[outcome], restarts, o.method,
+                    o.task, _unmet(outcome == 0, perr, oerr, o.tol_position, o.tol_orientation))
 
 
 def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> IKBatchResult:
@@ -594,4 +638,4 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     found (smallest weighted error over every attempt, then refined until it stops improving) and
     ``unmet`` names what is not achieved.
     """
-    return solve_ik_batch(chain, target, q0, _single=True, **options)[0]
+    return solve_ik_batch(chain, target, q0, _single=True, **options)

@@ -100,6 +100,58 @@ def test_default_rng_single_solve_uses_the_draws_of_default_rng_zero(arms):
     assert (a.iterations, a.restarts) == (b.iterations, b.restarts)
 
 
+def _fields(r):
+    """An IKResult's fields with their Python types, q as bytes: equal only if bit for bit the same."""
+    return [(type(v), v.tobytes() if isinstance(v, np.ndarray) else v) for v in vars(r).values()]
+
+
+def test_single_solve_builds_the_same_result_as_the_batch_row():
+    """solve_ik builds its IKResult from the compiled row directly; solve_ik_batch's row b (batch_result, then
+    indexing) is the reference, field for field and type for type, for each of the three outcomes."""
+    so101 = robots.load("so101")
+    reached = kinematics.tool_pose(so101, np.array([0.5, -0.8, 0.9, 0.3, 0.0]))[:3, 3]
+    cases = ((reached, {}), (np.array([0.0, 0.0, 2.0]), {"restarts": 5}),  # converged; unreachable: best effort
+             (reached, {"restarts": 0, "max_iterations": 1}), (reached, {"tol_position": 1e-12, "restarts": 2}))
+    reasons = set()
+    for target, kw in cases:
+        one = solve_ik(so101, target, task="position", rng=np.random.default_rng(2), **kw)
+        row = solve_ik_batch(so101, target[None], task="position", rng=np.random.default_rng(2), **kw)[0]
+        assert _fields(one) == _fields(row)
+        reasons.add(one.reason)
+    assert reasons == set(ik.REASONS[:3])
+
+
+def test_default_options_given_explicitly_solve_bit_for_bit_the_same(arms):
+    """check_options passes the default objects unchecked; the same values as other objects are checked and
+    must give the identical solve."""
+    _, chain = arms["panda"]
+    T = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(9), 1))[0]
+    given = {"tol_position": float("1e-4"), "tol_orientation": np.float64(1e-3), "max_step": float("0.5"),
+             "damping": float("0.02"), "sigma_healthy": float("0.03"), "lambda_max": float("0.05"),
+             "max_iterations": 50, "patience": 5, "restarts": np.int64(200), "weights": np.ones(6),
+             "axis": [0.0, 0, 2.0]}
+    assert all(v is not getattr(ik, k.upper(), None) for k, v in given.items())
+    assert _fields(solve_ik(chain, T, **given)) == _fields(solve_ik(chain, T))
+    with pytest.raises(InputError, match="tol_position: expected a number > 0, got -0.0001"):
+        solve_ik(chain, T, tol_position=-float("1e-4"))
+
+
+def test_position_target_as_3_vector_equals_its_translation_transform(so101):
+    p = kinematics.tool_pose(so101, so101.random_q(np.random.default_rng(10), 4))[:, :3, 3]
+    T = np.broadcast_to(np.eye(4), (4, 4, 4)).copy()
+    T[:, :3, 3] = p
+    assert _fields(solve_ik(so101, p[0], task="position")) == _fields(solve_ik(so101, T[0], task="position"))
+    a, b = (solve_ik_batch(so101, t, task="position", rng=np.random.default_rng(1)) for t in (p, T))
+    assert [_fields(r) for r in a] == [_fields(r) for r in b]
+    bad = p[0].copy()
+    bad[1] = np.nan
+    with pytest.raises(InputError, match=r"target: entries must be finite, got nan at index \(1,\)"):
+        solve_ik(so101, bad, task="position")
+    with pytest.raises(InputError, match=r"target: expected a 3-vector or a 4x4 T_world_target for task='position', "
+                                         r"got shape \(4,\)"):
+        solve_ik(so101, np.zeros(4), task="position")
+
+
 def test_stop_reasons_and_counts_match_the_numpy_backend(so101, so101_model):
     # A far target (closest point, stationary) and a reachable one cut off by a 1-step budget: the paths
     # of the two backends differ only by round-off here, so every count agrees.
