@@ -45,6 +45,28 @@ def _pack(chain: Chain) -> np.ndarray:
     return _frozen(P)
 
 
+def middle_of_limits(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """The middle of each joint's range ``(n,)`` (0 clipped into the range for a joint with an open side):
+    the first start of every IK solve without ``q0`` (``chain.q_middle``)."""
+    both = np.isfinite(lower) & np.isfinite(upper)
+    return np.where(both, 0.5 * (np.where(both, lower, 0) + np.where(both, upper, 0)), np.clip(0.0, lower, upper))
+
+
+def reach_bound(chain: Chain) -> float:
+    """An upper bound (m) on the distance from the first joint's anchor to the tool point over all ``q``
+    (``chain.reach``).
+
+    Consecutive joint anchors are rigidly linked (a hinge moves everything after it rigidly), so the
+    distance is at most the sum of the anchor-to-anchor offsets and the last offset to the tool, plus
+    the travel of any slide joint. A position farther than this is provably unreachable.
+    """
+    links = np.linalg.norm(chain.T_prev_joint[1:, :3, 3], axis=-1).sum() + np.linalg.norm(chain.T_last_tool[:3, 3])
+    slides = [i for i, t in enumerate(chain.joint_types) if t == "slide"]
+    # A slide moves by q - q_ref, and q_ref may lie outside [lower, upper]: the farthest travel is to either end.
+    return float(links + sum(max(abs(chain.upper[i] - chain.q_ref[i]), abs(chain.lower[i] - chain.q_ref[i]))
+                             for i in slides))
+
+
 @dataclass(frozen=True, eq=False)
 class Chain:
     """An immutable serial chain from the world to one tool frame.
@@ -72,6 +94,9 @@ class Chain:
     # The constants packed once for the compiled engine (a chain cannot change, so neither can this).
     packed: np.ndarray = field(init=False, repr=False)
     n: int = field(init=False, repr=False)  # number of joints (columns of the Jacobian)
+    # Two numbers every IK solve needs, computed once with the chain (see middle_of_limits and reach_bound).
+    q_middle: np.ndarray = field(init=False, repr=False)
+    reach: float = field(init=False, repr=False)
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -117,6 +142,8 @@ class Chain:
             raise InputError(f"Chain {self.name!r}: joint {self.joint_names[j]!r} limits [{self.lower[j]}, "
                              f"{self.upper[j]}] are not an interval")
         object.__setattr__(self, "packed", _pack(self))
+        object.__setattr__(self, "q_middle", _frozen(middle_of_limits(self.lower, self.upper)))
+        object.__setattr__(self, "reach", reach_bound(self))
 
     def joint_index(self, name: str) -> int:
         """Index of a joint by name; unknown names list the valid ones."""

@@ -44,6 +44,7 @@ from physai._validate import (
     one_of,
     positive,
 )
+from physai.chain import reach_bound
 from physai.errors import InputError
 from physai.kinematics import Chain
 from physai.singularity import (
@@ -63,7 +64,7 @@ METHODS = ("transpose", "pinv", "dls", "adaptive", "lm")
 DEFAULT_MAX_ITERATIONS = {"transpose": 2000, "pinv": 100, "dls": 200, "adaptive": 100, "lm": 50}
 DEFAULT_PATIENCE = {"transpose": 50, "pinv": 20, "dls": 20, "adaptive": 20, "lm": 5}
 DEFAULT_RESTARTS = 200
-UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound
+UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound (chain.reach)
 # Numeric option defaults (m, rad, m, m/rad, -, m/rad). solve_ik_batch's signature holds these very objects, and
 # check_options passes a value that *is* its default as it is: a single solve should not prove them valid again.
 TOL_POSITION, TOL_ORIENTATION, MAX_STEP = 1e-4, 1e-3, 0.5
@@ -236,29 +237,6 @@ def limit_blocked(q, dq, lower, upper):
     return ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
 
 
-def reach_bound(chain: Chain) -> float:
-    """An upper bound (m) on the distance from the first joint's anchor to the tool point over all ``q``.
-
-    Consecutive joint anchors are rigidly linked (a hinge moves everything after it rigidly), so the
-    distance is at most the sum of the anchor-to-anchor offsets and the last offset to the tool, plus
-    the travel of any slide joint. A position farther than this is provably unreachable.
-    """
-    links = np.linalg.norm(chain.T_prev_joint[1:, :3, 3], axis=-1).sum() + np.linalg.norm(chain.T_last_tool[:3, 3])
-    slides = [i for i, t in enumerate(chain.joint_types) if t == "slide"]
-    # A slide moves by q - q_ref, and q_ref may lie outside [lower, upper]: the farthest travel is to either end.
-    return float(links + sum(max(abs(chain.upper[i] - chain.q_ref[i]), abs(chain.lower[i] - chain.q_ref[i]))
-                             for i in slides))
-
-
-@functools.lru_cache(maxsize=256)
-def _chain_constants(chain: Chain) -> tuple[np.ndarray, tuple[float, float, float], float]:
-    """``(default_seed(chain), first joint anchor (x, y, z), reach_bound(chain))``, memoised on the frozen chain's identity
-    (as ``Chain.packed``): a single solve should not recompute them."""
-    center = default_seed(chain)
-    center.flags.writeable = False
-    return center, tuple(kinematics.joint_frames(chain, chain.q_ref)[0][0, :3, 3].tolist()), reach_bound(chain)
-
-
 @functools.lru_cache(maxsize=64)
 def _seed0_draws(chain: Chain, restarts: int) -> np.ndarray:
     """``chain.random_q(default_rng(0), (1, restarts))``, read-only: the restarts of every single solve that
@@ -278,11 +256,9 @@ def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restart
 
 
 def default_seed(chain: Chain) -> np.ndarray:
-    """The first start of every solve without ``q0``: ``(n,)`` joint positions at the middle of each joint's range
-    (0 clipped into the range for a joint with an open side)."""
-    both = np.isfinite(chain.lower) & np.isfinite(chain.upper)
-    return np.where(both, 0.5 * (np.where(both, chain.lower, 0) + np.where(both, chain.upper, 0)),
-                    np.clip(0.0, chain.lower, chain.upper))
+    """The first start of every solve without ``q0``: ``chain.q_middle`` ``(n,)``, read-only, the middle of each
+    joint's range (0 clipped into the range for a joint with an open side)."""
+    return chain.q_middle
 
 
 @dataclass(frozen=True)
@@ -425,8 +401,8 @@ def solve_ik_batch(
                       lambda_max=lambda_max, patience=patience, engine=engine, backend=backend)
     T_target = check_targets(task, targets, 0 if _single else 1)
     B, n = len(T_target), chain.n
-    center, base, reach = _chain_constants(chain)
-    q0 = center if q0 is None else chain.check_q(q0, "q0", within_limits=True)
+    base, reach = chain.T_prev_joint[0, :3, 3], chain.reach  # the first joint's anchor at q_ref, and the reach
+    q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     draws = restart_draws(chain, rng, B, restarts)

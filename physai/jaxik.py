@@ -38,10 +38,9 @@ from physai.ik import (
     check_targets,
     default_seed,
     limit_blocked,
-    reach_bound,
     restart_draws,
 )
-from physai.kinematics import Chain, joint_frames, tool_pose_and_jacobian
+from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
 BACKENDS = ("numpy", "jax")
@@ -163,8 +162,7 @@ def _targets(task: str, targets) -> tuple[np.ndarray, np.ndarray]:
 def _attempts(chain: Chain, p_target: np.ndarray, restarts: int, tol_position: float) -> np.ndarray:
     """Attempts per target ``(B,)``: ``1 + restarts``, or at most ``1 + UNREACHABLE_RESTARTS`` for a provably
     unreachable position (farther from the first joint's anchor than :func:`physai.ik.reach_bound`)."""
-    base = joint_frames(chain, chain.q_ref)[0][0, :3, 3]
-    beyond = np.linalg.norm(p_target - base, axis=-1) > reach_bound(chain) + tol_position
+    beyond = np.linalg.norm(p_target - chain.T_prev_joint[0, :3, 3], axis=-1) > chain.reach + tol_position
     return np.where(beyond, min(restarts, UNREACHABLE_RESTARTS), restarts) + 1
 
 
