@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from physai._ik_record import BEST_EFFORT, CONVERGED, ITERATION_LIMIT, SETTINGS, TASK_CODES
+from physai._ik_record import BEST_EFFORT, CONVERGED, ITERATION_LIMIT, SETTINGS
 from physai._numba_kin import store_pose, walk
 
 _RO = dict(readonly=True)

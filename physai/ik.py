@@ -44,7 +44,9 @@ from physai._validate import (
     one_of,
     positive,
 )
-from physai.chain import reach_bound
+from physai.chain import (
+    reach_bound as reach_bound,  # part of the IK API: the bound it restarts by
+)
 from physai.errors import InputError
 from physai.kinematics import Chain
 from physai.singularity import (

@@ -9,7 +9,7 @@ against MuJoCo's site pose, not against the other backend's q.
 import numpy as np
 import pytest
 
-from physai import _numba_ik, ik, kinematics, mj, robots
+from physai import _ik_record, _numba_ik, ik, kinematics, mj, robots
 from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
 
@@ -44,7 +44,7 @@ def test_compiled_residual_equals_task_residual_reference(task, arms, rng):
     e, Jt, perr, oerr = task_residual(task, T, J, T_t, axis)
     e_c, Jt_c, M = np.empty(m), np.empty((m, chain.n)), np.empty((3, 3))
     for k in range(len(q)):
-        E, p, o = _numba_ik._residual(_numba_ik.TASK_CODES[task], T[k], J[k], T_t[k], axis, sw, e_c, Jt_c, M)
+        E, p, o = _numba_ik._residual(_ik_record.TASK_CODES[task], T[k], J[k], T_t[k], axis, sw, e_c, Jt_c, M)
         np.testing.assert_allclose(e_c, e[k] * sw, rtol=0, atol=1e-13)
         np.testing.assert_allclose(Jt_c, Jt[k] * sw[:, None], rtol=0, atol=1e-13)
         assert E == pytest.approx(0.5 * np.sum((e[k] * sw) ** 2), abs=1e-13)
