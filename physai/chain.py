@@ -97,6 +97,8 @@ class Chain:
     # Two numbers every IK solve needs, computed once with the chain (see middle_of_limits and reach_bound).
     q_middle: np.ndarray = field(init=False, repr=False)
     reach: float = field(init=False, repr=False)
+    # random_q's ranges (2, n): the limits, with -pi or pi where a side is open
+    _sample_range: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -144,6 +146,8 @@ class Chain:
         object.__setattr__(self, "packed", _pack(self))
         object.__setattr__(self, "q_middle", _frozen(middle_of_limits(self.lower, self.upper)))
         object.__setattr__(self, "reach", reach_bound(self))
+        object.__setattr__(self, "_sample_range", _frozen([np.where(np.isfinite(self.lower), self.lower, -np.pi),
+                                                           np.where(np.isfinite(self.upper), self.upper, np.pi)]))
 
     def joint_index(self, name: str) -> int:
         """Index of a joint by name; unknown names list the valid ones."""
@@ -174,18 +178,17 @@ class Chain:
 
         ``rng`` is a seeded ``numpy.random.Generator``; ``size`` is the batch shape -> ``(*size, n)``.
         """
-        lo = np.where(np.isfinite(self.lower), self.lower, -np.pi)
-        hi = np.where(np.isfinite(self.upper), self.upper, np.pi)
-        if not (np.isfinite(margin) and 0 <= margin <= np.min(hi - lo) / 2):
-            # numpy's uniform(lo, hi) with lo > hi draws outside the limits instead of refusing
-            narrowest = self.joint_names[int(np.argmin(hi - lo))]
-            raise InputError(
-                f"margin: expected 0 <= margin <= half the narrowest joint range (joint {narrowest!r}), got {margin}"
-            )
+        low, high = self._sample_range
+        if margin != 0:  # a solver's restarts (margin 0) skip this check: they are drawn on every call
+            if not (np.isfinite(margin) and 0 <= margin <= np.min(high - low) / 2):
+                # numpy's uniform(lo, hi) with lo > hi draws outside the limits instead of refusing
+                narrowest = self.joint_names[int(np.argmin(high - low))]
+                raise InputError(f"margin: expected 0 <= margin <= half the narrowest joint range "
+                                 f"(joint {narrowest!r}), got {margin}")
+            low, high = low + margin, high - margin
         size = (size,) if np.isscalar(size) else tuple(size)
-        low, high = lo + margin, hi - margin
         # Bit for bit rng.uniform(low, high, size) (numpy computes low + (high - low) * next_double too), without
-        # its slow per-element broadcasting of array bounds: a solver draws its restarts on every call.
+        # its slow per-element broadcasting of array bounds.
         return low + (high - low) * rng.random(size + (self.n,))
 
 
