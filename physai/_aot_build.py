@@ -1,8 +1,11 @@
-"""Compile the compiled engine's kernels ahead of time into one extension module (private).
+"""Compile the compiled engine ahead of time into two extension modules (private).
 
-Run by :mod:`physai._engine` in a child process (``python -m physai._aot_build OUT_DIR NAME``), so that the
-compiler's output and numba's import stay out of the caller's process. The kernels are the numba functions of
-:mod:`physai._numba_kin` and :mod:`physai._numba_ik`, exported with their one explicit signature each.
+Run by :mod:`physai._engine` in a child process (``python -m physai._aot_build OUT_DIR KERNELS_NAME WALK_NAME``),
+so that the compiler's output and numba's import stay out of the caller's process:
+
+- ``KERNELS_NAME``: the numba functions of :mod:`physai._numba_kin` and :mod:`physai._numba_ik`, exported with
+  their one explicit signature each;
+- ``WALK_NAME``: the one-pose calls, ``physai/_walk.c``.
 """
 
 from __future__ import annotations
@@ -10,10 +13,17 @@ from __future__ import annotations
 import sys
 import warnings
 from importlib import import_module
+from pathlib import Path
 
 
-def build(out_dir: str, name: str) -> None:
-    """Write the extension module ``NAME`` (every kernel of :data:`physai._engine.KERNELS`) into ``out_dir``."""
+def build(out_dir: str, kernels_name: str, walk_name: str) -> None:
+    """Write both extension modules into ``out_dir``."""
+    build_kernels(out_dir, kernels_name)
+    build_walk(out_dir, walk_name)
+
+
+def build_kernels(out_dir: str, name: str) -> None:
+    """The extension module ``name``: every kernel of :data:`physai._engine.KERNELS`."""
     from numba.core.errors import NumbaPendingDeprecationWarning
 
     with warnings.catch_warnings():
@@ -29,6 +39,22 @@ def build(out_dir: str, name: str) -> None:
         jitted = getattr(import_module(module), kernel)
         cc.export(kernel, jitted.nopython_signatures[0])(jitted.py_func)
     cc.compile()
+
+
+def build_walk(out_dir: str, name: str) -> None:
+    """The extension module ``name`` from ``physai/_walk.c``, arithmetic as written (no contraction into FMA,
+    which would round differently from the numba kernels)."""
+    import numpy as np
+    from setuptools import Distribution, Extension
+    from setuptools.command.build_ext import build_ext
+
+    strict = [] if sys.platform == "win32" else ["-ffp-contract=off"]  # MSVC does not contract by default
+    ext = Extension(name, [str(Path(__file__).with_name("_walk.c"))], include_dirs=[np.get_include()],
+                    define_macros=[("PHYSAI_WALK_NAME", name)], extra_compile_args=strict)
+    command = build_ext(Distribution({"ext_modules": [ext]}))
+    command.build_lib, command.build_temp = out_dir, str(Path(out_dir) / "objects")
+    command.ensure_finalized()
+    command.run()
 
 
 if __name__ == "__main__":

@@ -7,10 +7,15 @@ time (``numba.pycc``, in a child process, ~15 s once) into an extension module i
 process imports that module in under a millisecond, without numba. Both are the same machine code from the same
 source (tests/test_engine.py compares them bit for bit).
 
-The module's name is a hash of the kernels' source, Python, the platform and the numba and NumPy versions, so an
-edited kernel is never served from an old build. Where no module can be built (no C compiler, say), the reason is
-kept beside it (``<name>.failed``; delete it to try again) and the JIT serves. Batches run numba's parallel JIT
-kernels either way (:func:`physai._numba_kin.batch`).
+One pose is too little arithmetic for numba's calling convention, which costs more than the walk itself; the
+one-pose calls (:data:`WALK`) are numba's walk written again in C (``_walk.c``), built in the same step into a
+second module and tested equal to the numba kernels bit for bit.
+
+The modules' names are a hash of their sources, Python, the platform and the numba and NumPy versions, so an edited
+kernel is never served from an old build. Where no module can be built (no C compiler, say), the reason is kept
+beside it (``<name>.failed``; delete it to try again) and the JIT serves: the one-pose calls then decline (return
+None) and their callers run the batch kernel on one row. Batches run numba's parallel JIT kernels either way
+(:func:`physai._numba_kin.batch`).
 """
 
 from __future__ import annotations
@@ -29,21 +34,22 @@ import numpy as np
 
 # kernel -> the module that defines it; callers pass exactly each kernel's signature types (no dispatch checks them)
 KERNELS = {
-    "single_pose": "physai._numba_kin", "single_jacobian": "physai._numba_kin",
-    "single_pose_jacobian": "physai._numba_kin", "single_frames": "physai._numba_kin",
     "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik",
 }
+# The one-pose calls of _walk.c: ``(q, P)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
+# None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite.
+WALK = ("pose", "jacobian", "pose_jacobian", "frames")
 _HERE = Path(__file__).resolve().parent
-_SOURCES = ("_numba_kin.py", "_numba_ik.py", "_ik_record.py", "_aot_build.py", "_engine.py")
+_SOURCES = ("_numba_kin.py", "_numba_ik.py", "_ik_record.py", "_aot_build.py", "_engine.py", "_walk.c")
 
 
-def module_name() -> str:
-    """``physai_kernels_<hash>``: the hash of everything the ahead-of-time module is built from."""
+def module_name(kind: str = "kernels") -> str:
+    """``physai_<kind>_<hash>``: the hash of everything the ahead-of-time modules are built from."""
     h = hashlib.sha256()
     for source in _SOURCES:
         h.update((_HERE / source).read_bytes())
     h.update(f"{sys.version}|{sysconfig.get_platform()}|numba {metadata.version('numba')}|numpy {np.__version__}".encode())
-    return "physai_kernels_" + h.hexdigest()[:16]
+    return f"physai_{kind}_" + h.hexdigest()[:16]
 
 
 def cache_dir() -> Path:
@@ -59,40 +65,45 @@ def _import(path: Path, name: str):
     return module
 
 
-def _build(directory: Path, name: str, path: Path) -> str | None:
-    """Build the module at ``path`` in a child process; the reason it could not be, else None."""
-    failed = directory / f"{name}.failed"
+def _build(directory: Path, names: tuple[str, str]) -> str | None:
+    """Build both modules (kernels, walk) in a child process; the reason they could not be, else None."""
+    failed = directory / f"{names[0]}.failed"
     if failed.exists():
         return failed.read_text().strip().splitlines()[0]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(_HERE.parent), os.environ.get("PYTHONPATH"))))}
     with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
-        out = subprocess.run([sys.executable, "-m", "physai._aot_build", tmp, name], cwd=tmp, env=env,
+        out = subprocess.run([sys.executable, "-m", "physai._aot_build", tmp, *names], cwd=tmp, env=env,
                              capture_output=True, text=True, check=False)
-        built = Path(tmp) / path.name
-        if out.returncode != 0 or not built.is_file():
-            reason = f"building {name} failed (exit {out.returncode})\n{out.stdout[-2000:]}{out.stderr[-4000:]}"
+        built = [Path(tmp) / _file_name(name) for name in names]
+        if out.returncode != 0 or not all(path.is_file() for path in built):
+            reason = f"building {names[0]} failed (exit {out.returncode})\n{out.stdout[-2000:]}{out.stderr[-4000:]}"
             failed.write_text(reason)
             return reason.splitlines()[0]
-        os.replace(built, path)  # atomic: a process building at the same time finds a whole module or none
+        for path in reversed(built):  # atomic, the kernels last: whoever finds them finds both modules whole
+            os.replace(path, directory / path.name)
     return None
 
 
-def _ahead_of_time() -> tuple[object | None, str]:
-    """The ahead-of-time module (built on first use) and where it came from; None and why not, if unavailable."""
-    directory, name = cache_dir(), module_name()
-    path = directory / (name + sysconfig.get_config_var("EXT_SUFFIX"))
-    if not path.is_file():
+def _file_name(name: str) -> str:
+    return name + sysconfig.get_config_var("EXT_SUFFIX")
+
+
+def _ahead_of_time() -> tuple[tuple[object, object] | None, str]:
+    """Both ahead-of-time modules (built on first use) and where they came from; None and why not, if unavailable."""
+    directory, names = cache_dir(), (module_name("kernels"), module_name("walk"))
+    paths = [directory / _file_name(name) for name in names]
+    if not paths[0].is_file():
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            why = _build(directory, name, path)
+            why = _build(directory, names)
         except OSError as exc:  # a read-only install, say
             why = f"cannot build in {directory}: {exc}"
         if why:
             return None, why
     try:
-        return _import(path, name), f"ahead-of-time module {path}"
+        return tuple(_import(path, name) for path, name in zip(paths, names)), f"ahead-of-time module {paths[0]}"
     except ImportError as exc:
-        return None, f"cannot import {path}: {exc}"
+        return None, f"cannot import {directory}/{names}: {exc}"
 
 
 def _numba_module(name: str):
@@ -115,6 +126,11 @@ def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndar
     _numba_module("physai._numba_kin").batch(Q, P, T, J, F)
 
 
+def declined(q, P) -> None:
+    """The one-pose calls where _walk.c could not be built: the caller then runs the batch kernel on one row."""
+    return None
+
+
 def _entry_point(dispatcher):
     """The compiled function behind the dispatcher's one signature. Dispatch costs about a third of a one-pose call;
     without it numba's unboxing checks only item sizes, hence the callers' exact types."""
@@ -122,12 +138,16 @@ def _entry_point(dispatcher):
 
 
 class Kernels:
-    """The kernels as attributes (``kernels.single_pose(q, P, T)``), loaded on first use; ``origin`` says from where."""
+    """The kernels and one-pose calls as attributes (``kernels.pose(q, P)``), loaded on first use; ``origin`` says
+    from where."""
 
     def __getattr__(self, name: str):
-        module, origin = _ahead_of_time()
-        table = {k: getattr(module, k) for k in KERNELS} if module else jit_kernels()
-        self.__dict__.update(table, origin=origin if module else f"numba JIT ({origin})")
+        modules, origin = _ahead_of_time()
+        if modules:
+            table = {k: getattr(modules[0], k) for k in KERNELS} | {k: getattr(modules[1], k) for k in WALK}
+        else:
+            table, origin = jit_kernels() | dict.fromkeys(WALK, declined), f"numba JIT ({origin})"
+        self.__dict__.update(table, origin=origin)
         if name not in self.__dict__:
             raise AttributeError(f"the compiled engine has no kernel {name!r}")
         return self.__dict__[name]

@@ -1,15 +1,16 @@
 """Compiled engine of :mod:`physai.kinematics` (private): the same walk of the chain as its readable NumPy code.
 
 :mod:`physai.kinematics` dispatches here by default and is tested equal to its NumPy reference to 1e-13
-(tests/test_kinematics_engines.py). The kernels read the chain's constants from ``Chain.packed`` (packed
+(tests/test_kinematics.py). The kernels read the chain's constants from ``Chain.packed`` (packed
 once at construction, layout in :mod:`physai.chain`) and never see a ``Chain``, so this module depends on
 numpy and numba only.
 
-Why it is fast: a single pose is one compiled call that also validates ``q`` (length, finite) and runs
-on scalars (small arrays would cost heap allocations per call); batches of ``(B, n)`` run one compiled
-loop over ``B`` (``numba.prange``, parallel over the CPU cores, from 256 rows). Every kernel has one
-explicit signature, compiled once and cached on disk (``cache=True``): a process loads it instead of
-compiling it, and no input layout compiles a second specialisation.
+Why it is fast: the walk runs on scalars (small arrays would cost heap allocations per pose); batches of
+``(B, n)`` run one compiled loop over ``B`` (``numba.prange``, parallel over the CPU cores, from 256 rows), and
+the IK kernels (:mod:`physai._numba_ik`) call the walk inside their loops. Every kernel has one explicit
+signature, compiled once and cached on disk (``cache=True``): a process loads it instead of compiling it, and
+no input layout compiles a second specialisation. One pose from Python is served by ``_walk.c``, the same walk
+in C (:mod:`physai._engine` says why).
 """
 
 from __future__ import annotations
@@ -25,10 +26,8 @@ import numpy as np
 _IN_FORKED_CHILD = [False]
 os.register_at_fork(after_in_child=lambda: _IN_FORKED_CHILD.__setitem__(0, True))
 
-_Q1 = numba.types.Array(numba.float64, 1, "A", readonly=True)
 _Q2 = numba.types.Array(numba.float64, 2, "A", readonly=True)
 _P = numba.types.Array(numba.float64, 2, "C", readonly=True)
-_OUT2 = numba.float64[:, ::1]
 _OUT3 = numba.float64[:, :, ::1]
 
 
@@ -115,44 +114,6 @@ def store_pose(T, R, p):
     T[3, 0], T[3, 1], T[3, 2], T[3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
-@numba.njit(cache=True, inline="always")
-def _checked_walk(q, P, T, J, F):
-    """:func:`walk` of one ``q (n,)`` into ``T``, ``J``, ``F``; False, with nothing written, for a wrong length
-    or a NaN/inf (the caller then runs the readable validation, which names the problem)."""
-    if q.shape[0] != P.shape[0] - 1:
-        return False
-    for x in q:
-        if not np.isfinite(x):
-            return False
-    R, p = walk(q, P, J, F)
-    if T.shape[0] != 0:
-        store_pose(T, R, p)
-    return True
-
-
-# One explicit signature per output set, outputs allocated by the caller: each array crossing into a
-# compiled call costs, so a call passes only what it fills (an empty slice stands for "not wanted"), and
-# numba casts any float64 vector to the strided read-only ``_Q1`` without compiling a new variant.
-@numba.njit(numba.boolean(_Q1, _P, _OUT2), cache=True)
-def single_pose(q, P, T):
-    return _checked_walk(q, P, T, T[:, :0], T[:0])
-
-
-@numba.njit(numba.boolean(_Q1, _P, _OUT2), cache=True)
-def single_jacobian(q, P, J):
-    return _checked_walk(q, P, J[:0], J, J[:0])
-
-
-@numba.njit(numba.boolean(_Q1, _P, _OUT2, _OUT2), cache=True)
-def single_pose_jacobian(q, P, T, J):
-    return _checked_walk(q, P, T, J, J[:0])
-
-
-@numba.njit(numba.boolean(_Q1, _P, _OUT2, _OUT2), cache=True)
-def single_frames(q, P, T, F):
-    return _checked_walk(q, P, T, T[:, :0], F)
-
-
 @numba.njit(cache=True)
 def _walk_row(q, P, T, J, F):
     R, p = walk(q, P, J, F)
@@ -175,10 +136,8 @@ def _batch_serial(Q, P, T, J, F):
 PARALLEL_MIN_ROWS = 256
 
 # Any other input raises TypeError at once instead of compiling a new specialisation.
-for _kernel in (single_pose, single_jacobian, single_pose_jacobian, single_frames, _batch_parallel,
-                _batch_serial):
+for _kernel in (_batch_parallel, _batch_serial):
     _kernel.disable_compile()
-
 
 
 def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:

@@ -8,7 +8,7 @@ Frames and shapes:
   MuJoCo's ``mj_jacSite`` ``[jacp; jacr]`` and Pinocchio's ``LOCAL_WORLD_ALIGNED``).
 
 Engines: :func:`fk`, :func:`tool_pose`, :func:`jacobian` and :func:`tool_pose_and_jacobian` take
-``engine="compiled"`` (the default: a numba walk of the chain, one compiled call per pose or per batch)
+``engine="compiled"`` (the default: one compiled walk of the chain per pose, or one per batch)
 or ``engine="numpy"`` (the readable code below, which the lessons teach and the compiled engine is
 tested equal to, to 1e-13). The answer is the same; only the speed differs.
 
@@ -85,10 +85,8 @@ def fk(chain: Chain, q, engine: str = "compiled") -> FK:
     axis (m), ``p: (..., 3)`` the tool point (m). ``engine``: ``"compiled"`` or ``"numpy"`` (module docs).
     """
     if engine == "compiled":
-        T, F = np.empty((4, 4)), np.empty((chain.n, 6))
-        if not (type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64  # the fast path of tool_pose
-                and _KERNELS.single_frames(q, chain.packed, T, F)):
-            T, _, F = _compiled(chain, q, want_j=False, want_f=True)
+        TF = _KERNELS.frames(q, chain.packed)  # the fast path of tool_pose
+        T, F = TF if TF is not None else _compiled(chain, q, want_j=False, want_f=True)[::2]
         return FK(F[..., :3], F[..., 3:], T[..., :3, 3])
     _check_engine(engine)
     return _fk_from_frames(chain, *joint_frames(chain, q))
@@ -102,13 +100,10 @@ def _fk_from_frames(chain: Chain, T_world_joint: np.ndarray, T_world_tool: np.nd
 def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """``T_world_tool``: the tool frame's pose in the world, ``q: (..., n)`` -> ``(..., 4, 4)``."""
     if engine == "compiled":
-        # One plain float64 vector goes straight to the kernel, which checks its length and finiteness (False:
-        # nothing written); numba's unboxing trusts type, ndim and dtype, so those are checked here. Anything
-        # else (a batch, a list, another dtype or byte order, a masked array) is validated by _compiled.
-        T = np.empty((4, 4))
-        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _KERNELS.single_pose(q, chain.packed, T):
-            return T
-        return _compiled(chain, q, want_j=False, want_f=False)[0]
+        # One plain finite float64 vector of the chain's length is served by the one-pose call; it declines
+        # (None) anything else (a batch, a list, another dtype or byte order, a NaN), which _compiled validates.
+        T = _KERNELS.pose(q, chain.packed)
+        return T if T is not None else _compiled(chain, q, want_j=False, want_f=False)[0]
     _check_engine(engine)
     return joint_frames(chain, q)[1]
 
@@ -135,10 +130,8 @@ def jacobian(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     ``engine``: ``"compiled"`` or ``"numpy"`` (module docs).
     """
     if engine == "compiled":
-        J = np.empty((6, chain.n))
-        if type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64 and _KERNELS.single_jacobian(q, chain.packed, J):
-            return J  # the fast path of tool_pose
-        return _compiled(chain, q, want_j=True, want_f=False)[1]
+        J = _KERNELS.jacobian(q, chain.packed)  # the fast path of tool_pose
+        return J if J is not None else _compiled(chain, q, want_j=True, want_f=False)[1]
     _check_engine(engine)
     return jacobian_from_fk(chain, fk(chain, q, engine))
 
@@ -159,11 +152,8 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[n
     This is the pair every solver and controller iteration needs. ``engine``: ``"compiled"`` or ``"numpy"``.
     """
     if engine == "compiled":
-        T, J = np.empty((4, 4)), np.empty((6, chain.n))
-        if (type(q) is np.ndarray and q.ndim == 1 and q.dtype is _F64  # the fast path of tool_pose
-                and _KERNELS.single_pose_jacobian(q, chain.packed, T, J)):
-            return T, J
-        return _compiled(chain, q, want_j=True, want_f=False)[:2]
+        TJ = _KERNELS.pose_jacobian(q, chain.packed)  # the fast path of tool_pose
+        return TJ if TJ is not None else _compiled(chain, q, want_j=True, want_f=False)[:2]
     _check_engine(engine)
     T_world_joint, T_world_tool = joint_frames(chain, q)
     return T_world_tool, jacobian_from_fk(chain, _fk_from_frames(chain, T_world_joint, T_world_tool))
@@ -176,7 +166,6 @@ def _check_engine(engine) -> None:
 # ---- the compiled engine ------------------------------------------------------------------------
 
 
-_F64 = np.dtype(np.float64)
 _KERNELS = _engine.kernels  # loads the kernels on first use
 
 

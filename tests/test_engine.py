@@ -1,18 +1,21 @@
-"""physai._engine: the compiled engine's kernels from the ahead-of-time module equal numba's JIT kernels bit for bit.
+"""physai._engine: the compiled engine's ahead-of-time modules equal numba's JIT kernels bit for bit.
 
-References: the numba JIT functions the module is compiled from (``_engine.jit_kernels()``), and the readable NumPy
-engine through the public functions (tests/test_kinematics.py pins those to 1e-13 and to MuJoCo).
+References: the numba JIT functions the kernels module is compiled from (``_engine.jit_kernels()``), numba's walk for
+the one-pose calls in C, and the readable NumPy engine through the public functions (tests/test_kinematics.py pins
+those to 1e-13 and to MuJoCo).
 """
 
 import os
 import subprocess
 import sys
 
+import mujoco
 import numpy as np
 import pytest
+from test_kinematics import SLIDE_XML
 
 import physai
-from physai import _engine, _ik_record
+from physai import _engine, _ik_record, kinematics
 
 AOT = _engine.kernels.origin.startswith("ahead-of-time")
 needs_aot = pytest.mark.skipif(not AOT, reason=f"no ahead-of-time module here: {_engine.kernels.origin}")
@@ -23,21 +26,54 @@ def jit():
     return _engine.jit_kernels()
 
 
+def numba_walk(chain, Q, want_j, want_f):
+    """numba's batch kernel (the JIT) on the rows of ``Q``: ``T (B, 4, 4)``, ``J (B, 6, n or 0)``, ``F (B, n or 0, 6)``."""
+    from physai import _numba_kin
+
+    B, n = Q.shape
+    T, J, F = np.empty((B, 4, 4)), np.empty((B, 6, n if want_j else 0)), np.empty((B, n if want_f else 0, 6))
+    _numba_kin.batch(Q, chain.packed, T, J, F)
+    return T, J, F
+
+
 @needs_aot
-@pytest.mark.parametrize("name", ["so101", "wxai", "panda"])
-def test_ahead_of_time_single_kernels_equal_numba_jit_bit_for_bit(name, jit):
-    chain = physai.load(name)
-    for q in chain.random_q(np.random.default_rng(1), 200):
-        for kernel, outs in (("single_pose", [(4, 4)]), ("single_jacobian", [(6, chain.n)]),
-                             ("single_pose_jacobian", [(4, 4), (6, chain.n)]), ("single_frames", [(4, 4), (chain.n, 6)])):
-            got, want = [np.empty(s) for s in outs], [np.empty(s) for s in outs]
-            assert getattr(_engine.kernels, kernel)(q, chain.packed, *got)
-            assert jit[kernel](q, chain.packed, *want)
-            for a, b in zip(got, want):
-                np.testing.assert_array_equal(a, b)
-    bad = np.full(chain.n, np.nan)
-    assert not _engine.kernels.single_pose(bad, chain.packed, np.empty((4, 4)))
-    assert not _engine.kernels.single_pose(np.zeros(chain.n + 1), chain.packed, np.empty((4, 4)))
+@pytest.mark.parametrize("name", ["so101", "wxai", "panda", "slides"])
+def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
+    chain = kinematics.chain_from_mujoco(mujoco.MjModel.from_xml_string(SLIDE_XML), "tip") if name == "slides" else physai.load(name)
+    Q = chain.random_q(np.random.default_rng(1), 200)
+    T, J, F = numba_walk(chain, Q, want_j=True, want_f=True)
+    k = _engine.kernels
+    for b, q in enumerate(Q):
+        np.testing.assert_array_equal(k.pose(q, chain.packed), T[b])
+        np.testing.assert_array_equal(k.jacobian(q, chain.packed), J[b])
+        for (got_T, got), want in ((k.pose_jacobian(q, chain.packed), J[b]), (k.frames(q, chain.packed), F[b])):
+            np.testing.assert_array_equal(got_T, T[b])
+            np.testing.assert_array_equal(got, want)
+    strided = np.repeat(Q[0], 2)[::2]  # every other element: a view with a stride of two doubles
+    np.testing.assert_array_equal(k.pose(strided, chain.packed), T[0])
+
+
+@needs_aot
+@pytest.mark.parametrize("q", [
+    np.array([0.1, np.nan, 0.0, 0.0, 0.0]), np.array([0.1, 0.0, np.inf, 0.0, 0.0]), np.zeros(6), np.zeros(4),
+    np.zeros((1, 5)), np.zeros(5, np.float32), np.zeros(5, ">f8"), np.ma.zeros(5), [0.0] * 5, 0.0,
+    np.frombuffer(bytes(41), np.float64, 5, offset=1),  # unaligned
+], ids=["nan", "inf", "long", "short", "2-d", "float32", "big-endian", "masked", "list", "scalar", "unaligned"])
+def test_one_pose_calls_decline_anything_but_a_plain_finite_vector_of_the_chains_length(q):
+    chain = physai.load("so101")
+    for call in _engine.WALK:
+        assert getattr(_engine.kernels, call)(q, chain.packed) is None
+
+
+@needs_aot
+def test_one_pose_calls_refuse_constants_that_are_not_a_chains():
+    q = np.zeros(5)
+    packed = physai.load("so101").packed
+    for P in (packed[:, :16], packed.T.copy().T, packed.astype(np.float32), packed.tolist()):
+        with pytest.raises(TypeError, match="packed constants"):
+            _engine.kernels.pose(q, P)
+    with pytest.raises(TypeError, match="expected \\(q, P\\), got 1"):
+        _engine.kernels.pose(q)
 
 
 @needs_aot
@@ -98,9 +134,8 @@ def test_a_failed_build_is_remembered_and_the_jit_serves(tmp_path, monkeypatch, 
     assert kernels.origin.startswith("numba JIT (building")
     chain = physai.load("so101")
     q = chain.random_q(np.random.default_rng(3))
-    T, T_ref = np.empty((4, 4)), np.empty((4, 4))
-    assert kernels.single_pose(q, chain.packed, T) and jit["single_pose"](q, chain.packed, T_ref)
-    np.testing.assert_array_equal(T, T_ref)
+    assert kernels.pose(q, chain.packed) is None  # declined: the caller runs the batch kernel on one row
+    np.testing.assert_array_equal(physai.tool_pose(chain, q), numba_walk(chain, q[None], False, False)[0][0])
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]  # the build folder is gone
 
 
