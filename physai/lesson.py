@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -135,12 +136,20 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
 
 
 def publish_claims(folder: str | Path, claims: list[Claim], script: str,
-                   heading: str = "The seed's numbers against this run's") -> Path:
-    """Print the claims table under ``heading`` and merge the rows into ``folder/claims.json`` (the last step of a
-    lesson script's ``main``)."""
+                   heading: str = "The seed's numbers against this run's") -> list[Claim]:
+    """Print the claims table under ``heading``, merge the rows into ``folder/claims.json`` and return them (the last
+    step of a lesson script's ``main``: ``return publish_claims(HERE, rows, "build.py")``)."""
     print(f"\n== {heading} ==")
     print(claims_table(claims))
-    return write_claims(folder, claims, script)
+    write_claims(folder, claims, script)
+    return claims
+
+
+def run_script(main: Callable[..., object], script: str | Path, *args) -> None:
+    """Run a lesson script's ``main(*args)``, everything printed also written beside it to ``<script>_output.txt``."""
+    script = Path(script)
+    with transcript(script.with_name(f"{script.stem}_output.txt")):
+        main(*args)
 
 
 def read_claims(folder: str | Path) -> list[Claim]:

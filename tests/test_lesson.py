@@ -7,7 +7,7 @@ import pytest
 
 from physai.errors import InputError
 from physai.lesson import (Claim, claims_table, factor_claim, number_claim, printed_tol, publish_claims, read_claims,
-                           transcript, verdict, write_claims)
+                           run_script, transcript, verdict, write_claims)
 
 
 @pytest.mark.parametrize("text, tol", [("0.312", 5e-4), ("7.9e-07", 5e-9), ("147.4", 0.05), ("-0.909", 5e-4),
@@ -58,9 +58,14 @@ def test_write_claims_merges_per_script_and_reads_back(tmp_path):
 
 def test_publish_claims_prints_the_heading_and_table_and_writes_the_rows(tmp_path, capsys):
     rows = [Claim("10", "a", "1", "1", "agree", "w", "build.py")]
-    publish_claims(tmp_path, rows, "build.py", heading="H")
+    assert publish_claims(tmp_path, rows, "build.py", heading="H") == rows
     assert capsys.readouterr().out == "\n== H ==\n" + claims_table(rows) + "\n"
     assert read_claims(tmp_path) == rows
+
+
+def test_run_script_writes_the_scripts_transcript_beside_it(tmp_path, capsys):
+    run_script(lambda word, times: print(word * times), tmp_path / "build.py", "ab", 2)
+    assert (tmp_path / "build_output.txt").read_text() == "abab\n" and capsys.readouterr().out == "abab\n"
 
 
 def test_transcript_writes_what_is_printed(tmp_path, capsys):

@@ -18,7 +18,7 @@ from physai import robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
-from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -169,5 +169,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "build_output.txt"):
-        main()
+    run_script(main, __file__)

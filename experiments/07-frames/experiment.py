@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
-from physai.lesson import transcript, write_claims  # noqa: E402
+from physai.lesson import run_script, write_claims  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
@@ -137,5 +137,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "experiment_output.txt"):
-        main()
+    run_script(main, __file__)

@@ -11,7 +11,7 @@ import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict
+from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict
 
 HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -100,5 +100,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "build_output.txt"):
-        main()
+    run_script(main, __file__)

@@ -21,7 +21,7 @@ from scipy.spatial import cKDTree  # noqa: E402
 from physai import conventions, jaxkin, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, tool_pose  # noqa: E402
-from physai.lesson import Claim, factor_claim, fmt_row, publish_claims, transcript, verdict  # noqa: E402
+from physai.lesson import Claim, factor_claim, fmt_row, publish_claims, run_script, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -220,5 +220,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "experiment_output.txt"):
-        main()
+    run_script(main, __file__)

@@ -9,7 +9,7 @@ import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import fd_jacobian, fk, hinge_column, jacobian
-from physai.lesson import Claim, factor_claim, fmt_row, number_claim, publish_claims, transcript, verdict
+from physai.lesson import Claim, factor_claim, fmt_row, number_claim, publish_claims, run_script, verdict
 
 HERE = Path(__file__).resolve().parent
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -106,5 +106,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "build_output.txt"):
-        main()
+    run_script(main, __file__)

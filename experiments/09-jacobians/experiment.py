@@ -26,7 +26,7 @@ from scipy.optimize import minimize
 
 from physai import mj, robots, statics
 from physai.kinematics import fk, jacobian, tool_pose
-from physai.lesson import Claim, factor_claim, fmt_row, number_claim, publish_claims, transcript, verdict
+from physai.lesson import Claim, factor_claim, fmt_row, number_claim, publish_claims, run_script, verdict
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -540,5 +540,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "experiment_output.txt"):
-        main()
+    run_script(main, __file__)

@@ -28,7 +28,7 @@ from scipy.optimize import least_squares, minimize  # noqa: E402
 
 from physai import control, robots, statics  # noqa: E402
 from physai.kinematics import jacobian, tool_pose  # noqa: E402
-from physai.lesson import Claim, publish_claims, transcript, verdict  # noqa: E402
+from physai.lesson import Claim, publish_claims, run_script, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 WXAI = robots.model_path("wxai")
@@ -411,5 +411,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "wxai_output.txt"):
-        main()
+    run_script(main, __file__)

@@ -13,7 +13,7 @@ import numpy as np
 
 from physai import mj, robots, singularity
 from physai.kinematics import jacobian
-from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict
+from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -113,11 +113,8 @@ def main(n_poses: int = 50) -> list[Claim]:
     for name in ("so101", "wxai"):
         checks.append(check_robot(name, n_poses))
         print_checks(name, checks[-1])
-    rows = claims(checks)
-    publish_claims(HERE, rows, "build.py")
-    return rows
+    return publish_claims(HERE, claims(checks), "build.py")
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "build_output.txt"):
-        main()
+    run_script(main, __file__)

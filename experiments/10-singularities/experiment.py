@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from physai import robots, singularity  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
-from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LESSON = "10"
@@ -519,11 +519,9 @@ def main(full: bool = False) -> list[Claim]:
     print_tax(tax)
     claims = (two_link_claims(two) + typical_claims(spread) + rank_loss_claims(rmap) + sweep_claims(sweep)
               + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
-    publish_claims(HERE, claims, "experiment.py")
     print("\nfigures: sigma_spread.png, ellipsoids.png, rank_loss_map.png, extension_sweep.png")
-    return claims
+    return publish_claims(HERE, claims, "experiment.py")
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "experiment_output.txt"):
-        main(full_run())
+    run_script(main, __file__, full_run())

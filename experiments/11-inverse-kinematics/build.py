@@ -14,7 +14,7 @@ import numpy as np
 from physai import mj, robots
 from physai.ik import solve_ik
 from physai.kinematics import fk, jacobian
-from physai.lesson import Claim, publish_claims, transcript, verdict
+from physai.lesson import Claim, publish_claims, run_script, verdict
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -100,11 +100,8 @@ def claims(r: BuildRun) -> list[Claim]:
 def main(n_targets: int = 20) -> list[Claim]:
     r = run(n_targets)
     print_run(r)
-    rows = claims(r)
-    publish_claims(HERE, rows, "build.py")
-    return rows
+    return publish_claims(HERE, claims(r), "build.py")
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "build_output.txt"):
-        main()
+    run_script(main, __file__)

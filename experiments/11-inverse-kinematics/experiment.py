@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import METHODS, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
-from physai.lesson import Claim, fmt_row, publish_claims, transcript, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LESSON = "11"
@@ -304,11 +304,9 @@ def main(full: bool = False) -> list[Claim]:
     print_five_dof(five_dof_pose())
     print_teleop(teleop(4.0 if full else 2.0))
     claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(rows)
-    publish_claims(HERE, claims, "experiment.py")
     print("\nfigure: convergence.png")
-    return claims
+    return publish_claims(HERE, claims, "experiment.py")
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "experiment_output.txt"):
-        main(full_run())
+    run_script(main, __file__, full_run())

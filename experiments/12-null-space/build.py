@@ -13,7 +13,7 @@ import numpy as np
 
 from physai import mj, robots
 from physai import nullspace as ns
-from physai.lesson import Claim, publish_claims, transcript, verdict
+from physai.lesson import Claim, publish_claims, run_script, verdict
 
 HERE = Path(__file__).resolve().parent
 SEED = 0
@@ -75,11 +75,8 @@ def main(n_poses: int = 50) -> list[Claim]:
           f" |N N - N| = {c.idempotence:.1e}; |J qdot - v| = {c.tracking:.1e}")
     print(f"  (the normal equations square the condition number: eps kappa^2 reaches {c.round_off:.1e}; the SVD in"
           " physai.nullspace does not)")
-    rows = claims(c)
-    publish_claims(HERE, rows, "build.py")
-    return rows
+    return publish_claims(HERE, claims(c), "build.py")
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "build_output.txt"):
-        main()
+    run_script(main, __file__)

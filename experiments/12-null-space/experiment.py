@@ -33,7 +33,7 @@ from physai import nullspace as ns  # noqa: E402
 from physai import robots  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
-from physai.lesson import Claim, publish_claims, transcript, verdict  # noqa: E402
+from physai.lesson import Claim, publish_claims, run_script, verdict  # noqa: E402
 from physai.transforms import pose_error  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -364,11 +364,9 @@ def main(full: bool = False) -> list[Claim]:
     print_priority(prio)
     plot_priority(prio)
     claims = self_motion_claims(motion) + choice_claims(choices)
-    publish_claims(HERE, claims, "experiment.py")
     print("\nfigures: self_motion.png, planar3r_self_motion.png, priority.png")
-    return claims
+    return publish_claims(HERE, claims, "experiment.py")
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "experiment_output.txt"):
-        main(full_run())
+    run_script(main, __file__, full_run())

@@ -13,7 +13,7 @@ import numpy as np
 
 from physai import jaxkin, robots
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
-from physai.lesson import Claim, publish_claims, transcript, verdict
+from physai.lesson import Claim, publish_claims, run_script, verdict
 from physai.seed_robots import PLANAR2R_LINKS
 
 HERE = Path(__file__).resolve().parent
@@ -82,11 +82,8 @@ def main(n_targets: int = 200) -> list[Claim]:
     print("\n== Why regression fails on the 2R: the best single answer to two labels is their mean ==")
     print(f"  the mean of the two elbows is a straight arm (q2 = 0): it misses each target by L1 + L2 - r, here "
           f"{b.mean_miss.min() * 1e3:.0f} .. {b.mean_miss.max() * 1e3:.0f} mm")
-    rows = claims(b)
-    publish_claims(HERE, rows, "build.py")
-    return rows
+    return publish_claims(HERE, claims(b), "build.py")
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "build_output.txt"):
-        main()
+    run_script(main, __file__)

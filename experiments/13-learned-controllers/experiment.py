@@ -38,7 +38,7 @@ from physai.kinematics import jacobian  # noqa: E402
 from physai.learned import (  # noqa: E402
     dls_refine, init_model, limit_violation, load, position_error, predict, sample_dataset, save, train,
 )
-from physai.lesson import Claim, publish_claims, transcript, verdict  # noqa: E402
+from physai.lesson import Claim, publish_claims, run_script, verdict  # noqa: E402
 from physai.seed_robots import PLANAR2R_LINKS  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -437,11 +437,9 @@ def main(setting: str = "tour") -> list[Claim]:
     plot_so101(g, gp, setting)
     claims = (multimodality_claims(mm) + extrapolation_claims(ex) + singularity_claims(ns_)
               + limits_hybrid_claims(g, h) + gap_claims(gp))
-    publish_claims(HERE, claims, "experiment.py")
     print("\nfigures: multimodality_2r.png, so101_learned.png")
-    return claims
+    return publish_claims(HERE, claims, "experiment.py")
 
 
 if __name__ == "__main__":
-    with transcript(HERE / "experiment_output.txt"):
-        main("full" if full_run() else "tour")
+    run_script(main, __file__, "full" if full_run() else "tour")
