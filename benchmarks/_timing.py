@@ -20,3 +20,9 @@ def per_call_seconds(fns: dict[str, Callable[[], object]], calls: int, rounds: i
                 f()
             samples[k].append((time.perf_counter() - t0) / calls)
     return {k: np.array(v) for k, v in samples.items()}
+
+
+def paired_ratio(t: dict[str, np.ndarray], a: str, b: str) -> float:
+    """Median over the rounds of ``a``'s time over ``b``'s in the same round: a change of load between rounds
+    cancels, where a ratio of the two medians would carry it."""
+    return float(np.median(t[a] / t[b]))

@@ -15,7 +15,8 @@ start against Pinocchio's; (1) one FK / Jacobian call, SO-101 and Panda; (2) bat
 1,000,000 SO-101 configurations;
 (3) IK success and time per target; (4) memory per configuration of the batch path. Every peer's
 answer is checked against physai's before it is timed. Times are medians over ``--rounds`` samples
-taken in turns (each round times every candidate), so load spikes on a shared machine hit all alike.
+taken in turns (each round times every candidate), so load spikes on a shared machine hit all alike; a goal's
+ratio is the median of the per-round ratios (``_timing.paired_ratio``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _timing import per_call_seconds
+from _timing import paired_ratio, per_call_seconds
 
 import physai
 from physai import jaxik, robots
@@ -271,9 +272,9 @@ def single_call(report: Report, rounds: int) -> dict:
         med = {k: float(np.median(v)) for k, v in t.items()}
         base = med["physai.jacobian"]
         rows += [[label, k, us(v), f"{v / base:.2f}"] for k, v in med.items()]
-        ratios[label] = (base / med["Pinocchio computeFrameJacobian + updateFramePlacement"],
-                         med["physai.tool_pose"] / med["Pinocchio forwardKinematics + updateFramePlacement"],
-                         base / med["MuJoCo kinematics+comPos+jacSite"])
+        ratios[label] = (paired_ratio(t, "physai.jacobian", "Pinocchio computeFrameJacobian + updateFramePlacement"),
+                         paired_ratio(t, "physai.tool_pose", "Pinocchio forwardKinematics + updateFramePlacement"),
+                         paired_ratio(t, "physai.jacobian", "MuJoCo kinematics+comPos+jacSite"))
     report()
     report.table(["robot", "call", "median", "time / physai.jacobian"], rows)
     for label, (r_jac, r_pose, r_mj) in ratios.items():
@@ -342,8 +343,9 @@ def batched(report: Report, rounds: int) -> dict:
     base = med[next(iter(cands))]
     rows = [[k, f"{v * 1e3:,.1f} ms", f"{len(Q) / v / 1e6:.2f}", f"{v / base:.1f}"] for k, v in med.items()]
     report.table(["10,000 configurations", "median", "M configs/s", "time / physai.jacobian"], rows)
-    r_pin = med["Pinocchio computeFrameJacobian loop"] / base
-    r_pk = med.get("pytorch_kinematics jacobian (CPU, float64)", float("nan")) / base
+    first, pk = next(iter(cands)), "pytorch_kinematics jacobian (CPU, float64)"
+    r_pin = paired_ratio(t, "Pinocchio computeFrameJacobian loop", first)
+    r_pk = paired_ratio(t, pk, first) if pk in t else float("nan")
     report(f"- physai.jacobian is **{r_pin:.1f} x** a Pinocchio loop (goal >= 2: {'met' if r_pin >= 2 else 'NOT met'}) and "
            f"**{r_pk:.1f} x** pytorch_kinematics (goal >= 10: "
            f"{'not measured' if np.isnan(r_pk) else 'met' if r_pk >= 10 else 'NOT met'})\n")
@@ -401,15 +403,15 @@ def ik(report: Report, n_targets: int) -> None:
 
 
 def physai_ik_rows(label, chain, task, targets) -> list[list[str]]:
-    """``physai.solve_ik`` one target at a time (default method): its defaults (the compiled solve), and
+    """``physai.solve_ik`` one target at a time (default method): its defaults (the compiled solve; restarts drawn
+    from ``default_rng(0)``, as for any caller who passes no ``rng``), and
     ``engine="numpy"`` (the NumPy loop on the NumPy kinematics, the readable code) on the first 50 targets."""
     rows = []
     for engine, name, some in (("compiled", "defaults: compiled", targets), ("numpy", "engine='numpy'", targets[:50])):
         times, ok = [], 0
         for k, T in enumerate(some):
-            rng = np.random.default_rng(k)  # the caller's generator, made before the clock starts
             t0 = time.perf_counter()
-            res = physai.solve_ik(chain, T, task=task, rng=rng, engine=engine)
+            res = physai.solve_ik(chain, T, task=task, engine=engine)
             times.append(time.perf_counter() - t0)
             ok += res.converged
         rows.append([label, task, f"physai.solve_ik ({name})", f"{100 * ok / len(times):.1f} %",

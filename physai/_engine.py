@@ -132,7 +132,7 @@ def declined(q, P) -> None:
 
 
 def _entry_point(dispatcher):
-    """The compiled function behind the dispatcher's one signature. Dispatch costs about a third of a one-pose call;
+    """The compiled function behind the dispatcher's one signature. Dispatch costs a few microseconds per call;
     without it numba's unboxing checks only item sizes, hence the callers' exact types."""
     return dispatcher.overloads[dispatcher.signatures[0]].entry_point
 
