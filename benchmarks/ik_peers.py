@@ -226,7 +226,7 @@ def rtb_peer(chain: Chain, robot: str, task: str, restarts: int) -> Peer | str:
     _check_fk("roboticstoolbox", chain, lambda q: np.asarray(ets.fkine(q).A))
     mask = np.array([1.0, 1, 1, 1, 1, 1] if task == "pose" else [1.0, 1, 1, 0, 0, 0])
     tol = 0.5 * TOL_POSITION**2  # E = |e|^2 / 2 < tol implies |dp| < 1e-4 m and angle < 1e-4 rad
-    q0 = default_seed(chain)
+    q0 = np.array(default_seed(chain))  # a writable copy: ik_LM's binding refuses a read-only array
 
     def solve(T, rng):  # ik_LM restarts itself (slimit searches, C++ rand(), unseeded by us)
         sol = ets.ik_LM(T, q0=q0, ilimit=30, slimit=1 + restarts, tol=tol, mask=mask, joint_limits=True)
