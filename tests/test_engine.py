@@ -122,7 +122,7 @@ def test_module_name_follows_the_kernels_source(tmp_path, monkeypatch):
     assert _engine.module_name() != before
 
 
-def test_a_failed_build_is_remembered_and_the_jit_serves(tmp_path, monkeypatch, jit):
+def test_a_failed_build_is_remembered_and_the_jit_serves(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(_engine.sys, "executable", "/bin/false")  # a build that cannot run
     module, why = _engine._ahead_of_time()
@@ -134,8 +134,12 @@ def test_a_failed_build_is_remembered_and_the_jit_serves(tmp_path, monkeypatch, 
     assert kernels.origin.startswith("numba JIT (building")
     chain = physai.load("so101")
     q = chain.random_q(np.random.default_rng(3))
-    assert kernels.pose(q, chain.packed) is None  # declined: the caller runs the batch kernel on one row
-    np.testing.assert_array_equal(physai.tool_pose(chain, q), numba_walk(chain, q[None], False, False)[0][0])
+    assert kernels.pose(q, chain.packed) is None  # declined: the public functions run the batch kernel on one row
+    monkeypatch.setattr(kinematics, "_KERNELS", kernels)
+    T, J, F = numba_walk(chain, q[None], want_j=True, want_f=True)
+    np.testing.assert_array_equal(physai.tool_pose(chain, q), T[0])
+    np.testing.assert_array_equal(physai.jacobian(chain, q), J[0])
+    np.testing.assert_array_equal(physai.fk(chain, q).anchors, F[0, :, 3:])
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".build-")]  # the build folder is gone
 
 
