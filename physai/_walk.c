@@ -128,7 +128,7 @@ static PyObject *run(PyObject *const *args, Py_ssize_t nargs, int want_t, int wa
     npy_intp n = PyArray_DIM(P, 0) - 1;
     PyArrayObject *qa = (PyArrayObject *)args[0];
     if (!PyArray_CheckExact(args[0]) || PyArray_NDIM(qa) != 1 || PyArray_TYPE(qa) != NPY_DOUBLE
-        || !PyArray_ISBEHAVED_RO(qa) || PyArray_DIM(qa, 0) != n || PyArray_STRIDE(qa, 0) % sizeof(double) != 0)
+        || !PyArray_ISBEHAVED_RO(qa) || PyArray_DIM(qa, 0) != n || PyArray_STRIDE(qa, 0) % (npy_intp)sizeof(double) != 0)
         Py_RETURN_NONE;
     const double *q = (const double *)PyArray_DATA(qa);
     npy_intp step = PyArray_STRIDE(qa, 0) / (npy_intp)sizeof(double);

@@ -6,12 +6,58 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from physai.errors import InputError
+
+OUT_ENV = "PHYSAI_LESSON_OUT"  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
+RESULTS_FILE = "results.json"
+
+
+def out_dir(script: str | Path) -> Path:
+    """The folder a lesson script writes its transcript, claims, results and figures to.
+
+    Beside the script (``experiments/NN-name/``), or ``$PHYSAI_LESSON_OUT/NN-name/`` when that variable is set
+    (the tour sets it, so lessons run from an installed package never write inside the install).
+    """
+    folder = Path(script).resolve().parent
+    root = os.environ.get(OUT_ENV)
+    if not root:
+        return folder
+    out = Path(root).resolve() / folder.name
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _plain(x):
+    """``x`` with NumPy scalars and arrays (at any depth) turned into JSON's numbers and lists."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if hasattr(x, "tolist"):
+        return _plain(x.tolist())
+    return x
+
+
+def save_results(folder: str | Path, script: str, data: dict) -> dict:
+    """Merge ``data`` into ``folder/results.json`` under the script's stem (``"experiment.py"`` -> ``"experiment"``),
+    other scripts' entries kept; returns ``data``. The lesson page reads its numbers from here, at full precision."""
+    path = Path(folder) / RESULTS_FILE
+    stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    stored[Path(script).stem] = _plain(data)
+    path.write_text(json.dumps(stored, indent=1, allow_nan=False), encoding="utf-8")
+    return data
+
+
+def read_results(folder: str | Path) -> dict:
+    """What the lesson folder's scripts saved with :func:`save_results` (``{}`` when nothing)."""
+    path = Path(folder) / RESULTS_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 class _Tee(io.TextIOBase):
@@ -146,9 +192,10 @@ def publish_claims(folder: str | Path, claims: list[Claim], script: str,
 
 
 def run_script(main: Callable[..., object], script: str | Path, *args) -> None:
-    """Run a lesson script's ``main(*args)``, everything printed also written beside it to ``<script>_output.txt``."""
+    """Run a lesson script's ``main(*args)``, everything printed also written to ``<script>_output.txt`` in the
+    lesson's output folder (:func:`out_dir`)."""
     script = Path(script)
-    with transcript(script.with_name(f"{script.stem}_output.txt")):
+    with transcript(out_dir(script) / f"{script.stem}_output.txt"):
         main(*args)
 
 

@@ -51,6 +51,8 @@ def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
             np.testing.assert_array_equal(got, want)
     strided = np.repeat(Q[0], 2)[::2]  # every other element: a view with a stride of two doubles
     np.testing.assert_array_equal(k.pose(strided, chain.packed), T[0])
+    backwards = Q[1, ::-1].copy()[::-1]  # Q[1] again, read through a negative stride
+    np.testing.assert_array_equal(k.jacobian(backwards, chain.packed), J[1])
 
 
 @needs_aot
@@ -69,7 +71,7 @@ def test_one_pose_calls_decline_anything_but_a_plain_finite_vector_of_the_chains
 def test_one_pose_calls_refuse_constants_that_are_not_a_chains():
     q = np.zeros(5)
     packed = physai.load("so101").packed
-    for P in (packed[:, :16], packed.T.copy().T, packed.astype(np.float32), packed.tolist()):
+    for P in (packed[:, :16], packed[:0], packed.T.copy().T, packed.astype(np.float32), packed.tolist()):
         with pytest.raises(TypeError, match="packed constants"):
             _engine.kernels.pose(q, P)
     with pytest.raises(TypeError, match="expected \\(q, P\\), got 1"):

@@ -3,7 +3,6 @@
 Run: uv run python experiments/07-frames/build.py   (writes build_output.txt, claims.json and build_frames.png)
 """
 
-from pathlib import Path
 
 import matplotlib
 
@@ -18,9 +17,9 @@ from physai import robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
-from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_TWISTS = 1000

@@ -9,7 +9,6 @@ import os
 import sys
 import time
 from decimal import Decimal, getcontext
-from pathlib import Path
 
 import matplotlib
 
@@ -18,9 +17,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
-from physai.lesson import run_script, write_claims  # noqa: E402
+from physai.lesson import out_dir, run_script, write_claims  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
 N_STEPS = 1_000_000 if FULL else 100_000
 FIX_EVERY = 1000  # re-orthonormalise / re-normalise every this many steps

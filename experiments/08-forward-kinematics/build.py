@@ -4,16 +4,15 @@ two more arms; the WidowX AI seed's reach claim recomputed (its 2-link worked ex
 Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt and claims.json beside it)
 """
 
-from pathlib import Path
 
 import mujoco
 import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50

@@ -8,7 +8,6 @@ Run: uv run python experiments/08-forward-kinematics/experiment.py [--full]
 
 import os
 import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -21,9 +20,9 @@ from scipy.spatial import cKDTree  # noqa: E402
 from physai import conventions, jaxkin, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, tool_pose  # noqa: E402
-from physai.lesson import Claim, factor_claim, fmt_row, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, factor_claim, fmt_row, out_dir, publish_claims, run_script, verdict  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
 N_REACH = 20_000 if FULL else 4_000

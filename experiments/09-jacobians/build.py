@@ -3,15 +3,14 @@
 Run: uv run python experiments/09-jacobians/build.py   (writes build_output.txt and claims.json beside this file)
 """
 
-from pathlib import Path
 
 import numpy as np
 
 from physai import mj, robots
 from physai.kinematics import fd_jacobian, fk, hinge_column, jacobian
-from physai.lesson import Claim, factor_claim, fmt_row, number_claim, publish_claims, run_script, verdict
+from physai.lesson import Claim, factor_claim, fmt_row, number_claim, out_dir, publish_claims, run_script, verdict
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50

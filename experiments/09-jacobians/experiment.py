@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -26,9 +25,9 @@ from scipy.optimize import minimize
 
 from physai import mj, robots, statics
 from physai.kinematics import fk, jacobian, tool_pose
-from physai.lesson import Claim, factor_claim, fmt_row, number_claim, publish_claims, run_script, verdict
+from physai.lesson import Claim, factor_claim, fmt_row, number_claim, out_dir, publish_claims, run_script, verdict
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
 N_POSES = 50

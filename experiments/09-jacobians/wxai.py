@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import matplotlib
 
@@ -28,9 +27,9 @@ from scipy.optimize import least_squares, minimize  # noqa: E402
 
 from physai import control, robots, statics  # noqa: E402
 from physai.kinematics import jacobian, tool_pose  # noqa: E402
-from physai.lesson import Claim, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 WXAI = robots.model_path("wxai")
 G0 = 9.80665  # m/s^2, MuJoCo's default gravity
 SEED = 0

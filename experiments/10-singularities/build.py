@@ -7,15 +7,14 @@ Run: uv run python experiments/10-singularities/build.py   (writes build_output.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from physai import mj, robots, singularity
 from physai.kinematics import jacobian
-from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # lesson 09's SO-101 pose
 LAMBDA = 0.05  # m/rad

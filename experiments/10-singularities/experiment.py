@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib
 
@@ -33,9 +32,9 @@ import numpy as np  # noqa: E402
 
 from physai import robots, singularity  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
-from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "10"
 SEED = 0
 V_WEAK = 0.05  # m/s, the lesson's request along the weakest direction

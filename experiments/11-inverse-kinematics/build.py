@@ -7,16 +7,15 @@ Run: uv run python experiments/11-inverse-kinematics/build.py   (writes build_ou
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from physai import mj, robots
 from physai.ik import solve_ik
 from physai.kinematics import fk, jacobian
-from physai.lesson import Claim, publish_claims, run_script, verdict
+from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 LAMBDA = 0.02  # m/rad
 TOL = 1e-4  # m

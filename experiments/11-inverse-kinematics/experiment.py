@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib
 
@@ -32,9 +31,9 @@ import numpy as np  # noqa: E402
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import METHODS, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
-from physai.lesson import Claim, fmt_row, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "11"
 SEED = 0
 CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))

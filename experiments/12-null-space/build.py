@@ -7,15 +7,14 @@ Run: uv run python experiments/12-null-space/build.py   (writes build_output.txt
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from physai import mj, robots
 from physai import nullspace as ns
-from physai.lesson import Claim, publish_claims, run_script, verdict
+from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 
 

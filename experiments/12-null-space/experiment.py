@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib
 
@@ -33,10 +32,10 @@ from physai import nullspace as ns  # noqa: E402
 from physai import robots  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
-from physai.lesson import Claim, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict  # noqa: E402
 from physai.transforms import pose_error  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "12"
 PANDA_HOME = np.array([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853])  # keyframe "home"
 # libfranka's "ready" pose: shoulder bent (joint2 != 0), so joints 1 and 3 are not coaxial as at home

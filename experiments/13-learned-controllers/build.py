@@ -7,16 +7,15 @@ Run: uv run python experiments/13-learned-controllers/build.py   (writes build_o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from physai import jaxkin, robots
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
-from physai.lesson import Claim, publish_claims, run_script, verdict
+from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict
 from physai.seed_robots import PLANAR2R_LINKS
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 L1, L2 = PLANAR2R_LINKS
 

@@ -36,12 +36,20 @@ import numpy as np  # noqa: E402
 from physai import robots  # noqa: E402
 from physai.kinematics import jacobian  # noqa: E402
 from physai.learned import (  # noqa: E402
-    dls_refine, init_model, limit_violation, load, position_error, predict, sample_dataset, save, train,
+    dls_refine,
+    init_model,
+    limit_violation,
+    load,
+    position_error,
+    predict,
+    sample_dataset,
+    save,
+    train,
 )
-from physai.lesson import Claim, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict  # noqa: E402
 from physai.seed_robots import PLANAR2R_LINKS  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "13"
 SEEDS = {"train data": 0, "test targets": 1, "init": 2, "minibatches": 3, "probe targets": 4}
 SETTINGS = {
