@@ -11,40 +11,61 @@ from dataclasses import dataclass
 import numpy as np
 
 from physai import mj, robots
-from physai.ik import solve_ik
+from physai.ik import DEFAULT_RESTARTS, solve_ik
 from physai.kinematics import fk, jacobian
-from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict
+from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict
 
+EXERCISE = ("damped_step", "ik_by_hand", "solve_by_hand")  # what `physai exercise 11` leaves for you to write
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 LAMBDA = 0.02  # m/rad
 TOL = 1e-4  # m
 MAX_STEP = 0.3  # rad, the largest joint change per step
 PATIENCE = 10  # steps in which the error must fall by 1 %
+# The WidowX AI lesson's line that this script checks (the page's erratum box quotes it)
+SEED_LM = ("iterate exactly this damped step on a position error to get numeric IK, where it goes by its "
+           "optimization name, Levenberg–Marquardt")
+RESTARTS = 50  # random restarts after the mid-range start
 
 
-def ik_by_hand(chain, p_target: np.ndarray, q0: np.ndarray, lam: float = LAMBDA, iterations: int = 100):
-    """Damped least squares on the position error, clipped into the joint limits -> ``(q, errors per step)``.
+def damped_step(J: np.ndarray, e: np.ndarray, lam: float) -> np.ndarray:
+    """The damped least-squares step ``dq: (n,)`` (rad) for a task Jacobian ``J: (m, n)`` and error ``e: (m,)``.
 
-    Each step solves min |J dq - e|^2 + lam^2 |dq|^2: Gauss-Newton on |e|^2 / 2 with a trust region, which is
-    Levenberg-Marquardt with a fixed damping; no joint moves more than ``MAX_STEP`` per step.
+    ``dq`` minimises ``|J dq - e|^2 + lam^2 |dq|^2``: ``dq = J^T (J J^T + lam^2 I)^-1 e``, with ``I`` the m x m
+    identity and ``lam`` in the units of ``J``'s entries (m/rad for position rows).
     """
-    q, errors = q0.copy(), []
-    for _ in range(iterations):
+    return J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(len(e)), e)
+
+
+def stalled(errors: list[float]) -> bool:
+    """True when the error fell by less than 1 % over the last ``PATIENCE`` steps (typically stuck against a
+    joint limit: a restart does better than more steps)."""
+    return len(errors) > PATIENCE and errors[-1] > 0.99 * errors[-1 - PATIENCE]
+
+
+def ik_by_hand(chain, p_target: np.ndarray, q0: np.ndarray, lam: float = LAMBDA, max_step: float = MAX_STEP,
+               iterations: int = 100):
+    """Position IK from ``q0`` by damped least squares -> ``(q: (n,) rad, errors: (k + 1,) m)`` after ``k`` steps.
+
+    ``p_target: (3,)`` world frame, m. Each step takes ``e = p_target - p(q)``, the damped step of the position
+    rows of the Jacobian, shrinks it uniformly so that no joint moves more than ``max_step`` (rad), and clips
+    ``q + dq`` into the joint limits ``chain.lower``, ``chain.upper``. ``errors[i]`` is ``|e|`` after ``i`` steps.
+    Stops when ``|e| < TOL`` (converged), when :func:`stalled`, or after ``iterations`` steps.
+    """
+    q, errors = np.array(q0, dtype=float), []
+    while True:
         e = p_target - fk(chain, q).p
         errors.append(np.linalg.norm(e))
-        if errors[-1] < TOL or (len(errors) > PATIENCE and errors[-1] > 0.99 * errors[-1 - PATIENCE]):
-            break  # converged, or stuck (typically against a joint limit): a restart does better
-        J = jacobian(chain, q)[:3]
-        dq = J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(3), e)
-        dq *= min(1.0, MAX_STEP / np.abs(dq).max())  # far from the target the linear model is poor: short steps
+        if errors[-1] < TOL or stalled(errors) or len(errors) > iterations:
+            return q, np.array(errors)
+        dq = damped_step(jacobian(chain, q)[:3], e, lam)
+        dq *= min(1.0, max_step / np.abs(dq).max())  # far from the target the linear model is poor: short steps
         q = np.clip(q + dq, chain.lower, chain.upper)
-    return q, np.array(errors)
 
 
-def solve_by_hand(chain, p_target: np.ndarray, rng: np.random.Generator, restarts: int = 50):
-    """``ik_by_hand`` from the mid-range pose, then from random in-limit poses until one converges
-    -> ``(q, steps over all attempts)``."""
+def solve_by_hand(chain, p_target: np.ndarray, rng: np.random.Generator, restarts: int = RESTARTS):
+    """:func:`ik_by_hand` from the mid-range pose, then from up to ``restarts`` random in-limit poses
+    (``chain.random_q(rng, restarts)``) until one converges -> ``(q: (n,) rad, steps over all attempts)``."""
     starts = [0.5 * (chain.lower + chain.upper)] + list(chain.random_q(rng, restarts))
     steps = 0
     for q0 in starts:
@@ -80,12 +101,147 @@ def run(n_targets: int = 20, seed: int = SEED) -> BuildRun:
 
 def print_run(r: BuildRun) -> None:
     print(f"== IK by hand: damped least squares on the position error (lambda {LAMBDA} m/rad), SO-101, "
-          f"{len(r.targets)} random reachable targets, from the mid-range pose then up to 50 random restarts ==")
+          f"{len(r.targets)} random reachable targets, from the mid-range pose then up to {RESTARTS} random "
+          "restarts ==")
     ok = r.mujoco_error_hand < TOL
     print(f"  converged (MuJoCo site within {TOL:g} m): {ok.sum()} of {len(ok)}; "
           f"steps median {np.median(r.steps):.0f}, max {r.steps.max()}")
     print(f"  MuJoCo error at the hand-built answers: median {np.median(r.mujoco_error_hand):.1e} m; "
           f"at solve_ik's: median {np.median(r.mujoco_error_lib):.1e} m")
+
+
+# ---- the lab: your loop against the library's solver ----------------------------------------------------
+
+LAB_SEED, LAB_TARGETS = 11, 50  # the lab's targets: FK images of seeded uniform in-limit SO-101 poses
+LAB_MARGIN = 0.1  # the lab passes when success >= solve_ik's minus this (5 of 50 targets) ...
+LAB_FACTOR = 2.0  # ... and the median iterations over converged targets are at most this times solve_ik's
+
+
+@dataclass(frozen=True)
+class Score:
+    """One solver on the lab's targets, each solved once from the mid-range pose (no restarts)."""
+
+    success: float  # fraction with |p(q) - p_target| < TOL and q inside the joint limits
+    median_iterations: float | None  # steps, median over the successful targets (None: none succeeded)
+    q: np.ndarray  # (k, n) rad
+    iterations: np.ndarray  # (k,) steps
+
+
+def lab_targets(chain, seed: int = LAB_SEED, n: int = LAB_TARGETS) -> np.ndarray:
+    """The lab's targets ``(n, 3)`` m, world frame: positions of seeded uniform in-limit poses (all reachable)."""
+    return fk(chain, chain.random_q(np.random.default_rng(seed), n)).p
+
+
+def score(chain, targets: np.ndarray, q: np.ndarray, iterations: np.ndarray) -> Score:
+    """Success (FK within ``TOL``, inside the limits) and median iterations of answers ``q: (k, n)``."""
+    inside = np.all((q >= chain.lower) & (q <= chain.upper), axis=1)
+    ok = (np.linalg.norm(fk(chain, q).p - targets, axis=1) < TOL) & inside
+    return Score(float(ok.mean()), float(np.median(iterations[ok])) if ok.any() else None, q, iterations)
+
+
+def lab_hand(chain, targets: np.ndarray, ik=ik_by_hand, **options) -> Score:
+    """``ik`` (default :func:`ik_by_hand`; ``options``: its ``lam``, ``max_step``) once per target from the
+    mid-range pose."""
+    runs = [ik(chain, p, chain.q_middle.copy(), **options) for p in targets]
+    return score(chain, targets, np.array([q for q, _ in runs]), np.array([len(e) - 1 for _, e in runs]))
+
+
+def lab_library(chain, targets: np.ndarray) -> Score:
+    """``solve_ik`` (its default method, ``lm``) once per target from the mid-range pose, no restarts."""
+    rs = [solve_ik(chain, p, chain.q_middle, task="position", restarts=0) for p in targets]
+    return score(chain, targets, np.array([r.q for r in rs]), np.array([r.iterations for r in rs]))
+
+
+def passes(hand: Score, library: Score) -> bool:
+    """The lab's rule: success within ``LAB_MARGIN`` of the library's, median iterations within ``LAB_FACTOR``."""
+    return (hand.success >= library.success - LAB_MARGIN and hand.median_iterations is not None
+            and hand.median_iterations <= LAB_FACTOR * library.median_iterations)
+
+
+def print_lab(hand: Score, library: Score) -> None:
+    print(f"\n== The lab: {len(hand.q)} SO-101 targets (seed {LAB_SEED}), one attempt each from the mid-range pose ==")
+    for label, s in (("ik_by_hand", hand), ("solve_ik (lm)", library)):
+        its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
+        print(f"  {label:14s} success {s.success:6.1%}   median iterations {its}")
+    print(f"  passes (success >= solve_ik's - {LAB_MARGIN:g}, iterations <= {LAB_FACTOR:g} x): {passes(hand, library)}")
+
+
+# ---- break it: no damping, no step limit, too much damping ----------------------------------------
+
+VARIANTS = (("built", "as built", LAMBDA, MAX_STEP), ("undamped", "undamped (Gauss-Newton)", 0.0, MAX_STEP),
+            ("unlimited", "no step limit", LAMBDA, np.inf), ("wild", "undamped, no step limit", 0.0, np.inf),
+            ("heavy", "heavy damping", 0.5, MAX_STEP))
+Q_STRETCHED = np.array([0.0, 1.3, -1.3, 0.0, 0.0])  # rad: reaching far out, near a singularity of the position rows
+PULL = 0.03  # m: the target there, this far back along the direction the arm can barely move
+
+
+@dataclass(frozen=True)
+class NearSingular:
+    """One solve from ``Q_STRETCHED`` as built and undamped without a step limit (keys ``"built"``, ``"wild"``)."""
+
+    sigma_min: float  # m/rad, smallest singular value of the position rows at the start
+    target: np.ndarray  # (3,) m
+    first_step: dict  # label -> largest joint change of the first step, rad
+    peak_error: dict  # label -> largest |e| on the way, m
+    final_error: dict  # label -> m
+    distance: dict  # label -> max |q - q_start| of the answer, rad
+
+
+def near_singular(chain) -> NearSingular:
+    """From the stretched-out pose, a target ``PULL`` back along the weak direction: as built vs undamped and
+    without a step limit (the Gauss-Newton step divides by ``sigma_min``)."""
+    J = jacobian(chain, Q_STRETCHED)[:3]
+    U, S, _ = np.linalg.svd(J)
+    p0 = fk(chain, Q_STRETCHED).p
+    weak = -np.sign(U[:, -1] @ p0) * U[:, -1]  # the weak direction, pointing back toward the base
+    target = p0 + PULL * weak
+    out = {k: {} for k in ("first_step", "peak_error", "final_error", "distance")}
+    for label, _, lam, max_step in (VARIANTS[0], VARIANTS[3]):
+        q1, _ = ik_by_hand(chain, target, Q_STRETCHED, lam, max_step, iterations=1)
+        q, errors = ik_by_hand(chain, target, Q_STRETCHED, lam, max_step)
+        out["first_step"][label] = np.abs(q1 - Q_STRETCHED).max()
+        out["peak_error"][label], out["final_error"][label] = errors.max(), errors[-1]
+        out["distance"][label] = np.abs(q - Q_STRETCHED).max()
+    return NearSingular(float(S[-1]), target, **out)
+
+
+def print_break(rows: dict, ns: NearSingular) -> None:
+    print("\n== Break it: the lab's loop with parts removed (same targets and start) ==")
+    print(f"  {'variant':24s} {'lambda':>6s} {'max_step':>8s} {'success':>8s} {'median it':>9s}")
+    for (_, label, lam, max_step), s in zip(VARIANTS, rows.values()):
+        its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
+        print(f"  {label:24s} {lam:6g} {max_step:8g} {s.success:8.1%} {its:>9s}")
+    print(f"  near the singularity: start q = {Q_STRETCHED} (sigma_min {ns.sigma_min:.4f} m/rad), target {PULL} m "
+          f"back along the weak direction")
+    for label in ns.first_step:
+        print(f"  {label:24s} first step {ns.first_step[label]:.3f} rad, peak error {ns.peak_error[label]:.3f} m, "
+              f"final {ns.final_error[label]:.1e} m, answer {ns.distance[label]:.3f} rad from the start")
+
+
+def _brief(s: Score) -> dict:
+    return {"success": s.success, "median_iterations": s.median_iterations}
+
+
+def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingular) -> dict:
+    """Every number the lesson page shows from this script, at full precision."""
+    ok = r.mujoco_error_hand < TOL
+    return {
+        "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "restarts": RESTARTS,
+        "library_restarts": DEFAULT_RESTARTS,
+        "run": {"n": len(ok), "converged": int(ok.sum()), "rate": float(ok.mean()),
+                "steps_median": float(np.median(r.steps)), "steps_max": int(r.steps.max()),
+                "mujoco_error_hand": float(np.median(r.mujoco_error_hand)),
+                "mujoco_error_lib": float(np.median(r.mujoco_error_lib))},
+        "lab": {"n": len(hand.q), "seed": LAB_SEED, "margin": LAB_MARGIN, "factor": LAB_FACTOR,
+                "hand": _brief(hand), "library": _brief(library), "passes": passes(hand, library),
+                "success_needed": library.success - LAB_MARGIN,
+                "iterations_allowed": LAB_FACTOR * library.median_iterations},
+        "break": [{"key": key, "label": label, "lam": lam, "max_step": max_step if np.isfinite(max_step) else None,
+                   **_brief(rows[key])} for key, label, lam, max_step in VARIANTS],
+        "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "first_step": ns.first_step,
+                     "peak_error": ns.peak_error, "final_error": ns.final_error, "distance": ns.distance},
+        "seed": {"lm": SEED_LM},
+    }
 
 
 def claims(r: BuildRun) -> list[Claim]:
@@ -99,6 +255,14 @@ def claims(r: BuildRun) -> list[Claim]:
 def main(n_targets: int = 20) -> list[Claim]:
     r = run(n_targets)
     print_run(r)
+    chain = robots.load("so101")
+    targets = lab_targets(chain)
+    hand, library = lab_hand(chain, targets), lab_library(chain, targets)
+    print_lab(hand, library)
+    rows = {key: lab_hand(chain, targets, lam=lam, max_step=max_step) for key, _, lam, max_step in VARIANTS}
+    ns = near_singular(chain)
+    print_break(rows, ns)
+    save_results(HERE, "build.py", results(r, hand, library, rows, ns))
     return publish_claims(HERE, claims(r), "build.py")
 
 
