@@ -31,13 +31,14 @@ import numpy as np  # noqa: E402
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import METHODS, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "11"
 SEED = 0
 CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))
 FAR = np.array([1.5, 0.4, 0.5])  # m, beyond every arm here
+FIVE_DOF_TURN = 0.6  # rad about the tool x axis: the 6-D pose the SO-101 cannot reach
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,7 @@ def five_dof_pose() -> FiveDof:
     """A reachable SO-101 pose turned 0.6 rad about the tool x axis: no 5-DoF posture reaches it."""
     chain = robots.load("so101")
     T_reach = kinematics.tool_pose(chain, np.array([0.3, -0.4, 0.6, 0.2, 0.5]))
-    T_target = T_reach @ tf.make_transform(tf.rotation_about_axis(np.array([1.0, 0, 0]), 0.6), np.zeros(3))
+    T_target = T_reach @ tf.make_transform(tf.rotation_about_axis(np.array([1.0, 0, 0]), FIVE_DOF_TURN), np.zeros(3))
     perr, oerr = {}, {}
     for label, w in (("m and rad alike", None), ("position first", [1, 1, 1, 1e-6, 1e-6, 1e-6])):
         r = solve_ik(chain, T_target, task="pose", weights=w, rng=np.random.default_rng(2))
@@ -259,6 +260,16 @@ class Teleop:
     q_solved: np.ndarray  # (k, 5) warm-started solutions
     unconverged: int
 
+    @property
+    def largest_jump(self) -> float:
+        """rad, the largest joint change between consecutive solutions."""
+        return float(np.abs(np.diff(self.q_solved, axis=0)).max())
+
+    @property
+    def path_step(self) -> float:
+        """rad, the generating path's own largest joint change per tick."""
+        return float(np.abs(np.diff(self.q_path, axis=0)).max())
+
 
 def teleop(seconds: float = 2.0, dt: float = 0.02) -> Teleop:
     """Targets from a smooth SO-101 joint path at 1/dt Hz (position + tool axis), each solve started at the last."""
@@ -277,10 +288,38 @@ def teleop(seconds: float = 2.0, dt: float = 0.02) -> Teleop:
 
 
 def print_teleop(t: Teleop) -> None:
-    jump = np.abs(np.diff(t.q_solved, axis=0)).max()
     print(f"\n== 5. Teleoperation: {len(t.q_path)} targets at 50 Hz, each solve warm-started, no restarts ==")
-    print(f"  {t.unconverged} unconverged; largest joint jump between consecutive solutions {jump:.4f} rad "
-          f"(the generating path's own largest step {np.abs(np.diff(t.q_path, axis=0)).max():.4f} rad): one branch")
+    print(f"  {t.unconverged} unconverged; largest joint jump between consecutive solutions {t.largest_jump:.4f} rad "
+          f"(the generating path's own largest step {t.path_step:.4f} rad): one branch")
+
+
+# ---- the lesson ----------------------------------------------------------------------------------
+
+
+# The track's line for this lesson (the page's erratum box quotes it)
+SEED_TAGLINE = "solve the hard direction by iterating the easy one, exactly like gradient descent"
+
+
+def results(g: GradientCheck, c: Convergence, rows: list[Success], f: FiveDof, t: Teleop, n_targets: int) -> dict:
+    """Every number the lesson page shows from this script, at full precision."""
+    return {
+        "gradient": {"transpose_step": g.transpose_step, "minus_gradient": g.minus_gradient,
+                     "max_difference": np.abs(g.transpose_step - g.minus_gradient).max()},
+        "convergence": {"n": len(c.targets), "max_iterations": c.max_iterations,
+                        "methods": {m: {"converged": ok, "median_iterations": it}
+                                    for m, ok, it in zip(c.methods, c.converged, c.median_iterations)}},
+        "success": {"n": n_targets, "far": FAR, "rows": [
+            {"robot": r.robot, "task": r.task, "rate": r.rate, "median_iterations": r.median_iterations,
+             "p95_iterations": r.p95_iterations, "max_restarts": r.max_restarts, "far_reason": r.far_reason,
+             "far_unmet": " and ".join(r.far_unmet)} for r in rows]},
+        "five_dof": {"turn": FIVE_DOF_TURN, "position_mm": [1000 * v for v in f.position_error.values()],
+                     "angle_deg": [np.degrees(v) for v in f.orientation_error.values()],
+                     "axis_converged": f.axis_converged, "axis_position": f.axis_errors[0],
+                     "axis_angle": f.axis_errors[1]},
+        "teleop": {"n": len(t.q_path), "unconverged": t.unconverged, "largest_jump": t.largest_jump,
+                   "path_step": t.path_step},
+        "seed": {"tagline": SEED_TAGLINE},
+    }
 
 
 # ---- the lesson ------------------------------------------------------------------------------------
@@ -300,10 +339,12 @@ def main(full: bool = False) -> list[Claim]:
     plot_convergence(conv)
     rows = [success(robot, task, n_targets) for robot, task in CASES]
     print_success(rows, n_targets)
-    print_five_dof(five_dof_pose())
-    print_teleop(teleop(4.0 if full else 2.0))
+    five, tele = five_dof_pose(), teleop(4.0 if full else 2.0)
+    print_five_dof(five)
+    print_teleop(tele)
     claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(rows)
     print("\nfigure: convergence.png")
+    save_results(HERE, "experiment.py", results(grad, conv, rows, five, tele, n_targets))
     return publish_claims(HERE, claims, "experiment.py")
 
 
