@@ -1,19 +1,30 @@
-"""Lesson 11, Build it: position IK in a dozen lines (iterate the damped step of lesson 10 on the position
-error), checked against physai's solve_ik and against MuJoCo's site position.
+"""Lesson 11, Build it and the Hands-On Lab: position IK in a dozen lines (iterate the damped step of lesson 10 on
+the position error), checked against physai's solve_ik and against MuJoCo's site position.
 
-Run: uv run python experiments/11-inverse-kinematics/build.py   (writes build_output.txt and claims.json)
+Steps: ``run`` solves random reachable SO-101 targets with restarts (``solve_by_hand``); ``lab_hand`` and
+``lab_library``: the lab, one attempt per target from the mid-range pose against ``solve_ik``; Break it: the lab's
+loop without damping, without a step limit, with heavy damping (``VARIANTS``), and ``near_singular``, one start
+next to a singularity. ``damped_step``, ``ik_by_hand`` and ``solve_by_hand`` are the functions you write
+(``physai exercise 11 DIR`` blanks them, ``physai check 11 DIR`` grades them).
+
+Run: uv run python experiments/11-inverse-kinematics/build.py   (writes build_output.txt, claims.json,
+results.json and singular_start.png)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+import matplotlib
 
-from physai import mj, robots
-from physai.ik import DEFAULT_RESTARTS, solve_ik
-from physai.kinematics import fk, jacobian
-from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from physai import mj, robots  # noqa: E402
+from physai.ik import DEFAULT_RESTARTS, solve_ik  # noqa: E402
+from physai.kinematics import fk, jacobian  # noqa: E402
+from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 EXERCISE = ("damped_step", "ik_by_hand", "solve_by_hand")  # what `physai exercise 11` leaves for you to write
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
@@ -185,6 +196,7 @@ class NearSingular:
     peak_error: dict  # label -> largest |e| on the way, m
     final_error: dict  # label -> m
     distance: dict  # label -> max |q - q_start| of the answer, rad
+    errors: dict  # label -> (k + 1,) m, |e| after each step
 
 
 def near_singular(chain) -> NearSingular:
@@ -195,13 +207,14 @@ def near_singular(chain) -> NearSingular:
     p0 = fk(chain, Q_STRETCHED).p
     weak = -np.sign(U[:, -1] @ p0) * U[:, -1]  # the weak direction, pointing back toward the base
     target = p0 + PULL * weak
-    out = {k: {} for k in ("first_step", "peak_error", "final_error", "distance")}
+    out = {k: {} for k in ("first_step", "peak_error", "final_error", "distance", "errors")}
     for label, _, lam, max_step in (VARIANTS[0], VARIANTS[3]):
         q1, _ = ik_by_hand(chain, target, Q_STRETCHED, lam, max_step, iterations=1)
         q, errors = ik_by_hand(chain, target, Q_STRETCHED, lam, max_step)
         out["first_step"][label] = np.abs(q1 - Q_STRETCHED).max()
         out["peak_error"][label], out["final_error"][label] = errors.max(), errors[-1]
         out["distance"][label] = np.abs(q - Q_STRETCHED).max()
+        out["errors"][label] = errors
     return NearSingular(float(S[-1]), target, **out)
 
 
@@ -222,6 +235,20 @@ def _brief(s: Score) -> dict:
     return {"success": s.success, "median_iterations": s.median_iterations}
 
 
+def plot_near_singular(ns: NearSingular) -> None:
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for (key, label, *_), style in zip((VARIANTS[0], VARIANTS[3]), ("o-", "s--")):
+        ax.semilogy(ns.errors[key], style, label=label)
+    ax.axhline(TOL, color="k", ls=":", lw=1)
+    ax.set_xlabel("step")
+    ax.set_ylabel("|p_target - p(q)|  (m)")
+    ax.set_title(f"SO-101 from a stretched pose, sigma_min {ns.sigma_min:.4f} m/rad")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(HERE / "singular_start.png", dpi=110)
+    plt.close(fig)
+
+
 def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingular) -> dict:
     """Every number the lesson page shows from this script, at full precision."""
     ok = r.mujoco_error_hand < TOL
@@ -238,7 +265,7 @@ def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingul
                 "iterations_allowed": LAB_FACTOR * library.median_iterations},
         "break": [{"key": key, "label": label, "lam": lam, "max_step": max_step if np.isfinite(max_step) else None,
                    **_brief(rows[key])} for key, label, lam, max_step in VARIANTS],
-        "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "first_step": ns.first_step,
+        "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "step_bound": PULL / (2 * LAMBDA), "first_step": ns.first_step,
                      "peak_error": ns.peak_error, "final_error": ns.final_error, "distance": ns.distance},
         "seed": {"lm": SEED_LM},
     }
@@ -262,6 +289,9 @@ def main(n_targets: int = 20) -> list[Claim]:
     rows = {key: lab_hand(chain, targets, lam=lam, max_step=max_step) for key, _, lam, max_step in VARIANTS}
     ns = near_singular(chain)
     print_break(rows, ns)
+    plot_near_singular(ns)
+    print("\nfigure: singular_start.png (The error per step from the stretched pose: the damped, step-limited loop "
+          "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back)")
     save_results(HERE, "build.py", results(r, hand, library, rows, ns))
     return publish_claims(HERE, claims(r), "build.py")
 
