@@ -252,6 +252,8 @@ def plot_near_singular(ns: NearSingular) -> None:
 def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingular) -> dict:
     """Every number the lesson page shows from this script, at full precision."""
     ok = r.mujoco_error_hand < TOL
+    variants = [{"key": key, "label": label, "lam": lam, "max_step": max_step if np.isfinite(max_step) else None,
+                 **_brief(rows[key])} for key, label, lam, max_step in VARIANTS]
     return {
         "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "restarts": RESTARTS,
         "library_restarts": DEFAULT_RESTARTS,
@@ -263,8 +265,9 @@ def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingul
                 "hand": _brief(hand), "library": _brief(library), "passes": passes(hand, library),
                 "success_needed": library.success - LAB_MARGIN,
                 "iterations_allowed": LAB_FACTOR * library.median_iterations},
-        "break": [{"key": key, "label": label, "lam": lam, "max_step": max_step if np.isfinite(max_step) else None,
-                   **_brief(rows[key])} for key, label, lam, max_step in VARIANTS],
+        # variants that solved some targets, and those that solved none (no median to show)
+        "break": [row for row in variants if row["median_iterations"] is not None],
+        "break_none": [row for row in variants if row["median_iterations"] is None],
         "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "step_bound": PULL / (2 * LAMBDA), "first_step": ns.first_step,
                      "peak_error": ns.peak_error, "final_error": ns.final_error, "distance": ns.distance},
         "seed": {"lm": SEED_LM},
