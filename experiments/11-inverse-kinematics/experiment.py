@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
-from physai.ik import METHODS, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
+from physai.ik import METHODS, TOL_ORIENTATION, TOL_POSITION, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
 from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
@@ -38,6 +38,7 @@ LESSON = "11"
 SEED = 0
 CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))
 FAR = np.array([1.5, 0.4, 0.5])  # m, beyond every arm here
+GRADIENT_EPS = 1e-5  # rad, the central-difference step of the gradient check
 FIVE_DOF_TURN = 0.6  # rad about the tool x axis: the 6-D pose the SO-101 cannot reach
 
 
@@ -72,7 +73,7 @@ def gradient_check(seed: int = SEED) -> GradientCheck:
     q, q_target = chain.random_q(np.random.default_rng(seed), 2)
     p_target = kinematics.fk(chain, q_target).p
     half_sq = lambda x: np.atleast_1d(0.5 * np.sum((p_target - kinematics.fk(chain, x).p) ** 2))
-    grad = kinematics.fd_jacobian(half_sq, q, eps=1e-5)[0]
+    grad = kinematics.fd_jacobian(half_sq, q, eps=GRADIENT_EPS)[0]
     e = p_target - kinematics.fk(chain, q).p
     return GradientCheck(q, kinematics.jacobian(chain, q)[:3].T @ e, -grad)
 
@@ -300,18 +301,22 @@ def print_teleop(t: Teleop) -> None:
 SEED_TAGLINE = "solve the hard direction by iterating the easy one, exactly like gradient descent"
 
 
+def _success_row(r: Success) -> dict:
+    return {"robot": r.robot, "task": r.task, "rate": r.rate, "median_iterations": r.median_iterations,
+            "p95_iterations": r.p95_iterations, "max_restarts": r.max_restarts, "far_reason": r.far_reason,
+            "far_unmet": " and ".join(r.far_unmet)}
+
+
 def results(g: GradientCheck, c: Convergence, rows: list[Success], f: FiveDof, t: Teleop, n_targets: int) -> dict:
     """Every number the lesson page shows from this script, at full precision."""
     return {
-        "gradient": {"transpose_step": g.transpose_step, "minus_gradient": g.minus_gradient,
+        "gradient": {"eps": GRADIENT_EPS, "transpose_step": g.transpose_step, "minus_gradient": g.minus_gradient,
                      "max_difference": np.abs(g.transpose_step - g.minus_gradient).max()},
         "convergence": {"n": len(c.targets), "max_iterations": c.max_iterations,
                         "methods": {m: {"converged": ok, "median_iterations": it}
                                     for m, ok, it in zip(c.methods, c.converged, c.median_iterations)}},
-        "success": {"n": n_targets, "far": FAR, "rows": [
-            {"robot": r.robot, "task": r.task, "rate": r.rate, "median_iterations": r.median_iterations,
-             "p95_iterations": r.p95_iterations, "max_restarts": r.max_restarts, "far_reason": r.far_reason,
-             "far_unmet": " and ".join(r.far_unmet)} for r in rows]},
+        "success": {"n": n_targets, "far": FAR, "tol_position": TOL_POSITION, "tol_orientation": TOL_ORIENTATION,
+                    "rows": [_success_row(r) for r in rows]},
         "five_dof": {"turn": FIVE_DOF_TURN, "position_mm": [1000 * v for v in f.position_error.values()],
                      "angle_deg": [np.degrees(v) for v in f.orientation_error.values()],
                      "axis_converged": f.axis_converged, "axis_position": f.axis_errors[0],
