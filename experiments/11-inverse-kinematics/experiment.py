@@ -12,7 +12,7 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 Singularities and conditioning (the SVD, pinv vs damped least squares) are lesson 10's.
 
 Run: uv run python experiments/11-inverse-kinematics/experiment.py [--full]
-Writes experiment_output.txt, claims.json and convergence.png beside this file. Deterministic (targets seed 1,
+Writes experiment_output.txt, claims.json, results.json and convergence.png beside this file. Deterministic (targets seed 1,
 restarts seed 2). ``--full`` (or PHYSAI_FULL=1) solves 1,000 targets per robot and task instead of 200.
 """
 
@@ -348,7 +348,8 @@ def main(full: bool = False) -> list[Claim]:
     print_five_dof(five)
     print_teleop(tele)
     claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(rows)
-    print("\nfigure: convergence.png")
+    print("\nfigure: convergence.png (Median pose error per iteration on the Panda, every method from the same starts: "
+          "the Gauss-Newton family drops below the tolerance within a few steps, gradient descent crawls)")
     save_results(HERE, "experiment.py", results(grad, conv, rows, five, tele, n_targets))
     return publish_claims(HERE, claims, "experiment.py")
 
