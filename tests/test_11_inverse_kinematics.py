@@ -4,6 +4,7 @@ site pose and mj_jacSite and against central differences, at small sizes."""
 import numpy as np
 import pytest
 from conftest import WXAI_XML, load_lesson, mj_site, mujoco_errors
+from scipy.linalg import lstsq
 
 from physai import mj, robots
 from physai.lesson import verdict
@@ -120,8 +121,6 @@ def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
 
 
 def test_one_damped_step_is_the_stacked_least_squares_solution(build, so101, so101_model):
-    from scipy.linalg import lstsq
-
     q0 = np.array([0.1, -0.5, 0.8, 0.3, 0.2])
     p_target = mj_site(so101_model, so101, np.array([0.15, -0.45, 0.85, 0.3, 0.2]))[0]
     q1, _ = build.ik_by_hand(so101, p_target, q0, iterations=1)
@@ -129,3 +128,64 @@ def test_one_damped_step_is_the_stacked_least_squares_solution(build, so101, so1
     dq = lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[p_target - p0, np.zeros(5)])[0]
     assert np.abs(dq).max() < build.MAX_STEP  # a small step: no trust-region scaling
     np.testing.assert_allclose(q1, q0 + dq, atol=1e-14)
+
+
+def _mujoco_success(model, chain, targets, qs):
+    """Per answer: MuJoCo's site within the lesson's TOL of the target and q inside the model's joint ranges."""
+    p = np.array([mj_site(model, chain, q)[0] for q in qs])
+    ids = [model.joint(n).id for n in chain.joint_names]
+    inside = np.all((qs >= model.jnt_range[ids, 0]) & (qs <= model.jnt_range[ids, 1]), axis=1)
+    return (np.linalg.norm(p - targets, axis=1) < 1e-4) & inside
+
+
+@pytest.mark.parametrize("options", [{}, {"lam": 0.0}, {"max_step": np.inf}, {"lam": 0.5}])
+def test_lab_scores_are_mujocos_successes_and_their_iterations(build, so101, so101_model, options):
+    targets = build.lab_targets(so101, seed=5, n=8)
+    q_true = so101.random_q(np.random.default_rng(5), 8)
+    np.testing.assert_allclose(targets, [mj_site(so101_model, so101, q)[0] for q in q_true], atol=1e-15)
+    for score in (build.lab_hand(so101, targets, **options), build.lab_library(so101, targets)):
+        ok = _mujoco_success(so101_model, so101, targets, score.q)
+        assert score.success == ok.mean()
+        assert score.median_iterations == (np.median(score.iterations[ok]) if ok.any() else None)
+    if options.get("lam") == 0.5:  # the heavy damping of Break it: tiny gradient steps, every attempt stalls
+        assert score.success > 0 and build.lab_hand(so101, targets, **options).success == 0
+
+
+def test_near_singular_steps_from_mujocos_jacobian(build, so101, so101_model):
+    ns = build.near_singular(so101)
+    q0 = build.Q_STRETCHED
+    p0, _, J = mj_site(so101_model, so101, q0)
+    U, S, _ = np.linalg.svd(J[:3])
+    np.testing.assert_allclose(ns.sigma_min, S[-1], rtol=1e-9)
+    # the target: PULL back along the weak direction (towards the base, against the reach)
+    assert np.isclose(abs(U[:, -1] @ (ns.target - p0)), build.PULL, atol=1e-12) and (ns.target - p0) @ p0 < 0
+    e = ns.target - p0
+    damped = lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[e, np.zeros(5)])[0]
+    assert np.abs(damped).max() < build.MAX_STEP  # unscaled, and inside the bound |e| / (2 lam)
+    np.testing.assert_allclose(ns.first_step["built"], np.abs(damped).max(), rtol=1e-9)
+    assert np.linalg.norm(damped) <= build.PULL / (2 * build.LAMBDA)
+    q1 = np.clip(q0 + np.linalg.pinv(J[:3]) @ e, so101.lower, so101.upper)
+    np.testing.assert_allclose(ns.first_step["wild"], np.abs(q1 - q0).max(), rtol=1e-9)
+    np.testing.assert_allclose(ns.errors["wild"][1], np.linalg.norm(ns.target - mj_site(so101_model, so101, q1)[0]),
+                               rtol=1e-9)
+    assert ns.peak_error["wild"] > 5 * build.PULL and np.isclose(ns.peak_error["built"], build.PULL, rtol=1e-12)
+    assert max(ns.final_error.values()) < build.TOL
+
+
+def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path, monkeypatch):
+    from physai.lesson import read_results
+
+    monkeypatch.setattr(build, "HERE", tmp_path)
+    monkeypatch.setattr(build, "lab_targets", lambda chain, f=build.lab_targets: f(chain, n=6))
+    build.main(n_targets=3)
+    saved = read_results(tmp_path)["build"]
+    targets = build.lab_targets(so101)
+    hand, library = build.lab_hand(so101, targets), build.lab_library(so101, targets)
+    assert saved["lab"]["hand"]["success"] == _mujoco_success(so101_model, so101, targets, hand.q).mean()
+    assert saved["lab"]["library"]["success"] == _mujoco_success(so101_model, so101, targets, library.q).mean()
+    assert saved["lab"]["success_needed"] == saved["lab"]["library"]["success"] - build.LAB_MARGIN
+    rows = {row["key"]: row for row in saved["break"] + saved["break_none"]}
+    assert sorted(rows) == sorted(key for key, *_ in build.VARIANTS)
+    assert saved["singular"]["step_bound"] == build.PULL / (2 * build.LAMBDA)
+    assert saved["run"]["converged"] == round(saved["run"]["rate"] * saved["run"]["n"])
+    assert (tmp_path / "singular_start.png").stat().st_size > 0
