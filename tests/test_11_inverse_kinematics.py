@@ -101,6 +101,29 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
     assert (tmp_path / "convergence.png").stat().st_size > 0
 
 
+def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypatch):
+    from physai.lesson import read_results
+
+    monkeypatch.setattr(ex, "HERE", tmp_path)
+    monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(4, 20))
+    monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 8))
+    monkeypatch.setattr(ex, "teleop", lambda seconds, f=ex.teleop: f(0.5))
+    ex.main(full=False)
+    saved = read_results(tmp_path)["experiment"]
+    q, q_target = so101.random_q(np.random.default_rng(ex.SEED), 2)
+    p, _, J = mj_site(so101_model, so101, q)
+    e = mj_site(so101_model, so101, q_target)[0] - p
+    np.testing.assert_allclose(saved["gradient"]["transpose_step"], J[:3].T @ e, atol=1e-15)
+    assert saved["gradient"]["max_difference"] < 1e-9
+    assert (saved["success"]["tol_position"], saved["success"]["tol_orientation"]) == (TOL_P, TOL_O)
+    assert [(r["robot"], r["task"]) for r in saved["success"]["rows"]] == list(ex.CASES)
+    assert saved["convergence"]["n"] == 4 and set(saved["convergence"]["methods"]) == set(ex.METHODS)
+    t = saved["teleop"]
+    assert t["n"] == 25 and t["unconverged"] == 0 and t["largest_jump"] < 2 * t["path_step"]
+    f = saved["five_dof"]
+    assert f["axis_converged"] and f["axis_position"] < TOL_P and f["axis_angle"] < TOL_O
+
+
 # ---- build.py ----
 
 
