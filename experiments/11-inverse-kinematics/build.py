@@ -268,8 +268,9 @@ def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingul
         # variants that solved some targets, and those that solved none (no median to show)
         "break": [row for row in variants if row["median_iterations"] is not None],
         "break_none": [row for row in variants if row["median_iterations"] is None],
-        "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "step_bound": PULL / (2 * LAMBDA), "first_step": ns.first_step,
-                     "peak_error": ns.peak_error, "final_error": ns.final_error, "distance": ns.distance},
+        "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "step_bound": PULL / (2 * LAMBDA),
+                     "first_step": ns.first_step, "peak_error": ns.peak_error, "final_error": ns.final_error,
+                     "distance": ns.distance},
         "seed": {"lm": SEED_LM},
     }
 

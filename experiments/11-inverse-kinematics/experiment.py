@@ -12,8 +12,9 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 Singularities and conditioning (the SVD, pinv vs damped least squares) are lesson 10's.
 
 Run: uv run python experiments/11-inverse-kinematics/experiment.py [--full]
-Writes experiment_output.txt, claims.json, results.json and convergence.png beside this file. Deterministic (targets seed 1,
-restarts seed 2). ``--full`` (or PHYSAI_FULL=1) solves 1,000 targets per robot and task instead of 200.
+Writes experiment_output.txt, claims.json, results.json and convergence.png beside this file. Deterministic
+(targets seed 1, restarts seed 2). ``--full`` (or PHYSAI_FULL=1) solves 1,000 targets per robot and task instead
+of 200.
 """
 
 from __future__ import annotations
