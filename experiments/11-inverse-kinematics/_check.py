@@ -117,7 +117,7 @@ def check_solve_by_hand(build) -> None:
             raise Hint(f"with restarts {(1 - hand.success) * (i + 1):.0f} of the first {i + 1} targets were missed "
                        f"(solve_ik misses {1 - library.success:.0%} of {len(targets)}): after a failed attempt, "
                        "restart ik_by_hand from the next random in-limit pose (chain.random_q(rng, restarts)) and "
-                       "return the first answer that converges")
+                       "return the first answer that converges (and if ik_by_hand fails its own check, fix that first)")
     if hand.median_iterations > lesson.LAB_FACTOR * library.median_iterations:
         raise Hint(f"median {hand.median_iterations:g} steps over all attempts, solve_ik {library.median_iterations:g}"
                    f" (at most {lesson.LAB_FACTOR:g} x): stop at the first attempt that converges")
