@@ -379,6 +379,7 @@ def results(dims: dict, motion: SelfMotion, planar: dict, choices: list[Choice],
         "priority": {"dt": PRIORITY_DT, "seconds": PRIORITY_T, "lam2": LAM2, "gain_bound": 1 / (2 * LAM2),
                      "k_elbow": K_ELBOW, "k_tool_secondary": K_TOOL_SECONDARY, "z_start": z0, "z_top": z_top,
                      "z_compatible": z0 + 0.02, "z_conflict": z_top + 0.03,
+                     "secondary_bound": K_ELBOW * (z_top + 0.03 - z0) / (2 * LAM2),  # rad/s, at the start
                      "rows": [{"label": lab, "z": r[0], "peak": r[1], "pos": r[2], "rot": r[3]}
                               for lab, r in zip(prio.labels, rows)]},
     }
