@@ -124,6 +124,8 @@ def print_dimensions(dims: dict) -> None:
 @dataclass(frozen=True)
 class SelfMotion:
     variants: tuple[str, ...]
+    dts: tuple[float, ...]  # s, each variant's time step
+    corrected: tuple[bool, ...]  # whether each variant feeds the task error back
     drift: np.ndarray  # (variants, 2) largest tool position (m) and orientation (rad) change
     trajectory: np.ndarray  # (ticks + 1, 7) the corrected dt = 1e-3 run
     elbow: np.ndarray  # (ticks + 1, 3) m, the elbow (joint4 anchor) along it
@@ -138,7 +140,8 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
                 ("with correction J^+ e/dt, dt = 1e-3", True, DT))
     runs = [self_motion(panda, PANDA_READY, "pose", SELF_SPEED, dt, round(seconds / dt), correct)
             for _, correct, dt in variants]
-    return SelfMotion(tuple(v[0] for v in variants), np.array([drift(panda, tr, T0) for tr in runs]), runs[-1],
+    return SelfMotion(tuple(v[0] for v in variants), tuple(v[2] for v in variants), tuple(v[1] for v in variants),
+                      np.array([drift(panda, tr, T0) for tr in runs]), runs[-1],
                       fk(panda, runs[-1]).anchors[:, ELBOW])
 
 
@@ -365,8 +368,9 @@ def results(dims: dict, motion: SelfMotion, planar: dict, choices: list[Choice],
         "dims": [{"robot": r, "task": t, "joints": n, "rank": k, "null": d} for (r, t), (n, k, d) in dims.items()],
         "home_null_vector": ns.null_basis(jacobian(panda, PANDA_HOME))[:, 0],
         "self_motion": {"seconds": (len(motion.trajectory) - 1) * DT, "speed": SELF_SPEED,
-                        "variants": [{"label": v, "pos": d[0], "rot": d[1]} for v, d in zip(motion.variants,
-                                                                                            motion.drift)],
+                        "variants": [{"label": v, "dt": dt, "corrected": c, "pos": d[0], "rot": d[1]}
+                                     for v, dt, c, d in zip(motion.variants, motion.dts, motion.corrected,
+                                                            motion.drift)],
                         "elbow_swing": np.linalg.norm(motion.elbow - motion.elbow[0], axis=-1).max(),
                         "joint_travel": np.abs(motion.trajectory[-1] - motion.trajectory[0]).max(),
                         "open_over_corrected": motion.drift[0, 0] / motion.drift[-1, 0]},
