@@ -105,7 +105,8 @@ def check_null_space_step(build) -> None:
             if _close(step, ref / ALPHA, J) or _close(step, -ALPHA**2 * Z @ (Z.T @ g), J):
                 raise Hint("the step size alpha is missing or applied twice: -alpha N grad H")
             if _close(step, -ALPHA * g - ref, J):
-                raise Hint("you projected onto the row space (J^+ J grad H): the task sees that step; use N = I - J^+ J")
+                raise Hint("you projected onto the row space (J^+ J grad H): the task sees that step; use "
+                           "N = I - J^+ J")
             raise Hint(f"the step differs from -alpha N grad H by {np.abs(step - ref).max():.1e}; J @ step = "
                        f"{np.abs(J @ step).max():.1e} (must be 0)")
 

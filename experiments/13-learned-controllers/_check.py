@@ -8,8 +8,8 @@ import numpy as np
 
 from physai import robots
 from physai.exercise import Hint
-from physai.kinematics import fk, jacobian
 from physai.jaxkin import float64
+from physai.kinematics import fk, jacobian
 from physai.learned import init_model
 from physai.learned.model import forward
 from physai.singularity import damped_solve
