@@ -78,6 +78,7 @@ def check_panda(n_poses: int = 50, seed: int = SEED) -> Checks:
 @dataclass(frozen=True)
 class Descent:
     alpha: float
+    q_end: np.ndarray  # (7,) where the descent stopped
     cost: np.ndarray  # (STEPS + 1,) rad^2, the posture cost 1/2 |q - q_ready|^2 along the descent
     drift: tuple[float, float]  # largest tool position (m) and rotation (rad) change, from MuJoCo's site pose
     projected_gradient: tuple[float, float]  # |N grad H| at the start and at the end (0: stationary on the family)
@@ -102,7 +103,7 @@ def descend_posture(alpha: float = ALPHA, seed: int = SEED, steps: int = STEPS) 
     dp = np.linalg.norm(T_mj[:, :3, 3] - T_mj[0, :3, 3], axis=-1).max()
     cos = (np.trace(T_mj[:, :3, :3] @ T_mj[0, :3, :3].T, axis1=1, axis2=2) - 1) / 2
     dr = np.arccos(np.clip(cos, -1.0, 1.0)).max()  # rotation angle between the site frames
-    return Descent(alpha, posture.value(np.array(qs)), (dp, dr), (pg[0], pg[-1]))
+    return Descent(alpha, qs[-1], posture.value(np.array(qs)), (dp, dr), (pg[0], pg[-1]))
 
 
 def claims(c: Checks) -> list[Claim]:

@@ -136,10 +136,10 @@ def main(n_targets: int = 200) -> list[Claim]:
     save_results(HERE, "build.py", {
         "n_targets": len(b.r), "seed": SEED, "damping": DAMPING, "forward_gap": b.forward_gap,
         "loss_fk": b.loss_fk, "loss_joint": b.loss_joint, "loss_fk_gap": abs(b.loss_fk[0] - b.loss_fk[1]),
-        "loss_joint_gap": abs(b.loss_joint[0] - b.loss_joint[1]), "mean_miss_min": b.mean_miss.min(),
-        "mean_miss_max": b.mean_miss.max(), "mean_miss_gap": np.abs(b.mean_miss - (L1 + L2 - b.r)).max(),
-        "step_gap": b.step_gap,
-        "refine": [{"k": k, "network": net, "average": avg} for k, (net, avg) in zip(REFINE_STEPS, b.refined)]})
+        "loss_joint_gap": abs(b.loss_joint[0] - b.loss_joint[1]), "links": [L1, L2],
+        "mean_miss_max_mm": b.mean_miss.max() * 1e3, "mean_miss_gap": np.abs(b.mean_miss - (L1 + L2 - b.r)).max(),
+        "step_gap": b.step_gap, "refine": [{"k": k, "network_mm": net * 1e3, "average_mm": avg * 1e3}
+                                           for k, (net, avg) in zip(REFINE_STEPS, b.refined)]})
     return publish_claims(HERE, claims(b), "build.py")
 
 

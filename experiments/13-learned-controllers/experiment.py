@@ -429,21 +429,26 @@ def plot_so101(g: Guesses, gp: Gap, setting: str) -> None:
 
 def results(setting: str, mm: Guesses, ex: Extrapolation, sing: NearSingularity, g: Guesses, h: np.ndarray,
             gp: Gap) -> dict:
-    """Every number the lesson's page shows, at full precision (saved to results.json); lengths in m."""
-    keys = ("median", "q2", "up", "nearest")
+    """Every number the lesson's page shows, at full precision (saved to results.json); tool errors in mm, as the
+    transcript prints them."""
+    keys = ("median_mm", "q2", "up", "nearest")
+    fk_sectors = sector_medians(ex)["FK-consistency"]
     return {
-        "setting": setting, "settings": SETTINGS[setting], "seeds": SEEDS, "dls_iterations": DLS_ITERATIONS,
-        "dls_damping": DLS_DAMPING, "success_m": SUCCESS_M, "settle_s": SETTLE_S,
-        "multimodality": [{"label": k, **dict(zip(keys, v))} for k, v in multimodality_rows(mm).items()],
-        "extrapolation": {"sectors": [list(s) for s in SECTORS],
-                          "rows": [{"label": k, "medians": v} for k, v in sector_medians(ex).items()]},
+        "setting": setting, "settings": SETTINGS[setting], "seeds": SEEDS, "links": [L1, L2], "reach": L1 + L2,
+        "dls_iterations": DLS_ITERATIONS, "dls_damping": DLS_DAMPING, "success_mm": SUCCESS_M * 1e3,
+        "settle_s": SETTLE_S,
+        "multimodality": [{"label": k, **dict(zip(keys, (v[0] * 1e3, *v[1:])))}
+                          for k, v in multimodality_rows(mm).items()],
+        "extrapolation": {"sectors": [list(s) for s in SECTORS], "fk_out_over_in": fk_sectors[-1] / fk_sectors[0],
+                          "rows": [{"label": k, "medians_mm": v * 1e3} for k, v in sector_medians(ex).items()]},
         "singularity": {"bands": [list(b) for b in BANDS], "sigma_min": sing.sigma_min,
-                        "rows": [{"regression": r[0], "fk": r[1], "dls": r[2], "hybrid": r[3]} for r in sing.errors]},
-        "so101": [{"label": k, **dict(zip(("median", "p95", "within_1mm", "outside_limits"), v))}
+                        "rows": [dict(zip(("regression", "fk", "dls", "hybrid"), r * 1e3)) for r in sing.errors]},
+        "so101": [{"label": k, "median_mm": v[0] * 1e3, "p95_mm": v[1] * 1e3, "within_1mm": v[2], "outside": v[3]}
                   for k, v in so101_rows(g).items()],
-        "hybrid": [{"k": k, "hybrid": hy, "dls": dls} for k, (hy, dls) in enumerate(h)],
-        "gap": [{"label": k, "kinematic": np.median(gp.kinematic[k]), "gravity": np.median(gp.gravity[k]),
-                 "no_gravity": np.median(gp.no_gravity[k])} for k in gp.kinematic],
+        "hybrid": [{"k": k, "hybrid_mm": hy * 1e3, "dls_mm": dls * 1e3} for k, (hy, dls) in enumerate(h)],
+        "gap": [{"label": k, "kinematic_mm": np.median(gp.kinematic[k]) * 1e3,
+                 "gravity_mm": np.median(gp.gravity[k]) * 1e3, "no_gravity_mm": np.median(gp.no_gravity[k]) * 1e3}
+                for k in gp.kinematic],
     }
 
 
