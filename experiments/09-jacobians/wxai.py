@@ -420,6 +420,7 @@ def force_results(force) -> dict:
 def results(vel, st, pmap, desc, force, guard) -> dict:
     """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
     return {"velocity": {**vel, "stale_mm": vel["sweep_speed"] * 0.1 * 1e3, "n_poses": N_VELOCITY_POSES},
+            "payload_kg": 1.5, "repeatability_mm": REPEATABILITY * 1e3,
             "statics": statics_results(st), "payload_map": {"n": len(pmap["kg"]), "bins": [
                 {"range": f"{lo:.2f} .. {hi:.2f} m" if np.isfinite(hi) else f"beyond {lo:.2f} m", "n": n, "median": med,
                  "min": low} for lo, hi, n, med, low in pmap["bins"]]},
