@@ -245,6 +245,41 @@ def lesson(
     raise typer.Exit(int(rc))
 
 
+@app.command()
+def exercise(
+    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    folder: Path = typer.Argument(..., help="where to write build.py for you to fill in"),
+    force: bool = typer.Option(False, "--force", help="overwrite an existing build.py there"),
+) -> None:
+    """Write FOLDER/build.py: the lesson's Build it with the functions you type left blank (docstrings kept)."""
+    from physai import exercise as ex
+
+    lesson_folder = _lesson_dir(number)
+    with _bad_input():
+        path = ex.write_exercise(lesson_folder, folder, force)
+        names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
+    console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "
+                  f"physai check {lesson_folder.name.split('-')[0]} {escape(str(folder))}")
+
+
+@app.command()
+def check(
+    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    folder: Path = typer.Argument(..., help="the folder holding your build.py"),
+) -> None:
+    """Grade FOLDER/build.py function by function against the lesson's references; exit 1 unless all pass."""
+    from physai import exercise as ex
+
+    with _bad_input():
+        grades = ex.check(_lesson_dir(number), folder)
+    table = _table("function", "result", "what to look at", title=f"lesson {number.zfill(2)}: {folder}")
+    for g in grades:
+        table.add_row(g.function, "[green]pass" if g.passed else "[red]fail", escape(g.message))
+    console.print(table)
+    console.print(f"{sum(g.passed for g in grades)}/{len(grades)} functions pass")
+    raise typer.Exit(0 if all(g.passed for g in grades) else 1)
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def bench(ctx: typer.Context) -> None:
     """Run the benchmark suite (benchmarks/run.py; extra arguments are passed to it)."""

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from physai.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims
+from physai.lesson import out_dir as written_to
 
 TABLE_GLOB = "*_output.txt"
 FIGURE_GLOB = "*.png"
@@ -71,7 +72,7 @@ def collect_run(script: Path, since: float, out_dir: Path) -> dict:
     -> ``{"tables": (...), "figures": (...), "claims": (...)}``, keyword arguments of :class:`ScriptRun`.
     The transcript is the ``<script stem>_*_output.txt`` file; figures are the PNGs written since ``since``.
     """
-    folder, stem = script.parent, script.stem
+    folder, stem = written_to(script), script.stem  # where the script wrote (beside it, or under PHYSAI_LESSON_OUT)
     tables = [p for p in _fresh(folder.glob(TABLE_GLOB), since) if p.name.startswith(stem + "_")]
     figures = _fresh(folder.glob(FIGURE_GLOB), since)
     dest = out_dir / folder.name
@@ -81,7 +82,8 @@ def collect_run(script: Path, since: float, out_dir: Path) -> dict:
     if results:
         dest.mkdir(parents=True, exist_ok=True)
     for p in tables + figures + results:  # results.json: what the lesson's page reads its numbers from
-        shutil.copy2(p, dest / p.name)
+        if p.resolve() != (dest / p.name).resolve():
+            shutil.copy2(p, dest / p.name)
     claims_path = folder / CLAIMS_FILE
     fresh_claims = claims_path.exists() and claims_path.stat().st_mtime >= since
     claims = tuple(c for c in read_claims(folder) if c.script == script.name) if fresh_claims else ()
