@@ -145,7 +145,7 @@ def claims(column, jac, use, fd) -> list[Claim]:
 
 def results(column, jac, use, fd) -> dict:
     """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
-    return {"q0": Q0, "column": column["ours"], "column_mujoco": column["mujoco"],
+    return {"q0": Q0, "column_linear": column["ours"][:3], "column_angular": column["ours"][3:],
             "lever": float(np.linalg.norm(column["ours"][:3])),
             "column_diff": float(np.abs(column["ours"] - column["mujoco"]).max()),
             "column_vs_library": float(np.abs(column["ours"] - column["library"]).max()),
