@@ -10,8 +10,8 @@ Run: uv run python experiments/09-jacobians/build.py
 
 import numpy as np
 
-from physai import mj, robots
 from physai import kinematics as lib
+from physai import mj, robots
 from physai.kinematics import fk
 from physai.lesson import (
     Claim,

@@ -411,7 +411,7 @@ def descent_results(desc) -> dict:
 
 def force_results(force) -> dict:
     rows = force[0.1]["rows"]
-    err, rel = np.concatenate([r["err"] for r in rows]), np.concatenate([r["rel"] for r in rows])
+    err = np.concatenate([r["err"] for r in rows])
     true = np.concatenate([r["true"] for r in rows])
     return {"friction": 0.1, "band": force[0.1]["band"], "err_p5": np.percentile(err, 5),
             "err_p95": np.percentile(err, 95), "true_max": true.max()}
