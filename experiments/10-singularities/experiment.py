@@ -520,7 +520,8 @@ def sweep_results(r: ExtensionSweep) -> dict:
             "past": float(r.elbow[near] - r.elbow_limit), "short": float(r.elbow[-1] - r.elbow_limit),
             "fixed_max": float(r.fixed_norm.max()), "near_fixed_weak_mm": float(r.fixed_weak[near] * 1000),
             "adaptive_peak": float(r.adaptive_peak[k]), "adaptive_peak_sigma": float(r.sigma_min[k]),
-            "cos_scaled_min": float(r.cos_scaled.min()), "v": V_WEAK, "lam": LAMBDA, "bound": V_WEAK / (2 * LAMBDA),
+            "cos_scaled_min": float(r.cos_scaled.min()), "adaptive_bound": V_WEAK / SIGMA_HEALTHY, "v": V_WEAK,
+            "lam": LAMBDA, "bound": V_WEAK / (2 * LAMBDA),
             "qdot_limit": QDOT_LIMIT, "sigma_healthy": SIGMA_HEALTHY, "n": len(r.elbow)}
 
 
