@@ -42,6 +42,13 @@ LAMBDA = 0.05  # m/rad, the lesson's lambda_max on the position block
 SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
 QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
+FIGURES = {
+    "sigma_spread.png": "the WidowX AI position block's singular values over random in-limit poses",
+    "rank_loss_map.png": "the SO-101's smallest singular value over shoulder_lift x elbow_flex; + its minimum",
+    "extension_sweep.png": "the WidowX AI walked to full extension: sigma_min, and the joint rates of exact, fixed "
+                           "and adaptive damping for a 5 cm/s request along the weak direction",
+    "ellipsoids.png": "velocity ellipsoids of the WidowX AI's position block, typical pose and near full extension",
+}
 # The WidowX AI lesson's 2-DoF worked example, as it prints it.
 SEED_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
                  "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
@@ -576,7 +583,9 @@ def main(full: bool = False) -> list[Claim]:
     print_tax(tax)
     claims = (two_link_claims(two) + typical_claims(spread) + rank_loss_claims(rmap) + sweep_claims(sweep)
               + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
-    print("\nfigures: sigma_spread.png, ellipsoids.png, rank_loss_map.png, extension_sweep.png")
+    print()
+    for name, caption in FIGURES.items():
+        print(f"figure: {name} ({caption})")
     rows = publish_claims(HERE, claims, "experiment.py")
     save_results(HERE, "experiment.py", results(two, spread, rmap, sweep, dual, unit, tax))
     return rows
