@@ -283,7 +283,7 @@ def formatted(value, fmt: str) -> str:
         return f"{value:.{d}f}".replace("-0." + "0" * d, "0." + "0" * d) if d else f"{value:.0f}".replace("-0", "0")
     if kind == "pct":
         return formatted(100 * value, f"fix:{d}") + " %"
-    if kind == "text":  # a string: the other formats would raise on it
+    if kind == "text":  # a string from the run: the numeric formats would raise on it
         return str(value)
     return {"sci": f"{value:.{d}e}", "sig": f"{value:.{d}g}"}[kind]
 
