@@ -298,7 +298,7 @@ def build07():
 
 def test_build_exercise_functions_match_numpy_inverse_scipy_and_pinocchio_action(build07, rng):
     for _ in range(20):
-        v, u, twist = rng.normal(size=3), rng.normal(size=3), rng.normal(size=6)
+        v, u = rng.normal(size=3), rng.normal(size=3)
         T = random_T(rng)
         np.testing.assert_allclose(build07.skew(v) @ u, np.cross(v, u), atol=1e-15)
         angle = rng.uniform(-np.pi, np.pi)

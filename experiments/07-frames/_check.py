@@ -4,10 +4,10 @@
 import mujoco
 import numpy as np
 import pinocchio as pin
+from physai.exercise import Hint
 from scipy.spatial.transform import Rotation
 
 from physai import transforms as tf
-from physai.exercise import Hint
 
 TOL = 1e-12  # every reference is exact to round-off; 1e-12 leaves room for any sane order of operations
 N = 20  # random inputs per check

@@ -243,7 +243,8 @@ def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
     print(f"in the tool's axes (body twist, R^T w):      {fmt_row(rt['body'])}")
     print(f"as roll-pitch-yaw rates (B(phi)^-1 w):       {fmt_row(rt['rpy_rates'])}   |difference| {rt['gap']:.4f}")
     print("\n== Break it ==")
-    print(f"fixed factors left-to-right (q = 0): tool at {fmt_row(br['home'])}; right-to-left: {fmt_row(br['reversed'])}"
+    print(f"fixed factors left-to-right (q = 0): tool at {fmt_row(br['home'])}; "
+          f"right-to-left: {fmt_row(br['reversed'])}"
           f"; {br['order_gap']:.4f} m apart")
     print(f"an inverse that keeps R instead of R^T: |T @ T_inv - I| = {br['untransposed_err']:.4f}")
 
