@@ -339,6 +339,7 @@ def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build07, so1
     mujoco.mj_kinematics(so101_model, d)  # qpos = 0 = q_ref for the SO-101
     site = d.site_xpos[so101_model.site(so101.tool_name).id]
     np.testing.assert_allclose(br["home"], site, atol=1e-15)
+    np.testing.assert_allclose(ch["world_in_tool"], np.linalg.inv(ch["T_tool"])[:3, 3], atol=1e-15)
     np.testing.assert_allclose(br["order_gap"], np.linalg.norm(site - ch["reversed"]), atol=1e-15)
     assert br["untransposed_err"] > 0.1
 

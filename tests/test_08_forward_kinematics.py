@@ -233,7 +233,8 @@ def test_break_sign_flip_and_missing_tool_offset_are_mujoco_distances(build, so1
     m, sid = so101_model, so101_model.site(so101.tool_name).id
     assert np.all(so101.q_ref == 0)  # the flipped walk is then the walk at -q
     br = build.break_step(so101)
-    at_q0, at_minus = mj_kinematics(m, so101, build.Q0).site_xpos[sid], mj_kinematics(m, so101, -build.Q0).site_xpos[sid]
+    at_q0 = mj_kinematics(m, so101, build.Q0).site_xpos[sid]
+    at_minus = mj_kinematics(m, so101, -build.Q0).site_xpos[sid]
     np.testing.assert_allclose(br["sign"], np.linalg.norm(at_minus - at_q0), atol=1e-15)
     np.testing.assert_allclose(br["no_tool_offset"], np.linalg.norm(m.site_pos[sid]), atol=1e-15)  # site in its body
     assert br["order"] > 0.01

@@ -28,6 +28,7 @@ Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_TWISTS = 1000
 N_CHECK = 200  # random inputs each hand-written function is compared on
+NOISE = 1e-6  # size of the noise added to a rotation in Step 5
 OMEGA_WORLD = np.array([1.0, 0.0, 0.0])  # rad/s about the world x axis: the angular velocity of the erratum
 LESSON, SCRIPT = "07", "build.py"
 # What the seeds print about this lesson: the track's statement, and the WidowX AI lesson's sentence on twists.
@@ -124,8 +125,10 @@ def chain_step(m, chain, q=Q0) -> dict:
     site = np.eye(4)
     site[:3, :3], site[:3, 3] = d.site_xmat[sid].reshape(3, 3), d.site_xpos[sid]
     reversed_p = tf.compose(chain.T_last_tool, *chain.T_prev_joint[::-1])[:3, 3]
+    T_tool_world = invert_transform(T_tool)
     return {"rows": rows, "T_tool": T_tool, "tool_err": float(np.abs(T_tool - site).max()), "reversed": reversed_p,
-            "inverse_err": float(np.abs(tf.compose(T_tool, invert_transform(T_tool)) - np.eye(4)).max())}
+            "inverse_err": float(np.abs(tf.compose(T_tool, T_tool_world) - np.eye(4)).max()),
+            "world_in_tool": T_tool_world[:3, 3]}
 
 
 def spellings_step(R) -> dict:
@@ -169,7 +172,7 @@ def adjoint_step(T_world_tool) -> dict:
 
 def refuse_step(R) -> dict:
     """Step 5: what is not a rotation is refused (the messages); orthonormalize repairs a drifted matrix."""
-    drifted = R + 1e-6 * np.random.default_rng(SEED + 1).normal(size=(3, 3))
+    drifted = R + NOISE * np.random.default_rng(SEED + 1).normal(size=(3, 3))
     messages = {}
     for label, call in [("matrix_to_quat(R + 1e-6 noise)", lambda: tf.matrix_to_quat(drifted)),
                         ("quat_to_matrix([0, 0, 0, 0])", lambda: tf.quat_to_matrix(np.zeros(4)))]:
@@ -179,7 +182,7 @@ def refuse_step(R) -> dict:
         except InputError as exc:
             messages[label] = str(exc)
     fixed = tf.orthonormalize(drifted)
-    return {"messages": messages, "drift": float(np.abs(drifted @ drifted.T - np.eye(3)).max()),
+    return {"messages": messages, "noise": NOISE, "tol": tf.ROTATION_TOL, "drift": float(np.abs(drifted @ drifted.T - np.eye(3)).max()),
             "ortho": float(np.abs(fixed @ fixed.T - np.eye(3)).max()),
             "moved": float(np.abs(fixed - drifted).max()), "accepted": tf.matrix_to_quat(fixed)}
 
@@ -216,7 +219,8 @@ def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
     for body, p, err in ch["rows"]:
         print(f"{body:>14s} {fmt_row(p)}   {err:.1e}")
     print(f"{chain.tool_name:>14s} {fmt_row(ch['T_tool'][:3, 3])}   {ch['tool_err']:.1e} (whole 4x4 vs the site)")
-    print(f"T_world_tool @ invert_transform(T_world_tool) - I: {ch['inverse_err']:.1e} (R^T and -R^T p)")
+    print(f"T_world_tool @ invert_transform(T_world_tool) - I: {ch['inverse_err']:.1e} (R^T and -R^T p); the world "
+          f"origin in tool coordinates: {fmt_row(ch['world_in_tool'])}")
     print("\n== Step 2. One orientation, four spellings (tool at Q0) ==")
     print(f"quaternion (w,x,y,z): {fmt_row(sp['quat'])}   |q - mju_mat2Quat| = {sp['quat_err']:.1e}")
     print(f"SciPy as_quat() order (x,y,z,w): {fmt_row(sp['scipy_quat'])}  <- same numbers, scalar last")
@@ -280,11 +284,12 @@ def results(chain, ex, ch, sp, xp, ad, rf, rt, br) -> dict:
     return {"seed": SEED_TEXT, "q0": Q0, "exercise": ex,
             "chain": {"rows": [{"body": b, "p": p, "err": e} for b, p, e in ch["rows"]], "tool": chain.tool_name,
                       "tool_p": ch["T_tool"][:3, 3], "tool_err": ch["tool_err"], "inverse_err": ch["inverse_err"],
+                      "world_in_tool": ch["world_in_tool"],
                       "worst_body_err": max(e for _, _, e in ch["rows"])},
             "spell": {k: sp[k] for k in ("quat", "quat_err", "scipy_quat", "rpy", "rpy_err", "XYZ", "rotvec",
                                          "rotvec_err", "angle", "misread_deg")},
             "exp": xp, "adjoint": ad,
-            "refuse": {"drift": rf["drift"], "ortho": rf["ortho"], "moved": rf["moved"],
+            "refuse": {"noise": rf["noise"], "tol": rf["tol"], "drift": rf["drift"], "ortho": rf["ortho"], "moved": rf["moved"],
                        "message": rf["messages"]["matrix_to_quat(R + 1e-6 noise)"]},
             "rates": rt, "break": br}
 
