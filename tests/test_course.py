@@ -283,7 +283,9 @@ def formatted(value, fmt: str) -> str:
         return f"{value:.{d}f}".replace("-0." + "0" * d, "0." + "0" * d) if d else f"{value:.0f}".replace("-0", "0")
     if kind == "pct":
         return formatted(100 * value, f"fix:{d}") + " %"
-    return {"sci": f"{value:.{d}e}", "sig": f"{value:.{d}g}", "text": str(value)}[kind]
+    if kind == "text":  # a string: the numeric formats below would raise on it
+        return str(value)
+    return {"sci": f"{value:.{d}e}", "sig": f"{value:.{d}g}"}[kind]
 
 
 HAND_TYPED = re.compile(r"(?<![\w.])\d+\.\d+|(?<![\w.])\d+(?:\.\d+)?e[-+]?\d+|10\^|10⁻")
