@@ -31,9 +31,6 @@ N_CHECK = 200  # random inputs each hand-written function is compared on
 NOISE = 1e-6  # size of the noise added to a rotation in Step 5
 OMEGA_WORLD = np.array([1.0, 0.0, 0.0])  # rad/s about the world x axis: the angular velocity of the erratum
 LESSON, SCRIPT = "07", "build.py"
-# What the seeds print about this lesson: the track's statement, and the WidowX AI lesson's sentence on twists.
-SEED_TEXT = {"track": "A 4x4 matrix moves you between frames, and the algebra is matrix multiplication.",
-             "analytic": "The analytic Jacobian J_a maps joint velocities to the body twist"}
 
 EXERCISE = ("skew", "rodrigues", "invert_transform", "twist_adjoint")
 
@@ -281,7 +278,7 @@ def figure(chain, T_world_joint, T_world_tool, path) -> None:
 
 def results(chain, ex, ch, sp, xp, ad, rf, rt, br) -> dict:
     """Everything the lesson page quotes, at full precision."""
-    return {"seed": SEED_TEXT, "q0": Q0, "exercise": ex,
+    return {"q0": Q0, "exercise": ex,
             "chain": {"rows": [{"body": b, "p": p, "err": e} for b, p, e in ch["rows"]], "tool": chain.tool_name,
                       "tool_p": ch["T_tool"][:3, 3], "tool_err": ch["tool_err"], "inverse_err": ch["inverse_err"],
                       "world_in_tool": ch["world_in_tool"],

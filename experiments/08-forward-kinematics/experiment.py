@@ -217,9 +217,7 @@ def results(reach, num, bug, rpy, pitch) -> dict:
     stats = [{"label": label, **s} for label, s in reach["stats"].items()]
     joint_rows = [row for row in stats if row["label"].startswith("only ")]
     worst = max(joint_rows, key=lambda row: row["share"])
-    return {"seed": {"agreement": "1e-9", "bug": "one column wrong everywhere", "eps": "1e-6",
-                     "cause": "its axis or origin is being read after applying that joint's own rotation instead of "
-                              "before"},
+    return {"seed": {"agreement": "1e-9", "bug": "one column wrong everywhere", "eps": "1e-6"},
             "n_reach": N_REACH, "n_check": N_CHECK, "far": FAR, "reach": stats, "worst_joint": worst,
             "spans_deg": dict(zip(reach["names"], reach["spans"])),
             "numeric": [{"eps": eps, "worst": w} for eps, w in num["worst"].items()],
