@@ -315,7 +315,7 @@ def test_the_page_has_the_lessons_shape(site, number):
     assert words >= MIN_WORDS, f"{words} words of prose"
     check_yourself = page.split('id="check-yourself"')[1].split("<h2")[0]
     assert check_yourself.count("data-quiz") >= 2
-    for quiz in page.split("data-quiz")[1:]:
+    for quiz in page.split('class="quiz" data-quiz')[1:]:  # the element, not the script's selector
         quiz = quiz.split('class="why"')[0]
         assert quiz.count('data-correct="true"') == 1 and quiz.count('data-correct="false"') == 2
     for level in ("easy", "medium", "hard"):
