@@ -412,7 +412,8 @@ def test_every_page_reads_at_the_width_loads_nothing_remote_and_logs_no_error(si
         context, page = open_page(browser, path.as_uri(), width)
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
         # lazy figures below the fold load only when scrolled to: load them all, then look
-        page.evaluate("() => Promise.all([...document.images].map(i => (i.loading = 'eager', i.decode().catch(() => 0))))")
+        page.evaluate("() => Promise.all([...document.images].map(i => (i.loading = 'eager', "
+                      "i.decode().catch(() => 0))))")
         wide, page_width = page.evaluate(WIDE), page.evaluate("() => document.documentElement.scrollWidth")
         images = page.evaluate("() => [...document.images].map(i => [i.src, i.complete && i.naturalWidth])")
         errors, remote = page.errors, page.remote

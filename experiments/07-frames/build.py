@@ -179,7 +179,8 @@ def refuse_step(R) -> dict:
         except InputError as exc:
             messages[label] = str(exc)
     fixed = tf.orthonormalize(drifted)
-    return {"messages": messages, "noise": NOISE, "tol": tf.ROTATION_TOL, "drift": float(np.abs(drifted @ drifted.T - np.eye(3)).max()),
+    return {"messages": messages, "noise": NOISE, "tol": tf.ROTATION_TOL,
+            "drift": float(np.abs(drifted @ drifted.T - np.eye(3)).max()),
             "ortho": float(np.abs(fixed @ fixed.T - np.eye(3)).max()),
             "moved": float(np.abs(fixed - drifted).max()), "accepted": tf.matrix_to_quat(fixed)}
 
@@ -286,7 +287,8 @@ def results(chain, ex, ch, sp, xp, ad, rf, rt, br) -> dict:
             "spell": {k: sp[k] for k in ("quat", "quat_err", "scipy_quat", "rpy", "rpy_err", "XYZ", "rotvec",
                                          "rotvec_err", "angle", "misread_deg")},
             "exp": xp, "adjoint": ad,
-            "refuse": {"noise": rf["noise"], "tol": rf["tol"], "drift": rf["drift"], "ortho": rf["ortho"], "moved": rf["moved"],
+            "refuse": {"noise": rf["noise"], "tol": rf["tol"], "drift": rf["drift"], "ortho": rf["ortho"],
+                       "moved": rf["moved"],
                        "message": rf["messages"]["matrix_to_quat(R + 1e-6 noise)"]},
             "rates": rt, "break": br}
 

@@ -199,7 +199,8 @@ def main() -> dict:
     walk_rows = [{"body": b, "p": p, "err_p": ep, "err_R": eR, "err_axis": ea} for b, p, ep, eR, ea in
                  zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"], walk["err_axis"])]
     return save_results(HERE, SCRIPT, {
-        "seed": SEED_TEXT, "q0": Q0, "n_poses": walk["n"], "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk_rows,
+        "seed": SEED_TEXT, "q0": Q0, "n_poses": walk["n"], "n_arm_poses": N_POSES, "n_reach": N_REACH,
+        "walk": walk_rows,
         "walk_worst": max(float(np.max(walk[k])) for k in ("err_p", "err_R", "err_axis")),
         "tool_q0": walk["tool_q0"], "tool_err": walk["tool_err"], "lib_err": walk["lib_err"], "home": walk["home"],
         "arms": arms, "reach": reach, "break": br, "exercises": ex})
