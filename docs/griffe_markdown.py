@@ -6,7 +6,8 @@ paragraph above it, so this rewrites each docstring, in the documentation build 
 
 - a role whose target is on a reference page becomes a link to its entry; any other target becomes code;
 - a list gets the blank lines Markdown needs before and after it;
-- a trailing ``::`` becomes ``:`` (the indented block after it is already a Markdown code block).
+- a trailing ``::`` becomes ``:`` (the indented block after it is already a Markdown code block);
+- a reST simple table (columns framed by lines of ``=``) becomes a Markdown table.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ DOCUMENTED = ("chain", "control", "conventions", "errors", "ik", "jaxik", "jaxki
               "robots", "singularity", "statics", "transforms")
 ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc|obj):`(~?)([\w.]+)`")
 ITEM = re.compile(r"^(\s*)[-*] ")
+BORDER = re.compile(r"^=+( +=+)+$")
 
 
 class MarkdownDocstrings(griffe.Extension):
@@ -40,7 +42,7 @@ def _walk(obj: griffe.Object):
 
 def to_markdown(text: str, obj: griffe.Object, pkg: griffe.Module) -> str:
     text = ROLE.sub(lambda m: _role(m.group(1), m.group(2), obj, pkg), text)
-    return _separate_lists(re.sub(r"::$", ":", text, flags=re.MULTILINE))
+    return _rst_tables(_separate_lists(re.sub(r"::$", ":", text, flags=re.MULTILINE)))
 
 
 def _role(tilde: str, target: str, obj: griffe.Object, pkg: griffe.Module) -> str:
@@ -83,3 +85,18 @@ def _separate_lists(text: str) -> str:
             in_list = False
         out.append(line)
     return "\n".join(out)
+
+
+def _rst_tables(text: str) -> str:
+    """Each reST simple table (top border, header row, border, body rows, bottom border) as a Markdown table."""
+    lines = text.split("\n")
+    borders = [i for i, line in enumerate(lines) if BORDER.match(line)]
+    for top, mid, bottom in reversed(list(zip(borders[::3], borders[1::3], borders[2::3]))):
+        spans = [m.span() for m in re.finditer(r"=+", lines[top])]
+        cells = [[row[a:b if k < len(spans) - 1 else None].strip() for k, (a, b) in enumerate(spans)]
+                 for row in lines[top + 1:mid] + lines[mid + 1:bottom]]
+        header, body = cells[:mid - top - 1], cells[mid - top - 1:]
+        table = [f"| {' | '.join(row)} |" for row in header] + ["|" + "---|" * len(spans)]
+        table += [f"| {' | '.join(row)} |" for row in body]
+        lines[top:bottom + 1] = table
+    return "\n".join(lines)
