@@ -93,6 +93,16 @@ def ellipsoid_axes(J, block: str = "position", char_length: float = 0.3) -> tupl
 
     Returns ``radii: (m,)`` (the singular values, descending) and ``directions: (m, m)`` whose
     column ``i`` is the unit task-space direction of the axis with radius ``radii[i]``.
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m) at ``q = (0, pi/2)``: a flat ellipse in the xy plane (m/s per
+    rad/s), no speed along z.
+
+    >>> from physai import singularity
+    >>> radii, directions = singularity.ellipsoid_axes(physai.jacobian(physai.load("planar2r"), [0.0, np.pi / 2]))
+    >>> print(np.round(radii, 3), np.round(np.abs(directions[2, 2]), 3))
+    [0.607 0.247 0.   ] 1.0
     """
     Jb = jacobian_block(J, block, char_length)
     U, S, _ = np.linalg.svd(Jb, full_matrices=True)
