@@ -317,7 +317,7 @@ def load(
     --------
     >>> chain = physai.load("so101")
     >>> chain.n, chain.tool_name, chain.source
-    (5, 'gripperframe', 'bundled physai/models/so101/so101.xml')
+    (5, 'gripperframe', 'bundled ...so101.xml')
 
     The same arm from numbers alone gives the same tool pose:
 
