@@ -59,7 +59,8 @@ def frame_jacobian(chain: Chain, q, frame: str = "world") -> np.ndarray:
     In tool axes (``"local"``) the world Jacobian's linear rows ``[[-0.3, -0.3], [0.5, 0]]`` read:
 
     >>> from physai import conventions
-    >>> J_local = conventions.frame_jacobian(physai.load("planar2r"), [0.0, np.pi / 2], "local")
+    >>> chain = physai.load("planar2r")
+    >>> J_local = conventions.frame_jacobian(chain, [0.0, np.pi / 2], "local")
     >>> print(np.round(J_local[:3], 3))
     [[ 0.5  0. ]
      [ 0.3  0.3]

@@ -61,7 +61,8 @@ class UnsupportedJointError(InputError):
     Examples
     --------
     >>> ball = physai.JointSpec("wrist", "ball", axis=(0, 0, 1))
-    >>> physai.chain_from_bodies("arm", [physai.BodySpec("hand", (0, 0, 0), joints=(ball,))], tool_pos=(0, 0, 0))
+    >>> hand = physai.BodySpec("hand", (0, 0, 0), joints=(ball,))
+    >>> physai.chain_from_bodies("arm", [hand], tool_pos=(0, 0, 0))
     Traceback (most recent call last):
         ...
     physai.errors.UnsupportedJointError: joint 'wrist' in body 'hand' has type 'ball'; physai chains support ...

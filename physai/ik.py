@@ -148,7 +148,7 @@ class IKBatchResult:
 
     Examples
     --------
-    >>> targets = [[0.2, 0.0, 0.1], [0.15, 0.1, 0.15], [1.0, 0.0, 0.0]]  # m; the last is out of reach
+    >>> targets = [[0.2, 0.0, 0.1], [0.15, 0.1, 0.15], [1.0, 0.0, 0.0]]  # m; the last: too far
     >>> batch = physai.solve_ik_batch(physai.load("so101"), targets, task="position")
     >>> batch.q.shape, batch.converged
     ((3, 5), array([ True,  True, False]))
@@ -422,7 +422,8 @@ def solve_ik_batch(
     Two tool positions (m, world frame) for the SO-101, solved together:
 
     >>> chain = physai.load("so101")
-    >>> batch = physai.solve_ik_batch(chain, [[0.2, 0.0, 0.1], [0.15, 0.1, 0.15]], task="position")
+    >>> targets = [[0.2, 0.0, 0.1], [0.15, 0.1, 0.15]]
+    >>> batch = physai.solve_ik_batch(chain, targets, task="position")
     >>> batch.converged
     array([ True,  True])
     >>> print(np.round(physai.tool_pose(chain, batch.q)[:, :3, 3], 3))

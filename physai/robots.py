@@ -323,8 +323,10 @@ def load(
 
     >>> q = [0.0, -0.6, 0.9, 0.4, 0.3]
     >>> builtin = physai.load("so101", source="builtin")
-    >>> print(np.round(physai.tool_pose(chain, q)[:3, 3], 3), np.round(physai.tool_pose(builtin, q)[:3, 3], 3))
-    [0.288 0.003 0.097] [0.288 0.003 0.097]
+    >>> for c in (chain, builtin):
+    ...     print(c.source, np.round(physai.tool_pose(c, q)[:3, 3], 3))
+    bundled ...so101.xml [0.288 0.003 0.097]
+    built-in (so101.xml numbers) [0.288 0.003 0.097]
 
     A tool 5 cm further along the tool frame's z axis:
 

@@ -100,7 +100,8 @@ def ellipsoid_axes(J, block: str = "position", char_length: float = 0.3) -> tupl
     rad/s), no speed along z.
 
     >>> from physai import singularity
-    >>> radii, directions = singularity.ellipsoid_axes(physai.jacobian(physai.load("planar2r"), [0.0, np.pi / 2]))
+    >>> J = physai.jacobian(physai.load("planar2r"), [0.0, np.pi / 2])
+    >>> radii, directions = singularity.ellipsoid_axes(J)
     >>> print(np.round(radii, 3), np.round(np.abs(directions[2, 2]), 3))
     [0.607 0.247 0.   ] 1.0
     """
@@ -154,7 +155,8 @@ def damped_solve(J, v, lam, rcond: float = 1e-12) -> np.ndarray:
 
     >>> J_xy = physai.jacobian(chain, [0.0, 1e-3])[:2]
     >>> for lam in (0.0, 0.05):
-    ...     print(lam, round(float(np.linalg.norm(physai.damped_solve(J_xy, [0.01, 0.0], lam))), 3))
+    ...     qdot = physai.damped_solve(J_xy, [0.01, 0.0], lam)
+    ...     print(lam, round(float(np.linalg.norm(qdot)), 3))
     0.0 56.96
     0.05 0.001
     """

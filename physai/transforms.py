@@ -129,7 +129,8 @@ def quat_to_matrix(quat_wxyz: np.ndarray) -> np.ndarray:
     A quarter turn about z, ``(cos 45deg, 0, 0, sin 45deg)``, scalar first:
 
     >>> from physai import transforms as tf
-    >>> print(np.round(tf.quat_to_matrix([np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)]), 3))
+    >>> c = s = np.sqrt(0.5)  # cos and sin of 45 degrees
+    >>> print(np.round(tf.quat_to_matrix([c, 0.0, 0.0, s]), 3))
     [[ 0. -1.  0.]
      [ 1.  0.  0.]
      [ 0.  0.  1.]]
@@ -154,7 +155,8 @@ def matrix_to_quat(R: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> from physai import transforms as tf
-    >>> print(np.round(tf.matrix_to_quat(tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)), 3))
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)
+    >>> print(np.round(tf.matrix_to_quat(Rz), 3))
     [0.707 0.    0.    0.707]
     """
     R = check_rotation(R)
@@ -188,7 +190,8 @@ def make_transform(R: np.ndarray, p: np.ndarray) -> np.ndarray:
     ``a``'s y:
 
     >>> from physai import transforms as tf
-    >>> T_a_b = tf.make_transform(tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2), [1.0, 0.0, 0.0])
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)  # a quarter turn about z
+    >>> T_a_b = tf.make_transform(Rz, [1.0, 0.0, 0.0])
     >>> print(np.round(T_a_b @ [1.0, 0.0, 0.0, 1.0], 3))
     [1. 1. 0. 1.]
     """
@@ -215,7 +218,8 @@ def inverse(T_a_b: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> from physai import transforms as tf
-    >>> T_a_b = tf.make_transform(tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2), [1.0, 0.0, 0.0])
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)  # a quarter turn about z
+    >>> T_a_b = tf.make_transform(Rz, [1.0, 0.0, 0.0])
     >>> print(np.round(tf.inverse(T_a_b), 3))
     [[ 0.  1.  0.  0.]
      [-1.  0.  0.  1.]
@@ -237,8 +241,9 @@ def compose(*transforms: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> from physai import transforms as tf
-    >>> T_a_b = tf.make_transform(tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2), [1.0, 0.0, 0.0])
-    >>> T_b_c = tf.translation([0.5, 0.0, 0.0])  # c sits 0.5 m along b's x axis, which is a's y
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)  # a quarter turn about z
+    >>> T_a_b = tf.make_transform(Rz, [1.0, 0.0, 0.0])
+    >>> T_b_c = tf.translation([0.5, 0.0, 0.0])  # 0.5 m along b's x axis (a's y)
     >>> print(np.round(tf.compose(T_a_b, T_b_c)[:3, 3], 3))
     [1.  0.5 0. ]
     >>> np.allclose(tf.compose(T_a_b, tf.inverse(T_a_b)), np.eye(4))
@@ -295,7 +300,8 @@ def so3_log(R) -> np.ndarray:
     Examples
     --------
     >>> from physai import transforms as tf
-    >>> print(np.round(tf.so3_log(tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)), 3))
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)
+    >>> print(np.round(tf.so3_log(Rz), 3))
     [0.    0.    1.571]
     """
     return _quat_to_rotvec(matrix_to_quat(R))
@@ -525,7 +531,8 @@ def pose_error(T, T_ref) -> np.ndarray:
     From the identity to 0.1 m along x and a quarter turn about z:
 
     >>> from physai import transforms as tf
-    >>> T_ref = tf.make_transform(tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2), [0.1, 0.0, 0.0])
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)  # a quarter turn about z
+    >>> T_ref = tf.make_transform(Rz, [0.1, 0.0, 0.0])
     >>> print(np.round(tf.pose_error(np.eye(4), T_ref), 3))
     [0.1   0.    0.    0.    0.    1.571]
     """
