@@ -13,12 +13,12 @@ paragraph above it, so this rewrites each docstring, in the documentation build 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import griffe
 
-# The modules that have a page in docs/api/ (the modules of physai.__all__).
-DOCUMENTED = ("chain", "control", "conventions", "errors", "ik", "jaxik", "jaxkin", "kinematics", "mj", "nullspace",
-              "robots", "singularity", "statics", "transforms")
+# The modules that have a page: docs/api/NAME.md documents physai.NAME.
+DOCUMENTED = {page.stem for page in (Path(__file__).parent / "api").glob("*.md")} - {"index"}
 ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc|obj):`(~?)([\w.]+)`")
 ITEM = re.compile(r"^(\s*)[-*] ")
 BORDER = re.compile(r"^=+( +=+)+$")
