@@ -18,10 +18,11 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from physai import robots
-from physai.exercise import Hint
+from physai.exercise import Hint, close, shaped
 from physai.ik import solve_ik
 
 LAM = 0.02  # m/rad, the damping the step is graded at
+STEP_TOL = 1e-9  # rad: the steps are at most |e| / (2 LAM) ~ 2 rad long, solved to round-off
 RESTART_SEED, RESTART_TARGETS = 12, 30  # solve_by_hand's targets (none of the lab's)
 RESTART_MARGIN = 0.05  # with restarts the library reaches every target: miss at most one of 30
 
@@ -47,10 +48,8 @@ def _test_jacobians(rng: np.random.Generator):
 def check_damped_step(build) -> None:
     for J, e, sigma_min in _test_jacobians(np.random.default_rng(11)):
         want = lstsq(np.r_[J, LAM * np.eye(5)], np.r_[e, np.zeros(5)])[0]
-        got = np.asarray(build.damped_step(J, e, LAM), dtype=float)
-        if got.shape != (5,):
-            raise Hint(f"damped_step returned shape {got.shape}; expected (n,) = (5,) for J of shape (3, 5)")
-        if np.allclose(got, want, rtol=1e-9, atol=1e-12):
+        got = shaped(build.damped_step(J, e, LAM), (5,), "damped_step", "(n,) for J of shape (m, n) = (3, 5)")
+        if close(got, want, STEP_TOL):
             continue
         where = f"at a Jacobian with sigma_min {sigma_min:g} m/rad"
         known = (
@@ -62,7 +61,7 @@ def check_damped_step(build) -> None:
                       "(J J^T + lam^2 I) y = e, then dq = J^T y"),
         )
         for wrong, why in known:
-            if np.allclose(got, wrong, rtol=1e-9, atol=1e-12):
+            if close(got, wrong, STEP_TOL):
                 raise Hint(f"damped_step {where}: {why}")
         raise Hint(f"damped_step {where} differs from J^T (J J^T + lam^2 I)^-1 e by {np.abs(got - want).max():.2e} "
                    "rad (a transposed J, or an identity of the wrong size?)")
@@ -80,7 +79,7 @@ def check_ik_by_hand(build) -> None:
     lesson, chain = _lesson(), robots.load("so101")
     targets = lesson.lab_targets(chain)
     runs = [build.ik_by_hand(chain, p, chain.q_middle.copy()) for p in targets]
-    q = np.array([np.asarray(q, dtype=float) for q, _ in runs])
+    q = np.array([shaped(q, (chain.n,), "ik_by_hand's q") for q, _ in runs])
     errors = [np.atleast_1d(np.asarray(e, dtype=float)) for _, e in runs]
     n = len(targets)
     grew = sum(e[-1] > e[0] for e in errors)
