@@ -32,7 +32,16 @@ import numpy as np  # noqa: E402
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import METHODS, TOL_ORIENTATION, TOL_POSITION, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    fmt_row,
+    out_dir,
+    publish_claims,
+    read_results,
+    run_script,
+    save_results,
+    verdict,
+)
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "11"
@@ -351,7 +360,9 @@ def main(full: bool = False) -> list[Claim]:
     claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(rows)
     print("\nfigure: convergence.png (Median pose error per iteration on the Panda, every method from the same starts: "
           "the Gauss-Newton family drops below the tolerance within a few steps, gradient descent crawls)")
-    save_results(HERE, "experiment.py", results(grad, conv, rows, five, tele, n_targets))
+    # merged into what is saved under "experiment": a step that saves its own key there keeps it
+    save_results(HERE, "experiment.py",
+                 read_results(HERE).get("experiment", {}) | results(grad, conv, rows, five, tele, n_targets))
     return publish_claims(HERE, claims, "experiment.py")
 
 
