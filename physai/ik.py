@@ -402,6 +402,7 @@ def solve_ik_batch(
                       axis=axis, max_step=max_step, damping=damping, sigma_healthy=sigma_healthy,
                       lambda_max=lambda_max, patience=patience, engine=engine, backend=backend)
     T_target = check_targets(task, targets, 0 if _single else 1)
+    chain.check_engine_arrays()  # the limits, seeds and packed constants the solver reads, as built
     B, n = len(T_target), chain.n
     base, reach = chain.T_prev_joint[0, :3, 3], chain.reach  # the first joint's anchor at q_ref, and the reach
     q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
