@@ -121,7 +121,7 @@ def test_ahead_of_time_ik_kernel_equals_numba_jit_bit_for_bit(task, jit):
     rng = np.random.default_rng(2)
     T = physai.tool_pose(chain, chain.random_q(rng, 30))
     T[-1, :3, 3] += 5.0  # one unreachable target
-    draws = chain.random_q(rng, (30, 20))
+    uniforms = rng.random((30, 20, chain.n))
     q0 = ((chain.lower + chain.upper) / 2)[None]
     m = 3 if task == "position" else 6
     settings = _ik_record.settings(task=task, iterations=50, patience=5, attempts=21, attempts_far=4, tol_position=1e-4,
@@ -130,8 +130,8 @@ def test_ahead_of_time_ik_kernel_equals_numba_jit_bit_for_bit(task, jit):
     outs = []
     for solve in (_engine.kernels.solve_batch, jit["solve_batch"]):
         out, out_int = np.empty((30, chain.n + 2)), np.empty((30, 3), np.int64)
-        solve(chain.packed, chain.lower, chain.upper, T, np.array([0.0, 0.0, 1.0]), np.ones(m), q0, draws, settings,
-              out, out_int)
+        solve(chain.packed, chain.lower, chain.upper, T, np.array([0.0, 0.0, 1.0]), np.ones(m), q0, uniforms,
+              chain._sample_range, settings, out, out_int)
         outs.append((out, out_int))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
