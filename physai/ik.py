@@ -406,8 +406,10 @@ def solve_ik_batch(
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
-    The compiled backend (default for ``"lm"``) runs every target's whole solve in one numba call; the
-    NumPy backend steps all targets together, vectorised over them. Both give each target the same attempts.
+    The compiled backend (default for ``"lm"``) runs every target's whole solve in compiled code, the targets
+    shared among one thread per core (from 2 x :data:`THREAD_MIN_TARGETS` targets; the rows are the same on any
+    number of threads); the NumPy backend steps all targets together, vectorised over them. Both give each target
+    the same attempts.
 
     ``targets: (B, 4, 4)`` (or ``(B, 3)`` for ``task="position"``); ``q0``: ``None`` (the middle of the
     limits), ``(n,)`` for all or ``(B, n)``, inside the joint limits (a seed outside them is refused,
