@@ -36,9 +36,9 @@ import numpy as np
 KERNELS = {
     "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik",
 }
-# The one-pose calls of _walk.c: ``(q, P, n)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
-# None, having written nothing, unless q is an exact, aligned, native float64 vector of n finite entries and P an
-# n-joint chain's packed constants.
+# The one-pose calls of _walk.c: ``(q, P)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
+# None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite,
+# and P a chain's packed constants as built.
 WALK = ("pose", "jacobian", "pose_jacobian", "frames")
 _HERE = Path(__file__).resolve().parent
 _SOURCES = ("_numba_kin.py", "_numba_ik.py", "_ik_record.py", "_aot_build.py", "_engine.py", "_walk.c")
@@ -127,7 +127,7 @@ def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndar
     _numba_module("physai._numba_kin").batch(Q, P, T, J, F)
 
 
-def declined(q, P, n) -> None:
+def declined(q, P) -> None:
     """The one-pose calls where _walk.c could not be built: the caller then runs the batch kernel on one row."""
     return None
 

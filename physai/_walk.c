@@ -9,12 +9,13 @@
  * the two engines agree bit for bit; tests/test_engine.py checks that, and tests/test_kinematics.py pins
  * both to the readable NumPy code.
  *
- * Each function takes (q, P, n): q a float64 vector, P a chain's packed constants (physai.chain documents
- * the layout), n the chain's joint count. It returns None, having written nothing, when q is anything but
- * an exact, aligned, native-order float64 vector of n finite entries, or P anything but an aligned
- * C-contiguous native float64 (n + 1, 17) array with 1 <= n <= MAX_JOINTS: the caller's readable
- * validation then converts q or names what is wrong (a chain's arrays edited after construction, say).
- * Joint counts and offsets are npy_intp throughout, so no count can wrap around.
+ * Each function takes (q, P): q a float64 vector, P a chain's packed constants (physai.chain documents
+ * the layout). It returns None, having written nothing, when q is anything but an exact, aligned,
+ * native-order float64 vector of the chain's length with finite entries, or P anything but an aligned,
+ * C-contiguous, native float64 (n + 1, 17) array with 1 <= n <= MAX_JOINTS whose last row records -n:
+ * the caller's readable validation then converts q or names what is wrong (a chain's constants cut
+ * short or padded after construction, say). Joint counts and offsets are npy_intp throughout, so no
+ * count can wrap around.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,6 +26,12 @@
 
 #define ROW 17 /* packed row: rotation 0-8 (row-major), translation 9-11, axis 12-14, q_ref 15, hinge 16 */
 #define MAX_JOINTS ((npy_intp)1 << 16) /* physai.chain.MAX_JOINTS: no chain has more */
+/* walk inlined into its one caller, as compilers otherwise choose by size: a call costs ~10 % of a one-pose answer */
+#if defined(_MSC_VER)
+#define INLINED static __forceinline
+#else
+#define INLINED static inline __attribute__((always_inline))
+#endif
 
 /* out = a @ b for row-major 3x3 matrices (out must not alias a or b) */
 static void mul(const double *a, const double *b, double *out)
@@ -63,7 +70,7 @@ static void rodrigues(const double *u, double d, double *out)
 
 /* Walk the chain for q (n entries, `step` doubles apart): the tool pose into T (4x4), and, where not NULL,
  * the Jacobian into J (6 x n, row-major) and each joint's world axis and anchor into F (n x 6). */
-static void walk(const double *q, npy_intp step, npy_intp n, const double *P, double *T, double *J, double *F)
+INLINED void walk(const double *q, npy_intp step, npy_intp n, const double *P, double *T, double *J, double *F)
 {
     double R[9] = {1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0}, p[3] = {0.0, 0.0, 0.0}, a[3], Rr[9], Rn[9];
     for (npy_intp i = 0; i < n; i++) {
@@ -115,22 +122,20 @@ static PyArrayObject *new_matrix(npy_intp rows, npy_intp cols)
     return (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
 }
 
-/* The shared body: check (q, P, n), allocate the wanted outputs, walk. */
+/* The shared body: check (q, P), allocate the wanted outputs, walk. */
 static PyObject *run(PyObject *const *args, Py_ssize_t nargs, int want_t, int want_j, int want_f)
 {
-    if (nargs != 3) {
-        PyErr_Format(PyExc_TypeError, "expected (q, P, n), got %zd arguments", nargs);
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "expected (q, P), got %zd arguments", nargs);
         return NULL;
     }
-    if (!PyLong_CheckExact(args[2]))
-        Py_RETURN_NONE;
-    int overflow;
-    npy_intp n = (npy_intp)PyLong_AsLongLongAndOverflow(args[2], &overflow);
-    if (overflow || n < 1 || n > MAX_JOINTS)
-        Py_RETURN_NONE;
     PyArrayObject *P = (PyArrayObject *)args[1];
-    if (!PyArray_Check(args[1]) || PyArray_NDIM(P) != 2 || PyArray_DIM(P, 0) != n + 1 || PyArray_DIM(P, 1) != ROW
-        || PyArray_TYPE(P) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(P) || !PyArray_ISBEHAVED_RO(P))
+    if (!PyArray_Check(args[1]) || PyArray_NDIM(P) != 2 || PyArray_DIM(P, 1) != ROW || PyArray_DIM(P, 0) < 2
+        || PyArray_DIM(P, 0) > MAX_JOINTS + 1 || PyArray_TYPE(P) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(P)
+        || !PyArray_ISBEHAVED_RO(P))
+        Py_RETURN_NONE;
+    npy_intp n = PyArray_DIM(P, 0) - 1;
+    if (((const double *)PyArray_DATA(P))[ROW * n + 16] != -(double)n) /* the count the chain packed */
         Py_RETURN_NONE;
     PyArrayObject *qa = (PyArrayObject *)args[0];
     if (!PyArray_CheckExact(args[0]) || PyArray_NDIM(qa) != 1 || PyArray_TYPE(qa) != NPY_DOUBLE
@@ -188,12 +193,12 @@ static PyObject *frames(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyMethodDef methods[] = {
-    {"pose", (PyCFunction)(void (*)(void))pose, METH_FASTCALL, "pose(q, P, n) -> T (4, 4), or None"},
-    {"jacobian", (PyCFunction)(void (*)(void))jacobian, METH_FASTCALL, "jacobian(q, P, n) -> J (6, n), or None"},
+    {"pose", (PyCFunction)(void (*)(void))pose, METH_FASTCALL, "pose(q, P) -> T (4, 4), or None"},
+    {"jacobian", (PyCFunction)(void (*)(void))jacobian, METH_FASTCALL, "jacobian(q, P) -> J (6, n), or None"},
     {"pose_jacobian", (PyCFunction)(void (*)(void))pose_jacobian, METH_FASTCALL,
-     "pose_jacobian(q, P, n) -> (T (4, 4), J (6, n)), or None"},
+     "pose_jacobian(q, P) -> (T (4, 4), J (6, n)), or None"},
     {"frames", (PyCFunction)(void (*)(void))frames, METH_FASTCALL,
-     "frames(q, P, n) -> (T (4, 4), F (n, 6): world axis, anchor), or None"},
+     "frames(q, P) -> (T (4, 4), F (n, 6): world axis, anchor), or None"},
     {NULL, NULL, 0, NULL},
 };
 

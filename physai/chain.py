@@ -28,7 +28,9 @@ def _frozen(a) -> np.ndarray:
 
 # Packed layout for the compiled engine, one row per joint: T_prev_joint rotation (9, row-major), T_prev_joint
 # translation (3), unit axis in the joint frame (3), q_ref (1), 1.0 for a hinge / 0.0 for a slide (1); then one
-# final row holding T_last_tool rotation (9) and translation (3) in the same columns.
+# final row holding T_last_tool rotation (9) and translation (3) in the same columns, and -n in the last column: the
+# one-pose walk (_walk.c) serves only constants whose row count agrees with it, so an array cut short or padded
+# after construction never reaches it.
 PACKED_ROW = 17
 # The most joints a chain may have: far beyond any arm, and small enough that the compiled engine's joint counts and
 # offsets cannot overflow (physai/_walk.c refuses a larger count too).
@@ -51,6 +53,7 @@ def _pack(chain: Chain) -> np.ndarray:
     P[:-1, 16] = [t == "hinge" for t in chain.joint_types]
     P[-1, 0:9] = chain.T_last_tool[:3, :3].reshape(9)
     P[-1, 9:12] = chain.T_last_tool[:3, 3]
+    P[-1, 16] = -chain.n
     return _frozen(P)
 
 

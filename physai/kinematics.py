@@ -85,7 +85,7 @@ def fk(chain: Chain, q, engine: str = "compiled") -> FK:
     axis (m), ``p: (..., 3)`` the tool point (m). ``engine``: ``"compiled"`` or ``"numpy"`` (module docs).
     """
     if engine == "compiled":
-        TF = _KERNELS.frames(q, chain.packed, chain.n)  # the fast path of tool_pose
+        TF = _KERNELS.frames(q, chain.packed)  # the fast path of tool_pose
         T, F = TF if TF is not None else _compiled(chain, q, want_j=False, want_f=True)[::2]
         return FK(F[..., :3], F[..., 3:], T[..., :3, 3])
     _check_engine(engine)
@@ -101,9 +101,9 @@ def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """``T_world_tool``: the tool frame's pose in the world, ``q: (..., n)`` -> ``(..., 4, 4)``."""
     if engine == "compiled":
         # One plain finite float64 vector of the chain's length is served by the one-pose call; it declines
-        # (None) anything else (a batch, a list, another dtype or byte order, a NaN, constants that are not an
-        # n-joint chain's), which _compiled validates.
-        T = _KERNELS.pose(q, chain.packed, chain.n)
+        # (None) anything else (a batch, a list, another dtype or byte order, a NaN, constants edited after
+        # construction), which _compiled validates.
+        T = _KERNELS.pose(q, chain.packed)
         return T if T is not None else _compiled(chain, q, want_j=False, want_f=False)[0]
     _check_engine(engine)
     return joint_frames(chain, q)[1]
@@ -131,7 +131,7 @@ def jacobian(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     ``engine``: ``"compiled"`` or ``"numpy"`` (module docs).
     """
     if engine == "compiled":
-        J = _KERNELS.jacobian(q, chain.packed, chain.n)  # the fast path of tool_pose
+        J = _KERNELS.jacobian(q, chain.packed)  # the fast path of tool_pose
         return J if J is not None else _compiled(chain, q, want_j=True, want_f=False)[1]
     _check_engine(engine)
     return jacobian_from_fk(chain, fk(chain, q, engine))
@@ -153,7 +153,7 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[n
     This is the pair every solver and controller iteration needs. ``engine``: ``"compiled"`` or ``"numpy"``.
     """
     if engine == "compiled":
-        TJ = _KERNELS.pose_jacobian(q, chain.packed, chain.n)  # the fast path of tool_pose
+        TJ = _KERNELS.pose_jacobian(q, chain.packed)  # the fast path of tool_pose
         return TJ if TJ is not None else _compiled(chain, q, want_j=True, want_f=False)[:2]
     _check_engine(engine)
     T_world_joint, T_world_tool = joint_frames(chain, q)

@@ -46,16 +46,16 @@ def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
     T, J, F = numba_walk(chain, Q, want_j=True, want_f=True)
     k = _engine.kernels
     for b, q in enumerate(Q):
-        np.testing.assert_array_equal(k.pose(q, chain.packed, chain.n), T[b])
-        np.testing.assert_array_equal(k.jacobian(q, chain.packed, chain.n), J[b])
-        for (got_T, got), want in ((k.pose_jacobian(q, chain.packed, chain.n), J[b]),
-                                   (k.frames(q, chain.packed, chain.n), F[b])):
+        np.testing.assert_array_equal(k.pose(q, chain.packed), T[b])
+        np.testing.assert_array_equal(k.jacobian(q, chain.packed), J[b])
+        for (got_T, got), want in ((k.pose_jacobian(q, chain.packed), J[b]),
+                                   (k.frames(q, chain.packed), F[b])):
             np.testing.assert_array_equal(got_T, T[b])
             np.testing.assert_array_equal(got, want)
     strided = np.repeat(Q[0], 2)[::2]  # every other element: a view with a stride of two doubles
-    np.testing.assert_array_equal(k.pose(strided, chain.packed, chain.n), T[0])
+    np.testing.assert_array_equal(k.pose(strided, chain.packed), T[0])
     backwards = Q[1, ::-1].copy()[::-1]  # Q[1] again, read through a negative stride
-    np.testing.assert_array_equal(k.jacobian(backwards, chain.packed, chain.n), J[1])
+    np.testing.assert_array_equal(k.jacobian(backwards, chain.packed), J[1])
 
 
 @needs_aot
@@ -67,36 +67,41 @@ def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
 def test_one_pose_calls_decline_anything_but_a_plain_finite_vector_of_the_chains_length(q):
     chain = physai.load("so101")
     for call in _engine.WALK:
-        assert getattr(_engine.kernels, call)(q, chain.packed, chain.n) is None
+        assert getattr(_engine.kernels, call)(q, chain.packed) is None
 
 
 @needs_aot
-def test_one_pose_calls_decline_constants_that_are_not_an_n_joint_chains():
-    """Constants edited after construction (or the count of joints) send the call to the readable validation,
-    which names the field (tests/test_robustness_chain.py); nothing is read from them."""
+def test_one_pose_calls_decline_constants_that_are_not_a_chains_as_built():
+    """Constants of another layout, or cut short or padded after construction (their row count no longer the -n the
+    chain packed), send the call to the readable validation, which names the field (tests/test_robustness_chain.py)."""
     q = np.zeros(5)
     packed = physai.load("so101").packed
-    for P, n in ((packed[:, :16], 5), (packed[:0], 5), (packed.T.copy().T, 5), (packed.astype(np.float32), 5),
-                 (packed.tolist(), 5), (packed[:-1], 5), (packed, 4), (packed, 6), (packed, 5.0),
-                 (packed, True), (packed, -1), (packed, 2**64), (packed, None)):
+    padded = np.vstack([packed[:1], packed])
+    for P, m in ((packed[:, :16], 5), (packed[:0], 5), (packed.T.copy().T, 5), (packed.astype(np.float32), 5),
+                 (packed.tolist(), 5), (packed[:-1].copy(), 4), (packed[1:].copy(), 4), (padded, 6), (packed[:1], 0)):
         for call in _engine.WALK:
-            assert getattr(_engine.kernels, call)(q[:n] if type(n) is int and 0 < n < 6 else q, P, n) is None
-    with pytest.raises(TypeError, match="expected \\(q, P, n\\), got 2"):
-        _engine.kernels.pose(q, packed)
+            assert getattr(_engine.kernels, call)(np.zeros(m), P) is None
+    with pytest.raises(TypeError, match="expected \\(q, P\\), got 1"):
+        _engine.kernels.pose(q)
+
+
+def _claiming(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(q, P)`` that claim ``n`` joints without the memory behind them (as_strided over a few rows, so a read past
+    those would crash): P's layout checks pass; only the count can refuse them."""
+    backing = np.zeros((2, 17))
+    P = np.lib.stride_tricks.as_strided(backing, shape=(n + 1, 17), strides=backing.strides)
+    assert P.flags.c_contiguous and P.flags.aligned
+    return np.lib.stride_tricks.as_strided(np.zeros(1), shape=(n,), strides=(0,)), P
 
 
 @needs_aot
 @pytest.mark.parametrize("n", [2**31 + 1, 2**32, MAX_JOINTS + 1])
 def test_one_pose_calls_refuse_a_joint_count_no_chain_has_instead_of_wrapping_it(n):
-    """A count that does not fit a C int once read as 0 joints (2^32: the tool row returned as the pose) or a
-    negative one (2^31 + 1: a read before the array, a crash). The constants claim n joints without the memory
-    behind them (as_strided), so any read of them would crash the test."""
-    backing = np.zeros((2, 17))
-    P = np.lib.stride_tricks.as_strided(backing, shape=(n + 1, 17), strides=backing.strides)
-    q = np.lib.stride_tricks.as_strided(np.zeros(1), shape=(n,), strides=(0,))
-    assert P.flags.c_contiguous and P.flags.aligned  # the layout checks pass: only the count refuses it
+    """A count read into a C int once became 0 joints (2^32: the tool row returned as the pose) or a negative one
+    (2^31 + 1: a read before the array, a crash)."""
+    q, P = _claiming(n)
     for call in _engine.WALK:
-        assert getattr(_engine.kernels, call)(q, P, n) is None
+        assert getattr(_engine.kernels, call)(q, P) is None
 
 
 @needs_aot
@@ -107,7 +112,8 @@ def test_one_pose_calls_walk_the_most_joints_a_chain_may_have():
     P[:, [0, 4, 8]] = 1.0  # identity placements
     P[:-1, 14] = P[:-1, 16] = 1.0  # hinges about z
     P[-1, 9:12] = (0.1, 0.2, 0.3)
-    T = _engine.kernels.pose(np.zeros(MAX_JOINTS), P, MAX_JOINTS)
+    P[-1, 16] = -MAX_JOINTS  # the count, as physai.chain packs it
+    T = _engine.kernels.pose(np.zeros(MAX_JOINTS), P)
     np.testing.assert_array_equal(T[:3, 3], [0.1, 0.2, 0.3])  # exact: every product is with 1.0 or 0.0
     with pytest.raises(InputError, match="more than the 65536"):
         kinematics.Chain("long", ("j",) * (MAX_JOINTS + 1), ("hinge",) * (MAX_JOINTS + 1), np.zeros((1, 4, 4)),
@@ -172,7 +178,7 @@ def test_a_failed_build_is_remembered_and_the_jit_serves(tmp_path, monkeypatch):
     assert kernels.origin.startswith("numba JIT (building")
     chain = physai.load("so101")
     q = chain.random_q(np.random.default_rng(3))
-    assert kernels.pose(q, chain.packed, chain.n) is None  # declined: the public functions run the batch kernel
+    assert kernels.pose(q, chain.packed) is None  # declined: the public functions run the batch kernel
     monkeypatch.setattr(kinematics, "_KERNELS", kernels)
     T, J, F = numba_walk(chain, q[None], want_j=True, want_f=True)
     np.testing.assert_array_equal(physai.tool_pose(chain, q), T[0])

@@ -102,9 +102,11 @@ CALLS = {
     "solve_ik_batch": lambda c, Q, T: physai.solve_ik_batch(c, T, task="position"),
     "solve_ik_batch numpy": lambda c, Q, T: physai.solve_ik_batch(c, T[:2], task="position", backend="numpy"),
 }
-# The kinematics read the packed constants and the joint count; the IK solver also the limits and seeds.
+# Every call reads the packed constants; the batch calls also size their outputs by the joint count, and the IK
+# solver reads the limits and seeds. (A one-pose call takes the count from the packed constants themselves.)
+ONE_POSE = ("tool_pose", "jacobian", "fk", "tool_pose_and_jacobian")
 CASES = [(edit, call) for edit, (field, _) in EDITS.items() for call in CALLS
-         if field in ("packed", "n") or call.startswith("solve_ik")]
+         if field == "packed" or call.startswith("solve_ik") or (field == "n" and call not in ONE_POSE)]
 
 
 @pytest.mark.parametrize(("edit", "call"), CASES)
