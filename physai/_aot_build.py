@@ -29,8 +29,9 @@ def build_kernels(out_dir: str, name: str) -> None:
     with warnings.catch_warnings():
         # numba's ahead-of-time compiler is "pending deprecation"; where it is gone, the JIT serves the kernels.
         warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
-        from numba.pycc import CC
+        from numba.pycc import CC, compiler
 
+    compiler.Flags = _releasing_the_gil(compiler.Flags)
     from physai._engine import KERNELS
 
     cc = CC(name)
@@ -39,6 +40,17 @@ def build_kernels(out_dir: str, name: str) -> None:
         jitted = getattr(import_module(module), kernel)
         cc.export(kernel, jitted.nopython_signatures[0])(jitted.py_func)
     cc.compile()
+
+
+def _releasing_the_gil(flags_type):
+    """numba.pycc's compile flags with ``release_gil`` set (its ``CC`` has no option for it): the exported kernels
+    release the GIL while they run, as the JIT kernels declared ``nogil=True`` do, so threads can share a batch."""
+    def flags():
+        f = flags_type()
+        f.release_gil = True
+        return f
+
+    return flags
 
 
 def build_walk(out_dir: str, name: str) -> None:

@@ -37,7 +37,8 @@ KERNELS = {
     "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik",
 }
 # The one-pose calls of _walk.c: ``(q, P)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
-# None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite.
+# None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite,
+# and P a chain's packed constants as built.
 WALK = ("pose", "jacobian", "pose_jacobian", "frames")
 _HERE = Path(__file__).resolve().parent
 _SOURCES = ("_numba_kin.py", "_numba_ik.py", "_ik_record.py", "_aot_build.py", "_engine.py", "_walk.c")

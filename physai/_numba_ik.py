@@ -14,8 +14,8 @@ iteration and every restart -- inside one compiled call:
   same freeze-and-recompute of joints the step pushes past a limit, the same uniform step scaling to
   ``max_step`` and clip into the limits;
 - the same damping schedule, accept/reject test, stopping rules (tolerances, ``iterations`` per
-  attempt, ``patience`` steps without 1 % progress), starts (drawn up front by the caller from its
-  seeded generator, so batched == looped) and the final polish of the best point of an unconverged target.
+  attempt, ``patience`` steps without 1 % progress), starts (their uniform numbers drawn up front by the caller
+  from its seeded generator, so batched == looped) and the final polish of the best point of an unconverged target.
 
 The two solvers differ only by round-off (Cholesky vs SVD), which LM's accept/reject tests and the
 restarts may amplify into a different (equally valid) solution; tests/test_fast_ik.py checks both
@@ -243,8 +243,16 @@ def _lm_trial(q, Jw, ew, mu, lower, upper, max_step, free, all_free, dq, A, y, t
         trial[j] = min(max(q[j] + dq[j] * scale, lower[j]), upper[j])
 
 
+@numba.njit(cache=True, inline="always")
+def restart_start(u, sample_range, out):
+    """``out = low + (high - low) * u`` for ``sample_range = (low, high)`` ``(2, n)``: the map of
+    :meth:`physai.chain.Chain.random_q` from uniform numbers in [0, 1) to joint positions, term for term."""
+    for j in range(out.shape[0]):
+        out[j] = sample_range[0, j] + (sample_range[1, j] - sample_range[0, j]) * u[j]
+
+
 @numba.njit(cache=True)
-def _solve_target(P, lower, upper, Tt, axis, sw, q0, draws, s, n_attempts, best_q, scratch):
+def _solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, n_attempts, best_q, scratch):
     """One target's LM attempts and final polish: ``(converged, ended_by_limit, steps, attempt, position_error,
     orientation_error, q)`` where ``q`` is the converged point or else ``best_q``, the best point found."""
     T, J, Jt, Jw, e, ew, M, A, y, q, trial, dq, free, all_free = scratch
@@ -254,8 +262,10 @@ def _solve_target(P, lower, upper, Tt, axis, sw, q0, draws, s, n_attempts, best_
     fresh, ended_by_limit, polishing, progress = True, False, False, 0.99
     best_q[:] = q0
     while True:
-        if fresh:
-            trial[:] = best_q if polishing else q0 if attempt == 0 else draws[min(attempt, draws.shape[0]) - 1]
+        if fresh and (polishing or attempt == 0):
+            trial[:] = best_q if polishing else q0
+        elif fresh:  # restart k starts from its uniform numbers, mapped only once it is tried
+            restart_start(uniforms[min(attempt, uniforms.shape[0]) - 1], sample_range, trial)
         else:
             _lm_trial(q, Jw, ew, mu, lower, upper, s.max_step, free, all_free, dq, A, y, trial)
         R, p = walk(trial, P, J, J[:0])
@@ -298,18 +308,21 @@ def _solve_target(P, lower, upper, Tt, axis, sw, q0, draws, s, n_attempts, best_
 
 # One explicit signature (read-only strided inputs, which numba also accepts for writable C arrays) keeps a
 # single compiled variant, loaded from the disk cache, whatever mix of frozen chain arrays, memoised
-# draws and caller arrays comes in.
-@numba.njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _SETTINGS, numba.float64[:, ::1],
-                       numba.int64[:, ::1]), cache=True)
-def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, settings, out, out_int):
+# draws and caller arrays comes in. It runs without the GIL (as the ahead-of-time build compiles it too), so that
+# threads can share the targets of one batch (physai.ik).
+@numba.njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _F2, _SETTINGS, numba.float64[:, ::1],
+                       numba.int64[:, ::1]), cache=True, nogil=True)
+def solve_batch(P, lower, upper, T_target, axis, sw, q_first, uniforms, sample_range, settings, out, out_int):
     """Solve each target ``T_target[b] (4, 4)``; write row ``b`` of ``out`` and ``out_int``.
 
     ``P``: ``Chain.packed``; ``lower``, ``upper`` ``(n,)``; ``axis (3,)`` unit (tool frame); ``sw (m,)`` square
     roots of the row weights. Attempt 0 starts from ``q_first[b]`` (or its only row), attempt ``k`` from
-    ``draws[b, k - 1]`` (``draws: (B, restarts, n)``); ``settings``: a :data:`SETTINGS` record (:func:`settings`).
+    ``uniforms[b, k - 1]`` ``(B, restarts, n)`` numbers in [0, 1) mapped into ``sample_range (2, n)`` as
+    :meth:`physai.chain.Chain.random_q` maps them (:func:`restart_start`); ``settings``: a :data:`SETTINGS` record
+    (:func:`settings`).
     Outputs: ``out (B, n + 2)`` the converged point (or the best one found), its position and orientation errors;
     ``out_int (B, 3)`` steps over all attempts, restarts used, and the outcome (:data:`CONVERGED`,
-    :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`).
+    :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`). Each target's answer depends on its own inputs only.
     """
     s = settings[0]
     n, m = P.shape[0] - 1, sw.shape[0]
@@ -325,9 +338,9 @@ def solve_batch(P, lower, upper, T_target, axis, sw, q_first, draws, settings, o
         n_attempts = s.attempts_far if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) > s.reach else s.attempts
         q0 = q_first[b if q_first.shape[0] > 1 else 0]
         converged, limit, it_total, attempt, perr, oerr, q = _solve_target(
-            P, lower, upper, Tt, axis, sw, q0, draws[b], s, n_attempts, best_q, scratch)
+            P, lower, upper, Tt, axis, sw, q0, uniforms[b], sample_range, s, n_attempts, best_q, scratch)
         out[b, :n] = q
         out[b, n], out[b, n + 1] = perr, oerr
         out_int[b, 0] = it_total
-        out_int[b, 1] = min(attempt, draws.shape[1]) if converged else n_attempts - 1
+        out_int[b, 1] = min(attempt, uniforms.shape[1]) if converged else n_attempts - 1
         out_int[b, 2] = CONVERGED if converged else ITERATION_LIMIT if limit else BEST_EFFORT

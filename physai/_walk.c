@@ -11,8 +11,11 @@
  *
  * Each function takes (q, P): q a float64 vector, P a chain's packed constants (physai.chain documents
  * the layout). It returns None, having written nothing, when q is anything but an exact, aligned,
- * native-order float64 vector of the chain's length with finite entries: the caller's readable
- * validation then converts it or names what is wrong.
+ * native-order float64 vector of the chain's length with finite entries, or P anything but an aligned,
+ * C-contiguous, native float64 (n + 1, 17) array with 1 <= n <= MAX_JOINTS whose last row records -n:
+ * the caller's readable validation then converts q or names what is wrong (a chain's constants cut
+ * short or padded after construction, say). Joint counts and offsets are npy_intp throughout, so no
+ * count can wrap around.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,6 +25,13 @@
 #include <string.h>
 
 #define ROW 17 /* packed row: rotation 0-8 (row-major), translation 9-11, axis 12-14, q_ref 15, hinge 16 */
+#define MAX_JOINTS ((npy_intp)1 << 16) /* physai.chain.MAX_JOINTS: no chain has more */
+/* walk inlined into its one caller, as compilers otherwise choose by size: a call costs ~10 % of a one-pose answer */
+#if defined(_MSC_VER)
+#define INLINED static __forceinline
+#else
+#define INLINED static inline __attribute__((always_inline))
+#endif
 
 /* out = a @ b for row-major 3x3 matrices (out must not alias a or b) */
 static void mul(const double *a, const double *b, double *out)
@@ -60,10 +70,10 @@ static void rodrigues(const double *u, double d, double *out)
 
 /* Walk the chain for q (n entries, `step` doubles apart): the tool pose into T (4x4), and, where not NULL,
  * the Jacobian into J (6 x n, row-major) and each joint's world axis and anchor into F (n x 6). */
-static void walk(const double *q, npy_intp step, int n, const double *P, double *T, double *J, double *F)
+INLINED void walk(const double *q, npy_intp step, npy_intp n, const double *P, double *T, double *J, double *F)
 {
     double R[9] = {1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0}, p[3] = {0.0, 0.0, 0.0}, a[3], Rr[9], Rn[9];
-    for (int i = 0; i < n; i++) {
+    for (npy_intp i = 0; i < n; i++) {
         const double *m = P + ROW * i;
         double d = q[i * step] - m[15];
         int hinge = m[16] != 0.0;
@@ -89,7 +99,7 @@ static void walk(const double *q, npy_intp step, int n, const double *P, double 
         }
     }
     place(R, p, P + ROW * n);
-    for (int i = 0; J && i < n; i++) {
+    for (npy_intp i = 0; J && i < n; i++) {
         if (P[ROW * i + 16] != 0.0) {
             double ax = J[3 * n + i], ay = J[4 * n + i], az = J[5 * n + i];
             double dx = p[0] - J[i], dy = p[1] - J[n + i], dz = p[2] - J[2 * n + i];
@@ -120,12 +130,13 @@ static PyObject *run(PyObject *const *args, Py_ssize_t nargs, int want_t, int wa
         return NULL;
     }
     PyArrayObject *P = (PyArrayObject *)args[1];
-    if (!PyArray_Check(args[1]) || PyArray_NDIM(P) != 2 || PyArray_DIM(P, 1) != ROW || PyArray_DIM(P, 0) < 1
-        || PyArray_TYPE(P) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(P) || !PyArray_ISBEHAVED_RO(P)) {
-        PyErr_SetString(PyExc_TypeError, "P: expected a chain's packed constants, a C-contiguous (n + 1, 17) float64 array");
-        return NULL;
-    }
+    if (!PyArray_Check(args[1]) || PyArray_NDIM(P) != 2 || PyArray_DIM(P, 1) != ROW || PyArray_DIM(P, 0) < 2
+        || PyArray_DIM(P, 0) > MAX_JOINTS + 1 || PyArray_TYPE(P) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(P)
+        || !PyArray_ISBEHAVED_RO(P))
+        Py_RETURN_NONE;
     npy_intp n = PyArray_DIM(P, 0) - 1;
+    if (((const double *)PyArray_DATA(P))[ROW * n + 16] != -(double)n) /* the count the chain packed */
+        Py_RETURN_NONE;
     PyArrayObject *qa = (PyArrayObject *)args[0];
     if (!PyArray_CheckExact(args[0]) || PyArray_NDIM(qa) != 1 || PyArray_TYPE(qa) != NPY_DOUBLE
         || !PyArray_ISBEHAVED_RO(qa) || PyArray_DIM(qa, 0) != n || PyArray_STRIDE(qa, 0) % (npy_intp)sizeof(double) != 0)
@@ -143,7 +154,7 @@ static PyObject *run(PyObject *const *args, Py_ssize_t nargs, int want_t, int wa
         Py_XDECREF(T); Py_XDECREF(J); Py_XDECREF(F);
         return NULL;
     }
-    walk(q, step, (int)n, (const double *)PyArray_DATA(P), (double *)PyArray_DATA(T),
+    walk(q, step, n, (const double *)PyArray_DATA(P), (double *)PyArray_DATA(T),
          J ? (double *)PyArray_DATA(J) : NULL, F ? (double *)PyArray_DATA(F) : NULL);
     if (!want_j && !want_f)
         return (PyObject *)T;

@@ -9,7 +9,7 @@ from it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -28,8 +28,19 @@ def _frozen(a) -> np.ndarray:
 
 # Packed layout for the compiled engine, one row per joint: T_prev_joint rotation (9, row-major), T_prev_joint
 # translation (3), unit axis in the joint frame (3), q_ref (1), 1.0 for a hinge / 0.0 for a slide (1); then one
-# final row holding T_last_tool rotation (9) and translation (3) in the same columns.
+# final row holding T_last_tool rotation (9) and translation (3) in the same columns, and -n in the last column: the
+# one-pose walk (_walk.c) serves only constants whose row count agrees with it, so an array cut short or padded
+# after construction never reaches it.
 PACKED_ROW = 17
+# The most joints a chain may have: far beyond any arm, and small enough that the compiled engine's joint counts and
+# offsets cannot overflow (physai/_walk.c refuses a larger count too).
+MAX_JOINTS = 1 << 16
+
+
+_F8 = np.dtype(np.float64)
+# The arrays the compiled kernels read (Chain.check_engine_arrays): packed (n + 1, 17), _sample_range (2, n), the
+# others (n,).
+ENGINE_ARRAYS = ("packed", "lower", "upper", "q_middle", "_sample_range")
 
 
 def _pack(chain: Chain) -> np.ndarray:
@@ -42,6 +53,7 @@ def _pack(chain: Chain) -> np.ndarray:
     P[:-1, 16] = [t == "hinge" for t in chain.joint_types]
     P[-1, 0:9] = chain.T_last_tool[:3, :3].reshape(9)
     P[-1, 9:12] = chain.T_last_tool[:3, 3]
+    P[-1, 16] = -chain.n
     return _frozen(P)
 
 
@@ -122,6 +134,8 @@ class Chain:
 
     def __post_init__(self):
         n = len(self.joint_names)
+        if n > MAX_JOINTS:
+            raise InputError(f"Chain {self.name!r}: {n} joints, more than the {MAX_JOINTS} a chain may have")
         object.__setattr__(self, "n", n)  # a field, not a property: read on every one-pose call
         for attr in ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper"):
             object.__setattr__(self, attr, _frozen(getattr(self, attr)))
@@ -168,6 +182,31 @@ class Chain:
         object.__setattr__(self, "reach", reach_bound(self))
         object.__setattr__(self, "_sample_range", _frozen([np.where(np.isfinite(self.lower), self.lower, -np.pi),
                                                            np.where(np.isfinite(self.upper), self.upper, np.pi)]))
+
+    def __reduce__(self):
+        """Pickle and copy (``copy.copy``, ``copy.deepcopy``) rebuild the chain through its constructor from the
+        fields it was built from, so the copy's arrays are read-only again and everything derived (``packed``, the
+        limits' middle) is recomputed, never taken from the stream."""
+        return type(self), tuple(getattr(self, f.name) for f in fields(self) if f.init)
+
+    def check_engine_arrays(self, names: tuple[str, ...] = ENGINE_ARRAYS) -> None:
+        """Refuse a chain whose arrays ``names`` (by default every one a compiled kernel reads) no longer have the
+        dtype, shape and layout its constructor gave them.
+
+        The arrays are read-only, but NumPy still lets ``a.shape`` or ``a.dtype`` be set on one, and
+        ``object.__setattr__`` replaces a field of any frozen dataclass; the kernels trust the layout (and would read
+        past an array), so every compiled entry calls this once. Raises :class:`InputError` naming the field.
+        """
+        n = len(self.joint_names)
+        for name in names:
+            a = getattr(self, name)
+            shape = (n + 1, PACKED_ROW) if name == "packed" else (2, n) if name == "_sample_range" else (n,)
+            if type(a) is not np.ndarray or a.dtype is not _F8 or a.shape != shape or not a.flags.c_contiguous:
+                got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+                raise InputError(f"Chain {self.name!r}: {name} is {got}, not the C-contiguous float64 {shape} its "
+                                 "constructor made (edited after construction?); build the chain again")
+        if self.n != n:
+            raise InputError(f"Chain {self.name!r}: n is {self.n!r}, not its {n} joints (edited after construction?)")
 
     def joint_index(self, name: str) -> int:
         """Index of a joint by name; unknown names list the valid ones."""

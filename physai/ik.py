@@ -30,6 +30,8 @@ This module is the readable NumPy solver. By default ``"lm"`` runs as its compil
 from __future__ import annotations
 
 import functools
+import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -277,6 +279,24 @@ def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restart
     return chain.random_q(np.random.default_rng(0) if rng is None else rng, (B, restarts))
 
 
+@functools.lru_cache(maxsize=64)
+def _seed0_uniforms(n: int, restarts: int) -> np.ndarray:
+    """``default_rng(0).random((1, restarts, n))``, read-only: :func:`_seed0_draws` before the map into the limits."""
+    uniforms = np.random.default_rng(0).random((1, restarts, n))
+    uniforms.flags.writeable = False
+    return uniforms
+
+
+def restart_uniforms(chain: Chain, rng: np.random.Generator | None, B: int, restarts: int) -> np.ndarray:
+    """The numbers in [0, 1) behind :func:`restart_draws`, ``(B, restarts, n)``: drawn from ``rng`` exactly as
+    ``chain.random_q`` draws them, so the generator ends in the same state. The compiled solver maps a restart into
+    the limits only when it tries it (:func:`physai._numba_ik.restart_start`, ``chain.random_q``'s map), which
+    spares every batch two passes over numbers that most targets never use."""
+    if rng is None and B == 1:
+        return _seed0_uniforms(chain.n, restarts)
+    return (np.random.default_rng(0) if rng is None else rng).random((B, restarts, chain.n))
+
+
 def default_seed(chain: Chain) -> np.ndarray:
     """The first start of every solve without ``q0``: ``chain.q_middle`` ``(n,)``, read-only, the middle of each
     joint's range (0 clipped into the range for a joint with an open side)."""
@@ -406,8 +426,10 @@ def solve_ik_batch(
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
-    The compiled backend (default for ``"lm"``) runs every target's whole solve in one numba call; the
-    NumPy backend steps all targets together, vectorised over them. Both give each target the same attempts.
+    The compiled backend (default for ``"lm"``) runs every target's whole solve in compiled code, the targets
+    shared among one thread per core (from 2 x :data:`THREAD_MIN_TARGETS` targets; the rows are the same on any
+    number of threads); the NumPy backend steps all targets together, vectorised over them. Both give each target
+    the same attempts.
 
     ``targets: (B, 4, 4)`` (or ``(B, 3)`` for ``task="position"``); ``q0``: ``None`` (the middle of the
     limits), ``(n,)`` for all or ``(B, n)``, inside the joint limits (a seed outside them is refused,
@@ -435,16 +457,18 @@ def solve_ik_batch(
                       axis=axis, max_step=max_step, damping=damping, sigma_healthy=sigma_healthy,
                       lambda_max=lambda_max, patience=patience, engine=engine, backend=backend)
     T_target = check_targets(task, targets, 0 if _single else 1)
+    chain.check_engine_arrays()  # the limits, seeds and packed constants the solver reads, as built
     B, n = len(T_target), chain.n
     base, reach = chain.T_prev_joint[0, :3, 3], chain.reach  # the first joint's anchor at q_ref, and the reach
     q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
-    draws = restart_draws(chain, rng, B, restarts)
     n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
     if _compiled_backend(backend, method, trace, engine):
-        out, out_int = _solve_compiled(chain, T_target, q0, draws, o, n_far, reach, base)
+        uniforms = restart_uniforms(chain, rng, B, restarts)
+        out, out_int = _solve_compiled(chain, T_target, q0, uniforms, o, n_far, reach, base)
         return _compiled_result(out[0], out_int[0], o) if _single else _compiled_batch_result(out, out_int, o)
+    draws = restart_draws(chain, rng, B, restarts)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
     beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
@@ -467,9 +491,10 @@ def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> b
     return serves and backend != "numpy"
 
 
-def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int, reach: float,
+def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: int, reach: float,
                     base) -> tuple[np.ndarray, np.ndarray]:
-    """Every target's whole LM solve in one compiled call (:mod:`physai._numba_ik`, the same algorithm).
+    """Every target's whole LM solve in compiled code (:mod:`physai._numba_ik`, the same algorithm), the targets
+    shared among threads (:func:`_in_threads`).
 
     Returns the kernel's rows: ``out (B, n + 2)`` the converged (or best) ``q``, its position and orientation errors;
     ``out_int (B, 3)`` the steps over all attempts, the restarts used and the outcome (an index into :data:`REASONS`).
@@ -480,9 +505,55 @@ def _solve_compiled(chain: Chain, T_target, q0, draws, o: IKOptions, n_far: int,
         task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=1 + o.restarts, attempts_far=n_far,
         tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
         mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach + o.tol_position, base=base)
-    _engine.kernels.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights,
-                                q0.reshape(-1, n), draws, settings, out, out_int)
+    q_first, kernel = q0.reshape(-1, n), _engine.kernels.solve_batch
+
+    def rows(lo: int, hi: int) -> None:
+        kernel(chain.packed, chain.lower, chain.upper, T_target[lo:hi], o.axis, o.sqrt_weights,
+               q_first if len(q_first) == 1 else q_first[lo:hi], uniforms[lo:hi], chain._sample_range, settings,
+               out[lo:hi], out_int[lo:hi])
+
+    _in_threads(rows, B)
     return out, out_int
+
+
+# Targets per thread below which a batch runs on one thread: starting a thread costs about as much as a few solves.
+THREAD_MIN_TARGETS = 8
+
+
+def _in_threads(rows, B: int) -> None:
+    """``rows(lo, hi)`` over consecutive chunks of ``range(B)``, on as many threads as this process has cores.
+
+    The compiled kernel releases the GIL, so the threads run at once. Each target's answer depends on its own
+    inputs only, so the rows are bit for bit those of one thread whatever the chunks or their order; the chunks are
+    small (about 32 per thread) and taken in turn, so a thread that drew slow targets takes fewer of them.
+    """
+    workers = min(_cores(), B // THREAD_MIN_TARGETS)
+    if workers < 2:
+        rows(0, B)
+        return
+    size = max(1, B // (32 * workers))
+    chunks, errors = iter(range(0, B, size)), []  # next() on one shared range iterator is atomic under the GIL
+
+    def work():
+        try:
+            for lo in chunks:
+                rows(lo, min(lo + size, B))
+        except BaseException as exc:  # re-raised in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(workers - 1)]
+    for t in threads:
+        t.start()
+    work()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def _cores() -> int:
+    """The cores this process may run on (its affinity, as ``taskset`` sets it, where the platform tells)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _compiled_batch_result(out: np.ndarray, out_int: np.ndarray, o: IKOptions) -> IKBatchResult:

@@ -152,7 +152,8 @@ def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """
     if engine == "compiled":
         # One plain finite float64 vector of the chain's length is served by the one-pose call; it declines
-        # (None) anything else (a batch, a list, another dtype or byte order, a NaN), which _compiled validates.
+        # (None) anything else (a batch, a list, another dtype or byte order, a NaN, constants edited after
+        # construction), which _compiled validates.
         T = _KERNELS.pose(q, chain.packed)
         return T if T is not None else _compiled(chain, q, want_j=False, want_f=False)[0]
     _check_engine(engine)
@@ -249,8 +250,9 @@ def _compiled(chain: Chain, q, want_j: bool, want_f: bool) -> tuple[np.ndarray, 
     """``(T (..., 4, 4), J (..., 6, n), F (..., n, 6))`` of validated ``q`` by the compiled engine.
 
     ``J`` and ``F`` (world axes in columns 0-2, anchors in 3-5) are zero-size unless wanted. Invalid ``q``
-    raises :meth:`Chain.check_q`'s error.
+    raises :meth:`Chain.check_q`'s error, constants edited after construction :meth:`Chain.check_engine_arrays`'.
     """
+    chain.check_engine_arrays(("packed",))
     q = chain.check_q(q)
     n = chain.n
     lead = q.shape[:-1]

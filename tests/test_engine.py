@@ -16,6 +16,8 @@ from test_kinematics import SLIDE_XML
 
 import physai
 from physai import _engine, _ik_record, kinematics
+from physai.chain import MAX_JOINTS
+from physai.errors import InputError
 
 AOT = _engine.kernels.origin.startswith("ahead-of-time")
 needs_aot = pytest.mark.skipif(not AOT, reason=f"no ahead-of-time module here: {_engine.kernels.origin}")
@@ -46,7 +48,8 @@ def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
     for b, q in enumerate(Q):
         np.testing.assert_array_equal(k.pose(q, chain.packed), T[b])
         np.testing.assert_array_equal(k.jacobian(q, chain.packed), J[b])
-        for (got_T, got), want in ((k.pose_jacobian(q, chain.packed), J[b]), (k.frames(q, chain.packed), F[b])):
+        for (got_T, got), want in ((k.pose_jacobian(q, chain.packed), J[b]),
+                                   (k.frames(q, chain.packed), F[b])):
             np.testing.assert_array_equal(got_T, T[b])
             np.testing.assert_array_equal(got, want)
     strided = np.repeat(Q[0], 2)[::2]  # every other element: a view with a stride of two doubles
@@ -68,14 +71,53 @@ def test_one_pose_calls_decline_anything_but_a_plain_finite_vector_of_the_chains
 
 
 @needs_aot
-def test_one_pose_calls_refuse_constants_that_are_not_a_chains():
+def test_one_pose_calls_decline_constants_that_are_not_a_chains_as_built():
+    """Constants of another layout, or cut short or padded after construction (their row count no longer the -n the
+    chain packed), send the call to the readable validation, which names the field (tests/test_robustness_chain.py)."""
     q = np.zeros(5)
     packed = physai.load("so101").packed
-    for P in (packed[:, :16], packed[:0], packed.T.copy().T, packed.astype(np.float32), packed.tolist()):
-        with pytest.raises(TypeError, match="packed constants"):
-            _engine.kernels.pose(q, P)
+    padded = np.vstack([packed[:1], packed])
+    for P, m in ((packed[:, :16], 5), (packed[:0], 5), (packed.T.copy().T, 5), (packed.astype(np.float32), 5),
+                 (packed.tolist(), 5), (packed[:-1].copy(), 4), (packed[1:].copy(), 4), (padded, 6), (packed[:1], 0)):
+        for call in _engine.WALK:
+            assert getattr(_engine.kernels, call)(np.zeros(m), P) is None
     with pytest.raises(TypeError, match="expected \\(q, P\\), got 1"):
         _engine.kernels.pose(q)
+
+
+def _claiming(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(q, P)`` that claim ``n`` joints without the memory behind them (as_strided over a few rows, so a read past
+    those would crash): P's layout checks pass; only the count can refuse them."""
+    backing = np.zeros((2, 17))
+    P = np.lib.stride_tricks.as_strided(backing, shape=(n + 1, 17), strides=backing.strides)
+    assert P.flags.c_contiguous and P.flags.aligned
+    return np.lib.stride_tricks.as_strided(np.zeros(1), shape=(n,), strides=(0,)), P
+
+
+@needs_aot
+@pytest.mark.parametrize("n", [2**31 + 1, 2**32, MAX_JOINTS + 1])
+def test_one_pose_calls_refuse_a_joint_count_no_chain_has_instead_of_wrapping_it(n):
+    """A count read into a C int once became 0 joints (2^32: the tool row returned as the pose) or a negative one
+    (2^31 + 1: a read before the array, a crash)."""
+    q, P = _claiming(n)
+    for call in _engine.WALK:
+        assert getattr(_engine.kernels, call)(q, P) is None
+
+
+@needs_aot
+def test_one_pose_calls_walk_the_most_joints_a_chain_may_have():
+    """The C walk's limit is physai.chain.MAX_JOINTS: a chain of that many joints (each a zero-angle hinge about z
+    with no offset, so the tool stays at the tool row's offset) is walked, one more is refused above."""
+    P = np.zeros((MAX_JOINTS + 1, 17))
+    P[:, [0, 4, 8]] = 1.0  # identity placements
+    P[:-1, 14] = P[:-1, 16] = 1.0  # hinges about z
+    P[-1, 9:12] = (0.1, 0.2, 0.3)
+    P[-1, 16] = -MAX_JOINTS  # the count, as physai.chain packs it
+    T = _engine.kernels.pose(np.zeros(MAX_JOINTS), P)
+    np.testing.assert_array_equal(T[:3, 3], [0.1, 0.2, 0.3])  # exact: every product is with 1.0 or 0.0
+    with pytest.raises(InputError, match="more than the 65536"):
+        kinematics.Chain("long", ("j",) * (MAX_JOINTS + 1), ("hinge",) * (MAX_JOINTS + 1), np.zeros((1, 4, 4)),
+                         np.zeros((1, 3)), np.zeros(1), np.eye(4), np.zeros(1), np.zeros(1))
 
 
 @needs_aot
@@ -85,7 +127,7 @@ def test_ahead_of_time_ik_kernel_equals_numba_jit_bit_for_bit(task, jit):
     rng = np.random.default_rng(2)
     T = physai.tool_pose(chain, chain.random_q(rng, 30))
     T[-1, :3, 3] += 5.0  # one unreachable target
-    draws = chain.random_q(rng, (30, 20))
+    uniforms = rng.random((30, 20, chain.n))
     q0 = ((chain.lower + chain.upper) / 2)[None]
     m = 3 if task == "position" else 6
     settings = _ik_record.settings(task=task, iterations=50, patience=5, attempts=21, attempts_far=4, tol_position=1e-4,
@@ -94,8 +136,8 @@ def test_ahead_of_time_ik_kernel_equals_numba_jit_bit_for_bit(task, jit):
     outs = []
     for solve in (_engine.kernels.solve_batch, jit["solve_batch"]):
         out, out_int = np.empty((30, chain.n + 2)), np.empty((30, 3), np.int64)
-        solve(chain.packed, chain.lower, chain.upper, T, np.array([0.0, 0.0, 1.0]), np.ones(m), q0, draws, settings,
-              out, out_int)
+        solve(chain.packed, chain.lower, chain.upper, T, np.array([0.0, 0.0, 1.0]), np.ones(m), q0, uniforms,
+              chain._sample_range, settings, out, out_int)
         outs.append((out, out_int))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
@@ -136,7 +178,7 @@ def test_a_failed_build_is_remembered_and_the_jit_serves(tmp_path, monkeypatch):
     assert kernels.origin.startswith("numba JIT (building")
     chain = physai.load("so101")
     q = chain.random_q(np.random.default_rng(3))
-    assert kernels.pose(q, chain.packed) is None  # declined: the public functions run the batch kernel on one row
+    assert kernels.pose(q, chain.packed) is None  # declined: the public functions run the batch kernel
     monkeypatch.setattr(kinematics, "_KERNELS", kernels)
     T, J, F = numba_walk(chain, q[None], want_j=True, want_f=True)
     np.testing.assert_array_equal(physai.tool_pose(chain, q), T[0])

@@ -6,6 +6,9 @@ the tests compare what must agree (which targets converge, why a solve stopped) 
 against MuJoCo's site pose, not against the other backend's q.
 """
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -89,6 +92,65 @@ def test_compiled_batched_equals_looped_and_seeded_runs_repeat(arms):
     for name in ("q", "iterations", "restarts", "reason"):
         np.testing.assert_array_equal(getattr(batched, name), np.array([getattr(r, name) for r in looped]))
         np.testing.assert_array_equal(getattr(batched, name), getattr(again, name))
+
+
+@pytest.mark.parametrize("robot,task", [("panda", "pose"), ("so101", "position")])
+def test_batch_rows_are_bit_for_bit_the_same_on_any_number_of_threads_and_equal_the_loop(robot, task, arms,
+                                                                                         monkeypatch):
+    """The targets of a batch are shared among threads in chunks (ik._in_threads); each row depends on its own
+    target and restart numbers only, so every thread count gives the rows of one thread and of a solve_ik loop over
+    one shared generator. Bitwise equality is the point."""
+    _, chain = arms[robot]
+    T_t = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(9), 40))
+    T_t[3, :3, 3] += 2.0  # unreachable: best effort, after its few attempts
+    g = np.random.default_rng(10)
+    looped = [solve_ik(chain, T, task=task, rng=g, restarts=20) for T in T_t]
+    fields = ("q", "iterations", "restarts", "reason", "position_error", "orientation_error")
+    for threads in (1, 2, 3, 7):
+        monkeypatch.setattr(ik, "_cores", lambda threads=threads: threads)
+        batched = solve_ik_batch(chain, T_t, task=task, rng=np.random.default_rng(10), restarts=20)
+        for name in fields:
+            np.testing.assert_array_equal(getattr(batched, name), np.array([getattr(r, name) for r in looped]))
+    assert batched.restarts.max() > 0 and not batched.converged[3]  # restarts were drawn on
+
+
+def test_compiled_restart_start_maps_the_uniform_numbers_as_random_q_bit_for_bit(arms):
+    """The compiled solver draws the numbers of chain.random_q(rng, (B, restarts)) and maps a restart only when it
+    tries it: the generator ends in the same state and the map gives random_q's joint vectors, bit for bit."""
+    for robot in ("panda", "so101"):
+        chain = arms[robot][1]
+        g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+        U, Q = ik.restart_uniforms(chain, g1, 7, 9), chain.random_q(g2, (7, 9))
+        assert g1.random() == g2.random()  # the same state after the draw
+        out = np.empty(chain.n)
+        for b, k in np.ndindex(7, 9):
+            _numba_ik.restart_start(U[b, k], chain._sample_range, out)
+            np.testing.assert_array_equal(out, Q[b, k])
+
+
+def test_compiled_ik_kernel_releases_the_gil_while_it_runs(monkeypatch):
+    """Threads can share a batch only if the kernel lets them run: the main thread keeps stepping while another
+    thread's kernel call is in progress (a kernel holding the GIL would stop it for the whole call)."""
+    chain = robots.load("panda")
+    T_t = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(11), 2000))
+    calls, in_threads = [], ik._in_threads
+    monkeypatch.setattr(ik, "_in_threads", lambda rows, B: (calls.append(rows), in_threads(rows, B)))
+    solve_ik_batch(chain, T_t)  # captures the kernel call of every row
+    span, seen, done = [], [], threading.Event()
+
+    def kernel():
+        span.append(time.perf_counter())
+        calls[0](0, len(T_t))
+        span.append(time.perf_counter())
+        done.set()
+
+    worker = threading.Thread(target=kernel)
+    worker.start()
+    while not done.is_set():
+        seen.append(time.perf_counter())
+    worker.join()
+    assert span[1] - span[0] > 0.05, "the kernel ran too briefly to tell"
+    assert any(span[0] + 0.01 < t < span[1] - 0.01 for t in seen)
 
 
 def test_default_rng_single_solve_uses_the_draws_of_default_rng_zero(arms):
