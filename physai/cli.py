@@ -29,9 +29,13 @@ from typer.core import TyperGroup
 
 from physai._validate import count
 from physai.errors import PhysaiError, InputError
+from physai.lesson import out_dir as lesson_out_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPERIMENTS = ROOT / "experiments"
+# An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
+# in experiments/.
+PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
+EXPERIMENTS = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else ROOT / "experiments"
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
 SCRIPTS = ("build.py", "experiment.py")
 FULL_ENV = "PHYSAI_FULL"  # set to 1: the lessons' large runs (what ``--full`` passes on)
@@ -113,8 +117,26 @@ def _numbers(text: str, option: str) -> np.ndarray:
 
 
 def lesson_dirs() -> list[Path]:
-    """Lesson folders ``experiments/NN-name`` in lesson order."""
+    """Lesson folders ``NN-name`` in lesson order: a clone's ``experiments/``, an installed package's
+    ``physai/_lessons/``."""
     return sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir())
+
+
+@contextlib.contextmanager
+def _outputs_outside_the_install(out: Path):
+    """Lessons installed with the package (or not writable) write under ``out/NN-name/`` instead of beside their
+    scripts (:func:`physai.lesson.out_dir`), so nothing is written inside the install; a clone's lessons write beside
+    their scripts, and a ``PHYSAI_LESSON_OUT`` the user set is kept."""
+    from physai.lesson import OUT_ENV
+
+    redirect = OUT_ENV not in os.environ and (EXPERIMENTS == PACKAGED_LESSONS or not os.access(EXPERIMENTS, os.W_OK))
+    if redirect:
+        os.environ[OUT_ENV] = str(out)
+    try:
+        yield
+    finally:
+        if redirect:
+            os.environ.pop(OUT_ENV, None)
 
 
 def lesson_scripts(folder: Path) -> list[Path]:
@@ -173,13 +195,18 @@ def tour(
 
     wall0 = time.perf_counter()
     out = out.resolve()
+    scripts = [s for d in lesson_dirs() for s in lesson_scripts(d)]
+    if not scripts:
+        typer.echo(f"physai: error: no lesson scripts found in {EXPERIMENTS}", err=True)
+        raise typer.Exit(1)
     runs = []
-    for script in [s for d in lesson_dirs() for s in lesson_scripts(d)]:
-        console.rule(f"[bold]{script.parent.name}/{script.name}")
-        started = time.time()
-        rc, seconds = _run_script(script, full)
-        runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
-                                     **report.collect_run(script, started, out)))
+    with _outputs_outside_the_install(out):
+        for script in scripts:
+            console.rule(f"[bold]{script.parent.name}/{script.name}")
+            started = time.time()
+            rc, seconds = _run_script(script, full)
+            runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
+                                         **report.collect_run(script, started, out)))
     wall = time.perf_counter() - wall0
     index = report.write_report(out, runs, report.versions(), wall)
     console.rule("[bold]summary")
@@ -200,6 +227,8 @@ def lesson(
     build: bool = typer.Option(False, "--build", help="run only build.py"),
     experiment: bool = typer.Option(False, "--experiment", help="run only experiment.py"),
     full: bool = FULL_OPTION,
+    out: Path = typer.Option(Path("physai-out"), "--out", help="folder for the outputs of installed lessons "
+                             "(a clone's lessons write beside their scripts)"),
 ) -> None:
     """Run one lesson by number: build.py, experiment.py and its variants (e.g. ``physai lesson 09 --build``)."""
     matches = [d for d in lesson_dirs() if d.name.split("-")[0] == number.zfill(2)]
@@ -210,9 +239,11 @@ def lesson(
     if not scripts:
         _fail(f"lesson {matches[0].name} has no {' or '.join(which)}")
     rc = 0
-    for script in scripts:
-        console.rule(f"[bold]{matches[0].name}/{script.name}")
-        rc = max(rc, _run_script(script, full)[0])
+    with _outputs_outside_the_install(out.resolve()):
+        for script in scripts:
+            console.rule(f"[bold]{matches[0].name}/{script.name}")
+            rc = max(rc, _run_script(script, full)[0])
+        console.print(f"outputs: [bold]{escape(str(lesson_out_dir(scripts[0])))}")
     raise typer.Exit(min(rc, 1))
 
 

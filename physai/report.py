@@ -1,7 +1,7 @@
 """The tour's report: one static HTML page with every lesson's claims, figures and transcripts.
 
-``physai tour`` runs each lesson script, then :func:`collect_run` picks up what that script wrote beside itself
-*in that run* (older files are left out, so the page never shows stale numbers): its claims from the folder's
+``physai tour`` runs each lesson script, then :func:`collect_run` picks up what that script wrote into its output
+folder *in that run* (older files are left out, so the page never shows stale numbers): its claims from the folder's
 ``claims.json`` (:mod:`physai.lesson`), its ``*_output.txt`` transcript and its ``*.png`` figures, copied under the
 output folder. :func:`write_report` writes ``index.html`` with relative links, so the folder opens from disk and can
 be moved as a whole. The summary's agree/disagree counts are counted from the same claim rows the tables show.
@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from physai.lesson import CLAIMS_FILE, Claim, read_claims
+from physai.lesson import out_dir as lesson_out_dir
 
 TABLE_GLOB = "*_output.txt"
 FIGURE_GLOB = "*.png"
@@ -64,20 +65,21 @@ def _fresh(paths, since: float) -> list[Path]:
 
 
 def collect_run(script: Path, since: float, out_dir: Path) -> dict:
-    """What ``script`` wrote beside itself at or after ``since`` (a ``time.time()``): its transcript and
-    figures copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``) and its claims.
+    """What ``script`` wrote into its output folder (:func:`physai.lesson.out_dir`: beside itself, or under
+    ``$PHYSAI_LESSON_OUT``) at or after ``since`` (a ``time.time()``): its transcript and figures, copied into
+    ``out_dir/<lesson>/`` unless written there already (paths relative to ``out_dir``), and its claims.
 
     -> ``{"tables": (...), "figures": (...), "claims": (...)}``, keyword arguments of :class:`ScriptRun`.
     The transcript is the ``<script stem>_*_output.txt`` file; figures are the PNGs written since ``since``.
     """
-    folder, stem = script.parent, script.stem
+    folder, stem = lesson_out_dir(script), script.stem
     tables = [p for p in _fresh(folder.glob(TABLE_GLOB), since) if p.name.startswith(stem + "_")]
     figures = _fresh(folder.glob(FIGURE_GLOB), since)
     dest = out_dir / folder.name
-    if tables or figures:
+    if (tables or figures) and dest.resolve() != folder.resolve():
         dest.mkdir(parents=True, exist_ok=True)
-    for p in tables + figures:
-        shutil.copy2(p, dest / p.name)
+        for p in tables + figures:
+            shutil.copy2(p, dest / p.name)
     claims_path = folder / CLAIMS_FILE
     fresh_claims = claims_path.exists() and claims_path.stat().st_mtime >= since
     claims = tuple(c for c in read_claims(folder) if c.script == script.name) if fresh_claims else ()
