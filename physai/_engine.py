@@ -104,10 +104,31 @@ def _import(path: Path, name: str):
     return module
 
 
-def _import_pair(directory: Path, names: tuple[str, ...]) -> tuple | None:
-    """Both modules from ``directory``, or None when one is missing or does not import."""
+def _seal_name(names: tuple[str, ...]) -> str:
+    return f"{names[0]}.sha256"
+
+
+def _seal(directory: Path, names: tuple[str, ...]) -> None:
+    """Record the modules' hashes beside them: a truncated file can import (its missing end read as it runs)."""
+    digests = {name: hashlib.sha256((directory / (name + EXT)).read_bytes()).hexdigest() for name in names}
+    (directory / _seal_name(names)).write_text(json.dumps(digests), encoding="utf-8")
+
+
+def _sealed(directory: Path, names: tuple[str, ...]) -> bool:
+    """Both modules present in ``directory``, as their build recorded them."""
+    try:
+        digests = json.loads((directory / _seal_name(names)).read_text(encoding="utf-8"))
+        return all(digests[name] == hashlib.sha256((directory / (name + EXT)).read_bytes()).hexdigest()
+                   for name in names)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _import_pair(directory: Path, names: tuple[str, ...], sealed: bool = True) -> tuple | None:
+    """Both modules from ``directory``, or None when one is missing, not as built (unless ``sealed`` is False:
+    the package's own, installed with their hashes checked), or does not import."""
     paths = [directory / (name + EXT) for name in names]
-    if not all(path.is_file() for path in paths):
+    if not all(path.is_file() for path in paths) or (sealed and not _sealed(directory, names)):
         return None
     try:
         return tuple(_import(path, name) for path, name in zip(paths, names))
@@ -180,8 +201,8 @@ def _clean(directory: Path, names: tuple[str, ...]) -> None:
     """Under the build lock: remove killed builds' folders and the modules that would not import."""
     for debris in directory.glob(".build-*"):
         shutil.rmtree(debris, ignore_errors=True)
-    for name in names:
-        (directory / (name + EXT)).unlink(missing_ok=True)
+    for file in (*(name + EXT for name in names), _seal_name(names)):
+        (directory / file).unlink(missing_ok=True)
 
 
 def _build(directory: Path, names: tuple[str, ...]) -> str | None:
@@ -195,8 +216,9 @@ def _build(directory: Path, names: tuple[str, ...]) -> str | None:
             if not transient:
                 _remember(marker, why)
             return why.splitlines()[0]
-        for name in reversed(names):  # atomic, the kernels last: whoever finds them finds both modules whole
-            os.replace(out / (name + EXT), directory / (name + EXT))
+        _seal(out, names)
+        for file in (_seal_name(names), *(name + EXT for name in reversed(names))):
+            os.replace(out / file, directory / file)  # atomic, the kernels last: who finds them finds the rest
     finally:
         shutil.rmtree(out, ignore_errors=True)
     marker.unlink(missing_ok=True)
@@ -230,7 +252,7 @@ def _ahead_of_time() -> tuple[tuple | None, str]:
     """Both ahead-of-time modules and where they came from: the package's, else the cache folder's (built there on
     first use); None and why not, if unavailable."""
     names = tuple(module_name(kind, prebuilt=True) for kind in KINDS)
-    modules = _import_pair(_HERE, names)
+    modules = _import_pair(_HERE, names, sealed=False)
     if modules:
         return modules, f"prebuilt module {_HERE / (names[0] + EXT)}"
     directory = cache_dir()
