@@ -1,7 +1,7 @@
 """The tour's report: one static HTML page with every lesson's claims, figures and transcripts.
 
-``physai tour`` runs each lesson script, then :func:`collect_run` picks up what that script wrote into its output
-folder *in that run* (older files are left out, so the page never shows stale numbers): its claims from the folder's
+``physai tour`` runs each lesson script, then :func:`collect_run` picks up what that script wrote beside itself
+*in that run* (older files are left out, so the page never shows stale numbers): its claims from the folder's
 ``claims.json`` (:mod:`physai.lesson`), its ``*_output.txt`` transcript and its ``*.png`` figures, copied under the
 output folder. :func:`write_report` writes ``index.html`` with relative links, so the folder opens from disk and can
 be moved as a whole. The summary's agree/disagree counts are counted from the same claim rows the tables show.
@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from physai.lesson import CLAIMS_FILE, Claim, read_claims
-from physai.lesson import out_dir as lesson_out_dir
+from physai.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims
+from physai.lesson import out_dir as written_to
 
 TABLE_GLOB = "*_output.txt"
 FIGURE_GLOB = "*.png"
 VERSIONED = ("physai", "numpy", "scipy", "mujoco", "jax", "matplotlib", "viser")
+AUDIT_FILE = "audit.html"
 FIGURE_LINE = "figure: "  # a transcript line "figure: name.png (caption)" gives the figure its caption
 
 
@@ -65,20 +66,23 @@ def _fresh(paths, since: float) -> list[Path]:
 
 
 def collect_run(script: Path, since: float, out_dir: Path) -> dict:
-    """What ``script`` wrote into its output folder (:func:`physai.lesson.out_dir`: beside itself, or under
-    ``$PHYSAI_LESSON_OUT``) at or after ``since`` (a ``time.time()``): its transcript and figures, copied into
-    ``out_dir/<lesson>/`` unless written there already (paths relative to ``out_dir``), and its claims.
+    """What ``script`` wrote beside itself at or after ``since`` (a ``time.time()``): its transcript and
+    figures copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``) and its claims.
 
     -> ``{"tables": (...), "figures": (...), "claims": (...)}``, keyword arguments of :class:`ScriptRun`.
     The transcript is the ``<script stem>_*_output.txt`` file; figures are the PNGs written since ``since``.
     """
-    folder, stem = lesson_out_dir(script), script.stem
+    folder, stem = written_to(script), script.stem  # where the script wrote (beside it, or under PHYSAI_LESSON_OUT)
     tables = [p for p in _fresh(folder.glob(TABLE_GLOB), since) if p.name.startswith(stem + "_")]
     figures = _fresh(folder.glob(FIGURE_GLOB), since)
     dest = out_dir / folder.name
-    if (tables or figures) and dest.resolve() != folder.resolve():
+    if tables or figures:
         dest.mkdir(parents=True, exist_ok=True)
-        for p in tables + figures:
+    results = _fresh([folder / RESULTS_FILE] if (folder / RESULTS_FILE).exists() else [], since)
+    if results:
+        dest.mkdir(parents=True, exist_ok=True)
+    for p in tables + figures + results:  # results.json: what the lesson's page reads its numbers from
+        if p.resolve() != (dest / p.name).resolve():
             shutil.copy2(p, dest / p.name)
     claims_path = folder / CLAIMS_FILE
     fresh_claims = claims_path.exists() and claims_path.stat().st_mtime >= since
@@ -169,7 +173,8 @@ details{margin:.5em 0} summary{cursor:pointer;color:#444}
 
 
 def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str], wall_s: float) -> Path:
-    """Write ``out_dir/index.html`` for the tour's ``runs`` (``wall_s``: the tour's wall time); returns its path."""
+    """Write the tour's full record ``out_dir/audit.html`` for its ``runs`` (``wall_s``: the tour's wall time);
+    returns its path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     by_lesson: dict[str, list[ScriptRun]] = {}
     for run in runs:
@@ -195,6 +200,6 @@ Tour wall time: <b id="wall">{wall_s:.1f} s</b> ({sum(r.ok for r in runs)}/{len(
 <h2>Versions</h2><table class="summary">{version_rows}</table>
 </body></html>
 """
-    path = out_dir / "index.html"
+    path = out_dir / AUDIT_FILE
     path.write_text(page, encoding="utf-8")
     return path
