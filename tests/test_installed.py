@@ -69,12 +69,16 @@ def package(venv: Path) -> Path:
     return folder
 
 
-def test_the_wheel_carries_the_lessons_and_both_prebuilt_modules(installed):
+def test_the_wheel_carries_every_lesson_file_and_both_prebuilt_modules(installed):
     _, venv, _ = installed
     physai = package(venv)
-    for folder in cli.lesson_dirs():
-        for script in folder.glob("*.py"):
-            assert (physai / "_lessons" / folder.name / script.name).read_bytes() == script.read_bytes()
+    # every file of experiments/ but those git ignores (what the lessons write): scripts, pages, checks, the track
+    listed = run("git", "ls-files", "--cached", "--others", "--exclude-standard", "experiments", cwd=ROOT).stdout
+    sources = [ROOT / line for line in listed.splitlines() if (ROOT / line).is_file()]
+    assert sources
+    for source in sources:
+        copy = physai / "_lessons" / source.relative_to(ROOT / "experiments")
+        assert copy.read_bytes() == source.read_bytes(), copy
     assert len(list(physai.glob("physai_kernels_*")) + list(physai.glob("physai_walk_*"))) == 2
 
 
@@ -99,6 +103,19 @@ def test_the_tour_and_a_lesson_run_from_the_install_and_write_nothing_inside_it(
     out = run("physai", "tour", env=env, cwd=work)
     assert f"{scripts}/{scripts} scripts ok" in out.stdout
     assert (work / "physai-out" / "index.html").is_file()
-    out = run("physai", "lesson", "09", "--build", "--out", work / "lesson-09", env=env, cwd=work)
+    run("physai", "lesson", "09", "--build", "--out", work / "lesson-09", env=env, cwd=work)
     assert (work / "lesson-09" / "09-jacobians" / "build_output.txt").is_file()
+    assert listing(venv) == before
+
+
+@pytest.mark.skipif(not (ROOT / "experiments" / "09-jacobians" / "_check.py").is_file(),
+                    reason="lesson 09 has no graded exercise in this checkout")
+def test_an_exercise_written_and_checked_from_the_install(installed):
+    env, venv, work = installed
+    before, mine = listing(venv), work / "my-09"
+    run("physai", "exercise", "09", mine, env=env, cwd=work)
+    blank = subprocess.run(["physai", "check", "09", str(mine)], env=env, cwd=work, capture_output=True, text=True)
+    assert blank.returncode == 1  # the functions to write are blank
+    shutil.copy(ROOT / "experiments" / "09-jacobians" / "build.py", mine / "build.py")  # the lesson's own answer
+    assert "functions pass" in run("physai", "check", "09", mine, env=env, cwd=work).stdout
     assert listing(venv) == before
