@@ -301,7 +301,8 @@ def installed_start(report: Report, first_ik: str, first_pinocchio: str) -> None
     met = {True: "met", False: "NOT met"}
     report(f"- served by: {origin.split(' /')[0]} (the wheel's modules, nothing compiled at run time)")
     report(f"- installed physai start / Pinocchio start (median of per-round ratios) = **{ratio:.2f}** "
-           f"(goal <= 2: {met[ratio <= 2]}); first `physai ik` {cli_times[0]:.2f} s (goal < 2 s: {met[cli_times[0] < 2]})\n")
+           f"(goal <= 2: {met[ratio <= 2]}); first `physai ik` {cli_times[0]:.2f} s "
+           f"(goal < 2 s: {met[cli_times[0] < 2]})\n")
 
 
 def single_call(report: Report, rounds: int) -> dict:
