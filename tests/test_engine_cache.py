@@ -323,3 +323,9 @@ def test_a_killed_caller_takes_its_build_along_and_the_next_build_clears_the_deb
     monkeypatch.delenv("CC")
     modules, why = _engine._ahead_of_time()  # the stand-in build
     assert modules and served(why) and not list(cache.glob(".build-*"))
+
+
+@pytest.mark.parametrize("module", ["_numba_kin.py", "_numba_ik.py"])
+def test_every_kernel_is_decorated_by_physais_njit_so_its_cache_stays_out_of_the_package(module):
+    source = (Path(_engine.__file__).parent / module).read_text(encoding="utf-8")
+    assert "numba.njit(" not in source and "@njit(" in source
