@@ -160,7 +160,7 @@ def test_installed_lessons_write_under_the_output_folder_and_nothing_beside_them
     before, out = files(lessons), tmp_path / "out"
     res = invoke("tour", "--out", out)
     assert res.exit_code == 1 and "variant ran" in res.stdout  # 02-broken fails, as in a clone
-    page = (out / "index.html").read_text()
+    page = (out / "audit.html").read_text()
     assert len(tables(page, "claims")) == 1 and '<img src="01-demo/build_line.png"' in page
     assert (out / "01-demo" / "build_line.png").read_bytes() == PNG_1X1
     res = invoke("lesson", "01", "--build", "--out", tmp_path / "lesson-out")
