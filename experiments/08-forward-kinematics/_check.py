@@ -3,11 +3,11 @@ kinematics (``xpos``, ``xmat``, ``xaxis``, ``xanchor``, the site), with a hint n
 
 import mujoco
 import numpy as np
-from physai.exercise import Hint
 from scipy.spatial.transform import Rotation
 
 from physai import robots
 from physai import transforms as tf
+from physai.exercise import Hint, close, shaped
 
 TOL = 1e-12  # MuJoCo and a correct walk agree to ~1e-15; 1e-12 leaves room for any order of the products
 N_POSES = 8
@@ -32,14 +32,7 @@ def _mujoco(m, chain, q):
 
 
 def _close(a, b) -> bool:
-    return np.shape(a) == np.shape(b) and bool(np.abs(np.asarray(a, float) - b).max() <= TOL)
-
-
-def _shaped(out, shape, name):
-    out = np.asarray(out, dtype=float)
-    if out.shape != shape:
-        raise Hint(f"{name} returned shape {out.shape}; expected {shape}")
-    return out
+    return close(a, b, TOL)
 
 
 def check_joint_transform(build) -> None:
@@ -51,7 +44,7 @@ def check_joint_transform(build) -> None:
             T_prev = np.eye(4) if i == 0 else frames[i - 1]
             ref = tf.inverse(T_prev) @ frames[i]
             T_prev_joint, axis, angle = chain.T_prev_joint[i], chain.axis_joint[i], q[i] - chain.q_ref[i]
-            out = _shaped(build.joint_transform(T_prev_joint.copy(), axis.copy(), angle), (4, 4),
+            out = shaped(build.joint_transform(T_prev_joint.copy(), axis.copy(), angle), (4, 4),
                           "joint_transform(T_prev_joint, axis, angle)")
             if _close(out, ref):
                 continue
@@ -74,8 +67,8 @@ def check_walk_chain(build) -> None:
         out = build.walk_chain(chain, q.copy())
         if not (isinstance(out, tuple) and len(out) == 2):
             raise Hint("walk_chain returns a pair: (T_world_joint (n, 4, 4), T_world_tool (4, 4))")
-        frames = _shaped(out[0], (chain.n, 4, 4), "walk_chain(...)[0]")
-        tool = _shaped(out[1], (4, 4), "walk_chain(...)[1]")
+        frames = shaped(out[0], (chain.n, 4, 4), "walk_chain(...)[0]")
+        tool = shaped(out[1], (4, 4), "walk_chain(...)[1]")
         if not _close(frames, ref):
             raise Hint(_walk_mistake(chain, q, frames, ref))
         if _close(tool, frames[-1]):
@@ -114,8 +107,8 @@ def check_axes_and_anchors(build) -> None:
         out = build.axes_and_anchors(chain, frames.copy())
         if not (isinstance(out, tuple) and len(out) == 2):
             raise Hint("axes_and_anchors returns a pair: (axes (n, 3), anchors (n, 3))")
-        axes = _shaped(out[0], (chain.n, 3), "axes_and_anchors(...)[0]")
-        anchors = _shaped(out[1], (chain.n, 3), "axes_and_anchors(...)[1]")
+        axes = shaped(out[0], (chain.n, 3), "axes_and_anchors(...)[0]")
+        anchors = shaped(out[1], (chain.n, 3), "axes_and_anchors(...)[1]")
         if not _close(axes, axes_ref):
             if _close(axes, chain.axis_joint):
                 raise Hint("the axes are still in each joint's own frame: turn them into world axes with the "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from physai import kinematics, mj, robots
-from physai.exercise import Hint
+from physai.exercise import Hint, close, shaped
 
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # the lesson's SO-101 pose
 SEED = 9
@@ -30,14 +30,7 @@ def _so101():
 
 
 def _close(a, b, tol=EXACT) -> bool:
-    return np.shape(a) == np.shape(b) and bool(np.abs(np.asarray(a) - np.asarray(b)).max() <= tol)
-
-
-def _shape(x, want, name) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
-    if x.shape != want:
-        raise Hint(f"{name} returned shape {x.shape}, expected {want}")
-    return x
+    return close(a, b, tol)
 
 
 # ---- hinge_column ------------------------------------------------------------------------------
@@ -68,7 +61,7 @@ def check_hinge_column(build) -> None:
     axes, anchors, p = kinematics.fk(chain, Q0)
     J_mj = mj.site_jacobian(m, chain, Q0)
     for i in range(chain.n):
-        col = _shape(build.hinge_column(axes[i], anchors[i], p), (6,), "hinge_column")
+        col = shaped(build.hinge_column(axes[i], anchors[i], p), (6,), "hinge_column")
         if not _close(col, J_mj[:, i]):
             raise Hint(f"{chain.joint_names[i]}'s column differs from mj_jacSite by "
                        f"{np.abs(col - J_mj[:, i]).max():.1e}: {_column_hint(col, axes[i], anchors[i], p)}")
@@ -76,7 +69,7 @@ def check_hinge_column(build) -> None:
     a = rng.normal(size=3)
     a /= np.linalg.norm(a)
     o, p = rng.normal(size=3), rng.normal(size=3)
-    col = _shape(build.hinge_column(a, o, p), (6,), "hinge_column")
+    col = shaped(build.hinge_column(a, o, p), (6,), "hinge_column")
     if not _close(col, np.r_[np.cross(a, p - o), a]):
         raise Hint(f"right at the SO-101's joints but not for a general axis: {_column_hint(col, a, o, p)}")
 
@@ -109,7 +102,7 @@ def check_jacobian(build) -> None:
         J = np.asarray(build.jacobian(chain, q), dtype=float)
         if J.shape == (chain.n, 6):
             raise Hint("transposed: the Jacobian has one row per twist component (6) and one column per joint")
-        J = _shape(J, (6, chain.n), "jacobian")
+        J = shaped(J, (6, chain.n), "jacobian")
         J_mj = mj.site_jacobian(m, chain, q)
         if not _close(J, J_mj):
             raise Hint(f"differs from mj_jacSite by {np.abs(J - J_mj).max():.1e} at q = {np.round(q, 3)}: "
@@ -148,12 +141,12 @@ def check_fd_jacobian(build) -> None:
     J = np.asarray(build.fd_jacobian(_cubic, x, eps=1e-4), dtype=float)
     if J.shape == (3, 2):
         raise Hint("transposed: one row per output of tool_pos and one column per joint, (m, n)")
-    J = _shape(J, (2, 3), "fd_jacobian")
+    J = shaped(J, (2, 3), "fd_jacobian")
     if not _close(J, J_ref, 1e-7):  # central truncation at eps = 1e-4: ~eps^2 |x'''| / 6 ~ 1e-8
         raise Hint(f"on a closed form, error {np.abs(J - J_ref).max():.1e} at eps = 1e-4: "
                    + _fd_hint(J, J_ref, _cubic, x, 1e-4))
     chain = robots.load("so101")
-    J = _shape(build.fd_jacobian(lambda q: kinematics.tool_pose(chain, q)[:3, 3], Q0), (3, chain.n), "fd_jacobian")
+    J = shaped(build.fd_jacobian(lambda q: kinematics.tool_pose(chain, q)[:3, 3], Q0), (3, chain.n), "fd_jacobian")
     err = np.abs(J - kinematics.jacobian(chain, Q0)[:3]).max()
     if err > 1e-9:  # central differences at the default step land near 1e-11 (the lesson's sweep)
         raise Hint(f"at the default step the SO-101's position rows are off by {err:.1e}: the default eps is too "

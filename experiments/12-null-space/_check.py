@@ -8,7 +8,7 @@ import numpy as np
 from scipy.linalg import lstsq, null_space
 
 from physai import mj, robots
-from physai.exercise import Hint
+from physai.exercise import Hint, close, shaped
 
 SEED = 12
 ALPHA = 0.3
@@ -25,16 +25,11 @@ def _cases(rows: int = 6, n: int = 3):
 
 def _close(a, b, J) -> bool:
     """Equal to the round-off of the normal equations, ``eps kappa^2`` (scaled by the numbers' size)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    tol = 1e3 * np.finfo(float).eps * np.linalg.cond(J) ** 2 * max(1.0, np.abs(b).max())
-    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and np.abs(a - b).max() <= tol
+    return close(a, b, 1e3 * np.finfo(float).eps * np.linalg.cond(J) ** 2 * max(1.0, np.abs(b).max()))
 
 
 def _shape(name: str, out, shape) -> np.ndarray:
-    out = np.asarray(out, float)
-    if out.shape != shape:
-        raise Hint(f"{name} returned shape {out.shape}, expected {shape}: check which side J and J^T go on")
-    return out
+    return shaped(out, shape, name, "check which side J and J^T go on")
 
 
 def check_pinv_by_hand(build) -> None:

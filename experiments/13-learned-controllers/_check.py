@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from physai import robots
-from physai.exercise import Hint
+from physai.exercise import Hint, close
 from physai.jaxkin import float64
 from physai.kinematics import fk, jacobian
 from physai.learned import init_model
@@ -33,11 +33,6 @@ def _tip(q: np.ndarray) -> np.ndarray:
     return fk(robots.load("planar2r"), q).p[:, :2]
 
 
-def _same(a, b, tol: float) -> bool:
-    a = np.asarray(a, float)
-    return a.shape == np.shape(b) and bool(np.all(np.isfinite(a))) and np.abs(a - b).max() <= tol
-
-
 @float64
 def _network(model, x, head: str) -> np.ndarray:
     """physai.learned's JAX network, run eagerly in float64 (no compilation: fast for a few calls)."""
@@ -50,7 +45,7 @@ def check_mlp_forward(build) -> None:
     for head in ("bounded", "linear"):
         out = np.asarray(build.mlp_forward(model.params, model.norm(), x, head), float)
         ref = _network(model, x, head)
-        if _same(out, ref, 1e-12):
+        if close(out, ref, 1e-12):
             continue
         if out.shape != ref.shape:
             raise Hint(f"mlp_forward returned shape {out.shape}, expected {ref.shape}: one row of joints per target")
@@ -58,10 +53,10 @@ def check_mlp_forward(build) -> None:
         for i in range(model.n_layers - 1):
             h = np.tanh(h @ model.params[f"W{i}"] + model.params[f"b{i}"])
         z = h @ model.params[f"W{model.n_layers - 1}"] + model.params[f"b{model.n_layers - 1}"]
-        if _same(out, model.q_mid + model.q_half * (z if head == "bounded" else np.tanh(z)), 1e-12):
+        if close(out, model.q_mid + model.q_half * (z if head == "bounded" else np.tanh(z)), 1e-12):
             raise Hint(f"the output head: '{head}' means {'q_mid + q_half tanh(z)' if head == 'bounded' else 'no tanh'}"
                        " on the last layer")
-        if _same(out, np.tanh(z) if head == "bounded" else z, 1e-12):
+        if close(out, np.tanh(z) if head == "bounded" else z, 1e-12):
             raise Hint("the last layer's z is returned as is: the joints are q_mid + q_half * z (scaled to the limits)")
         raise Hint(f"differs from physai.learned's network by {np.abs(out - ref).max():.1e} rad: normalise x by "
                    "x_mean and x_scale first, tanh after every hidden layer (not after the last)")
@@ -70,11 +65,11 @@ def check_mlp_forward(build) -> None:
 def check_tip(build) -> None:
     q = _joints()
     out = np.asarray(build.tip(q), float)
-    if _same(out, _tip(q), 1e-12):
+    if close(out, _tip(q), 1e-12):
         return
     L1, L2 = build.L1, build.L2
     relative = np.c_[L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 1]), L1 * np.sin(q[:, 0]) + L2 * np.sin(q[:, 1])]
-    if _same(out, relative, 1e-12):
+    if close(out, relative, 1e-12):
         raise Hint("the second link points along q1 + q2 (angles add along the chain), not along q2 alone")
     raise Hint("tip = L1 (cos q1, sin q1) + L2 (cos(q1 + q2), sin(q1 + q2)): check the signs and cos/sin order")
 
@@ -83,11 +78,11 @@ def check_fk_loss_by_hand(build) -> None:
     q, x = _joints(), _targets()
     miss2 = np.sum((_tip(q) - x[:, :2]) ** 2, axis=1)
     out = build.fk_loss_by_hand(q, x)
-    if _same(out, np.mean(miss2), 1e-12):
+    if close(out, np.mean(miss2), 1e-12):
         return
-    if _same(out, np.mean(np.sqrt(miss2)), 1e-12):
+    if close(out, np.mean(np.sqrt(miss2)), 1e-12):
         raise Hint("the loss is the mean squared miss (m^2), not the mean distance: do not take the square root")
-    if _same(out, np.mean(miss2) / 2, 1e-12) or _same(out, np.sum(miss2), 1e-9):
+    if close(out, np.mean(miss2) / 2, 1e-12) or close(out, np.sum(miss2), 1e-9):
         raise Hint("average over targets the sum over x and y: mean(sum((tip - x)^2, axis=1))")
     raise Hint(f"expected {np.mean(miss2):.6f} m^2, got {float(out):.6f}: tip(q_pred) minus the target's x, y")
 
@@ -98,11 +93,11 @@ def check_joint_loss_by_hand(build) -> None:
     d = q_pred - q_label
     ref = np.mean(np.sum((d / q_half) ** 2, axis=1))
     out = build.joint_loss_by_hand(q_pred, q_label, q_half)
-    if _same(out, ref, 1e-12):
+    if close(out, ref, 1e-12):
         return
-    if _same(out, np.mean(np.sum(d**2, axis=1)), 1e-12):
+    if close(out, np.mean(np.sum(d**2, axis=1)), 1e-12):
         raise Hint("each joint's error must be divided by its half range q_half before squaring")
-    if _same(out, np.mean((d / q_half) ** 2), 1e-12):
+    if close(out, np.mean((d / q_half) ** 2), 1e-12):
         raise Hint("sum over the joints, then average over the targets (not the mean of every entry)")
     raise Hint(f"expected {ref:.6f}, got {float(out):.6f}: mean over targets of sum(((q_pred - q_label) / q_half)^2)")
 
@@ -131,14 +126,14 @@ def check_dls_step(build) -> None:
     for damping in (0.01, 0.1):
         out = np.asarray(build.dls_step(J, e, damping), float)
         ref = damped_solve(J, e, damping)
-        if _same(out, ref, 1e-9):
+        if close(out, ref, 1e-9):
             continue
-        if _same(out, -ref, 1e-9):
+        if close(out, -ref, 1e-9):
             raise Hint("sign: e is target minus tool, and the step J^T (J J^T + damping^2 I)^-1 e moves toward it")
-        if _same(out[:-1], damped_solve(J[:-1], e[:-1], 0.0), 1e-6):
+        if close(out[:-1], damped_solve(J[:-1], e[:-1], 0.0), 1e-6):
             raise Hint("the damping is missing: at the straight arm (a singularity) J J^T is singular; add "
                        "damping^2 I")
-        if _same(out, damped_solve(J, e, np.sqrt(damping)), 1e-9):
+        if close(out, damped_solve(J, e, np.sqrt(damping)), 1e-9):
             raise Hint("add damping^2 I (the damping squared), not damping I")
         raise Hint(f"differs from J^T (J J^T + damping^2 I)^-1 e by {np.abs(out - ref).max():.1e} rad")
 
