@@ -25,6 +25,7 @@ import argparse
 import importlib.metadata as md
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,7 +51,8 @@ WXAI_XML = robots.model_path("wxai")
 # placements add up to ~1e-8 in the Jacobian (see torch_peer).
 PK_TOL = 1e-7
 GOALS = {
-    "start": "fresh process -> first physai.solve_ik <= 2 x fresh process -> first Pinocchio Jacobian",
+    "start": "fresh process -> first physai.solve_ik <= 2 x fresh process -> first Pinocchio Jacobian (checkout "
+             "and installed wheel); first `physai ik` from a fresh install < 2 s",
     "single": "physai.jacobian <= Pinocchio computeFrameJacobian + updateFramePlacement, physai.tool_pose <= "
               "Pinocchio forwardKinematics + updateFramePlacement",
     "batch": "physai.jacobian >= 2 x Pinocchio loop and >= 10 x pytorch_kinematics (CPU), 10k configurations",
@@ -221,7 +223,7 @@ def compile_cost(report: Report) -> None:
     with tempfile.TemporaryDirectory() as cold:
         for label, env in (("cold (empty NUMBA_CACHE_DIR: compiles)", {"NUMBA_CACHE_DIR": cold}),
                            ("second process (loads the disk cache)", {"NUMBA_CACHE_DIR": cold}),
-                           ("default cache location", {})):
+                           ("default cache location (the user's cache folder)", {})):
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                  env={**os.environ, **env}, cwd=HERE.parent)
             rows.append([label, f"{float(out.stdout.split()[-1]):.2f} s"])
@@ -245,6 +247,63 @@ def compile_cost(report: Report) -> None:
     report.table(["fresh process (median of 5, warm disk cache)", "seconds"], [[k, f"{v:.2f} s"] for k, v in med.items()])
     ratio = med[next(iter(start))] / med[list(start)[1]]
     report(f"- physai start / Pinocchio start = **{ratio:.1f}** (goal <= 2: {'met' if ratio <= 2 else 'NOT met'})\n")
+    installed_start(report, *start.values())
+
+
+def _uv(*args, **kwargs) -> str:
+    return subprocess.run([shutil.which("uv"), *map(str, args)], capture_output=True, text=True, check=True,
+                          **kwargs).stdout
+
+
+def _install_wheel(tmp: Path) -> tuple[Path, dict]:
+    """A wheel of this checkout in a fresh virtual environment under ``tmp`` -> its python, and a user's environment
+    for it (HOME an empty folder, no NUMBA_CACHE_DIR)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "VIRTUAL_ENV", "PYTHONPATH")}
+    _uv("build", "--wheel", "-o", tmp / "dist", HERE.parent, env=env)
+    _uv("export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-q", "-o", tmp / "req.txt",
+        cwd=HERE.parent, env=env)
+    _uv("venv", "-q", "--python", sys.executable, tmp / "venv", env=env)
+    python = tmp / "venv" / "bin" / "python"
+    _uv("pip", "install", "-q", "--compile-bytecode", "--python", python, "-r", tmp / "req.txt",
+        *(tmp / "dist").glob("*.whl"), env=env)
+    (tmp / "home").mkdir()
+    return python, env | {"HOME": str(tmp / "home"), "PATH": f"{python.parent}{os.pathsep}{env['PATH']}"}
+
+
+def installed_start(report: Report, first_ik: str, first_pinocchio: str) -> None:
+    """The same start from a wheel of this checkout installed in a fresh virtual environment (its dependencies as
+    uv.lock pins them, Pinocchio included; bytecode compiled at install as pip does), HOME and the cache folder
+    empty; physai and Pinocchio timed in turns, five rounds."""
+    report("### From an installed wheel\n")
+    if shutil.which("uv") is None:
+        report("Skipped: needs uv to build and install the wheel.\n")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        python, env = _install_wheel(tmp)
+        ik_times, pin_times, cli_times = [], [], []
+        for _ in range(5):
+            for times, code in ((ik_times, first_ik), (pin_times, first_pinocchio)):
+                times.append(float(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True,
+                                                  env=env, cwd=tmp).stdout.split()[-1]))
+            t = time.perf_counter()
+            subprocess.run(["physai", "ik", "--robot", "so101", "--target", "0.2", "0", "0.1"], capture_output=True,
+                           check=True, env=env, cwd=tmp)
+            cli_times.append(time.perf_counter() - t)
+        origin = subprocess.run([python, "-c", "from physai import _engine; print(_engine.kernels.origin)"],
+                                capture_output=True, text=True, check=True, env=env, cwd=tmp).stdout.strip()
+    rows = [["fresh install -> first physai.solve_ik answer (Panda), first process", f"{ik_times[0]:.2f} s"],
+            ["fresh install -> first physai.solve_ik answer (Panda), median of 5", f"{np.median(ik_times):.2f} s"],
+            ["same environment -> first Pinocchio Jacobian (Panda MJCF), median of 5", f"{np.median(pin_times):.2f} s"],
+            ["first `physai ik --robot so101 --target 0.2 0 0.1` (wall, whole command)", f"{cli_times[0]:.2f} s"],
+            ["`physai ik ...`, median of 5", f"{np.median(cli_times):.2f} s"]]
+    report.table(["installed wheel", "seconds"], rows)
+    ratio = float(np.median(np.array(ik_times) / np.array(pin_times)))  # per round: load drift cancels
+    met = {True: "met", False: "NOT met"}
+    report(f"- served by: {origin.split(' /')[0]} (the wheel's modules, nothing compiled at run time)")
+    report(f"- installed physai start / Pinocchio start (median of per-round ratios) = **{ratio:.2f}** "
+           f"(goal <= 2: {met[ratio <= 2]}); first `physai ik` {cli_times[0]:.2f} s "
+           f"(goal < 2 s: {met[cli_times[0] < 2]})\n")
 
 
 def single_call(report: Report, rounds: int) -> dict:

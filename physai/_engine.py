@@ -1,32 +1,53 @@
-"""The compiled engine's kernels (private): an ahead-of-time module where one can be built, else numba's JIT.
+"""The compiled engine's kernels (private): modules compiled ahead of time where they exist, else numba's JIT.
 
 The kernels are written once, as numba functions (:mod:`physai._numba_kin`, :mod:`physai._numba_ik`). Serving
 them through numba's JIT costs every process about a second before its first answer (numba imports its compiler,
-which imports SciPy, then loads its disk cache). So the first process that needs them also compiles them ahead of
-time (``numba.pycc``, in a child process, ~15 s once) into an extension module in the cache directory; every later
-process imports that module in under a millisecond, without numba. Both are the same machine code from the same
-source (tests/test_engine.py compares them bit for bit).
+which imports SciPy, then loads its disk cache). So they are also compiled ahead of time (``numba.pycc``) into an
+extension module, which a process imports in under a millisecond, without numba. Both are the same machine code
+from the same source (tests/test_engine.py compares them bit for bit).
 
 One pose is too little arithmetic for numba's calling convention, which costs more than the walk itself; the
 one-pose calls (:data:`WALK`) are numba's walk written again in C (``_walk.c``), built in the same step into a
 second module and tested equal to the numba kernels bit for bit.
 
-The modules' names are a hash of their sources, Python, the platform and the numba and NumPy versions, so an edited
-kernel is never served from an old build. Where no module can be built (no C compiler, say), the reason is kept
-beside it (``<name>.failed``; delete it to try again) and the JIT serves: the one-pose calls then decline (return
-None) and their callers run the batch kernel on one row. Batches run numba's parallel JIT kernels either way
-(:func:`physai._numba_kin.batch`).
+Where the modules come from, first found first served:
+
+1. the package: a wheel is built with both (``hatch_build.py`` runs :mod:`physai._aot_build` at build time), so an
+   installed package compiles nothing and writes nothing, read-only or not;
+2. the cache folder (:func:`cache_dir`: ``NUMBA_CACHE_DIR`` when set, else the user's cache folder), where the first
+   process that needs them builds them (a source checkout, a platform without a wheel; ~15 s once), in a child
+   process with a time limit (``PHYSAI_BUILD_TIMEOUT`` seconds, default 600), one build per folder at a time (a file
+   lock: other processes wait for it, then import what it built). A module that does not import (truncated,
+   corrupt, half of the pair missing) is removed and built again. A failed build is remembered
+   (``<name>.failed``) only when it would fail again (the compiler's error, a time-out): for an hour, or until the
+   compiler changes; a killed build, a full disk or missing memory are not remembered, and debris of a killed build
+   is removed by the next build.
+
+Where neither serves, the JIT does: the one-pose calls then decline (return None) and their callers run the batch
+kernel on one row. Batches run numba's parallel JIT kernels either way (:func:`physai._numba_kin.batch`), whose disk
+cache lives in the cache folder too (:func:`njit`), never in the package. No failure of the build or of a cache
+reaches a kinematics call: it answers through the JIT, uncached if need be.
+
+The module names are a hash of their sources (and, in the cache folder, which several environments may share, of
+Python, the platform and the numba and NumPy versions), so an edited kernel is never served from an old build.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib.machinery
 import importlib.util
+import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
+import time
 from importlib import import_module, metadata
 from pathlib import Path
 
@@ -40,23 +61,41 @@ KERNELS = {
 # None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite,
 # and P a chain's packed constants as built.
 WALK = ("pose", "jacobian", "pose_jacobian", "frames")
+KINDS = ("kernels", "walk")  # the two modules, built in one step
+# The import system's own suffix: sysconfig's EXT_SUFFIX is initialised lazily, and not thread-safe on Python 3.11.
+EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
+TIMEOUT_ENV, TIMEOUT = "PHYSAI_BUILD_TIMEOUT", 600.0  # seconds a build may take before it is killed
+RETRY_AFTER = 3600.0  # seconds a failed build is remembered (unless the compiler changes first)
+# A build that failed with one of these may succeed next time: not remembered.
+TRANSIENT = ("No space left on device", "Disk quota exceeded", "File too large", "Cannot allocate memory",
+             "MemoryError")
 _HERE = Path(__file__).resolve().parent
 _SOURCES = ("_numba_kin.py", "_numba_ik.py", "_ik_record.py", "_aot_build.py", "_engine.py", "_walk.c")
+_LOCK = threading.RLock()  # one thread loads the modules; the others wait for what it found
+_NUMBA_CONFIG = threading.Lock()  # numba's cache folder is redirected while a kernel is decorated
 
 
-def module_name(kind: str = "kernels") -> str:
-    """``physai_<kind>_<hash>``: the hash of everything the ahead-of-time modules are built from."""
+def module_name(kind: str = "kernels", *, prebuilt: bool = False) -> str:
+    """``physai_<kind>_<hash>``: the hash of the sources the ahead-of-time modules are built from, and unless
+    ``prebuilt`` (the modules a wheel carries, built for its own tag) of Python, the platform and the numba and
+    NumPy versions."""
     h = hashlib.sha256()
     for source in _SOURCES:
         h.update((_HERE / source).read_bytes())
-    h.update(f"{sys.version}|{sysconfig.get_platform()}|numba {metadata.version('numba')}|numpy {np.__version__}".encode())
+    if not prebuilt:
+        h.update(f"{sys.version}|{EXT}|numba {metadata.version('numba')}|numpy {np.__version__}".encode())
     return f"physai_{kind}_" + h.hexdigest()[:16]
 
 
 def cache_dir() -> Path:
-    """Where the module is kept: ``NUMBA_CACHE_DIR`` when set (beside numba's own cache), else physai's ``__pycache__``."""
+    """Where run-time builds and numba's JIT cache are kept, as an absolute path: ``NUMBA_CACHE_DIR`` when set
+    (beside numba's own cache), else the user's cache folder (``~/.cache/physai`` on Linux)."""
     root = os.environ.get("NUMBA_CACHE_DIR")
-    return Path(root) if root else _HERE / "__pycache__"
+    if root:
+        return Path(os.path.abspath(root))
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("physai", appauthor=False))
 
 
 def _import(path: Path, name: str):
@@ -66,45 +105,196 @@ def _import(path: Path, name: str):
     return module
 
 
-def _build(directory: Path, names: tuple[str, str]) -> str | None:
-    """Build both modules (kernels, walk) in a child process; the reason they could not be, else None."""
-    failed = directory / f"{names[0]}.failed"
-    if failed.exists():
-        return failed.read_text().strip().splitlines()[0]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(_HERE.parent), os.environ.get("PYTHONPATH"))))}
-    with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
-        out = subprocess.run([sys.executable, "-m", "physai._aot_build", tmp, *names], cwd=tmp, env=env,
-                             capture_output=True, text=True, check=False)
-        built = [Path(tmp) / _file_name(name) for name in names]
-        if out.returncode != 0 or not all(path.is_file() for path in built):
-            reason = f"building {names[0]} failed (exit {out.returncode})\n{out.stdout[-2000:]}{out.stderr[-4000:]}"
-            failed.write_text(reason)
-            return reason.splitlines()[0]
-        for path in reversed(built):  # atomic, the kernels last: whoever finds them finds both modules whole
-            os.replace(path, directory / path.name)
+def _seal_name(names: tuple[str, ...]) -> str:
+    return f"{names[0]}.sha256"
+
+
+def _seal(directory: Path, names: tuple[str, ...]) -> None:
+    """Record the modules' hashes beside them: a truncated file can import (its missing end read as it runs)."""
+    digests = {name: hashlib.sha256((directory / (name + EXT)).read_bytes()).hexdigest() for name in names}
+    (directory / _seal_name(names)).write_text(json.dumps(digests), encoding="utf-8")
+
+
+def _sealed(directory: Path, names: tuple[str, ...]) -> bool:
+    """Both modules present in ``directory``, as their build recorded them."""
+    try:
+        digests = json.loads((directory / _seal_name(names)).read_text(encoding="utf-8"))
+        return all(digests[name] == hashlib.sha256((directory / (name + EXT)).read_bytes()).hexdigest()
+                   for name in names)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _import_pair(directory: Path, names: tuple[str, ...], sealed: bool = True) -> tuple | None:
+    """Both modules from ``directory``, or None when one is missing, not as built (unless ``sealed`` is False:
+    the package's own, installed with their hashes checked), or does not import."""
+    paths = [directory / (name + EXT) for name in names]
+    if not all(path.is_file() for path in paths) or (sealed and not _sealed(directory, names)):
+        return None
+    try:
+        return tuple(_import(path, name) for path, name in zip(paths, names))
+    except (ImportError, OSError):  # truncated, corrupt, built for another NumPy
+        return None
+
+
+def _toolchain() -> str:
+    """What a failed build is remembered against: the compiler settings, and the compiler's file (installed or
+    updated since, the build is tried again)."""
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    found = shutil.which(cc[0]) if cc else None
+    stamp = os.stat(found).st_mtime_ns if found else None
+    flags = [os.environ.get(k) for k in ("CC", "LDSHARED", "CFLAGS", "LDFLAGS", "CPPFLAGS", "PATH")]
+    return json.dumps([found, stamp, *flags])
+
+
+def _remembered(marker: Path) -> str | None:
+    """The reason in a failure marker, while it holds: younger than :data:`RETRY_AFTER`, same toolchain.
+    A marker that cannot be read (empty, not UTF-8, not JSON, not physai's) holds nothing."""
+    try:
+        age = time.time() - marker.stat().st_mtime
+        record = json.loads(marker.read_bytes().decode("utf-8"))
+        reason, toolchain = str(record["reason"]), record["toolchain"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+    if age > RETRY_AFTER or toolchain != _toolchain() or not reason.strip():
+        return None
+    return reason.strip().splitlines()[0]
+
+
+def _remember(marker: Path, reason: str) -> None:
+    with contextlib.suppress(OSError):  # a full disk: nothing remembered, the next process tries again
+        marker.write_text(json.dumps({"reason": reason, "toolchain": _toolchain()}), encoding="utf-8")
+
+
+def _timeout() -> float:
+    try:
+        return float(os.environ.get(TIMEOUT_ENV, TIMEOUT))
+    except ValueError:
+        return TIMEOUT
+
+
+def _run_build(out: Path, names: tuple[str, ...]) -> tuple[str | None, bool]:
+    """Run :mod:`physai._aot_build` into ``out``: ``(None, _)`` when it built both modules, else ``(why, transient)``.
+    The child leads its own process group, so a time-out kills the compiler it started too."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(out.parent), "TMPDIR": str(out),  # the compilers' files too
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(_HERE.parent), os.environ.get("PYTHONPATH"))))}
+    posix = os.name == "posix"
+    child = subprocess.Popen([sys.executable, "-m", "physai._aot_build", str(out), *names], cwd=out, env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             errors="replace", start_new_session=posix)
+    limit = _timeout()
+    try:
+        output, _ = child.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(child.pid, signal.SIGKILL) if posix else child.kill()
+        child.communicate()
+        return f"building {names[0]} timed out after {limit:g} s ({TIMEOUT_ENV} sets the limit)", False
+    if child.returncode == 0 and all((out / (name + EXT)).is_file() for name in names):
+        return None, False
+    if child.returncode < 0:
+        return f"building {names[0]} was killed by signal {-child.returncode}", True
+    why = f"building {names[0]} failed (exit {child.returncode})\n{output[-6000:]}"
+    return why, any(text in output for text in TRANSIENT)
+
+
+def _clean(directory: Path, names: tuple[str, ...]) -> None:
+    """Under the build lock: remove killed builds' folders and the modules that would not import."""
+    for debris in directory.glob(".build-*"):
+        shutil.rmtree(debris, ignore_errors=True)
+    for file in (*(name + EXT for name in names), _seal_name(names)):
+        (directory / file).unlink(missing_ok=True)
+
+
+def _build(directory: Path, names: tuple[str, ...]) -> str | None:
+    """Build both modules into ``directory`` (the caller holds the build lock); why not, else None."""
+    marker = directory / f"{names[0]}.failed"
+    _clean(directory, names)
+    out = Path(tempfile.mkdtemp(dir=directory, prefix=".build-"))
+    try:
+        why, transient = _run_build(out, names)
+        if why:
+            if not transient:
+                _remember(marker, why)
+            return why.splitlines()[0]
+        _seal(out, names)
+        for file in (_seal_name(names), *(name + EXT for name in reversed(names))):
+            os.replace(out / file, directory / file)  # atomic, the kernels last: who finds them finds the rest
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    marker.unlink(missing_ok=True)
     return None
 
 
-def _file_name(name: str) -> str:
-    return name + sysconfig.get_config_var("EXT_SUFFIX")
+def _cached(directory: Path) -> tuple[tuple | None, str]:
+    """Both modules from the cache folder, built there if need be; None and why not, if unavailable."""
+    names = tuple(module_name(kind) for kind in KINDS)
+    origin, marker = f"ahead-of-time module {directory / (names[0] + EXT)}", directory / f"{names[0]}.failed"
+    modules = _import_pair(directory, names)
+    if modules is None and not (why := _remembered(marker)):
+        import filelock
 
-
-def _ahead_of_time() -> tuple[tuple[object, object] | None, str]:
-    """Both ahead-of-time modules (built on first use) and where they came from; None and why not, if unavailable."""
-    directory, names = cache_dir(), (module_name("kernels"), module_name("walk"))
-    paths = [directory / _file_name(name) for name in names]
-    if not paths[0].is_file():
+        directory.mkdir(parents=True, exist_ok=True)
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            why = _build(directory, names)
-        except OSError as exc:  # a read-only install, say
-            why = f"cannot build in {directory}: {exc}"
-        if why:
-            return None, why
+            with filelock.FileLock(directory / "physai-build.lock", timeout=_timeout() + 60):
+                modules = _import_pair(directory, names)  # built by another process meanwhile
+                if modules is None and not (why := _remembered(marker)):
+                    why = _build(directory, names)
+                    modules = None if why else _import_pair(directory, names)
+                    if not why and modules is None:
+                        why = f"the modules built in {directory} do not import"
+                        _remember(marker, why)
+        except filelock.Timeout:
+            why = f"another process has been building in {directory} for too long"
+    return (modules, origin) if modules else (None, why)
+
+
+def _ahead_of_time() -> tuple[tuple | None, str]:
+    """Both ahead-of-time modules and where they came from: the package's, else the cache folder's (built there on
+    first use); None and why not, if unavailable."""
+    names = tuple(module_name(kind, prebuilt=True) for kind in KINDS)
+    modules = _import_pair(_HERE, names, sealed=False)
+    if modules:
+        return modules, f"prebuilt module {_HERE / (names[0] + EXT)}"
+    directory = cache_dir()
     try:
-        return tuple(_import(path, name) for path, name in zip(paths, names)), f"ahead-of-time module {paths[0]}"
-    except ImportError as exc:
-        return None, f"cannot import {directory}/{names}: {exc}"
+        return _cached(directory)
+    except OSError as exc:  # no cache folder can be written: a read-only home, a full disk
+        return None, f"cannot build in {directory}: {exc}"
+
+
+def _writable_cache() -> Path | None:
+    """The cache folder, made if need be, or None if no file can be written there."""
+    directory = cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=directory).close()
+    except OSError:
+        return None
+    return directory
+
+
+def njit(*args, **options):
+    """``numba.njit`` whose disk cache (``cache=True``) lives in :func:`cache_dir`, never beside the source (inside
+    an installed package). A cache that cannot be written (no folder, a full disk) compiles uncached instead."""
+    import numba
+
+    def decorate(func):
+        if options.get("cache"):
+            with _NUMBA_CONFIG:
+                directory = _writable_cache()
+                saved = numba.config.CACHE_DIR
+                try:
+                    if directory is not None:
+                        numba.config.CACHE_DIR = str(directory)
+                        return numba.njit(*args, **options)(func)
+                except OSError:  # the compiled code could not be saved: keep it in memory only
+                    pass
+                finally:
+                    numba.config.CACHE_DIR = saved
+        return numba.njit(*args, **{**options, "cache": False})(func)
+
+    return decorate
 
 
 def _numba_module(name: str):
@@ -139,16 +329,18 @@ def _entry_point(dispatcher):
 
 
 class Kernels:
-    """The kernels and one-pose calls as attributes (``kernels.pose(q, P)``), loaded on first use; ``origin`` says
-    from where."""
+    """The kernels and one-pose calls as attributes (``kernels.pose(q, P)``), loaded on first use by one thread
+    (the others wait for it); ``origin`` says from where."""
 
     def __getattr__(self, name: str):
-        modules, origin = _ahead_of_time()
-        if modules:
-            table = {k: getattr(modules[0], k) for k in KERNELS} | {k: getattr(modules[1], k) for k in WALK}
-        else:
-            table, origin = jit_kernels() | dict.fromkeys(WALK, declined), f"numba JIT ({origin})"
-        self.__dict__.update(table, origin=origin)
+        with _LOCK:
+            if "origin" not in self.__dict__:
+                modules, origin = _ahead_of_time()
+                if modules:
+                    table = {k: getattr(modules[0], k) for k in KERNELS} | {k: getattr(modules[1], k) for k in WALK}
+                else:
+                    table, origin = jit_kernels() | dict.fromkeys(WALK, declined), f"numba JIT ({origin})"
+                self.__dict__.update(table, origin=origin)
         if name not in self.__dict__:
             raise AttributeError(f"the compiled engine has no kernel {name!r}")
         return self.__dict__[name]

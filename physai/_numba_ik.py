@@ -25,7 +25,7 @@ alternates frozen and clipped steps there, while here a joint stays frozen while
 out. On random reachable targets this takes no more iterations (benchmarks/IK_RESULTS.md); against a
 limit, e.g. beside an unreachable target, an attempt can creep to its iteration budget and report
 ``"iteration limit"`` where the NumPy loop reports ``"unreachable: best effort"``.
-Compiled code is cached on disk (``cache=True``).
+Compiled code is cached on disk (``cache=True``, in the user's cache folder: :func:`physai._engine.njit`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from physai._engine import njit  # numba.njit, its disk cache in the user's cache folder
 from physai._ik_record import BEST_EFFORT, CONVERGED, ITERATION_LIMIT, SETTINGS
 from physai._numba_kin import store_pose, walk
 
@@ -41,7 +42,7 @@ _F1, _F2, _F3 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2,
 _SETTINGS = numba.types.Array(numba.from_dtype(SETTINGS), 1, "A", **_RO)
 
 
-@numba.njit(numba.boolean(_F3, numba.boolean, numba.float64), cache=True)
+@njit(numba.boolean(_F3, numba.boolean, numba.float64), cache=True)
 def targets_ok(T, pose, tol):
     """True if every ``T (B, 4, 4)`` is finite and, with ``pose``, a rigid transform to ``tol``
     (``|R R^T - I|``, ``det R > 0``, bottom row ``[0, 0, 0, 1]``): the checks of
@@ -67,7 +68,7 @@ def targets_ok(T, pose, tol):
     return True
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _rotvec(R):
     """``so3_log(R)`` for a 3x3 rotation, as :func:`physai.transforms.so3_log`: Shepperd quaternion -> rotation vector."""
     m00, m11, m22 = R[0, 0], R[1, 1], R[2, 2]
@@ -94,7 +95,7 @@ def _rotvec(R):
     return scale * x, scale * y, scale * z
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _residual(task, T, J, Tt, a, sw, e, Jt, M):
     """Weighted residual ``e (m,)`` and task Jacobian ``Jt (m, n)`` of :func:`physai.ik.task_residual` at ``T (4, 4)``,
     ``J (6, n)``; returns ``(0.5 |e|^2, position_error, orientation_error)``. ``M (3, 3)`` is scratch."""
@@ -140,7 +141,7 @@ def _residual(task, T, J, Tt, a, sw, e, Jt, M):
     return 0.5 * E, perr, oerr
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _cholesky_solve(A, x):
     """Solve ``A y = x`` in place (``x`` becomes ``y``) for symmetric positive definite ``A (k, k)`` (overwritten).
 
@@ -172,7 +173,7 @@ def _cholesky_solve(A, x):
     return True
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _lm_step(Jw, ew, mu, free, dq, A, y):
     """``dq = J^T (J J^T + mu I)^-1 e`` over the ``free`` columns of ``Jw (m, n)`` (blocked joints get 0).
 
@@ -216,7 +217,7 @@ def _lm_step(Jw, ew, mu, free, dq, A, y):
             dq[j] = s
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _free_joints(q, dq, lower, upper, free):
     """``free = ~physai.ik.limit_blocked(q, dq, lower, upper)`` in place (the freeze rule); True if any is blocked."""
     any_blocked = False
@@ -227,7 +228,7 @@ def _free_joints(q, dq, lower, upper, free):
 
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _lm_trial(q, Jw, ew, mu, lower, upper, max_step, free, all_free, dq, A, y, trial):
     """``trial = clip(q + dq)``: the LM step, recomputed without the joints the freeze rule blocks, scaled down
     uniformly to ``|dq_j| <= max_step``."""
@@ -243,7 +244,7 @@ def _lm_trial(q, Jw, ew, mu, lower, upper, max_step, free, all_free, dq, A, y, t
         trial[j] = min(max(q[j] + dq[j] * scale, lower[j]), upper[j])
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def restart_start(u, sample_range, out):
     """``out = low + (high - low) * u`` for ``sample_range = (low, high)`` ``(2, n)``: the map of
     :meth:`physai.chain.Chain.random_q` from uniform numbers in [0, 1) to joint positions, term for term."""
@@ -251,7 +252,7 @@ def restart_start(u, sample_range, out):
         out[j] = sample_range[0, j] + (sample_range[1, j] - sample_range[0, j]) * u[j]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, n_attempts, best_q, scratch):
     """One target's LM attempts and final polish: ``(converged, ended_by_limit, steps, attempt, position_error,
     orientation_error, q)`` where ``q`` is the converged point or else ``best_q``, the best point found."""
@@ -310,7 +311,7 @@ def _solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, 
 # single compiled variant, loaded from the disk cache, whatever mix of frozen chain arrays, memoised
 # draws and caller arrays comes in. It runs without the GIL (as the ahead-of-time build compiles it too), so that
 # threads can share the targets of one batch (physai.ik).
-@numba.njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _F2, _SETTINGS, numba.float64[:, ::1],
+@njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _F2, _SETTINGS, numba.float64[:, ::1],
                        numba.int64[:, ::1]), cache=True, nogil=True)
 def solve_batch(P, lower, upper, T_target, axis, sw, q_first, uniforms, sample_range, settings, out, out_int):
     """Solve each target ``T_target[b] (4, 4)``; write row ``b`` of ``out`` and ``out_int``.

@@ -8,8 +8,9 @@ numpy and numba only.
 Why it is fast: the walk runs on scalars (small arrays would cost heap allocations per pose); batches of
 ``(B, n)`` run one compiled loop over ``B`` (``numba.prange``, parallel over the CPU cores, from 256 rows), and
 the IK kernels (:mod:`physai._numba_ik`) call the walk inside their loops. Every kernel has one explicit
-signature, compiled once and cached on disk (``cache=True``): a process loads it instead of compiling it, and
-no input layout compiles a second specialisation. One pose from Python is served by ``_walk.c``, the same walk
+signature, compiled once and cached on disk (``cache=True``, in the user's cache folder:
+:func:`physai._engine.njit`): a process loads it instead of compiling it, and no input layout compiles a second
+specialisation. One pose from Python is served by ``_walk.c``, the same walk
 in C (:mod:`physai._engine` says why).
 """
 
@@ -19,6 +20,8 @@ import os
 
 import numba
 import numpy as np
+
+from physai._engine import njit  # numba.njit, its disk cache in the user's cache folder
 
 # GNU OpenMP, numba's fastest layer here, aborts a forked child (multiprocessing's default on Linux) that enters
 # a parallel region once the parent has run one; numba's fork-safe layer (workqueue) is ~30 % slower on batches.
@@ -31,7 +34,7 @@ _P = numba.types.Array(numba.float64, 2, "C", readonly=True)
 _OUT3 = numba.float64[:, :, ::1]
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _mul(a, b):
     """Product ``a @ b`` of two 3x3 matrices held as row-major 9-tuples."""
     return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6], a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
@@ -41,21 +44,21 @@ def _mul(a, b):
             a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _apply(a, v):
     """``a @ v`` for a row-major 9-tuple ``a`` and a 3-tuple ``v``."""
     return (a[0] * v[0] + a[1] * v[1] + a[2] * v[2], a[3] * v[0] + a[4] * v[1] + a[5] * v[2],
             a[6] * v[0] + a[7] * v[1] + a[8] * v[2])
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _place(R, p, m):
     """``(R, p) @ (m_R, m_t)`` for a packed row ``m`` (rotation in columns 0-8, translation in 9-11)."""
     t = _apply(R, (m[9], m[10], m[11]))
     return _mul(R, (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def rodrigues(u, d):
     """Twin of :func:`physai.transforms.rotation_about_axis`: ``I + s K + k K^2``, ``K = skew(u)``, unit ``u``.
 
@@ -68,7 +71,7 @@ def rodrigues(u, d):
             -s * uy + k * ux * uz, s * ux + k * uy * uz, 1.0 + k * (uz * uz - 1.0))
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def walk(q, P, J, F):
     """Walk the chain once for one ``q (n,)``: return the tool pose ``(R, p)`` (row-major 9-tuple, 3-tuple),
     fill ``J (6, n)`` and ``F (n, 6)``; an output with no columns (``J``) or rows (``F``) is skipped.
@@ -105,7 +108,7 @@ def walk(q, P, J, F):
     return R, p
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def store_pose(T, R, p):
     """Write the pose ``(R, p)`` into ``T (4, 4)``."""
     T[0, 0], T[0, 1], T[0, 2], T[0, 3] = R[0], R[1], R[2], p[0]
@@ -114,19 +117,19 @@ def store_pose(T, R, p):
     T[3, 0], T[3, 1], T[3, 2], T[3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _walk_row(q, P, T, J, F):
     R, p = walk(q, P, J, F)
     store_pose(T, R, p)
 
 
-@numba.njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True, parallel=True)
+@njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True, parallel=True)
 def _batch_parallel(Q, P, T, J, F):
     for b in numba.prange(Q.shape[0]):
         _walk_row(Q[b], P, T[b], J[b], F[b])
 
 
-@numba.njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True)
+@njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True)
 def _batch_serial(Q, P, T, J, F):
     for b in range(Q.shape[0]):
         _walk_row(Q[b], P, T[b], J[b], F[b])

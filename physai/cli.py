@@ -31,7 +31,10 @@ from physai._validate import count
 from physai.errors import PhysaiError, InputError
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPERIMENTS = ROOT / "experiments"
+# An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
+# in experiments/.
+PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
+EXPERIMENTS = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else ROOT / "experiments"
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
 SCRIPTS = ("build.py", "experiment.py")
 FULL_ENV = "PHYSAI_FULL"  # set to 1: the lessons' large runs (what ``--full`` passes on)
@@ -113,8 +116,26 @@ def _numbers(text: str, option: str) -> np.ndarray:
 
 
 def lesson_dirs() -> list[Path]:
-    """Lesson folders ``experiments/NN-name`` in lesson order."""
+    """Lesson folders ``NN-name`` in lesson order: a clone's ``experiments/``, an installed package's
+    ``physai/_lessons/``."""
     return sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir())
+
+
+@contextlib.contextmanager
+def _outputs_outside_the_install(out: Path):
+    """Lessons installed with the package (or not writable) write under ``out/NN-name/`` instead of beside their
+    scripts (:func:`physai.lesson.out_dir`), so nothing is written inside the install; a clone's lessons write beside
+    their scripts, and a ``PHYSAI_LESSON_OUT`` the user set is kept."""
+    from physai.lesson import OUT_ENV
+
+    redirect = OUT_ENV not in os.environ and (EXPERIMENTS == PACKAGED_LESSONS or not os.access(EXPERIMENTS, os.W_OK))
+    if redirect:
+        os.environ[OUT_ENV] = str(out)
+    try:
+        yield
+    finally:
+        if redirect:
+            os.environ.pop(OUT_ENV, None)
 
 
 def lesson_scripts(folder: Path) -> list[Path]:
@@ -168,12 +189,13 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool) -> list:
     from physai import report
 
     runs = []
-    for script in scripts:
-        console.rule(f"[bold]{script.parent.name}/{script.name}")
-        started = time.time()
-        rc, seconds = _run_script(script, full)
-        runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
-                                     **report.collect_run(script, started, out)))
+    with _outputs_outside_the_install(out):
+        for script in scripts:
+            console.rule(f"[bold]{script.parent.name}/{script.name}")
+            started = time.time()
+            rc, seconds = _run_script(script, full)
+            runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
+                                         **report.collect_run(script, started, out)))
     return runs
 
 
@@ -188,7 +210,11 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
 
     wall0 = time.perf_counter()
     out = out.resolve()
-    runs = _run_scripts([s for d in lesson_dirs() for s in lesson_scripts(d)], out, full)
+    scripts = [s for d in lesson_dirs() for s in lesson_scripts(d)]
+    if not scripts:
+        typer.echo(f"physai: error: no lesson scripts found in {EXPERIMENTS}", err=True)
+        raise typer.Exit(1)
+    runs = _run_scripts(scripts, out, full)
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
     index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs, wall)

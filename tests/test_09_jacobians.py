@@ -27,7 +27,7 @@ def test_shoulder_lift_column_matches_mj_jacSite_at_lesson_pose(so101, so101_mod
     assert np.abs(col - J_mj[:, 1]).max() <= 1e-15
     # the lesson's printed column and lever, reproduced by MuJoCo itself
     np.testing.assert_allclose(J_mj[:, 1], [-0.0198, 0, -0.2193, 0, 1, 0], atol=5e-5)
-    assert round(float(np.linalg.norm(J_mj[:3, 1])), 4) == 0.2202
+    assert abs(float(np.linalg.norm(J_mj[:3, 1])) - 0.2202) <= 0.5e-4  # the seed's printed value
 
 
 def test_jacobian_matches_mj_jacSite_at_50_random_poses(so101, so101_model):
@@ -53,7 +53,7 @@ def test_lesson_step3_speed_and_torques_from_mj_jacSite(so101, so101_model):
     J = jacobian(so101, Q0)
     speed = np.linalg.norm(J[:3] @ (np.ones(5) / np.sqrt(5)))
     assert speed == pytest.approx(np.linalg.norm(J_mj[:3] @ (np.ones(5) / np.sqrt(5))), abs=1e-15)
-    assert round(speed, 3) == 0.312
+    assert abs(speed - 0.312) <= 5e-4  # the seed's printed value
     lesson_rows = {
         (0, 0, -2.0): [0.0000, 0.4385, 0.5194, 0.2586, 0.0042],
         (2.0, 0, 0): [0.0052, -0.0397, -0.2571, -0.1873, -0.0036],
@@ -164,6 +164,7 @@ def test_stale_data_trap_in_raw_mujoco_and_guarded_in_physai(so101, so101_model)
     np.testing.assert_array_equal(stale, J_a)  # raw MuJoCo silently returns the previous pose's Jacobian
     assert np.abs(stale - J_b).max() > 1e-2
     # physai's helper takes q and recomputes: same d, no stale answer
+    # bitwise: the same MuJoCo computation on the same pose
     assert np.abs(mj.site_jacobian(m, so101, q_b, d) - J_b).max() == 0.0
     assert np.abs(mj.site_pose(m, so101, q_b, d)[:3, 3] - mj_site(m, so101, q_b)[0]).max() == 0.0
 
@@ -308,7 +309,8 @@ def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_
                                                                                         velocity):
     med = exp.sweep(so101_model, so101, velocity["poses"], DECADES)
     best = exp.best_steps(DECADES, med)
-    assert best == {"forward": 1e-8, "central": 1e-5}
+    # by exponent: 10.0 ** -k is not the literal 1e-k on every CPU (9.999999999999999e-06 with AVX-512)
+    assert {k: round(np.log10(v)) for k, v in best.items()} == {"forward": -8, "central": -5}
     eps_mach = np.finfo(float).eps
     assert abs(np.log10(best["forward"] / np.sqrt(eps_mach))) < 1
     assert abs(np.log10(best["central"] / np.cbrt(eps_mach))) < 1

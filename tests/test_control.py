@@ -35,7 +35,7 @@ def test_follow_line_1mm_steps_tracks_within_1e5_m_and_holds_orientation_fk_refe
     assert np.max(np.linalg.norm(T_end[:, :3, 3] - p_ref, axis=1)) < 1e-5  # independent of LineResult's own bookkeeping
     assert res.max_deviation < 1e-5
     assert np.max(np.linalg.norm(tf.pose_error(T_end, T0)[:, 3:], axis=1)) < 1e-4  # rad
-    assert res.run.health.sigma_min.shape == (50,) and np.all(res.run.health.vel_scale == 1.0)
+    assert res.run.health.sigma_min.shape == (50,) and np.all(res.run.health.vel_scale == 1.0)  # exact: no scaling
 
 
 def test_follow_line_error_second_order_in_step(wxai):

@@ -5,9 +5,9 @@ the one-pose calls in C, and the readable NumPy engine through the public functi
 those to 1e-13 and to MuJoCo).
 """
 
-import os
 import subprocess
 import sys
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -192,9 +192,11 @@ def test_unknown_kernel_names_the_problem():
         _engine.kernels.nope  # noqa: B018
 
 
-def test_the_cache_directory_follows_numba_cache_dir(tmp_path, monkeypatch):
+def test_the_cache_directory_follows_numba_cache_dir_else_the_users_cache_never_the_package(tmp_path, monkeypatch):
+    import platformdirs
+
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     assert _engine.cache_dir() == tmp_path
     monkeypatch.delenv("NUMBA_CACHE_DIR")
-    assert _engine.cache_dir() == _engine._HERE / "__pycache__"
-    assert os.path.isdir(_engine.cache_dir())
+    assert _engine.cache_dir() == Path(platformdirs.user_cache_dir("physai", appauthor=False))
+    assert _engine._HERE not in _engine.cache_dir().parents

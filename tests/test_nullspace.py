@@ -157,7 +157,7 @@ def test_limit_margin_and_joint_limit_cost_closed_forms(panda):
     centre = 0.5 * (panda.lower + panda.upper)
     assert ns.limit_margin(panda, centre) == pytest.approx(0.5, abs=1e-15)
     assert ns.joint_limit_cost(panda).value(centre) == pytest.approx(0.0, abs=1e-15)
-    assert ns.limit_margin(panda, panda.lower) == 0.0
+    assert ns.limit_margin(panda, panda.lower) == 0.0  # exact: q - lower with q = lower
     assert ns.joint_limit_cost(panda).value(panda.upper) == pytest.approx(1 / 8, abs=1e-15)
 
 

@@ -5,6 +5,7 @@ import os
 import shutil
 import time
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -21,8 +22,8 @@ DEMO_BUILD = f"""\"\"\"Demo lesson: claims, a figure and a transcript.\"\"\"
 import os
 import sys
 from pathlib import Path
-from physai.lesson import Claim, claims_table, verdict, write_claims, transcript
-here = Path(__file__).parent
+from physai.lesson import Claim, claims_table, out_dir, verdict, write_claims, transcript
+here = out_dir(__file__)
 full = os.environ.get("PHYSAI_FULL") == "1" and "--full" in sys.argv
 with transcript(here / "build_output.txt"):
     claims = [Claim("01", "value", "1.00", "1.00", verdict(True), "equal to 2 decimals", "build.py"),
@@ -138,6 +139,33 @@ def test_a_lesson_that_raises_is_reported_and_the_tour_goes_on(lessons, tmp_path
     assert res.exit_code == 1 and "ValueError: broken on purpose" in res.stdout
     assert "variant ran" in res.stdout  # scripts before it ran; the report is written
     assert "failed (exit 1)" in (tmp_path / "out" / "audit.html").read_text()
+
+
+def test_a_tour_that_finds_no_lesson_script_fails_and_says_where_it_looked(tmp_path, monkeypatch):
+    empty = tmp_path / "experiments"
+    (empty / "01-empty").mkdir(parents=True)
+    monkeypatch.setattr(cli, "EXPERIMENTS", empty)
+    res = invoke("tour", "--out", tmp_path / "out")
+    assert res.exit_code == 1 and f"no lesson scripts found in {empty}" in res.stderr
+
+
+def files(folder: Path) -> list[tuple[str, int]]:
+    return sorted((str(p.relative_to(folder)), p.stat().st_mtime_ns) for p in folder.rglob("*"))
+
+
+def test_installed_lessons_write_under_the_output_folder_and_nothing_beside_themselves(lessons, tmp_path,
+                                                                                      monkeypatch):
+    monkeypatch.setattr(cli, "PACKAGED_LESSONS", lessons)  # as an installed package carries them
+    monkeypatch.delenv("PHYSAI_LESSON_OUT", raising=False)
+    before, out = files(lessons), tmp_path / "out"
+    res = invoke("tour", "--out", out)
+    assert res.exit_code == 1 and "variant ran" in res.stdout  # 02-broken fails, as in a clone
+    page = (out / "audit.html").read_text()
+    assert len(tables(page, "claims")) == 1 and '<img src="01-demo/build_line.png"' in page
+    assert (out / "01-demo" / "build_line.png").read_bytes() == PNG_1X1
+    res = invoke("lesson", "01", "--build", "--out", tmp_path / "lesson-out")
+    assert res.exit_code == 0 and (tmp_path / "lesson-out" / "01-demo" / "build_output.txt").is_file()
+    assert files(lessons) == before and "PHYSAI_LESSON_OUT" not in os.environ
 
 
 def test_script_title_is_the_docstrings_first_paragraph(tmp_path):

@@ -98,7 +98,7 @@ def test_an_edited_bundled_model_is_compiled_again_not_read_from_its_stored_chai
     xml.write_text(text.replace('range="-2.8973 2.8973"', 'range="-1.5 1.5"', 1))
     monkeypatch.setattr(robots, "_MODELS", copy)
     chain = robots.load("panda")
-    assert chain.lower[0] == -1.5 and chain.upper[0] == 1.5  # MuJoCo's compile of the edited file
+    assert chain.lower[0] == -1.5 and chain.upper[0] == 1.5  # exact: the edited file's numbers, read back
 
 
 def test_bundled_robots_load_in_a_fresh_process_from_any_directory(tmp_path):

@@ -101,6 +101,7 @@ def test_reading_columns_at_qpos_addresses_is_the_trap_physai_avoids(mobile):
 def test_chain_joints_carry_no_motion_from_frozen_joints_other_than_qpos0(mobile):
     # the ref="0.4" elbow: its zero displacement is at qpos0 = 0.4, not at 0
     m, chain = mobile
+    # exact: the number written into the model, read back
     assert m.qpos0[chain.qpos_adr[chain.joint_index("elbow")]] == 0.4
     assert chain.q_ref[chain.joint_index("elbow")] == 0.4
     q0 = m.qpos0[list(chain.qpos_adr)]

@@ -69,7 +69,7 @@ def test_health_matches_numpy_svd_and_det(rng, so101_model, so101):
         h = health(J, "position")
         S = np.linalg.svd(J[:3], compute_uv=False)
         np.testing.assert_allclose(h.sigma, S, rtol=1e-14)
-        assert h.sigma_min == S[-1] and h.kappa == pytest.approx(S[0] / S[-1], rel=1e-14)
+        assert h.sigma_min == pytest.approx(S[-1], rel=1e-14) and h.kappa == pytest.approx(S[0] / S[-1], rel=1e-14)
         assert h.manipulability == pytest.approx(np.sqrt(np.linalg.det(J[:3] @ J[:3].T)), rel=1e-9)
         full = health(J, "full", char_length=0.3)
         np.testing.assert_allclose(full.sigma, np.linalg.svd(np.vstack([J[:3], 0.3 * J[3:]]), compute_uv=False), rtol=1e-14)
@@ -85,7 +85,7 @@ def test_health_of_straight_two_link_arm_is_singular_closed_form():
     J[:2] = [[-0.8 * s, -0.3 * s], [0.8 * c, 0.3 * c]]
     J[5] = 1.0
     h = health(J, "position")
-    assert h.sigma_min == 0.0 and h.kappa == np.inf
+    assert h.sigma_min == 0.0 and h.kappa == np.inf  # exact: 2 joints cannot span 3 rows
     assert h.sigma[0] == pytest.approx(np.hypot(0.8, 0.3), rel=1e-14)
 
 
@@ -99,6 +99,7 @@ def test_ellipsoid_axes_are_eigen_decomposition_of_JJt(rng):
 
 
 def test_adaptive_damping_ramp_closed_form():
+    # exact: no damping outside the ramp, the full damping at sigma = 0 (sqrt(1) = 1)
     assert adaptive_damping(0.03, 0.03, 0.05) == 0.0
     assert adaptive_damping(0.5, 0.03, 0.05) == 0.0
     assert adaptive_damping(0.0, 0.03, 0.05) == 0.05
@@ -114,7 +115,7 @@ def test_scale_to_limit_preserves_direction(rng):
     assert np.all(np.abs(out).max(axis=1) <= 6.28 * (1 + 1e-15))
     np.testing.assert_allclose(out, qd * scale[:, None], rtol=1e-15)
     small, s1 = scale_to_limit(np.array([0.1, -0.2]), 6.28)
-    assert s1 == 1.0 and np.array_equal(small, [0.1, -0.2])
+    assert s1 == 1.0 and np.array_equal(small, [0.1, -0.2])  # exact: within the limit nothing is scaled
 
 
 def test_damped_step_equals_seed_reference(rng, so101_model, so101):

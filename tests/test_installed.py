@@ -1,0 +1,124 @@
+"""The package as a user installs it: a wheel built from this checkout (``uv build --wheel``), installed into a fresh
+virtual environment outside the checkout, site-packages made read-only and HOME a temporary folder.
+
+It must carry the lessons and the compiled engine: ``physai tour`` and ``physai lesson`` run every lesson script
+from the install, ``physai ik`` answers from the wheel's prebuilt modules (no compiler, no numba), and no file
+appears inside the environment. Slow (a wheel build compiles the engine): marked ``slow``, run by ``uv run pytest``.
+"""
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from physai import cli
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parent.parent
+UV = shutil.which("uv")
+
+
+def run(*args, **kwargs) -> subprocess.CompletedProcess:
+    out = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=1200, **kwargs)
+    assert out.returncode == 0, f"{args}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    return out
+
+
+def listing(folder: Path) -> list[tuple[str, int, int]]:
+    return sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*"))
+
+
+def writable(folder: Path, on: bool) -> None:
+    for path in [folder, *folder.rglob("*")]:
+        if not path.is_symlink():
+            mode = path.stat().st_mode
+            path.chmod(mode | stat.S_IWUSR if on else mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """``(env, venv, work)``: the environment of a user of the installed wheel, and a folder to work in."""
+    if UV is None:
+        pytest.skip("needs uv to build and install the wheel")
+    tmp = tmp_path_factory.mktemp("installed")
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV", "XDG_CACHE_HOME", "PHYSAI_LESSON_OUT")}
+    run(UV, "build", "--wheel", "-o", tmp / "dist", ROOT, env=clean, cwd=tmp)
+    (wheel,) = (tmp / "dist").glob("physai-*.whl")
+    run(UV, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-q", "-o", tmp / "req.txt",
+        env=clean, cwd=ROOT)
+    venv = tmp / "venv"
+    run(UV, "venv", "-q", "--python", sys.executable, venv, env=clean, cwd=tmp)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", wheel, env=clean, cwd=tmp)
+    (tmp / "home").mkdir()
+    (tmp / "work").mkdir()
+    env = {**clean, "HOME": str(tmp / "home"), "PATH": f"{python.parent}{os.pathsep}{clean['PATH']}",
+           "PYTHONDONTWRITEBYTECODE": "1"}  # Python's own .pyc files: pip writes them at install time
+    writable(venv, False)
+    yield env, venv, tmp / "work"
+    writable(venv, True)
+
+
+def package(venv: Path) -> Path:
+    (folder,) = venv.glob("lib/python*/site-packages/physai")
+    return folder
+
+
+def test_the_wheel_carries_every_lesson_file_and_both_prebuilt_modules(installed):
+    _, venv, _ = installed
+    physai = package(venv)
+    # every file of experiments/ but those git ignores (what the lessons write): scripts, pages, checks, the track
+    listed = run("git", "ls-files", "--cached", "--others", "--exclude-standard", "experiments", cwd=ROOT).stdout
+    sources = [ROOT / line for line in listed.splitlines() if (ROOT / line).is_file()]
+    assert sources
+    for source in sources:
+        copy = physai / "_lessons" / source.relative_to(ROOT / "experiments")
+        assert copy.read_bytes() == source.read_bytes(), copy
+    assert len(list(physai.glob("physai_kernels_*")) + list(physai.glob("physai_walk_*"))) == 2
+
+
+ORIGIN = ("import sys, physai; from physai import _engine; c = physai.load('panda'); "
+          "r = physai.solve_ik(c, physai.tool_pose(c, c.q_ref)); "
+          "print(r.converged, 'numba' in sys.modules, _engine.kernels.origin)")
+
+
+def test_physai_ik_answers_from_the_wheels_prebuilt_modules_without_numba(installed):
+    env, venv, work = installed
+    out = run("physai", "ik", "--robot", "so101", "--target", "0.2", "0", "0.1", env=env, cwd=work)
+    assert "converged" in out.stdout
+    converged, numba, origin = run("python", "-c", ORIGIN, env=env, cwd=work).stdout.split(maxsplit=2)
+    assert (converged, numba) == ("True", "False")
+    assert origin.startswith(f"prebuilt module {package(venv)}")
+
+
+def test_the_tour_and_a_lesson_run_from_the_install_and_write_nothing_inside_it(installed):
+    env, venv, work = installed
+    before = listing(venv)
+    scripts = sum(len(cli.lesson_scripts(d)) for d in cli.lesson_dirs())
+    out = run("physai", "tour", env=env, cwd=work)
+    assert f"{scripts}/{scripts} scripts ok" in out.stdout
+    assert (work / "physai-out" / "index.html").is_file()
+    run("physai", "lesson", "09", "--build", "--out", work / "lesson-09", env=env, cwd=work)
+    assert (work / "lesson-09" / "09-jacobians" / "build_output.txt").is_file()
+    assert listing(venv) == before
+
+
+@pytest.mark.skipif(not (ROOT / "experiments" / "09-jacobians" / "_check.py").is_file(),
+                    reason="lesson 09 has no graded exercise in this checkout")
+def test_an_exercise_written_and_checked_from_the_install(installed):
+    env, venv, work = installed
+    before, mine = listing(venv), work / "my-09"
+    run("physai", "exercise", "09", mine, env=env, cwd=work)
+    blank = subprocess.run(["physai", "check", "09", str(mine)], env=env, cwd=work, capture_output=True, text=True)
+    assert blank.returncode == 1 and re.search(r"\b0/\d+ functions pass", blank.stdout)  # nothing written yet
+    shutil.copy(ROOT / "experiments" / "09-jacobians" / "build.py", mine / "build.py")  # the lesson's own answer
+    passed, total = re.search(r"(\d+)/(\d+) functions pass", run("physai", "check", "09", mine, env=env,
+                                                                  cwd=work).stdout).groups()
+    assert passed == total
+    assert listing(venv) == before
