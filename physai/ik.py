@@ -73,10 +73,11 @@ TOL_POSITION, TOL_ORIENTATION, MAX_STEP = 1e-4, 1e-3, 0.5
 DAMPING, SIGMA_HEALTHY, LAMBDA_MAX = 0.02, 0.03, 0.05
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
-# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by _numba_ik's outcome codes),
-# jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the last three).
+# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by _numba_ik's outcome codes,
+# and the last with avoid=), jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the
+# fourth and fifth, and "iteration limit").
 REASONS = ("converged", "unreachable: best effort", "iteration limit", "stationary",
-           "primary not converged: not optimised")
+           "primary not converged: not optimised", "collision: no answer keeps the margin")
 _REASON_NAMES = np.asarray(REASONS)  # indexed by an outcome array (never written)
 # Where the LM iterations run: the whole solve of each target in one compiled call (physai._numba_ik, the
 # default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
@@ -382,7 +383,9 @@ def solve_ik_batch(
     trace: list | None = None,
     engine: str = "compiled",
     backend: str | None = None,
+    avoid=None,
     _single: bool = False,  # solve_ik's call: one target, no batch axis, answered as its IKResult
+    _draws: np.ndarray | None = None,  # the collision step's restart seeds (B, restarts, n), in place of rng's
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
@@ -407,8 +410,24 @@ def solve_ik_batch(
     q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
-    draws = restart_draws(chain, rng, B, restarts)
+    draws = restart_draws(chain, rng, B, restarts) if _draws is None else _draws
     n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
+    if avoid is not None:  # the collision step: plain solves whose answers are checked and repaired
+        from physai import _avoid_ik
+
+        world = _avoid_ik.check_world(avoid, chain)
+        if q0 is not chain.q_middle:
+            _avoid_ik.check_start(world, q0)
+
+        def plain(T, q0, draws):
+            return solve_ik_batch(chain, T, q0, **options, restarts=draws.shape[1], _draws=draws)
+
+        options = dict(task=task, method=method, weights=weights, tol_position=tol_position,
+                       tol_orientation=tol_orientation, max_iterations=max_iterations, axis=axis, max_step=max_step,
+                       damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max, patience=patience,
+                       trace=trace, engine=engine, backend=backend)
+        result = _avoid_ik.solve(world, chain, T_target, q0, draws, o, plain)
+        return result[0] if _single else result
     if _compiled_backend(backend, method, trace, engine):
         out, out_int = _solve_compiled(chain, T_target, q0, draws, o, n_far, reach, base)
         return _compiled_result(out[0], out_int[0], o) if _single else _compiled_batch_result(out, out_int, o)
