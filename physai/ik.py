@@ -102,11 +102,13 @@ class IKResult:
     ``q: (n,)`` joint positions, always inside the chain's limits; ``converged`` whether both errors are
     within tolerance; ``iterations`` steps taken over all attempts; ``position_error`` (m) and
     ``orientation_error`` (rad; the angle between tool and target axes for ``"position+axis"``, 0 for
-    ``"position"``) at ``q``; ``reason`` one of the first three of :data:`REASONS`: ``"converged"``,
+    ``"position"``) at ``q``; ``reason`` one of the first three of :data:`REASONS` (or its last, with ``avoid=``):
+    ``"converged"``,
     ``"unreachable: best effort"`` (every attempt stopped at a stationary point above tolerance, ``q`` is the
     closest one found), ``"iteration limit"`` (some attempt was still improving when its budget ran out);
     ``restarts`` random restarts used; ``unmet`` the parts of the target not achieved:
-    ``()`` when converged, else a subset of ``("position", "orientation")``.
+    ``()`` when converged, else a subset of ``("position", "orientation")``, led by ``"collision"`` when the reason
+    is ``"collision: no answer keeps the margin"`` (``avoid=``; then ``q`` is the closest clear point found).
     """
 
     q: np.ndarray
@@ -630,6 +632,15 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     (:mod:`physai._numba_ik`, same algorithm); ``"numpy"`` the vectorised NumPy loop of this module, which
     serves every method, ``trace`` and ``engine="numpy"``. ``None`` (default): compiled where it serves, else
     NumPy; ``"compiled"`` asked for where it cannot serve raises :class:`InputError`.
+
+    ``avoid``: a :class:`physai.collision.CollisionWorld` of this chain (:func:`physai.collision.collision_world`).
+    An answer then counts as converged only if every pair of the world keeps its ``margin`` (MuJoCo's
+    ``mj_geomDistance``); a target with no such answer found is ``converged=False`` with reason
+    ``"collision: no answer keeps the margin"`` and ``"collision"`` in ``unmet``. Method (:mod:`physai._avoid_ik`):
+    the plain solve, its answer checked; a colliding one repaired by Levenberg-Marquardt with a quadratic penalty
+    row per close pair (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the contact-normal Jacobian),
+    then restarts from the target's restart draws that are themselves clear (colliding seeds rejected). A ``q0`` that
+    penetrates an obstacle is refused (:class:`InputError` naming the pair).
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
     found (smallest weighted error over every attempt, then refined until it stops improving) and
