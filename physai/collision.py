@@ -73,7 +73,11 @@ def scene(robot: str | os.PathLike, obstacles: Sequence[Obstacle] = ()) -> mujoc
                                 pos=finite_array(ob.pos, f"obstacle {ob.name!r} pos", (3,)),
                                 quat=finite_array(ob.quat, f"obstacle {ob.name!r} quat", (4,)),
                                 contype=1, conaffinity=1, rgba=[0.55, 0.45, 0.35, 1])
-        return spec.compile()
+    with mujoco_warnings(os.path.basename(path)):
+        try:
+            return spec.compile()
+        except ValueError as exc:  # e.g. an obstacle named like a geom of the robot
+            raise InputError(f"obstacles: the scene does not compile in MuJoCo: {exc}") from None
 
 
 @dataclass(frozen=True, eq=False)
