@@ -1,27 +1,30 @@
 """The collision step of :func:`physai.ik.solve_ik_batch` (``avoid=world``): answers checked, then repaired.
 
-Method (per target, in order; an answer counts only once every pair of the world keeps its margin):
+Method (per target; an answer counts only once every pair of the world keeps its margin):
 
 1. The plain solve (same options, same restart draws). Its converged answer is checked against the world: most are
    clear, and cost one distance evaluation.
-2. A colliding answer is repaired by Levenberg-Marquardt on the task residual stacked with one penalty row per pair
-   closer than ``margin + BUFFER``: ``w (margin + BUFFER - d_i)`` with Jacobian ``w G_i`` (the contact-normal
-   Jacobian). This is the quadratic penalty method of constrained least squares (Nocedal and Wright, *Numerical
-   Optimization*, 2nd ed. 2006, section 17.1) inside LM's damped step (Marquardt 1963); the penalty vanishes once
-   every pair is ``BUFFER`` beyond the margin, so a clear answer meets the task's own tolerances exactly. A redundant
-   arm slides along its self-motion out of contact; an arm with no redundancy needs another IK branch:
-3. Restarts that reject colliding seeds: the restart draws of the target that are clear are used in turn as ``q0``
-   of a plain solve, each answer checked and, if it collides, repaired as in 2.
+2. Restarts: for a target whose answer collides, one plain attempt from each of its first ``RESTARTS`` restart
+   draws in turn (all such targets in one batched call per draw), each converged answer checked, until one is clear.
+   Seeds are not screened: a colliding seed often converges to a clear answer, and on a cluttered scene most random
+   seeds collide (measured: screening them cut the Panda's success from 100 % to 95 % on the tests' scene). Another IK branch (elbow up
+   instead of down, another self-motion) is often clear, and a plain solve costs less than a distance evaluation.
+3. Repair: if none is clear, Levenberg-Marquardt on the task residual stacked with one penalty row per pair closer
+   than ``margin + BUFFER``: ``margin + BUFFER - d_i`` with Jacobian ``G_i`` (the contact-normal Jacobian), from each
+   colliding answer in turn (up to ``REPAIRS``). This is the quadratic penalty method of constrained least squares
+   (Nocedal and Wright, *Numerical Optimization*, 2nd ed. 2006, section 17.1) inside LM's damped step (Marquardt
+   1963); the penalty vanishes once every pair is ``BUFFER`` beyond the margin, so a clear answer meets the task's
+   own tolerances exactly. A redundant arm slides along its self-motion out of contact.
 
 A target none of whose attempts yields a clear answer is reported ``converged=False`` with reason
-``"collision: no answer keeps the margin"`` (``unmet`` holds ``"collision"``), its ``q`` the closest clear point
-found (or the plain answer when none was clear). Every step reads only the target's own draws, so a batch equals a
-loop of single solves.
+``"collision: no answer keeps the margin"`` (``unmet`` led by ``"collision"``), its ``q`` the closest clear point the
+repair visited (else the first answer). Every step reads only the target's own draws, so a batch equals a loop of
+single solves.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,7 +33,8 @@ from physai.collision import CollisionWorld
 from physai.errors import InputError
 from physai.singularity import damped_solve, scale_to_limit
 
-ATTEMPTS = 8  # repaired answers per target: the plain answer, then up to 7 from clear restart draws
+RESTARTS = 200  # restart draws tried per colliding target, one plain attempt each, answers checked
+REPAIRS = 4  # colliding answers per target repaired by the penalty LM: the first solve's, then the restarts'
 ITERATIONS, PATIENCE = 40, 8  # penalty-LM steps per repair; steps without 1 % progress before it gives up
 BUFFER = 0.005  # m beyond the margin where the penalty starts
 COLLISION = ik.REASONS.index("collision: no answer keeps the margin")
@@ -58,48 +62,78 @@ def check_start(world: CollisionWorld, q0) -> None:
 
 
 def solve(world: CollisionWorld, chain, T_target, q0, draws, o: ik.IKOptions, plain) -> ik.IKBatchResult:
-    """Every target's clear answer or a collision verdict; ``plain(T (B, 4, 4), q0 (B, n), draws (B, A, n))`` is the
+    """Every target's clear answer or a collision verdict; ``plain(T (k, 4, 4), q0 (k, n), draws (k, A, n))`` is the
     plain solve. ``q0 (n,)`` or ``(B, n)``; ``draws (B, restarts, n)``."""
     B, n = len(T_target), chain.n
     first = plain(T_target, np.broadcast_to(q0, (B, n)), draws)
-    q, conv = first.q.copy(), first.converged.copy()
-    outcome = np.where(conv, 0, [ik.REASONS.index(str(r)) for r in first.reason])
-    its, restarts = first.iterations.copy(), first.restarts.copy()
-    perr, oerr = first.position_error.copy(), first.orientation_error.copy()
-    clear = np.zeros(B, bool)
-    clear[conv] = world.clear(q[conv])
-    for b in np.flatnonzero(conv & ~clear):
-        found, qb, pb, ob, extra_its, extra_restarts = _repair(world, chain, T_target[b], q[b], draws[b], o, plain)
-        q[b], perr[b], oerr[b] = qb, pb, ob
-        outcome[b] = 0 if found else COLLISION
-        its[b] += extra_its
-        restarts[b] += extra_restarts
-    result = ik.batch_result(q, outcome, its, perr, oerr, restarts, o.method, o.task, o.tol_position,
+    s = _State.of(first)
+    s.clear[s.conv] = world.clear(first.q[s.conv])
+    candidates = {b: [first.q[b]] for b in np.flatnonzero(s.conv & ~s.clear)}  # colliding answers, to repair
+    for a in range(min(RESTARTS, draws.shape[1])):
+        rows = np.array([b for b in candidates if not s.clear[b]], dtype=int)
+        if not len(rows):
+            break
+        r = plain(T_target[rows], draws[rows, a], draws[rows, :0])  # one attempt from the seed: each draw once
+        ok = np.zeros(len(rows), bool)
+        ok[r.converged] = world.clear(r.q[r.converged])
+        s.take(rows, r, ok)
+        for b, q, c in zip(rows.tolist(), r.q, r.converged & ~ok):
+            if c and len(candidates[b]) < REPAIRS:
+                candidates[b].append(q)
+    for b, starts in candidates.items():
+        if not s.clear[b]:
+            _repair(world, chain, T_target[b], starts, o, s, b)
+    result = ik.batch_result(s.q, s.outcome, s.its, s.perr, s.oerr, s.restarts, o.method, o.task, o.tol_position,
                              o.tol_orientation)
-    unmet = tuple(("collision",) + u if k == COLLISION else u for k, u in zip(outcome.tolist(), result.unmet))
+    unmet = tuple(("collision",) + u if k == COLLISION else u for k, u in zip(s.outcome.tolist(), result.unmet))
     return replace(result, unmet=unmet)
 
 
-def _repair(world, chain, T_target, q, draws, o, plain):
-    """``(found, q, perr, oerr, iterations, attempts)`` of one target whose plain answer ``q`` collides."""
-    best = (np.inf, q, np.inf, np.inf)  # (weighted error, q, perr, oerr) of the best clear point
-    its, attempts, seeds = 0, 0, iter(draws)
-    for attempt in range(ATTEMPTS):
-        if attempt:
-            seed = next((s for s in seeds if world.clear(s)), None)
-            if seed is None:
-                break
-            r = plain(T_target[None], seed[None], np.roll(draws, -attempt, axis=0)[None])[0]
-            its, attempts, q = its + r.iterations, attempts + 1, r.q
-            if r.converged and world.clear(q):
-                return True, q, r.position_error, r.orientation_error, its, attempts
+@dataclass
+class _State:
+    """Per-target answers as they are found: ``clear`` marks a converged answer that keeps the margin."""
+
+    q: np.ndarray
+    conv: np.ndarray
+    clear: np.ndarray
+    outcome: np.ndarray
+    its: np.ndarray
+    restarts: np.ndarray
+    perr: np.ndarray
+    oerr: np.ndarray
+
+    @classmethod
+    def of(cls, r: ik.IKBatchResult) -> _State:
+        outcome = np.array([ik.REASONS.index(str(x)) for x in r.reason], dtype=int)
+        return cls(r.q.copy(), r.converged.copy(), np.zeros(len(r), bool), outcome, r.iterations.copy(),
+                   r.restarts.copy(), r.position_error.copy(), r.orientation_error.copy())
+
+    def take(self, rows: np.ndarray, r: ik.IKBatchResult, ok: np.ndarray) -> None:
+        """Count a restart's steps for ``rows``; keep its answers where ``ok`` (converged and clear)."""
+        self.its[rows] += r.iterations
+        self.restarts[rows] += r.restarts + 1
+        won = rows[ok]
+        self.q[won], self.perr[won], self.oerr[won] = r.q[ok], r.position_error[ok], r.orientation_error[ok]
+        self.clear[won], self.outcome[won] = True, 0
+
+    def settle(self, b: int, found: bool, q, perr, oerr, steps: int) -> None:
+        self.its[b] += steps
+        self.clear[b], self.outcome[b] = found, 0 if found else COLLISION
+        if found or np.isfinite(perr):  # a failed repair reports the closest clear point, if it visited one
+            self.q[b], self.perr[b], self.oerr[b] = q, perr, oerr
+
+
+def _repair(world, chain, T_target, starts, o, s: _State, b: int) -> None:
+    """Penalty LM from each colliding answer of target ``b`` in turn, until one ends clear and converged."""
+    best, steps = (np.inf, None, np.inf, np.inf), 0
+    for q in starts:
         found, q, perr, oerr, k, err = _penalty_lm(world, chain, T_target, q, o)
-        its += k
+        steps += k
         if found:
-            return True, q, perr, oerr, its, attempts
+            return s.settle(b, True, q, perr, oerr, steps)
         if err < best[0]:
             best = (err, q, perr, oerr)
-    return False, best[1], best[2], best[3], its, attempts
+    s.settle(b, False, best[1], best[2], best[3], steps)
 
 
 def _evaluate(world, chain, T_target, q, o):
@@ -125,7 +159,11 @@ def _penalty_lm(world, chain, T_target, q, o):
     for k in range(1, ITERATIONS + 1):
         if done:
             return True, q, perr, oerr, k - 1, 0.0
-        dq, _ = scale_to_limit(damped_solve(A, r, np.sqrt(mu)), o.max_step)
+        dq = damped_solve(A, r, np.sqrt(mu))
+        blocked = ik.limit_blocked(q, dq, chain.lower, chain.upper)
+        if blocked.any():  # a joint resting on its limit loses its column, so the others keep moving (ik's rule)
+            dq = damped_solve(A * ~blocked, r, np.sqrt(mu))
+        dq, _ = scale_to_limit(dq, o.max_step)
         trial = np.clip(q + dq, chain.lower, chain.upper)
         rt, At, pt, ot, done_t, clear_t = _evaluate(world, chain, T_target, trial, o)
         Et = 0.5 * rt @ rt

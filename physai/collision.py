@@ -138,9 +138,12 @@ class CollisionWorld:
         return self._evaluate(q, gradients=True)
 
     def clear(self, q, margin: float | None = None) -> np.ndarray:
-        """Whether every pair keeps ``margin`` (default the world's), ``q: (..., n)`` -> bool ``(...)``."""
+        """Whether every pair keeps ``margin`` (default the world's), ``q: (..., n)`` -> bool ``(...)``.
+
+        Distances are resolved only up to ``margin`` here (MuJoCo's ``distmax``): pairs whose bounds are farther
+        apart are not evaluated at all, which is what makes a verdict cheaper than :meth:`distances`."""
         m = self.margin if margin is None else nonnegative(margin, "margin")
-        return np.all(self.distances(q) >= m, axis=-1)
+        return np.all(self._evaluate(q, gradients=False, cap=m)[0] >= m, axis=-1)
 
     def closest(self, q) -> tuple[float, tuple[str, str]]:
         """The smallest signed distance (m) at one ``q: (n,)`` and the labels of that pair."""
@@ -148,26 +151,27 @@ class CollisionWorld:
         i = int(np.argmin(d)) if len(d) else 0
         return (float(d[i]), self.pair_names[i]) if len(d) else (float(self.distmax), ("", ""))
 
-    def _evaluate(self, q, gradients: bool):
+    def _evaluate(self, q, gradients: bool, cap: float | None = None):
+        """Distances capped at ``cap`` (default ``distmax``), with gradients if asked, for ``q: (..., n)``."""
         q = self.chain.check_q(q)
         flat = q.reshape(-1, self.chain.n)
-        P = len(self.pairs)
-        D = np.full((len(flat), P), self.distmax)
+        P, cap = len(self.pairs), self.distmax if cap is None else cap
+        D = np.full((len(flat), P), cap)
         G = np.zeros((len(flat), P, self.chain.n)) if gradients else None
         for k, qk in enumerate(flat):
-            self._one(qk, D[k], None if G is None else G[k])
+            self._one(qk, D[k], None if G is None else G[k], cap)
         D = D.reshape(q.shape[:-1] + (P,))
         return D, (None if G is None else G.reshape(q.shape[:-1] + (P, self.chain.n)))
 
-    def _one(self, q: np.ndarray, D: np.ndarray, G: np.ndarray | None) -> None:
-        """Fill ``D (P,)`` (and ``G (P, n)``) at one ``q``: the pairs whose bounding spheres are within reach."""
+    def _one(self, q: np.ndarray, D: np.ndarray, G: np.ndarray | None, cap: float) -> None:
+        """Fill ``D (P,)`` (and ``G (P, n)``) at one ``q``: the pairs whose lower bounds are below ``cap``."""
         m, d = self.model, self.posed(q)
-        near = np.flatnonzero((self.bounds.lower(d) < self.distmax) | self.unbounded)
+        near = np.flatnonzero((self.bounds.lower(d) < cap) | self.unbounded)
         fromto = np.zeros((len(near), 6))
-        pairs, distmax, geom_distance = self.pair_list, self.distmax, mujoco.mj_geomDistance
-        D[near] = [geom_distance(m, d, *pairs[i], distmax, fromto[k]) for k, i in enumerate(near.tolist())]
+        pairs, geom_distance = self.pair_list, mujoco.mj_geomDistance
+        D[near] = [geom_distance(m, d, *pairs[i], cap, fromto[k]) for k, i in enumerate(near.tolist())]
         if G is not None:
-            hit = D[near] < self.distmax
+            hit = D[near] < cap
             G[near[hit]] = self._gradients(d, self.pairs[near[hit]], D[near[hit]], fromto[hit])
 
     def _gradients(self, d: mujoco.MjData, pairs: np.ndarray, dist: np.ndarray, fromto: np.ndarray) -> np.ndarray:
