@@ -152,21 +152,35 @@ class CollisionWorld:
         return (float(d[i]), self.pair_names[i]) if len(d) else (float(self.distmax), ("", ""))
 
     def _evaluate(self, q, gradients: bool, cap: float | None = None):
-        """Distances capped at ``cap`` (default ``distmax``), with gradients if asked, for ``q: (..., n)``."""
+        """Distances capped at ``cap`` (default ``distmax``), with gradients if asked, for ``q: (..., n)``.
+
+        All configurations are posed first and their pairs' lower bounds computed together; MuJoCo's distance is
+        called only for pairs whose bound is below ``cap``, on the configurations that have such pairs."""
         q = self.chain.check_q(q)
         flat = q.reshape(-1, self.chain.n)
         P, cap = len(self.pairs), self.distmax if cap is None else cap
         D = np.full((len(flat), P), cap)
         G = np.zeros((len(flat), P, self.chain.n)) if gradients else None
-        for k, qk in enumerate(flat):
-            self._one(qk, D[k], None if G is None else G[k], cap)
+        near = self._near(flat, cap)
+        for k in np.flatnonzero(near.any(axis=1)):
+            self._one(flat[k], np.flatnonzero(near[k]), D[k], None if G is None else G[k], cap)
         D = D.reshape(q.shape[:-1] + (P,))
         return D, (None if G is None else G.reshape(q.shape[:-1] + (P, self.chain.n)))
 
-    def _one(self, q: np.ndarray, D: np.ndarray, G: np.ndarray | None, cap: float) -> None:
-        """Fill ``D (P,)`` (and ``G (P, n)``) at one ``q``: the pairs whose lower bounds are below ``cap``."""
+    def _near(self, flat: np.ndarray, cap: float) -> np.ndarray:
+        """``(K, P)`` bool: the pairs whose lower bound at each configuration is below ``cap`` (or unbounded)."""
+        d = self._data()
+        xpos = np.empty((len(flat), self.model.ngeom, 3))
+        xmat = np.empty((len(flat), self.model.ngeom, 9))
+        for k, qk in enumerate(flat):
+            d.qpos[self.qpos_adr] = qk
+            mujoco.mj_kinematics(self.model, d)
+            xpos[k], xmat[k] = d.geom_xpos, d.geom_xmat
+        return (self.bounds.lower(xpos, xmat) < cap) | self.unbounded
+
+    def _one(self, q: np.ndarray, near: np.ndarray, D: np.ndarray, G: np.ndarray | None, cap: float) -> None:
+        """Fill ``D (P,)`` (and ``G (P, n)``) at one ``q`` for the pairs ``near``."""
         m, d = self.model, self.posed(q)
-        near = np.flatnonzero((self.bounds.lower(d) < cap) | self.unbounded)
         fromto = np.zeros((len(near), 6))
         pairs, geom_distance = self.pair_list, mujoco.mj_geomDistance
         D[near] = [geom_distance(m, d, *pairs[i], cap, fromto[k]) for k, i in enumerate(near.tolist())]
@@ -212,6 +226,7 @@ class _Bounds:
     other: np.ndarray  # (K,) the other geom
     r_other: np.ndarray  # (K,) the other geom's radius
     half: np.ndarray  # (K, 3) the box's half-sizes
+    split: int  # rows[:split] have the box first, rows[split:] second (a pair of two boxes appears in both)
 
     @classmethod
     def of(cls, m: mujoco.MjModel, pairs: np.ndarray) -> _Bounds:
@@ -221,20 +236,23 @@ class _Bounds:
         box = np.concatenate([g1[is_box[:, 0]], g2[is_box[:, 1]]])
         other = np.concatenate([g2[is_box[:, 0]], g1[is_box[:, 1]]])
         return cls(g1, g2, m.geom_rbound[g1] + m.geom_rbound[g2], rows, box, other, m.geom_rbound[other],
-                   m.geom_size[box])
+                   m.geom_size[box], int(is_box[:, 0].sum()))
 
-    def lower(self, d: mujoco.MjData) -> np.ndarray:
-        """A lower bound (m) on each pair's distance: every point of a geom lies within its ``geom_rbound`` of its
-        centre, so the distance is at least the centres' distance less both radii, and at least the distance from
-        one centre to the other geom less one radius, which is exact to compute for a box (a table, a shelf)."""
-        xpos = d.geom_xpos
-        dc = xpos[self.g1] - xpos[self.g2]
-        bound = np.sqrt(np.einsum("ki,ki->k", dc, dc)) - self.r
+    def lower(self, xpos: np.ndarray, xmat: np.ndarray) -> np.ndarray:
+        """A lower bound (m) on each pair's distance, from geom poses ``xpos (K, ngeom, 3)``, ``xmat (K, ngeom, 9)``
+        -> ``(K, P)``. Every point of a geom lies within its ``geom_rbound`` of its centre, so the distance is at
+        least the centres' distance less both radii, and at least the distance from one centre to the other geom
+        less one radius, which is exact to compute for a box (a table, a shelf)."""
+        dc = xpos[:, self.g1] - xpos[:, self.g2]
+        bound = np.sqrt(np.einsum("bki,bki->bk", dc, dc)) - self.r
         if len(self.rows):
-            R = d.geom_xmat[self.box].reshape(-1, 3, 3)
-            local = np.einsum("kji,kj->ki", R, xpos[self.other] - xpos[self.box])
+            R = xmat[:, self.box].reshape(len(xpos), len(self.box), 3, 3)
+            local = np.einsum("bkji,bkj->bki", R, xpos[:, self.other] - xpos[:, self.box])
             out = np.maximum(np.abs(local) - self.half, 0.0)
-            np.maximum.at(bound, self.rows, np.sqrt(np.einsum("ki,ki->k", out, out)) - self.r_other)
+            side = np.sqrt(np.einsum("bki,bki->bk", out, out)) - self.r_other
+            for rows, part in ((self.rows[: self.split], side[:, : self.split]), (self.rows[self.split:],
+                                                                                   side[:, self.split:])):
+                bound[:, rows] = np.maximum(bound[:, rows], part)  # each side's rows are distinct pairs
         return bound
 
 
