@@ -404,3 +404,44 @@ def _check_placement(world: CollisionWorld) -> None:
             raise InputError(f"scene: the chain {chain.name!r} does not match the arm in the scene (joint axes or "
                              f"anchors differ by {max(err_anchor, err_axis):.3g}); build the chain from the scene: "
                              "physai.load(scene_file, tool=...) or chain_from_mujoco(model, ...)")
+
+
+# ---- collision-aware rate control ---------------------------------------------------------------------------------
+
+DAMPER_GAIN = 0.3  # fraction of the gap above the margin a close pair may close in one step
+
+
+def avoidance_step(world: CollisionWorld, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: float = 1e-3,
+                   influence: float | None = None) -> tuple[np.ndarray, float]:
+    """A joint step ``dq: (n,)`` made collision-aware at ``q: (n,)``: ``(dq_safe (n,), scale)``.
+
+    Each pair closer than ``influence`` (m, default the world's ``distmax``) gets a velocity damper (Faverjon and
+    Tournassoud 1987) in step form: ``G_i dq >= -gain (d_i - margin)``, so a pair closes at most ``gain`` of its gap
+    above the margin per step and, to first order, never crosses it. Violated rows are met in the null space of the
+    task Jacobian ``J_task: (m, n)`` (the task keeps priority, Maciejewski and Klein 1985):
+    ``dq += N (G_v N)^#_lam (b_v - G_v dq)``, ``N = I - J^+ J``, ``lam`` the damping of that inverse (m). Where the
+    null space cannot meet them (no redundancy left), the whole step is scaled down by ``scale`` in ``[0, 1]`` until
+    every row holds: the tool slows or stops rather than touch.
+    """
+    q = world.chain.check_q(q)
+    J_task = finite_array(J_task, "J_task", (world.chain.n,))
+    dq = finite_array(dq, "dq", (world.chain.n,))
+    gain, lam = real(gain, "gain"), nonnegative(lam, "lam")
+    if not 0 < gain <= 1:
+        raise InputError(f"gain: expected a fraction in (0, 1], got {gain}")
+    influence = world.distmax if influence is None else positive(influence, "influence")
+    d, G = world.distances_and_gradients(q)
+    close = d < influence
+    G, b = G[close], -gain * (d[close] - world.margin)
+    violated = G @ dq < b
+    if violated.any():
+        from physai.nullspace import pinv
+
+        N = np.eye(len(dq)) - pinv(J_task) @ J_task
+        Gv = G[violated]
+        dq = dq + N @ pinv(Gv @ N, lam=lam) @ (b[violated] - Gv @ dq)
+    rate = G @ dq
+    # rows still short of their bound (b <= 0 while the pair keeps its margin): the largest t with t G dq >= b
+    short = rate < b
+    scale = float(np.min(np.clip(b[short] / rate[short], 0.0, 1.0))) if short.any() else 1.0
+    return dq * scale, scale
