@@ -163,35 +163,54 @@ def _close_figures() -> None:
 FULL_OPTION = typer.Option(False, "--full", help="the lessons' large runs (as the seeds size them); slower")
 
 
-@app.command()
-def tour(
-    out: Path = typer.Option(Path("physai-out"), "--out", help="folder for the report and copies of outputs"),
-    full: bool = FULL_OPTION,
-) -> None:
-    """Run every lesson's scripts in one process, then write the report OUT/index.html."""
+def _run_scripts(scripts: list[Path], out: Path, full: bool) -> list:
+    """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s."""
     from physai import report
 
-    wall0 = time.perf_counter()
-    out = out.resolve()
     runs = []
-    for script in [s for d in lesson_dirs() for s in lesson_scripts(d)]:
+    for script in scripts:
         console.rule(f"[bold]{script.parent.name}/{script.name}")
         started = time.time()
         rc, seconds = _run_script(script, full)
         runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
                                      **report.collect_run(script, started, out)))
+    return runs
+
+
+OUT_OPTION = typer.Option(Path("physai-out"), "--out", help="folder for the course pages and copies of outputs")
+
+
+@app.command()
+def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
+    """Run every lesson's scripts in one process, then build the course: OUT/index.html (the track), each lesson's
+    page OUT/NN-name/index.html from the numbers the run saved, and the full record OUT/audit.html."""
+    from physai import course, report
+
+    wall0 = time.perf_counter()
+    out = out.resolve()
+    runs = _run_scripts([s for d in lesson_dirs() for s in lesson_scripts(d)], out, full)
     wall = time.perf_counter() - wall0
-    index = report.write_report(out, runs, report.versions(), wall)
+    report.write_report(out, runs, report.versions(), wall)
+    index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs, wall)
     console.rule("[bold]summary")
     table = _table("lesson", "script", "status", "time", "claims", "agree", "disagree", "figures", title="tour")
     for r in runs:
         table.add_row(r.lesson, r.script, "[green]ok" if r.ok else f"[red]FAIL ({r.returncode})", f"{r.seconds:.1f} s",
                       str(len(r.claims)), str(r.count("agree")), str(r.count("disagree")), str(len(r.figures)))
     console.print(table)
+    for why in unbuilt:
+        console.print(f"[red]page not built[/red]: {escape(why)}")
     console.print(f"{sum(r.ok for r in runs)}/{len(runs)} scripts ok; tour wall time {wall:.1f} s; "
-                  f"report: [bold]{index}")
-    if not all(r.ok for r in runs):
+                  f"course: [bold]{index}")
+    if unbuilt or not all(r.ok for r in runs):
         raise typer.Exit(1)
+
+
+def _lesson_dir(number: str) -> Path:
+    matches = [d for d in lesson_dirs() if d.name.split("-")[0] == number.zfill(2)]
+    if not matches:
+        _fail(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs()) or '(none)'}")
+    return matches[0]
 
 
 @app.command()
@@ -199,21 +218,66 @@ def lesson(
     number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
     build: bool = typer.Option(False, "--build", help="run only build.py"),
     experiment: bool = typer.Option(False, "--experiment", help="run only experiment.py"),
+    out: Path = OUT_OPTION,
     full: bool = FULL_OPTION,
 ) -> None:
-    """Run one lesson by number: build.py, experiment.py and its variants (e.g. ``physai lesson 09 --build``)."""
-    matches = [d for d in lesson_dirs() if d.name.split("-")[0] == number.zfill(2)]
-    if not matches:
-        _fail(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs()) or '(none)'}")
+    """Run one lesson by number (build.py, experiment.py and its variants) and write its page
+    OUT/NN-name/index.html (e.g. ``physai lesson 09``; ``--build`` runs build.py alone and writes no page)."""
+    from physai import course
+
+    folder = _lesson_dir(number)
     which = [n for n, on in zip(SCRIPTS, (build, experiment)) if on]
-    scripts = [s for s in lesson_scripts(matches[0]) if not which or s.name in which]
+    scripts = [s for s in lesson_scripts(folder) if not which or s.name in which]
     if not scripts:
-        _fail(f"lesson {matches[0].name} has no {' or '.join(which)}")
-    rc = 0
-    for script in scripts:
-        console.rule(f"[bold]{matches[0].name}/{script.name}")
-        rc = max(rc, _run_script(script, full)[0])
-    raise typer.Exit(min(rc, 1))
+        _fail(f"lesson {folder.name} has no {' or '.join(which)}")
+    out = out.resolve()
+    runs = _run_scripts(scripts, out, full)
+    rc = max(r.returncode != 0 for r in runs)
+    if not which and not rc and (folder / course.PAGE_FILE).is_file():
+        lessons = course.read_lessons(out, lesson_dirs(), runs)
+        try:
+            page = course.write_lesson(out, lessons[folder.name.split("-")[0]], lessons, runs,
+                                       course.read_track(EXPERIMENTS)[0]["title"])
+        except PhysaiError as exc:
+            console.print(f"[red]page not built[/red]: {escape(str(exc))}")
+            raise typer.Exit(1) from None
+        console.print(f"page: [bold]{page}")
+    raise typer.Exit(int(rc))
+
+
+@app.command()
+def exercise(
+    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    folder: Path = typer.Argument(..., help="where to write build.py for you to fill in"),
+    force: bool = typer.Option(False, "--force", help="overwrite an existing build.py there"),
+) -> None:
+    """Write FOLDER/build.py: the lesson's Build it with the functions you type left blank (docstrings kept)."""
+    from physai import exercise as ex
+
+    lesson_folder = _lesson_dir(number)
+    with _bad_input():
+        path = ex.write_exercise(lesson_folder, folder, force)
+        names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
+    console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "
+                  f"physai check {lesson_folder.name.split('-')[0]} {escape(str(folder))}")
+
+
+@app.command()
+def check(
+    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    folder: Path = typer.Argument(..., help="the folder holding your build.py"),
+) -> None:
+    """Grade FOLDER/build.py function by function against the lesson's references; exit 1 unless all pass."""
+    from physai import exercise as ex
+
+    with _bad_input():
+        grades = ex.check(_lesson_dir(number), folder)
+    table = _table("function", "result", "what to look at", title=f"lesson {number.zfill(2)}: {folder}")
+    for g in grades:
+        table.add_row(g.function, "[green]pass" if g.passed else "[red]fail", escape(g.message))
+    console.print(table)
+    console.print(f"{sum(g.passed for g in grades)}/{len(grades)} functions pass")
+    raise typer.Exit(0 if all(g.passed for g in grades) else 1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

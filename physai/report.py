@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from physai.lesson import CLAIMS_FILE, Claim, read_claims
+from physai.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims
+from physai.lesson import out_dir as written_to
 
 TABLE_GLOB = "*_output.txt"
 FIGURE_GLOB = "*.png"
 VERSIONED = ("physai", "numpy", "scipy", "mujoco", "jax", "matplotlib", "viser")
+AUDIT_FILE = "audit.html"
 FIGURE_LINE = "figure: "  # a transcript line "figure: name.png (caption)" gives the figure its caption
 
 
@@ -70,14 +72,18 @@ def collect_run(script: Path, since: float, out_dir: Path) -> dict:
     -> ``{"tables": (...), "figures": (...), "claims": (...)}``, keyword arguments of :class:`ScriptRun`.
     The transcript is the ``<script stem>_*_output.txt`` file; figures are the PNGs written since ``since``.
     """
-    folder, stem = script.parent, script.stem
+    folder, stem = written_to(script), script.stem  # where the script wrote (beside it, or under PHYSAI_LESSON_OUT)
     tables = [p for p in _fresh(folder.glob(TABLE_GLOB), since) if p.name.startswith(stem + "_")]
     figures = _fresh(folder.glob(FIGURE_GLOB), since)
     dest = out_dir / folder.name
     if tables or figures:
         dest.mkdir(parents=True, exist_ok=True)
-    for p in tables + figures:
-        shutil.copy2(p, dest / p.name)
+    results = _fresh([folder / RESULTS_FILE] if (folder / RESULTS_FILE).exists() else [], since)
+    if results:
+        dest.mkdir(parents=True, exist_ok=True)
+    for p in tables + figures + results:  # results.json: what the lesson's page reads its numbers from
+        if p.resolve() != (dest / p.name).resolve():
+            shutil.copy2(p, dest / p.name)
     claims_path = folder / CLAIMS_FILE
     fresh_claims = claims_path.exists() and claims_path.stat().st_mtime >= since
     claims = tuple(c for c in read_claims(folder) if c.script == script.name) if fresh_claims else ()
@@ -167,7 +173,8 @@ details{margin:.5em 0} summary{cursor:pointer;color:#444}
 
 
 def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str], wall_s: float) -> Path:
-    """Write ``out_dir/index.html`` for the tour's ``runs`` (``wall_s``: the tour's wall time); returns its path."""
+    """Write the tour's full record ``out_dir/audit.html`` for its ``runs`` (``wall_s``: the tour's wall time);
+    returns its path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     by_lesson: dict[str, list[ScriptRun]] = {}
     for run in runs:
@@ -193,6 +200,6 @@ Tour wall time: <b id="wall">{wall_s:.1f} s</b> ({sum(r.ok for r in runs)}/{len(
 <h2>Versions</h2><table class="summary">{version_rows}</table>
 </body></html>
 """
-    path = out_dir / "index.html"
+    path = out_dir / AUDIT_FILE
     path.write_text(page, encoding="utf-8")
     return path

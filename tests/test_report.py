@@ -104,7 +104,7 @@ def test_tour_runs_every_script_and_the_summary_counts_the_claim_rows(lessons, t
     assert res.exit_code == 1, res.output  # the broken lesson fails the tour
     assert "about to fail" in res.stdout and "variant ran" in res.stdout and "FAIL (3)" in res.stdout
     assert "tour wall time" in res.stdout and "helper" not in res.stdout
-    page = (out / "index.html").read_text()
+    page = (out / "audit.html").read_text()
     claims = tables(page, "claims")
     assert len(claims) == 1  # the broken lesson's claims.json is from an earlier run: left out
     rows = claims[0][1:]
@@ -137,7 +137,7 @@ def test_a_lesson_that_raises_is_reported_and_the_tour_goes_on(lessons, tmp_path
     res = invoke("tour", "--out", tmp_path / "out")
     assert res.exit_code == 1 and "ValueError: broken on purpose" in res.stdout
     assert "variant ran" in res.stdout  # scripts before it ran; the report is written
-    assert "failed (exit 1)" in (tmp_path / "out" / "index.html").read_text()
+    assert "failed (exit 1)" in (tmp_path / "out" / "audit.html").read_text()
 
 
 def test_script_title_is_the_docstrings_first_paragraph(tmp_path):
@@ -171,7 +171,7 @@ def test_report_in_chromium_at_1280_px_cuts_no_text_and_loads_every_figure(lesso
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto((out / "index.html").as_uri())
+        page.goto((out / "audit.html").as_uri())
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
         cut = page.evaluate(CUT_OFF)
         images = page.evaluate("() => [...document.images].map(i => [i.src, i.complete && i.naturalWidth])")

@@ -1,0 +1,390 @@
+"""The course site: each lesson's page rendered from its ``lesson.md`` and the numbers its run saved.
+
+A page's source (``experiments/NN-name/lesson.md``) is TOML front matter between ``+++`` lines, then a Jinja2
+template that produces Markdown (CommonMark, tables, ``$...$`` maths rendered to MathML, so nothing is fetched).
+Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:func:`physai.lesson.save_results`),
+and a value from it prints only through a format filter (``{{ R.build.lever | fix(4) }}``), which wraps it in
+``<span class="num" data-ref="build.lever" data-fmt="fix:4">``, so a test can trace every number on a page back
+to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``erratum``,
+``details``; ``figure``, ``source`` and ``command`` are plain calls. The page's header, its five-step checklist
+(kept in the browser's local storage) and its appendix (the run's claims, figures and transcripts) are added here.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import inspect
+import itertools
+import math
+import tomllib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import jinja2
+from latex2mathml.converter import convert as latex_to_mathml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+from physai.errors import InputError, PhysaiError
+from physai.lesson import read_results
+
+PAGE_FILE = "lesson.md"
+TRACK_FILE = "track.md"
+SITE = Path(__file__).with_name("site")  # the page templates, stylesheet and script
+SECTIONS = ("The problem", "Core idea", "Build it", "Experiment", "Break it", "On the real robot", "Check yourself",
+            "Takeaways", "Sources")
+STEPS = (("Read", "The problem and the core idea; answer the questions before you read on."),
+         ("Build it", "Type the steps yourself, then run"),
+         ("Run the experiment", "Predict first, then run"),
+         ("Break it", "Change the one parameter and watch it fail."),
+         ("Check yourself", "The quizzes and exercises at the end."))
+
+
+class CourseError(PhysaiError):
+    """A lesson page that cannot be rendered: a number printed without a format, a reference to a result the run
+    did not save, a figure the run did not write, a malformed quiz."""
+
+
+# ---- numbers from the run -------------------------------------------------------------------------------------
+
+
+def _fix(v: float, digits: int) -> str:
+    return f"{(0.0 if abs(v) < 0.5 * 10.0**-digits else v):.{digits}f}"  # no "-0.0000"
+
+
+FORMATS = {
+    "fix": _fix,
+    "sci": lambda v, digits: f"{v:.{digits}e}",
+    "sig": lambda v, digits: f"{v:.{digits}g}",
+    "pct": lambda v, digits: f"{_fix(100.0 * v, digits)} %",
+    "text": lambda v, _: str(v),
+}
+"""How each filter writes a value: ``fix`` decimals, ``sci`` scientific, ``sig`` significant digits, ``pct`` a
+fraction as a percentage, ``text`` a string as saved."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """A node of a lesson's results, with its path (``"experiment.fd.best"``); printable only through a filter."""
+
+    _value: object  # underscored: a result key such as "value" must reach __getattr__, not a field
+    _path: str
+
+    def __getattr__(self, name: str) -> Result:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self[name]
+
+    def __getitem__(self, key) -> Result:
+        v = self._value
+        if isinstance(v, dict) and key in v:
+            return Result(v[key], f"{self._path}.{key}" if self._path else str(key))
+        if isinstance(v, list) and isinstance(key, int) and -len(v) <= key < len(v):
+            return Result(v[key], f"{self._path}[{key % len(v)}]")
+        have = sorted(v) if isinstance(v, dict) else f"a list of {len(v)}" if isinstance(v, list) else repr(v)
+        raise CourseError(f"the run saved no result {self._path or 'R'}[{key!r}]; it has: {have}")
+
+    def __iter__(self):
+        if not isinstance(self._value, list):
+            raise CourseError(f"result {self._path} is not a list")
+        return (self[i] for i in range(len(self._value)))
+
+    def __len__(self) -> int:
+        return len(self._value) if isinstance(self._value, (list, dict)) else 1
+
+    def __str__(self) -> str:
+        raise CourseError(f"result {self._path} is printed without a format: write {{{{ R.{self._path} | fix(3) }}}}"
+                          f", | sci(1), | sig(3), | pct(1) or | text")
+
+    __html__ = __str__
+
+
+def format_value(value, fmt: str, digits: int) -> str:
+    """``value`` written as the filter ``fmt`` with ``digits`` writes it (the page's text of a number)."""
+    if fmt != "text" and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):
+        raise CourseError(f"format {fmt}: expected a finite number, got {value!r}")
+    return FORMATS[fmt](value, digits)
+
+
+def _filter(fmt: str):
+    def apply(node, digits: int = 0) -> str:
+        if not isinstance(node, Result):
+            raise CourseError(f"| {fmt}: format a result of the run (R....), not {node!r} typed into the page")
+        text = html.escape(format_value(node._value, fmt, digits))
+        return f'<span class="num" data-ref="{html.escape(node._path)}" data-fmt="{fmt}:{digits}">{text}</span>'
+
+    return apply
+
+
+# ---- blocks ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Blocks:
+    """HTML blocks made while the template renders, stood in for by a placeholder paragraph until Markdown is done
+    (so Markdown never re-reads their HTML)."""
+
+    md: MarkdownIt
+    html: dict[str, str] = field(default_factory=dict)
+    counter: itertools.count = field(default_factory=itertools.count)
+
+    def put(self, markup: str) -> str:
+        key = f"PHYSAIBLOCK{next(self.counter)}X"
+        self.html[key] = markup
+        return f"\n\n{key}\n\n"
+
+    def block(self, text: str) -> str:
+        return self.md.render(inspect.cleandoc(text))
+
+    def inline(self, text: str) -> str:
+        return self.md.renderInline(" ".join(text.split()))
+
+    def restore(self, page: str) -> str:
+        for key, markup in self.html.items():
+            page = page.replace(f"<p>{key}</p>", markup)
+        return page
+
+
+def _quiz(blocks: _Blocks, question: str, caller) -> str:
+    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click."""
+    options, why = [], []
+    for line in inspect.cleandoc(caller()).splitlines():
+        mark, text = line[:2], line[2:]
+        if mark in ("+ ", "- "):
+            options.append((mark == "+ ", text))
+        elif mark == "? " or (why and line.strip()):
+            why.append(line[2:] if mark == "? " else line)
+        elif line.strip():
+            raise CourseError(f"quiz {question[:40]!r}: a line must start with '+ ', '- ' or '? ', got {line[:40]!r}")
+    if len(options) != 3 or sum(right for right, _ in options) != 1 or not why:
+        raise CourseError(f"quiz {question[:40]!r}: needs three options, exactly one '+ ' (right), and a '? ' why")
+    buttons = "".join(f'<li><button type="button" class="option" data-correct="{str(right).lower()}">'
+                      f"{blocks.inline(text)}</button></li>" for right, text in options)
+    return blocks.put(f'<div class="quiz" data-quiz><div class="question">{blocks.inline(question)}</div>'
+                      f'<ol class="options">{buttons}</ol><p class="verdict" role="status" aria-live="polite"></p>'
+                      f'<div class="why" hidden><strong>Why.</strong> {blocks.block(chr(10).join(why))}</div></div>')
+
+
+def _folded(blocks: _Blocks, kind: str, label: str, summary: str, caller) -> str:
+    return blocks.put(f'<details class="{kind}"><summary><span class="label">{label}</span> '
+                      f"{blocks.inline(summary)}</summary>{blocks.block(caller())}</details>")
+
+
+def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environment:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters.update({name: _filter(name) for name in FORMATS})
+
+    def figure(name: str, alt: str) -> str:
+        if not alt.strip():
+            raise CourseError(f"figure {name}: alt text is required")
+        if not (out / name).is_file():
+            raise CourseError(f"figure {name}: the run wrote no such figure in {out}")
+        return blocks.put(f'<figure><img src="{html.escape(name)}" alt="{html.escape(alt)}" loading="lazy">'
+                          f"<figcaption>{blocks.inline(lesson.captions.get(name, alt))}</figcaption></figure>")
+
+    def source(dotted: str) -> str:
+        module, _, name = dotted.rpartition(".")
+        obj = getattr(importlib.import_module(module), name)
+        lines, start = inspect.getsourcelines(obj)
+        where = f"{module.replace('.', '/')}.py, lines {start}-{start + len(lines) - 1}"
+        code = blocks.md.render(f"```python\n{''.join(lines)}```")
+        return blocks.put(f'<figure class="source"><figcaption><code>{dotted}</code> — {where}, as installed'
+                          f"</figcaption>{code}</figure>")
+
+    env.globals.update(
+        R=Result(lesson.results, ""),
+        quiz=lambda question, caller: _quiz(blocks, question, caller),
+        predict=lambda question, caller: _folded(blocks, "predict", "Predict first.", question, caller),
+        exercise=lambda level, question, caller: _folded(blocks, f"exercise {level.lower()}", f"{level}.", question,
+                                                         caller),
+        details=lambda summary, caller: _folded(blocks, "more", "", summary, caller),
+        erratum=lambda title, caller: blocks.put(f'<aside class="erratum"><p class="label">Erratum: '
+                                                 f"{blocks.inline(title)}</p>{blocks.block(caller())}</aside>"),
+        figure=figure, source=source,
+        command=lambda script: f"`uv run python experiments/{lesson.name}/{script}`",
+    )
+    return env
+
+
+# ---- lessons --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson page's source: ``name`` its folder (``"09-jacobians"``), ``meta`` its front matter, ``body`` the
+    template; ``results`` what its run saved and ``captions`` its figures' captions (``{file: caption}``)."""
+
+    name: str
+    meta: dict
+    body: str
+    results: dict
+    captions: dict
+
+    @property
+    def number(self) -> str:
+        return self.name.split("-")[0]
+
+    @property
+    def title(self) -> str:
+        return self.meta["title"]
+
+
+def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
+    """``(front matter, body)`` of a page source that starts with TOML between ``+++`` lines."""
+    head, sep, rest = text.partition("\n+++\n")
+    if not text.startswith("+++\n") or not sep:
+        raise CourseError(f"{path}: expected TOML front matter between '+++' lines at the top")
+    try:
+        return tomllib.loads(head.removeprefix("+++\n")), rest
+    except tomllib.TOMLDecodeError as exc:
+        raise CourseError(f"{path}: front matter: {exc}") from None
+
+
+def read_lesson(folder: Path, out: Path, captions: dict | None = None) -> Lesson:
+    """The lesson in ``folder`` with the results its run saved in ``out`` (its output folder)."""
+    path = Path(folder) / PAGE_FILE
+    if not path.is_file():
+        raise InputError(f"lesson {Path(folder).name}: no {PAGE_FILE}")
+    meta, body = split_front_matter(path.read_text(encoding="utf-8"), path)
+    missing = [k for k in ("title", "module", "time", "summary") if k not in meta]
+    if missing:
+        raise CourseError(f"{path}: front matter lacks {', '.join(missing)}")
+    return Lesson(Path(folder).name, meta, body, read_results(out), captions or {})
+
+
+def markdown() -> MarkdownIt:
+    """The Markdown renderer of the pages: CommonMark, tables, heading anchors, ``$``/``$$`` maths as MathML."""
+    def math(content: str, options: dict) -> str:
+        return latex_to_mathml(content, display="block" if options.get("display_mode") else "inline")
+
+    md = MarkdownIt("commonmark", {"html": True, "typographer": False}).enable("table")
+    return md.use(dollarmath_plugin, renderer=math, allow_digits=False).use(anchors_plugin, max_level=3)
+
+
+def render_body(lesson: Lesson, out: Path) -> str:
+    """The lesson's body as HTML: the template filled from the run, then Markdown, then the blocks put back."""
+    blocks = _Blocks(markdown())
+    try:
+        text = _environment(blocks, lesson, out).from_string(lesson.body).render()
+    except jinja2.TemplateError as exc:
+        raise CourseError(f"lesson {lesson.name}: {exc}") from None
+    body = blocks.restore(blocks.md.render(text))
+    return body.replace("<table>", '<div class="table-wrap"><table>').replace("</table>", "</table></div>")
+
+
+# ---- pages ----------------------------------------------------------------------------------------------------
+
+
+def _templates() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(SITE), autoescape=True, undefined=jinja2.StrictUndefined)
+
+
+def _assets() -> dict:
+    return {"css": (SITE / "course.css").read_text(encoding="utf-8"),
+            "js": (SITE / "course.js").read_text(encoding="utf-8")}
+
+
+def steps(lesson: Lesson) -> list[dict]:
+    """The five steps of the page's checklist, with the command each one runs."""
+    number = lesson.number
+    commands = (None, f"physai exercise {number} my-{number}  then  physai check {number} my-{number}",
+                f"uv run python experiments/{lesson.name}/experiment.py", None, None)
+    return [{"title": t, "text": text, "command": c} for (t, text), c in zip(STEPS, commands)]
+
+
+def appendix(runs) -> str:
+    """The lesson's audit: per script, its status, claims table and folded transcript (``runs``: the tour's
+    :class:`physai.report.ScriptRun` of this lesson, ``transcripts``: their texts)."""
+    from physai.report import claims_html
+
+    parts = []
+    for run, texts in runs:
+        status = '<span class="ok">ok</span>' if run.ok else f'<span class="fail">failed (exit {run.returncode})</span>'
+        parts += [f"<h3>{html.escape(run.script)}</h3>",
+                  f'<p class="meta">{html.escape(run.title)} · {status} · {run.seconds:.1f} s</p>',
+                  claims_html(run.claims)]
+        parts += [f"<details><summary>transcript: {html.escape(name)}</summary><pre>{html.escape(text)}</pre>"
+                  f"</details>" for name, text in texts]
+    return "\n".join(parts)
+
+
+def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs=(), stamp: str = "",
+                track: str = "") -> str:
+    """The lesson's whole page as HTML; ``out`` is the folder it is written to (its figures are there),
+    ``lessons`` every lesson by number (for links), ``runs`` ``[(ScriptRun, [(name, transcript)])]``,
+    ``track`` the track's title."""
+    prerequisites = [lessons[n] for n in lesson.meta.get("prerequisites", []) if n in lessons]
+    scripts = [run.script for run, _ in runs] or ["build.py", "experiment.py"]
+    return _templates().get_template("lesson.html").render(
+        lesson=lesson, body=render_body(lesson, out), steps=steps(lesson), prerequisites=prerequisites,
+        scripts=scripts, next=lessons.get(lesson.meta.get("next", "")), appendix=appendix(runs), stamp=stamp,
+        track=track or "physai", **_assets())
+
+
+def read_track(experiments: Path) -> tuple[dict, str]:
+    """The track page's front matter and body HTML, from ``experiments/track.md``."""
+    path = Path(experiments) / TRACK_FILE
+    if not path.is_file():  # an experiments tree without a track page: list its lessons under one heading
+        return {"title": "physai lessons", "tagline": "", "modules": []}, ""
+    meta, body = split_front_matter(path.read_text(encoding="utf-8"), path)
+    return meta, markdown().render(body)
+
+
+def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, failed=(), stamp: str = "") -> str:
+    """The track page: the question, what you can do by the end, the modules with their lessons (time, format,
+    progress from the browser's storage), and this run's totals (``runs``: the tour's ``ScriptRun`` list)."""
+    meta, body = read_track(experiments)
+    modules = [dict(m, lessons=[x for x in lessons if x.meta["module"] == m["name"]]) for m in meta["modules"]]
+    others = [x for x in lessons if x.meta["module"] not in {m["name"] for m in modules}]
+    modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
+    agree, disagree = (sum(r.count(v) for r in runs) for v in ("agree", "disagree"))
+    return _templates().get_template("track.html").render(
+        meta=meta, body=body, modules=modules, steps=len(STEPS), wall=wall, ok=sum(r.ok for r in runs),
+        runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp, **_assets())
+
+
+def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: float) -> tuple[Path, list[str]]:
+    """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
+    ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
+    pages that could not be built)``."""
+    lessons = read_lessons(out, folders, runs)
+    failed = []
+    for lesson in lessons.values():
+        try:
+            write_lesson(out, lesson, lessons, runs, read_track(experiments)[0]["title"])
+        except PhysaiError as exc:
+            failed.append(f"{lesson.name}: {exc}")
+    index = out / "index.html"
+    index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, _stamp()), encoding="utf-8")
+    return index, failed
+
+
+def read_lessons(out: Path, folders: list[Path], runs) -> dict[str, Lesson]:
+    """Every lesson in ``folders`` that has a page, by number, with the results its run left in ``out/NN-name``."""
+    lessons = [read_lesson(f, out / f.name, _captions(out, runs, f.name)) for f in folders if (f / PAGE_FILE).is_file()]
+    return {lesson.number: lesson for lesson in lessons}
+
+
+def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str = "") -> Path:
+    """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path."""
+    mine = [(r, [(t.name, (out / t).read_text(encoding="utf-8")) for t in r.tables]) for r in runs
+            if r.lesson == lesson.name]
+    page = lesson_page(lesson, out / lesson.name, lessons, mine, _stamp(), track)
+    path = out / lesson.name / "index.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _captions(out: Path, runs, name: str) -> dict:
+    from physai.report import figure_captions
+
+    texts = [(out / t).read_text(encoding="utf-8") for r in runs if r.lesson == name for t in r.tables]
+    return {k: v for text in texts for k, v in figure_captions(text).items()}

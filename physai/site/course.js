@@ -1,0 +1,44 @@
+// The course pages' only script: checklists kept in this browser's local storage, quizzes answered in place.
+(function () {
+  "use strict";
+  var KEY = "physai-course:";
+  function load(lesson) {
+    try { return JSON.parse(localStorage.getItem(KEY + lesson) || "[]"); } catch (e) { return []; }
+  }
+  function save(lesson, steps) {
+    try { localStorage.setItem(KEY + lesson, JSON.stringify(steps)); } catch (e) { /* storage off: still usable */ }
+  }
+  document.querySelectorAll(".checklist[data-lesson]").forEach(function (box) {
+    var lesson = box.dataset.lesson, ticked = load(lesson), inputs = box.querySelectorAll("input[data-step]");
+    var progress = box.querySelector(".progress");
+    function show() {
+      var done = Array.prototype.filter.call(inputs, function (i) { return i.checked; }).length;
+      if (progress) progress.textContent = done + " of " + inputs.length + " done";
+    }
+    inputs.forEach(function (input) {
+      input.checked = ticked.indexOf(input.dataset.step) >= 0;
+      input.addEventListener("change", function () {
+        save(lesson, Array.prototype.filter.call(inputs, function (i) { return i.checked; })
+          .map(function (i) { return i.dataset.step; }));
+        show();
+      });
+    });
+    show();
+  });
+  document.querySelectorAll("[data-progress]").forEach(function (el) {
+    el.textContent = load(el.dataset.progress).length + " of " + el.dataset.steps + " steps done";
+  });
+  document.querySelectorAll("[data-quiz]").forEach(function (quiz) {
+    var verdict = quiz.querySelector(".verdict"), why = quiz.querySelector(".why");
+    quiz.querySelectorAll("button[data-correct]").forEach(function (button) {
+      button.addEventListener("click", function () {
+        var right = button.dataset.correct === "true";
+        button.classList.add(right ? "right" : "wrong");
+        button.setAttribute("aria-pressed", "true");
+        verdict.className = "verdict " + (right ? "right" : "wrong");
+        verdict.textContent = right ? "Right." : "Not quite: try another answer.";
+        if (right) why.hidden = false;
+      });
+    });
+  });
+})();

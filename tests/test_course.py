@@ -1,0 +1,443 @@
+"""The course site and the graded exercises.
+
+Renderer rules on a throwaway lesson (numbers only through a format, quizzes well formed, figures from the run,
+maths as MathML); then the real course, built once by ``physai tour`` into a temporary folder: every lesson 07-13
+has its page in the lesson's shape, every number shown is the run's saved value formatted as the page says
+(re-read from the run's results.json), nothing is typed by hand; and every lesson's exercise: the blank copy
+fails, the lesson's own build.py passes, a sign flip fails with a hint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from physai import cli, course
+from physai import exercise as ex
+
+LESSONS = ("07", "08", "09", "10", "11", "12", "13")
+WALKTHROUGHS = {"08": "35", "09": "40"}  # lesson -> minutes of its Code Walkthrough (the track page)
+LAB = ("11", "55")
+MIN_WORDS = 1500
+DEMO_BUILD = '''"""Demo lesson: a rotation written by hand."""
+import numpy as np
+
+from physai.lesson import out_dir, save_results
+
+HERE = out_dir(__file__)
+EXERCISE = ("rot", "twice")
+
+
+def rot(theta):
+    """2-D rotation by ``theta`` rad, shape (2, 2)."""
+    c, s = np.cos(theta), np.sin(theta)
+    return np.array([[c, -s],
+                     [s, c]])
+
+
+def twice(x):
+    """``2 x``."""
+    return 2 * x
+
+
+def main():
+    save_results(HERE, "build.py", {"lever": 0.22021234, "rows": [[1e-3, 2.5e-9], [1e-5, 5.6e-12]],
+                                    "name": "shoulder_lift", "share": 0.995})
+
+
+if __name__ == "__main__":
+    main()
+'''
+DEMO_CHECK = '''import numpy as np
+
+from physai.exercise import Hint
+
+
+def check_rot(build):
+    got, want = build.rot(0.3), np.array([[np.cos(0.3), -np.sin(0.3)], [np.sin(0.3), np.cos(0.3)]])
+    if np.allclose(got, want.T):
+        raise Hint("this is the transpose of the rotation: the sine's sign is flipped")
+    if not np.allclose(got, want):
+        raise Hint("not a rotation by theta")
+
+
+def check_twice(build):
+    if not np.isclose(build.twice(2.0), 4.0):
+        raise Hint("twice(2) should be 4")
+
+
+MUTATIONS = [("[s, c]]", "[-s, c]]", "rotation")]
+'''
+DEMO_PAGE = """+++
+title = "A demo"
+module = "More"
+time = "~5 min"
+summary = "A page to try the renderer."
++++
+
+## The problem
+
+The lever of {{ R.build.name | text }} is {{ R.build.lever | fix(4) }} m, and $\\tau = J^\\top F$.
+
+{% call quiz("Which is right?") %}
+- A wrong one.
++ The right one, {{ R.build.share | pct(1) }}.
+- Another wrong one.
+? Because the lever is {{ R.build.lever | sig(3) }} m.
+{% endcall %}
+"""
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli.app, [str(a) for a in args])
+
+
+# ---- the renderer, on a throwaway lesson ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def demo(tmp_path, monkeypatch):
+    """A one-lesson experiments tree whose build.py has been run (results in its folder)."""
+    folder = tmp_path / "experiments" / "01-demo"
+    folder.mkdir(parents=True)
+    (folder / "build.py").write_text(DEMO_BUILD)
+    (folder / "_check.py").write_text(DEMO_CHECK)
+    (folder / course.PAGE_FILE).write_text(DEMO_PAGE)
+    monkeypatch.setattr(cli, "EXPERIMENTS", folder.parent)
+    monkeypatch.delenv("PHYSAI_LESSON_OUT", raising=False)
+    ex.load(folder / "build.py").main()
+    return folder
+
+
+def render(folder: Path, body: str) -> str:
+    lesson = course.read_lesson(folder, folder)
+    return course.render_body(course.Lesson(lesson.name, lesson.meta, body, lesson.results, {}), folder)
+
+
+def test_numbers_render_from_the_results_as_pythons_format_writes_them(demo):
+    page = render(demo, "{{ R.build.lever | fix(4) }} {{ R.build.rows[1][1] | sci(1) }} {{ R.build.lever | sig(2) }}"
+                        " {{ R.build.share | pct(1) }} {{ R.build.name | text }}")
+    assert [s for s, _ in spans(page)] == [f"{0.22021234:.4f}", f"{5.6e-12:.1e}", f"{0.22021234:.2g}", "99.5 %",
+                                           "shoulder_lift"]
+    assert 'data-ref="build.rows[1][1]" data-fmt="sci:1"' in page
+
+
+@pytest.mark.parametrize("body, words", [
+    ("{{ R.build.lever }}", "without a format"),
+    ("{{ R.build.levr | fix(2) }}", "lever"),  # the message lists what the run saved
+    ("{{ 0.77 | fix(2) }}", "typed into the page"),
+    ("{{ R.build.name | fix(2) }}", "finite number"),
+])
+def test_a_number_not_from_the_run_is_refused(demo, body, words):
+    with pytest.raises(course.CourseError, match=words):
+        render(demo, body)
+
+
+@pytest.mark.parametrize("options", ["- a\n- b\n- c\n? why", "+ a\n+ b\n- c\n? why", "+ a\n- b\n? why",
+                                     "+ a\n- b\n- c"])
+def test_a_quiz_needs_three_options_one_right_and_a_why(demo, options):
+    with pytest.raises(course.CourseError, match="quiz"):
+        render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
+
+
+def test_a_figure_must_be_written_by_the_run_and_have_alt_text(demo):
+    with pytest.raises(course.CourseError, match="no such figure"):
+        render(demo, '{{ figure("missing.png", "a plot") }}')
+    (demo / "plot.png").write_bytes(b"")
+    with pytest.raises(course.CourseError, match="alt text"):
+        render(demo, '{{ figure("plot.png", " ") }}')
+
+
+def test_maths_render_as_mathml_and_markdown_inside_blocks(demo):
+    page = render(demo, course.split_front_matter(DEMO_PAGE, demo)[1])
+    assert "<math" in page and "$" not in page
+    assert page.count('data-correct="true"') == 1 and page.count('data-correct="false"') == 2
+    assert 'class="why" hidden' in page and "<h2" in page
+
+
+def test_lesson_command_writes_the_page_and_prints_its_path(demo, tmp_path):
+    res = invoke("lesson", "1", "--out", tmp_path / "out")
+    assert res.exit_code == 0, res.output
+    page = tmp_path / "out" / "01-demo" / "index.html"
+    assert str(page) in res.stdout.replace("\n", "") and "data-quiz" in page.read_text()
+
+
+# ---- the exercise framework, on the throwaway lesson ---------------------------------------------------------
+
+
+def test_exercise_blanks_the_listed_functions_and_keeps_their_docstrings(demo, tmp_path):
+    res = invoke("exercise", "01", tmp_path / "me")
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "me" / "build.py").read_text()
+    assert '"""2-D rotation by ``theta`` rad, shape (2, 2)."""' in text and "np.cos(theta)" not in text
+    assert text.count("raise NotImplementedError") == 2 and "def main():" in text
+    assert invoke("exercise", "01", tmp_path / "me").exit_code == 2  # the learner's work is never overwritten
+
+
+def test_check_grades_blank_reference_and_a_flipped_sign(demo, tmp_path):
+    invoke("exercise", "01", tmp_path / "me")
+    res = invoke("check", "01", tmp_path / "me")
+    assert res.exit_code == 1 and res.stdout.count(ex.NOT_WRITTEN) == 2
+    shutil.copy(demo / "build.py", tmp_path / "me" / "build.py")
+    assert invoke("check", "01", tmp_path / "me").exit_code == 0
+    (tmp_path / "me" / "build.py").write_text(DEMO_BUILD.replace("[[c, -s]", "[[c, s]").replace("[s, c]]", "[-s, c]]"))
+    grades = {g.function: g for g in ex.check(demo, tmp_path / "me")}
+    assert not grades["rot"].passed and "transpose" in grades["rot"].message and grades["twice"].passed
+
+
+def test_check_of_a_missing_folder_names_the_command_that_writes_it(demo, tmp_path):
+    res = invoke("check", "01", tmp_path / "nowhere")
+    assert res.exit_code == 2 and "physai exercise 01" in res.stderr
+
+
+# ---- the real course ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """``physai tour`` once, its lesson outputs kept out of the source tree -> the course folder."""
+    out = tmp_path_factory.mktemp("course") / "out"
+    old = os.environ.get("PHYSAI_LESSON_OUT")
+    os.environ["PHYSAI_LESSON_OUT"] = str(out.parent / "runs")
+    try:
+        res = invoke("tour", "--out", out)
+    finally:
+        os.environ.pop("PHYSAI_LESSON_OUT") if old is None else os.environ.__setitem__("PHYSAI_LESSON_OUT", old)
+    assert res.exit_code == 0, res.output[-3000:]
+    return out
+
+
+def lesson_folder(number: str) -> Path:
+    return next(d for d in cli.lesson_dirs() if d.name.startswith(number + "-"))
+
+
+class _Page(HTMLParser):
+    """The page's visible prose (outside maths, code, scripts, styles and the appendix), its number spans, its
+    h2 titles, and its elements' attributes."""
+
+    SKIP = {"math", "code", "pre", "script", "style"}
+
+    def __init__(self):
+        super().__init__()
+        self.text, self.spans, self.h2, self.tags, self.stack = [], [], [], [], []
+        self._span = None
+        self._in_appendix = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        if "appendix" in attrs.get("class", ""):
+            self._in_appendix = True
+        if tag in self.SKIP or (tag == "span" and "num" in attrs.get("class", "").split()):
+            self.stack.append(tag)
+            if tag == "span":
+                self._span = [attrs, ""]
+        if tag == "h2":
+            self.h2.append("")
+
+    def handle_endtag(self, tag):
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+            if tag == "span" and self._span is not None:
+                self.spans.append((self._span[1], self._span[0]))
+                self._span = None
+
+    def handle_data(self, data):
+        if self._span is not None:
+            self._span[1] += data
+        if self.h2 and self.tags and self.tags[-1][0] == "h2" and not self.stack:
+            self.h2[-1] += data
+        if not self.stack and not self._in_appendix:
+            self.text.append(data)
+
+
+def parse(page: str) -> _Page:
+    p = _Page()
+    p.feed(page)
+    return p
+
+
+def spans(page: str) -> list[tuple[str, dict]]:
+    return parse(page).spans
+
+
+def lookup(results: dict, ref: str):
+    value = results
+    for key, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", ref):
+        value = value[int(index)] if index else value[key]
+    return value
+
+
+def formatted(value, fmt: str) -> str:
+    """The format filters' spec, written again: decimals, scientific, significant digits, percent, text."""
+    kind, digits = fmt.split(":")
+    d = int(digits)
+    if kind == "fix":
+        return f"{value:.{d}f}".replace("-0." + "0" * d, "0." + "0" * d) if d else f"{value:.0f}".replace("-0", "0")
+    if kind == "pct":
+        return formatted(100 * value, f"fix:{d}") + " %"
+    return {"sci": f"{value:.{d}e}", "sig": f"{value:.{d}g}", "text": str(value)}[kind]
+
+
+HAND_TYPED = re.compile(r"(?<![\w.])\d+\.\d+|(?<![\w.])\d+(?:\.\d+)?e[-+]?\d+|10\^|10⁻")
+
+
+@pytest.mark.parametrize("number", LESSONS)
+def test_every_number_on_the_page_is_the_runs_saved_value(site, number):
+    name = lesson_folder(number).name
+    page = (site / name / "index.html").read_text()
+    results = json.loads((site / name / "results.json").read_text())
+    parsed = parse(page)
+    assert parsed.spans, "the page shows no number from its run"
+    for text, attrs in parsed.spans:
+        assert text == formatted(lookup(results, attrs["data-ref"]), attrs["data-fmt"]), attrs
+    prose = " ".join(parsed.text)
+    assert HAND_TYPED.findall(prose) == [], "numbers typed by hand: " + ", ".join(HAND_TYPED.findall(prose))
+
+
+@pytest.mark.parametrize("number", LESSONS)
+def test_the_page_has_the_lessons_shape(site, number):
+    name = lesson_folder(number).name
+    page = (site / name / "index.html").read_text()
+    parsed = parse(page)
+    titles = [t.strip() for t in parsed.h2]
+    assert [t for t in titles if t in course.SECTIONS] == list(course.SECTIONS), titles
+    words = len(re.findall(r"[A-Za-z][A-Za-z'-]+", " ".join(parsed.text)))
+    assert words >= MIN_WORDS, f"{words} words of prose"
+    check_yourself = page.split('id="check-yourself"')[1].split("<h2")[0]
+    assert check_yourself.count("data-quiz") >= 2
+    for quiz in page.split("data-quiz")[1:]:
+        quiz = quiz.split('class="why"')[0]
+        assert quiz.count('data-correct="true"') == 1 and quiz.count('data-correct="false"') == 2
+    for level in ("easy", "medium", "hard"):
+        assert f'class="exercise {level}"' in page, level
+    assert 'class="predict"' in page
+    assert len([a for t, a in parsed.tags if t == "input" and "data-step" in a]) == len(course.STEPS)
+    images = [a for t, a in parsed.tags if t == "img"]
+    assert images and all(a.get("alt", "").strip() for a in images)
+    assert all((site / name / a["src"]).is_file() for a in images)
+    loads = [a.get("src", "") for t, a in parsed.tags] + [a.get("href", "") for t, a in parsed.tags if t == "link"]
+    assert not [u for u in loads if "//" in u], "the page loads something from the network"
+
+
+@pytest.mark.parametrize("number, minutes", list(WALKTHROUGHS.items()) + [LAB])
+def test_the_tracks_formats_are_on_their_lessons(site, number, minutes):
+    page = (site / lesson_folder(number).name / "index.html").read_text()
+    if number == LAB[0]:
+        assert f"Hands-On Lab · {minutes} min" in page and 'id="hands-on-lab"' in page
+    else:
+        assert f"Code Walkthrough · {minutes} min" in page and 'id="code-walkthrough"' in page
+        assert 'class="source"' in page and ", as installed" in page
+
+
+def test_the_track_page_lists_every_lesson_with_its_progress(site):
+    page = (site / "index.html").read_text()
+    for number in LESSONS:
+        assert f'href="{lesson_folder(number).name}/index.html"' in page
+        assert f'data-progress="{number}"' in page
+    assert page.count("Module ") >= 3 and "audit.html" in page
+
+
+# ---- every lesson's exercise ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", LESSONS)
+def test_exercise_blank_fails_reference_passes_and_a_sign_flip_fails_with_a_hint(number, tmp_path):
+    folder = lesson_folder(number)
+    blank = ex.write_exercise(folder, tmp_path / "blank").parent
+    assert all(not g.passed and ex.NOT_WRITTEN in g.message for g in ex.check(folder, blank))
+    own = tmp_path / "own"
+    own.mkdir()
+    shutil.copy(folder / "build.py", own / "build.py")
+    assert [(g.function, g.message) for g in ex.check(folder, own) if not g.passed] == []
+    mutations = ex.load(folder / ex.CHECK_FILE).MUTATIONS
+    assert mutations, "at least one sign flip"
+    source = (folder / "build.py").read_text()
+    for old, new, word in mutations:
+        assert source.count(old) == 1, f"mutation {old!r} must match build.py once"
+        (own / "build.py").write_text(source.replace(old, new))
+        failed = [g for g in ex.check(folder, own) if not g.passed]
+        assert failed and any(word.lower() in g.message.lower() for g in failed), (old, new, failed)
+
+
+# ---- in a real browser ---------------------------------------------------------------------------------------
+
+
+def _chromium() -> str | None:
+    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+WIDE = """() => [...document.querySelectorAll('main p, main li, h1, h2, h3, figcaption, summary, .quiz button')]
+  .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+  .map(e => e.tagName + ': ' + e.textContent.slice(0, 60))"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no system Chromium (Debian: apt-get install chromium); CI installs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev dependency) not installed")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium, headless=True,
+                               args=["--no-sandbox", "--disable-background-networking", "--disable-component-update"])
+        yield b
+        b.close()
+
+
+def open_page(browser, url: str, width: int):
+    """A page at ``width`` px that records console errors and every request that is not a local file."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.errors, page.remote = [], []
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: page.errors.append(str(e)))
+    page.on("request", lambda r: page.remote.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+    page.goto(url)
+    return context, page
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_every_page_reads_at_the_width_loads_nothing_remote_and_logs_no_error(site, browser, width):
+    for path in [site / "index.html"] + [site / lesson_folder(n).name / "index.html" for n in LESSONS]:
+        context, page = open_page(browser, path.as_uri(), width)
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+        wide, page_width = page.evaluate(WIDE), page.evaluate("() => document.documentElement.scrollWidth")
+        images = page.evaluate("() => [...document.images].map(i => [i.src, i.complete && i.naturalWidth])")
+        errors, remote = page.errors, page.remote
+        context.close()
+        assert (wide, page_width <= width) == ([], True), (path, wide, page_width)
+        assert all(w > 0 for _, w in images), (path, images)
+        assert (errors, remote) == ([], []), path
+
+
+def test_quiz_answers_in_place_and_the_checklist_survives_a_reload(site, browser):
+    name = lesson_folder("09").name
+    context, page = open_page(browser, (site / name / "index.html").as_uri(), 1280)
+    quiz = page.locator("[data-quiz]").first
+    why = quiz.locator(".why")
+    quiz.locator('button[data-correct="false"]').first.click()
+    assert "Not quite" in quiz.locator(".verdict").inner_text() and not why.is_visible()
+    right = quiz.locator('button[data-correct="true"]')
+    right.focus()
+    page.keyboard.press("Enter")  # keyboard-usable: a focused option answers on Enter
+    assert "Right" in quiz.locator(".verdict").inner_text() and why.is_visible()
+    assert why.locator(".num").count() >= 1, "the why quotes a number from the run"
+    page.locator('input[data-step="2"]').check()
+    page.reload()
+    assert page.locator('input[data-step="2"]').is_checked() and not page.locator('input[data-step="1"]').is_checked()
+    page.goto((site / "index.html").as_uri())
+    assert page.locator('[data-progress="09"]').inner_text().startswith("1 of 5")
+    assert page.locator('[data-progress="10"]').inner_text().startswith("0 of 5")
+    exercise = page.goto((site / name / "index.html").as_uri()) and page.locator("details.exercise").first
+    exercise.locator("summary").click()
+    assert exercise.evaluate("d => d.open")
+    assert page.errors == [] and page.remote == []
+    context.close()
