@@ -460,8 +460,8 @@ def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, *
 class SelfMotionResult:
     """A walk along the self-motion of a held tool pose: ``q: (N+1, n)``; ``pose_drift: (N+1,)`` the tool's position
     error (m) from where it started; ``cost: (N+1,)`` the objective; ``clearance: (N+1,)`` the smallest pair distance
-    (m) of the ``avoid`` world (None without one); ``scale: (N,)`` the step scale :func:`~physai.collision.avoidance_step`
-    applied (ones without a world)."""
+    (m) of the ``avoid`` world (None without one); ``scale: (N,)`` the step scale that
+    :func:`~physai.collision.avoidance_step` applied (ones without a world)."""
 
     q: np.ndarray
     pose_drift: np.ndarray
