@@ -1,5 +1,6 @@
 """Fit the bundled Panda's collision primitives to Franka's collision meshes (shipped in rtb-data, MIT; the meshes
-are franka_ros's, Apache-2.0): one capsule per link, a box for the hand and each finger.
+are franka_ros's, Apache-2.0): one or two capsules per link (two where
+they take less than three quarters of one's volume), a box for the hand and each finger.
 
 Each primitive encloses every vertex of its link's mesh (so a clear verdict on the primitives is clear for the
 meshes too); the printed fit states how much bigger it is: its volume over the mesh's convex hull volume, and the
@@ -54,35 +55,57 @@ def fit_capsule(V: np.ndarray):
     return min(fits, key=lambda f: _capsule_volume(*f))
 
 
-def capsule_gap(mesh: trimesh.Trimesh, a, b, R, n: int = 4000) -> float:
+def fit_capsules(V: np.ndarray, gain: float = 0.75):
+    """One enclosing capsule, or two (the vertices split across a plane normal to a principal axis) where two take
+    less than ``gain`` of one's volume: a link with a housing at each end is two capsules, not one fat one."""
+    one = fit_capsule(V)
+    best, best_volume = [one], gain * _capsule_volume(*one)
+    _, U = np.linalg.eigh(np.cov((V - V.mean(0)).T))
+    for u in U.T:
+        t = V @ u
+        for cut in np.quantile(t, np.linspace(0.25, 0.75, 11)):
+            parts = [fit_capsule(V[t <= cut + 0.01]), fit_capsule(V[t >= cut - 0.01])]  # 1 cm overlap
+            volume = sum(_capsule_volume(*c) for c in parts)
+            if volume < best_volume:
+                best, best_volume = parts, volume
+    return best
+
+
+def capsule_gap(mesh: trimesh.Trimesh, capsules, n: int = 4000) -> float:
     """Largest distance (m) from sampled capsule surface points outside the mesh's convex hull to that hull, measured
     to a dense sample of the hull's surface (an upper bound of the true distance, up to the sample's spacing)."""
     rng = np.random.default_rng(0)
-    s = rng.random(n)
-    d = rng.normal(size=(n, 3))
-    d /= np.linalg.norm(d, axis=1, keepdims=True)
-    pts = a + s[:, None] * (b - a) + R * d  # points on the capsule's surface (and some inside it)
     hull = mesh.convex_hull
-    outside = np.max(pts @ hull.face_normals.T - np.sum(hull.face_normals * hull.triangles[:, 0], axis=1), axis=1) > 0
     surface, _ = trimesh.sample.sample_surface(hull, 50_000, seed=0)
-    dist, _ = cKDTree(surface).query(pts[outside])
-    return float(dist.max()) if len(dist) else 0.0
+    tree, worst = cKDTree(surface), 0.0
+    for a, b, R in capsules:
+        s = rng.random(n)
+        d = rng.normal(size=(n, 3))
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        pts = a + s[:, None] * (b - a) + R * d  # points on the capsule's surface (and some inside it)
+        plane = pts @ hull.face_normals.T - np.sum(hull.face_normals * hull.triangles[:, 0], axis=1)
+        outside = pts[np.max(plane, axis=1) > 0]
+        if len(outside):
+            worst = max(worst, float(tree.query(outside)[0].max()))
+    return worst
 
 
 def main() -> None:
     for link in LINKS:
         mesh = trimesh.load(MESHES / f"{link}.stl")
-        V = np.asarray(mesh.vertices)
-        a, b, R = fit_capsule(V)
-        ratio = _capsule_volume(a, b, R) / mesh.convex_hull.volume
-        gap = capsule_gap(mesh, a, b, R)
-        print(f'<!-- {link}: capsule volume {ratio:.2f}x the mesh hull, surface at most {gap * 1000:.0f} mm beyond -->')
-        print(f'<geom class="collision" type="capsule" size="{R:.4f}" fromto="{" ".join(f"{x:.4f}" for x in (*a, *b))}"/>')
+        capsules = fit_capsules(np.asarray(mesh.vertices))
+        ratio = sum(_capsule_volume(*c) for c in capsules) / mesh.convex_hull.volume
+        gap = capsule_gap(mesh, capsules)
+        print(f"<!-- {link}: {len(capsules)} capsule(s), volume {ratio:.2f}x the mesh hull, surface at most "
+              f"{gap * 1000:.0f} mm beyond -->")
+        for a, b, R in capsules:
+            ends = " ".join(f"{x:.4f}" for x in (*a, *b))
+            print(f'<geom class="collision" type="capsule" size="{R:.4f}" fromto="{ends}"/>')
     for part in ("hand", "finger"):
         mesh = trimesh.load(MESHES / f"{part}.stl")
         lo, hi = mesh.bounds
         ratio = np.prod(hi - lo) / mesh.convex_hull.volume
-        print(f'<!-- {part}: box volume {ratio:.2f}x the mesh hull -->')
+        print(f"<!-- {part}: box volume {ratio:.2f}x the mesh hull -->")
         print(f'<geom class="collision" type="box" size="{" ".join(f"{x:.4f}" for x in (hi - lo) / 2 + 1e-4)}" '
               f'pos="{" ".join(f"{x:.4f}" for x in (hi + lo) / 2)}"/>')
 
