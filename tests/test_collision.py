@@ -109,9 +109,10 @@ def test_always_touching_pairs_are_dropped_and_the_user_overrides(rng):
     chain = physai.load("panda")
     scene = C.scene("panda", OBSTACLES["panda"])
     w = C.collision_world(scene, chain)
-    assert ("link0#0", "link1#0") in w.dropped  # base and first link overlap in every configuration
+    base = [p for p in w.dropped if p[0].startswith("link0#") and p[1].startswith("link1#")]
+    assert base  # base and first link overlap in every configuration
     kept = C.collision_world(scene, chain, keep=[("link0", "link1")], drop=[("table", "hand")])
-    assert ("link0#0", "link1#0") in kept.pair_names and ("table", "hand#0") in kept.dropped
+    assert set(base) <= set(kept.pair_names) and ("table", "hand#0") in kept.dropped
     with pytest.raises(InputError, match="keep: no candidate pair"):
         C.collision_world(scene, chain, keep=[("link0", "nowhere")])
 
