@@ -27,7 +27,7 @@ from rich.table import Table
 from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
 
-from physai._validate import count
+from physai._validate import count, nonnegative
 from physai.errors import PhysaiError, InputError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -494,6 +494,10 @@ def ik(
                                         "(default: the solver's)"),
     seed: int = typer.Option(0, "--seed", help="seed of the random restarts, a whole number >= 0"),
     site: str | None = SITE,
+    avoid: bool = typer.Option(False, "--avoid", help="collision-aware: every geom of the model that the chain does "
+                               "not move is an obstacle (with the arm's own self-collision pairs); only answers that "
+                               "keep --margin count as converged"),
+    margin: float = typer.Option(0.01, "--margin", help="clearance (m) every pair keeps with --avoid"),
     as_json: bool = JSON,
 ) -> None:
     """Inverse kinematics to a target position (or pose): the solution, its errors and its health.
@@ -514,7 +518,9 @@ def ik(
             task, goal = "pose", make_transform(quat_to_matrix(tv[3:]), tv[:3])
         else:
             raise InputError(f"--target: expected 3 numbers (x y z) or 7 (x y z qw qx qy qz), got {tv.size}")
-        result = solve_ik(chain, goal, q0, task=task, method=method, rng=np.random.default_rng(seed),
+        world = _world(robot, chain, margin) if avoid else None
+        result = solve_ik(chain, goal, q0 if q is not None or world is None else None, task=task, method=method,
+                          rng=np.random.default_rng(seed), avoid=world,
                           **({} if restarts is None else {"restarts": restarts}))
     reached = tool_pose(chain, result.q)
     rows = _health_rows(chain_jacobian(chain, result.q))
@@ -524,7 +530,8 @@ def ik(
             "joints": list(chain.joint_names), "converged": bool(result.converged), "reason": result.reason,
             "iterations": int(result.iterations), "restarts": int(result.restarts),
             "position_error": float(result.position_error), "orientation_error": float(result.orientation_error),
-            "reached_position": reached[:3, 3].tolist(), "health": rows}))
+            "reached_position": reached[:3, 3].tolist(), "health": rows,
+            **({} if world is None else {"clearance": world.closest(result.q)[0], "margin": world.margin})}))
     else:
         console.print(_header(chain))
         console.print(f"target ({task}, world, m): {_vec(tv)}   method {result.method}, seed {seed}")
@@ -537,10 +544,21 @@ def ik(
         console.print(f"[{style}]{result.reason}[/] after {result.iterations} iterations, {result.restarts} restarts")
         console.print(f"position error {result.position_error:.3e} m, orientation error "
                       f"{result.orientation_error:.3e} rad; reached {_vec(reached[:3, 3])} m")
+        if world is not None:
+            dist, pair = world.closest(result.q)
+            console.print(f"clearance {dist:.4f} m ({escape(pair[0])} - {escape(pair[1])}), margin {world.margin} m, "
+                          f"{len(world.pairs)} pairs checked, {len(world.dropped)} left out as always touching")
         console.print(_health_table(rows, "health at the solution"))
         console.print(_HEALTH_NOTE)
     if not result.converged:
         raise typer.Exit(1)
+
+
+def _world(robot: str, chain, margin: float):
+    """The collision world of ``--robot``'s model file for ``--avoid``: the scene's own geoms are the obstacles."""
+    from physai.collision import collision_world
+
+    return collision_world(robot, chain, margin=nonnegative(margin, "--margin"))
 
 
 @app.command()
