@@ -566,12 +566,16 @@ def view(
     robot: str = ROBOT,
     site: str | None = SITE,
     port: int = typer.Option(8080, "--port", help="port on 127.0.0.1"),
+    avoid: bool = typer.Option(False, "--avoid", help="keep the arm clear of the scene's other geoms (and itself): "
+                               "obstacles drawn, a pair within --margin painted red"),
+    margin: float = typer.Option(0.01, "--margin", help="clearance (m) with --avoid"),
 ) -> None:
     """Interactive 3-D viewer on http://127.0.0.1:PORT: drag the target, the arm follows through physai's IK."""
     from physai.viewer import Viewer
 
     with _bad_input():
-        viewer = Viewer(robot, site=site, port=port)
+        world = _world(robot, _load(robot, site), margin) if avoid else None
+        viewer = Viewer(robot, site=site, port=port, avoid=world)
     console.print(f"physai viewer for {escape(viewer.chain.name)}: open [bold]{viewer.url}[/] (Ctrl-C to stop)")
     try:
         while True:
