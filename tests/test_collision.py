@@ -206,3 +206,15 @@ def test_avoid_batch_equals_a_loop_of_single_solves():
         one = ik.solve_ik(world.chain, t, task="position", avoid=world, rng=g)
         np.testing.assert_array_equal(one.q, batch.q[b])  # bitwise: the same steps from the same draws
         assert (one.converged, one.reason) == (bool(batch.converged[b]), str(batch.reason[b]))
+
+
+def test_avoidance_step_bad_input_names_the_option():
+    world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
+    q = world.chain.q_ref
+    J = physai.jacobian(world.chain, q)
+    for kwargs, name in (({"gain": 0.0}, "gain"), ({"gain": 1.5}, "gain"), ({"lam": -1.0}, "lam"),
+                         ({"influence": float("nan")}, "influence")):
+        with pytest.raises(InputError, match=name):
+            C.avoidance_step(world, q, J, np.zeros(5), **kwargs)
+    with pytest.raises(InputError, match="dq"):
+        C.avoidance_step(world, q, J, np.zeros(4))
