@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata as md
+import json
 import platform
 import time
 from pathlib import Path
@@ -192,8 +193,9 @@ def markdown(rows, args) -> str:
             "avoid/plain cost | mink: clear & converged | mink ms/target (mean; median) |")
     lines = [head, "|" + "---|" * 13]
     for r in rows:
-        mink = (f"{100 * r['mink_success']:.1f} % | {r['mink_ms']:.2f}; {r['mink_median_ms']:.2f}" if "mink_success" in r
-                else "not run | -")
+        mink = "not run | -"
+        if "mink_success" in r:
+            mink = f"{100 * r['mink_success']:.1f} % | {r['mink_ms']:.2f}; {r['mink_median_ms']:.2f}"
         lines.append(f"| {r['robot']} | {r['task']} | {r['targets']} | {r['pairs']} ({r['dropped']}) | "
                      f"{100 * r['plain_success']:.1f} % | {r['plain_claimed_colliding']} | {r['plain_ms']:.3f} | "
                      f"{100 * r['avoid_success']:.1f} % | {r['avoid_claimed_colliding']} | {r['avoid_ms']:.3f} | "
@@ -210,7 +212,25 @@ def markdown(rows, args) -> str:
         "margin. physai times are per target over one batched call; avoid/plain is the median over rounds of the "
         "per-round ratio. mink: `CollisionAvoidanceLimit` on every pair of the world (minimum distance = the "
         "margin) with `ConfigurationLimit`, daqp, dt = 1, iterated until converged or stalled, up to 20 attempts "
-        "from clear seeds.", "", *lines, ""])
+        "from clear seeds.", "", *lines, "", *goals(rows), ""])
+
+
+def goals(rows) -> list[str]:
+    """The goals, each with its verdict from this run's rows."""
+    def verdict(ok):
+        return "met" if ok else "NOT met"
+
+    out = ["Goals (this run):", ""]
+    for r in rows:
+        rate = r["avoid_success"]
+        parts = [f"clear & converged {100 * rate:.1f} % >= 99.5 %: {verdict(rate >= 0.995)}",
+                 f"claimed colliding {r['avoid_claimed_colliding']} = 0: {verdict(r['avoid_claimed_colliding'] == 0)}",
+                 f"cost {r['avoid_cost_ratio']:.2f}x <= 3x plain: {verdict(r['avoid_cost_ratio'] <= 3)}"]
+        if "mink_success" in r:
+            parts.append(f"more successes and less time than mink: "
+                         f"{verdict(r['avoid_success'] > r['mink_success'] and r['avoid_ms'] < r['mink_ms'])}")
+        out.append(f"- {r['robot']}: " + "; ".join(parts))
+    return out
 
 
 def _has(pkg: str) -> bool:
@@ -231,6 +251,7 @@ def main() -> None:
     p.add_argument("--markdown", action="store_true", help="write benchmarks/COLLISION_RESULTS.md")
     args = p.parse_args()
     rows = run(args.robots, args.targets, args.seed, args.rounds, peers=not args.no_peers)
+    (HERE / "collision.json").write_text(json.dumps(rows, indent=1, default=float))
     text = markdown(rows, args)
     print(text)
     if args.markdown:
