@@ -75,6 +75,26 @@ class Chain:
     ``T_prev_joint[i]`` places ``J_i`` in the previous joint's frame (the world for ``i = 0``) when
     ``q = q_ref``; the joint then rotates (hinge) about, or translates (slide) along,
     ``axis_joint[i]`` by ``q[i] - q_ref[i]``. ``T_last_tool`` places the tool in the last joint frame.
+
+    Shapes, with ``n`` joints, root first: ``T_prev_joint (n, 4, 4)``, ``axis_joint (n, 3)`` (unit, in ``J_i``),
+    ``q_ref``, ``lower``, ``upper`` ``(n,)`` (rad for hinges, m for slides; ``-inf``/``inf`` where unlimited),
+    ``T_last_tool (4, 4)``; translations in m. ``q_middle (n,)`` is the middle of the limits (the default IK
+    start) and ``reach`` (m) an upper bound on the distance from the first anchor to the tool point.
+
+    Examples
+    --------
+    >>> chain = physai.load("so101")
+    >>> chain.n, chain.tool_name
+    (5, 'gripperframe')
+    >>> chain.joint_names[:2]
+    ('shoulder_pan', 'shoulder_lift')
+    >>> print(np.round(chain.upper, 3))
+    [1.92  1.745 1.69  1.658 2.744]
+
+    Its arrays cannot be written, so nothing computed from a chain can go stale:
+
+    >>> chain.lower.flags.writeable
+    False
     """
 
     name: str
@@ -197,7 +217,19 @@ class Chain:
 
 @dataclass(frozen=True)
 class JointSpec:
-    """A joint as a MuJoCo body declares it: ``axis`` and anchor ``pos`` in the body frame."""
+    """A joint as a MuJoCo body declares it: ``axis`` and anchor ``pos`` (m) in the body frame.
+
+    ``type`` is ``"hinge"`` or ``"slide"``; ``range`` the limits ``(lower, upper)`` (rad or m, default unlimited);
+    ``ref`` the position at which the body sits at its declared pose (MuJoCo's ``qpos0``).
+
+    Examples
+    --------
+    An elbow hinge about the body's z axis, limited to +-2.5 rad:
+
+    >>> elbow = physai.JointSpec("elbow", "hinge", axis=(0, 0, 1), range=(-2.5, 2.5))
+    >>> elbow.pos, elbow.ref
+    ((0.0, 0.0, 0.0), 0.0)
+    """
 
     name: str
     type: str
@@ -209,7 +241,17 @@ class JointSpec:
 
 @dataclass(frozen=True)
 class BodySpec:
-    """A body placed in its parent by ``pos`` and a ``(w, x, y, z)`` ``quat``, with its joints."""
+    """A body placed in its parent by ``pos`` (m) and a unit ``(w, x, y, z)`` ``quat``, with its joints.
+
+    Examples
+    --------
+    The planar 2R arm's second link, 0.5 m along the first link's x axis, with its elbow hinge:
+
+    >>> link2 = physai.BodySpec("link2", pos=(0.5, 0, 0),
+    ...                         joints=(physai.JointSpec("elbow", "hinge", axis=(0, 0, 1)),))
+    >>> link2.quat
+    (1.0, 0.0, 0.0, 0.0)
+    """
 
     name: str
     pos: Sequence[float]
@@ -230,6 +272,20 @@ def chain_from_bodies(
 
     This is MuJoCo's body-tree rule: a body sits at ``pos, quat`` in its parent; each joint rotates
     the body about ``axis`` through the anchor ``pos`` (hinge) or translates it along ``axis`` (slide).
+    ``tool_pos`` (m) and ``tool_quat`` ``(w, x, y, z)`` place the tool frame in the last body.
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m, hinges about z), its tool at the end of the second link:
+
+    >>> z = (0, 0, 1)
+    >>> bodies = [physai.BodySpec("link1", (0, 0, 0), joints=(physai.JointSpec("shoulder", "hinge", z),)),
+    ...           physai.BodySpec("link2", (0.5, 0, 0), joints=(physai.JointSpec("elbow", "hinge", z),))]
+    >>> chain = physai.chain_from_bodies("2r", bodies, tool_pos=(0.3, 0, 0))
+    >>> chain.joint_names, chain.reach
+    (('shoulder', 'elbow'), 0.8)
+    >>> print(np.round(physai.tool_pose(chain, [0.0, np.pi / 2])[:3, 3], 3))
+    [0.5 0.3 0. ]
     """
     T_acc = np.eye(4)  # fixed transform accumulated since the previous joint frame
     names, types, T_prev, axes, refs, lower, upper = [], [], [], [], [], [], []
@@ -281,6 +337,25 @@ def chain_from_mujoco(m, site_name: str, joints: Sequence[str] | None = None, na
     base) must be left out through ``joints`` (it is then frozen at ``qpos0``), else
     :class:`UnsupportedJointError` names it. Joints elsewhere in the model do not matter: the chain
     keeps each joint's ``qpos`` and ``dof`` addresses, which differ once a model has ``nq != nv``.
+
+    Examples
+    --------
+    The planar 2R arm written as MJCF (``L1 = 0.5``, ``L2 = 0.3`` m), its tool the site ``tip``:
+
+    >>> import mujoco
+    >>> m = mujoco.MjModel.from_xml_string('''
+    ... <mujoco><compiler angle="radian"/><worldbody>
+    ...   <body name="link1"><joint name="shoulder" axis="0 0 1"/><geom size="0.02"/>
+    ...     <body name="link2" pos="0.5 0 0"><joint name="elbow" axis="0 0 1" range="-2.5 2.5"/>
+    ...       <geom size="0.02"/><site name="tip" pos="0.3 0 0"/></body></body>
+    ... </worldbody></mujoco>''')
+    >>> chain = physai.chain_from_mujoco(m, "tip", name="2r")
+    >>> chain.joint_names, chain.qpos_adr
+    (('shoulder', 'elbow'), (0, 1))
+    >>> print(chain.upper)
+    [inf 2.5]
+    >>> print(np.round(physai.tool_pose(chain, [0.0, np.pi / 2])[:3, 3], 3))
+    [0.5 0.3 0. ]
     """
     tool_body, tool_pos, tool_quat = _tool_frame(m, site_name)
     path = []

@@ -272,10 +272,9 @@ def check(
 
     with _bad_input():
         grades = ex.check(_lesson_dir(number), folder)
-    table = _table("function", "result", "what to look at", title=f"lesson {number.zfill(2)}: {folder}")
-    for g in grades:
-        table.add_row(g.function, "[green]pass" if g.passed else "[red]fail", escape(g.message))
-    console.print(table)
+    for g in grades:  # one line each, not a table: a hint is a sentence and must wrap, not be cut
+        mark = "[green]pass[/green]" if g.passed else "[red]fail[/red]"
+        console.print(f"{mark} [bold]{escape(g.function)}[/bold]: {escape(g.message)}")
     console.print(f"{sum(g.passed for g in grades)}/{len(grades)} functions pass")
     raise typer.Exit(0 if all(g.passed for g in grades) else 1)
 

@@ -51,7 +51,21 @@ def jacobian_in_frame(J_world: np.ndarray, T_world_tool: np.ndarray, frame: str)
 
 
 def frame_jacobian(chain: Chain, q, frame: str = "world") -> np.ndarray:
-    """Geometric Jacobian of the tool in the convention ``frame`` (see the table): ``q: (..., n)`` -> ``(..., 6, n)``."""
+    """Geometric Jacobian of the tool in the convention ``frame`` (see the table): ``q: (..., n)`` -> ``(..., 6, n)``.
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m) at ``q = (0, pi/2)``, whose tool x axis points along world y.
+    In tool axes (``"local"``) the world Jacobian's linear rows ``[[-0.3, -0.3], [0.5, 0]]`` read:
+
+    >>> from physai import conventions
+    >>> chain = physai.load("planar2r")
+    >>> J_local = conventions.frame_jacobian(chain, [0.0, np.pi / 2], "local")
+    >>> print(np.round(J_local[:3], 3))
+    [[ 0.5  0. ]
+     [ 0.3  0.3]
+     [ 0.   0. ]]
+    """
     T_world_tool, J = tool_pose_and_jacobian(chain, q)
     return jacobian_in_frame(J, T_world_tool, frame)
 

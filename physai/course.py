@@ -182,7 +182,7 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
             raise CourseError(f"figure {name}: alt text is required")
         if not (out / name).is_file():
             raise CourseError(f"figure {name}: the run wrote no such figure in {out}")
-        return blocks.put(f'<figure><img src="{html.escape(name)}" alt="{html.escape(alt)}" loading="lazy">'
+        return blocks.put(f'<figure><img src="{html.escape(name)}" alt="{html.escape(alt)}">'
                           f"<figcaption>{blocks.inline(lesson.captions.get(name, alt))}</figcaption></figure>")
 
     def source(dotted: str) -> str:

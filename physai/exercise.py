@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+
 from physai.errors import InputError, PhysaiError
 
 BUILD_FILE = "build.py"
@@ -33,6 +35,20 @@ NOT_WRITTEN = "not written yet"
 
 class Hint(PhysaiError):
     """A graded function gave a wrong answer; the message names the likely mistake."""
+
+
+def shaped(got, shape: tuple, name: str, advice: str = "") -> np.ndarray:
+    """``got`` as a float array, if it has ``shape``; else a :class:`Hint` naming ``name`` and both shapes."""
+    out = np.asarray(got, dtype=float)
+    if out.shape != tuple(shape):
+        raise Hint(f"{name} returned shape {out.shape}, expected {tuple(shape)}" + (f": {advice}" if advice else ""))
+    return out
+
+
+def close(got, want, tol: float) -> bool:
+    """Whether ``got`` has ``want``'s shape, is finite, and is within ``tol`` of it in every entry."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    return got.shape == want.shape and bool(np.isfinite(got).all()) and bool(np.abs(got - want).max(initial=0) <= tol)
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,17 @@ class IKResult:
     ``restarts`` random restarts used; ``unmet`` the parts of the target not achieved:
     ``()`` when converged, else a subset of ``("position", "orientation")``, led by ``"collision"`` when the reason
     is ``"collision: no answer keeps the margin"`` (``avoid=``; then ``q`` is the closest clear point found).
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m) asked for a point 1.0 m away, beyond its 0.8 m reach:
+    the result is the closest point, and says so.
+
+    >>> result = physai.solve_ik(physai.load("planar2r"), [1.0, 0.0, 0.0], task="position")
+    >>> result.converged, result.reason, result.unmet
+    (False, 'unreachable: best effort', ('position',))
+    >>> print(np.round(result.q, 3), round(result.position_error, 3))
+    [0. 0.] 0.2
     """
 
     q: np.ndarray
@@ -137,6 +148,15 @@ class IKBatchResult:
     str, each one of :data:`REASONS`; ``restarts: (B,)`` int random restarts used; ``method`` and ``task`` shared
     by all targets; ``unmet``: per target, ``()`` when converged, else a subset of ``("position", "orientation")``.
     ``batch[b]`` is target ``b``'s :class:`IKResult`, and iterating yields them in order.
+
+    Examples
+    --------
+    >>> targets = [[0.2, 0.0, 0.1], [0.15, 0.1, 0.15], [1.0, 0.0, 0.0]]  # m; the last: too far
+    >>> batch = physai.solve_ik_batch(physai.load("so101"), targets, task="position")
+    >>> batch.q.shape, batch.converged
+    ((3, 5), array([ True,  True, False]))
+    >>> round(batch.success_rate, 3), batch[2].reason
+    (0.667, 'unreachable: best effort')
     """
 
     q: np.ndarray
@@ -401,6 +421,19 @@ def solve_ik_batch(
     when ``None``) as ``chain.random_q(rng, (B, restarts))``. Because target ``b``
     uses exactly the ``b``-th block of that draw, ``solve_ik`` in a loop over one shared generator gives
     the same results as one batched call. Options are those of :func:`solve_ik`.
+
+    Examples
+    --------
+    Two tool positions (m, world frame) for the SO-101, solved together:
+
+    >>> chain = physai.load("so101")
+    >>> targets = [[0.2, 0.0, 0.1], [0.15, 0.1, 0.15]]
+    >>> batch = physai.solve_ik_batch(chain, targets, task="position")
+    >>> batch.converged
+    array([ True,  True])
+    >>> print(np.round(physai.tool_pose(chain, batch.q)[:, :3, 3], 3))
+    [[0.2  0.   0.1 ]
+     [0.15 0.1  0.15]]
     """
     o = check_options(task=task, method=method, weights=weights, tol_position=tol_position,
                       tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng,
@@ -645,5 +678,26 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
     found (smallest weighted error over every attempt, then refined until it stops improving) and
     ``unmet`` names what is not achieved.
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m): the tip at ``(0.5, 0.3, 0)`` m needs the elbow at 90 degrees.
+
+    >>> chain = physai.load("planar2r")
+    >>> result = physai.solve_ik(chain, [0.5, 0.3, 0.0], task="position")
+    >>> result.converged, result.reason
+    (True, 'converged')
+    >>> print(np.round(result.q, 3))
+    [0.    1.571]
+
+    A full pose (a ``(4, 4)`` ``T_world_target``) for the SO-101, here one its tool reaches at a known ``q``:
+
+    >>> so101 = physai.load("so101")
+    >>> T_world_target = physai.tool_pose(so101, [0.0, -0.6, 0.9, 0.4, 0.3])
+    >>> result = physai.solve_ik(so101, T_world_target)
+    >>> result.converged, result.position_error < 1e-4, result.orientation_error < 1e-3
+    (True, True, True)
+    >>> print(np.round(result.q, 2))
+    [ 0.  -0.6  0.9  0.4  0.3]
     """
     return solve_ik_batch(chain, target, q0, _single=True, **options)

@@ -44,12 +44,27 @@ __all__ = [
 ]
 
 ENGINES = ("compiled", "numpy")
+"""The values of ``engine=``: ``"compiled"`` (the default) or ``"numpy"`` (the readable reference); same answers."""
 
 # ---- forward kinematics ------------------------------------------------------------------------
 
 
 class FK(NamedTuple):
-    """World joint axes ``(..., n, 3)``, joint anchors ``(..., n, 3)`` and tool point ``(..., 3)``."""
+    """World joint axes ``(..., n, 3)`` (unit), joint anchors ``(..., n, 3)`` (m) and tool point ``(..., 3)`` (m).
+
+    Row ``i`` of ``axes`` and ``anchors`` is joint ``i`` (root first); all in world coordinates.
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m, hinges about world z) with its elbow at 90 degrees:
+
+    >>> axes, anchors, p = physai.fk(physai.load("planar2r"), [0.0, np.pi / 2])
+    >>> print(np.round(anchors, 3))
+    [[0.  0.  0. ]
+     [0.5 0.  0. ]]
+    >>> print(np.round(p, 3))
+    [0.5 0.3 0. ]
+    """
 
     axes: np.ndarray
     anchors: np.ndarray
@@ -83,6 +98,18 @@ def fk(chain: Chain, q, engine: str = "compiled") -> FK:
 
     ``q: (..., n)`` -> ``axes: (..., n, 3)`` unit joint axes, ``anchors: (..., n, 3)`` a point on each
     axis (m), ``p: (..., 3)`` the tool point (m). ``engine``: ``"compiled"`` or ``"numpy"`` (module docs).
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m) at ``q = (0, pi/2)``: both axes are world z, the elbow
+    sits at the end of the first link, the tip 0.3 m above it.
+
+    >>> result = physai.fk(physai.load("planar2r"), [0.0, np.pi / 2])
+    >>> print(np.round(result.axes, 3))
+    [[0. 0. 1.]
+     [0. 0. 1.]]
+    >>> print(np.round(result.anchors[1], 3), np.round(result.p, 3))
+    [0.5 0.  0. ] [0.5 0.3 0. ]
     """
     if engine == "compiled":
         TF = _KERNELS.frames(q, chain.packed)  # the fast path of tool_pose
@@ -98,7 +125,31 @@ def _fk_from_frames(chain: Chain, T_world_joint: np.ndarray, T_world_tool: np.nd
 
 
 def tool_pose(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
-    """``T_world_tool``: the tool frame's pose in the world, ``q: (..., n)`` -> ``(..., 4, 4)``."""
+    """``T_world_tool``: the tool frame's pose in the world, ``q: (..., n)`` -> ``(..., 4, 4)``.
+
+    Rotation block: the tool axes in world coordinates (columns); translation: the tool point (m).
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m) at ``q = (0, pi/2)``: the tool's x axis points along
+    world y, its origin at ``(L1, L2, 0)``.
+
+    >>> chain = physai.load("planar2r")
+    >>> print(np.round(physai.tool_pose(chain, [0.0, np.pi / 2]), 3))
+    [[ 0.  -1.   0.   0.5]
+     [ 1.   0.   0.   0.3]
+     [ 0.   0.   1.   0. ]
+     [ 0.   0.   0.   1. ]]
+
+    A batch ``(2, n)`` gives ``(2, 4, 4)``; ``engine="numpy"`` runs the readable reference:
+
+    >>> T = physai.tool_pose(chain, [[0.0, np.pi / 2], [np.pi / 2, 0.0]], engine="numpy")
+    >>> T.shape
+    (2, 4, 4)
+    >>> print(np.round(T[:, :3, 3], 3))
+    [[0.5 0.3 0. ]
+     [0.  0.8 0. ]]
+    """
     if engine == "compiled":
         # One plain finite float64 vector of the chain's length is served by the one-pose call; it declines
         # (None) anything else (a batch, a list, another dtype or byte order, a NaN), which _compiled validates.
@@ -126,8 +177,23 @@ def slide_column(axis: np.ndarray) -> np.ndarray:
 def jacobian(chain: Chain, q, engine: str = "compiled") -> np.ndarray:
     """Geometric Jacobian of the tool point: ``q: (..., n)`` -> ``(..., 6, n)``.
 
-    Rows 0-2 linear, rows 3-5 angular velocity, world axes; one column per joint.
+    Rows 0-2 linear velocity of the tool point (m/s per rad/s of a hinge, or per m/s of a slide), rows 3-5
+    angular velocity (rad/s per rad/s), world axes; one column per joint, root first.
     ``engine``: ``"compiled"`` or ``"numpy"`` (module docs).
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m) at ``q = (0, pi/2)``: column ``i`` is
+    ``z x (p - anchor_i)`` over ``z``, with the tip at ``p = (0.5, 0.3, 0)``.
+
+    >>> chain = physai.load("planar2r")
+    >>> print(np.round(physai.jacobian(chain, [0.0, np.pi / 2]), 3))
+    [[-0.3 -0.3]
+     [ 0.5  0. ]
+     [ 0.   0. ]
+     [ 0.   0. ]
+     [ 0.   0. ]
+     [ 1.   1. ]]
     """
     if engine == "compiled":
         J = _KERNELS.jacobian(q, chain.packed)  # the fast path of tool_pose
@@ -150,6 +216,16 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[n
     """``T_world_tool`` ``(..., 4, 4)`` and the geometric Jacobian ``(..., 6, n)`` from one walk of the chain.
 
     This is the pair every solver and controller iteration needs. ``engine``: ``"compiled"`` or ``"numpy"``.
+    The same numbers as :func:`tool_pose` and :func:`jacobian` (world frame; Jacobian rows linear, then angular).
+
+    Examples
+    --------
+    >>> chain = physai.load("so101")
+    >>> T_world_tool, J_world = physai.tool_pose_and_jacobian(chain, [0.0, -0.6, 0.9, 0.4, 0.3])
+    >>> T_world_tool.shape, J_world.shape
+    ((4, 4), (6, 5))
+    >>> print(np.round(T_world_tool[:3, 3], 3))
+    [0.288 0.003 0.097]
     """
     if engine == "compiled":
         TJ = _KERNELS.pose_jacobian(q, chain.packed)  # the fast path of tool_pose
@@ -189,6 +265,17 @@ def fd_jacobian(tool_pos: Callable[[np.ndarray], np.ndarray], q, eps: float = 1e
 
     Column ``i`` is ``(x(q + eps e_i) - x(q - eps e_i)) / (2 eps)``, error ``O(eps^2)`` plus round-off
     ``~ eps_mach |x| / eps``; the best step is near ``cbrt(eps_mach) ~ 6e-6``.
+
+    Examples
+    --------
+    The planar 2R arm's tip position ``(x, y)`` differentiated numerically agrees with the linear rows of
+    :func:`jacobian`:
+
+    >>> chain = physai.load("planar2r")
+    >>> J_xy = physai.fd_jacobian(lambda q: physai.tool_pose(chain, q)[:2, 3], [0.0, np.pi / 2])
+    >>> print(np.round(J_xy, 3))
+    [[-0.3 -0.3]
+     [ 0.5  0. ]]
     """
     q = finite_array(q, "q")
     if q.ndim != 1:

@@ -101,6 +101,19 @@ def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
     ``N_lam = V diag(lam^2 / (sigma^2 + lam^2)) V^T`` on the row space, continuous through the
     singularity but ``J N_lam != 0``: it lets the secondary motion leak into the task by at most
     ``sigma lam^2 / (sigma^2 + lam^2) <= lam / 2`` per unit joint speed.
+
+    Examples
+    --------
+    The planar 3R arm (links 0.5, 0.3, 0.2 m) has one joint more than its tip's ``(x, y)`` task needs: the null
+    space is a line, and motion in it leaves the tip where it is.
+
+    >>> from physai import nullspace
+    >>> J_xy = physai.jacobian(physai.load("planar3r"), [0.3, 0.6, 0.9])[:2]
+    >>> N = nullspace.projector(J_xy)
+    >>> N.shape, int(np.linalg.matrix_rank(N))
+    ((3, 3), 1)
+    >>> print(np.round(J_xy @ N @ [1.0, 0.0, 0.0], 6))
+    [0. 0.]
     """
     J = finite_array(J, "J")
     return np.eye(J.shape[-1]) - pinv(J, lam=lam, weights=weights, rcond=rcond) @ J
@@ -111,6 +124,14 @@ def null_basis(J, rcond: float = RCOND) -> np.ndarray:
 
     The right singular vectors beyond the numerical rank. Their sign is arbitrary: a path that follows
     the null space must keep it continuous itself (e.g. ``sign(v_k . v_{k-1})``).
+
+    Examples
+    --------
+    >>> from physai import nullspace
+    >>> J_xy = physai.jacobian(physai.load("planar3r"), [0.3, 0.6, 0.9])[:2]
+    >>> basis = nullspace.null_basis(J_xy)
+    >>> basis.shape, round(float(np.linalg.norm(basis)), 6)
+    ((3, 1), 1.0)
     """
     J = finite_array(J, "J")
     if J.ndim != 2:

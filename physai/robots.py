@@ -107,7 +107,13 @@ def register(info: RobotInfo) -> None:
 
 
 def names() -> list[str]:
-    """Names :func:`load` accepts without a download (any Menagerie registry name works too)."""
+    """Names :func:`load` accepts without a download (any Menagerie registry name works too), sorted.
+
+    Examples
+    --------
+    >>> physai.names()
+    ['panda', 'planar2r', 'planar3r', 'so101', 'wxai', 'wxai_illustrative']
+    """
     return sorted(ROBOTS)
 
 
@@ -159,7 +165,21 @@ def _default_entry(robot: str) -> str:
 
 
 def model_path(name: str, source: str | None = None) -> Path:
-    """The MJCF file behind a named robot (for tools that read files, e.g. Pinocchio's MJCF parser)."""
+    """The MJCF file behind a named robot (for tools that read files, e.g. Pinocchio's MJCF parser).
+
+    ``source`` as in :func:`load`. A built-in description (numbers only) has no file:
+    :class:`~physai.errors.ModelNotFoundError`.
+
+    Examples
+    --------
+    >>> path = physai.model_path("so101")
+    >>> path.name, path.parent.name
+    ('so101.xml', 'so101')
+    >>> physai.model_path("planar2r")
+    Traceback (most recent call last):
+        ...
+    physai.errors.ModelNotFoundError: robot 'planar2r' is a built-in description with no model file
+    """
     if not isinstance(name, str) or not name:
         raise InputError(f"name: expected a robot name (see physai.robots.names()), got {type(name).__name__} {name!r}")
     path, _ = _resolve(name, _check_source(source))
@@ -292,6 +312,27 @@ def load(
     ``tool`` names the tool frame: a site, or a body of an MJCF or a link of a URDF (its own frame, also
     for a link MuJoCo would fuse away on a fixed joint); ``site`` is the same keyword's older name.
     ``tool_offset`` (``(4, 4)`` transform or ``(3,)`` xyz, m, in the tool frame) is composed on top.
+
+    Examples
+    --------
+    >>> chain = physai.load("so101")
+    >>> chain.n, chain.tool_name, chain.source
+    (5, 'gripperframe', 'bundled ...so101.xml')
+
+    The same arm from numbers alone gives the same tool pose:
+
+    >>> q = [0.0, -0.6, 0.9, 0.4, 0.3]
+    >>> builtin = physai.load("so101", source="builtin")
+    >>> for c in (chain, builtin):
+    ...     print(c.source, np.round(physai.tool_pose(c, q)[:3, 3], 3))
+    bundled ...so101.xml [0.288 0.003 0.097]
+    built-in (so101.xml numbers) [0.288 0.003 0.097]
+
+    A tool 5 cm further along the tool frame's z axis:
+
+    >>> longer = physai.load("panda", tool_offset=[0.0, 0.0, 0.05])
+    >>> longer.n, longer.tool_name
+    (7, 'tcp')
     """
     _check_model(name_or_path)
     _check_names(site, joints, tool)

@@ -26,6 +26,17 @@ def joint_torques(J, wrench) -> np.ndarray:
     """``tau = J^T [F; M]``: ``J: (..., 6, n)`` geometric Jacobian, ``wrench: (..., 6)`` -> ``(..., n)``.
 
     Rows of ``J`` and entries of ``wrench`` are in the same order: linear then angular, world axes.
+    ``F`` in N, ``M`` in N m about the tool point; ``tau`` in N m for hinges, N for slides.
+
+    Examples
+    --------
+    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m) at ``q = (0, pi/2)``, tip at ``(0.5, 0.3, 0)``: a 10 N force
+    along -y at the tip acts on the shoulder with a 0.5 m lever and passes through the elbow's axis.
+
+    >>> from physai import statics
+    >>> J = physai.jacobian(physai.load("planar2r"), [0.0, np.pi / 2])
+    >>> print(np.round(statics.joint_torques(J, [0.0, -10.0, 0.0, 0.0, 0.0, 0.0]), 3))
+    [-5.  0.]
     """
     J = finite_array(J, "J")
     wrench = finite_array(wrench, "wrench", (6,))

@@ -103,6 +103,16 @@ def rotation_about_axis(axis: np.ndarray, angle) -> np.ndarray:
 
     ``axis: (..., 3)`` unit vector, ``angle: (...)`` -> ``(..., 3, 3)``.
     ``R = I + sin(angle) K + (1 - cos(angle)) K^2`` with ``K = skew(axis)``.
+
+    Examples
+    --------
+    A quarter turn about z takes x to y:
+
+    >>> from physai import transforms as tf
+    >>> print(np.round(tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2), 3))
+    [[ 0. -1.  0.]
+     [ 1.  0.  0.]
+     [ 0.  0.  1.]]
     """
     K = skew(axis)
     angle = np.asarray(angle, dtype=float)[..., None, None]
@@ -113,6 +123,17 @@ def quat_to_matrix(quat_wxyz: np.ndarray) -> np.ndarray:
     """Rotation matrix of a quaternion in MuJoCo's ``(w, x, y, z)`` order: ``(..., 4)`` -> ``(..., 3, 3)``.
 
     The quaternion is normalised first (as MuJoCo's compiler does); a zero quaternion is refused.
+
+    Examples
+    --------
+    A quarter turn about z, ``(cos 45deg, 0, 0, sin 45deg)``, scalar first:
+
+    >>> from physai import transforms as tf
+    >>> c = s = np.sqrt(0.5)  # cos and sin of 45 degrees
+    >>> print(np.round(tf.quat_to_matrix([c, 0.0, 0.0, s]), 3))
+    [[ 0. -1.  0.]
+     [ 1.  0.  0.]
+     [ 0.  0.  1.]]
     """
     w, x, y, z = np.moveaxis(quat_normalize(quat_wxyz), -1, 0)
     return np.stack(
@@ -130,6 +151,13 @@ def matrix_to_quat(R: np.ndarray) -> np.ndarray:
 
     Uses Shepperd's method (the largest of the four diagonal combinations) so it is accurate for
     every rotation, including 180 degrees. ``R`` must be a rotation (:func:`check_rotation`).
+
+    Examples
+    --------
+    >>> from physai import transforms as tf
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)
+    >>> print(np.round(tf.matrix_to_quat(Rz), 3))
+    [0.707 0.    0.    0.707]
     """
     R = check_rotation(R)
     m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
@@ -152,7 +180,21 @@ def matrix_to_quat(R: np.ndarray) -> np.ndarray:
 
 
 def make_transform(R: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Homogeneous transform from rotation ``R: (..., 3, 3)`` and translation ``p: (..., 3)`` -> ``(..., 4, 4)``."""
+    """Homogeneous transform from rotation ``R: (..., 3, 3)`` and translation ``p: (..., 3)`` -> ``(..., 4, 4)``.
+
+    ``T_a_b = make_transform(R_a_b, p_a_b)`` maps a point of frame ``b`` into frame ``a``: ``p_a = T_a_b @ [p_b, 1]``.
+
+    Examples
+    --------
+    Frame ``b`` turned a quarter turn about z and placed 1 m along x of frame ``a``; ``b``'s x axis points along
+    ``a``'s y:
+
+    >>> from physai import transforms as tf
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)  # a quarter turn about z
+    >>> T_a_b = tf.make_transform(Rz, [1.0, 0.0, 0.0])
+    >>> print(np.round(T_a_b @ [1.0, 0.0, 0.0, 1.0], 3))
+    [1. 1. 0. 1.]
+    """
     R = np.asarray(R, dtype=float)
     p = np.asarray(p, dtype=float)
     shape = np.broadcast_shapes(R.shape[:-2], p.shape[:-1])
@@ -169,7 +211,21 @@ def translation(p: np.ndarray) -> np.ndarray:
 
 
 def inverse(T_a_b: np.ndarray) -> np.ndarray:
-    """``T_b_a`` from ``T_a_b`` using ``R^T`` (no general matrix inverse): ``(..., 4, 4)`` -> ``(..., 4, 4)``."""
+    """``T_b_a`` from ``T_a_b`` using ``R^T`` (no general matrix inverse): ``(..., 4, 4)`` -> ``(..., 4, 4)``.
+
+    ``T_b_a = [[R^T, -R^T p], [0, 1]]``; a rotation block that is not a rotation is refused (:func:`check_rotation`).
+
+    Examples
+    --------
+    >>> from physai import transforms as tf
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)  # a quarter turn about z
+    >>> T_a_b = tf.make_transform(Rz, [1.0, 0.0, 0.0])
+    >>> print(np.round(tf.inverse(T_a_b), 3))
+    [[ 0.  1.  0.  0.]
+     [-1.  0.  0.  1.]
+     [ 0.  0.  1.  0.]
+     [ 0.  0.  0.  1.]]
+    """
     T_a_b = finite_array(T_a_b, "T_a_b", (4, 4))
     R = check_rotation(T_a_b[..., :3, :3], "T_a_b[:3, :3]")
     p = T_a_b[..., :3, 3]
@@ -178,7 +234,21 @@ def inverse(T_a_b: np.ndarray) -> np.ndarray:
 
 
 def compose(*transforms: np.ndarray) -> np.ndarray:
-    """``compose(T_a_b, T_b_c, ...) == T_a_b @ T_b_c @ ...`` (broadcasts over batch dimensions)."""
+    """``compose(T_a_b, T_b_c, ...) == T_a_b @ T_b_c @ ...`` (broadcasts over batch dimensions).
+
+    Each ``(..., 4, 4)``; the frame names cancel left to right: ``compose(T_a_b, T_b_c)`` is ``T_a_c``.
+
+    Examples
+    --------
+    >>> from physai import transforms as tf
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)  # a quarter turn about z
+    >>> T_a_b = tf.make_transform(Rz, [1.0, 0.0, 0.0])
+    >>> T_b_c = tf.translation([0.5, 0.0, 0.0])  # 0.5 m along b's x axis (a's y)
+    >>> print(np.round(tf.compose(T_a_b, T_b_c)[:3, 3], 3))
+    [1.  0.5 0. ]
+    >>> np.allclose(tf.compose(T_a_b, tf.inverse(T_a_b)), np.eye(4))
+    True
+    """
     if not transforms:
         raise InputError("compose: needs at least one transform")
     out = np.asarray(transforms[0], dtype=float)
@@ -194,6 +264,14 @@ def so3_exp(rotvec) -> np.ndarray:
     """Rotation of a rotation vector ``w = angle * axis`` (rad): ``(..., 3)`` -> ``(..., 3, 3)``, ``exp(skew(w))``.
 
     Rodrigues' formula with ``sin(t)/t`` and ``(1 - cos t)/t^2`` written so that ``w = 0`` is exact.
+
+    Examples
+    --------
+    >>> from physai import transforms as tf
+    >>> print(np.round(tf.so3_exp([0.0, 0.0, np.pi / 2]), 3))
+    [[ 0. -1.  0.]
+     [ 1.  0.  0.]
+     [ 0.  0.  1.]]
     """
     w = finite_array(rotvec, "rotvec", (3,))
     t = np.linalg.norm(w, axis=-1)[..., None, None]
@@ -218,6 +296,13 @@ def so3_log(R) -> np.ndarray:
 
     Goes through the quaternion (Shepperd's method), so it stays accurate near 0 and near pi, where
     ``acos((tr R - 1)/2)`` loses half the digits. At exactly pi the sign of ``w`` is arbitrary.
+
+    Examples
+    --------
+    >>> from physai import transforms as tf
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)
+    >>> print(np.round(tf.so3_log(Rz), 3))
+    [0.    0.    1.571]
     """
     return _quat_to_rotvec(matrix_to_quat(R))
 
@@ -308,7 +393,18 @@ def transform_wrench(T_a_b, wrench_b) -> np.ndarray:
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
-    """``R = Rz(yaw) @ Ry(pitch) @ Rx(roll)`` from ``rpy = (roll, pitch, yaw)`` (rad): ``(..., 3)`` -> ``(..., 3, 3)``."""
+    """``R = Rz(yaw) @ Ry(pitch) @ Rx(roll)`` from ``rpy = (roll, pitch, yaw)`` (rad): ``(..., 3)`` -> ``(..., 3, 3)``.
+
+    Examples
+    --------
+    A yaw of 90 degrees alone is the quarter turn about z:
+
+    >>> from physai import transforms as tf
+    >>> print(np.round(tf.rpy_to_matrix([0.0, 0.0, np.pi / 2]), 3))
+    [[ 0. -1.  0.]
+     [ 1.  0.  0.]
+     [ 0.  0.  1.]]
+    """
     rpy = finite_array(rpy, "rpy", (3,))
     return (
         rotation_about_axis(_EYE3[2], rpy[..., 2])
@@ -323,6 +419,12 @@ def matrix_to_rpy(R) -> np.ndarray:
     At gimbal lock (``cos(pitch) < GIMBAL_TOL``) only ``roll -+ yaw`` is defined: yaw is set to 0 and
     the whole angle goes to roll, so ``rpy_to_matrix(matrix_to_rpy(R)) == R`` to about ``1e-8``
     there and to round-off elsewhere.
+
+    Examples
+    --------
+    >>> from physai import transforms as tf
+    >>> print(np.round(tf.matrix_to_rpy(tf.rpy_to_matrix([0.1, 0.2, 0.3])), 3))
+    [0.1 0.2 0.3]
     """
     R = check_rotation(R)
     cp = np.hypot(R[..., 0, 0], R[..., 1, 0])
@@ -423,6 +525,16 @@ def pose_error(T, T_ref) -> np.ndarray:
     """``[p_ref - p; log(R_ref R^T)]`` (m, rad; world axes) from ``T`` to ``T_ref: (..., 4, 4)`` -> ``(..., 6)``.
 
     Divided by a time it is the twist that carries ``T`` onto ``T_ref`` in that time (to first order).
+
+    Examples
+    --------
+    From the identity to 0.1 m along x and a quarter turn about z:
+
+    >>> from physai import transforms as tf
+    >>> Rz = tf.rotation_about_axis([0.0, 0.0, 1.0], np.pi / 2)  # a quarter turn about z
+    >>> T_ref = tf.make_transform(Rz, [0.1, 0.0, 0.0])
+    >>> print(np.round(tf.pose_error(np.eye(4), T_ref), 3))
+    [0.1   0.    0.    0.    0.    1.571]
     """
     T, T_ref = np.asarray(T, dtype=float), np.asarray(T_ref, dtype=float)
     w = so3_log(T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2))

@@ -286,3 +286,68 @@ def test_experiment_drift_stays_at_round_off_against_the_exact_rotation():
     for R in (*r["Rs"], *tf.quat_to_matrix(r["qs"])):
         assert exp.angle_between(R, exact) < 1e-12
     assert r["trace"]["R fixed"][-1] < 1e-15 and r["trace"]["q fixed"][-1] < 1e-15
+
+
+# ---- the functions the learner types, and the numbers the lesson page quotes ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def build07():
+    return load_lesson("07-frames", "build.py")
+
+
+def test_build_exercise_functions_match_numpy_inverse_scipy_and_pinocchio_action(build07, rng):
+    for _ in range(20):
+        v, u = rng.normal(size=3), rng.normal(size=3)
+        T = random_T(rng)
+        np.testing.assert_allclose(build07.skew(v) @ u, np.cross(v, u), atol=1e-15)
+        angle = rng.uniform(-np.pi, np.pi)
+        axis = v / np.linalg.norm(v)
+        np.testing.assert_allclose(build07.rodrigues(axis, angle), Rotation.from_rotvec(angle * axis).as_matrix(),
+                                   atol=1e-15)
+        np.testing.assert_allclose(build07.invert_transform(T), np.linalg.inv(T), atol=1e-14)
+        np.testing.assert_allclose(build07.twist_adjoint(T), pin.SE3(T).action, atol=1e-15)
+
+
+def test_quaternion_order_slip_is_the_angle_mujoco_gives_for_the_reordered_quaternion(build07, so101_model, so101):
+    sp = build07.spellings_step(build07.chain_step(so101_model, so101)["T_tool"][:3, :3])
+    w, x, y, z = sp["quat"]
+    R_right, R_wrong = np.zeros(9), np.zeros(9)
+    mujoco.mju_quat2Mat(R_right, np.array([w, x, y, z]))
+    mujoco.mju_quat2Mat(R_wrong, np.array([z, w, x, y]))  # SciPy's (x, y, z, w) reading of (w, x, y, z)
+    cos = (np.trace(R_right.reshape(3, 3).T @ R_wrong.reshape(3, 3)) - 1) / 2
+    np.testing.assert_allclose(sp["misread_deg"], np.degrees(np.arccos(np.clip(cos, -1, 1))), atol=1e-6)
+
+
+def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_scipy_euler(build07, rng):
+    R = Rotation.random(random_state=rng).as_matrix()
+    rt = build07.rates_step(R)
+    w = rt["omega_world"]
+    np.testing.assert_allclose(rt["body"], pin.SE3(R, np.zeros(3)).actInv(pin.Motion(np.zeros(3), w)).angular,
+                               atol=1e-15)
+    h = 1e-6
+    euler = [Rotation.from_rotvec(s * h * w) * Rotation.from_matrix(R) for s in (1, -1)]
+    fd = (euler[0].as_euler("xyz") - euler[1].as_euler("xyz")) / (2 * h)
+    np.testing.assert_allclose(rt["rpy_rates"], fd, atol=1e-8)
+    assert rt["gap"] > 0.1  # the two are different vectors (the erratum)
+
+
+def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build07, so101_model, so101):
+    ch = build07.chain_step(so101_model, so101)
+    br = build07.break_step(so101, ch["T_tool"], ch["reversed"])
+    d = mujoco.MjData(so101_model)
+    mujoco.mj_kinematics(so101_model, d)  # qpos = 0 = q_ref for the SO-101
+    site = d.site_xpos[so101_model.site(so101.tool_name).id]
+    np.testing.assert_allclose(br["home"], site, atol=1e-15)
+    np.testing.assert_allclose(ch["world_in_tool"], np.linalg.inv(ch["T_tool"])[:3, 3], atol=1e-15)
+    np.testing.assert_allclose(br["order_gap"], np.linalg.norm(site - ch["reversed"]), atol=1e-15)
+    assert br["untransposed_err"] > 0.1
+
+
+def test_float32_drift_is_orders_above_float64_for_the_same_compositions():
+    exp = load_lesson("07-frames", "experiment.py")
+    f32, f64 = exp.drift_float32(n_steps=3000), exp.drift(n_steps=3000)
+    worst64 = max(r["vs_exact"] for r in exp.drift_rows(f64))
+    eps32 = np.finfo(np.float32).eps
+    assert f32["R_angle"] > 100 * worst64 and f32["R_ortho"] > eps32
+    assert f32["R_angle"] < 3000 * 10 * eps32  # at most ~10 float32 roundings per step, all in one direction

@@ -209,3 +209,54 @@ def test_numeric_check_and_bug_claims_against_the_seeds_own_jacobian(experiment)
     assert rpy["position rows"] <= 1e-12 and rpy["after B(phi)"] <= 1e-12 < rpy["orientation rows, raw"]
     rows = {c.claim: c.verdict for c in experiment.claims(num, bug, rpy)}
     assert list(rows.values()) == ["agree", "disagree", "agree", "agree"]
+
+
+# ---- the functions the learner types, and the numbers the lesson page quotes ----------------------------------
+
+
+def test_build_walk_chain_frames_axes_and_anchors_match_mujoco(build, so101_model, so101, rng):
+    m = so101_model
+    jids = [m.joint(n).id for n in so101.joint_names]
+    bodies = m.jnt_bodyid[jids]
+    for q in so101.random_q(rng, 10):
+        d = mj_kinematics(m, so101, q)
+        frames, T_tool = build.walk_chain(so101, q)
+        axes, anchors = build.axes_and_anchors(so101, frames)
+        assert np.abs(frames[:, :3, 3] - d.xpos[bodies]).max() <= 1e-14
+        assert np.abs(frames[:, :3, :3] - d.xmat[bodies].reshape(-1, 3, 3)).max() <= 1e-14
+        assert np.abs(axes - d.xaxis[jids]).max() <= 1e-14 and np.abs(anchors - d.xanchor[jids]).max() <= 1e-14
+        sid = m.site(so101.tool_name).id
+        assert np.abs(T_tool[:3, 3] - d.site_xpos[sid]).max() <= 1e-14
+
+
+def test_break_sign_flip_and_missing_tool_offset_are_mujoco_distances(build, so101_model, so101):
+    m, sid = so101_model, so101_model.site(so101.tool_name).id
+    assert np.all(so101.q_ref == 0)  # the flipped walk is then the walk at -q
+    br = build.break_step(so101)
+    at_q0 = mj_kinematics(m, so101, build.Q0).site_xpos[sid]
+    at_minus = mj_kinematics(m, so101, -build.Q0).site_xpos[sid]
+    np.testing.assert_allclose(br["sign"], np.linalg.norm(at_minus - at_q0), atol=1e-15)
+    np.testing.assert_allclose(br["no_tool_offset"], np.linalg.norm(m.site_pos[sid]), atol=1e-15)  # site in its body
+    assert br["order"] > 0.01
+
+
+def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, so101_model, so101):
+    ex = build.exercises_step(so101)
+    m, sid = so101_model, so101_model.site(so101.tool_name).id
+    q = build.Q0.copy()
+    q[so101.joint_index("wrist_roll")] += build.ROLL_TURN
+    move = np.linalg.norm(mj_kinematics(m, so101, q).site_xpos[sid] - mj_kinematics(m, so101, build.Q0).site_xpos[sid])
+    np.testing.assert_allclose(ex["roll_move"], move, atol=1e-15)
+    np.testing.assert_allclose(ex["roll_move"], 2 * ex["roll_lever"] * np.sin(build.ROLL_TURN / 2), atol=1e-15)
+    assert ex["sampled"] <= ex["bound"]  # no pose beyond the links' sum
+
+
+def test_experiment_results_row_labels_and_worst_joint_follow_the_reach_statistics(experiment):
+    chain = robots.load("so101")
+    reach = experiment.reach_step(chain, n=300)
+    num = {"worst": {1e-6: 1e-10, 1e-5: 1e-11}}
+    res = experiment.results(reach, num, {"after": 0.0, "slips": {}}, {"position rows": 0.0,
+                             "orientation rows, raw": 1.0, "after B(phi)": 0.0}, [])
+    shares = {label: s["share"] for label, s in reach["stats"].items() if label.startswith("only ")}
+    assert res["worst_joint"]["label"] == max(shares, key=shares.get)
+    assert res["best_eps"] == 1e-5 and res["at_seed_eps"] == 1e-10  # picked, not computed: equality is the point

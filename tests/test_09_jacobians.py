@@ -79,6 +79,42 @@ def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(so101, so101_
     assert len(rows) == 9 and {c.verdict for c in rows} == {"agree"}
 
 
+def test_build_functions_written_from_scratch_match_mj_jacSite_on_the_wxai_too(wxai_chain, wxai_model):
+    build = load_lesson("09-jacobians", "build.py")
+    for q in wxai_chain.random_q(np.random.default_rng(3), 5):
+        _, J_mj, _, _ = _wx_mj(wxai_model, wxai_chain, q)
+        np.testing.assert_allclose(build.jacobian(wxai_chain, q), J_mj, atol=1e-14)
+    a, o, p = np.array([0.0, 0.0, 1.0]), np.array([0.1, 0.2, 0.0]), np.array([0.4, 0.2, 0.3])
+    # a z-axis hinge through (0.1, 0.2) turns a point 0.3 m along +x from its axis toward +y: velocity (0, 0.3, 0)
+    np.testing.assert_allclose(build.hinge_column(a, o, p), [0.0, 0.3, 0.0, 0.0, 0.0, 1.0], atol=1e-15)
+
+
+def test_build_fd_jacobian_is_central_on_a_closed_form():
+    build = load_lesson("09-jacobians", "build.py")
+
+    def f(x):
+        return np.array([np.sin(x[0]) * x[1] ** 2, np.exp(x[1])])
+
+    x = np.array([0.3, 0.7])
+    exact = np.array([[np.cos(0.3) * 0.49, 2 * np.sin(0.3) * 0.7], [0.0, np.exp(0.7)]])
+    np.testing.assert_allclose(build.fd_jacobian(f, x), exact, atol=1e-9)
+    # central: the error falls 100x when the step falls 10x (truncation ~ eps^2 times the third derivative / 6)
+    e1, e2 = (np.abs(build.fd_jacobian(f, x, eps) - exact).max() for eps in (1e-2, 1e-3))
+    assert 80 < e1 / e2 < 120
+
+
+def test_build_results_quote_mj_jacSite(so101, so101_model):
+    build = load_lesson("09-jacobians", "build.py")
+    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=5)
+    r = build.results(column, jac, build.use_step(so101), build.fd_step(so101, jac["poses"]))
+    J_mj = mj_site(so101_model, so101, Q0)[2]
+    np.testing.assert_allclose(r["column_linear"], J_mj[:3, 1], atol=1e-15)
+    np.testing.assert_allclose(r["lever"], np.linalg.norm(J_mj[:3, 1]), atol=1e-15)
+    np.testing.assert_allclose(r["tau"], [J_mj[:3].T @ F for F in build.FORCES], atol=1e-15)
+    np.testing.assert_allclose(r["lift_push_down"], 2.0 * -J_mj[2, 1], atol=1e-15)
+    assert r["column_vs_library"] <= 1e-15 and r["jac_vs_library"] <= 1e-14 and r["fd_median"] < 1e-10
+
+
 def test_fd_jacobian_central_matches_analytic_below_1e_10(so101):
     qs = so101.random_q(np.random.default_rng(1), 50)
     errs = [np.abs(fd_jacobian(lambda x: fk(so101, x).p, q, 1e-5) - jacobian(so101, q)[:3]).max() for q in qs]

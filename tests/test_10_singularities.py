@@ -305,3 +305,43 @@ def test_build_checks_and_claim_from_mj_jacSite(build, so101, so101_model):
         gains.append(s / (s**2 + 0.05**2))  # the filter factor of the weakest direction
     np.testing.assert_allclose(c.peak_gain, max(gains), rtol=1e-12)
     assert build.claims([c])[0].verdict == verdict(max(gains) <= 10 + 1e-12)
+
+
+def test_condition_number_is_numpys_cond_of_mj_jacSite_and_inf_at_a_rank_loss(build, wxai, wxai_model):
+    for q in wxai.random_q(np.random.default_rng(5), 5):
+        J = mj_site(wxai_model, wxai, q)[2][:3]
+        np.testing.assert_allclose(build.condition_number(J), np.linalg.cond(J), rtol=1e-13)
+    assert build.condition_number(np.array([[1.0, 0.0], [2.0, 0.0]])) == np.inf  # a zero column: sigma_min exactly 0
+
+
+def test_build_pose_results_follow_the_filter_factor_closed_form(build, so101, so101_model):
+    pose = build.one_pose()
+    S = np.linalg.svd(mj_site(so101_model, so101, build.Q0)[2][:3], compute_uv=False)
+    np.testing.assert_allclose(pose["sigma"], S, rtol=1e-13)
+    np.testing.assert_allclose(pose["kappa"], S[0] / S[-1], rtol=1e-13)
+    np.testing.assert_allclose(pose["manipulability"], np.prod(S), rtol=1e-12)
+    np.testing.assert_allclose(pose["gain_weak"], S[-1] / (S[-1] ** 2 + build.LAMBDA**2), rtol=1e-12)
+    np.testing.assert_allclose(pose["gain_weak_exact"], 1 / S[-1], rtol=1e-13)
+
+
+def test_two_link_results_of_the_seeds_matrix_match_the_2x2_closed_forms(ex):
+    r = ex.two_link_results(ex.two_link())
+    # the seed's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
+    eig = 0.41 + np.array([1, -1]) * np.sqrt(0.41**2 - (0.18 * 0.64 - 0.24**2))
+    np.testing.assert_allclose(r["seed_J_sigma"], np.sqrt(eig), rtol=1e-13)
+    # Cramer's rule: det = 0.24, qdot = [0.3 * 0.1, -0.8 * 0.1 ... ] / det -> [0.125, -0.125]
+    np.testing.assert_allclose(r["seed_J_qdot"], [0.03 / 0.24, -0.03 / 0.24], rtol=1e-13)
+    np.testing.assert_allclose(r["reach"], np.hypot(0.5, 0.3), rtol=1e-14)
+    tip, J_mj = _planar2r_jacobian_from_mujoco([0.0, np.pi / 2])
+    np.testing.assert_allclose(r["J"], J_mj, atol=1e-15)
+    np.testing.assert_allclose(r["sigma"], np.linalg.svd(J_mj, compute_uv=False), rtol=1e-13)
+
+
+def test_sweep_results_obey_the_closed_form_bounds(ex, sweep):
+    r = ex.sweep_results(sweep)
+    near = r["near"]
+    assert near["sigma_min"] < 0.005 <= r["at_limit"]["sigma_min"] and r["at_limit"]["elbow"] <= r["elbow_limit"]
+    np.testing.assert_allclose(near["exact_norm"], ex.V_WEAK / near["sigma_min"], rtol=1e-9)  # along u_min: |v|/sigma
+    assert r["fixed_max"] <= r["bound"] + 1e-12
+    # adaptive damping is undamped above sigma_h, so its rate is at most |v| / sigma_h there, and damped below
+    assert r["bound"] < r["adaptive_peak"] <= r["adaptive_bound"] + 1e-12

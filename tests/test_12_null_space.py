@@ -123,8 +123,45 @@ def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_mo
     assert dp > 1e-3  # swapped: the tool gives way to the elbow
 
 
+def test_home_null_vector_counter_rotates_the_coaxial_joints_in_mujoco(ex, panda_chain, panda_model):
+    """At the keyframe 'home' (joint2 = 0) the axes of joints 1 and 3 coincide: SciPy's null space of mj_jacSite is
+    (e1 - e3) / sqrt 2, the vector the page shows."""
+    from scipy.linalg import null_space
+
+    saved = np.array(ex.results(ex.null_dimensions(), ex.panda_self_motion(0.01), {}, [], _tiny_priority(ex))
+                     ["home_null_vector"])
+    Z = null_space(mj_site(panda_model, panda_chain, ex.PANDA_HOME)[2])
+    assert Z.shape == (7, 1)
+    closed = np.r_[1.0, 0, -1.0, 0, 0, 0, 0] / np.sqrt(2)
+    assert abs(abs(Z[:, 0] @ closed) - 1) < 1e-9  # MuJoCo's null vector is the closed form, up to sign
+    np.testing.assert_allclose(np.abs(saved), np.abs(closed), atol=1e-9)
+
+
+def _tiny_priority(ex):
+    ex_t, ex.PRIORITY_T = ex.PRIORITY_T, 0.02
+    try:
+        return ex.priority(ex.swung_start())
+    finally:
+        ex.PRIORITY_T = ex_t
+
+
+def test_saved_priority_numbers_from_mujoco_and_the_damping_bound(ex, panda_chain, panda_model):
+    p = _tiny_priority(ex)
+    r = ex.results(ex.null_dimensions(), ex.panda_self_motion(0.01), {}, [], p)["priority"]
+    elbow = _mj_elbow(panda_model, np.array([p.q_start, ex.PANDA_READY]), panda_chain)
+    np.testing.assert_allclose([r["z_start"], r["z_top"]], elbow[:, 2], atol=1e-14)
+    # the damped gain sigma / (sigma^2 + lam^2) peaks at sigma = lam: 1 / (2 lam), by a grid over sigma
+    sigma = np.linspace(0, 1, 100_001)
+    np.testing.assert_allclose(r["gain_bound"], np.max(sigma / (sigma**2 + ex.LAM2**2)), rtol=1e-8)
+    np.testing.assert_allclose(r["secondary_bound"], ex.K_ELBOW * (elbow[1, 2] + 0.03 - elbow[0, 2]) * r["gain_bound"],
+                               rtol=1e-12)
+    for row, q in zip(r["rows"], p.q_final):
+        ref = _mj_drift(panda_model, panda_chain, np.array([p.q_start, q]))
+        np.testing.assert_allclose([row["pos"], row["rot"]], ref, atol=1e-12)
+
+
 def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
-    from physai.lesson import read_claims
+    from physai.lesson import read_claims, read_results
 
     monkeypatch.setattr(ex, "HERE", tmp_path)
     monkeypatch.setattr(ex, "PRIORITY_T", 0.1)
@@ -132,6 +169,9 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
     monkeypatch.setattr(ex, "choose_on_purpose", lambda robot, n=8, f=ex.choose_on_purpose: f(robot, 8))
     claims = ex.main(full=False)
     assert read_claims(tmp_path) == claims and len(claims) == 2
+    saved = read_results(tmp_path)["experiment"]
+    assert [d["null"] for d in saved["dims"]] == [1, 4, 1]
+    assert [row["success"] for row in saved["choice"]["panda"]["rows"]] == [1.0] * 4
     assert {p.name for p in tmp_path.glob("*.png")} == {"self_motion.png", "planar3r_self_motion.png", "priority.png"}
 
 
@@ -170,6 +210,39 @@ def test_build_claim_from_mj_jacSite(build, panda_chain, panda_model):
     np.testing.assert_allclose(c.task_leak, max(leaks), rtol=1e-12)
     np.testing.assert_allclose(c.round_off, max(scales), rtol=1e-12)
     assert build.claims(c)[0].verdict == verdict(max(leaks) < 10 * max(scales))
+
+
+def test_null_space_step_is_scipys_projected_gradient_of_mj_jacSite(build, panda_chain, panda_model):
+    from scipy.linalg import null_space
+
+    rng = np.random.default_rng(3)
+    for q in panda_chain.random_q(rng, 4, margin=0.1):
+        J, g = mj_site(panda_model, panda_chain, q)[2], rng.normal(size=7)
+        Z = null_space(J)
+        step = build.null_space_step(J, g, 0.3)
+        np.testing.assert_allclose(step, -0.3 * Z @ (Z.T @ g), atol=1e-8)
+        assert g @ step <= 0  # downhill
+
+
+def test_descent_ends_where_the_gradient_lies_in_the_row_space_of_mj_jacSite(build, panda_chain, panda_model):
+    """The Lagrange condition: at the end of the posture descent grad H = J^T lambda, so SciPy's null-space basis of
+    MuJoCo's Jacobian sees none of it; the tool pose is held (MuJoCo's site pose) to a second-order drift."""
+    from scipy.linalg import null_space
+
+    d = build.descend_posture(build.ALPHA, seed=0, steps=build.STEPS)
+    np.testing.assert_allclose(d.cost[-1], 0.5 * np.sum((d.q_end - build.PANDA_READY) ** 2), rtol=1e-12)
+    Z = null_space(mj_site(panda_model, panda_chain, d.q_end)[2])
+    assert np.abs(Z.T @ (d.q_end - build.PANDA_READY)).max() < 1e-9  # grad H = q - q_ready, in the row space
+    assert d.cost[-1] < d.cost[0] and d.projected_gradient[1] < 1e-9
+    q0 = panda_chain.random_q(np.random.default_rng(0), 1, margin=0.1)[0]  # the descent's start (seed 0)
+    assert np.linalg.norm(mj_site(panda_model, panda_chain, d.q_end)[0] - mj_site(panda_model, panda_chain, q0)[0]) \
+        <= d.drift[0] < 1e-3
+
+
+def test_halving_the_step_quarters_the_drift(build):
+    """Second-order drift: each tick leaves the curved family by O(step^2), so half the step gives a quarter."""
+    a, b = build.descend_posture(build.ALPHA, steps=60), build.descend_posture(build.ALPHA / 2, steps=120)
+    assert 3.0 < a.drift[0] / b.drift[0] < 5.0
 
 
 def test_elbow_post_avoid_keeps_the_margin_and_the_tool_by_mujoco(ex):

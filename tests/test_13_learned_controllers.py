@@ -134,14 +134,28 @@ def test_gap_matches_the_servo_sag_from_mujoco_statics(ex, nets_so101, so101, so
         1e-4, 10 * np.median(gp.kinematic["DLS x100"])))
 
 
-def test_main_writes_its_claims(ex, tmp_path, monkeypatch, nets_2r, nets_so101):
-    from physai.lesson import read_claims
+def test_main_writes_its_claims(ex, tmp_path, monkeypatch, nets_2r, nets_so101, so101, so101_model):
+    from physai.lesson import read_claims, read_results
 
     monkeypatch.setattr(ex, "HERE", tmp_path)
     monkeypatch.setattr(ex, "train_nets", lambda robot, s: nets_2r if robot == "planar2r" else nets_so101)
     monkeypatch.setitem(ex.SETTINGS, "tiny", TINY | {"n_test": 40, "n_probe": 100, "n_band": 20, "n_sim": 2})
     claims = ex.main("tiny")
     assert read_claims(tmp_path) == claims and len(claims) == 6
+    saved = read_results(tmp_path)["experiment"]
+    # the page's numbers, in mm, against the 2R's closed-form tip and MuJoCo's joint ranges
+    g = ex.multimodality(nets_2r, 40)
+    for row in saved["multimodality"]:
+        np.testing.assert_allclose(row["median_mm"], 1e3 * np.median(_miss_2r(g.q[row["label"]], g.x)), atol=1e-11)
+    ids = [so101_model.joint(n).id for n in so101.joint_names]
+    lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
+    g = ex.so101_guesses(nets_so101, 40)
+    for row in saved["so101"]:
+        q = g.q[row["label"]]
+        assert row["outside"] == np.mean(np.any((q < lo) | (q > hi), axis=1))  # a count: exact
+        miss = [np.linalg.norm(mj_site(so101_model, so101, qi)[0] - x) for qi, x in zip(q, g.x)]
+        np.testing.assert_allclose([row["median_mm"], row["within_1mm"]],
+                                   [1e3 * np.median(miss), np.mean(np.array(miss) <= 1e-3)], atol=1e-10)
     assert {p.name for p in tmp_path.glob("*.png")} == {"multimodality_2r.png", "so101_learned.png"}
 
 
@@ -168,3 +182,35 @@ def test_mean_of_the_elbows_is_the_straight_arm(build):
     assert build.claims(b)[0].verdict == verdict(np.abs(b.mean_miss - (L1 + L2 - b.r)).max() < 1e-12)
     up, down = build.elbows(np.c_[0.4, 0.3, 0.0])
     assert _miss_2r(up, np.c_[0.4, 0.3, 0.0])[0] < 1e-15 and _miss_2r(down, np.c_[0.4, 0.3, 0.0])[0] < 1e-15
+
+
+def test_forward_pass_by_hand_is_physais_network(build, so101):
+    from physai.learned import init_model
+
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-0.3, 0.3, (25, 3))
+    for head in ("linear", "bounded"):
+        model = init_model(so101, x, np.random.default_rng(6), hidden=(7, 5), head=head)
+        np.testing.assert_allclose(build.mlp_forward(model.params, model.norm(), x, head), predict(model, x),
+                                   atol=1e-13)
+
+
+def test_dls_step_is_the_push_through_form(build):
+    """J^T (J J^T + l^2 I)^-1 e = (J^T J + l^2 I)^-1 J^T e: the other side of the push-through identity, at random
+    Jacobians and at the straight 2R arm (rank 1), where the undamped inverse does not exist."""
+    rng = np.random.default_rng(7)
+    J = np.r_[rng.normal(size=(5, 2, 2)), [[[-0.8, -0.3], [0.0, 0.0]]]]  # last: the straight arm along x
+    e = rng.normal(size=(6, 2))
+    ref = np.linalg.solve(np.swapaxes(J, -1, -2) @ J + 0.01**2 * np.eye(2), (np.swapaxes(J, -1, -2) @ e[..., None]))
+    np.testing.assert_allclose(build.dls_step(J, e, 0.01), ref[..., 0], atol=1e-9)
+
+
+def test_refinement_cannot_leave_the_averaged_elbows_in_closed_form(build):
+    """The straight arm misses along itself; both columns of the 2R Jacobian are perpendicular to it, so J^T e = 0 and
+    the first damped step leaves the miss where it was; from the network's guesses the refinement converges."""
+    b = build.run(n_targets=30, seed=2)
+    assert b.step_gap < 1e-9
+    ks = list(build.REFINE_STEPS)
+    np.testing.assert_allclose(b.refined[ks.index(1), 1], b.refined[ks.index(0), 1], rtol=1e-9)
+    np.testing.assert_allclose(b.refined[0, 1], np.median(L1 + L2 - b.r), rtol=1e-12)  # the straight arm's miss
+    assert b.refined[-1, 0] < 1e-9

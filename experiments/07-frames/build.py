@@ -1,6 +1,10 @@
 """Lesson 07, Build it: frames and homogeneous transforms, every conversion checked against SciPy, MuJoCo or Pinocchio.
 
-Run: uv run python experiments/07-frames/build.py   (writes build_output.txt, claims.json and build_frames.png)
+The four functions in EXERCISE are written here from scratch in NumPy (``physai exercise 07 DIR`` blanks them for
+you to type; ``physai check 07 DIR`` grades them); the steps below use them.
+
+Run: uv run python experiments/07-frames/build.py   (writes build_output.txt, claims.json, results.json and
+build_frames.png)
 """
 
 
@@ -17,13 +21,88 @@ from physai import robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_TWISTS = 1000
+N_CHECK = 200  # random inputs each hand-written function is compared on
+NOISE = 1e-6  # size of the noise added to a rotation in Step 5
+OMEGA_WORLD = np.array([1.0, 0.0, 0.0])  # rad/s about the world x axis: the angular velocity of the erratum
 LESSON, SCRIPT = "07", "build.py"
+
+EXERCISE = ("skew", "rodrigues", "invert_transform", "twist_adjoint")
+
+
+# ---- the functions you type -----------------------------------------------------------------------------------
+
+
+def skew(v):
+    """The cross-product matrix of ``v``: ``skew(v) @ u == np.cross(v, u)``. ``v: (3,)`` -> ``(3, 3)``."""
+    x, y, z = v
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def rodrigues(axis, angle):
+    """Rotation by ``angle`` (rad, right-handed) about the unit ``axis: (3,)`` -> ``(3, 3)``.
+
+    ``R = I + sin(angle) K + (1 - cos(angle)) K @ K`` with ``K = skew(axis)``.
+    """
+    K = skew(axis)
+    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
+
+
+def invert_transform(T_a_b):
+    """``T_b_a`` from ``T_a_b: (4, 4)``: rotation ``R^T``, translation ``-R^T p`` (no general matrix inverse)."""
+    R, p = T_a_b[:3, :3], T_a_b[:3, 3]
+    T_b_a = np.eye(4)
+    T_b_a[:3, :3] = R.T
+    T_b_a[:3, 3] = -R.T @ p
+    return T_b_a
+
+
+def twist_adjoint(T_a_b):
+    """``Ad(T_a_b): (6, 6)`` moving a twist ``(v, w)`` from frame b to frame a: ``[[R, skew(p) @ R], [0, R]]``.
+
+    In frame b, ``w`` is the angular velocity in b's axes and ``v`` the velocity of the body point at b's origin;
+    ``Ad @ (v, w)`` is the same motion with a's axes and the body point at a's origin.
+    """
+    R, p = T_a_b[:3, :3], T_a_b[:3, 3]
+    Ad = np.zeros((6, 6))
+    Ad[:3, :3] = R
+    Ad[:3, 3:] = skew(p) @ R
+    Ad[3:, 3:] = R
+    return Ad
+
+
+# ---- the steps ------------------------------------------------------------------------------------------------
+
+
+def random_transform(rng):
+    """A random pose (4, 4): a uniform rotation and a translation of about 0.3 m."""
+    return tf.make_transform(Rotation.random(random_state=rng).as_matrix(), 0.3 * rng.normal(size=3))
+
+
+def exercise_step(n=N_CHECK) -> dict:
+    """Step 0: the four hand-written functions against np.cross, SciPy, MuJoCo's mju_negPose and Pinocchio."""
+    rng = np.random.default_rng(SEED + 2)
+    err = dict.fromkeys(EXERCISE, 0.0)
+    pos, quat = np.zeros(3), np.zeros(4)
+    for _ in range(n):
+        v, u, T = rng.normal(size=3), rng.normal(size=3), random_transform(rng)
+        axis, angle = v / np.linalg.norm(v), rng.uniform(-np.pi, np.pi)
+        twist = rng.normal(size=6)
+        mujoco.mju_negPose(pos, quat, T[:3, 3], tf.matrix_to_quat(T[:3, :3]))
+        err["skew"] = max(err["skew"], np.abs(skew(v) @ u - np.cross(v, u)).max())
+        err["rodrigues"] = max(err["rodrigues"],
+                               np.abs(rodrigues(axis, angle) - Rotation.from_rotvec(angle * axis).as_matrix()).max())
+        Ti = invert_transform(T)
+        err["invert_transform"] = max(err["invert_transform"], np.abs(Ti[:3, 3] - pos).max(),
+                                      np.abs(Ti[:3, :3] - tf.quat_to_matrix(quat)).max())
+        err["twist_adjoint"] = max(err["twist_adjoint"],
+                                   np.abs(twist_adjoint(T) @ twist - pin.SE3(T).act(pin.Motion(twist)).vector).max())
+    return {"n": n, "err": {k: float(e) for k, e in err.items()}}
 
 
 def chain_step(m, chain, q=Q0) -> dict:
@@ -34,7 +113,7 @@ def chain_step(m, chain, q=Q0) -> dict:
     mujoco.mj_kinematics(m, d)
     T, rows = np.eye(4), []
     for i, name in enumerate(chain.joint_names):
-        motion = tf.make_transform(tf.rotation_about_axis(chain.axis_joint[i], q[i] - chain.q_ref[i]), np.zeros(3))
+        motion = tf.make_transform(rodrigues(chain.axis_joint[i], q[i] - chain.q_ref[i]), np.zeros(3))
         T = tf.compose(T, chain.T_prev_joint[i], motion)
         body = m.jnt_bodyid[m.joint(name).id]
         rows.append((m.body(body).name, T[:3, 3].copy(), float(np.abs(T[:3, 3] - d.xpos[body]).max())))
@@ -42,20 +121,26 @@ def chain_step(m, chain, q=Q0) -> dict:
     sid = m.site(chain.tool_name).id
     site = np.eye(4)
     site[:3, :3], site[:3, 3] = d.site_xmat[sid].reshape(3, 3), d.site_xpos[sid]
-    return {"rows": rows, "T_tool": T_tool, "tool_err": float(np.abs(T_tool - site).max()),
-            "reversed": tf.compose(chain.T_last_tool, *chain.T_prev_joint[::-1])[:3, 3],
-            "inverse_err": float(np.abs(tf.compose(T_tool, tf.inverse(T_tool)) - np.eye(4)).max())}
+    reversed_p = tf.compose(chain.T_last_tool, *chain.T_prev_joint[::-1])[:3, 3]
+    T_tool_world = invert_transform(T_tool)
+    return {"rows": rows, "T_tool": T_tool, "tool_err": float(np.abs(T_tool - site).max()), "reversed": reversed_p,
+            "inverse_err": float(np.abs(tf.compose(T_tool, T_tool_world) - np.eye(4)).max()),
+            "world_in_tool": T_tool_world[:3, 3]}
 
 
 def spellings_step(R) -> dict:
-    """Step 2: one orientation as a quaternion, roll-pitch-yaw and a rotation vector, against MuJoCo and SciPy."""
+    """Step 2: one orientation as a quaternion, roll-pitch-yaw and a rotation vector, against MuJoCo and SciPy; and
+    the rotation you get by handing MuJoCo's (w, x, y, z) to SciPy's default (x, y, z, w) reader."""
     mj_quat = np.zeros(4)
     mujoco.mju_mat2Quat(mj_quat, R.ravel())
     rot = Rotation.from_matrix(R)
     quat, rpy, rotvec = tf.matrix_to_quat(R), tf.matrix_to_rpy(R), tf.so3_log(R)
+    misread = Rotation.from_quat(quat)  # the order slip: w read as z, x as w...
     return {"quat": quat, "quat_err": float(np.abs(quat - mj_quat).max()), "scipy_quat": rot.as_quat(),
             "rpy": rpy, "rpy_err": float(np.abs(rpy - rot.as_euler("xyz")).max()), "XYZ": rot.as_euler("XYZ"),
-            "rotvec": rotvec, "rotvec_err": float(np.abs(rotvec - rot.as_rotvec()).max())}
+            "rotvec": rotvec, "rotvec_err": float(np.abs(rotvec - rot.as_rotvec()).max()),
+            "angle": float(np.linalg.norm(rotvec)),
+            "misread_deg": float(np.degrees((misread * rot.inv()).magnitude()))}
 
 
 def exp_step(n=N_TWISTS) -> dict:
@@ -69,11 +154,13 @@ def exp_step(n=N_TWISTS) -> dict:
 
 
 def adjoint_step(T_world_tool) -> dict:
-    """Step 4: a tool-frame twist and wrench moved to the world frame, vs Pinocchio's SE3.act; power F.V."""
+    """Step 4: a tool-frame twist and wrench moved to the world frame with twist_adjoint, vs Pinocchio's SE3.act;
+    the power F.V in both frames."""
     twist = np.array([0.0, 0.0, 0.05, 0.0, 0.0, 0.0])  # 5 cm/s along the tool's own z
     wrench = np.array([0.0, 0.0, -2.0, 0.0, 0.0, 0.0])  # 2 N pushing back along tool z, at the tool point
     M = pin.SE3(T_world_tool)
-    tw, wr = tf.transform_twist(T_world_tool, twist), tf.transform_wrench(T_world_tool, wrench)
+    tw = twist_adjoint(T_world_tool) @ twist
+    wr = twist_adjoint(invert_transform(T_world_tool)).T @ wrench  # F_world = Ad(T_tool_world)^T F_tool
     return {"twist": twist, "wrench": wrench, "twist_world": tw, "wrench_world": wr,
             "twist_pin": float(np.abs(tw - M.act(pin.Motion(twist)).vector).max()),
             "wrench_pin": float(np.abs(wr - M.act(pin.Force(wrench)).vector).max()),
@@ -82,7 +169,7 @@ def adjoint_step(T_world_tool) -> dict:
 
 def refuse_step(R) -> dict:
     """Step 5: what is not a rotation is refused (the messages); orthonormalize repairs a drifted matrix."""
-    drifted = R + 1e-6 * np.random.default_rng(SEED + 1).normal(size=(3, 3))
+    drifted = R + NOISE * np.random.default_rng(SEED + 1).normal(size=(3, 3))
     messages = {}
     for label, call in [("matrix_to_quat(R + 1e-6 noise)", lambda: tf.matrix_to_quat(drifted)),
                         ("quat_to_matrix([0, 0, 0, 0])", lambda: tf.quat_to_matrix(np.zeros(4)))]:
@@ -92,29 +179,58 @@ def refuse_step(R) -> dict:
         except InputError as exc:
             messages[label] = str(exc)
     fixed = tf.orthonormalize(drifted)
-    return {"messages": messages, "ortho": float(np.abs(fixed @ fixed.T - np.eye(3)).max()),
+    return {"messages": messages, "noise": NOISE, "tol": tf.ROTATION_TOL,
+            "drift": float(np.abs(drifted @ drifted.T - np.eye(3)).max()),
+            "ortho": float(np.abs(fixed @ fixed.T - np.eye(3)).max()),
             "moved": float(np.abs(fixed - drifted).max()), "accepted": tf.matrix_to_quat(fixed)}
 
 
-def print_steps(chain, ch, sp, ex, ad, rf) -> None:
+def rates_step(R, omega_world=OMEGA_WORLD) -> dict:
+    """Step 6: one angular velocity (world axes) written in the tool's axes (the body twist's angular part, R^T w)
+    and as roll-pitch-yaw rates (B(phi)^-1 w, what an analytic Jacobian's rows hold): two different vectors."""
+    body = R.T @ omega_world
+    rpy_rates = np.linalg.solve(tf.rpy_rate_matrix(tf.matrix_to_rpy(R)), omega_world)
+    return {"omega_world": omega_world, "body": body, "rpy_rates": rpy_rates,
+            "gap": float(np.linalg.norm(body - rpy_rates))}
+
+
+def break_step(chain, T_world_tool, reversed_p) -> dict:
+    """Break it: the chain's fixed factors multiplied right-to-left, and an inverse that keeps R instead of R^T."""
+    R, p = T_world_tool[:3, :3], T_world_tool[:3, 3]
+    bad = tf.make_transform(R, -R @ p)
+    home = tf.compose(*chain.T_prev_joint, chain.T_last_tool)[:3, 3]  # the same factors left-to-right (q = q_ref)
+    return {"home": home, "reversed": reversed_p, "order_gap": float(np.linalg.norm(home - reversed_p)),
+            "untransposed_err": float(np.abs(T_world_tool @ bad - np.eye(4)).max())}
+
+
+# ---- printing, claims, figure -----------------------------------------------------------------------------------
+
+
+def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
+    print(f"\n== Step 0. Your functions against the references ({ex['n']} random inputs each) ==")
+    refs = {"skew": "np.cross", "rodrigues": "SciPy Rotation.from_rotvec", "invert_transform": "MuJoCo mju_negPose",
+            "twist_adjoint": "Pinocchio SE3.act(Motion)"}
+    for name, e in ex["err"].items():
+        print(f"{name:17s} vs {refs[name]:27s} max |difference| {e:.1e}")
     print("\n== Step 1. A chain of transforms: T_world_tool = T_world_j0 @ M_0 @ T_j0_j1 @ M_1 @ ... @ T_j4_tool ==")
     print(f"{'frame':>14s} {'x':>8s} {'y':>8s} {'z':>8s}   |p - MuJoCo xpos|")
     for body, p, err in ch["rows"]:
         print(f"{body:>14s} {fmt_row(p)}   {err:.1e}")
     print(f"{chain.tool_name:>14s} {fmt_row(ch['T_tool'][:3, 3])}   {ch['tool_err']:.1e} (whole 4x4 vs the site)")
-    print(f"same factors multiplied right-to-left: tool at {fmt_row(ch['reversed'])} (order matters)")
-    print(f"T_world_tool @ inverse(T_world_tool) - I: {ch['inverse_err']:.1e} (inverse uses R^T and -R^T p)")
+    print(f"T_world_tool @ invert_transform(T_world_tool) - I: {ch['inverse_err']:.1e} (R^T and -R^T p); the world "
+          f"origin in tool coordinates: {fmt_row(ch['world_in_tool'])}")
     print("\n== Step 2. One orientation, four spellings (tool at Q0) ==")
     print(f"quaternion (w,x,y,z): {fmt_row(sp['quat'])}   |q - mju_mat2Quat| = {sp['quat_err']:.1e}")
     print(f"SciPy as_quat() order (x,y,z,w): {fmt_row(sp['scipy_quat'])}  <- same numbers, scalar last")
     print(f"roll, pitch, yaw (rad): {fmt_row(sp['rpy'])}   |rpy - SciPy as_euler('xyz')| = {sp['rpy_err']:.1e}")
     print(f"SciPy as_euler('XYZ') (intrinsic, a different convention): {fmt_row(sp['XYZ'])}")
-    print(f"rotation vector (rad): {fmt_row(sp['rotvec'])}, angle {np.linalg.norm(sp['rotvec']):.4f} rad   "
+    print(f"rotation vector (rad): {fmt_row(sp['rotvec'])}, angle {sp['angle']:.4f} rad   "
           f"|w - SciPy as_rotvec| = {sp['rotvec_err']:.1e}")
+    print(f"(w,x,y,z) handed to SciPy's default from_quat (x,y,z,w): a rotation {sp['misread_deg']:.1f} deg away")
     print(f"\n== Step 3. Exponential coordinates: round trips over {N_TWISTS} random twists ==")
-    print(f"{ex['n']} twists with |w| < pi: |se3_log(se3_exp(V)) - V| max {ex['round_trip']:.1e}; "
-          f"|se3_exp - pin.exp6| max {ex['pin']:.1e}")
-    print("\n== Step 4. Twists and wrenches between frames (tool at Q0) ==")
+    print(f"{xp['n']} twists with |w| < pi: |se3_log(se3_exp(V)) - V| max {xp['round_trip']:.1e}; "
+          f"|se3_exp - pin.exp6| max {xp['pin']:.1e}")
+    print("\n== Step 4. Twists and wrenches between frames with twist_adjoint (tool at Q0) ==")
     print(f"twist in tool axes  {fmt_row(ad['twist'])} -> world origin, world axes {fmt_row(ad['twist_world'])}  "
           f"|d pin| {ad['twist_pin']:.1e}")
     print(f"wrench in tool axes {fmt_row(ad['wrench'])} -> about world origin {fmt_row(ad['wrench_world'])}  "
@@ -123,8 +239,16 @@ def print_steps(chain, ch, sp, ex, ad, rf) -> None:
     print("\n== Step 5. What is not a rotation is refused ==")
     for label, message in rf["messages"].items():
         print(f"{label}: InputError: {message}")
-    print(f"orthonormalize(R + noise): |R R^T - I| {rf['ortho']:.1e}, moved {rf['moved']:.1e} from the input; "
-          "matrix_to_quat accepts it")
+    print(f"orthonormalize(R + noise): |R R^T - I| {rf['drift']:.1e} -> {rf['ortho']:.1e}, moved {rf['moved']:.1e} "
+          "from the input; matrix_to_quat accepts it")
+    print(f"\n== Step 6. One angular velocity, w = {fmt_row(rt['omega_world'], 4, 0)} rad/s (world axes) ==")
+    print(f"in the tool's axes (body twist, R^T w):      {fmt_row(rt['body'])}")
+    print(f"as roll-pitch-yaw rates (B(phi)^-1 w):       {fmt_row(rt['rpy_rates'])}   |difference| {rt['gap']:.4f}")
+    print("\n== Break it ==")
+    print(f"fixed factors left-to-right (q = 0): tool at {fmt_row(br['home'])}; "
+          f"right-to-left: {fmt_row(br['reversed'])}"
+          f"; {br['order_gap']:.4f} m apart")
+    print(f"an inverse that keeps R instead of R^T: |T @ T_inv - I| = {br['untransposed_err']:.4f}")
 
 
 def claims(ch) -> list[Claim]:
@@ -153,18 +277,35 @@ def figure(chain, T_world_joint, T_world_tool, path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def results(chain, ex, ch, sp, xp, ad, rf, rt, br) -> dict:
+    """Everything the lesson page quotes, at full precision."""
+    return {"q0": Q0, "exercise": ex,
+            "chain": {"rows": [{"body": b, "p": p, "err": e} for b, p, e in ch["rows"]], "tool": chain.tool_name,
+                      "tool_p": ch["T_tool"][:3, 3], "tool_err": ch["tool_err"], "inverse_err": ch["inverse_err"],
+                      "world_in_tool": ch["world_in_tool"],
+                      "worst_body_err": max(e for _, _, e in ch["rows"])},
+            "spell": {k: sp[k] for k in ("quat", "quat_err", "scipy_quat", "rpy", "rpy_err", "XYZ", "rotvec",
+                                         "rotvec_err", "angle", "misread_deg")},
+            "exp": xp, "adjoint": ad,
+            "refuse": {"noise": rf["noise"], "tol": rf["tol"], "drift": rf["drift"], "ortho": rf["ortho"],
+                       "moved": rf["moved"],
+                       "message": rf["messages"]["matrix_to_quat(R + 1e-6 noise)"]},
+            "rates": rt, "break": br}
+
+
+def main() -> dict:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; seed {SEED}")
-    ch = chain_step(m, chain)
+    ex, ch = exercise_step(), chain_step(m, chain)
     R = ch["T_tool"][:3, :3]
-    sp, ex, ad, rf = spellings_step(R), exp_step(), adjoint_step(ch["T_tool"]), refuse_step(R)
-    print_steps(chain, ch, sp, ex, ad, rf)
-    rows = claims(ch)
-    publish_claims(HERE, rows, SCRIPT, heading="The track's statement against this run")
+    sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch["T_tool"]), refuse_step(R), rates_step(R)
+    br = break_step(chain, ch["T_tool"], ch["reversed"])
+    print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
+    publish_claims(HERE, claims(ch), SCRIPT, heading="The track's statement against this run")
     figure(chain, joint_frames(chain, Q0)[0], ch["T_tool"], HERE / "build_frames.png")
     print("\nfigure: build_frames.png (the SO-101's joint frames at Q0, x red, y green, z blue)")
+    return save_results(HERE, SCRIPT, results(chain, ex, ch, sp, xp, ad, rf, rt, br))
 
 
 if __name__ == "__main__":

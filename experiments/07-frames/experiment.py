@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
-from physai.lesson import out_dir, run_script, write_claims  # noqa: E402
+from physai.lesson import out_dir, run_script, save_results, write_claims  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
@@ -57,12 +57,32 @@ def drift(n_steps=N_STEPS) -> dict:
     # references: the same float step composed by binary powering (20 products) ...
     R_pow = np.linalg.matrix_power(dR, n_steps)
     # ... and the exact rotation by N * |step| (mod 2 pi), which also sees the step's own rounding
+    R_exact = drift_reference(n_steps)
+    return {"n": n_steps, "Rs": Rs, "qs": qs, "trace": trace, "R_pow": R_pow, "R_exact": R_exact}
+
+
+def drift_float32(n_steps=N_STEPS) -> dict:
+    """Break it: the same raw compositions in float32 (as on many GPUs); final shape error and angle error."""
+    dR = tf.so3_exp(STEP_ROTVEC).astype(np.float32)
+    Q_step = tf.quat_multiply(np.eye(4), tf.matrix_to_quat(tf.so3_exp(STEP_ROTVEC))).astype(np.float32)
+    R, q = np.eye(3, dtype=np.float32), np.array([1, 0, 0, 0], dtype=np.float32)
+    for _ in range(n_steps):
+        R = R @ dR
+        q = q @ Q_step
+    R64, q64 = R.astype(float), q.astype(float)
+    exact = drift_reference(n_steps)
+    return {"n": n_steps, "R_ortho": float(np.abs(R64 @ R64.T - np.eye(3)).max()),
+            "q_norm": float(abs(np.linalg.norm(q64) - 1.0)), "R_angle": angle_between(R64, exact),
+            "q_angle": angle_between(tf.quat_to_matrix(q64), exact)}
+
+
+def drift_reference(n_steps) -> np.ndarray:
+    """The exact rotation by ``n_steps * |step|`` (mod 2 pi, in 40-digit decimals) about the step's axis."""
     theta = np.linalg.norm(STEP_ROTVEC)
     getcontext().prec = 40
     two_pi = 2 * Decimal("3.141592653589793238462643383279502884197")
     angle = float((Decimal(float(theta)) * n_steps) % two_pi)
-    R_exact = tf.so3_exp(STEP_ROTVEC / theta * angle)
-    return {"n": n_steps, "Rs": Rs, "qs": qs, "trace": trace, "R_pow": R_pow, "R_exact": R_exact}
+    return tf.so3_exp(STEP_ROTVEC / theta * angle)
 
 
 def best_time(f, repeats=3) -> float:
@@ -84,20 +104,29 @@ def cost_step(n_batch=N_BATCH) -> dict:
             "agree": float(np.abs(tf.quat_to_matrix(tf.quat_multiply(qa, qb)) - Ra @ Rb).max())}
 
 
-def print_drift(r) -> None:
-    print(f"\n== Drift after {r['n']:,} compositions ==")
-    print(f"{'representation':32s} {'|R R^T - I| or ||q|-1|':>24s} {'angle vs dR^N (pow)':>20s} "
-          f"{'angle vs exact':>16s}")
+def drift_rows(r) -> list[dict]:
+    """Per representation: the shape error, and the angle (rad) to dR^N by powering and to the exact rotation."""
     rows = [("matrix, raw", r["Rs"][0], r["trace"]["R raw"][-1]),
             (f"matrix, orthonormalize /{FIX_EVERY}", r["Rs"][1], r["trace"]["R fixed"][-1]),
             ("quaternion, raw", tf.quat_to_matrix(r["qs"][0]), r["trace"]["q raw"][-1]),
             (f"quaternion, normalize /{FIX_EVERY}", tf.quat_to_matrix(r["qs"][1]), r["trace"]["q fixed"][-1])]
-    for label, R, ortho in rows:
-        print(f"{label:32s} {ortho:24.1e} {angle_between(R, r['R_pow']):20.1e} {angle_between(R, r['R_exact']):16.1e}")
+    return [{"label": label, "shape": float(shape), "vs_pow": angle_between(R, r["R_pow"]),
+             "vs_exact": angle_between(R, r["R_exact"])} for label, R, shape in rows]
+
+
+def print_drift(r, rows, f32) -> None:
+    print(f"\n== Drift after {r['n']:,} compositions ==")
+    print(f"{'representation':32s} {'|R R^T - I| or ||q|-1|':>24s} {'angle vs dR^N (pow)':>20s} "
+          f"{'angle vs exact':>16s}")
+    for row in rows:
+        print(f"{row['label']:32s} {row['shape']:24.1e} {row['vs_pow']:20.1e} {row['vs_exact']:16.1e}")
     print(f"binary powering dR^N vs exact rotation by N|w| mod 2pi: {angle_between(r['R_pow'], r['R_exact']):.1e} rad")
     print("Reading: re-orthonormalisation keeps the matrix a rotation (shape error back to ~1e-16) but cannot undo\n"
           "the accumulated angle error; that comes from rounding in each product and in the step itself.\n"
           "A quaternion stays a rotation whatever its norm once normalised for use (quat_to_matrix does it).")
+    print(f"\n-- Break it: the same {f32['n']:,} raw compositions in float32 --")
+    print(f"matrix:     |R R^T - I| {f32['R_ortho']:.1e}, angle vs exact {f32['R_angle']:.1e} rad")
+    print(f"quaternion: ||q| - 1|   {f32['q_norm']:.1e}, angle vs exact {f32['q_angle']:.1e} rad")
 
 
 def print_cost(r) -> None:
@@ -124,15 +153,22 @@ def plot_drift(r, path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def main() -> dict:
     print(f"seed {SEED}; step rotation vector {STEP_ROTVEC} ({np.linalg.norm(STEP_ROTVEC):.4f} rad); "
           f"{N_STEPS:,} sequential compositions; fix every {FIX_EVERY} steps")
-    drift_record, cost = drift(), cost_step()
-    print_drift(drift_record)
+    drift_record, cost, f32 = drift(), cost_step(), drift_float32()
+    rows = drift_rows(drift_record)
+    print_drift(drift_record, rows, f32)
     print_cost(cost)
     write_claims(HERE, [], "experiment.py")  # no seed numbers here: the track's claim is in build.py
     plot_drift(drift_record, HERE / "experiment_drift.png")
     print("\nfigure: experiment_drift.png (shape error of repeated composition, matrix and quaternion, raw and fixed)")
+    ns = {k: cost[k] / cost["n"] * 1e9 for k in ("matrix", "quat", "convert")}
+    return save_results(HERE, "experiment.py", {
+        "n_steps": drift_record["n"], "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),
+        "rows": rows, "pow_vs_exact": angle_between(drift_record["R_pow"], drift_record["R_exact"]),
+        "float32": f32, "cost": {"n": cost["n"], "ns": ns, "agree": cost["agree"],
+                                 "quat_over_matrix": ns["quat"] / ns["matrix"]}})
 
 
 if __name__ == "__main__":

@@ -1,7 +1,11 @@
 """Lesson 08, Build it: forward kinematics by walking the chain, checked against MuJoCo body by body and on
 two more arms; the WidowX AI seed's reach claim recomputed (its 2-link worked example is lesson 10's).
 
-Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt and claims.json beside it)
+The three functions in EXERCISE are written here from scratch (``physai exercise 08 DIR`` blanks them for you to
+type; ``physai check 08 DIR`` grades them); Step 1 uses them.
+
+Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt, claims.json and
+results.json beside it)
 """
 
 
@@ -9,32 +13,85 @@ import mujoco
 import numpy as np
 
 from physai import mj, robots
+from physai import transforms as tf
+from physai.chain import reach_bound
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
 N_REACH = 2000
+ROLL_TURN = 0.5  # rad added to wrist_roll at Q0 (an exercise)
 LESSON, SCRIPT = "08", "build.py"
+# What the WidowX AI seed prints about reach and the bound on a linear Jacobian entry.
+SEED_TEXT = {"bound": "0.77", "reach": "0.769 m"}
+
+EXERCISE = ("joint_transform", "walk_chain", "axes_and_anchors")
+
+
+# ---- the functions you type -----------------------------------------------------------------------------------
+
+
+def joint_transform(T_prev_joint, axis, angle):
+    """``T_prev_this (4, 4)``: joint i's frame in the previous joint's frame after the joint has turned.
+
+    ``T_prev_joint (4, 4)`` places the joint frame at ``q = q_ref``; the hinge then turns by ``angle = q_i - q_ref_i``
+    (rad) about its unit ``axis (3,)``, given in its own frame: ``T_prev_joint @ [[Rot(axis, angle), 0], [0, 1]]``.
+    """
+    M = np.eye(4)
+    M[:3, :3] = tf.rotation_about_axis(axis, angle)
+    return T_prev_joint @ M
+
+
+def walk_chain(chain, q):
+    """Walk a chain of hinges from the world: ``q (n,)`` rad -> ``T_world_joint (n, 4, 4)``, each joint's frame after
+    its own motion, and ``T_world_tool (4, 4)``. Uses ``chain.T_prev_joint``, ``axis_joint``, ``q_ref``,
+    ``T_last_tool``."""
+    T, frames = np.eye(4), []
+    for i in range(chain.n):
+        T = T @ joint_transform(chain.T_prev_joint[i], chain.axis_joint[i], q[i] - chain.q_ref[i])
+        frames.append(T)
+    return np.array(frames), T @ chain.T_last_tool
+
+
+def axes_and_anchors(chain, T_world_joint):
+    """World joint axes ``(n, 3)`` (unit) and anchors ``(n, 3)`` (m) from the frames ``T_world_joint (n, 4, 4)``:
+    axis i is ``axis_joint[i]`` turned into world axes by frame i's rotation; anchor i is frame i's origin."""
+    axes = np.array([T[:3, :3] @ a for T, a in zip(T_world_joint, chain.axis_joint)])
+    return axes, T_world_joint[:, :3, 3].copy()
+
+
+# ---- the steps ------------------------------------------------------------------------------------------------
 
 
 def walk_step(m, chain, n_poses=N_POSES) -> dict:
-    """Step 1: every joint body's frame vs MuJoCo's ``xpos``/``xmat`` at Q0 and random poses, and the tool site."""
+    """Step 1: your walk at Q0 and random poses: every joint body's frame vs MuJoCo's ``xpos``/``xmat``, axes and
+    anchors vs ``xaxis``/``xanchor``, the tool vs the site, and the library's ``tool_pose``."""
     poses = np.vstack([Q0, chain.random_q(np.random.default_rng(SEED), n_poses)])
-    frames = joint_frames(chain, poses)[0]  # (poses, n, 4, 4)
     d = mujoco.MjData(m)
-    bodies = [m.jnt_bodyid[m.joint(name).id] for name in chain.joint_names]
-    err_p, err_R = np.zeros((len(poses), chain.n)), np.zeros((len(poses), chain.n))
+    jids = [m.joint(name).id for name in chain.joint_names]
+    bodies = m.jnt_bodyid[jids]
+    err_p, err_R, err_axis = (np.zeros((len(poses), chain.n)) for _ in range(3))
+    tool_err = lib_err = 0.0
     for k, q in enumerate(poses):
+        frames, T_tool = walk_chain(chain, q)
+        axes, anchors = axes_and_anchors(chain, frames)
         d.qpos[list(chain.qpos_adr)] = q
         mujoco.mj_kinematics(m, d)
-        err_p[k] = np.abs(frames[k, :, :3, 3] - d.xpos[bodies]).max(axis=1)
-        err_R[k] = np.abs(frames[k, :, :3, :3] - d.xmat[bodies].reshape(-1, 3, 3)).max(axis=(1, 2))
-    return {"bodies": [m.body(b).name for b in bodies], "p_q0": frames[0, :, :3, 3], "err_p": err_p.max(axis=0),
-            "err_R": err_R.max(axis=0), "tool_q0": tool_pose(chain, Q0)[:3, 3],
-            "tool_err": max(np.abs(tool_pose(chain, q) - mj.site_pose(m, chain, q)).max() for q in poses)}
+        err_p[k] = np.abs(frames[:, :3, 3] - d.xpos[bodies]).max(axis=1)
+        err_R[k] = np.abs(frames[:, :3, :3] - d.xmat[bodies].reshape(-1, 3, 3)).max(axis=(1, 2))
+        err_axis[k] = np.maximum(np.abs(axes - d.xaxis[jids]).max(axis=1),
+                                 np.abs(anchors - d.xanchor[jids]).max(axis=1))
+        tool_err = max(tool_err, np.abs(T_tool - mj.site_pose(m, chain, q)).max())
+        lib_err = max(lib_err, np.abs(T_tool - tool_pose(chain, q)).max())
+        if k == 0:
+            p_q0, T_tool_q0 = frames[:, :3, 3], T_tool
+    return {"bodies": [m.body(b).name for b in bodies], "p_q0": p_q0, "err_p": err_p.max(axis=0),
+            "err_R": err_R.max(axis=0), "err_axis": err_axis.max(axis=0), "tool_q0": T_tool_q0[:3, 3],
+            "tool_err": float(tool_err), "lib_err": float(lib_err), "n": len(poses),
+            "home": walk_chain(chain, np.zeros(chain.n))[1][:3, 3]}
 
 
 def other_arms_step(n_poses=N_POSES) -> list[dict]:
@@ -62,22 +119,65 @@ def reach_step(n_poses=N_REACH) -> dict:
     return out
 
 
-def print_steps(walk, arms, reach) -> None:
-    print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {N_POSES} random poses) ==")
-    print(f"{'body':>10s} {'position at Q0 (m)':>27s} {'|dp| max':>9s} {'|dR| max':>9s}")
-    for body, p, ep, eR in zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"]):
-        print(f"{body:>10s} {fmt_row(p)} {ep:9.1e} {eR:9.1e}")
+def break_step(chain, q=Q0) -> dict:
+    """Break it, at Q0: the joint's motion applied before its placement (M @ T_prev_joint), every angle's sign flipped
+    (transposed rotations), the tool offset forgotten; how far each puts the tool point from the right one (m)."""
+    right = walk_chain(chain, q)[1][:3, 3]
+    T = np.eye(4)
+    for i in range(chain.n):
+        M = tf.make_transform(tf.rotation_about_axis(chain.axis_joint[i], q[i] - chain.q_ref[i]), np.zeros(3))
+        T = T @ M @ chain.T_prev_joint[i]
+    swapped = (T @ chain.T_last_tool)[:3, 3]
+    flipped = walk_chain(chain, 2 * chain.q_ref - q)[1][:3, 3]
+    no_tool = walk_chain(chain, q)[0][-1, :3, 3]
+    return {name: float(np.linalg.norm(p - right)) for name, p in
+            (("order", swapped), ("sign", flipped), ("no_tool_offset", no_tool))}
+
+
+def exercises_step(chain) -> dict:
+    """The page's exercises: the tool's move when wrist_roll turns by ROLL_TURN at Q0 and the roll axis's distance
+    from the tool point; the SO-101's shoulder-to-tool bound and the farthest of N_REACH random in-limit poses."""
+    roll = chain.joint_index("wrist_roll")
+    q = Q0.copy()
+    q[roll] += ROLL_TURN
+    frames, T_tool = walk_chain(chain, Q0)
+    axes, anchors = axes_and_anchors(chain, frames)
+    lever = np.linalg.norm(np.cross(axes[roll], T_tool[:3, 3] - anchors[roll]))
+    qs = chain.random_q(np.random.default_rng(SEED + 3), N_REACH)
+    F, P = joint_frames(chain, qs)
+    return {"roll_move": float(np.linalg.norm(walk_chain(chain, q)[1][:3, 3] - T_tool[:3, 3])),
+            "roll_lever": float(lever), "roll_turn": ROLL_TURN, "bound": reach_bound(chain),
+            "sampled": float(np.linalg.norm(P[:, :3, 3] - F[:, 0, :3, 3], axis=1).max())}
+
+
+# ---- printing and claims ----------------------------------------------------------------------------------------
+
+
+def print_steps(walk, arms, reach, br, ex) -> None:
+    print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {walk['n']} poses) ==")
+    print(f"{'body':>10s} {'position at Q0 (m)':>27s} {'|dp| max':>9s} {'|dR| max':>9s} {'axis/anchor':>11s}")
+    for body, p, ep, eR, ea in zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"], walk["err_axis"]):
+        print(f"{body:>10s} {fmt_row(p)} {ep:9.1e} {eR:9.1e} {ea:11.1e}")
     print(f"{'tool site':>10s} {fmt_row(walk['tool_q0'])} {walk['tool_err']:9.1e}  (whole 4x4)")
+    print(f"your walk vs physai's tool_pose: {walk['lib_err']:.1e}; tool at q = 0: {fmt_row(walk['home'])}")
     print(f"\n== Step 2. Other arms loaded by path: FK and Jacobian vs MuJoCo at {N_POSES} random in-limit poses ==")
     print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'|dJ| max':>9s}")
     for a in arms:
         print(f"{a['model']:36s} {a['site']:>8s} {a['n']:6d} {a['dT']:9.1e} {a['dJ']:9.1e}")
     print(f"\n== Step 3. Reach and the 'no linear entry exceeds 0.77' bound ({N_REACH} random poses) ==")
     for name, r in reach.items():
-        print(f"{name:18s}: max distance shoulder -> tool {r['reach']:.3f} m; largest |linear entry| of J "
-              f"{r['top']:.3f} m/rad")
+        print(f"{name:18s}: max distance shoulder -> tool {r['reach']:.3f} m; "
+              f"largest |linear entry| of J {r['top']:.3f} m/rad")
     print("An entry is bounded by the distance from that joint's axis to the tool; the seed's 0.769 m is the real\n"
           "arm's reach, its illustrative chain reaches further.")
+    print("\n== Break it: the tool point at Q0 when the walk goes wrong ==")
+    print(f"motion before placement (M @ T_prev_joint): {br['order']:.4f} m off; every angle's sign flipped: "
+          f"{br['sign']:.4f} m off; tool offset forgotten: {br['no_tool_offset']:.4f} m off")
+    print("\n== Exercises ==")
+    print(f"wrist_roll + {ex['roll_turn']} rad at Q0 moves the tool point {ex['roll_move'] * 1000:.2f} mm "
+          f"(the roll axis passes {ex['roll_lever'] * 1000:.2f} mm from it)")
+    print(f"SO-101 shoulder_pan anchor -> tool: at most {ex['bound']:.4f} m (the links); farthest of {N_REACH} random "
+          f"poses {ex['sampled']:.4f} m")
 
 
 def claims(reach) -> list[Claim]:
@@ -88,14 +188,22 @@ def claims(reach) -> list[Claim]:
     ]
 
 
-def main() -> None:
+def main() -> dict:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; seed {SEED}")
     walk, arms, reach = walk_step(m, chain), other_arms_step(), reach_step()
-    print_steps(walk, arms, reach)
-    rows = claims(reach)
-    publish_claims(HERE, rows, SCRIPT)
+    br, ex = break_step(chain), exercises_step(chain)
+    print_steps(walk, arms, reach, br, ex)
+    publish_claims(HERE, claims(reach), SCRIPT)
+    walk_rows = [{"body": b, "p": p, "err_p": ep, "err_R": eR, "err_axis": ea} for b, p, ep, eR, ea in
+                 zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"], walk["err_axis"])]
+    return save_results(HERE, SCRIPT, {
+        "seed": SEED_TEXT, "q0": Q0, "n_poses": walk["n"], "n_arm_poses": N_POSES, "n_reach": N_REACH,
+        "walk": walk_rows,
+        "walk_worst": max(float(np.max(walk[k])) for k in ("err_p", "err_R", "err_axis")),
+        "tool_q0": walk["tool_q0"], "tool_err": walk["tool_err"], "lib_err": walk["lib_err"], "home": walk["home"],
+        "arms": arms, "reach": reach, "break": br, "exercises": ex})
 
 
 if __name__ == "__main__":

@@ -20,7 +20,16 @@ from scipy.spatial import cKDTree  # noqa: E402
 from physai import conventions, jaxkin, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, tool_pose  # noqa: E402
-from physai.lesson import Claim, factor_claim, fmt_row, out_dir, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    factor_claim,
+    fmt_row,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_results,
+    verdict,  # noqa: E402
+)
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
@@ -203,7 +212,24 @@ def plot_reach(r, path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def results(reach, num, bug, rpy, pitch) -> dict:
+    """Everything the lesson page quotes, at full precision; ``seed`` holds the WidowX AI seed's statements."""
+    stats = [{"label": label, **s} for label, s in reach["stats"].items()]
+    joint_rows = [row for row in stats if row["label"].startswith("only ")]
+    worst = max(joint_rows, key=lambda row: row["share"])
+    return {"seed": {"agreement": "1e-9", "bug": "one column wrong everywhere", "eps": "1e-6"},
+            "n_reach": N_REACH, "n_check": N_CHECK, "far": FAR, "reach": stats, "worst_joint": worst,
+            "spans_deg": dict(zip(reach["names"], reach["spans"])),
+            "numeric": [{"eps": eps, "worst": w} for eps, w in num["worst"].items()],
+            "best_eps": min(num["worst"], key=num["worst"].get), "at_seed_eps": num["worst"][1e-6],
+            "bug": {"after": bug["after"], "slips": [
+                {"joint": k, "worst": w, "flagged": np.flatnonzero(w > 1e-6), "own": w[k],
+                 "others": np.delete(w, k).max()} for k, w in bug["slips"].items()]},
+            "rpy": {"position": rpy["position rows"], "raw": rpy["orientation rows, raw"],
+                    "converted": rpy["after B(phi)"]}, "pitch": pitch}
+
+
+def main() -> dict:
     reach = reach_step(robots.load("so101"))
     wx = robots.load("wxai_illustrative")
     num = numeric_check_step(wx)
@@ -216,6 +242,7 @@ def main() -> None:
     publish_claims(HERE, rows, SCRIPT, heading="The seed's statements against this run's numbers")
     plot_reach(reach, HERE / "experiment_reach.png")
     print("\nfigure: experiment_reach.png (SO-101 tool points within the joint limits and with the joints free)")
+    return save_results(HERE, SCRIPT, results(reach, num, bug, rpy, pitch))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,31 @@
 """Lesson 09, Build it: the SO-101 Jacobian from hinge columns, checked step by step against MuJoCo.
 
-Run: uv run python experiments/09-jacobians/build.py   (writes build_output.txt and claims.json beside this file)
+The three functions the learner types (``EXERCISE``) are written here from scratch on top of lesson 08's ``fk``;
+``physai exercise 09 DIR`` blanks them and ``physai check 09 DIR`` grades them (experiments/09-jacobians/_check.py).
+
+Run: uv run python experiments/09-jacobians/build.py
+(writes build_output.txt, claims.json and results.json beside this file)
 """
 
 
 import numpy as np
 
+from physai import kinematics as lib
 from physai import mj, robots
-from physai.kinematics import fd_jacobian, fk, hinge_column, jacobian
-from physai.lesson import Claim, factor_claim, fmt_row, number_claim, out_dir, publish_claims, run_script, verdict
+from physai.kinematics import fk
+from physai.lesson import (
+    Claim,
+    factor_claim,
+    fmt_row,
+    number_claim,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_results,
+    verdict,
+)
+
+EXERCISE = ("hinge_column", "jacobian", "fd_jacobian")
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -26,17 +43,50 @@ SEED_FD = "4.7e-12"
 ROUNDOFF = 10.0  # round-off sized numbers agree within this factor (their digits follow operation order and CPU)
 
 
+def hinge_column(axis: np.ndarray, o: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Tool twist per 1 rad/s of one hinge -> ``(6,)``: linear part ``a x (p - o)`` (m/s), angular part ``a``.
+
+    ``axis: (3,)`` the hinge's unit axis, ``o: (3,)`` any point on it, ``p: (3,)`` the tool point; all world frame.
+    """
+    return np.concatenate([np.cross(axis, p - o), axis])
+
+
+def jacobian(chain, q: np.ndarray) -> np.ndarray:
+    """Geometric Jacobian of the tool point at ``q: (n,)`` -> ``(6, n)``, world axes: rows 0-2 linear velocity
+    (m/s per rad/s), rows 3-5 angular velocity (rad/s per rad/s); column i is joint i's hinge column."""
+    axes, anchors, p = fk(chain, q)
+    return np.column_stack([hinge_column(a, o, p) for a, o in zip(axes, anchors)])
+
+
+def fd_jacobian(tool_pos, q: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    """Jacobian of any function ``tool_pos: (n,) -> (m,)`` at ``q: (n,)`` by central differences -> ``(m, n)``.
+
+    Column i is ``(x(q + eps e_i) - x(q - eps e_i)) / (2 eps)``: truncation error O(eps^2), round-off
+    ~ eps_mach |x| / eps, so the best step is near cbrt(eps_mach) ~ 6e-6 rad.
+    """
+    cols = []
+    for i in range(len(q)):
+        dq = np.zeros(len(q))
+        dq[i] = eps
+        cols.append((tool_pos(q + dq) - tool_pos(q - dq)) / (2 * eps))
+    return np.column_stack(cols)
+
+
 def column_step(m, chain, q=Q0) -> dict:
     """Step 1: the shoulder_lift column ``[a x (p - o); a]`` at ``q``, ours and MuJoCo's."""
     axes, anchors, p = fk(chain, q)
-    return {"ours": hinge_column(axes[1], anchors[1], p), "mujoco": mj.site_jacobian(m, chain, q)[:, 1]}
+    return {"ours": hinge_column(axes[1], anchors[1], p), "mujoco": mj.site_jacobian(m, chain, q)[:, 1],
+            "library": lib.hinge_column(axes[1], anchors[1], p)}
 
 
 def jacobian_step(m, chain, n_poses=N_POSES) -> dict:
-    """Step 2: max entry error of the hinge-column Jacobian against mj_jacSite over random poses."""
+    """Step 2: max entry error of the hinge-column Jacobian against mj_jacSite over random poses (and against
+    physai's own ``jacobian``)."""
     poses = chain.random_q(np.random.default_rng(SEED), n_poses)
     err = np.array([np.abs(jacobian(chain, q) - mj.site_jacobian(m, chain, q)) for q in poses])
-    return {"poses": poses, "linear": float(err[:, :3].max()), "angular": float(err[:, 3:].max())}
+    lib_err = max(np.abs(jacobian(chain, q) - lib.jacobian(chain, q)).max() for q in poses)
+    return {"poses": poses, "linear": float(err[:, :3].max()), "angular": float(err[:, 3:].max()),
+            "library": float(lib_err)}
 
 
 def use_step(chain, q=Q0) -> dict:
@@ -93,7 +143,20 @@ def claims(column, jac, use, fd) -> list[Claim]:
     return out
 
 
-def main() -> None:
+def results(column, jac, use, fd) -> dict:
+    """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
+    return {"q0": Q0, "column_linear": column["ours"][:3], "column_angular": column["ours"][3:],
+            "lever": float(np.linalg.norm(column["ours"][:3])),
+            "column_diff": float(np.abs(column["ours"] - column["mujoco"]).max()),
+            "column_vs_library": float(np.abs(column["ours"] - column["library"]).max()),
+            "n_poses": len(jac["poses"]), "jac_linear": jac["linear"], "jac_angular": jac["angular"],
+            "jac_vs_library": jac["library"], "speed": use["speed"], "forces": FORCES, "tau": use["tau"],
+            "lift_push_down": float(use["tau"][0][1]), "fd_eps": 1e-5, "fd_median": fd["median"],
+            "seed": {"lever": SEED_LEVER, "column_diff": SEED_COLUMN_DIFF, "max_err": SEED_MAX_ERR,
+                     "speed": SEED_SPEED, "fd": SEED_FD}}
+
+
+def main() -> dict:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; seed {SEED}")
@@ -102,6 +165,7 @@ def main() -> None:
     print_steps(chain, column, jac, use, fd)
     rows = claims(column, jac, use, fd)
     publish_claims(HERE, rows, SCRIPT)
+    return save_results(HERE, SCRIPT, results(column, jac, use, fd))
 
 
 if __name__ == "__main__":

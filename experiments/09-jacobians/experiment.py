@@ -25,7 +25,17 @@ from scipy.optimize import minimize
 
 from physai import mj, robots, statics
 from physai.kinematics import fk, jacobian, tool_pose
-from physai.lesson import Claim, factor_claim, fmt_row, number_claim, out_dir, publish_claims, run_script, verdict
+from physai.lesson import (
+    Claim,
+    factor_claim,
+    fmt_row,
+    number_claim,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_results,
+    verdict,
+)
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
@@ -514,7 +524,41 @@ def plot(med64, med32, path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def sweep_rows(table) -> list[dict]:
+    return [dict(eps=eps, **dict(zip(("fwd_p", "fwd_r", "cen_p", "cen_r"), row))) for eps, row in zip(TABLE_EPS, table)]
+
+
+def results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard) -> dict:
+    """Every number the lesson page shows from this script, at full precision."""
+    eps64, eps32 = np.finfo(np.float64).eps, np.finfo(np.float32).eps
+    J0 = jacobian(chain, Q_STEP3)
+    lift = chain.joint_index("shoulder_lift")
+    settled, commanded = float(servo["tau"][0][lift]), float((J0[:3].T @ FORCES[0])[lift])
+    return {
+        "mujoco": mujoco.__version__, "n_poses": N_POSES, "dt": DT,
+        "velocity": {k: velocity[k] for k in ("linear", "angular", "speed")},
+        "sweep": {"rows": sweep_rows(sweep64["table"]), "best": sweep64["best"], "grid_best": sweep64["grid_best"],
+                  "sqrt_eps": np.sqrt(eps64), "cbrt_eps": np.cbrt(eps64),
+                  "mujoco_fk": {"cen_1e5": sweep64["mujoco_fk"][0, 2], "fwd_1e14": sweep64["mujoco_fk"][1, 0]},
+                  "numpy_fk": {"cen_1e5": sweep64["numpy_fk"][0, 2], "fwd_1e14": sweep64["numpy_fk"][1, 0]}},
+        "servo": {"seconds": HOLD_S, "rows": [{"force": F, "tau": t, "servo": sv, "diff": float(np.abs(t - sv).max())}
+                                             for F, t, sv in zip(servo["forces"], servo["tau"], servo["servo"])],
+                  "max_diff": max(float(np.abs(t - sv).max()) for t, sv in zip(servo["tau"], servo["servo"])),
+                  "qdot": max(servo["qdot"]), "standin_ncon": servo["standin_ncon"],
+                  "standin_miss": servo["standin_miss"], "lift_settled": settled, "lift_commanded": commanded,
+                  "lift_shift": commanded - settled},
+        "payload": {"limit": payload["limits"][0],
+                    "poses": [dict(name=name, **p) for name, p in payload["poses"].items()]},
+        "fall": {"seconds": BREAK_S, "rows": [{"fraction": frac, "force": row["force"], "drop_mm": 1000 * row["drop"],
+                                               "lift": row["lift"]} for frac, row in falls.items()]},
+        "easy": {"axis": easy["axis"], "Jz": easy["Jz"], "tau_pan": easy["tau_pan"]},
+        "medium": medium,
+        "hard": {"rows": sweep_rows(table_rows(hard["med"])), "best": hard["best"], "eps32": eps32,
+                 "sqrt_eps32": np.sqrt(eps32), "cbrt_eps32": np.cbrt(eps32), "n_poses": N_POSES_F32},
+    }
+
+
+def main() -> dict:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; MuJoCo {mujoco.__version__}, NumPy "
@@ -536,6 +580,7 @@ def main() -> None:
     plot(sweep64["med"], hard["med"], HERE / "fd_step_sweep.png")
     print("\nfigure: fd_step_sweep.png (finite-difference error vs step, log-log V shapes with sqrt(eps) and cbrt(eps) "
           f"marked; left float64, right float32 over {N_POSES_F32} poses)")
+    return save_results(HERE, SCRIPT, results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from scipy.optimize import least_squares, minimize  # noqa: E402
 
 from physai import control, robots, statics  # noqa: E402
 from physai.kinematics import jacobian, tool_pose  # noqa: E402
-from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 WXAI = robots.model_path("wxai")
@@ -389,7 +389,49 @@ def plot_guard(r, path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def statics_results(st) -> dict:
+    """Torques as magnitudes (N m): the shoulder holds the load up, whatever the sign convention."""
+    def pose(r):
+        return {"q": r["q"], "lever": r["lever"], "kg": r["kg"], "joint": r["joint"],
+                **{k: abs(r[k]) for k in ("payload", "links", "total")}}
+    return {"weight": st["weight"], "shoulder_limit": st["limits"][1],
+            "share": abs(st["within"]["total"]) / st["limits"][1], "straight": pose(st["straight"]),
+            "within": pose(st["within"])}
+
+
+def descent_results(desc) -> dict:
+    rows = [{"start": name, "tick": tick, "sigma_min": float(r["feedback"].run.health.sigma_min.min()),
+             "feedback_um": r["feedback"].max_deviation * 1e6, "open_um": r["open"].max_deviation * 1e6,
+             "sim_um": float(r["sim_dev"].max()) * 1e6} for (name, tick), r in desc["rows"].items()]
+    edge = [r for r in rows if r["start"] == desc["starts"][1]]
+    return {"rows": rows, "lag": desc["lag"], "edge_ratio": edge[1]["feedback_um"] / edge[0]["feedback_um"],
+            "edge_fast_um": edge[0]["feedback_um"], "edge_slow_mm": edge[1]["feedback_um"] / 1e3,
+            "edge_open_mm": edge[1]["open_um"] / 1e3}
+
+
+def force_results(force) -> dict:
+    rows = force[0.1]["rows"]
+    err = np.concatenate([r["err"] for r in rows])
+    true = np.concatenate([r["true"] for r in rows])
+    return {"friction": 0.1, "band": force[0.1]["band"], "err_p5": np.percentile(err, 5),
+            "err_p95": np.percentile(err, 95), "true_max": true.max()}
+
+
+def results(vel, st, pmap, desc, force, guard) -> dict:
+    """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
+    return {"velocity": {**vel, "stale_mm": vel["sweep_speed"] * 0.1 * 1e3, "n_poses": N_VELOCITY_POSES},
+            "payload_kg": 1.5, "repeatability_mm": REPEATABILITY * 1e3,
+            "statics": statics_results(st), "payload_map": {"n": len(pmap["kg"]), "bins": [
+                {"range": f"{lo:.2f} .. {hi:.2f} m" if np.isfinite(hi) else f"beyond {lo:.2f} m", "n": n, "median": med,
+                 "min": low} for lo, hi, n, med, low in pmap["bins"]]},
+            "descent": descent_results(desc), "force": force_results(force), "threshold": THRESHOLD,
+            "guard": [{"hz": hz, **{k: r[k] for k in ("cycles", "stop_ms", "hat", "true", "peak", "pre")}}
+                      for hz, r in guard.items()],
+            "seed": {"bound": "0.77", "reach": "0.769 m", "bow": "beyond ~1 mm repeatability", "repeatability": "~1 mm",
+                     "band": "+/-20-30 %", "payload_torque": "11.3 N m"}}
+
+
+def main() -> dict:
     m = mujoco.MjModel.from_xml_path(str(WXAI))
     chain = robots.load("wxai")
     print(f"MuJoCo {mujoco.__version__}; {chain.name}: joints {', '.join(chain.joint_names)}, tool {chain.tool_name}; "
@@ -407,6 +449,7 @@ def main() -> None:
             (plot_guard, guard, "wxai_guarded_descent.png", "true and estimated contact force at 50/100/500 Hz")):
         plot(record, HERE / name)
         print(f"figure: {name} ({caption})")
+    return save_results(HERE, SCRIPT, results(vel, st, pmap, desc, force, guard))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,12 @@
-"""Lesson 10, Build it: the SVD of a Jacobian from the eigen-decomposition of J J^T, manipulability, and the
-damped inverse, each in a few lines, checked against NumPy, physai.singularity and MuJoCo's mj_jacSite.
+"""Lesson 10, Build it: the SVD of a Jacobian from the eigen-decomposition of J J^T, manipulability, the
+condition number and the damped inverse, each in a few lines, checked against NumPy, physai.singularity and
+MuJoCo's mj_jacSite.
 
-Run: uv run python experiments/10-singularities/build.py   (writes build_output.txt and claims.json beside this file)
+The functions the learner types are listed in ``EXERCISE``: ``physai exercise 10 DIR`` blanks them and
+``physai check 10 DIR`` grades them (experiments/10-singularities/_check.py).
+
+Run: uv run python experiments/10-singularities/build.py
+(writes build_output.txt, claims.json and results.json beside this file)
 """
 
 from __future__ import annotations
@@ -12,12 +17,13 @@ import numpy as np
 
 from physai import mj, robots, singularity
 from physai.kinematics import jacobian
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # lesson 09's SO-101 pose
 LAMBDA = 0.05  # m/rad
+EXERCISE = ("svd_by_hand", "manipulability", "condition_number", "dls_by_hand")
 
 
 def svd_by_hand(J: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -37,6 +43,13 @@ def manipulability(J: np.ndarray) -> float:
     return float(np.sqrt(max(np.linalg.det(J @ J.T), 0.0)))
 
 
+def condition_number(J: np.ndarray) -> float:
+    """``kappa = sigma_max / sigma_min`` of ``J: (m, n)``, m <= n: how much more the best-served tool direction
+    moves than the worst for the same joint speed (1 is perfect; inf when a direction is lost)."""
+    sigma = np.linalg.svd(J, compute_uv=False)
+    return float(sigma[0] / sigma[-1]) if sigma[-1] > 0 else np.inf
+
+
 def dls_by_hand(J: np.ndarray, v: np.ndarray, lam: float) -> np.ndarray:
     """Damped least squares: the joint rates minimising |J qdot - v|^2 + lam^2 |qdot|^2."""
     return J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(len(J)), v)
@@ -52,6 +65,7 @@ class Checks:
     sigma_vs_library: float  # hand sigma vs singularity.health
     reconstruction: float  # |U diag(sigma) V^T - J|
     manipulability_vs_library: float  # relative
+    kappa_vs_library: float  # relative
     dls_vs_library: float  # hand DLS vs singularity.damped_solve
     peak_gain: float  # the largest |qdot| / |v| seen over all poses and directions with lambda = LAMBDA
 
@@ -60,7 +74,7 @@ def check_robot(name: str, n_poses: int = 50, seed: int = SEED) -> Checks:
     """Compare the hand-built SVD, manipulability and DLS with the references at ``n_poses`` random poses."""
     chain, model = robots.load(name), robots.mujoco_model(name)
     rng = np.random.default_rng(seed)
-    err = {k: 0.0 for k in ("jac", "np", "lib", "rec", "man", "dls")}
+    err = {k: 0.0 for k in ("jac", "np", "lib", "rec", "man", "kappa", "dls")}
     gain = 0.0
     for q in chain.random_q(rng, n_poses):
         J6 = mj.site_jacobian(model, chain, q)
@@ -73,25 +87,33 @@ def check_robot(name: str, n_poses: int = 50, seed: int = SEED) -> Checks:
         err["lib"] = max(err["lib"], np.abs(S - h.sigma).max())
         err["rec"] = max(err["rec"], np.abs(U @ np.diag(S) @ V.T - J).max())
         err["man"] = max(err["man"], abs(manipulability(J) / h.manipulability - 1))
+        err["kappa"] = max(err["kappa"], abs(condition_number(J) / h.kappa - 1))
         err["dls"] = max(err["dls"], np.abs(dls_by_hand(J, v, LAMBDA) - singularity.damped_solve(J, v, LAMBDA)).max())
         gain = max(gain, np.linalg.norm(dls_by_hand(J, U[:, -1], LAMBDA)))  # the weakest direction, |v| = 1
-    return Checks(n_poses, err["jac"], err["np"], err["lib"], err["rec"], err["man"], err["dls"], gain)
+    return Checks(n_poses, err["jac"], err["np"], err["lib"], err["rec"], err["man"], err["kappa"], err["dls"], gain)
 
 
 def print_checks(name: str, c: Checks) -> None:
     print(f"{name:8s} {c.n_poses:5d} {c.jacobian_vs_mujoco:9.1e} {c.sigma_vs_numpy:9.1e} {c.sigma_vs_library:9.1e} "
-          f"{c.reconstruction:9.1e} {c.manipulability_vs_library:9.1e} {c.dls_vs_library:9.1e} {c.peak_gain:9.3f}")
+          f"{c.reconstruction:9.1e} {c.manipulability_vs_library:9.1e} {c.kappa_vs_library:9.1e} "
+          f"{c.dls_vs_library:9.1e} {c.peak_gain:9.3f}")
 
 
-def one_pose() -> None:
+def one_pose() -> dict:
     chain = robots.load("so101")
     J = mj.site_jacobian(robots.mujoco_model("so101"), chain, Q0)[:3]
     U, S, V = svd_by_hand(J)
+    lift = chain.joint_index("shoulder_lift")
     print(f"== Step 1. SO-101 at q = {fmt_row(Q0, 4, 1)}: position block of mj_jacSite, SVD by hand ==")
     print(f"sigma = {fmt_row(S, 7, 4)} m/rad; manipulability sqrt(det(J J^T)) = {manipulability(J):.6f} "
           f"= prod(sigma) {np.prod(S):.6f}")
     print(f"weakest tool direction u_3 = {fmt_row(U[:, -1], 7, 3)}, "
           f"made by joint motion v_3 = {fmt_row(V[:, -1], 7, 3)}")
+    print(f"condition number sigma_1 / sigma_3 = {condition_number(J):.3f}")
+    return {"q0": Q0, "sigma": S, "manipulability": manipulability(J), "prod_sigma": float(np.prod(S)),
+            "kappa": condition_number(J), "u_weak": U[:, -1], "v_weak": V[:, -1],
+            "gain_weak": float(np.linalg.norm(dls_by_hand(J, U[:, -1], LAMBDA))), "gain_weak_exact": 1 / S[-1],
+            "lift_in_v_weak": float(V[lift, -1])}
 
 
 def claims(checks: list[Checks]) -> list[Claim]:
@@ -102,17 +124,29 @@ def claims(checks: list[Checks]) -> list[Claim]:
                   "build.py")]
 
 
+def results(pose: dict, checks: list[Checks]) -> dict:
+    """Every number the lesson page shows from this script, at full precision."""
+    keep = ("n_poses", "jacobian_vs_mujoco", "sigma_vs_numpy", "sigma_vs_library", "reconstruction",
+            "manipulability_vs_library", "kappa_vs_library", "dls_vs_library", "peak_gain")
+    return {"lambda": LAMBDA, "bound": 1 / (2 * LAMBDA), "pose": pose, "seed": SEED,
+            "checks": [{"robot": name, **{k: getattr(c, k) for k in keep}}
+                       for name, c in zip(("so101", "wxai"), checks)],
+            "peak_gain": max(c.peak_gain for c in checks)}
+
+
 def main(n_poses: int = 50) -> list[Claim]:
-    one_pose()
+    pose = one_pose()
     print(f"\n== Step 2. Hand-built SVD, manipulability and DLS vs NumPy, physai.singularity and MuJoCo "
           f"({n_poses} random poses each, seed {SEED}; largest differences) ==")
     print(f"{'robot':8s} {'poses':>5s} {'J vs mj':>9s} {'sig np':>9s} {'sig lib':>9s} {'U S V^T':>9s} {'manip':>9s} "
-          f"{'DLS lib':>9s} {'max gain':>9s}")
+          f"{'kappa':>9s} {'DLS lib':>9s} {'max gain':>9s}")
     checks = []
     for name in ("so101", "wxai"):
         checks.append(check_robot(name, n_poses))
         print_checks(name, checks[-1])
-    return publish_claims(HERE, claims(checks), "build.py")
+    rows = publish_claims(HERE, claims(checks), "build.py")
+    save_results(HERE, "build.py", results(pose, checks))
+    return rows
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 
 from physai import robots, singularity  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "10"
@@ -42,6 +42,18 @@ LAMBDA = 0.05  # m/rad, the lesson's lambda_max on the position block
 SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
 QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
+FIGURES = {
+    "sigma_spread.png": "the WidowX AI position block's singular values over random in-limit poses",
+    "rank_loss_map.png": "the SO-101's smallest singular value over shoulder_lift x elbow_flex; + its minimum",
+    "extension_sweep.png": "the WidowX AI walked to full extension: sigma_min, and the joint rates of exact, fixed "
+                           "and adaptive damping for a 5 cm/s request along the weak direction",
+    "ellipsoids.png": "velocity ellipsoids of the WidowX AI's position block, typical pose and near full extension",
+}
+# The WidowX AI lesson's 2-DoF worked example, as it prints it.
+SEED_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
+                 "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
+                 "kappa": "2.66", "qdot": "[0.125, -0.333]", "kappa_words": "well-conditioned"}
+SEED_SIGMAS, SEED_SIGMA_NEAR, SEED_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
 
 
 def _save(fig, name: str) -> None:
@@ -492,6 +504,59 @@ def tax_claims(t: DampingTax) -> list[Claim]:
 # ---- the lesson ------------------------------------------------------------------------------------
 
 
+def two_link_results(r: TwoLink) -> dict:
+    seed_J = np.array([[-0.3, -0.3], [0.8, 0.0]])
+    own_sigma = np.linalg.svd(seed_J, compute_uv=False)
+    return {"tip": r.tip, "reach": float(np.linalg.norm(r.tip)), "extended": 0.8, "J": r.J, "sigma": r.sigma,
+            "eig": r.sigma**2, "kappa": r.kappa, "qdot": r.qdot, "qdot_damped": r.qdot_damped,
+            "speed_damped": r.speed_damped, "shrink": float(np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)),
+            "lam": 0.1, "v": 0.1, "seed_J_sigma": own_sigma, "seed_J_kappa": float(own_sigma[0] / own_sigma[1]),
+            "seed_J_qdot": np.linalg.solve(seed_J, [0.0, 0.1]), "seed": SEED_TWO_LINK}
+
+
+def sweep_results(r: ExtensionSweep) -> dict:
+    lim, near = _at_limit(r), _first_below(r, 0.005)
+    k = int(np.argmax(r.adaptive_peak))
+    keys = ("elbow", "sigma_min", "exact_norm", "exact_peak", "fixed_norm", "fixed_weak", "adaptive_peak",
+            "adaptive_lam", "cos_clip")
+    rows = [{key: float(getattr(r, key)[i]) for key in keys}
+            for i in sorted({0, lim, _first_below(r, 0.01), near, len(r.elbow) - 1})]
+    return {"elbow_limit": r.elbow_limit, "elbow_limit_deg": float(np.degrees(r.elbow_limit)), "rows": rows,
+            "at_limit": rows[[x["elbow"] for x in rows].index(float(r.elbow[lim]))],
+            "near": rows[[x["elbow"] for x in rows].index(float(r.elbow[near]))],
+            "past": float(r.elbow[near] - r.elbow_limit), "short": float(r.elbow[-1] - r.elbow_limit),
+            "fixed_max": float(r.fixed_norm.max()), "near_fixed_weak_mm": float(r.fixed_weak[near] * 1000),
+            "adaptive_peak": float(r.adaptive_peak[k]), "adaptive_peak_sigma": float(r.sigma_min[k]),
+            "cos_scaled_min": float(r.cos_scaled.min()), "adaptive_bound": V_WEAK / SIGMA_HEALTHY, "v": V_WEAK,
+            "lam": LAMBDA, "bound": V_WEAK / (2 * LAMBDA),
+            "qdot_limit": QDOT_LIMIT, "sigma_healthy": SIGMA_HEALTHY, "n": len(r.elbow)}
+
+
+def results(two, spread, rmap, sweep, dual, unit, tax) -> dict:
+    """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
+    lo, med, hi = np.percentile(spread.sigmas, [10, 50, 90], axis=0)
+    k = int(np.argmin(rmap.sigma_min))
+    return {
+        "two_link": two_link_results(two),
+        "typical": {"n": len(spread.sigmas), "p10": lo, "median": med, "p90": hi, "q": spread.q_typical,
+                    "radii": spread.radii, "thin": spread.directions[:, -1], "seed": SEED_SIGMAS},
+        "rank_loss": {"n": len(rmap.lift), "sigma_min_min": rmap.sigma_min.min(), "sigma_min_max": rmap.sigma_min.max(),
+                      "lift": rmap.q_min[1], "elbow": rmap.q_min[2], "bend": rmap.bend_deg,
+                      "sigma_max": rmap.sigma_max.flat[k], "ratio": rmap.sigma_min.flat[k] / rmap.sigma_max.flat[k]},
+        "sweep": sweep_results(sweep),
+        "duality": {"sigma": dual.sigma, "torque": dual.torque_per_newton,
+                    "weak_mnm": dual.torque_per_newton[-1] * 1000,
+                    "ratio": dual.torque_per_newton[-1] / dual.torque_per_newton[0]},
+        "units": {"m": unit.kappa_m, "mm": unit.kappa_mm, "position": unit.kappa_position_m,
+                  "position_mm": unit.kappa_position_mm, "scaled": unit.kappa_scaled, "char_length": CHAR_LENGTH},
+        "tax": {"sigma_min": tax.sigma_min, "n": len(tax.fixed), "fixed_median": np.median(tax.fixed),
+                "fixed_max": tax.fixed.max(), "adaptive_max": tax.adaptive.max(),
+                "ramp": np.interp([0, SIGMA_HEALTHY / 2, SIGMA_HEALTHY], tax.ramp_sigma, tax.lam_ramp),
+                "ramp_step": np.abs(np.diff(tax.lam_ramp)).max()},
+        "seed": {"sigma_near": SEED_SIGMA_NEAR, "qdot_near": SEED_QDOT_NEAR},
+    }
+
+
 def full_run() -> bool:
     return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
 
@@ -518,8 +583,12 @@ def main(full: bool = False) -> list[Claim]:
     print_tax(tax)
     claims = (two_link_claims(two) + typical_claims(spread) + rank_loss_claims(rmap) + sweep_claims(sweep)
               + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
-    print("\nfigures: sigma_spread.png, ellipsoids.png, rank_loss_map.png, extension_sweep.png")
-    return publish_claims(HERE, claims, "experiment.py")
+    print()
+    for name, caption in FIGURES.items():
+        print(f"figure: {name} ({caption})")
+    rows = publish_claims(HERE, claims, "experiment.py")
+    save_results(HERE, "experiment.py", results(two, spread, rmap, sweep, dual, unit, tax))
+    return rows
 
 
 if __name__ == "__main__":

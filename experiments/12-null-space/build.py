@@ -1,7 +1,10 @@
 """Lesson 12, Build it: the null-space projector and the redundant rate qdot = J^+ v + (I - J^+ J) qdot0 in a few
-lines (J^+ from the normal equations), checked against physai.nullspace and against MuJoCo's mj_jacSite.
+lines (J^+ from the normal equations), checked against physai.nullspace and against MuJoCo's mj_jacSite; then the
+projected gradient step -alpha N grad H that lowers a secondary cost while the tool stays put.
 
-Run: uv run python experiments/12-null-space/build.py   (writes build_output.txt and claims.json beside this file)
+Run: uv run python experiments/12-null-space/build.py   (writes build_output.txt, claims.json and results.json)
+The functions in EXERCISE are the ones ``physai exercise 12 DIR`` blanks for you to type; ``physai check 12 DIR``
+grades them.
 """
 
 from __future__ import annotations
@@ -12,10 +15,16 @@ import numpy as np
 
 from physai import mj, robots
 from physai import nullspace as ns
-from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict
+from physai.ik import task_residual
+from physai.kinematics import tool_pose, tool_pose_and_jacobian
+from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
+EXERCISE = ("pinv_by_hand", "projector_by_hand", "redundant_rate_by_hand", "null_space_step")
+# libfranka's "ready" pose: the preferred posture of Step 2
+PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
+STEPS, ALPHA = 200, 0.05  # Step 2: projected gradient steps and their rate (1/s x s: dimensionless)
 
 
 def pinv_by_hand(J: np.ndarray) -> np.ndarray:
@@ -29,8 +38,15 @@ def projector_by_hand(J: np.ndarray) -> np.ndarray:
 
 
 def redundant_rate_by_hand(J: np.ndarray, v: np.ndarray, qdot0: np.ndarray) -> np.ndarray:
-    """Track ``v`` with the least joint speed, and move as close to ``qdot0`` as the task allows."""
+    """``J: (m, n)``, ``v: (m,)``, ``qdot0: (n,)`` -> ``qdot: (n,)``: track the task velocity ``v`` with the least
+    joint speed, and move as close to the wished-for ``qdot0`` as the task allows."""
     return pinv_by_hand(J) @ v + projector_by_hand(J) @ qdot0
+
+
+def null_space_step(J: np.ndarray, grad_H: np.ndarray, alpha: float) -> np.ndarray:
+    """One projected gradient step ``-alpha N grad_H: (n,)`` (rad) on a secondary cost ``H`` (``grad_H: (n,)``, per
+    rad): downhill on ``H`` to first order, and invisible to the task (``J @ step = 0``)."""
+    return -alpha * projector_by_hand(J) @ grad_H
 
 
 @dataclass(frozen=True)
@@ -59,6 +75,37 @@ def check_panda(n_poses: int = 50, seed: int = SEED) -> Checks:
     return Checks(n_poses, *err)
 
 
+@dataclass(frozen=True)
+class Descent:
+    alpha: float
+    q_end: np.ndarray  # (7,) where the descent stopped
+    cost: np.ndarray  # (STEPS + 1,) rad^2, the posture cost 1/2 |q - q_ready|^2 along the descent
+    drift: tuple[float, float]  # largest tool position (m) and rotation (rad) change, from MuJoCo's site pose
+    projected_gradient: tuple[float, float]  # |N grad H| at the start and at the end (0: stationary on the family)
+
+
+def descend_posture(alpha: float = ALPHA, seed: int = SEED, steps: int = STEPS) -> Descent:
+    """From a random Panda pose, lower ``H = 1/2 |q - q_ready|^2`` with ``null_space_step`` while holding the tool
+    pose (each tick adds the correction ``J^+ e`` of the pose residual, as a resolved-rate loop does)."""
+    chain, model = robots.load("panda"), robots.mujoco_model("panda")
+    posture = ns.posture_cost(chain, PANDA_READY)
+    q = chain.random_q(np.random.default_rng(seed), 1, margin=0.1)[0]
+    T0 = tool_pose(chain, q)
+    qs, pg = [q], []
+    for _ in range(steps):
+        T, J = tool_pose_and_jacobian(chain, q[None])
+        e = task_residual("pose", T, J, T0[None], np.array([0.0, 0.0, 1.0]))[0][0]
+        step = null_space_step(J[0], posture.gradient(q), alpha)
+        pg.append(np.linalg.norm(step) / alpha)
+        q = q + step + pinv_by_hand(J[0]) @ e
+        qs.append(q)
+    T_mj = np.array([mj.site_pose(model, chain, qi) for qi in qs])
+    dp = np.linalg.norm(T_mj[:, :3, 3] - T_mj[0, :3, 3], axis=-1).max()
+    cos = (np.trace(T_mj[:, :3, :3] @ T_mj[0, :3, :3].T, axis1=1, axis2=2) - 1) / 2
+    dr = np.arccos(np.clip(cos, -1.0, 1.0)).max()  # rotation angle between the site frames
+    return Descent(alpha, qs[-1], posture.value(np.array(qs)), (dp, dr), (pg[0], pg[-1]))
+
+
 def claims(c: Checks) -> list[Claim]:
     return [Claim("12", "null-space projection: a secondary motion that leaves the task alone", "J N = 0",
                   f"|J N qdot0| / |qdot0| <= {c.task_leak:.0e}", verdict(c.task_leak < 10 * c.round_off),
@@ -74,6 +121,23 @@ def main(n_poses: int = 50) -> list[Claim]:
           f" |N N - N| = {c.idempotence:.1e}; |J qdot - v| = {c.tracking:.1e}")
     print(f"  (the normal equations square the condition number: eps kappa^2 reaches {c.round_off:.1e}; the SVD in"
           " physai.nullspace does not)")
+    runs = [descend_posture(ALPHA), descend_posture(ALPHA / 2, steps=2 * STEPS)]
+    print(f"\n== Step 2. Lower a secondary cost in the null space (Panda, random pose, seed {SEED}; H = 1/2 |q - "
+          f"q_ready|^2; steps of -alpha N grad H plus J^+ e) ==")
+    for d in runs:
+        print(f"  alpha {d.alpha:g}, {len(d.cost) - 1} steps: H {d.cost[0]:.4f} -> {d.cost[-1]:.4f} rad^2, |N grad H| "
+              f"{d.projected_gradient[0]:.3f} -> {d.projected_gradient[1]:.1e} rad; tool drift (MuJoCo) "
+              f"{d.drift[0]:.1e} m, {d.drift[1]:.1e} rad")
+    print(f"  halving alpha divides the drift by {runs[0].drift[0] / runs[1].drift[0]:.2f}: it is each step's "
+          "second-order error, which the next correction removes")
+    save_results(HERE, "build.py", {
+        "n_poses": c.n_poses, "seed": SEED, "projector_vs_library": c.projector_vs_library,
+        "rate_vs_library": c.rate_vs_library, "task_leak": c.task_leak, "idempotence": c.idempotence,
+        "tracking": c.tracking, "round_off": c.round_off,
+        "descent": [{"alpha": d.alpha, "steps": len(d.cost) - 1, "cost_start": d.cost[0], "cost_end": d.cost[-1],
+                     "pg_start": d.projected_gradient[0], "pg_end": d.projected_gradient[1],
+                     "drift_pos": d.drift[0], "drift_rot": d.drift[1]} for d in runs],
+        "drift_ratio": runs[0].drift[0] / runs[1].drift[0]})
     return publish_claims(HERE, claims(c), "build.py")
 
 

@@ -33,7 +33,7 @@ from physai import nullspace as ns  # noqa: E402
 from physai import robots  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
-from physai.lesson import Claim, out_dir, publish_claims, read_results, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 from physai.transforms import pose_error  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
@@ -125,6 +125,8 @@ def print_dimensions(dims: dict) -> None:
 @dataclass(frozen=True)
 class SelfMotion:
     variants: tuple[str, ...]
+    dts: tuple[float, ...]  # s, each variant's time step
+    corrected: tuple[bool, ...]  # whether each variant feeds the task error back
     drift: np.ndarray  # (variants, 2) largest tool position (m) and orientation (rad) change
     trajectory: np.ndarray  # (ticks + 1, 7) the corrected dt = 1e-3 run
     elbow: np.ndarray  # (ticks + 1, 3) m, the elbow (joint4 anchor) along it
@@ -139,7 +141,8 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
                 ("with correction J^+ e/dt, dt = 1e-3", True, DT))
     runs = [self_motion(panda, PANDA_READY, "pose", SELF_SPEED, dt, round(seconds / dt), correct)
             for _, correct, dt in variants]
-    return SelfMotion(tuple(v[0] for v in variants), np.array([drift(panda, tr, T0) for tr in runs]), runs[-1],
+    return SelfMotion(tuple(v[0] for v in variants), tuple(v[2] for v in variants), tuple(v[1] for v in variants),
+                      np.array([drift(panda, tr, T0) for tr in runs]), runs[-1],
                       fk(panda, runs[-1]).anchors[:, ELBOW])
 
 
@@ -185,6 +188,14 @@ def planar_family() -> np.ndarray:
     return np.concatenate([halves[0], halves[1][::-1]])
 
 
+def planar_numbers(fam: np.ndarray) -> dict:
+    """The planar 3R family: the held tip (m), its largest drift (m), the range of the last link's angle (rad)."""
+    planar3r = robots.load("planar3r")
+    p0 = tool_pose(planar3r, PLANAR_Q0)[:3, 3]
+    return {"tip": p0[:2], "drift": drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))[0],
+            "last_link_range": np.ptp(fam.sum(axis=1))}
+
+
 def plot_planar(fam: np.ndarray) -> None:
     planar3r = robots.load("planar3r")
     p0 = tool_pose(planar3r, PLANAR_Q0)[:3, 3]
@@ -197,9 +208,9 @@ def plot_planar(fam: np.ndarray) -> None:
     ax.set_title("planar 3R self-motion: one tip position, a 1-D family of arms")
     ax.legend()
     _save(fig, "planar3r_self_motion.png")
-    dp, _ = drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))
-    print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m: tip drift {dp:.1e} m while the last link's "
-          f"absolute angle ranges over {np.ptp(fam.sum(axis=1)):.2f} rad (planar3r_self_motion.png)")
+    n = planar_numbers(fam)
+    print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m: tip drift {n['drift']:.1e} m while the last link's "
+          f"absolute angle ranges over {n['last_link_range']:.2f} rad (planar3r_self_motion.png)")
 
 
 # ---- 3. choosing on purpose ------------------------------------------------------------------------
@@ -314,15 +325,20 @@ def priority(q_start: np.ndarray) -> Priority:
                     np.array([r[1].max() for r in runs]), np.array([r[2] for r in runs]))
 
 
-def print_priority(p: Priority) -> None:
+def priority_rows(p: Priority) -> np.ndarray:
+    """(cases, 4): final elbow height (m), peak max |qdot| (rad/s), tool position (m) and rotation (rad) error."""
     panda = robots.load("panda")
     T0 = tool_pose(panda, p.q_start)
+    return np.array([[zs[-1], peak, *(drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf))]
+                     for zs, peak, q in zip(p.heights, p.peak_speed, p.q_final)])
+
+
+def print_priority(p: Priority) -> None:
     print(f"\n== 4. Task priority: primary = hold the tool pose, secondary = elbow height (dt = {PRIORITY_DT} s, "
           f"{PRIORITY_T} s) ==")
     print(f"  {'case':52s} {'final elbow z':>13s} {'peak |qdot|':>12s} {'tool pos err':>12s} {'tool rot err':>12s}")
-    for label, zs, peak, q in zip(p.labels, p.heights, p.peak_speed, p.q_final):
-        dp, dr = drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf)
-        print(f"  {label:52s} {zs[-1]:13.4f} {peak:12.3g} {dp:12.1e} {dr:12.1e}")
+    for label, (z, peak, dp, dr) in zip(p.labels, priority_rows(p)):
+        print(f"  {label:52s} {z:13.4f} {peak:12.3g} {dp:12.1e} {dr:12.1e}")
     print("  Conflict: the elbow rises to the highest point of its self-motion and stops; J2 N1 loses rank (an")
     print("  algorithmic singularity) and the undamped secondary demands |residual| / sigma joint speed. Damping")
     print("  bounds that gain by 1/(2 lam2). Swapped, the elbow wins and the tool gives way: priority is an order.")
@@ -408,17 +424,49 @@ def elbow_post_results(e: ElbowPost) -> dict:
 # ---- the lesson ------------------------------------------------------------------------------------
 
 
+def results(dims: dict, motion: SelfMotion, planar: dict, choices: list[Choice], prio: Priority) -> dict:
+    """Every number the lesson's page shows, at full precision (saved to results.json)."""
+    panda = robots.load("panda")
+    rows = priority_rows(prio)
+    z0, z_top = fk(panda, prio.q_start).anchors[ELBOW, 2], fk(panda, PANDA_READY).anchors[ELBOW, 2]
+    return {
+        "dims": [{"robot": r, "task": t, "joints": n, "rank": k, "null": d} for (r, t), (n, k, d) in dims.items()],
+        "home_null_vector": ns.null_basis(jacobian(panda, PANDA_HOME))[:, 0],
+        "self_motion": {"seconds": (len(motion.trajectory) - 1) * DT, "speed": SELF_SPEED,
+                        "variants": [{"label": v, "dt": dt, "corrected": c, "pos": d[0], "rot": d[1]}
+                                     for v, dt, c, d in zip(motion.variants, motion.dts, motion.corrected,
+                                                            motion.drift)],
+                        "elbow_swing": np.linalg.norm(motion.elbow - motion.elbow[0], axis=-1).max(),
+                        "joint_travel": np.abs(motion.trajectory[-1] - motion.trajectory[0]).max(),
+                        "open_over_corrected": motion.drift[0, 0] / motion.drift[-1, 0]},
+        "planar": planar,
+        "choice": {c.robot: {"task": c.task, "n_targets": len(c.targets),
+                             "rows": [{"label": lab, "success": m[0], "margin": m[1], "manip": m[2], "posture": m[3],
+                                       "lowered": c.cost_lowered[i - 1] if i else None}
+                                      for i, (lab, m) in enumerate(zip(c.labels, choice_measures(c)))]}
+                   for c in choices},
+        "priority": {"dt": PRIORITY_DT, "seconds": PRIORITY_T, "lam2": LAM2, "gain_bound": 1 / (2 * LAM2),
+                     "k_elbow": K_ELBOW, "k_tool_secondary": K_TOOL_SECONDARY, "z_start": z0, "z_top": z_top,
+                     "z_compatible": z0 + 0.02, "z_conflict": z_top + 0.03,
+                     "secondary_bound": K_ELBOW * (z_top + 0.03 - z0) / (2 * LAM2),  # rad/s, at the start
+                     "rows": [{"label": lab, "z": r[0], "peak": r[1], "pos": r[2], "rot": r[3]}
+                              for lab, r in zip(prio.labels, rows)]},
+    }
+
+
 def full_run() -> bool:
     return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
 
 
 def main(full: bool = False) -> list[Claim]:
     print(f"Lesson 12: redundancy and the null space. Targets seed {SEED_TARGETS}, IK seed {SEED_IK}\n")
-    print_dimensions(null_dimensions())
+    dims = null_dimensions()
+    print_dimensions(dims)
     motion = panda_self_motion(SELF_T if full else SELF_T / 4)
     print_self_motion(motion)
     plot_self_motion(motion)
-    plot_planar(planar_family())
+    fam = planar_family()
+    plot_planar(fam)
     print("\n== 3. Choosing on purpose: plain IK vs null-space refinement (margin = distance to the nearest limit "
           "as a fraction of the range) ==")
     choices = [choose_on_purpose(robot, 1000 if full else 40) for robot in ("panda", "so101")]
@@ -428,11 +476,13 @@ def main(full: bool = False) -> list[Claim]:
     print_priority(prio)
     plot_priority(prio)
     claims = self_motion_claims(motion) + choice_claims(choices)
+    print("\nfigure: self_motion.png (the Panda's joints and elbow height during self-motion; the tool pose stays put)")
+    print("figure: planar3r_self_motion.png (a planar 3R holding one tip point: a one-parameter family of arms)")
+    print("figure: priority.png (elbow height under task priority, and the peak joint speed of each case)")
     post = elbow_post()
     print_elbow_post(post)
-    save_results(HERE, "experiment.py", {**read_results(HERE).get("experiment", {}),
+    save_results(HERE, "experiment.py", {**results(dims, motion, planar_numbers(fam), choices, prio),
                                          "collision": elbow_post_results(post)})
-    print("\nfigures: self_motion.png, planar3r_self_motion.png, priority.png")
     return publish_claims(HERE, claims, "experiment.py")
 
 

@@ -1,7 +1,10 @@
-"""Lesson 13, Build it: the two losses of a learned inverse map for the planar 2R, written in NumPy, checked
-against physai.learned's JAX losses; and why joint regression fails there, in closed form.
+"""Lesson 13, Build it: a learned inverse map for the planar 2R in NumPy: the network's forward pass, its two
+losses (checked against physai.learned's JAX), why joint regression fails there (in closed form), and the hybrid's
+refinement step (checked against physai.singularity.damped_solve), which cannot rescue the averaged answer.
 
-Run: uv run python experiments/13-learned-controllers/build.py   (writes build_output.txt and claims.json)
+Run: uv run python experiments/13-learned-controllers/build.py   (writes build_output.txt, claims.json, results.json)
+The functions in EXERCISE are the ones ``physai exercise 13 DIR`` blanks for you to type; ``physai check 13 DIR``
+grades them.
 """
 
 from __future__ import annotations
@@ -11,13 +14,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from physai import jaxkin, robots
+from physai.kinematics import jacobian
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
-from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict
+from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict
 from physai.seed_robots import PLANAR2R_LINKS
+from physai.singularity import damped_solve
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 L1, L2 = PLANAR2R_LINKS
+EXERCISE = ("mlp_forward", "tip", "fk_loss_by_hand", "joint_loss_by_hand", "elbows", "dls_step")
+DAMPING = 0.01  # m/rad, the hybrid's damping (as the experiment's)
+REFINE_STEPS = (0, 1, 2, 3, 5, 10, 30)
+
+
+def mlp_forward(params: dict, norm: dict, x: np.ndarray, head: str) -> np.ndarray:
+    """The inverse network: targets ``x: (k, 3)`` m -> joints ``(k, n)`` rad. Normalise ``x`` by ``norm["x_mean"]``,
+    ``norm["x_scale"]``; ``tanh`` after each hidden layer ``h @ W{i} + b{i}``; the last layer is linear (``head
+    "linear"``) or squashed by ``tanh`` (``"bounded"``); joints = ``q_mid + q_half * z``."""
+    h = (x - norm["x_mean"]) / norm["x_scale"]
+    last = len(params) // 2 - 1
+    for i in range(last):
+        h = np.tanh(h @ params[f"W{i}"] + params[f"b{i}"])
+    z = h @ params[f"W{last}"] + params[f"b{last}"]
+    return norm["q_mid"] + norm["q_half"] * (np.tanh(z) if head == "bounded" else z)
 
 
 def tip(q: np.ndarray) -> np.ndarray:
@@ -44,12 +64,30 @@ def elbows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return tuple(np.c_[phi - np.arctan2(L2 * np.sin(s), L1 + L2 * np.cos(s)), s] for s in (q2, -q2))
 
 
+def dls_step(J: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
+    """One damped least-squares step ``J^T (J J^T + damping^2 I)^-1 e``: ``J: (k, m, n)``, tool error ``e: (k, m)`` (m,
+    target minus tool) -> joint change ``(k, n)`` (rad). The hybrid's refinement, batched over targets."""
+    JJt = J @ np.swapaxes(J, -1, -2) + damping**2 * np.eye(J.shape[-2])
+    return (np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]
+
+
+def refine(q0: np.ndarray, x: np.ndarray, steps: int) -> np.ndarray:
+    """``steps`` of ``dls_step`` from guesses ``q0: (k, 2)`` toward targets ``x: (k, 3)`` -> ``(k, 2)``."""
+    chain, q = robots.load("planar2r"), q0.copy()
+    for _ in range(steps):
+        q = q + dls_step(jacobian(chain, q)[:, :2], x[:, :2] - tip(q), DAMPING)
+    return q
+
+
 @dataclass(frozen=True)
 class BuildRun:
     loss_fk: tuple[float, float]  # (by hand, physai.learned.fk_loss) on an untrained network's guesses
     loss_joint: tuple[float, float]  # (by hand, physai.learned.joint_loss)
+    forward_gap: float  # rad, largest |mlp_forward - physai.learned.predict|
     r: np.ndarray  # (k,) m, target distances from the base
     mean_miss: np.ndarray  # (k,) m, miss of the average of the two elbows
+    step_gap: float  # rad, largest |dls_step - physai.singularity.damped_solve| over the refinement's first step
+    refined: np.ndarray  # (len(REFINE_STEPS), 2) median miss (m) after k steps: from the network, from the average
 
 
 @jaxkin.float64  # physai.learned's losses run in the caller's precision: float64 here, restored after
@@ -57,13 +95,19 @@ def run(n_targets: int = 200, seed: int = SEED) -> BuildRun:
     chain = robots.load("planar2r")
     data = sample_dataset(chain, n_targets, np.random.default_rng(seed), seed=seed)
     model = init_model(chain, data.x, np.random.default_rng(seed + 1), hidden=(16, 16), head="bounded")
-    q_pred = predict(model, data.x)
+    q_pred = mlp_forward(model.params, model.norm(), data.x, model.head)
     up, down = elbows(data.x)
     mean = 0.5 * (up + down)  # what E|q - label|^2 is minimised by when both elbows are labels
+    J, e = jacobian(chain, q_pred)[:, :2], data.x[:, :2] - tip(q_pred)
+    step_gap = np.abs(dls_step(J, e, DAMPING) - damped_solve(J, e, DAMPING)).max()
+    refined = np.array([[np.median(np.linalg.norm(tip(refine(q0, data.x, k)) - data.x[:, :2], axis=1))
+                         for q0 in (q_pred, mean)] for k in REFINE_STEPS])
     return BuildRun((fk_loss_by_hand(q_pred, data.x), float(fk_loss(model.params, model, chain, data.x))),
                     (joint_loss_by_hand(q_pred, data.q, model.q_half),
                      float(joint_loss(model.params, model, data.x, data.q))),
-                    np.linalg.norm(data.x[:, :2], axis=1), np.linalg.norm(tip(mean) - data.x[:, :2], axis=1))
+                    np.abs(q_pred - predict(model, data.x)).max(),
+                    np.linalg.norm(data.x[:, :2], axis=1), np.linalg.norm(tip(mean) - data.x[:, :2], axis=1),
+                    step_gap, refined)
 
 
 def claims(b: BuildRun) -> list[Claim]:
@@ -75,12 +119,27 @@ def claims(b: BuildRun) -> list[Claim]:
 
 def main(n_targets: int = 200) -> list[Claim]:
     b = run(n_targets)
-    print(f"== The two losses by hand vs physai.learned (planar 2R, untrained network, {len(b.r)} targets) ==")
+    print(f"== Step 1. The forward pass and the two losses by hand vs physai.learned (planar 2R, untrained network, "
+          f"{len(b.r)} targets, seed {SEED}) ==")
+    print(f"  mlp_forward vs physai.learned.predict: largest difference {b.forward_gap:.1e} rad")
     print(f"  FK-consistency: {b.loss_fk[0]:.12f} by hand, {b.loss_fk[1]:.12f} physai (m^2)")
     print(f"  joint regression: {b.loss_joint[0]:.12f} by hand, {b.loss_joint[1]:.12f} physai")
-    print("\n== Why regression fails on the 2R: the best single answer to two labels is their mean ==")
+    print("\n== Step 2. Why regression fails on the 2R: the best single answer to two labels is their mean ==")
     print(f"  the mean of the two elbows is a straight arm (q2 = 0): it misses each target by L1 + L2 - r, here "
           f"{b.mean_miss.min() * 1e3:.0f} .. {b.mean_miss.max() * 1e3:.0f} mm")
+    print(f"\n== Step 3. The hybrid's refinement: k damped steps (damping {DAMPING}) from a guess ==")
+    print(f"  dls_step vs physai.singularity.damped_solve: largest difference {b.step_gap:.1e} rad")
+    print(f"  {'k':>3s} {'from the network, median mm':>28s} {'from the average of the elbows, median mm':>42s}")
+    for k, (net, avg) in zip(REFINE_STEPS, b.refined):
+        print(f"  {k:3d} {net * 1e3:28.4f} {avg * 1e3:42.4f}")
+    print("  The average is a straight arm: its miss is along the arm, J^T e = 0 there, and no step bends the elbow.")
+    save_results(HERE, "build.py", {
+        "n_targets": len(b.r), "seed": SEED, "damping": DAMPING, "forward_gap": b.forward_gap,
+        "loss_fk": b.loss_fk, "loss_joint": b.loss_joint, "loss_fk_gap": abs(b.loss_fk[0] - b.loss_fk[1]),
+        "loss_joint_gap": abs(b.loss_joint[0] - b.loss_joint[1]), "links": [L1, L2],
+        "mean_miss_max_mm": b.mean_miss.max() * 1e3, "mean_miss_gap": np.abs(b.mean_miss - (L1 + L2 - b.r)).max(),
+        "step_gap": b.step_gap, "refine": [{"k": k, "network_mm": net * 1e3, "average_mm": avg * 1e3}
+                                           for k, (net, avg) in zip(REFINE_STEPS, b.refined)]})
     return publish_claims(HERE, claims(b), "build.py")
 
 

@@ -46,7 +46,7 @@ from physai.learned import (  # noqa: E402
     save,
     train,
 )
-from physai.lesson import Claim, out_dir, publish_claims, run_script, verdict  # noqa: E402
+from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 from physai.seed_robots import PLANAR2R_LINKS  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
@@ -279,14 +279,22 @@ def so101_guesses(nets: dict, n_targets: int = 1000) -> Guesses:
     return Guesses(x, q)
 
 
-def print_so101(g: Guesses, setting: str) -> None:
+def so101_rows(g: Guesses) -> dict:
+    """label -> (median error m, 95th percentile m, fraction within 1 mm, fraction with a joint outside its limits)."""
     chain = robots.load("so101")
-    print(f"\n== 5. SO-101 position targets ({len(g.x)} test targets): errors and joint limits [{setting}] ==")
-    print(f"{'method':<32s}{'median mm':>10s}{'p95 mm':>10s}{'<= 1 mm %':>10s}{'outside limits %':>18s}")
+    rows = {}
     for k, q in g.q.items():
         err = position_error(chain, q, g.x)
-        print(f"{k:<32s}{np.median(err) * 1e3:10.2f}{np.percentile(err, 95) * 1e3:10.2f}"
-              f"{100 * np.mean(err <= SUCCESS_M):10.1f}{100 * limit_violation(chain, q).any(axis=1).mean():18.1f}")
+        rows[k] = (np.median(err), np.percentile(err, 95), np.mean(err <= SUCCESS_M),
+                   limit_violation(chain, q).any(axis=1).mean())
+    return rows
+
+
+def print_so101(g: Guesses, setting: str) -> None:
+    print(f"\n== 5. SO-101 position targets ({len(g.x)} test targets): errors and joint limits [{setting}] ==")
+    print(f"{'method':<32s}{'median mm':>10s}{'p95 mm':>10s}{'<= 1 mm %':>10s}{'outside limits %':>18s}")
+    for k, (med, p95, ok, out) in so101_rows(g).items():
+        print(f"{k:<32s}{med * 1e3:10.2f}{p95 * 1e3:10.2f}{100 * ok:10.1f}{100 * out:18.1f}")
     print("Regression averages joint vectors inside a box, so it stays inside; FK-consistency has no reason to;")
     print("the bounded head (q = mid + half * tanh) stays inside by construction. DLS clips into the limits.")
 
@@ -419,6 +427,31 @@ def plot_so101(g: Guesses, gp: Gap, setting: str) -> None:
 # ---- the lesson ------------------------------------------------------------------------------------
 
 
+def results(setting: str, mm: Guesses, ex: Extrapolation, sing: NearSingularity, g: Guesses, h: np.ndarray,
+            gp: Gap) -> dict:
+    """Every number the lesson's page shows, at full precision (saved to results.json); tool errors in mm, as the
+    transcript prints them."""
+    keys = ("median_mm", "q2", "up", "nearest")
+    fk_sectors = sector_medians(ex)["FK-consistency"]
+    return {
+        "setting": setting, "settings": SETTINGS[setting], "seeds": SEEDS, "links": [L1, L2], "reach": L1 + L2,
+        "dls_iterations": DLS_ITERATIONS, "dls_damping": DLS_DAMPING, "success_mm": SUCCESS_M * 1e3,
+        "settle_s": SETTLE_S,
+        "multimodality": [{"label": k, **dict(zip(keys, (v[0] * 1e3, *v[1:])))}
+                          for k, v in multimodality_rows(mm).items()],
+        "extrapolation": {"sectors": [list(s) for s in SECTORS], "fk_out_over_in": fk_sectors[-1] / fk_sectors[0],
+                          "rows": [{"label": k, "medians_mm": v * 1e3} for k, v in sector_medians(ex).items()]},
+        "singularity": {"bands": [list(b) for b in BANDS], "sigma_min": sing.sigma_min,
+                        "rows": [dict(zip(("regression", "fk", "dls", "hybrid"), r * 1e3)) for r in sing.errors]},
+        "so101": [{"label": k, "median_mm": v[0] * 1e3, "p95_mm": v[1] * 1e3, "within_1mm": v[2], "outside": v[3]}
+                  for k, v in so101_rows(g).items()],
+        "hybrid": [{"k": k, "hybrid_mm": hy * 1e3, "dls_mm": dls * 1e3} for k, (hy, dls) in enumerate(h)],
+        "gap": [{"label": k, "kinematic_mm": np.median(gp.kinematic[k]) * 1e3,
+                 "gravity_mm": np.median(gp.gravity[k]) * 1e3, "no_gravity_mm": np.median(gp.no_gravity[k]) * 1e3}
+                for k in gp.kinematic],
+    }
+
+
 def full_run() -> bool:
     return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
 
@@ -445,7 +478,11 @@ def main(setting: str = "tour") -> list[Claim]:
     plot_so101(g, gp, setting)
     claims = (multimodality_claims(mm) + extrapolation_claims(ex) + singularity_claims(ns_)
               + limits_hybrid_claims(g, h) + gap_claims(gp))
-    print("\nfigures: multimodality_2r.png, so101_learned.png")
+    print("\nfigure: multimodality_2r.png (planar 2R: the FK-consistency network's error inside its training "
+          "half-plane, and every method's error against the target's polar angle)")
+    print("figure: so101_learned.png (SO-101: the error distribution of each method, and the kinematic error against "
+          "the miss after settling in MuJoCo)")
+    save_results(HERE, "experiment.py", results(setting, mm, ex, ns_, g, h, gp))
     return publish_claims(HERE, claims, "experiment.py")
 
 

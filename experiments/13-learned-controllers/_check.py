@@ -1,0 +1,148 @@
+"""Grader for lesson 13's Build it (``physai check 13 DIR``): each function the learner types, against
+physai.learned's JAX network, physai's forward kinematics, the planar 2R's closed forms and
+physai.singularity.damped_solve, with hints that name the likely mistake."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from physai import robots
+from physai.exercise import Hint, close
+from physai.jaxkin import float64
+from physai.kinematics import fk, jacobian
+from physai.learned import init_model
+from physai.learned.model import forward
+from physai.singularity import damped_solve
+
+SEED = 13
+
+
+def _targets(k: int = 40) -> np.ndarray:
+    """Reachable planar 2R targets ``(k, 3)`` m (z = 0), seeded."""
+    rng = np.random.default_rng(SEED)
+    r, phi = rng.uniform(0.25, 0.75, k), rng.uniform(-np.pi, np.pi, k)
+    return np.c_[r * np.cos(phi), r * np.sin(phi), np.zeros(k)]
+
+
+def _joints(k: int = 40) -> np.ndarray:
+    return np.random.default_rng(SEED + 1).uniform(-np.pi, np.pi, (k, 2))
+
+
+def _tip(q: np.ndarray) -> np.ndarray:
+    """The library's planar 2R tool point ``(k, 2)``."""
+    return fk(robots.load("planar2r"), q).p[:, :2]
+
+
+@float64
+def _network(model, x, head: str) -> np.ndarray:
+    """physai.learned's JAX network, run eagerly in float64 (no compilation: fast for a few calls)."""
+    return np.asarray(forward(model.params, model.norm(), x, head))
+
+
+def check_mlp_forward(build) -> None:
+    x = _targets()
+    model = init_model(robots.load("planar2r"), x, np.random.default_rng(SEED), hidden=(8, 8))
+    for head in ("bounded", "linear"):
+        out = np.asarray(build.mlp_forward(model.params, model.norm(), x, head), float)
+        ref = _network(model, x, head)
+        if close(out, ref, 1e-12):
+            continue
+        if out.shape != ref.shape:
+            raise Hint(f"mlp_forward returned shape {out.shape}, expected {ref.shape}: one row of joints per target")
+        h = (x - model.x_mean) / model.x_scale
+        for i in range(model.n_layers - 1):
+            h = np.tanh(h @ model.params[f"W{i}"] + model.params[f"b{i}"])
+        z = h @ model.params[f"W{model.n_layers - 1}"] + model.params[f"b{model.n_layers - 1}"]
+        if close(out, model.q_mid + model.q_half * (z if head == "bounded" else np.tanh(z)), 1e-12):
+            raise Hint(f"the output head: '{head}' means {'q_mid + q_half tanh(z)' if head == 'bounded' else 'no tanh'}"
+                       " on the last layer")
+        if close(out, np.tanh(z) if head == "bounded" else z, 1e-12):
+            raise Hint("the last layer's z is returned as is: the joints are q_mid + q_half * z (scaled to the limits)")
+        raise Hint(f"differs from physai.learned's network by {np.abs(out - ref).max():.1e} rad: normalise x by "
+                   "x_mean and x_scale first, tanh after every hidden layer (not after the last)")
+
+
+def check_tip(build) -> None:
+    q = _joints()
+    out = np.asarray(build.tip(q), float)
+    if close(out, _tip(q), 1e-12):
+        return
+    L1, L2 = build.L1, build.L2
+    relative = np.c_[L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 1]), L1 * np.sin(q[:, 0]) + L2 * np.sin(q[:, 1])]
+    if close(out, relative, 1e-12):
+        raise Hint("the second link points along q1 + q2 (angles add along the chain), not along q2 alone")
+    raise Hint("tip = L1 (cos q1, sin q1) + L2 (cos(q1 + q2), sin(q1 + q2)): check the signs and cos/sin order")
+
+
+def check_fk_loss_by_hand(build) -> None:
+    q, x = _joints(), _targets()
+    miss2 = np.sum((_tip(q) - x[:, :2]) ** 2, axis=1)
+    out = build.fk_loss_by_hand(q, x)
+    if close(out, np.mean(miss2), 1e-12):
+        return
+    if close(out, np.mean(np.sqrt(miss2)), 1e-12):
+        raise Hint("the loss is the mean squared miss (m^2), not the mean distance: do not take the square root")
+    if close(out, np.mean(miss2) / 2, 1e-12) or close(out, np.sum(miss2), 1e-9):
+        raise Hint("average over targets the sum over x and y: mean(sum((tip - x)^2, axis=1))")
+    raise Hint(f"expected {np.mean(miss2):.6f} m^2, got {float(out):.6f}: tip(q_pred) minus the target's x, y")
+
+
+def check_joint_loss_by_hand(build) -> None:
+    rng = np.random.default_rng(SEED)
+    q_pred, q_label, q_half = rng.normal(size=(30, 5)), rng.normal(size=(30, 5)), rng.uniform(0.5, 3.0, 5)
+    d = q_pred - q_label
+    ref = np.mean(np.sum((d / q_half) ** 2, axis=1))
+    out = build.joint_loss_by_hand(q_pred, q_label, q_half)
+    if close(out, ref, 1e-12):
+        return
+    if close(out, np.mean(np.sum(d**2, axis=1)), 1e-12):
+        raise Hint("each joint's error must be divided by its half range q_half before squaring")
+    if close(out, np.mean((d / q_half) ** 2), 1e-12):
+        raise Hint("sum over the joints, then average over the targets (not the mean of every entry)")
+    raise Hint(f"expected {ref:.6f}, got {float(out):.6f}: mean over targets of sum(((q_pred - q_label) / q_half)^2)")
+
+
+def check_elbows(build) -> None:
+    x = _targets()
+    up, down = (np.asarray(s, float) for s in build.elbows(x))
+    for name, q in (("elbow up", up), ("elbow down", down)):
+        if q.shape != (len(x), 2):
+            raise Hint(f"{name}: expected shape {(len(x), 2)}, got {q.shape}")
+        miss = np.linalg.norm(_tip(q) - x[:, :2], axis=1).max()
+        if miss > 1e-9:
+            raise Hint(f"{name} misses its targets by up to {miss:.2e} m: q1 = atan2(y, x) - atan2(L2 sin q2, "
+                       "L1 + L2 cos q2), with the q2 of the same elbow")
+    if np.all(up[:, 1] < 0) and np.all(down[:, 1] > 0):
+        raise Hint("elbow up and elbow down are swapped: return the q2 > 0 answer first")
+    if not (np.all(up[:, 1] > 0) and np.all(down[:, 1] < 0)):
+        raise Hint("the two answers must differ in the sign of q2 (law of cosines: q2 = +-acos(...))")
+
+
+def check_dls_step(build) -> None:
+    chain = robots.load("planar2r")
+    q = np.r_[_joints(20), [[0.3, 0.0]]]  # the last arm is straight: a singular J
+    J = jacobian(chain, q)[:, :2]
+    e = np.random.default_rng(SEED).normal(scale=0.05, size=(len(q), 2))
+    for damping in (0.01, 0.1):
+        out = np.asarray(build.dls_step(J, e, damping), float)
+        ref = damped_solve(J, e, damping)
+        if close(out, ref, 1e-9):
+            continue
+        if close(out, -ref, 1e-9):
+            raise Hint("sign: e is target minus tool, and the step J^T (J J^T + damping^2 I)^-1 e moves toward it")
+        if close(out[:-1], damped_solve(J[:-1], e[:-1], 0.0), 1e-6):
+            raise Hint("the damping is missing: at the straight arm (a singularity) J J^T is singular; add "
+                       "damping^2 I")
+        if close(out, damped_solve(J, e, np.sqrt(damping)), 1e-9):
+            raise Hint("add damping^2 I (the damping squared), not damping I")
+        raise Hint(f"differs from J^T (J J^T + damping^2 I)^-1 e by {np.abs(out - ref).max():.1e} rad")
+
+
+MUTATIONS = [
+    ("    return (np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]",
+     "    return -(np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]", "sign"),
+    ('(np.tanh(z) if head == "bounded" else z)', '(z if head == "bounded" else np.tanh(z))', "head"),
+    ("L1 * np.sin(q[:, 0]) + L2 * np.sin(q[:, 0] + q[:, 1])", "L1 * np.sin(q[:, 0]) - L2 * np.sin(q[:, 0] + q[:, 1])",
+     "q1 + q2"),
+    ("for s in (q2, -q2))", "for s in (-q2, q2))", "swapped"),
+]
