@@ -476,11 +476,11 @@ def main(full: bool = False) -> list[Claim]:
     print_priority(prio)
     plot_priority(prio)
     claims = self_motion_claims(motion) + choice_claims(choices)
+    post = elbow_post()
+    print_elbow_post(post)
     print("\nfigure: self_motion.png (the Panda's joints and elbow height during self-motion; the tool pose stays put)")
     print("figure: planar3r_self_motion.png (a planar 3R holding one tip point: a one-parameter family of arms)")
     print("figure: priority.png (elbow height under task priority, and the peak joint speed of each case)")
-    post = elbow_post()
-    print_elbow_post(post)
     save_results(HERE, "experiment.py", {**results(dims, motion, planar_numbers(fam), choices, prio),
                                          "collision": elbow_post_results(post)})
     return publish_claims(HERE, claims, "experiment.py")
