@@ -193,7 +193,7 @@ class CollisionWorld:
             d.qpos[self.qpos_adr] = qk
             mujoco.mj_kinematics(self.model, d)
             xpos[k], xmat[k] = d.geom_xpos, d.geom_xmat
-        return (self.bounds.lower(xpos, xmat) < cap) | self.unbounded
+        return self.bounds.near(xpos, xmat, cap) | self.unbounded
 
     def _one(self, q: np.ndarray, near: np.ndarray, D: np.ndarray, G: np.ndarray | None, cap: float) -> None:
         """Fill ``D (P,)`` (and ``G (P, n)``) at one ``q`` for the pairs ``near``."""
@@ -232,8 +232,8 @@ class CollisionWorld:
 
 @dataclass(frozen=True)
 class _Bounds:
-    """The constants of :func:`_lower_bound` for a world's pairs: radii, and the box sides (box geom, the other
-    geom, its radius) for pairs with a box on either side."""
+    """The constants of the bounding test (:meth:`near`) for a world's pairs: radii, and the box sides (box geom,
+    the other geom, its radius) for pairs with a box on either side (a pair of two boxes has two sides)."""
 
     g1: np.ndarray
     g2: np.ndarray
@@ -243,7 +243,6 @@ class _Bounds:
     other: np.ndarray  # (K,) the other geom
     r_other: np.ndarray  # (K,) the other geom's radius
     half: np.ndarray  # (K, 3) the box's half-sizes
-    split: int  # rows[:split] have the box first, rows[split:] second (a pair of two boxes appears in both)
 
     @classmethod
     def of(cls, m: mujoco.MjModel, pairs: np.ndarray) -> _Bounds:
@@ -253,24 +252,25 @@ class _Bounds:
         box = np.concatenate([g1[is_box[:, 0]], g2[is_box[:, 1]]])
         other = np.concatenate([g2[is_box[:, 0]], g1[is_box[:, 1]]])
         return cls(g1, g2, m.geom_rbound[g1] + m.geom_rbound[g2], rows, box, other, m.geom_rbound[other],
-                   m.geom_size[box], int(is_box[:, 0].sum()))
+                   m.geom_size[box])
 
-    def lower(self, xpos: np.ndarray, xmat: np.ndarray) -> np.ndarray:
-        """A lower bound (m) on each pair's distance, from geom poses ``xpos (K, ngeom, 3)``, ``xmat (K, ngeom, 9)``
-        -> ``(K, P)``. Every point of a geom lies within its ``geom_rbound`` of its centre, so the distance is at
-        least the centres' distance less both radii, and at least the distance from one centre to the other geom
-        less one radius, which is exact to compute for a box (a table, a shelf)."""
+    def near(self, xpos: np.ndarray, xmat: np.ndarray, cap: float) -> np.ndarray:
+        """Which pairs may be closer than ``cap`` (m), from geom poses ``xpos (K, ngeom, 3)``, ``xmat (K, ngeom, 9)``
+        -> bool ``(K, P)``; a pair left out is certainly not. Every point of a geom lies within its ``geom_rbound``
+        of its centre, so a pair's distance is at least the centres' distance less both radii; where that leaves
+        the pair in, the distance from one centre to the other geom less one radius, exact for a box (a table, a
+        shelf), may still rule it out."""
         dc = xpos[:, self.g1] - xpos[:, self.g2]
-        bound = np.sqrt(np.einsum("bki,bki->bk", dc, dc)) - self.r
-        if len(self.rows):
-            R = xmat[:, self.box].reshape(len(xpos), len(self.box), 3, 3)
-            local = np.einsum("bkji,bkj->bki", R, xpos[:, self.other] - xpos[:, self.box])
-            out = np.maximum(np.abs(local) - self.half, 0.0)
-            side = np.sqrt(np.einsum("bki,bki->bk", out, out)) - self.r_other
-            for rows, part in ((self.rows[: self.split], side[:, : self.split]), (self.rows[self.split:],
-                                                                                   side[:, self.split:])):
-                bound[:, rows] = np.maximum(bound[:, rows], part)  # each side's rows are distinct pairs
-        return bound
+        near = np.sqrt(np.einsum("bki,bki->bk", dc, dc)) - self.r < cap
+        bi, ki = np.nonzero(near[:, self.rows])
+        if len(bi):
+            box, other = self.box[ki], self.other[ki]
+            R = xmat[bi, box].reshape(-1, 3, 3)
+            local = np.einsum("kji,kj->ki", R, xpos[bi, other] - xpos[bi, box])
+            out = np.maximum(np.abs(local) - self.half[ki], 0.0)
+            far = np.sqrt(np.einsum("ki,ki->k", out, out)) - self.r_other[ki] >= cap
+            near[bi[far], self.rows[ki[far]]] = False
+        return near
 
 
 def collision_world(scene, chain: Chain, margin: float = 0.01, *, distmax: float | None = None, keep=(), drop=(),
