@@ -218,3 +218,17 @@ def test_avoidance_step_bad_input_names_the_option():
             C.avoidance_step(world, q, J, np.zeros(5), **kwargs)
     with pytest.raises(InputError, match="dq"):
         C.avoidance_step(world, q, J, np.zeros(4))
+
+
+def test_null_space_refinement_with_avoid_keeps_answers_clear_by_mj_geomDistance():
+    from physai import nullspace as ns
+
+    world = C.collision_world(C.scene("panda", OBSTACLES["panda"]), physai.load("panda"))
+    targets = clear_targets(world, np.random.default_rng(7), 6)
+    objective = ns.joint_limit_cost(world.chain)
+    res = ns.solve_ik_redundant_batch(world.chain, targets, objective=objective, avoid=world, iterations=30)
+    assert sum(r.converged for r in res) >= 5
+    for r in res:
+        if r.converged:
+            assert mujoco_distances(world, r.q).min() >= world.margin  # the refinement kept the answer clear
+            assert r.cost_final <= r.cost_initial
