@@ -27,18 +27,20 @@ _HOME = {
     "ENGINES": "physai.kinematics",
     "solve_ik": "physai.ik", "solve_ik_batch": "physai.ik", "IKResult": "physai.ik",
     "IKBatchResult": "physai.ik",
+    "collision_world": "physai.collision", "CollisionWorld": "physai.collision",
     "damped_solve": "physai.singularity", "health": "physai.singularity",
     "PhysaiError": "physai.errors", "InputError": "physai.errors", "UnknownNameError": "physai.errors",
     "UnsupportedJointError": "physai.errors", "ModelNotFoundError": "physai.errors",
 }
 _MODULES = ("errors", "transforms", "chain", "kinematics", "robots", "ik", "nullspace", "singularity", "statics",
-            "control", "conventions", "mj", "jaxkin", "jaxik")
+            "control", "conventions", "mj", "jaxkin", "jaxik", "collision")
 
 __all__ = [
     "ENGINES",
     "FK",
     "BodySpec",
     "Chain",
+    "CollisionWorld",
     "IKBatchResult",
     "IKResult",
     "InputError",
@@ -50,6 +52,8 @@ __all__ = [
     "chain",
     "chain_from_bodies",
     "chain_from_mujoco",
+    "collision",
+    "collision_world",
     "control",
     "conventions",
     "damped_solve",

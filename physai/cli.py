@@ -27,7 +27,7 @@ from rich.table import Table
 from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
 
-from physai._validate import count
+from physai._validate import count, nonnegative
 from physai.errors import PhysaiError, InputError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -519,6 +519,10 @@ def ik(
                                         "(default: the solver's)"),
     seed: int = typer.Option(0, "--seed", help="seed of the random restarts, a whole number >= 0"),
     site: str | None = SITE,
+    avoid: bool = typer.Option(False, "--avoid", help="collision-aware: every geom of the model that the chain does "
+                               "not move is an obstacle (with the arm's own self-collision pairs); only answers that "
+                               "keep --margin count as converged"),
+    margin: float = typer.Option(0.01, "--margin", help="clearance (m) every pair keeps with --avoid"),
     as_json: bool = JSON,
 ) -> None:
     """Inverse kinematics to a target position (or pose): the solution, its errors and its health.
@@ -539,7 +543,9 @@ def ik(
             task, goal = "pose", make_transform(quat_to_matrix(tv[3:]), tv[:3])
         else:
             raise InputError(f"--target: expected 3 numbers (x y z) or 7 (x y z qw qx qy qz), got {tv.size}")
-        result = solve_ik(chain, goal, q0, task=task, method=method, rng=np.random.default_rng(seed),
+        world = _world(robot, chain, margin) if avoid else None
+        result = solve_ik(chain, goal, q0 if q is not None or world is None else None, task=task, method=method,
+                          rng=np.random.default_rng(seed), avoid=world,
                           **({} if restarts is None else {"restarts": restarts}))
     reached = tool_pose(chain, result.q)
     rows = _health_rows(chain_jacobian(chain, result.q))
@@ -549,7 +555,8 @@ def ik(
             "joints": list(chain.joint_names), "converged": bool(result.converged), "reason": result.reason,
             "iterations": int(result.iterations), "restarts": int(result.restarts),
             "position_error": float(result.position_error), "orientation_error": float(result.orientation_error),
-            "reached_position": reached[:3, 3].tolist(), "health": rows}))
+            "reached_position": reached[:3, 3].tolist(), "health": rows,
+            **({} if world is None else {"clearance": world.closest(result.q)[0], "margin": world.margin})}))
     else:
         console.print(_header(chain))
         console.print(f"target ({task}, world, m): {_vec(tv)}   method {result.method}, seed {seed}")
@@ -562,10 +569,21 @@ def ik(
         console.print(f"[{style}]{result.reason}[/] after {result.iterations} iterations, {result.restarts} restarts")
         console.print(f"position error {result.position_error:.3e} m, orientation error "
                       f"{result.orientation_error:.3e} rad; reached {_vec(reached[:3, 3])} m")
+        if world is not None:
+            dist, pair = world.closest(result.q)
+            console.print(f"clearance {dist:.4f} m ({escape(pair[0])} - {escape(pair[1])}), margin {world.margin} m, "
+                          f"{len(world.pairs)} pairs checked, {len(world.dropped)} left out as always touching")
         console.print(_health_table(rows, "health at the solution"))
         console.print(_HEALTH_NOTE)
     if not result.converged:
         raise typer.Exit(1)
+
+
+def _world(robot: str, chain, margin: float):
+    """The collision world of ``--robot``'s model file for ``--avoid``: the scene's own geoms are the obstacles."""
+    from physai.collision import collision_world
+
+    return collision_world(robot, chain, margin=nonnegative(margin, "--margin"))
 
 
 @app.command()
@@ -573,12 +591,16 @@ def view(
     robot: str = ROBOT,
     site: str | None = SITE,
     port: int = typer.Option(8080, "--port", help="port on 127.0.0.1"),
+    avoid: bool = typer.Option(False, "--avoid", help="keep the arm clear of the scene's other geoms (and itself): "
+                               "obstacles drawn, a pair within --margin painted red"),
+    margin: float = typer.Option(0.01, "--margin", help="clearance (m) with --avoid"),
 ) -> None:
     """Interactive 3-D viewer on http://127.0.0.1:PORT: drag the target, the arm follows through physai's IK."""
     from physai.viewer import Viewer
 
     with _bad_input():
-        viewer = Viewer(robot, site=site, port=port)
+        world = _world(robot, _load(robot, site), margin) if avoid else None
+        viewer = Viewer(robot, site=site, port=port, avoid=world)
     console.print(f"physai viewer for {escape(viewer.chain.name)}: open [bold]{viewer.url}[/] (Ctrl-C to stop)")
     try:
         while True:

@@ -24,11 +24,12 @@ import numpy as np
 
 from physai import transforms as tf
 from physai._validate import count, finite_array, nonnegative, one_of, positive, real
+from physai.collision import avoidance_step
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose
 from physai.robots import mujoco_warnings
-from physai.singularity import StepHealth, damped_step
+from physai.singularity import StepHealth, damped_step, jacobian_block
 from physai.statics import gravity_torques, joint_actuators
 
 # twist_fn(k, t, q, T_world_tool) -> twist (6,): the command of tick k at time t for controller state q.
@@ -90,7 +91,8 @@ class RateResult:
     """A kinematic resolved-rate run: ``N`` ticks of length ``dt``.
 
     ``t: (N+1,)`` tick instants (s); ``q: (N+1, n)`` joint positions at them; ``p: (N+1, 3)`` tool
-    positions; ``twist: (N, 6)`` commands; ``health`` per tick; ``reason`` why it ended.
+    positions; ``twist: (N, 6)`` commands; ``health`` per tick; ``reason`` why it ended; ``clearance: (N+1,)``
+    the smallest distance (m) over the pairs of the ``avoid`` world at each tick (None without one).
     """
 
     t: np.ndarray
@@ -99,6 +101,7 @@ class RateResult:
     twist: np.ndarray
     health: HealthLog
     reason: str
+    clearance: np.ndarray | None = None  # (N+1,) smallest pair distance (m) at each tick, with avoid=
 
 
 def _check_settings(settings) -> None:
@@ -120,27 +123,45 @@ def _ticks(duration: float, dt: float) -> int:
 
 
 def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
-                  settings: StepSettings = StepSettings()) -> RateResult:
+                  settings: StepSettings = StepSettings(), avoid=None) -> RateResult:
     """Integrate ``q <- q + dq`` for ``n_ticks`` ticks, ``dq`` from :func:`tick` of ``twist_fn(k, t, q, T)``.
 
     Joint rates are held for the whole tick (zero-order hold), as a robot streaming velocity commands does.
+    ``avoid``: a :class:`physai.collision.CollisionWorld` of the chain; each step then passes
+    :func:`physai.collision.avoidance_step` (a velocity damper per close pair, met in the task's null space, the
+    step scaled down where it cannot be), so the arm keeps the world's margin while the tool tracks what it can.
     """
     q = chain.check_q(q0).copy()
     dt, n_ticks = positive(dt, "dt"), count(n_ticks, "n_ticks", minimum=1)
     _check_callable(twist_fn, "twist_fn")
     _check_settings(settings)
+    world = _check_avoid(avoid, chain, q)
     qs, twists, steps = [q.copy()], [], []
     for k in range(n_ticks):
         T, J = tool_pose_and_jacobian(chain, q)
         twist = finite_array(twist_fn(k, k * dt, q, T), "twist", (6,))
         dq, h = tick(J, twist, dt, settings)
+        if world is not None:
+            dq, _ = avoidance_step(world, q, jacobian_block(J, settings.block, 1.0), dq)
         q = q + dq
         qs.append(q.copy())
         twists.append(twist)
         steps.append(h)
     q_all = np.array(qs)
+    clearance = None if world is None else world.distances(q_all).min(axis=-1, initial=world.distmax)
     return RateResult(np.arange(len(qs)) * dt, q_all, tool_pose(chain, q_all)[:, :3, 3], np.array(twists),
-                      HealthLog.from_steps(steps), "ticks done")
+                      HealthLog.from_steps(steps), "ticks done", clearance)
+
+
+def _check_avoid(avoid, chain: Chain, q0: np.ndarray):
+    """``avoid`` as a world of this chain (or None); a start that penetrates is refused, naming the pair."""
+    if avoid is None:
+        return None
+    from physai._avoid_ik import check_start, check_world
+
+    world = check_world(avoid, chain)
+    check_start(world, q0)
+    return world
 
 
 def line_reference(T0, velocity, ramp: float = 0.0) -> Callable[[float], np.ndarray]:
@@ -207,15 +228,16 @@ class LineResult:
 
 
 def follow_line(chain: Chain, q0, velocity, duration: float, dt: float, *, feedback: float = 1.0,
-                substeps: int = 10, settings: StepSettings = StepSettings()) -> LineResult:
+                substeps: int = 10, settings: StepSettings = StepSettings(), avoid=None) -> LineResult:
     """Move the tool from its pose at ``q0`` along ``velocity`` (m/s, world) for ``duration`` s, holding
-    its orientation (with ``settings.block="full"``), one resolved-rate tick every ``dt`` s."""
+    its orientation (with ``settings.block="full"``), one resolved-rate tick every ``dt`` s; ``avoid`` as
+    :func:`resolved_rate` (the arm's redundancy keeps it clear while the tool follows the line)."""
     q0 = chain.check_q(q0)
     substeps = count(substeps, "substeps", minimum=1, maximum=10_000)
     n_ticks = _ticks(duration, dt)
     T0 = tool_pose(chain, q0)
     T_ref = line_reference(T0, velocity)
-    run = resolved_rate(chain, q0, tracking_twist(T_ref, dt, feedback), dt, n_ticks, settings)
+    run = resolved_rate(chain, q0, tracking_twist(T_ref, dt, feedback), dt, n_ticks, settings, avoid)
     s = np.arange(substeps) / substeps
     q_path = run.q[:-1, None, :] + s[:, None] * np.diff(run.q, axis=0)[:, None, :]
     path = np.vstack([tool_pose(chain, q_path.reshape(-1, chain.n))[:, :3, 3], run.p[-1:]])

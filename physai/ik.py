@@ -75,10 +75,11 @@ TOL_POSITION, TOL_ORIENTATION, MAX_STEP = 1e-4, 1e-3, 0.5
 DAMPING, SIGMA_HEALTHY, LAMBDA_MAX = 0.02, 0.03, 0.05
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
-# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by _numba_ik's outcome codes),
-# jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the last three).
+# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by _numba_ik's outcome codes,
+# and the last with avoid=), jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the
+# fourth and fifth, and "iteration limit").
 REASONS = ("converged", "unreachable: best effort", "iteration limit", "stationary",
-           "primary not converged: not optimised")
+           "primary not converged: not optimised", "collision: no answer keeps the margin")
 _REASON_NAMES = np.asarray(REASONS)  # indexed by an outcome array (never written)
 # Where the LM iterations run: the whole solve of each target in one compiled call (physai._numba_ik, the
 # default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
@@ -103,11 +104,13 @@ class IKResult:
     ``q: (n,)`` joint positions, always inside the chain's limits; ``converged`` whether both errors are
     within tolerance; ``iterations`` steps taken over all attempts; ``position_error`` (m) and
     ``orientation_error`` (rad; the angle between tool and target axes for ``"position+axis"``, 0 for
-    ``"position"``) at ``q``; ``reason`` one of the first three of :data:`REASONS`: ``"converged"``,
+    ``"position"``) at ``q``; ``reason`` one of the first three of :data:`REASONS` (or its last, with ``avoid=``):
+    ``"converged"``,
     ``"unreachable: best effort"`` (every attempt stopped at a stationary point above tolerance, ``q`` is the
     closest one found), ``"iteration limit"`` (some attempt was still improving when its budget ran out);
     ``restarts`` random restarts used; ``unmet`` the parts of the target not achieved:
-    ``()`` when converged, else a subset of ``("position", "orientation")``.
+    ``()`` when converged, else a subset of ``("position", "orientation")``, led by ``"collision"`` when the reason
+    is ``"collision: no answer keeps the margin"`` (``avoid=``; then ``q`` is the closest clear point found).
 
     Examples
     --------
@@ -422,7 +425,9 @@ def solve_ik_batch(
     trace: list | None = None,
     engine: str = "compiled",
     backend: str | None = None,
+    avoid=None,
     _single: bool = False,  # solve_ik's call: one target, no batch axis, answered as its IKResult
+    _draws: np.ndarray | None = None,  # the collision step's restart seeds (B, restarts, n), in place of rng's
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
@@ -464,11 +469,28 @@ def solve_ik_batch(
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
+    if avoid is not None:  # the collision step: plain solves whose answers are checked and repaired
+        from physai import _avoid_ik
+
+        world = _avoid_ik.check_world(avoid, chain)
+        if q0 is not chain.q_middle:
+            _avoid_ik.check_start(world, q0)
+
+        def plain(T, q0, draws):
+            return solve_ik_batch(chain, T, q0, **options, restarts=draws.shape[1], _draws=draws)
+
+        options = dict(task=task, method=method, weights=weights, tol_position=tol_position,
+                       tol_orientation=tol_orientation, max_iterations=max_iterations, axis=axis, max_step=max_step,
+                       damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max, patience=patience,
+                       trace=trace, engine=engine, backend=backend)
+        draws = restart_draws(chain, rng, B, restarts)
+        result = _avoid_ik.solve(world, chain, T_target, q0, draws, o, plain)
+        return result[0] if _single else result
     if _compiled_backend(backend, method, trace, engine):
-        uniforms = restart_uniforms(chain, rng, B, restarts)
+        uniforms = restart_uniforms(chain, rng, B, restarts) if _draws is None else _uniforms_of(chain, _draws)
         out, out_int = _solve_compiled(chain, T_target, q0, uniforms, o, n_far, reach, base)
         return _compiled_result(out[0], out_int[0], o) if _single else _compiled_batch_result(out, out_int, o)
-    draws = restart_draws(chain, rng, B, restarts)
+    draws = restart_draws(chain, rng, B, restarts) if _draws is None else _draws
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
     beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
@@ -477,6 +499,12 @@ def solve_ik_batch(
     kin = functools.partial(kinematics.tool_pose_and_jacobian, engine=engine)
     result = _solve_numpy(chain, T_target, starts, n_attempts, o, kin, trace)
     return result[0] if _single else result
+
+
+def _uniforms_of(chain: Chain, draws: np.ndarray) -> np.ndarray:
+    """The numbers in [0, 1) that the compiled solve maps to ``draws`` (B, restarts, n) (to round-off)."""
+    low, high = chain._sample_range
+    return np.ascontiguousarray((draws - low) / np.where(high > low, high - low, 1.0))
 
 
 def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> bool:
@@ -715,6 +743,15 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     (:mod:`physai._numba_ik`, same algorithm); ``"numpy"`` the vectorised NumPy loop of this module, which
     serves every method, ``trace`` and ``engine="numpy"``. ``None`` (default): compiled where it serves, else
     NumPy; ``"compiled"`` asked for where it cannot serve raises :class:`InputError`.
+
+    ``avoid``: a :class:`physai.collision.CollisionWorld` of this chain (:func:`physai.collision.collision_world`).
+    An answer then counts as converged only if every pair of the world keeps its ``margin`` (MuJoCo's
+    ``mj_geomDistance``); a target with no such answer found is ``converged=False`` with reason
+    ``"collision: no answer keeps the margin"`` and ``"collision"`` in ``unmet``. Method (:mod:`physai._avoid_ik`):
+    the plain solve, its answer checked; for a colliding one, one plain attempt from each of the target's restart
+    draws in turn until an answer is clear; then Levenberg-Marquardt with a quadratic penalty row per close pair from the colliding answers
+    (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the contact-normal Jacobian). A ``q0`` that
+    penetrates an obstacle is refused (:class:`InputError` naming the pair).
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
     found (smallest weighted error over every attempt, then refined until it stops improving) and

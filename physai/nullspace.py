@@ -389,6 +389,7 @@ def refine_in_nullspace(
     iterations: int = REFINE_ITERATIONS,
     step: float = REFINE_STEP,
     min_step: float = REFINE_MIN_STEP,
+    avoid=None,
 ) -> list[RedundantResult]:
     """Lower ``objective`` along the self-motion of each converged IK solution (vectorised over targets).
 
@@ -399,13 +400,16 @@ def refine_in_nullspace(
     correction ``J^+ e`` at the new point, clipped into the limits. It is accepted only if the cost
     falls *and* the primary still meets ``tol_position``/``tol_orientation``, so the plain solver's
     success is kept target by target; ``alpha`` grows by 1.5 on acceptance and halves on rejection.
-    A target stops when ``alpha < min_step`` (``"stationary"``) or after ``iterations``.
+    A target stops when ``alpha < min_step`` (``"stationary"``) or after ``iterations``. ``avoid``: a
+    :class:`physai.collision.CollisionWorld` of the chain; an iterate is then accepted only if every pair also keeps
+    the world's margin (a clear answer stays clear).
     """
     _check_options(objective, iterations, step, min_step)
     T_target = check_targets(one_of(task, "task", TASKS), targets, 1)
     if len(T_target) != len(ik_results):
         raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
     q = np.array(ik_results.q, float)
+    world = _world(avoid, chain)
     a = finite_array(axis, "axis", (3,))
     a = a / np.linalg.norm(a)
     e, Jt, perr, oerr = task_residual(task, *kinematics.tool_pose_and_jacobian(chain, q), T_target, a)
@@ -420,6 +424,8 @@ def refine_in_nullspace(
                                                            task, T_target[r], a)
         ct = objective.value(trial)
         ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
+        if world is not None:
+            ok[ok] = world.clear(trial[ok])
         ra = r[ok]
         q[ra], e[ra], Jt[ra], perr[ra], oerr[ra], cost[ra] = trial[ok], et[ok], Jtt[ok], pt[ok], ot[ok], ct[ok]
         alpha[r] = np.where(ok, np.minimum(alpha[r] * 1.5, step), alpha[r] * 0.5)
@@ -442,9 +448,10 @@ def _check_options(objective, iterations=REFINE_ITERATIONS, step=REFINE_STEP, mi
         raise InputError(f"step, min_step: expected 0 < min_step <= step, got {min_step}, {step}")
 
 
-# The refinement's own options; the task, tolerances and axis go to both the solver and the refinement.
+# The refinement's own options; the task, tolerances, axis and collision world go to both the solver and the
+# refinement.
 _REFINE_ONLY = ("iterations", "step", "min_step")
-_SHARED = ("task", "tol_position", "tol_orientation", "axis")
+_SHARED = ("task", "tol_position", "tol_orientation", "axis", "avoid")
 
 
 def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective, **options) -> list[RedundantResult]:
@@ -465,3 +472,65 @@ def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, *
     """One target (a 4x4 ``T_world_target``, or a 3-vector for ``task="position"``): :func:`solve_ik_redundant_batch`
     on a batch of one, same options. With the same ``rng`` it equals :func:`physai.ik.solve_ik` then the refinement."""
     return solve_ik_redundant_batch(chain, finite_array(target, "target")[None], q0, objective=objective, **options)[0]
+
+
+# ---- self-motion with a secondary objective, clear of obstacles --------------------------------------------------
+
+
+def _world(avoid, chain: Chain, q0=None):
+    """``avoid`` checked as a collision world of ``chain`` (None passes); a start ``q0`` in collision is refused. The
+    collision module (MuJoCo) is imported only when a world is given: the null-space maths need no MuJoCo."""
+    if avoid is None:
+        return None
+    from physai import _avoid_ik
+
+    world = _avoid_ik.check_world(avoid, chain)
+    if q0 is not None:
+        _avoid_ik.check_start(world, q0)
+    return world
+
+
+@dataclass(frozen=True)
+class SelfMotionResult:
+    """A walk along the self-motion of a held tool pose: ``q: (N+1, n)``; ``pose_drift: (N+1,)`` the tool's position
+    error (m) from where it started; ``cost: (N+1,)`` the objective; ``clearance: (N+1,)`` the smallest pair distance
+    (m) of the ``avoid`` world (None without one); ``scale: (N,)`` the step scale that
+    :func:`~physai.collision.avoidance_step` applied (ones without a world)."""
+
+    q: np.ndarray
+    pose_drift: np.ndarray
+    cost: np.ndarray
+    clearance: np.ndarray | None
+    scale: np.ndarray
+
+
+def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, step: float = 0.02,
+                avoid=None) -> SelfMotionResult:
+    """Hold the tool's pose at ``q0: (n,)`` and descend ``objective`` along the self-motion, ``steps`` steps of at most
+    ``step`` rad: ``dq = J^+ e - alpha N grad H`` (the Newton correction ``J^+ e`` of the pose error ``e`` keeps the
+    tool where it was; ``N = I - J^+ J``). With ``avoid`` (a :class:`physai.collision.CollisionWorld`) each step
+    passes :func:`physai.collision.avoidance_step` with the pose task's Jacobian: the classic use of redundancy to keep
+    an elbow clear of an obstacle while the tool holds still (Maciejewski and Klein 1985)."""
+    q = chain.check_q(q0).copy()
+    _check_options(objective)
+    steps, step = count(steps, "steps"), positive(step, "step")
+    world = _world(avoid, chain, q)
+    T0 = kinematics.tool_pose(chain, q)
+    qs, scales = [q.copy()], []
+    for _ in range(steps):
+        T, J = kinematics.tool_pose_and_jacobian(chain, q)
+        e = task_residual("pose", T[None], J[None], T0[None], np.array([0.0, 0.0, 1.0]))[0][0]
+        d = -((np.eye(chain.n) - pinv(J) @ J) @ objective.gradient(q))
+        dq = pinv(J) @ e + d * min(1.0, step / max(np.abs(d).max(), 1e-300))  # largest joint change <= step
+        scale = 1.0
+        if world is not None:
+            from physai.collision import avoidance_step
+
+            dq, scale = avoidance_step(world, q, J, dq)
+        q = np.clip(q + dq, chain.lower, chain.upper)
+        qs.append(q.copy())
+        scales.append(scale)
+    q_all = np.array(qs)
+    drift = np.linalg.norm(kinematics.tool_pose(chain, q_all)[:, :3, 3] - T0[:3, 3], axis=-1)
+    clearance = None if world is None else world.distances(q_all).min(axis=-1, initial=world.distmax)
+    return SelfMotionResult(q_all, drift, objective.value(q_all), clearance, np.array(scales))

@@ -36,11 +36,14 @@ _PINV = {"lambda_max": 0.0, "qdot_limit": np.inf}  # damped_step with nothing da
 VISIBLE_GROUPS = 3  # MuJoCo's viewer shows geom groups 0, 1, 2 by default
 
 
-def follow_step(chain: Chain, q, target, method: str, dt: float, gain: float = 4.0, max_speed: float = 0.3):
+def follow_step(chain: Chain, q, target, method: str, dt: float, gain: float = 4.0, max_speed: float = 0.3,
+                avoid=None):
     """One frame of following: ``q: (n,)`` rad, ``target: (3,)`` world m -> ``(q_next, StepHealth, qdot)``.
 
     The commanded tool velocity is ``gain * (target - p)`` capped at ``max_speed`` (m/s); the joint
     step comes from :func:`damped_step` on the position block and is clipped into the joint limits.
+    ``avoid``: a :class:`physai.collision.CollisionWorld`; the step then passes
+    :func:`physai.collision.avoidance_step` (the arm keeps the margin, the tool stops short if it must).
     """
     one_of(method, "method", METHODS)
     dt, gain, max_speed = positive(dt, "dt"), nonnegative(gain, "gain"), positive(max_speed, "max_speed")
@@ -50,7 +53,20 @@ def follow_step(chain: Chain, q, target, method: str, dt: float, gain: float = 4
     if speed > max_speed:
         v *= max_speed / speed
     dq, h = damped_step(J, v, dt, **(_PINV if method == "pinv" else {}))
+    if avoid is not None:
+        from physai.collision import avoidance_step
+
+        dq, _ = avoidance_step(avoid, q, J[:3], dq)
     return np.clip(q + dq, chain.lower, chain.upper), h, dq / dt
+
+
+CLOSE_COLOR = (230, 40, 40)  # a geom of a pair within the margin
+
+
+def close_geoms(world, q) -> set[int]:
+    """The geoms of every pair of ``world`` closer than its margin at ``q: (n,)`` (the viewer paints them red)."""
+    d = world.distances(q)
+    return {int(g) for g in world.pairs[d < world.margin].ravel()}
 
 
 def _geom_mesh(m, g: int):
@@ -175,7 +191,7 @@ class Viewer:
     """
 
     def __init__(self, robot: str = "so101", *, site: str | None = None, port: int = 8080, rate_hz: float = 30.0,
-                 mesh_cell: float = 0.002):
+                 mesh_cell: float = 0.002, avoid=None):
         import mujoco
         import viser
 
@@ -184,6 +200,12 @@ class Viewer:
         rate_hz, mesh_cell = positive(rate_hz, "rate_hz"), positive(mesh_cell, "mesh_cell")
         self.model = robots.mujoco_model(robot)
         self.chain = robots.load(robot, site=site)  # the chain of that same model file
+        # With a collision world its scene is drawn (obstacles and the pairs' collision geoms) and kept clear
+        self.world = None if avoid is None else _avoid_world(avoid, self.chain)
+        if self.world is not None:
+            self.model = self.world.model
+        self._geoms: dict[int, object] = {}
+        self._close: set[int] = set()
         self._data = mujoco.MjData(self.model)
         self._dt = 1.0 / rate_hz
         self._lock = threading.Lock()  # the state: q, target, method, readout
@@ -276,7 +298,7 @@ class Viewer:
                 q, target, method = self._q, self._target, self._method
             if np.linalg.norm(target - tool_pose_and_jacobian(self.chain, q)[0][:3, 3]) < 1e-4:
                 continue  # arrived: stop stepping (and sending updates) until the target moves
-            q_next, h, qdot = follow_step(self.chain, q, target, method, self._dt)
+            q_next, h, qdot = follow_step(self.chain, q, target, method, self._dt, avoid=self.world)
             with self._lock:
                 self._q, self.readout, self.qdot = q_next, h, qdot
             self._draw()
@@ -287,8 +309,9 @@ class Viewer:
         """One scene frame per body that carries a visible geom, the geoms as meshes inside it
         (simplified to ``mesh_cell`` m; 0 keeps every triangle)."""
         m, frames = self.model, {}
+        paired = set() if self.world is None else set(self.world.pairs.ravel().tolist())
         for g in range(m.ngeom):
-            if m.geom_group[g] >= VISIBLE_GROUPS or m.geom_rgba[g][3] == 0:
+            if (m.geom_group[g] >= VISIBLE_GROUPS or m.geom_rgba[g][3] == 0) and g not in paired:
                 continue
             mesh = _geom_mesh(m, g)
             if mesh is None:
@@ -298,10 +321,18 @@ class Viewer:
                 frames[b] = self.server.scene.add_frame(f"/arm/body{b}", show_axes=False)
             vertices, faces = simplify(*mesh, mesh_cell) if mesh_cell > 0 else mesh
             color, alpha = _geom_color(m, g)
-            self.server.scene.add_mesh_simple(
+            self._geoms[g] = self.server.scene.add_mesh_simple(
                 f"/arm/body{b}/geom{g}", vertices, faces, color=color, opacity=None if alpha >= 1 else alpha,
                 cast_shadow=False, receive_shadow=False, position=tuple(m.geom_pos[g]), wxyz=tuple(m.geom_quat[g]))
         return frames
+
+    def _paint_close(self, q: np.ndarray) -> None:
+        """Geoms of pairs within the margin turn red; those no longer close get their own colour back."""
+        close = close_geoms(self.world, q)
+        for g in close ^ self._close:
+            if g in self._geoms:
+                self._geoms[g].color = CLOSE_COLOR if g in close else _geom_color(self.model, g)[0]
+        self._close = close
 
     def _draw(self) -> None:
         import mujoco
@@ -316,6 +347,8 @@ class Viewer:
                 frame.position = tuple(d.xpos[b])
                 frame.wxyz = tuple(d.xquat[b])
             self._tool.position = tuple(tool_pose_and_jacobian(self.chain, q)[0][:3, 3])
+            if self.world is not None:
+                self._paint_close(q)
             self._panel.content = self._panel_text()
 
     def _panel_text(self) -> str:
@@ -329,3 +362,10 @@ class Viewer:
                       f"| lambda (m/rad) | {h.lam:.4f} |", f"| velocity scale | {h.vel_scale:.3f} |",
                       f"| max abs qdot (rad/s) | {np.abs(qdot).max():.2f} |"]
         return "\n".join(lines)
+
+
+def _avoid_world(avoid, chain: Chain):
+    """``avoid`` as a collision world of the viewer's chain (the chain of the same robot)."""
+    from physai._avoid_ik import check_world
+
+    return check_world(avoid, chain)

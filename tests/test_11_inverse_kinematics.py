@@ -212,3 +212,35 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
     assert saved["singular"]["step_bound"] == build.PULL / (2 * build.LAMBDA)
     assert saved["run"]["converged"] == round(saved["run"]["rate"] * saved["run"]["n"])
     assert (tmp_path / "singular_start.png").stat().st_size > 0
+
+
+def _table_distances(qs, table_half, table_pos):
+    """Each answer's smallest mj_geomDistance between the SO-101's colliding geoms and a table box added with MjSpec
+    (MuJoCo alone: no physai collision code)."""
+    import mujoco
+
+    spec = mujoco.MjSpec.from_file(str(robots.model_path("so101")))
+    spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=table_half, pos=table_pos)
+    m = spec.compile()
+    d = mujoco.MjData(m)
+    table = m.geom("table").id
+    arm = [g for g in range(m.ngeom) if m.geom_bodyid[g] > 1 and (m.geom_contype[g] or m.geom_conaffinity[g])]
+    adr = [m.jnt_qposadr[m.joint(n).id] for n in robots.load("so101").joint_names]
+    out = []
+    for q in qs:
+        d.qpos[adr] = q
+        mujoco.mj_kinematics(m, d)
+        out.append(min(mujoco.mj_geomDistance(m, d, table, g, 1.0, None) for g in arm))
+    return np.array(out)
+
+
+def test_through_table_plain_answers_collide_avoid_answers_clear_by_mj_geomDistance(ex):
+    t = ex.through_table(n_targets=16)
+    half, pos = ex.TABLE
+    plain = _table_distances(t.plain_q, half, pos)
+    avoid = _table_distances(t.avoid_q, half, pos)
+    assert np.sum(t.plain_converged & (plain < t.margin)) >= 1  # Break it: plain IK reports answers in the table
+    assert t.avoid_converged.mean() >= 0.9
+    assert np.all(avoid[t.avoid_converged] >= t.margin)  # never a converged answer within the margin of the table
+    r = ex.through_table_results(t)
+    assert r["avoid_colliding"] == 0 and r["plain_colliding"] >= np.sum(t.plain_converged & (plain < t.margin))

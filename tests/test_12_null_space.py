@@ -243,3 +243,37 @@ def test_halving_the_step_quarters_the_drift(build):
     """Second-order drift: each tick leaves the curved family by O(step^2), so half the step gives a quarter."""
     a, b = build.descend_posture(build.ALPHA, steps=60), build.descend_posture(build.ALPHA / 2, steps=120)
     assert 3.0 < a.drift[0] / b.drift[0] < 5.0
+
+
+def test_elbow_post_avoid_keeps_the_margin_and_the_tool_by_mujoco(ex):
+    # MuJoCo alone: the post added with MjSpec, mj_geomDistance from it to every colliding geom of the arm, the tool
+    # by the tcp site's position.
+    e = ex.elbow_post(steps=60)
+    radius, half, centre = ex.POST
+    spec = mujoco.MjSpec.from_file(str(robots.model_path("panda")))
+    spec.worldbody.add_geom(name="post", type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[radius, half, 0], pos=centre)
+    m = spec.compile()
+    d = mujoco.MjData(m)
+    post, tcp = m.geom("post").id, m.site("tcp").id
+    arm = [g for g in range(m.ngeom) if m.geom_bodyid[g] > 1 and m.geom_contype[g]]
+    adr = [m.jnt_qposadr[m.joint(f"joint{i}").id] for i in range(1, 8)]
+
+    def walk(qs):
+        dist, tool = [], []
+        for q in qs:
+            d.qpos[adr] = q
+            mujoco.mj_kinematics(m, d)
+            dist.append(min(mujoco.mj_geomDistance(m, d, post, g, 1.0, None) for g in arm))
+            tool.append(d.site_xpos[tcp].copy())
+        return np.array(dist), np.array(tool)
+
+    free, tool_free = walk(e.free.q)
+    avoid, tool_avoid = walk(e.avoid.q)
+    assert free.min() < 0  # without a thought for the post the elbow goes through it
+    assert avoid.min() >= e.margin - 1e-6  # with avoid= it stops at the margin (the damper's first-order bound)
+    resolved = avoid < e.margin + 0.05  # the world resolves distances up to its distmax
+    np.testing.assert_allclose(avoid[resolved], e.avoid_post[resolved], atol=1e-12)
+    for tool in (tool_free, tool_avoid):
+        assert np.linalg.norm(tool - tool[0], axis=1).max() < 1e-4  # the tool holds its pose throughout
+    r = ex.elbow_post_results(e)
+    assert r["avoid_cost_end"] < r["cost_start"]  # the objective still progressed as far as the post allows

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from physai import cli, mj
+from physai import cli, mj, robots
 
 runner = CliRunner()
 
@@ -238,3 +238,40 @@ def test_a_warning_while_loading_is_one_line_and_the_numbers_still_print(tmp_pat
                "loaded without them (kinematics does not need meshes)")
     assert res.stderr.splitlines() == [warning]
     np.testing.assert_allclose(json.loads(res.stdout)["position"], [0.1, 0.0, 0.0], atol=1e-15)
+
+
+def _panda_on_a_table(tmp_path):
+    """The bundled Panda (no mesh files) with a table box, saved as an MJCF scene; its compiled MjModel."""
+    import mujoco
+
+    spec = mujoco.MjSpec.from_file(str(robots.model_path("panda")))
+    spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.8, 0.8, 0.02], pos=[0, 0, -0.02])
+    path = tmp_path / "scene.xml"
+    path.write_text(spec.to_xml())
+    return path, mujoco.MjModel.from_xml_path(str(path))
+
+
+def test_ik_avoid_answer_keeps_the_margin_by_mj_geomDistance(tmp_path):
+    import mujoco
+
+    path, m = _panda_on_a_table(tmp_path)
+    out = invoke("ik", "--robot", path, "--tool", "tcp", "--target", 0.45, 0.1, 0.06, 0, 1, 0, 0, "--avoid", "--json")
+    assert out.exit_code == 0, out.output
+    res = json.loads(out.output)
+    d = mujoco.MjData(m)
+    d.qpos[[m.jnt_qposadr[m.joint(j).id] for j in res["joints"]]] = res["q"]
+    mujoco.mj_kinematics(m, d)
+    table = m.geom("table").id
+    arm = [g for g in range(m.ngeom) if m.geom_bodyid[g] > 1 and m.geom_contype[g]]
+    assert min(mujoco.mj_geomDistance(m, d, table, g, 1.0, None) for g in arm) >= res["margin"]
+    assert res["converged"] and res["clearance"] >= res["margin"]
+
+
+def test_ik_avoid_target_inside_the_table_exits_1_with_reason_collision(tmp_path):
+    path, _ = _panda_on_a_table(tmp_path)
+    out = invoke("ik", "--robot", path, "--tool", "tcp", "--target", 0.45, 0.1, -0.01, "--avoid", "--restarts", 3,
+                 "--json")
+    assert out.exit_code == 1
+    assert json.loads(out.output)["reason"] == "collision: no answer keeps the margin"
+    bad = invoke("ik", "--robot", path, "--tool", "tcp", "--target", 0.45, 0.1, 0.3, "--avoid", "--margin", -1)
+    assert bad.exit_code != 0 and "--margin" in bad.output

@@ -128,3 +128,31 @@ def test_table_scene_of_a_model_mujoco_warns_about_writes_no_log_file(tmp_path, 
         m = control.table_scene(str(arm), [0.3, 0.0], [0.1, 0.1, 0.02], 0.1)
     assert m.geom("table").id >= 0 and np.isnan(m.body_pos).any()  # compiled, NaN kept: MuJoCo only warned
     assert list(tmp_path.iterdir()) == [arm]
+
+
+def test_follow_line_with_avoid_keeps_the_margin_by_mj_geomDistance():
+    # The SO-101's tool driven along a line into a post: without avoid= the gripper enters it; with it every tick
+    # keeps the margin to first order (MuJoCo's distances, no physai code in the verdict) and the run logs them.
+    from physai import collision
+
+    chain = robots.load("so101")
+    post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))
+    world = collision.collision_world(collision.scene("so101", [post]), chain)
+    q0 = chain.q_ref.copy()
+    p0 = tool_pose(chain, q0)[:3, 3]
+    velocity = (np.array([0.2, 0.1, 0.12]) - p0) / 1.0  # reaches the post's middle after 1 s
+    m, d = world.model, mujoco.MjData(world.model)
+    arm = [int(g) for g in world.arm_geoms if m.geom_contype[g]]
+
+    def to_post(q):
+        d.qpos[world.qpos_adr] = q
+        mujoco.mj_kinematics(m, d)
+        return min(mujoco.mj_geomDistance(m, d, m.geom("post").id, g, 1.0, None) for g in arm)
+
+    free = control.follow_line(chain, q0, velocity, 1.2, 0.02, settings=control.StepSettings(block="position"))
+    safe = control.follow_line(chain, q0, velocity, 1.2, 0.02, settings=control.StepSettings(block="position"),
+                               avoid=world)
+    assert min(map(to_post, free.run.q)) < 0
+    clear = np.array([to_post(q) for q in safe.run.q])
+    assert clear.min() >= world.margin - 1e-4  # the damper's first-order bound at 50 Hz
+    assert free.run.clearance is None and safe.run.clearance.min() <= clear.min() + 1e-12

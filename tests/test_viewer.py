@@ -7,10 +7,10 @@ import time
 import numpy as np
 import pytest
 
-from physai import mj
+from physai import mj, robots
 from physai.singularity import health
 from physai.kinematics import jacobian
-from physai.viewer import follow_step
+from physai.viewer import close_geoms, follow_step
 
 DT = 1 / 30
 
@@ -78,3 +78,50 @@ def test_viewer_in_headless_chromium_follows_the_target():
     img = imread(io.BytesIO(png))[150:, :300, :3]  # the 3-D view, left of the panel, below the notices
     colors = np.unique((img.reshape(-1, 3) * 255).astype(np.uint8), axis=0)
     assert img.std() > 0.02 and len(colors) > 100, f"screenshot looks blank: std {img.std():.3f}, {len(colors)} colors"
+
+
+def _so101_post_world():
+    from physai import collision
+
+    post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))
+    return collision.collision_world(collision.scene("so101", [post]), robots.load("so101"))
+
+
+def _post_distance(world, q):
+    """MuJoCo alone: the smallest mj_geomDistance from the post to any geom the chain moves that collides."""
+    import mujoco
+
+    m, d = world.model, mujoco.MjData(world.model)
+    d.qpos[world.qpos_adr] = q
+    mujoco.mj_kinematics(m, d)
+    post = m.geom("post").id
+    return min(mujoco.mj_geomDistance(m, d, post, int(g), 1.0, None) for g in world.arm_geoms if m.geom_contype[g])
+
+
+def test_follow_step_with_avoid_stops_at_the_margin_by_mj_geomDistance():
+    world = _so101_post_world()
+    chain = world.chain
+    q0 = chain.q_ref.copy()
+    target = np.array([0.2, 0.1, 0.12])  # inside the post
+    plain, guarded = q0.copy(), q0.copy()
+    for _ in range(150):
+        plain = follow_step(chain, plain, target, "dls", 1 / 30)[0]
+        guarded = follow_step(chain, guarded, target, "dls", 1 / 30, avoid=world)[0]
+        assert _post_distance(world, guarded) >= world.margin - 1e-4  # the damper's first-order bound, 30 Hz steps
+    assert _post_distance(world, plain) < 0  # without it the gripper goes into the post
+
+
+def test_close_geoms_are_the_pairs_mujoco_finds_within_the_margin(rng):
+    import mujoco
+
+    world = _so101_post_world()
+    m, d = world.model, mujoco.MjData(world.model)
+    seen = 0
+    for q in world.chain.random_q(rng, 20):
+        d.qpos[world.qpos_adr] = q
+        mujoco.mj_kinematics(m, d)
+        truth = {int(g) for a, b in world.pairs if mujoco.mj_geomDistance(m, d, int(a), int(b), 1.0, None)
+                 < world.margin for g in (a, b)}
+        assert close_geoms(world, q) == truth
+        seen += len(truth)
+    assert seen > 0

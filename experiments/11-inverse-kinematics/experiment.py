@@ -8,6 +8,7 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
    and targets no arm here can reach.
 4. ``five_dof_pose``: what a 5-DoF SO-101 does with a 6-D pose it cannot reach.
 5. ``teleop``: a 50 Hz target path solved warm-started from the previous answer.
+6. ``through_table`` (Break it): plain IK answers go through the table; the same targets with ``avoid=``.
 
 Singularities and conditioning (the SVD, pinv vs damped least squares) are lesson 10's.
 
@@ -337,6 +338,63 @@ def results(g: GradientCheck, c: Convergence, rows: list[Success], f: FiveDof, t
     }
 
 
+# ---- 6. Break it: answers through the table --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ThroughTable:
+    margin: float  # m
+    targets: np.ndarray  # (k, 3) tool positions of clear SO-101 postures close above the table
+    plain_q: np.ndarray  # (k, 5) plain solve_ik_batch answers
+    plain_converged: np.ndarray  # (k,)
+    plain_clearance: np.ndarray  # (k,) smallest pair distance at each plain answer (m; < 0: through something)
+    avoid_q: np.ndarray  # (k, 5) the same targets with avoid=world
+    avoid_converged: np.ndarray  # (k,)
+    avoid_clearance: np.ndarray  # (k,)
+    pair_names: tuple  # the world's pairs (labels)
+
+
+TABLE = (0.5, 0.5, 0.02), (0.0, 0.0, -0.02)  # half-sizes and centre (m): the SO-101 stands on its top, z = 0
+
+
+def through_table(n_targets: int = 40, margin: float = 0.01) -> ThroughTable:
+    """SO-101 position targets a few cm above a table, from postures that keep ``margin`` (targets seed 3; restarts
+    seed 2): plain IK, then the same targets with ``avoid=`` a :func:`physai.collision.collision_world`."""
+    from physai import collision
+
+    chain = robots.load("so101")
+    world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", *TABLE)]), chain,
+                                      margin=margin)
+    q = chain.random_q(np.random.default_rng(3), 40 * n_targets)
+    p = kinematics.tool_pose(chain, q)[:, :3, 3]
+    low = (p[:, 2] < 0.06) & world.clear(q)  # close above the table, and a clear answer exists
+    targets = p[low][:n_targets]
+    plain = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(2))
+    avoid = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(2), avoid=world)
+    return ThroughTable(margin, targets, plain.q, plain.converged, world.distances(plain.q).min(axis=1), avoid.q,
+                        avoid.converged, world.distances(avoid.q).min(axis=1), world.pair_names)
+
+
+def print_through_table(t: ThroughTable) -> None:
+    k = len(t.targets)
+    print(f"\n== 6. Break it: {k} SO-101 targets 0-6 cm above a table (clear postures exist), margin {t.margin} m ==")
+    bad = t.plain_converged & (t.plain_clearance < t.margin)
+    print(f"  plain solve_ik_batch : {t.plain_converged.sum()}/{k} converged, {bad.sum()} of them with the arm "
+          f"within the margin (deepest overlap {-t.plain_clearance.min() * 1000:.1f} mm)")
+    clear = t.avoid_converged & (t.avoid_clearance >= t.margin)
+    print(f"  with avoid=world     : {t.avoid_converged.sum()}/{k} converged, {clear.sum()} of them clear; "
+          f"closest converged answer {t.avoid_clearance[t.avoid_converged].min() * 1000:.1f} mm from anything")
+
+
+def through_table_results(t: ThroughTable) -> dict:
+    bad = t.plain_converged & (t.plain_clearance < t.margin)
+    return {"targets": len(t.targets), "margin_m": t.margin, "plain_converged": int(t.plain_converged.sum()),
+            "plain_colliding": int(bad.sum()), "plain_deepest_m": float(-t.plain_clearance.min()),
+            "avoid_converged": int(t.avoid_converged.sum()),
+            "avoid_colliding": int((t.avoid_converged & (t.avoid_clearance < t.margin)).sum()),
+            "avoid_closest_m": float(t.avoid_clearance[t.avoid_converged].min())}
+
+
 # ---- the lesson ------------------------------------------------------------------------------------
 
 
@@ -363,6 +421,10 @@ def main(full: bool = False) -> list[Claim]:
     # merged into what is saved under "experiment": a step that saves its own key there keeps it
     save_results(HERE, "experiment.py",
                  read_results(HERE).get("experiment", {}) | results(grad, conv, rows, five, tele, n_targets))
+    table = through_table()
+    print_through_table(table)
+    save_results(HERE, "experiment.py", {**read_results(HERE).get("experiment", {}),
+                                         "collision": through_table_results(table)})
     return publish_claims(HERE, claims, "experiment.py")
 
 

@@ -1,0 +1,234 @@
+"""physai.collision pinned to MuJoCo: distances against mj_geomDistance called directly, verdicts against the
+contacts of mj_collision, gradients against central differences; collision-aware IK answers checked by MuJoCo."""
+
+import mujoco
+import numpy as np
+import pytest
+
+import physai
+from physai import collision as C
+from physai import ik
+from physai.chain import BodySpec, JointSpec, chain_from_bodies
+from physai.errors import InputError, PhysaiError
+
+OBSTACLES = {
+    "so101": [C.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02)),
+              C.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))],
+    "wxai": [C.Obstacle("table", "box", (0.6, 0.6, 0.02), (0.0, 0.0, -0.02)),
+             C.Obstacle("post", "capsule", (0.03, 0.15), (0.3, 0.15, 0.15))],
+    "panda": [C.Obstacle("table", "box", (0.8, 0.8, 0.02), (0.0, 0.0, -0.02)),
+              C.Obstacle("post", "capsule", (0.05, 0.3), (0.45, 0.3, 0.3))],
+}
+
+
+@pytest.fixture(scope="module", params=sorted(OBSTACLES))
+def world(request):
+    robot = request.param
+    return C.collision_world(C.scene(robot, OBSTACLES[robot]), physai.load(robot))
+
+
+def mujoco_distances(world, q):
+    """Every pair's mj_geomDistance at q, on a fresh MjData posed by MuJoCo alone (no bounding test)."""
+    m, d = world.model, mujoco.MjData(world.model)
+    d.qpos[world.qpos_adr] = q
+    mujoco.mj_kinematics(m, d)
+    return np.array([mujoco.mj_geomDistance(m, d, int(a), int(b), world.distmax, None) for a, b in world.pairs])
+
+
+def test_distances_equal_mj_geomDistance_for_every_pair(world, rng):
+    q = world.chain.random_q(rng, 40)
+    D = world.distances(q)
+    assert D.shape == (40, len(world.pairs))
+    for k in range(len(q)):  # the same MuJoCo call on the same poses: equal to round-off
+        np.testing.assert_allclose(D[k], mujoco_distances(world, q[k]), rtol=0, atol=1e-12)
+    assert (D < 0).any() and (D < world.distmax).any()  # the sample exercises penetration and near pairs
+
+
+def test_penetration_verdict_agrees_with_mj_collision_contacts(world, rng):
+    # mj_collision (MuJoCo's own broad and narrow phase, the model's filters) on the original model: a pair of the
+    # world penetrates exactly when MuJoCo reports a contact of negative depth for it.
+    m, d = world.model, mujoco.MjData(world.model)
+    index = {tuple(p): i for i, p in enumerate(world.pairs.tolist())}
+    for q in world.chain.random_q(rng, 20):
+        d.qpos[world.qpos_adr] = q
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_collision(m, d)
+        touching = {index[p] for p in (tuple(sorted(map(int, c.geom))) for c in d.contact[:d.ncon]
+                                       if c.dist < -1e-6) if p in index}
+        ours = set(np.flatnonzero(world.distances(q) < -1e-6).tolist())
+        assert touching <= ours
+        assert ours <= set(np.flatnonzero(mujoco_distances(world, q) < 0).tolist())
+
+
+def test_gradients_match_central_differences_of_mj_geomDistance(world, rng):
+    h = 1e-6
+    checked = 0
+    for q in world.chain.random_q(rng, 15):
+        d, G = world.distances_and_gradients(q)
+        G_fd = np.stack([(world.distances(q + h * e) - world.distances(q - h * e)) / (2 * h)
+                         for e in np.eye(world.chain.n)], axis=-1)
+        # separated pairs resolved on both sides of the difference; box corners make penetration depth kinked
+        ok = (d > 1e-4) & (d < world.distmax - 1e-3)
+        np.testing.assert_allclose(G[ok], G_fd[ok], atol=1e-5)
+        checked += ok.sum()
+    assert checked > 20
+
+
+def test_penetrating_sphere_gradient_points_out_of_the_overlap():
+    # A sphere on a slide joint inside a fixed sphere: depth grows as it moves in, so dd/dx has the sign of x.
+    xml = """<mujoco><worldbody><geom name="a" type="sphere" size="0.1"/>
+      <body><joint name="x" type="slide" axis="1 0 0"/><geom name="b" type="sphere" size="0.05"/>
+      <site name="tip"/></body></worldbody></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    chain = physai.chain_from_mujoco(m, "tip")
+    w = C.collision_world(m, chain, margin=0.0, samples=1, always=1.0, rng=np.random.default_rng(0))
+    for x, sign in ((0.1, 1.0), (-0.1, -1.0)):
+        d, G = w.distances_and_gradients(np.array([x]))
+        assert d[0] == pytest.approx(abs(x) - 0.15, abs=1e-9)  # closed form: centre distance minus radii
+        assert G[0, 0] == pytest.approx(sign, abs=1e-9)
+
+
+def test_pairs_follow_mujoco_filters_contype_exclude_and_parent():
+    xml = """<mujoco><worldbody>
+      <geom name="floor" type="box" size="1 1 0.01" pos="0 0 -0.5"/>
+      <geom name="ghost" type="sphere" size="0.05" pos="1 1 1" contype="0" conaffinity="0"/>
+      <body name="l1"><joint name="j1" axis="0 0 1"/><geom name="g1" type="capsule" size="0.02" fromto="0 0 0 0.3 0 0"/>
+        <body name="l2" pos="0.3 0 0"><joint name="j2" axis="0 0 1"/>
+          <geom name="g2" type="capsule" size="0.02" fromto="0 0 0 0.3 0 0"/>
+          <body name="l3" pos="0.3 0 0"><joint name="j3" axis="0 0 1"/>
+            <geom name="g3" type="capsule" size="0.02" fromto="0 0 0 0.3 0 0"/><site name="tip" pos="0.3 0 0"/>
+      </body></body></body></worldbody>
+      <contact><exclude body1="l1" body2="l3"/></contact></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    w = C.collision_world(m, physai.chain_from_mujoco(m, "tip"), samples=1)
+    # floor with each link; l1-l2 and l2-l3 parent-child, l1-l3 excluded, ghost has no contype
+    assert sorted(map(tuple, map(sorted, w.pair_names))) == [("floor", "g1"), ("floor", "g2"), ("floor", "g3")]
+
+
+def test_always_touching_pairs_are_dropped_and_the_user_overrides(rng):
+    chain = physai.load("panda")
+    scene = C.scene("panda", OBSTACLES["panda"])
+    w = C.collision_world(scene, chain)
+    base = [p for p in w.dropped if p[0].startswith("link0#") and p[1].startswith("link1#")]
+    assert base  # base and first link overlap in every configuration
+    kept = C.collision_world(scene, chain, keep=[("link0", "link1")], drop=[("table", "hand")])
+    assert set(base) <= set(kept.pair_names) and ("table", "hand#0") in kept.dropped
+    with pytest.raises(InputError, match="keep: no candidate pair"):
+        C.collision_world(scene, chain, keep=[("link0", "nowhere")])
+
+
+def test_bad_input_names_the_problem():
+    chain = physai.load("so101")
+    with pytest.raises(InputError, match="margin"):
+        C.collision_world("so101", chain, margin=float("nan"))
+    with pytest.raises(InputError, match="margin"):
+        C.collision_world("so101", chain, margin=-0.01)
+    with pytest.raises(InputError, match="does not hold the chain's joint"):
+        C.collision_world("wxai", chain)
+    twice = chain_from_bodies("twice", [BodySpec("a", (0, 0, 0), joints=(JointSpec("j", "hinge", (0, 0, 1)),)),
+                                        BodySpec("b", (0.1, 0, 0), joints=(JointSpec("j", "hinge", (0, 0, 1)),))],
+                              (0.1, 0, 0))
+    with pytest.raises(InputError, match="'j' is named twice"):
+        C.collision_world("so101", twice)
+    spec = mujoco.MjSpec.from_file(str(physai.model_path("so101")))
+    spec.body("base").pos = [0.1, 0.0, 0.0]  # the arm moved in the scene: the chain no longer describes it
+    with pytest.raises(InputError, match="does not match the arm in the scene"):
+        C.collision_world(spec.compile(), chain)
+    with pytest.raises(InputError, match="Obstacle"):
+        C.scene("so101", [("table", "box")])
+
+
+# ---- collision-aware IK ------------------------------------------------------------------------------------------
+
+TASK = {"so101": "position", "wxai": "pose", "panda": "pose"}
+
+
+def clear_targets(world, rng, k):
+    q = world.chain.random_q(rng, 20 * k)
+    q = q[np.all(np.array([mujoco_distances(world, x) for x in q]) >= world.margin, axis=1)][:k]
+    T = physai.tool_pose(world.chain, q)
+    return T[:, :3, 3] if TASK[world.chain.name] == "position" else T
+
+
+def test_avoid_answers_keep_the_margin_by_mj_geomDistance(world, rng):
+    targets = clear_targets(world, rng, 25)
+    task = TASK[world.chain.name]
+    res = ik.solve_ik_batch(world.chain, targets, task=task, avoid=world)
+    for r in res:
+        if r.converged:
+            assert mujoco_distances(world, r.q).min() >= world.margin
+            assert r.position_error <= ik.TOL_POSITION and r.orientation_error <= ik.TOL_ORIENTATION
+        else:
+            assert r.reason in ik.REASONS
+    assert res.success_rate >= 0.9  # every target has a clear answer (it came from one)
+
+
+def test_avoid_turns_a_colliding_answer_into_a_clear_one():
+    # SO-101 over a table: the plain answer from the middle of the limits goes through a box on the way
+    world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
+    rng = np.random.default_rng(3)
+    targets = clear_targets(world, rng, 60)
+    plain = ik.solve_ik_batch(world.chain, targets, task="position")
+    colliding = plain.converged & np.array([mujoco_distances(world, q).min() < world.margin for q in plain.q])
+    assert colliding.any()
+    fixed = ik.solve_ik_batch(world.chain, targets[colliding], task="position", avoid=world)
+    assert fixed.converged.any()
+    for q in fixed.q[fixed.converged]:
+        assert mujoco_distances(world, q).min() >= world.margin
+
+
+def test_target_inside_an_obstacle_is_a_collision_verdict_never_converged():
+    world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
+    inside_post = np.array([0.2, 0.1, 0.12])
+    res = ik.solve_ik(world.chain, inside_post, task="position", avoid=world, restarts=5)
+    assert not res.converged and res.reason == "collision: no answer keeps the margin"
+    assert res.unmet[0] == "collision"
+    assert ik.solve_ik(world.chain, inside_post, task="position", restarts=5).converged  # plain IK goes through
+
+
+def test_start_in_collision_is_refused_naming_the_pair():
+    world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
+    q_bad = next(q for q in world.chain.random_q(np.random.default_rng(0), 200) if world.distances(q).min() < -0.005)
+    with pytest.raises(PhysaiError, match="q0: the start configuration is in collision"):
+        ik.solve_ik(world.chain, [0.2, 0.0, 0.1], q_bad, task="position", avoid=world)
+    with pytest.raises(InputError, match="avoid: expected a physai.collision.CollisionWorld"):
+        ik.solve_ik(world.chain, [0.2, 0.0, 0.1], task="position", avoid="table")
+    with pytest.raises(InputError, match="avoid: the world was built for chain"):
+        ik.solve_ik(physai.load("wxai"), np.eye(4), avoid=world)
+
+
+def test_avoid_batch_equals_a_loop_of_single_solves():
+    world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
+    targets = clear_targets(world, np.random.default_rng(5), 8)
+    batch = ik.solve_ik_batch(world.chain, targets, task="position", avoid=world, rng=np.random.default_rng(1))
+    g = np.random.default_rng(1)
+    for b, t in enumerate(targets):
+        one = ik.solve_ik(world.chain, t, task="position", avoid=world, rng=g)
+        np.testing.assert_array_equal(one.q, batch.q[b])  # bitwise: the same steps from the same draws
+        assert (one.converged, one.reason) == (bool(batch.converged[b]), str(batch.reason[b]))
+
+
+def test_avoidance_step_bad_input_names_the_option():
+    world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
+    q = world.chain.q_ref
+    J = physai.jacobian(world.chain, q)
+    for kwargs, name in (({"gain": 0.0}, "gain"), ({"gain": 1.5}, "gain"), ({"lam": -1.0}, "lam"),
+                         ({"influence": float("nan")}, "influence")):
+        with pytest.raises(InputError, match=name):
+            C.avoidance_step(world, q, J, np.zeros(5), **kwargs)
+    with pytest.raises(InputError, match="dq"):
+        C.avoidance_step(world, q, J, np.zeros(4))
+
+
+def test_null_space_refinement_with_avoid_keeps_answers_clear_by_mj_geomDistance():
+    from physai import nullspace as ns
+
+    world = C.collision_world(C.scene("panda", OBSTACLES["panda"]), physai.load("panda"))
+    targets = clear_targets(world, np.random.default_rng(7), 6)
+    objective = ns.joint_limit_cost(world.chain)
+    res = ns.solve_ik_redundant_batch(world.chain, targets, objective=objective, avoid=world, iterations=30)
+    assert sum(r.converged for r in res) >= 5
+    for r in res:
+        if r.converged:
+            assert mujoco_distances(world, r.q).min() >= world.margin  # the refinement kept the answer clear
+            assert r.cost_final <= r.cost_initial
