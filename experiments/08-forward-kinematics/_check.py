@@ -60,13 +60,17 @@ def check_joint_transform(build) -> None:
                        "T_prev_joint @ [[Rot(axis, angle), 0], [0, 1]]")
 
 
+def _pair(out, name: str, what: str) -> tuple:
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise Hint(f"{name} returns a pair: {what}")
+    return out
+
+
 def check_walk_chain(build) -> None:
     chain, m, rng = _so101()
     for q in chain.random_q(rng, N_POSES):
         ref, _, _, site = _mujoco(m, chain, q)
-        out = build.walk_chain(chain, q.copy())
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise Hint("walk_chain returns a pair: (T_world_joint (n, 4, 4), T_world_tool (4, 4))")
+        out = _pair(build.walk_chain(chain, q.copy()), "walk_chain", "(T_world_joint (n, 4, 4), T_world_tool (4, 4))")
         frames = shaped(out[0], (chain.n, 4, 4), "walk_chain(...)[0]")
         tool = shaped(out[1], (4, 4), "walk_chain(...)[1]")
         if not _close(frames, ref):
@@ -104,9 +108,7 @@ def check_axes_and_anchors(build) -> None:
     chain, m, rng = _so101()
     for q in chain.random_q(rng, N_POSES):
         frames, axes_ref, anchors_ref, _ = _mujoco(m, chain, q)
-        out = build.axes_and_anchors(chain, frames.copy())
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise Hint("axes_and_anchors returns a pair: (axes (n, 3), anchors (n, 3))")
+        out = _pair(build.axes_and_anchors(chain, frames.copy()), "axes_and_anchors", "(axes (n, 3), anchors (n, 3))")
         axes = shaped(out[0], (chain.n, 3), "axes_and_anchors(...)[0]")
         anchors = shaped(out[1], (chain.n, 3), "axes_and_anchors(...)[1]")
         if not _close(axes, axes_ref):
