@@ -112,6 +112,7 @@ def test_bundled_robots_load_in_a_fresh_process_from_any_directory(tmp_path):
     assert list(tmp_path.iterdir()) == []  # nothing written into the working directory
 
 
+@pytest.mark.menagerie
 @pytest.mark.skipif(not os.environ.get("MENAGERIE_ROOT"), reason="needs MENAGERIE_ROOT (a Menagerie checkout)")
 def test_bundled_so101_equals_genuine_menagerie_model():
     genuine = robots.load("so101", source="menagerie")
