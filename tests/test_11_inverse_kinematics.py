@@ -98,7 +98,7 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
     monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 20))
     claims = ex.main(full=False)
     assert read_claims(tmp_path) == claims and len(claims) == 4
-    assert (tmp_path / "convergence.png").stat().st_size > 0
+    assert (tmp_path / "convergence.png").stat().st_size > 0 and (tmp_path / "through_table.png").stat().st_size > 0
 
 
 def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypatch):
@@ -234,8 +234,13 @@ def _table_distances(qs, table_half, table_pos):
     return np.array(out)
 
 
-def test_through_table_plain_answers_collide_avoid_answers_clear_by_mj_geomDistance(ex):
-    t = ex.through_table(n_targets=16)
+@pytest.fixture(scope="module")
+def table(ex):
+    return ex.through_table(n_targets=16)
+
+
+def test_through_table_plain_answers_collide_avoid_answers_clear_by_mj_geomDistance(ex, table):
+    t = table
     half, pos = ex.TABLE
     plain = _table_distances(t.plain_q, half, pos)
     avoid = _table_distances(t.avoid_q, half, pos)
@@ -244,3 +249,40 @@ def test_through_table_plain_answers_collide_avoid_answers_clear_by_mj_geomDista
     assert np.all(avoid[t.avoid_converged] >= t.margin)  # never a converged answer within the margin of the table
     r = ex.through_table_results(t)
     assert r["avoid_colliding"] == 0 and r["plain_colliding"] >= np.sum(t.plain_converged & (plain < t.margin))
+
+
+def _pair_distances(world, qs):
+    """(k, pairs) mj_geomDistance of every pair of the world at each q, uncapped (MuJoCo's own call on the world's
+    model; the pair list is the world's)."""
+    import mujoco
+
+    d = mujoco.MjData(world.model)
+    out = []
+    for q in qs:
+        d.qpos[world.qpos_adr] = q
+        mujoco.mj_kinematics(world.model, d)
+        out.append([mujoco.mj_geomDistance(world.model, d, int(g1), int(g2), 1.0, None) for g1, g2 in world.pairs])
+    return np.array(out)
+
+
+def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
+    """What the page quotes: answers within the margin of the table (MuJoCo alone) and of the arm's own links, the
+    overlapping ones and the deepest, the closest avoid= answer; avoid= replaces exactly the colliding answers."""
+    from physai import collision
+
+    t, half, pos = table, *ex.TABLE
+    world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", half, pos)]),
+                                      so101, margin=t.margin)
+    on_table = np.array(["table" in pair for pair in world.pair_names])
+    plain, avoid = _pair_distances(world, t.plain_q), _pair_distances(world, t.avoid_q)
+    conv, closest = t.plain_converged, plain.min(axis=1)
+    r = ex.through_table_results(t)
+    assert r["plain_near_table"] == np.sum(conv & (_table_distances(t.plain_q, half, pos) < t.margin))
+    assert r["plain_near_self"] == np.sum(conv & (plain[:, ~on_table].min(axis=1) < t.margin))
+    assert r["plain_colliding"] == np.sum(conv & (closest < t.margin)) >= 1
+    assert r["plain_penetrating"] == np.sum(conv & (closest < 0))
+    np.testing.assert_allclose(r["plain_deepest_mm"], -1000 * closest.min(), atol=1e-9)
+    np.testing.assert_allclose(r["avoid_closest_mm"], 1000 * avoid[t.avoid_converged].min(axis=1).min(), atol=1e-9)
+    changed = np.any(t.avoid_q != t.plain_q, axis=1)  # bitwise: a clear plain answer comes back as it was
+    np.testing.assert_array_equal(changed, conv & (closest < t.margin))
+    assert r["avoid_changed"] == r["plain_colliding"] and r["plain_clear"] == np.sum(conv & (closest >= t.margin))

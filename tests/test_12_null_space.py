@@ -172,7 +172,8 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
     saved = read_results(tmp_path)["experiment"]
     assert [d["null"] for d in saved["dims"]] == [1, 4, 1]
     assert [row["success"] for row in saved["choice"]["panda"]["rows"]] == [1.0] * 4
-    assert {p.name for p in tmp_path.glob("*.png")} == {"self_motion.png", "planar3r_self_motion.png", "priority.png"}
+    assert {p.name for p in tmp_path.glob("*.png")} == {"self_motion.png", "planar3r_self_motion.png", "priority.png",
+                                                        "elbow_post.png"}
 
 
 # ---- build.py ----
@@ -245,10 +246,14 @@ def test_halving_the_step_quarters_the_drift(build):
     assert 3.0 < a.drift[0] / b.drift[0] < 5.0
 
 
-def test_elbow_post_avoid_keeps_the_margin_and_the_tool_by_mujoco(ex):
-    # MuJoCo alone: the post added with MjSpec, mj_geomDistance from it to every colliding geom of the arm, the tool
-    # by the tcp site's position.
-    e = ex.elbow_post(steps=60)
+@pytest.fixture(scope="module")
+def post(ex):
+    return ex.elbow_post(steps=60)
+
+
+def _post_walk(ex, qs):
+    """MuJoCo alone along a walk: the post added with MjSpec; per q the smallest mj_geomDistance from it to every
+    colliding geom of the arm, the body of that geom, and the tcp site's position."""
     radius, half, centre = ex.POST
     spec = mujoco.MjSpec.from_file(str(robots.model_path("panda")))
     spec.worldbody.add_geom(name="post", type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[radius, half, 0], pos=centre)
@@ -257,18 +262,21 @@ def test_elbow_post_avoid_keeps_the_margin_and_the_tool_by_mujoco(ex):
     post, tcp = m.geom("post").id, m.site("tcp").id
     arm = [g for g in range(m.ngeom) if m.geom_bodyid[g] > 1 and m.geom_contype[g]]
     adr = [m.jnt_qposadr[m.joint(f"joint{i}").id] for i in range(1, 8)]
+    dist, body, tool = [], [], []
+    for q in qs:
+        d.qpos[adr] = q
+        mujoco.mj_kinematics(m, d)
+        per_geom = [mujoco.mj_geomDistance(m, d, post, g, 1.0, None) for g in arm]
+        dist.append(min(per_geom))
+        body.append(m.body(m.geom_bodyid[arm[int(np.argmin(per_geom))]]).name)
+        tool.append(d.site_xpos[tcp].copy())
+    return np.array(dist), body, np.array(tool)
 
-    def walk(qs):
-        dist, tool = [], []
-        for q in qs:
-            d.qpos[adr] = q
-            mujoco.mj_kinematics(m, d)
-            dist.append(min(mujoco.mj_geomDistance(m, d, post, g, 1.0, None) for g in arm))
-            tool.append(d.site_xpos[tcp].copy())
-        return np.array(dist), np.array(tool)
 
-    free, tool_free = walk(e.free.q)
-    avoid, tool_avoid = walk(e.avoid.q)
+def test_elbow_post_avoid_keeps_the_margin_and_the_tool_by_mujoco(ex, post):
+    e = post
+    free, _, tool_free = _post_walk(ex, e.free.q)
+    avoid, _, tool_avoid = _post_walk(ex, e.avoid.q)
     assert free.min() < 0  # without a thought for the post the elbow goes through it
     assert avoid.min() >= e.margin - 1e-6  # with avoid= it stops at the margin (the damper's first-order bound)
     resolved = avoid < e.margin + 0.05  # the world resolves distances up to its distmax
@@ -277,3 +285,31 @@ def test_elbow_post_avoid_keeps_the_margin_and_the_tool_by_mujoco(ex):
         assert np.linalg.norm(tool - tool[0], axis=1).max() < 1e-4  # the tool holds its pose throughout
     r = ex.elbow_post_results(e)
     assert r["avoid_cost_end"] < r["cost_start"]  # the objective still progressed as far as the post allows
+
+
+def test_elbow_post_page_numbers_from_mujoco(ex, post, panda_chain, panda_model):
+    """What the page quotes, from MuJoCo: how deep the free walk goes into the post and with which link, the closest
+    avoid= approach, the tool drift (tcp site), the elbow's travel and rest (joint4's anchor); the damper acts only
+    on a pair within the world's influence distance."""
+    e, r = post, ex.elbow_post_results(post)
+    free, free_body, tool_free = _post_walk(ex, e.free.q)
+    avoid, _, tool_avoid = _post_walk(ex, e.avoid.q)
+    np.testing.assert_allclose(r["free_depth_mm"], -1000 * free.min(), atol=1e-9)
+    np.testing.assert_allclose(r["free_end_depth_mm"], -1000 * free[-1], atol=1e-9)
+    assert r["post_link"] == free_body[int(np.argmin(free))]
+    np.testing.assert_allclose(r["avoid_closest_mm"], 1000 * avoid.min(), atol=1e-9)
+    for key, tool in (("free_tool_drift_mm", tool_free), ("avoid_tool_drift_mm", tool_avoid)):
+        np.testing.assert_allclose(r[key], 1000 * np.linalg.norm(tool - tool[0], axis=1).max(), atol=1e-9)
+    elbow_free, elbow_avoid = _mj_elbow(panda_model, e.free.q, panda_chain), _mj_elbow(panda_model, e.avoid.q,
+                                                                                       panda_chain)
+    np.testing.assert_allclose(r["elbow_free_mm"], 1000 * np.linalg.norm(elbow_free - elbow_free[0], axis=1).max(),
+                               atol=1e-9)
+    np.testing.assert_allclose(r["elbow_avoid_mm"], 1000 * np.linalg.norm(elbow_avoid - elbow_avoid[0], axis=1).max(),
+                               atol=1e-9)
+    np.testing.assert_allclose(r["elbow_short_mm"], 1000 * np.linalg.norm(elbow_avoid[-1] - elbow_free[-1]), atol=1e-9)
+    moved = np.linalg.norm(np.diff(elbow_avoid, axis=0), axis=1)  # per step, from step 1
+    assert r["rest_step"] == 1 + int(np.argmax(moved < r["rest_mm"] / 1000)) and moved[r["rest_step"] - 2] >= 1e-5
+    k = r["damper_step"]  # the damper first changes step k, taken from q[k - 1]: a pair there within the influence
+    assert free[k - 1] < r["influence_mm"] / 1000 and np.array_equal(e.free.q[:k], e.avoid.q[:k])
+    np.testing.assert_allclose(r["cost_start"], 0.5 * (r["joint3_pref"] - r["joint3_start"]) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(r["avoid_cost_end"], 0.5 * (r["joint3_pref"] - r["avoid_joint3_end"]) ** 2, rtol=1e-12)

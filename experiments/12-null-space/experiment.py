@@ -12,9 +12,9 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 5. ``elbow_post``: the self-motion sweeps the elbow into a post; with ``avoid=`` it stops clear while the tool holds.
 
 Run: uv run python experiments/12-null-space/experiment.py [--full]
-Writes experiment_output.txt, claims.json, self_motion.png, planar3r_self_motion.png and priority.png beside
-this file. Deterministic (seeds below). ``--full`` (or PHYSAI_FULL=1) uses 1,000 targets per robot instead of 40
-and 1 s of self-motion instead of 0.25 s.
+Writes experiment_output.txt, claims.json, results.json, self_motion.png, planar3r_self_motion.png, priority.png and
+elbow_post.png beside this file. Deterministic (seeds below). ``--full`` (or PHYSAI_FULL=1) uses 1,000 targets per
+robot instead of 40 and 1 s of self-motion instead of 0.25 s.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import numpy as np  # noqa: E402
 
 from physai import nullspace as ns  # noqa: E402
 from physai import robots  # noqa: E402
+from physai.collision import DAMPER_GAIN  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
 from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
@@ -370,9 +371,15 @@ class ElbowPost:
     avoid_post: np.ndarray  # (N+1,) the same along the collision-aware walk
     elbow_free: np.ndarray  # (N+1, 3) the elbow (link4 origin) along each walk
     elbow_avoid: np.ndarray
+    post_link: str  # the arm body whose geom goes deepest into the post on the free walk
+    step: float  # rad, the largest joint change per step of the posture objective
+    pref: float  # rad, where the posture objective wants joint3
+    distmax: float  # m, the world resolves distances up to this; a damper acts on pairs closer than it
 
 
 POST = (0.03, 0.25, (-0.05, 0.26, 0.55))  # radius, half-length, centre (m): a vertical post in the elbow's path
+POST_JOINT3 = 1.2  # rad: where the posture objective pulls joint3, which sweeps the elbow into the post
+AT_REST = 1e-5  # m per step: an elbow moving less than this has come to rest
 
 
 def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> ElbowPost:
@@ -388,7 +395,7 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
         collision.scene("panda", [collision.Obstacle("post", "capsule", (radius, half), centre)]), panda,
         margin=margin, drop=[("link5", "link7"), ("link5", "hand")])
     pref = PANDA_READY.copy()
-    pref[2] = 1.2
+    pref[2] = POST_JOINT3
     objective = ns.posture_cost(panda, pref, weights=[0, 0, 1, 0, 0, 0, 0])
     free = ns.self_motion(panda, PANDA_READY, objective, steps=steps, step=step)
     avoid = ns.self_motion(panda, PANDA_READY, objective, steps=steps, step=step, avoid=world)
@@ -400,7 +407,11 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
     def elbow(q):
         return fk(panda, q).anchors[:, ELBOW]
 
-    return ElbowPost(margin, POST, free, avoid, to_post(free.q), to_post(avoid.q), elbow(free.q), elbow(avoid.q))
+    d_free = world.distances(free.q)[:, on_post]  # (N+1, the post's pairs)
+    deepest = world.pairs[on_post][np.argmin(d_free.min(axis=0))]  # the post and one arm geom
+    link = world.model.geom_bodyid[deepest[deepest != world.model.geom("post").id][0]]
+    return ElbowPost(margin, POST, free, avoid, d_free.min(axis=1), to_post(avoid.q), elbow(free.q), elbow(avoid.q),
+                     world.model.body(link).name, step, POST_JOINT3, world.distmax)
 
 
 def print_elbow_post(e: ElbowPost) -> None:
@@ -408,17 +419,54 @@ def print_elbow_post(e: ElbowPost) -> None:
           f"(margin {e.margin} m) ==")
     for label, run, post in (("no obstacle in mind", e.free, e.free_post), ("avoid=world", e.avoid, e.avoid_post)):
         print(f"  {label:20s}: closest to the post {post.min() * 1000:7.1f} mm, tool drift "
-              f"{run.pose_drift.max() * 1000:.3f} mm, posture cost {run.cost[0]:.3f} -> {run.cost[-1]:.3f}")
-    stopped = int(np.argmax(e.avoid.scale < 1)) if (e.avoid.scale < 1).any() else len(e.avoid.scale)
-    print(f"  with avoid= the elbow stops {np.linalg.norm(e.elbow_avoid[-1] - e.elbow_free[-1]) * 1000:.0f} mm short "
-          f"of where it went without (first slowed at step {stopped}); the post's pairs never closer than the margin")
+              f"{run.pose_drift.max() * 1000:.3f} mm, posture cost {run.cost[0]:.3f} -> {run.cost[-1]:.3f}, "
+              f"joint3 {run.q[0, 2]:.3f} -> {run.q[-1, 2]:.3f} rad")
+    r = elbow_post_results(e)
+    print(f"  without avoid= {e.post_link} goes {r['free_depth_mm']:.0f} mm into the post; with it the damper first "
+          f"acts at step {r['damper_step']}, the elbow is at rest (< {AT_REST * 1000:g} mm per step) from step "
+          f"{r['rest_step']}, {r['elbow_short_mm']:.0f} mm short of where it went without; the post's pairs never "
+          "closer than the margin")
 
 
 def elbow_post_results(e: ElbowPost) -> dict:
-    return {"margin_m": e.margin, "free_closest_to_post_m": float(e.free_post.min()),
-            "avoid_closest_to_post_m": float(e.avoid_post.min()), "free_tool_drift_m": float(e.free.pose_drift.max()),
-            "avoid_tool_drift_m": float(e.avoid.pose_drift.max()), "free_cost_end": float(e.free.cost[-1]),
-            "avoid_cost_end": float(e.avoid.cost[-1]), "cost_start": float(e.free.cost[0])}
+    def travel(elbow):
+        return 1000 * float(np.linalg.norm(elbow - elbow[0], axis=1).max())
+
+    # steps count from 1: step k takes q[k - 1] to q[k]
+    apart = np.any(e.avoid.q != e.free.q, axis=1)  # bitwise: the walks are the same computation until a damper acts
+    rest = np.linalg.norm(np.diff(e.elbow_avoid, axis=0), axis=1) < AT_REST  # (N,) per step
+    return {"margin_m": e.margin, "margin_mm": 1000 * e.margin, "post_radius_mm": 1000 * e.post[0],
+            "steps": len(e.avoid.scale), "step": e.step, "joint3_start": float(e.free.q[0, 2]), "joint3_pref": e.pref,
+            "free_joint3_end": float(e.free.q[-1, 2]), "avoid_joint3_end": float(e.avoid.q[-1, 2]),
+            "free_closest_to_post_m": float(e.free_post.min()), "free_depth_mm": -1000 * float(e.free_post.min()),
+            "free_end_depth_mm": -1000 * float(e.free_post[-1]),
+            "post_link": e.post_link, "avoid_closest_to_post_m": float(e.avoid_post.min()),
+            "avoid_closest_mm": 1000 * float(e.avoid_post.min()), "free_tool_drift_m": float(e.free.pose_drift.max()),
+            "avoid_tool_drift_m": float(e.avoid.pose_drift.max()),
+            "free_tool_drift_mm": 1000 * float(e.free.pose_drift.max()),
+            "avoid_tool_drift_mm": 1000 * float(e.avoid.pose_drift.max()),
+            "free_cost_end": float(e.free.cost[-1]), "avoid_cost_end": float(e.avoid.cost[-1]),
+            "cost_start": float(e.free.cost[0]), "elbow_free_mm": travel(e.elbow_free),
+            "elbow_avoid_mm": travel(e.elbow_avoid),
+            "elbow_short_mm": 1000 * float(np.linalg.norm(e.elbow_avoid[-1] - e.elbow_free[-1])),
+            "gain": DAMPER_GAIN, "influence_mm": 1000 * e.distmax, "damper_step": int(np.argmax(apart)),
+            "rest_mm": 1000 * AT_REST, "rest_step": int(np.argmax(rest)) + 1 if rest.any() else len(rest) + 1}
+
+
+def plot_elbow_post(e: ElbowPost) -> None:
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    a1.axhspan(1000 * e.free_post.min() - 10, 0, color="0.9", label="overlap")
+    a1.axhline(1000 * e.margin, color="k", ls=":", lw=1, label="margin")
+    a1.plot(1000 * e.free_post, color="tab:red", label="no obstacle in mind")
+    a1.plot(1000 * e.avoid_post, color="tab:green", label="avoid=world")
+    a1.set_ylabel("arm to post (mm, capped)")
+    a1.set_title("Panda self-motion, tool held: the elbow swept towards a post")
+    a1.legend(fontsize=8)
+    for elbow, colour in ((e.elbow_free, "tab:red"), (e.elbow_avoid, "tab:green")):
+        a2.plot(np.arange(1, len(elbow)), 1000 * np.linalg.norm(np.diff(elbow, axis=0), axis=1), color=colour)
+    a2.set_ylabel("elbow motion per step (mm)")
+    a2.set_xlabel("step")
+    _save(fig, "elbow_post.png")
 
 
 # ---- the lesson ------------------------------------------------------------------------------------
@@ -478,9 +526,12 @@ def main(full: bool = False) -> list[Claim]:
     claims = self_motion_claims(motion) + choice_claims(choices)
     post = elbow_post()
     print_elbow_post(post)
+    plot_elbow_post(post)
     print("\nfigure: self_motion.png (the Panda's joints and elbow height during self-motion; the tool pose stays put)")
     print("figure: planar3r_self_motion.png (a planar 3R holding one tip point: a one-parameter family of arms)")
     print("figure: priority.png (elbow height under task priority, and the peak joint speed of each case)")
+    print("figure: elbow_post.png (the distance from the arm to the post along the self-motion, without and with "
+          "avoid=, and how far the elbow moves per step: with avoid= it slows as the gap closes and comes to rest)")
     save_results(HERE, "experiment.py", {**results(dims, motion, planar_numbers(fam), choices, prio),
                                          "collision": elbow_post_results(post)})
     return publish_claims(HERE, claims, "experiment.py")
