@@ -27,12 +27,13 @@ def world(request):
     return C.collision_world(C.scene(robot, OBSTACLES[robot]), physai.load(robot))
 
 
-def mujoco_distances(world, q):
+def mujoco_distances(world, q, cap=None):
     """Every pair's mj_geomDistance at q, on a fresh MjData posed by MuJoCo alone (no bounding test)."""
     m, d = world.model, mujoco.MjData(world.model)
     d.qpos[world.qpos_adr] = q
     mujoco.mj_kinematics(m, d)
-    return np.array([mujoco.mj_geomDistance(m, d, int(a), int(b), world.distmax, None) for a, b in world.pairs])
+    cap = world.distmax if cap is None else cap
+    return np.array([mujoco.mj_geomDistance(m, d, int(a), int(b), cap, None) for a, b in world.pairs])
 
 
 def test_distances_equal_mj_geomDistance_for_every_pair(world, rng):
@@ -72,6 +73,87 @@ def test_gradients_match_central_differences_of_mj_geomDistance(world, rng):
         np.testing.assert_allclose(G[ok], G_fd[ok], atol=1e-5)
         checked += ok.sum()
     assert checked > 20
+
+
+SHAPES = """<mujoco><worldbody>
+  <geom name="slab" type="box" size="0.3 0.2 0.02" pos="0.2 0.1 -0.1" euler="0.3 0.2 0.5"/>
+  <geom name="ball" type="sphere" size="0.05" pos="0.3 -0.2 0.2"/>
+  <geom name="egg" type="ellipsoid" size="0.08 0.04 0.03" pos="-0.25 0.1 0.15" euler="0.5 0 1"/>
+  <geom name="drum" type="cylinder" size="0.04 0.1" pos="0.0 0.35 0.1" euler="1 0.4 0"/>
+  <body name="l1"><joint name="j1" axis="0 0 1"/><geom name="g1" type="capsule" size="0.03" fromto="0 0 0 0.25 0 0"/>
+    <body name="l2" pos="0.25 0 0"><joint name="j2" axis="0 1 0"/>
+      <geom name="g2" type="box" size="0.12 0.03 0.02" pos="0.12 0 0" euler="0 0.2 0.3"/>
+      <body name="l3" pos="0.25 0 0"><joint name="j3" axis="1 0 0"/>
+        <geom name="g3" type="sphere" size="0.04"/><geom name="g4" type="cylinder" size="0.02 0.05" pos="0.05 0 0"/>
+        <geom name="g5" type="ellipsoid" size="0.03 0.05 0.02" pos="0.1 0 0"/><site name="tip" pos="0.15 0 0"/>
+  </body></body></body></worldbody></mujoco>"""
+
+
+@pytest.fixture(scope="module", params=sorted(OBSTACLES) + ["shapes"])
+def any_world(request):
+    if request.param == "shapes":
+        m = mujoco.MjModel.from_xml_string(SHAPES)
+        return C.collision_world(m, physai.chain_from_mujoco(m, "tip"), samples=1)
+    return C.collision_world(C.scene(request.param, OBSTACLES[request.param]), physai.load(request.param))
+
+
+def all_mujoco_distances(world, q):
+    return np.array([mujoco_distances(world, qk, cap=10.0) for qk in q])
+
+
+def test_geom_poses_equal_mj_kinematics(any_world, rng):
+    m, d = any_world.model, mujoco.MjData(any_world.model)
+    q = any_world.chain.random_q(rng, 20)
+    xpos, xmat = any_world.geom_poses(q)
+    for k in range(len(q)):
+        d.qpos[any_world.qpos_adr] = q[k]
+        mujoco.mj_kinematics(m, d)
+        np.testing.assert_allclose(xpos[k], d.geom_xpos, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(xmat[k].reshape(-1, 9), d.geom_xmat, rtol=0, atol=1e-13)
+
+
+def test_screen_bounds_never_exceed_mj_geomDistance_and_equal_it_for_primitives(any_world, rng):
+    q = any_world.chain.random_q(rng, 60)
+    D = all_mujoco_distances(any_world, q)
+    cap = 10.0  # refine every pair
+    for engine in ("numpy", "compiled"):
+        bound = any_world.bounds(q, cap, engine=engine)
+        apart = bound >= 0  # a bound of a penetrating pair is only known to lie below the cap
+        assert np.all(bound[apart] <= D[apart] + 1e-12)
+        # sphere, capsule and box pairs (not box-box): the bound is the distance, less the search's slack
+        exact = any_world.screen.exact & (D > 1e-6)
+        np.testing.assert_allclose(bound[exact], D[exact], rtol=0, atol=1e-9)
+    assert (D < 0).any() and np.any(any_world.screen.exact)
+
+
+def test_compiled_screen_equals_the_numpy_reference(any_world, rng):
+    q = any_world.chain.random_q(rng, 60)
+    for cap in (0.0, any_world.margin, any_world.distmax, 10.0):
+        np.testing.assert_allclose(any_world.bounds(q, cap), any_world.bounds(q, cap, engine="numpy"), rtol=0,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.01, 0.05])
+def test_clear_verdict_equals_mj_geomDistance_against_the_margin(any_world, rng, margin):
+    q = any_world.chain.random_q(rng, 150)
+    verdict = np.all(all_mujoco_distances(any_world, q) >= margin, axis=1)
+    np.testing.assert_array_equal(any_world.clear(q, margin=margin), verdict)
+    if margin == 0.0:  # the sample holds both verdicts
+        assert 0 < verdict.sum() < len(q)
+
+
+def test_segment_distance_matches_a_dense_sampling(rng):
+    p1, q1, p2, q2 = (rng.normal(size=(200, 3)) for _ in range(4))
+    q2[:50] = p2[:50]  # a point against a segment
+    s = np.linspace(0, 1, 801)
+    a = p1[:, None] + s[None, :, None] * (q1 - p1)[:, None]
+    b = p2[:, None] + s[None, :, None] * (q2 - p2)[:, None]
+    brute = np.linalg.norm(a[:, :, None] - b[:, None, :], axis=-1).min(axis=(1, 2))
+    exact = C.segment_distance(p1, q1, p2, q2)
+    assert np.all(exact <= brute + 1e-12)
+    # the sampling is within half a step of each segment's length of the true closest points
+    slack = 0.5 / 800 * (np.linalg.norm(q1 - p1, axis=1) + np.linalg.norm(q2 - p2, axis=1))
+    assert np.all(brute - exact <= slack + 1e-12)
 
 
 def test_penetrating_sphere_gradient_points_out_of_the_overlap():

@@ -1,0 +1,216 @@
+"""Compiled engine of the collision screen (private): :meth:`physai.collision._Screen.lower` and
+:meth:`physai.collision.CollisionWorld.geom_poses`, one compiled loop over the configurations.
+
+The NumPy reference vectorises over configurations and pairs, which costs array traffic per stage; here each pair
+is screened on scalars and stops at the first stage that clears it. Tested equal to the reference
+(tests/test_collision.py). Layouts: ``T_local (ngeom, 12)`` a geom's pose in the frame of the last chain joint that
+moves it (``last``; a fixed geom's in the world, ``last = -1``), rotation row-major in 0-8, translation in 9-11.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from physai._engine import njit
+from physai._numba_kin import _apply, _mul, _place, rodrigues
+
+SEGMENT, BOX = 0, 1  # a geom's core (physai.collision._Screen); anything else is screened by its bounding sphere
+GOLDEN_STEPS = 50  # as physai.collision._GOLDEN_STEPS
+
+_RO = {"readonly": True}
+_F1, _F2 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2))
+_I1, _I2 = (numba.types.Array(numba.int64, d, "A", **_RO) for d in (1, 2))
+_P = numba.types.Array(numba.float64, 2, "C", readonly=True)
+
+
+@njit(cache=True, inline="always")
+def _transpose_apply(R, v):
+    """``R^T @ v`` for a row-major 9-tuple ``R``."""
+    return (R[0] * v[0] + R[3] * v[1] + R[6] * v[2], R[1] * v[0] + R[4] * v[1] + R[7] * v[2],
+            R[2] * v[0] + R[5] * v[1] + R[8] * v[2])
+
+
+@njit(cache=True, inline="always")
+def _sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(cache=True, inline="always")
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True, inline="always")
+def _norm(a):
+    return np.sqrt(_dot(a, a))
+
+
+@njit(cache=True, inline="always")
+def _outside(local, h):
+    """Distance from a point in a box's frame to the box of half-sizes ``h``."""
+    x = max(abs(local[0]) - h[0], 0.0)
+    y = max(abs(local[1]) - h[1], 0.0)
+    z = max(abs(local[2]) - h[2], 0.0)
+    return np.sqrt(x * x + y * y + z * z)
+
+
+@njit(cache=True)
+def _segment_distance(p1, q1, p2, q2):
+    """Twin of :func:`physai.collision.segment_distance` for one pair of segments."""
+    d1, d2, r = _sub(q1, p1), _sub(q2, p2), _sub(p1, p2)
+    a, e, b, c, f = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2), _dot(d1, r), _dot(d2, r)
+    tiny = 1e-18
+    denom = a * e - b * b
+    s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > tiny else 0.0
+    t = (b * s + f) / e if e > tiny else 0.0
+    if t < 0.0 or e <= tiny:
+        s = min(max(-c / a, 0.0), 1.0) if a > tiny else 0.0
+    elif t > 1.0:
+        s = min(max((b - c) / a, 0.0), 1.0) if a > tiny else 0.0
+    t = min(max(t, 0.0), 1.0)
+    g = (p1[0] + s * d1[0] - p2[0] - t * d2[0], p1[1] + s * d1[1] - p2[1] - t * d2[1],
+         p1[2] + s * d1[2] - p2[2] - t * d2[2])
+    return _norm(g)
+
+
+@njit(cache=True)
+def _segment_box(u, v, h):
+    """Lower bound of the distance from segment ``u v`` (box frame) to the box ``h``: the golden-section search of
+    :meth:`physai.collision._Screen._segment_box`, less its bracket's slack."""
+    w = 0.5 * (np.sqrt(5.0) - 1.0)
+    d = _sub(v, u)
+    lo, hi = 0.0, 1.0
+    m1, m2 = hi - w * (hi - lo), lo + w * (hi - lo)
+    f1 = _outside((u[0] + m1 * d[0], u[1] + m1 * d[1], u[2] + m1 * d[2]), h)
+    f2 = _outside((u[0] + m2 * d[0], u[1] + m2 * d[1], u[2] + m2 * d[2]), h)
+    for _ in range(GOLDEN_STEPS):
+        if f1 <= f2:
+            hi = m2
+            new = hi - w * (hi - lo)
+            m1, m2, f2 = new, m1, f1
+            f1 = _outside((u[0] + new * d[0], u[1] + new * d[1], u[2] + new * d[2]), h)
+        else:
+            lo = m1
+            new = lo + w * (hi - lo)
+            m1, m2, f1 = m2, new, f2
+            f2 = _outside((u[0] + new * d[0], u[1] + new * d[1], u[2] + new * d[2]), h)
+    mid = 0.5 * (lo + hi)
+    return _outside((u[0] + mid * d[0], u[1] + mid * d[1], u[2] + mid * d[2]), h) - _norm(d) * (hi - lo)
+
+
+@njit(cache=True)
+def _box_box(ca, Ra, ha, cb, Rb, hb):
+    """The largest gap over both boxes' face normals (:meth:`physai.collision._Screen._box_box`)."""
+    t = _sub(cb, ca)
+    best = -np.inf
+    for i in range(3):
+        # A's axis i is column i of Ra; B's axis j is column j of Rb
+        gap = abs(Ra[i] * t[0] + Ra[3 + i] * t[1] + Ra[6 + i] * t[2]) - ha[i]
+        gap_b = abs(Rb[i] * t[0] + Rb[3 + i] * t[1] + Rb[6 + i] * t[2]) - hb[i]
+        for j in range(3):
+            gap -= hb[j] * abs(Ra[i] * Rb[j] + Ra[3 + i] * Rb[3 + j] + Ra[6 + i] * Rb[6 + j])
+            gap_b -= ha[j] * abs(Ra[j] * Rb[i] + Ra[3 + j] * Rb[3 + i] + Ra[6 + j] * Rb[6 + i])
+        best = max(best, gap, gap_b)
+    return best
+
+
+@njit(cache=True, inline="always")
+def _ends(x, R, half):
+    """A segment core's end points: its centre -+ half its length along its z axis."""
+    a = (R[2] * half, R[5] * half, R[8] * half)
+    return (x[0] - a[0], x[1] - a[1], x[2] - a[2]), (x[0] + a[0], x[1] + a[1], x[2] + a[2])
+
+
+@njit(cache=True)
+def _core(ka, xa, Ra, ga, kb, xb, Rb, gb, radius, half, centre):
+    """The cores' distance (a lower bound) of geoms ``ga`` (kind ``ka``) and ``gb``; -inf if either has none."""
+    if kb == SEGMENT and ka == BOX:
+        ka, xa, Ra, ga, kb, xb, Rb, gb = kb, xb, Rb, gb, ka, xa, Ra, ga
+    if ka == SEGMENT and kb == SEGMENT:
+        p1, q1 = _ends(xa, Ra, half[ga, 2])
+        p2, q2 = _ends(xb, Rb, half[gb, 2])
+        return _segment_distance(p1, q1, p2, q2) - radius[ga] - radius[gb]
+    if ka == BOX and kb == BOX:
+        ca = _box_centre(xa, Ra, centre[ga])
+        cb = _box_centre(xb, Rb, centre[gb])
+        return _box_box(ca, Ra, (half[ga, 0], half[ga, 1], half[ga, 2]), cb, Rb,
+                        (half[gb, 0], half[gb, 1], half[gb, 2]))
+    if ka == SEGMENT and kb == BOX:
+        p0, p1 = _ends(xa, Ra, half[ga, 2])
+        cb = _box_centre(xb, Rb, centre[gb])
+        u, v = _transpose_apply(Rb, _sub(p0, cb)), _transpose_apply(Rb, _sub(p1, cb))
+        return _segment_box(u, v, (half[gb, 0], half[gb, 1], half[gb, 2])) - radius[ga]
+    return -np.inf
+
+
+@njit(cache=True, inline="always")
+def _box_centre(x, R, c):
+    o = _apply(R, (c[0], c[1], c[2]))
+    return (x[0] + o[0], x[1] + o[1], x[2] + o[2])
+
+
+@njit(cache=True)
+def _point_box(x, R, g, point, half, centre):
+    """Distance from ``point`` to geom ``g``'s box core at pose ``(x, R)``."""
+    c = _box_centre(x, R, centre[g])
+    return _outside(_transpose_apply(R, _sub(point, c)), (half[g, 0], half[g, 1], half[g, 2]))
+
+
+@njit(cache=True)
+def _poses(q, P, last, T_local, R_geom, x_geom):
+    """Every geom's world pose at ``q``: the chain's joint frames (the walk of :func:`physai._numba_kin.walk`)
+    composed with each geom's ``T_local``."""
+    n, G = q.shape[0], last.shape[0]
+    frames = np.empty((n, 12))
+    R, p = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
+    for i in range(n):
+        m = P[i]
+        R, p = _place(R, p, m)
+        u, d = (m[12], m[13], m[14]), q[i] - m[15]
+        if m[16] != 0.0:
+            R = _mul(R, rodrigues(u, d))
+        else:
+            a = _apply(R, u)
+            p = (p[0] + d * a[0], p[1] + d * a[1], p[2] + d * a[2])
+        for k in range(9):
+            frames[i, k] = R[k]
+        frames[i, 9], frames[i, 10], frames[i, 11] = p[0], p[1], p[2]
+    for g in range(G):
+        j = last[g]
+        if j < 0:
+            R_geom[g, :] = T_local[g, :9]
+            x_geom[g, :] = T_local[g, 9:]
+            continue
+        f = frames[j]
+        Rg, xg = _place((f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]), (f[9], f[10], f[11]), T_local[g])
+        for k in range(9):
+            R_geom[g, k] = Rg[k]
+        x_geom[g, 0], x_geom[g, 1], x_geom[g, 2] = xg[0], xg[1], xg[2]
+
+
+@njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, numba.float64, numba.float64[:, ::1]),
+      cache=True, nogil=True)
+def screen(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, cap, out):
+    """Lower bounds ``out (K, npairs)`` (m) of the pairs' distances at each configuration ``Q[k] (n,)``, refined
+    stage by stage (bounding spheres, a box to the other's bounding sphere, the cores) while below ``cap``."""
+    G = last.shape[0]
+    R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))
+    for k in range(Q.shape[0]):
+        _poses(Q[k], P, last, T_local, R_geom, x_geom)
+        for i in range(pairs.shape[0]):
+            a, b = pairs[i, 0], pairs[i, 1]
+            xa, xb = (x_geom[a, 0], x_geom[a, 1], x_geom[a, 2]), (x_geom[b, 0], x_geom[b, 1], x_geom[b, 2])
+            bound = _norm(_sub(xa, xb)) - rbound[a] - rbound[b]
+            if bound < cap:
+                Ra = (R_geom[a, 0], R_geom[a, 1], R_geom[a, 2], R_geom[a, 3], R_geom[a, 4], R_geom[a, 5],
+                      R_geom[a, 6], R_geom[a, 7], R_geom[a, 8])
+                Rb = (R_geom[b, 0], R_geom[b, 1], R_geom[b, 2], R_geom[b, 3], R_geom[b, 4], R_geom[b, 5],
+                      R_geom[b, 6], R_geom[b, 7], R_geom[b, 8])
+                if kind[a] == BOX:
+                    bound = max(bound, _point_box(xa, Ra, a, xb, half, centre) - rbound[b])
+                if kind[b] == BOX:
+                    bound = max(bound, _point_box(xb, Rb, b, xa, half, centre) - rbound[a])
+                if bound < cap:
+                    bound = max(bound, _core(kind[a], xa, Ra, a, kind[b], xb, Rb, b, radius, half, centre))
+            out[k, i] = bound
