@@ -340,6 +340,15 @@ def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build07, so1
     site = d.site_xpos[so101_model.site(so101.tool_name).id]
     np.testing.assert_allclose(br["home"], site, atol=1e-15)
     np.testing.assert_allclose(ch["world_in_tool"], np.linalg.inv(ch["T_tool"])[:3, 3], atol=1e-15)
+    # the fixed factors from MuJoCo alone: each joint body in its parent joint body at q = 0, then the site
+    bodies = so101_model.jnt_bodyid[[so101_model.joint(n).id for n in so101.joint_names]]
+    def pose(xmat, xpos):
+        return np.r_[np.c_[xmat.reshape(3, 3), xpos], [[0.0, 0.0, 0.0, 1.0]]]
+
+    frames = [np.eye(4)] + [pose(d.xmat[b], d.xpos[b]) for b in bodies]
+    site_T = pose(d.site_xmat[so101_model.site(so101.tool_name).id], site)
+    factors = [np.linalg.inv(a) @ b for a, b in zip(frames[:-1], frames[1:])] + [np.linalg.inv(frames[-1]) @ site_T]
+    np.testing.assert_allclose(ch["reversed"], np.linalg.multi_dot(factors[::-1])[:3, 3], atol=1e-14)
     np.testing.assert_allclose(br["order_gap"], np.linalg.norm(site - ch["reversed"]), atol=1e-15)
     assert br["untransposed_err"] > 0.1
 
