@@ -128,6 +128,19 @@ def test_compiled_restart_start_maps_the_uniform_numbers_as_random_q_bit_for_bit
             np.testing.assert_array_equal(out, Q[b, k])
 
 
+def test_restart_draws_are_random_q_of_the_same_generator_bit_for_bit(arms):
+    """restart_draws maps restart_uniforms into the limits: the draws of chain.random_q(rng, (B, restarts)), and of
+    default_rng(0) when no rng is passed (a single solve's cached numbers included), bit for bit."""
+    for robot in ("panda", "so101"):
+        chain = arms[robot][1]
+        for B in (1, 3):
+            g1, g2 = np.random.default_rng(5), np.random.default_rng(5)
+            np.testing.assert_array_equal(ik.restart_draws(chain, g1, B, 6), chain.random_q(g2, (B, 6)))
+            assert g1.random() == g2.random()  # the same state after the draw
+            np.testing.assert_array_equal(ik.restart_draws(chain, None, B, 6),
+                                          chain.random_q(np.random.default_rng(0), (B, 6)))
+
+
 def test_compiled_ik_kernel_releases_the_gil_while_it_runs(monkeypatch):
     """Threads can share a batch only if the kernel lets them run: the main thread keeps stepping while another
     thread's kernel call is in progress (a kernel holding the GIL would stop it for the whole call)."""
