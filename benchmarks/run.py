@@ -11,9 +11,10 @@ It measures the public functions (``physai.jacobian``, ``physai.tool_pose``, ``p
 package is not installed is skipped with a printed reason.
 
 Sections: (0) compilation cost of the compiled engine, cold and from the disk cache, and a fresh process's
-start against Pinocchio's; (1) one FK / Jacobian call, SO-101 and Panda; (2) batched Jacobians, 10,000 and
-1,000,000 SO-101 configurations;
-(3) IK success and time per target; (3b) solve_ik_batch against a loop of solve_ik; (4) memory per configuration of the batch path. Every peer's
+start against Pinocchio's, from this checkout and from a wheel of it installed in a fresh environment; (1) one
+FK / Jacobian call, SO-101 and Panda; (2) batched Jacobians, 10,000 and 1,000,000 SO-101 configurations;
+(3) IK success and time per target; (3b) solve_ik_batch against a loop of solve_ik; (4) memory per configuration
+of the batch path. Every peer's
 answer is checked against physai's before it is timed. Times are medians over ``--rounds`` samples
 taken in turns (each round times every candidate), so load spikes on a shared machine hit all alike; a goal's
 ratio is the median of the per-round ratios (``_timing.paired_ratio``).
