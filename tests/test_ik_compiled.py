@@ -11,13 +11,11 @@ import time
 
 import numpy as np
 import pytest
+from conftest import PANDA_XML, WXAI_XML, mujoco_errors
 
 from physai import _ik_record, _numba_ik, ik, kinematics, mj, robots
 from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
-
-from conftest import PANDA_XML, WXAI_XML
-from conftest import mujoco_errors
 
 MODELS = {
     "panda": (PANDA_XML, "tcp"),
