@@ -264,27 +264,18 @@ def limit_blocked(q, dq, lower, upper):
     return ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
 
 
-@functools.lru_cache(maxsize=64)
-def _seed0_draws(chain: Chain, restarts: int) -> np.ndarray:
-    """``chain.random_q(default_rng(0), (1, restarts))``, read-only: the restarts of every single solve that
-    passes no ``rng`` are the same numbers, so they are drawn once per chain and count."""
-    draws = chain.random_q(np.random.default_rng(0), (1, restarts))
-    draws.flags.writeable = False
-    return draws
-
-
 def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restarts: int) -> np.ndarray:
     """The restart seeds of ``B`` targets, ``(B, restarts, n)``: ``chain.random_q(rng, (B, restarts))``, drawn up
     front from ``rng`` (``default_rng(0)`` when None). Target ``b`` uses exactly the ``b``-th block, so solving
     targets one by one from one shared generator equals one batched solve."""
-    if rng is None and B == 1:
-        return _seed0_draws(chain, restarts)
-    return chain.random_q(np.random.default_rng(0) if rng is None else rng, (B, restarts))
+    low, high = chain._sample_range
+    return low + (high - low) * restart_uniforms(chain, rng, B, restarts)  # random_q's map, bit for bit
 
 
 @functools.lru_cache(maxsize=64)
 def _seed0_uniforms(n: int, restarts: int) -> np.ndarray:
-    """``default_rng(0).random((1, restarts, n))``, read-only: :func:`_seed0_draws` before the map into the limits."""
+    """``default_rng(0).random((1, restarts, n))``, read-only: the restarts of every single solve that passes no
+    ``rng`` are the same numbers, so they are drawn once per joint count and restart count."""
     uniforms = np.random.default_rng(0).random((1, restarts, n))
     uniforms.flags.writeable = False
     return uniforms
