@@ -740,8 +740,9 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     ``mj_geomDistance``); a target with no such answer found is ``converged=False`` with reason
     ``"collision: no answer keeps the margin"`` and ``"collision"`` in ``unmet``. Method (:mod:`physai._avoid_ik`):
     the plain solve, its answer checked; for a colliding one, one plain attempt from each of the target's restart
-    draws in turn until an answer is clear; then Levenberg-Marquardt with a quadratic penalty row per close pair from the colliding answers
-    (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the contact-normal Jacobian). A ``q0`` that
+    draws in turn until an answer is clear; then Levenberg-Marquardt with a quadratic penalty row per close pair
+    from the colliding answers (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the contact-normal
+    Jacobian). A ``q0`` that
     penetrates an obstacle is refused (:class:`InputError` naming the pair).
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
