@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from physai import mj, robots
-from physai.singularity import health
 from physai.kinematics import jacobian
+from physai.singularity import health
 from physai.viewer import close_geoms, follow_step
 
 DT = 1 / 30
@@ -125,3 +125,11 @@ def test_close_geoms_are_the_pairs_mujoco_finds_within_the_margin(rng):
         assert close_geoms(world, q) == truth
         seen += len(truth)
     assert seen > 0
+
+
+def test_follow_step_refuses_a_world_of_another_chain():
+    from physai.errors import InputError
+
+    panda = robots.load("panda")
+    with pytest.raises(InputError, match="avoid: the world was built for chain"):
+        follow_step(panda, panda.q_ref, np.array([0.4, 0.0, 0.4]), "dls", DT, avoid=_so101_post_world())
