@@ -102,14 +102,17 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
 
 
 def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypatch):
-    from physai.lesson import read_results
+    from physai.lesson import read_results, save_results
 
     monkeypatch.setattr(ex, "HERE", tmp_path)
     monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(4, 20))
     monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 8))
     monkeypatch.setattr(ex, "teleop", lambda seconds, f=ex.teleop: f(0.5))
+    monkeypatch.setattr(ex, "through_table", lambda f=ex.through_table: f(4))
+    save_results(tmp_path, "experiment.py", {"stale": "an older run's number"})
     ex.main(full=False)
     saved = read_results(tmp_path)["experiment"]
+    assert "stale" not in saved  # every number on the page is this run's
     q, q_target = so101.random_q(np.random.default_rng(ex.SEED), 2)
     p, _, J = mj_site(so101_model, so101, q)
     e = mj_site(so101_model, so101, q_target)[0] - p

@@ -38,7 +38,6 @@ from physai.lesson import (  # noqa: E402
     fmt_row,
     out_dir,
     publish_claims,
-    read_results,
     run_script,
     save_results,
     verdict,
@@ -83,7 +82,10 @@ def gradient_check(seed: int = SEED) -> GradientCheck:
     chain = robots.load("so101")
     q, q_target = chain.random_q(np.random.default_rng(seed), 2)
     p_target = kinematics.fk(chain, q_target).p
-    half_sq = lambda x: np.atleast_1d(0.5 * np.sum((p_target - kinematics.fk(chain, x).p) ** 2))
+
+    def half_sq(x):
+        return np.atleast_1d(0.5 * np.sum((p_target - kinematics.fk(chain, x).p) ** 2))
+
     grad = kinematics.fd_jacobian(half_sq, q, eps=GRADIENT_EPS)[0]
     e = p_target - kinematics.fk(chain, q).p
     return GradientCheck(q, kinematics.jacobian(chain, q)[:3].T @ e, -grad)
@@ -454,16 +456,13 @@ def main(full: bool = False) -> list[Claim]:
     claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(rows)
     print("\nfigure: convergence.png (Median pose error per iteration on the Panda, every method from the same starts: "
           "the Gauss-Newton family drops below the tolerance within a few steps, gradient descent crawls)")
-    # merged into what is saved under "experiment": a step that saves its own key there keeps it
-    save_results(HERE, "experiment.py",
-                 read_results(HERE).get("experiment", {}) | results(grad, conv, rows, five, tele, n_targets))
     table = through_table()
     print_through_table(table)
     plot_through_table(table)
     print("figure: through_table.png (Each answer's smallest distance to the table or between the arm's own links, "
           "plain IK against avoid=: plain answers below the margin line, some inside the shaded overlap; every "
           "avoid= answer above it)")
-    save_results(HERE, "experiment.py", {**read_results(HERE).get("experiment", {}),
+    save_results(HERE, "experiment.py", {**results(grad, conv, rows, five, tele, n_targets),
                                          "collision": through_table_results(table)})
     return publish_claims(HERE, claims, "experiment.py")
 
