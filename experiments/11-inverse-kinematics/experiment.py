@@ -353,7 +353,6 @@ class ThroughTable:
     avoid_q: np.ndarray  # (k, 5) the same targets with avoid=world
     avoid_converged: np.ndarray  # (k,)
     avoid_clearance: np.ndarray  # (k,)
-    pair_names: tuple  # the world's pairs (labels)
     plain_table: np.ndarray  # (k,) smallest distance from the arm to the table at each plain answer (m)
     plain_self: np.ndarray  # (k,) smallest distance between two of the arm's own links there (m)
     distmax: float  # m, distances beyond this are reported as this
@@ -380,7 +379,7 @@ def through_table(n_targets: int = 40, margin: float = 0.01) -> ThroughTable:
     d_plain = world.distances(plain.q)  # (k, pairs)
     on_table = np.array(["table" in pair for pair in world.pair_names])
     return ThroughTable(margin, targets, plain.q, plain.converged, d_plain.min(axis=1), avoid.q, avoid.converged,
-                        world.distances(avoid.q).min(axis=1), world.pair_names, d_plain[:, on_table].min(axis=1),
+                        world.distances(avoid.q).min(axis=1), d_plain[:, on_table].min(axis=1),
                         d_plain[:, ~on_table].min(axis=1), world.distmax)
 
 
@@ -400,18 +399,16 @@ def print_through_table(t: ThroughTable) -> None:
 def through_table_results(t: ThroughTable) -> dict:
     conv = t.plain_converged
     bad = conv & (t.plain_clearance < t.margin)
-    return {"targets": len(t.targets), "low_mm": 1000 * LOW, "margin_m": t.margin, "margin_mm": 1000 * t.margin,
+    return {"targets": len(t.targets), "low_mm": 1000 * LOW, "margin_mm": 1000 * t.margin,
             "plain_converged": int(conv.sum()), "plain_colliding": int(bad.sum()),
             "plain_clear": int((conv & ~bad).sum()),
             "plain_near_table": int((conv & (t.plain_table < t.margin)).sum()),
             "plain_near_self": int((conv & (t.plain_self < t.margin)).sum()),
             "plain_penetrating": int((conv & (t.plain_clearance < 0)).sum()),
-            "plain_deepest_m": float(-t.plain_clearance.min()),
             "plain_deepest_mm": float(-1000 * t.plain_clearance.min()),
             "avoid_converged": int(t.avoid_converged.sum()),
             "avoid_colliding": int((t.avoid_converged & (t.avoid_clearance < t.margin)).sum()),
             "avoid_clear": int((t.avoid_converged & (t.avoid_clearance >= t.margin)).sum()),
-            "avoid_closest_m": float(t.avoid_clearance[t.avoid_converged].min()),
             "avoid_closest_mm": float(1000 * t.avoid_clearance[t.avoid_converged].min()),
             "avoid_changed": int(np.any(t.avoid_q != t.plain_q, axis=1).sum()), "distmax_mm": 1000 * t.distmax}
 

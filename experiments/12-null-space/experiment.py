@@ -435,14 +435,11 @@ def elbow_post_results(e: ElbowPost) -> dict:
     # steps count from 1: step k takes q[k - 1] to q[k]
     apart = np.any(e.avoid.q != e.free.q, axis=1)  # bitwise: the walks are the same computation until a damper acts
     rest = np.linalg.norm(np.diff(e.elbow_avoid, axis=0), axis=1) < AT_REST  # (N,) per step
-    return {"margin_m": e.margin, "margin_mm": 1000 * e.margin, "post_radius_mm": 1000 * e.post[0],
+    return {"margin_mm": 1000 * e.margin, "post_radius_mm": 1000 * e.post[0],
             "steps": len(e.avoid.scale), "step": e.step, "joint3_start": float(e.free.q[0, 2]), "joint3_pref": e.pref,
             "free_joint3_end": float(e.free.q[-1, 2]), "avoid_joint3_end": float(e.avoid.q[-1, 2]),
-            "free_closest_to_post_m": float(e.free_post.min()), "free_depth_mm": -1000 * float(e.free_post.min()),
-            "free_end_depth_mm": -1000 * float(e.free_post[-1]),
-            "post_link": e.post_link, "avoid_closest_to_post_m": float(e.avoid_post.min()),
-            "avoid_closest_mm": 1000 * float(e.avoid_post.min()), "free_tool_drift_m": float(e.free.pose_drift.max()),
-            "avoid_tool_drift_m": float(e.avoid.pose_drift.max()),
+            "free_depth_mm": -1000 * float(e.free_post.min()), "free_end_depth_mm": -1000 * float(e.free_post[-1]),
+            "post_link": e.post_link, "avoid_closest_mm": 1000 * float(e.avoid_post.min()),
             "free_tool_drift_mm": 1000 * float(e.free.pose_drift.max()),
             "avoid_tool_drift_mm": 1000 * float(e.avoid.pose_drift.max()),
             "free_cost_end": float(e.free.cost[-1]), "avoid_cost_end": float(e.avoid.cost[-1]),
