@@ -39,10 +39,10 @@ TwistFn = Callable[[int, float, np.ndarray, np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class StepSettings:
-    """Arguments of :func:`physai.singularity.damped_step` for every tick (the seed's defaults).
+    """Arguments of :func:`physai.singularity.damped_step` for every tick (its defaults, but the whole twist).
 
     ``block="full"`` tracks the whole twist with angular rows scaled by ``char_length`` (m);
-    ``"position"`` tracks only the linear velocity (the seed's ``damped_step``).
+    ``"position"`` tracks only the linear velocity (``damped_step``'s own default).
     """
 
     block: str = "full"
