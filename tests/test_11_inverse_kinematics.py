@@ -213,6 +213,10 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
     rows = {row["key"]: row for row in saved["break"] + saved["break_none"]}
     assert sorted(rows) == sorted(key for key, *_ in build.VARIANTS)
     assert saved["singular"]["step_bound"] == build.PULL / (2 * build.LAMBDA)
+    # the damped gain sigma / (sigma^2 + lam^2) peaks at sigma = lam: the step bound by a grid over sigma (m/rad)
+    sigma = np.linspace(0, 1, 100_001)
+    np.testing.assert_allclose(saved["singular"]["step_bound"],
+                               build.PULL * np.max(sigma / (sigma**2 + build.LAMBDA**2)), rtol=1e-8)
     assert saved["run"]["converged"] == round(saved["run"]["rate"] * saved["run"]["n"])
     assert (tmp_path / "singular_start.png").stat().st_size > 0
 
