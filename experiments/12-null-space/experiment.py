@@ -44,7 +44,6 @@ PANDA_HOME = np.array([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853])  # keyfr
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
 SEED_TARGETS, SEED_IK = 0, 1
 PLANAR_Q0 = np.array([0.2, 0.9, 0.8])
-NEAR = 0.05  # "near a limit": within 5 % of the joint's range
 DT = 1e-3  # s, a 1 kHz resolved-rate loop
 SELF_SPEED = 1.0  # rad/s, joint-space speed along the null space
 SELF_T = 1.0  # s
