@@ -188,7 +188,9 @@ class Viewer:
     """A running viewer: viser server, scene, panel and the follow loop (a daemon thread).
 
     ``set_target``/``set_method`` do what dragging the gizmo and the method switch do; ``q`` and
-    ``readout`` are the served state. ``close()`` stops the loop and the server.
+    ``readout`` are the served state. ``close()`` stops the loop and the server. ``avoid``: a
+    :class:`physai.collision.CollisionWorld` of the robot's chain; its scene is drawn instead of the bare robot, the
+    geoms of pairs within the margin turn red, and every step keeps the margin (:func:`follow_step`).
     """
 
     def __init__(self, robot: str = "so101", *, site: str | None = None, port: int = 8080, rate_hz: float = 30.0,
@@ -203,8 +205,9 @@ class Viewer:
         self.chain = robots.load(robot, site=site)  # the chain of that same model file
         # With a collision world its scene is drawn (obstacles and the pairs' collision geoms) and kept clear
         self.world = checked_world(avoid, self.chain)
+        self._qpos_adr = list(self.chain.qpos_adr)  # the chain's joints in the drawn model
         if self.world is not None:
-            self.model = self.world.model
+            self.model, self._qpos_adr = self.world.model, list(self.world.qpos_adr)
         self._geoms: dict[int, object] = {}
         self._close: set[int] = set()
         self._data = mujoco.MjData(self.model)
@@ -343,7 +346,7 @@ class Viewer:
             q = self._q.copy()
         with self._draw_lock, self.server.atomic():
             d = self._data
-            d.qpos[list(self.chain.qpos_adr)] = q
+            d.qpos[self._qpos_adr] = q
             mujoco.mj_kinematics(self.model, d)
             for b, frame in self._bodies.items():
                 frame.position = tuple(d.xpos[b])
