@@ -399,17 +399,11 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
     free = ns.self_motion(panda, PANDA_READY, objective, steps=steps, step=step)
     avoid = ns.self_motion(panda, PANDA_READY, objective, steps=steps, step=step, avoid=world)
     on_post = np.array([("post" in pair) for pair in world.pair_names])
-
-    def to_post(q):
-        return world.distances(q)[:, on_post].min(axis=1)
-
-    def elbow(q):
-        return fk(panda, q).anchors[:, ELBOW]
-
-    d_free = world.distances(free.q)[:, on_post]  # (N+1, the post's pairs)
+    d_free, d_avoid = (world.distances(run.q)[:, on_post] for run in (free, avoid))  # (N+1, the post's pairs)
     deepest = world.pairs[on_post][np.argmin(d_free.min(axis=0))]  # the post and one arm geom
     link = world.model.geom_bodyid[deepest[deepest != world.model.geom("post").id][0]]
-    return ElbowPost(margin, POST, free, avoid, d_free.min(axis=1), to_post(avoid.q), elbow(free.q), elbow(avoid.q),
+    elbow_free, elbow_avoid = (fk(panda, run.q).anchors[:, ELBOW] for run in (free, avoid))
+    return ElbowPost(margin, POST, free, avoid, d_free.min(axis=1), d_avoid.min(axis=1), elbow_free, elbow_avoid,
                      world.model.body(link).name, step, POST_JOINT3, world.distmax)
 
 
