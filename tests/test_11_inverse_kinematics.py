@@ -34,7 +34,10 @@ def test_transpose_step_is_minus_the_central_difference_gradient(ex, so101, so10
     p_target = mj_site(so101_model, so101, q_target)[0]
     p, _, J = mj_site(so101_model, so101, q)
     np.testing.assert_allclose(g.transpose_step, J[:3].T @ (p_target - p), atol=1e-15)
-    half_sq = lambda x: 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)
+
+    def half_sq(x):
+        return 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)
+
     eye = np.eye(5) * 1e-5
     fd = np.array([(half_sq(q + e) - half_sq(q - e)) / 2e-5 for e in eye])
     np.testing.assert_allclose(g.minus_gradient, -fd, atol=1e-10)

@@ -97,8 +97,10 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
     lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
     outside = {k: np.mean(np.any((q < lo) | (q > hi), axis=1)) for k, q in g.q.items()}
     h = ex.hybrid(nets_so101, g.x, ks=(0, 1, 2, 3))
-    miss = lambda qs: np.median([np.linalg.norm(mj_site(so101_model, so101, q)[0] - x)
-                                 for q, x in zip(qs, g.x)])
+
+    def miss(qs):
+        return np.median([np.linalg.norm(mj_site(so101_model, so101, q)[0] - x) for q, x in zip(qs, g.x)])
+
     mid = np.broadcast_to((lo + hi) / 2, (len(g.x), 5))
     np.testing.assert_allclose(h[0], [miss(g.q["FK-consistency, bounded"]), miss(mid)], atol=1e-14)
     hybrid3 = miss(g.q["hybrid (FK, bounded + 3 DLS)"])

@@ -104,8 +104,10 @@ def run(n_targets: int = 20, seed: int = SEED) -> BuildRun:
     targets = fk(chain, chain.random_q(rng, n_targets)).p
     hand = [solve_by_hand(chain, p, rng) for p in targets]
     lib = [solve_ik(chain, p, task="position", rng=np.random.default_rng(seed)).q for p in targets]
-    err = lambda qs: np.array([np.linalg.norm(p - mj.site_pose(model, chain, q)[:3, 3])
-                               for p, q in zip(targets, qs)])
+
+    def err(qs):
+        return np.array([np.linalg.norm(p - mj.site_pose(model, chain, q)[:3, 3]) for p, q in zip(targets, qs)])
+
     q_hand = np.array([q for q, _ in hand])
     return BuildRun(targets, q_hand, np.array(lib), np.array([n for _, n in hand]), err(q_hand), err(lib))
 
