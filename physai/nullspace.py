@@ -40,6 +40,7 @@ from physai.ik import (
 )
 from physai.kinematics import Chain
 from physai.singularity import check_damping, filter_factors, jacobian_block, scale_to_limit
+from physai.transforms import pose_error
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
 
@@ -524,7 +525,7 @@ def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, ste
     qs, scales = [q.copy()], []
     for _ in range(steps):
         T, J = kinematics.tool_pose_and_jacobian(chain, q)
-        e = task_residual("pose", T[None], J[None], T0[None], np.array([0.0, 0.0, 1.0]))[0][0]
+        e = pose_error(T, T0)
         d = scale_to_limit(-(projector(J) @ objective.gradient(q)), step)[0]  # largest joint change <= step
         dq, scale = pinv(J) @ e + d, 1.0
         if world is not None:
