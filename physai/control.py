@@ -142,7 +142,7 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
         T, J = tool_pose_and_jacobian(chain, q)
         twist = finite_array(twist_fn(k, k * dt, q, T), "twist", (6,))
         dq, h = tick(J, twist, dt, settings)
-        if world is not None:
+        if world is not None:  # the block's null space, which scaling its rows (char_length) does not change
             dq, _ = avoidance_step(world, q, jacobian_block(J, settings.block, 1.0), dq)
         q = q + dq
         qs.append(q.copy())
