@@ -28,6 +28,7 @@ from physai.collision import avoidance_step
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose
+from physai.nullspace import _world as checked_world
 from physai.robots import mujoco_warnings
 from physai.singularity import StepHealth, damped_step, jacobian_block
 from physai.statics import gravity_torques, joint_actuators
@@ -38,10 +39,10 @@ TwistFn = Callable[[int, float, np.ndarray, np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class StepSettings:
-    """Arguments of :func:`physai.singularity.damped_step` for every tick (the seed's defaults).
+    """Arguments of :func:`physai.singularity.damped_step` for every tick (its defaults, but the whole twist).
 
     ``block="full"`` tracks the whole twist with angular rows scaled by ``char_length`` (m);
-    ``"position"`` tracks only the linear velocity (the seed's ``damped_step``).
+    ``"position"`` tracks only the linear velocity (``damped_step``'s own default).
     """
 
     block: str = "full"
@@ -135,13 +136,13 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
     dt, n_ticks = positive(dt, "dt"), count(n_ticks, "n_ticks", minimum=1)
     _check_callable(twist_fn, "twist_fn")
     _check_settings(settings)
-    world = _check_avoid(avoid, chain, q)
+    world = checked_world(avoid, chain, q)
     qs, twists, steps = [q.copy()], [], []
     for k in range(n_ticks):
         T, J = tool_pose_and_jacobian(chain, q)
         twist = finite_array(twist_fn(k, k * dt, q, T), "twist", (6,))
         dq, h = tick(J, twist, dt, settings)
-        if world is not None:
+        if world is not None:  # the block's null space, which scaling its rows (char_length) does not change
             dq, _ = avoidance_step(world, q, jacobian_block(J, settings.block, 1.0), dq)
         q = q + dq
         qs.append(q.copy())
@@ -151,17 +152,6 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
     clearance = None if world is None else world.distances(q_all).min(axis=-1, initial=world.distmax)
     return RateResult(np.arange(len(qs)) * dt, q_all, tool_pose(chain, q_all)[:, :3, 3], np.array(twists),
                       HealthLog.from_steps(steps), "ticks done", clearance)
-
-
-def _check_avoid(avoid, chain: Chain, q0: np.ndarray):
-    """``avoid`` as a world of this chain (or None); a start that penetrates is refused, naming the pair."""
-    if avoid is None:
-        return None
-    from physai._avoid_ik import check_start, check_world
-
-    world = check_world(avoid, chain)
-    check_start(world, q0)
-    return world
 
 
 def line_reference(T0, velocity, ramp: float = 0.0) -> Callable[[float], np.ndarray]:

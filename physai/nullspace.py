@@ -39,7 +39,8 @@ from physai.ik import (
     task_residual,
 )
 from physai.kinematics import Chain
-from physai.singularity import check_damping, filter_factors, jacobian_block
+from physai.singularity import check_damping, filter_factors, jacobian_block, scale_to_limit
+from physai.transforms import pose_error
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
 
@@ -48,7 +49,8 @@ RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank dec
 
 
 def _inverse_sqrt_weight(weights, n: int) -> np.ndarray:
-    """``W^(-1/2): (n, n)`` of a joint-space weight: ``(n,)`` positive diagonal or ``(n, n)`` symmetric positive definite."""
+    """``W^(-1/2): (n, n)`` of a joint-space weight: ``(n,)`` positive diagonal or ``(n, n)`` symmetric positive
+    definite."""
     W = finite_array(weights, "weights")
     if W.shape == (n,):
         if np.any(W <= 0):
@@ -454,7 +456,8 @@ _REFINE_ONLY = ("iterations", "step", "min_step")
 _SHARED = ("task", "tol_position", "tol_orientation", "axis", "avoid")
 
 
-def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective, **options) -> list[RedundantResult]:
+def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective,
+                             **options) -> list[RedundantResult]:
     """:func:`physai.ik.solve_ik_batch`, then :func:`refine_in_nullspace`; one :class:`RedundantResult` per target.
 
     ``task``, ``tol_position``, ``tol_orientation`` and ``axis`` go to both (the refinement keeps the solver's
@@ -507,25 +510,25 @@ class SelfMotionResult:
 def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, step: float = 0.02,
                 avoid=None) -> SelfMotionResult:
     """Hold the tool's pose at ``q0: (n,)`` and descend ``objective`` along the self-motion, ``steps`` steps of at most
-    ``step`` rad: ``dq = J^+ e - alpha N grad H`` (the Newton correction ``J^+ e`` of the pose error ``e`` keeps the
-    tool where it was; ``N = I - J^+ J``). With ``avoid`` (a :class:`physai.collision.CollisionWorld`) each step
-    passes :func:`physai.collision.avoidance_step` with the pose task's Jacobian: the classic use of redundancy to keep
-    an elbow clear of an obstacle while the tool holds still (Maciejewski and Klein 1985)."""
+    ``step`` rad: ``dq = J^+ e - alpha N grad H`` with ``alpha`` the largest that keeps ``max |alpha N grad H| <= step``
+    (the Newton correction ``J^+ e`` of the pose error ``e`` keeps the tool where it was; ``N = I - J^+ J``). With
+    ``avoid`` (a :class:`physai.collision.CollisionWorld`) each step passes :func:`physai.collision.avoidance_step`
+    with the pose task's Jacobian: the classic use of redundancy to keep an elbow clear of an obstacle while the tool
+    holds still (Maciejewski and Klein 1985)."""
     q = chain.check_q(q0).copy()
     _check_options(objective)
     steps, step = count(steps, "steps"), positive(step, "step")
     world = _world(avoid, chain, q)
+    if world is not None:
+        from physai.collision import avoidance_step
     T0 = kinematics.tool_pose(chain, q)
     qs, scales = [q.copy()], []
     for _ in range(steps):
         T, J = kinematics.tool_pose_and_jacobian(chain, q)
-        e = task_residual("pose", T[None], J[None], T0[None], np.array([0.0, 0.0, 1.0]))[0][0]
-        d = -((np.eye(chain.n) - pinv(J) @ J) @ objective.gradient(q))
-        dq = pinv(J) @ e + d * min(1.0, step / max(np.abs(d).max(), 1e-300))  # largest joint change <= step
-        scale = 1.0
+        e = pose_error(T, T0)
+        d = scale_to_limit(-(projector(J) @ objective.gradient(q)), step)[0]  # largest joint change <= step
+        dq, scale = pinv(J) @ e + d, 1.0
         if world is not None:
-            from physai.collision import avoidance_step
-
             dq, scale = avoidance_step(world, q, J, dq)
         q = np.clip(q + dq, chain.lower, chain.upper)
         qs.append(q.copy())

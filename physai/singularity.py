@@ -61,7 +61,8 @@ def jacobian_block(J, block: str = "position", char_length: float = 0.3) -> np.n
 def _health_from_sigma(sigma: np.ndarray, rows: int) -> Health:
     sigma_min = float(sigma[-1]) if len(sigma) == rows else 0.0  # fewer joints than rows: rank-deficient
     kappa = float(sigma[0] / sigma_min) if sigma_min > 0 else float("inf")
-    return Health(sigma=sigma, sigma_min=sigma_min, kappa=kappa, manipulability=float(np.prod(sigma)) if sigma_min > 0 else 0.0)
+    manipulability = float(np.prod(sigma)) if sigma_min > 0 else 0.0
+    return Health(sigma=sigma, sigma_min=sigma_min, kappa=kappa, manipulability=manipulability)
 
 
 def health(J, block: str = "position", char_length: float = 0.3) -> Health:
@@ -71,7 +72,8 @@ def health(J, block: str = "position", char_length: float = 0.3) -> Health:
     the angular rows scaled by ``char_length``). ``char_length`` (m) only matters for ``block="full"`` (0.3 m suits
     a WidowX-AI-sized arm). Returns a frozen ``Health``: ``sigma`` the singular values, descending;
     ``sigma_min`` the smallest of ``min(rows, n)`` (0 when the block has more rows than joints); ``kappa`` =
-    ``sigma_max / sigma_min`` (``inf`` at a singularity); ``manipulability`` the product of the ``sigma``.
+    ``sigma_max / sigma_min`` (``inf`` at a singularity); ``manipulability`` the product of the ``sigma`` (0 where
+    ``sigma_min`` is).
 
     Examples
     --------
@@ -204,7 +206,7 @@ def check_speed_limit(limit, n: int, name: str = "limit") -> np.ndarray:
 
 @dataclass(frozen=True)
 class StepHealth:
-    """What one resolved-rate tick reports (the seed's health dict): sigma_min, kappa and
+    """What one resolved-rate tick reports: sigma_min, kappa and
     manipulability of the block used, the damping ``lam`` applied and the velocity scale (1 = unclipped)."""
 
     sigma_min: float
@@ -228,7 +230,7 @@ def damped_step(
     """One resolved-rate tick: adaptive damped least squares on one block, then velocity scaling.
 
     ``J: (6, n)`` geometric Jacobian; ``v_des``: ``(3,)`` linear velocity (m/s) for ``block="position"``
-    (the seed's default), ``(3,)`` angular velocity for ``"orientation"``, or a ``(6,)`` twist for
+    (the default), ``(3,)`` angular velocity for ``"orientation"``, or a ``(6,)`` twist for
     ``"full"`` (angular part in rad/s; it is scaled by ``char_length`` like the rows).
     ``dt`` (s). Returns ``dq = qdot * dt: (n,)`` and the :class:`StepHealth` of the tick.
     """

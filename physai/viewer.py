@@ -28,6 +28,7 @@ from physai import robots
 from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose_and_jacobian
+from physai.nullspace import _world as checked_world
 from physai.singularity import StepHealth, damped_step
 
 HOST = "127.0.0.1"
@@ -53,7 +54,7 @@ def follow_step(chain: Chain, q, target, method: str, dt: float, gain: float = 4
     if speed > max_speed:
         v *= max_speed / speed
     dq, h = damped_step(J, v, dt, **(_PINV if method == "pinv" else {}))
-    if avoid is not None:
+    if checked_world(avoid, chain) is not None:
         from physai.collision import avoidance_step
 
         dq, _ = avoidance_step(avoid, q, J[:3], dq)
@@ -187,7 +188,9 @@ class Viewer:
     """A running viewer: viser server, scene, panel and the follow loop (a daemon thread).
 
     ``set_target``/``set_method`` do what dragging the gizmo and the method switch do; ``q`` and
-    ``readout`` are the served state. ``close()`` stops the loop and the server.
+    ``readout`` are the served state. ``close()`` stops the loop and the server. ``avoid``: a
+    :class:`physai.collision.CollisionWorld` of the robot's chain; its scene is drawn instead of the bare robot, the
+    geoms of pairs within the margin turn red, and every step keeps the margin (:func:`follow_step`).
     """
 
     def __init__(self, robot: str = "so101", *, site: str | None = None, port: int = 8080, rate_hz: float = 30.0,
@@ -201,9 +204,10 @@ class Viewer:
         self.model = robots.mujoco_model(robot)
         self.chain = robots.load(robot, site=site)  # the chain of that same model file
         # With a collision world its scene is drawn (obstacles and the pairs' collision geoms) and kept clear
-        self.world = None if avoid is None else _avoid_world(avoid, self.chain)
+        self.world = checked_world(avoid, self.chain)
+        self._qpos_adr = list(self.chain.qpos_adr)  # the chain's joints in the drawn model
         if self.world is not None:
-            self.model = self.world.model
+            self.model, self._qpos_adr = self.world.model, list(self.world.qpos_adr)
         self._geoms: dict[int, object] = {}
         self._close: set[int] = set()
         self._data = mujoco.MjData(self.model)
@@ -236,7 +240,8 @@ class Viewer:
         self.server.scene.add_icosphere("/target/ball", radius=0.01, color=(220, 40, 40))
         self._gizmo.on_update(lambda _: self.set_target(self._gizmo.position))
         gui = self.server.gui
-        gui.add_markdown(f"**{model_text(self.chain.name)}**, tool {model_text(self.chain.tool_name)}: drag the red target. "
+        gui.add_markdown(f"**{model_text(self.chain.name)}**, tool {model_text(self.chain.tool_name)}: drag the red "
+                         "target. "
                          "*dls*: adaptive damping and a 6.28 rad/s limit; *pinv*: neither, so joint speeds "
                          "blow up near a singularity (drag the target out of reach).")
         self._method_gui = gui.add_dropdown("method", METHODS, initial_value=self._method)
@@ -341,7 +346,7 @@ class Viewer:
             q = self._q.copy()
         with self._draw_lock, self.server.atomic():
             d = self._data
-            d.qpos[list(self.chain.qpos_adr)] = q
+            d.qpos[self._qpos_adr] = q
             mujoco.mj_kinematics(self.model, d)
             for b, frame in self._bodies.items():
                 frame.position = tuple(d.xpos[b])
@@ -362,10 +367,3 @@ class Viewer:
                       f"| lambda (m/rad) | {h.lam:.4f} |", f"| velocity scale | {h.vel_scale:.3f} |",
                       f"| max abs qdot (rad/s) | {np.abs(qdot).max():.2f} |"]
         return "\n".join(lines)
-
-
-def _avoid_world(avoid, chain: Chain):
-    """``avoid`` as a collision world of the viewer's chain (the chain of the same robot)."""
-    from physai._avoid_ik import check_world
-
-    return check_world(avoid, chain)

@@ -34,7 +34,10 @@ def test_transpose_step_is_minus_the_central_difference_gradient(ex, so101, so10
     p_target = mj_site(so101_model, so101, q_target)[0]
     p, _, J = mj_site(so101_model, so101, q)
     np.testing.assert_allclose(g.transpose_step, J[:3].T @ (p_target - p), atol=1e-15)
-    half_sq = lambda x: 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)
+
+    def half_sq(x):
+        return 0.5 * np.sum((p_target - mj_site(so101_model, so101, x)[0]) ** 2)
+
     eye = np.eye(5) * 1e-5
     fd = np.array([(half_sq(q + e) - half_sq(q - e)) / 2e-5 for e in eye])
     np.testing.assert_allclose(g.minus_gradient, -fd, atol=1e-10)
@@ -102,14 +105,17 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
 
 
 def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypatch):
-    from physai.lesson import read_results
+    from physai.lesson import read_results, save_results
 
     monkeypatch.setattr(ex, "HERE", tmp_path)
     monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(4, 20))
     monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 8))
     monkeypatch.setattr(ex, "teleop", lambda seconds, f=ex.teleop: f(0.5))
+    monkeypatch.setattr(ex, "through_table", lambda f=ex.through_table: f(4))
+    save_results(tmp_path, "experiment.py", {"stale": "an older run's number"})
     ex.main(full=False)
     saved = read_results(tmp_path)["experiment"]
+    assert "stale" not in saved  # every number on the page is this run's
     q, q_target = so101.random_q(np.random.default_rng(ex.SEED), 2)
     p, _, J = mj_site(so101_model, so101, q)
     e = mj_site(so101_model, so101, q_target)[0] - p
@@ -210,6 +216,10 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
     rows = {row["key"]: row for row in saved["break"] + saved["break_none"]}
     assert sorted(rows) == sorted(key for key, *_ in build.VARIANTS)
     assert saved["singular"]["step_bound"] == build.PULL / (2 * build.LAMBDA)
+    # the damped gain sigma / (sigma^2 + lam^2) peaks at sigma = lam: the step bound by a grid over sigma (m/rad)
+    sigma = np.linspace(0, 1, 100_001)
+    np.testing.assert_allclose(saved["singular"]["step_bound"],
+                               build.PULL * np.max(sigma / (sigma**2 + build.LAMBDA**2)), rtol=1e-8)
     assert saved["run"]["converged"] == round(saved["run"]["rate"] * saved["run"]["n"])
     assert (tmp_path / "singular_start.png").stat().st_size > 0
 

@@ -116,9 +116,11 @@ def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_mo
         dp, dr = _mj_drift(panda_model, panda_chain, np.array([q_start, p.q_final[k]]))
         assert dp < 1e-5 and dr < 1e-4  # one tick's second-order error: (|qdot| dt)^2 ~ (1 rad/s x 5 ms)^2
     elbow = _mj_elbow(panda_model, p.q_final, panda_chain)
-    # the last tick's height, where the run settles (the undamped conflict, case 1, is where it need not)
-    settled = [0, 2, 3]
-    np.testing.assert_allclose([p.heights[k][-1] for k in settled], elbow[settled, 2], atol=0.05)
+    # the last logged height is the one before the final tick; where the run settles (not the undamped conflict,
+    # case 1) that tick moves the elbow no more than the tick before it did
+    for k in (0, 2, 3):
+        z = p.heights[k]
+        assert abs(z[-1] - elbow[k, 2]) <= abs(z[-1] - z[-2]) < 1e-3
     dp, _ = _mj_drift(panda_model, panda_chain, np.array([q_start, p.q_final[3]]))
     assert dp > 1e-3  # swapped: the tool gives way to the elbow
 
@@ -279,7 +281,7 @@ def test_elbow_post_avoid_keeps_the_margin_and_the_tool_by_mujoco(ex, post):
     avoid, _, tool_avoid = _post_walk(ex, e.avoid.q)
     assert free.min() < 0  # without a thought for the post the elbow goes through it
     assert avoid.min() >= e.margin - 1e-6  # with avoid= it stops at the margin (the damper's first-order bound)
-    resolved = avoid < e.margin + 0.05  # the world resolves distances up to its distmax
+    resolved = avoid < e.distmax  # the world resolves distances up to its distmax
     np.testing.assert_allclose(avoid[resolved], e.avoid_post[resolved], atol=1e-12)
     for tool in (tool_free, tool_avoid):
         assert np.linalg.norm(tool - tool[0], axis=1).max() < 1e-4  # the tool holds its pose throughout

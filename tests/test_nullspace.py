@@ -1,18 +1,17 @@
-"""physai.nullspace (lesson 12): null-space tools pinned to NumPy's pinv/solve (closed forms), central differences, MuJoCo
-and brute-force constrained least squares."""
+"""physai.nullspace (lesson 12): null-space tools pinned to NumPy's pinv/solve (closed forms), central differences,
+MuJoCo and brute-force constrained least squares."""
 
 import mujoco
 import numpy as np
 import pytest
+from conftest import PANDA_XML
 
-from physai import nullspace as ns
 from physai import ik, robots
-from physai.transforms import pose_error
+from physai import nullspace as ns
 from physai.errors import InputError
 from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobian, jacobian, tool_pose
 from physai.singularity import damped_solve
-from conftest import PANDA_XML
-
+from physai.transforms import pose_error
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +87,8 @@ def test_projected_step_leaves_the_primary_unchanged_to_first_order_central_diff
             g = obj.gradient(q)
             d_null = ns.redundant_rate(J, np.zeros(J.shape[0]), -g / np.abs(g).max())
             d_raw = -g / np.abs(g).max()
-            rate = (pose_coords(chain, q + h * d_null, T0) - pose_coords(chain, q - h * d_null, T0))[task_rows] / (2 * h)
+            rate = (pose_coords(chain, q + h * d_null, T0)
+                    - pose_coords(chain, q - h * d_null, T0))[task_rows] / (2 * h)
             raw = (pose_coords(chain, q + h * d_raw, T0) - pose_coords(chain, q - h * d_raw, T0))[task_rows] / (2 * h)
             assert np.abs(rate).max() <= 1e-9
             assert np.abs(raw).max() > 1e-4  # the unprojected gradient would move the task
@@ -310,3 +310,22 @@ def test_null_space_refinement_accepts_a_target_rigid_to_1e_7(panda):
     res = ns.solve_ik_redundant(panda, T_t, objective=ns.joint_limit_cost(panda), restarts=5)
     if res.ik.converged:  # the answer's position against the target as given
         assert np.linalg.norm(tool_pose(panda, res.q, engine="numpy")[:3, 3] - T_t[:3, 3]) <= 1e-4
+
+
+def test_self_motion_refuses_a_start_in_collision_and_a_world_of_another_chain(so101, panda):
+    """A post centred on the SO-101's tool at q_ref: MuJoCo's mj_geomDistance says the gripper overlaps it there, and
+    self_motion refuses that start naming q0; the same world handed to the Panda is refused naming avoid."""
+    from physai import collision
+
+    p_tool = tool_pose(so101, so101.q_ref)[:3, 3]
+    world = collision.collision_world(
+        collision.scene("so101", [collision.Obstacle("post", "box", (0.02, 0.02, 0.05), tuple(p_tool))]), so101)
+    m, d = world.model, mujoco.MjData(world.model)
+    d.qpos[world.qpos_adr] = so101.q_ref
+    mujoco.mj_kinematics(m, d)
+    post = m.geom("post").id
+    assert min(mujoco.mj_geomDistance(m, d, post, int(g), 1.0, None) for g in world.arm_geoms) < 0
+    with pytest.raises(InputError, match="q0: the start configuration is in collision"):
+        ns.self_motion(so101, so101.q_ref, ns.posture_cost(so101, so101.q_ref), steps=1, avoid=world)
+    with pytest.raises(InputError, match="avoid: the world was built for chain"):
+        ns.self_motion(panda, panda.q_ref, ns.posture_cost(panda, panda.q_ref), steps=1, avoid=world)

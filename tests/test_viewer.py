@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from physai import mj, robots
+from physai.kinematics import jacobian, tool_pose
 from physai.singularity import health
-from physai.kinematics import jacobian
 from physai.viewer import close_geoms, follow_step
 
 DT = 1 / 30
@@ -125,3 +125,39 @@ def test_close_geoms_are_the_pairs_mujoco_finds_within_the_margin(rng):
         assert close_geoms(world, q) == truth
         seen += len(truth)
     assert seen > 0
+
+
+def test_follow_step_refuses_a_world_of_another_chain():
+    from physai.errors import InputError
+
+    panda = robots.load("panda")
+    with pytest.raises(InputError, match="avoid: the world was built for chain"):
+        follow_step(panda, panda.q_ref, np.array([0.4, 0.0, 0.4]), "dls", DT, avoid=_so101_post_world())
+
+
+def test_viewer_with_avoid_draws_the_worlds_bodies_where_mujoco_puts_them():
+    """A scene whose qpos starts with another joint (a turntable under the base) moves the arm's qpos addresses: the
+    drawn bodies must still be MuJoCo's mj_kinematics of the world's model at the arm's q."""
+    import mujoco
+
+    from physai import collision
+    from physai.viewer import Viewer
+
+    spec = mujoco.MjSpec.from_file(str(robots.model_path("so101")))
+    spec.worldbody.first_body().add_joint(name="turntable", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1])
+    chain = robots.load("so101")
+    world = collision.collision_world(spec.compile(), chain)
+    assert list(world.qpos_adr) != list(chain.qpos_adr)
+    viewer = Viewer("so101", port=0, avoid=world)
+    try:
+        q = np.array([0.4, -0.3, 0.5, 0.2, -0.6])
+        with viewer._lock:  # the served state as the follow loop leaves it on arrival: the loop then does not step
+            viewer._q, viewer._target = q, tool_pose(chain, q)[:3, 3]
+        viewer._draw()
+        d = mujoco.MjData(world.model)
+        d.qpos[world.qpos_adr] = q
+        mujoco.mj_kinematics(world.model, d)
+        for b, frame in viewer._bodies.items():
+            np.testing.assert_allclose(frame.position, d.xpos[b], atol=1e-12)
+    finally:
+        viewer.close()

@@ -10,15 +10,13 @@ are the lesson's own build.py's (loaded from beside this file), so the page, the
 from __future__ import annotations
 
 import functools
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 from scipy.linalg import lstsq
 
 from physai import robots
-from physai.exercise import Hint, close, shaped
+from physai.exercise import Hint, close, load, shaped
 from physai.ik import solve_ik
 
 LAM = 0.02  # m/rad, the damping the step is graded at
@@ -30,11 +28,7 @@ RESTART_MARGIN = 0.05  # with restarts the library reaches every target: miss at
 @functools.cache
 def _lesson():
     """The lesson's own build.py (not the learner's): the lab's targets, scoring and thresholds."""
-    spec = importlib.util.spec_from_file_location("_lesson11_build", Path(__file__).with_name("build.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while they are made
-    spec.loader.exec_module(module)
-    return module
+    return load(Path(__file__).with_name("build.py"))
 
 
 def _test_jacobians(rng: np.random.Generator):

@@ -14,13 +14,15 @@ SEED = 12
 ALPHA = 0.3
 
 
-def _cases(rows: int = 6, n: int = 3):
-    """``(J, v, qdot0, grad_H)`` at ``n`` seeded Panda poses; ``rows`` 6 (pose) or 3 (position: a 4-D null space)."""
+def _cases(n: int = 3):
+    """``(J, v, qdot0, grad_H)`` at ``n`` seeded Panda poses, with the pose rows of ``J`` (6, a 1-D null space), then
+    the same poses with the position rows (3, a 4-D null space)."""
     chain, model = robots.load("panda"), robots.mujoco_model("panda")
-    rng = np.random.default_rng(SEED)
-    for q in chain.random_q(rng, n, margin=0.1):
-        J = mj.site_jacobian(model, chain, q)[:rows]
-        yield J, rng.normal(size=rows), rng.normal(size=7), rng.normal(size=7)
+    for rows in (6, 3):
+        rng = np.random.default_rng(SEED)
+        for q in chain.random_q(rng, n, margin=0.1):
+            J = mj.site_jacobian(model, chain, q)[:rows]
+            yield J, rng.normal(size=rows), rng.normal(size=7), rng.normal(size=7)
 
 
 def _close(a, b, J) -> bool:
@@ -33,77 +35,73 @@ def _shape(name: str, out, shape) -> np.ndarray:
 
 
 def check_pinv_by_hand(build) -> None:
-    for rows in (6, 3):
-        for J, *_ in _cases(rows):
-            P = _shape("pinv_by_hand", build.pinv_by_hand(J), (7, rows))
-            if _close(P, np.linalg.pinv(J), J):
-                continue
-            if _close(P, J.T, J):
-                raise Hint("you returned J^T: the inverse (J J^T)^-1 after it is missing")
-            if not _close(J @ P, np.eye(rows), J):
-                raise Hint("J @ J^+ is not the identity: the right inverse of a wide J is J^T (J J^T)^-1, "
-                           "with the inverse of the small (m, m) matrix J J^T")
-            raise Hint("a right inverse, but not the minimum-norm one: use J^T (J J^T)^-1, which moves the joints "
-                       "only in the row space")
+    for J, *_ in _cases():
+        P = _shape("pinv_by_hand", build.pinv_by_hand(J), (7, len(J)))
+        if _close(P, np.linalg.pinv(J), J):
+            continue
+        if _close(P, J.T, J):
+            raise Hint("you returned J^T: the inverse (J J^T)^-1 after it is missing")
+        if not _close(J @ P, np.eye(len(J)), J):
+            raise Hint("J @ J^+ is not the identity: the right inverse of a wide J is J^T (J J^T)^-1, "
+                       "with the inverse of the small (m, m) matrix J J^T")
+        raise Hint("a right inverse, but not the minimum-norm one: use J^T (J J^T)^-1, which moves the joints "
+                   "only in the row space")
 
 
 def check_projector_by_hand(build) -> None:
-    for rows in (6, 3):
-        for J, *_ in _cases(rows):
-            N = _shape("projector_by_hand", build.projector_by_hand(J), (7, 7))
-            Z = null_space(J)
-            if _close(N, Z @ Z.T, J):
-                continue
-            if _close(N, np.eye(7) - Z @ Z.T, J):
-                raise Hint("this is J^+ J, the projector onto the row space (the directions the task sees); the "
-                           "null-space projector is I - J^+ J")
-            if not _close(J @ N, np.zeros((rows, 7)), J):
-                raise Hint(f"J @ N is not zero (largest entry {np.abs(J @ N).max():.1e}): the motion N qdot0 would "
-                           "move the tool; N must be I - J^+ J")
-            if not _close(N @ N, N, J):
-                raise Hint("N is not idempotent (N N != N): projecting twice must change nothing; build I - J^+ J "
-                           "from the exact pseudoinverse")
-            raise Hint("N kills the task directions but is not the orthogonal projector I - J^+ J (not symmetric?)")
+    for J, *_ in _cases():
+        N = _shape("projector_by_hand", build.projector_by_hand(J), (7, 7))
+        Z = null_space(J)
+        if _close(N, Z @ Z.T, J):
+            continue
+        if _close(N, np.eye(7) - Z @ Z.T, J):
+            raise Hint("this is J^+ J, the projector onto the row space (the directions the task sees); the "
+                       "null-space projector is I - J^+ J")
+        if not _close(J @ N, np.zeros((len(J), 7)), J):
+            raise Hint(f"J @ N is not zero (largest entry {np.abs(J @ N).max():.1e}): the motion N qdot0 would "
+                       "move the tool; N must be I - J^+ J")
+        if not _close(N @ N, N, J):
+            raise Hint("N is not idempotent (N N != N): projecting twice must change nothing; build I - J^+ J "
+                       "from the exact pseudoinverse")
+        raise Hint("N kills the task directions but is not the orthogonal projector I - J^+ J (not symmetric?)")
 
 
 def check_redundant_rate_by_hand(build) -> None:
-    for rows in (6, 3):
-        for J, v, qdot0, _ in _cases(rows):
-            qdot = _shape("redundant_rate_by_hand", build.redundant_rate_by_hand(J, v, qdot0), (7,))
-            Z = null_space(J)
-            least, free = lstsq(J, v)[0], Z @ (Z.T @ qdot0)  # minimum-norm solution; qdot0's null-space part
-            if _close(qdot, least + free, J):
-                continue
-            if _close(qdot, least - free, J):
-                raise Hint("sign: the secondary motion enters as + N qdot0 (move toward qdot0, not away from it)")
-            if _close(qdot, least + qdot0, J):
-                raise Hint("qdot0 is added without the projector: N qdot0, not qdot0, so the tool does not move")
-            if _close(qdot, least, J):
-                raise Hint("the secondary term N qdot0 is missing: qdot = J^+ v + N qdot0")
-            if not _close(J @ qdot, v, J):
-                raise Hint(f"J qdot misses v by {np.abs(J @ qdot - v).max():.1e}: the task part is J^+ v")
-            raise Hint("J qdot = v holds but the null-space part differs from N qdot0: project qdot0 with I - J^+ J")
+    for J, v, qdot0, _ in _cases():
+        qdot = _shape("redundant_rate_by_hand", build.redundant_rate_by_hand(J, v, qdot0), (7,))
+        Z = null_space(J)
+        least, free = lstsq(J, v)[0], Z @ (Z.T @ qdot0)  # minimum-norm solution; qdot0's null-space part
+        if _close(qdot, least + free, J):
+            continue
+        if _close(qdot, least - free, J):
+            raise Hint("sign: the secondary motion enters as + N qdot0 (move toward qdot0, not away from it)")
+        if _close(qdot, least + qdot0, J):
+            raise Hint("qdot0 is added without the projector: N qdot0, not qdot0, so the tool does not move")
+        if _close(qdot, least, J):
+            raise Hint("the secondary term N qdot0 is missing: qdot = J^+ v + N qdot0")
+        if not _close(J @ qdot, v, J):
+            raise Hint(f"J qdot misses v by {np.abs(J @ qdot - v).max():.1e}: the task part is J^+ v")
+        raise Hint("J qdot = v holds but the null-space part differs from N qdot0: project qdot0 with I - J^+ J")
 
 
 def check_null_space_step(build) -> None:
-    for rows in (6, 3):
-        for J, _, _, g in _cases(rows):
-            step = _shape("null_space_step", build.null_space_step(J, g, ALPHA), (7,))
-            Z = null_space(J)
-            ref = -ALPHA * Z @ (Z.T @ g)
-            if _close(step, ref, J):
-                continue
-            if _close(step, -ref, J):
-                raise Hint(f"sign: grad H . step = {g @ step:.3g} > 0, an uphill step; descend with -alpha N grad H")
-            if _close(step, -ALPHA * g, J):
-                raise Hint("the gradient is not projected: -alpha grad H moves the tool; use -alpha N grad H")
-            if _close(step, ref / ALPHA, J) or _close(step, -ALPHA**2 * Z @ (Z.T @ g), J):
-                raise Hint("the step size alpha is missing or applied twice: -alpha N grad H")
-            if _close(step, -ALPHA * g - ref, J):
-                raise Hint("you projected onto the row space (J^+ J grad H): the task sees that step; use "
-                           "N = I - J^+ J")
-            raise Hint(f"the step differs from -alpha N grad H by {np.abs(step - ref).max():.1e}; J @ step = "
-                       f"{np.abs(J @ step).max():.1e} (must be 0)")
+    for J, _, _, g in _cases():
+        step = _shape("null_space_step", build.null_space_step(J, g, ALPHA), (7,))
+        Z = null_space(J)
+        ref = -ALPHA * Z @ (Z.T @ g)
+        if _close(step, ref, J):
+            continue
+        if _close(step, -ref, J):
+            raise Hint(f"sign: grad H . step = {g @ step:.3g} > 0, an uphill step; descend with -alpha N grad H")
+        if _close(step, -ALPHA * g, J):
+            raise Hint("the gradient is not projected: -alpha grad H moves the tool; use -alpha N grad H")
+        if _close(step, ref / ALPHA, J) or _close(step, -ALPHA**2 * Z @ (Z.T @ g), J):
+            raise Hint("the step size alpha is missing or applied twice: -alpha N grad H")
+        if _close(step, -ALPHA * g - ref, J):
+            raise Hint("you projected onto the row space (J^+ J grad H): the task sees that step; use "
+                       "N = I - J^+ J")
+        raise Hint(f"the step differs from -alpha N grad H by {np.abs(step - ref).max():.1e}; J @ step = "
+                   f"{np.abs(J @ step).max():.1e} (must be 0)")
 
 
 MUTATIONS = [

@@ -44,7 +44,6 @@ PANDA_HOME = np.array([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853])  # keyfr
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
 SEED_TARGETS, SEED_IK = 0, 1
 PLANAR_Q0 = np.array([0.2, 0.9, 0.8])
-NEAR = 0.05  # "near a limit": within 5 % of the joint's range
 DT = 1e-3  # s, a 1 kHz resolved-rate loop
 SELF_SPEED = 1.0  # rad/s, joint-space speed along the null space
 SELF_T = 1.0  # s
@@ -400,17 +399,11 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
     free = ns.self_motion(panda, PANDA_READY, objective, steps=steps, step=step)
     avoid = ns.self_motion(panda, PANDA_READY, objective, steps=steps, step=step, avoid=world)
     on_post = np.array([("post" in pair) for pair in world.pair_names])
-
-    def to_post(q):
-        return world.distances(q)[:, on_post].min(axis=1)
-
-    def elbow(q):
-        return fk(panda, q).anchors[:, ELBOW]
-
-    d_free = world.distances(free.q)[:, on_post]  # (N+1, the post's pairs)
+    d_free, d_avoid = (world.distances(run.q)[:, on_post] for run in (free, avoid))  # (N+1, the post's pairs)
     deepest = world.pairs[on_post][np.argmin(d_free.min(axis=0))]  # the post and one arm geom
     link = world.model.geom_bodyid[deepest[deepest != world.model.geom("post").id][0]]
-    return ElbowPost(margin, POST, free, avoid, d_free.min(axis=1), to_post(avoid.q), elbow(free.q), elbow(avoid.q),
+    elbow_free, elbow_avoid = (fk(panda, run.q).anchors[:, ELBOW] for run in (free, avoid))
+    return ElbowPost(margin, POST, free, avoid, d_free.min(axis=1), d_avoid.min(axis=1), elbow_free, elbow_avoid,
                      world.model.body(link).name, step, POST_JOINT3, world.distmax)
 
 
@@ -435,14 +428,11 @@ def elbow_post_results(e: ElbowPost) -> dict:
     # steps count from 1: step k takes q[k - 1] to q[k]
     apart = np.any(e.avoid.q != e.free.q, axis=1)  # bitwise: the walks are the same computation until a damper acts
     rest = np.linalg.norm(np.diff(e.elbow_avoid, axis=0), axis=1) < AT_REST  # (N,) per step
-    return {"margin_m": e.margin, "margin_mm": 1000 * e.margin, "post_radius_mm": 1000 * e.post[0],
+    return {"margin_mm": 1000 * e.margin, "post_radius_mm": 1000 * e.post[0],
             "steps": len(e.avoid.scale), "step": e.step, "joint3_start": float(e.free.q[0, 2]), "joint3_pref": e.pref,
             "free_joint3_end": float(e.free.q[-1, 2]), "avoid_joint3_end": float(e.avoid.q[-1, 2]),
-            "free_closest_to_post_m": float(e.free_post.min()), "free_depth_mm": -1000 * float(e.free_post.min()),
-            "free_end_depth_mm": -1000 * float(e.free_post[-1]),
-            "post_link": e.post_link, "avoid_closest_to_post_m": float(e.avoid_post.min()),
-            "avoid_closest_mm": 1000 * float(e.avoid_post.min()), "free_tool_drift_m": float(e.free.pose_drift.max()),
-            "avoid_tool_drift_m": float(e.avoid.pose_drift.max()),
+            "free_depth_mm": -1000 * float(e.free_post.min()), "free_end_depth_mm": -1000 * float(e.free_post[-1]),
+            "post_link": e.post_link, "avoid_closest_mm": 1000 * float(e.avoid_post.min()),
             "free_tool_drift_mm": 1000 * float(e.free.pose_drift.max()),
             "avoid_tool_drift_mm": 1000 * float(e.avoid.pose_drift.max()),
             "free_cost_end": float(e.free.cost[-1]), "avoid_cost_end": float(e.avoid.cost[-1]),
