@@ -28,13 +28,16 @@ single solves.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from physai import ik, kinematics
-from physai.collision import CollisionWorld
 from physai.errors import InputError
 from physai.singularity import damped_solve, scale_to_limit
+
+if TYPE_CHECKING:  # MuJoCo is imported only once a world is given
+    from physai.collision import CollisionWorld
 
 RESTARTS = 200  # restart draws tried per colliding target, one plain attempt each, answers checked
 ROUND = 64  # attempts per batched round of restarts, shared among the targets still colliding
@@ -44,8 +47,21 @@ BUFFER = 0.005  # m beyond the margin where the penalty starts
 COLLISION = ik.REASONS.index("collision: no answer keeps the margin")
 
 
+def checked_world(avoid, chain, q0=None) -> CollisionWorld | None:
+    """``avoid`` checked as a collision world of ``chain`` (None passes: no world), and a start ``q0`` (``(n,)`` or
+    ``(B, n)``; None: not checked) refused if it penetrates: the one check of every ``avoid=`` argument."""
+    if avoid is None:
+        return None
+    world = check_world(avoid, chain)
+    if q0 is not None:
+        check_start(world, q0)
+    return world
+
+
 def check_world(world, chain) -> CollisionWorld:
     """``world`` must be a :class:`CollisionWorld` of this chain (the same joints and kinematics)."""
+    from physai.collision import CollisionWorld
+
     if not isinstance(world, CollisionWorld):
         raise InputError(f"avoid: expected a physai.collision.CollisionWorld, got {type(world).__name__}")
     same = world.chain is chain or (world.chain.joint_names == chain.joint_names

@@ -23,12 +23,12 @@ import mujoco
 import numpy as np
 
 from physai import transforms as tf
+from physai._avoid_ik import checked_world
 from physai._validate import count, finite_array, nonnegative, one_of, positive, real
 from physai.collision import avoidance_step
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose
-from physai.nullspace import _world as checked_world
 from physai.robots import mujoco_warnings
 from physai.singularity import StepHealth, damped_step, jacobian_block
 from physai.statics import gravity_torques, joint_actuators

@@ -463,9 +463,7 @@ def solve_ik_batch(
     if avoid is not None:  # the collision step: plain solves whose answers are checked and repaired
         from physai import _avoid_ik
 
-        world = _avoid_ik.check_world(avoid, chain)
-        if q0 is not chain.q_middle:
-            _avoid_ik.check_start(world, q0)
+        world = _avoid_ik.checked_world(avoid, chain, None if q0 is chain.q_middle else q0)
 
         def plain(T, q0, draws):
             return solve_ik_batch(chain, T, q0, **options, restarts=draws.shape[1], _draws=draws)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from physai import kinematics
+from physai._avoid_ik import checked_world
 from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai.errors import InputError
 from physai.ik import (
@@ -411,7 +412,7 @@ def refine_in_nullspace(
     if len(T_target) != len(ik_results):
         raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
     q = np.array(ik_results.q, float)
-    world = _world(avoid, chain)
+    world = checked_world(avoid, chain)
     a = finite_array(axis, "axis", (3,))
     a = a / np.linalg.norm(a)
     e, Jt, perr, oerr = task_residual(task, *kinematics.tool_pose_and_jacobian(chain, q), T_target, a)
@@ -480,19 +481,6 @@ def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, *
 # ---- self-motion with a secondary objective, clear of obstacles --------------------------------------------------
 
 
-def _world(avoid, chain: Chain, q0=None):
-    """``avoid`` checked as a collision world of ``chain`` (None passes); a start ``q0`` in collision is refused. The
-    collision module (MuJoCo) is imported only when a world is given: the null-space maths need no MuJoCo."""
-    if avoid is None:
-        return None
-    from physai import _avoid_ik
-
-    world = _avoid_ik.check_world(avoid, chain)
-    if q0 is not None:
-        _avoid_ik.check_start(world, q0)
-    return world
-
-
 @dataclass(frozen=True)
 class SelfMotionResult:
     """A walk along the self-motion of a held tool pose: ``q: (N+1, n)``; ``pose_drift: (N+1,)`` the tool's position
@@ -518,7 +506,7 @@ def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, ste
     q = chain.check_q(q0).copy()
     _check_options(objective)
     steps, step = count(steps, "steps"), positive(step, "step")
-    world = _world(avoid, chain, q)
+    world = checked_world(avoid, chain, q)
     if world is not None:
         from physai.collision import avoidance_step
     T0 = kinematics.tool_pose(chain, q)

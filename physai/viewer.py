@@ -25,10 +25,10 @@ import threading
 import numpy as np
 
 from physai import robots
+from physai._avoid_ik import checked_world
 from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose_and_jacobian
-from physai.nullspace import _world as checked_world
 from physai.singularity import StepHealth, damped_step
 
 HOST = "127.0.0.1"
