@@ -384,15 +384,15 @@ AT_REST = 1e-5  # m per step: an elbow moving less than this has come to rest
 def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> ElbowPost:
     """The Panda holds its tool at the ready pose while a posture objective (joint3 towards 1.2 rad) sweeps the elbow
     along the self-motion into a post; then the same with ``avoid=`` (Maciejewski and Klein 1985: the distance as a
-    task in the null space, here as a velocity damper). The fitted wrist capsules sit within a centimetre of each
-    other in most postures, so this world leaves the wrist's own pairs out: the step is about the elbow."""
+    task in the null space, here as a velocity damper). The world holds every pair: the post against the arm, and
+    the arm against itself."""
     from physai import collision
 
     panda = robots.load("panda")
     radius, half, centre = POST
     world = collision.collision_world(
         collision.scene("panda", [collision.Obstacle("post", "capsule", (radius, half), centre)]), panda,
-        margin=margin, drop=[("link5", "link7"), ("link5", "hand")])
+        margin=margin)
     pref = PANDA_READY.copy()
     pref[2] = POST_JOINT3
     objective = ns.posture_cost(panda, pref, weights=[0, 0, 1, 0, 0, 0, 0])
