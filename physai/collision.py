@@ -177,10 +177,14 @@ class CollisionWorld:
         ask = ((bound < m + _SAFE) | self.unbounded) & ~short[:, None]
         ok = ~short
         for k in np.flatnonzero(ask.any(axis=1)):
-            D = np.full(len(self.pairs), m)
-            self._one(flat[k], np.flatnonzero(ask[k]), D, None, m)
-            ok[k] = np.all(D >= m)
+            ok[k] = self._keeps(flat[k], np.flatnonzero(ask[k]), m)
         return ok.reshape(q.shape[:-1])
+
+    def _keeps(self, q: np.ndarray, pairs: np.ndarray, margin: float) -> bool:
+        """Whether every pair in ``pairs`` keeps ``margin`` at ``q: (n,)`` by MuJoCo, stopping at the first that does
+        not."""
+        m, d, geom_distance = self.model, self.posed(q), mujoco.mj_geomDistance
+        return all(geom_distance(m, d, *self.pair_list[i], margin, None) >= margin for i in pairs.tolist())
 
     def closest(self, q) -> tuple[float, tuple[str, str]]:
         """The smallest signed distance (m) at one ``q: (n,)`` and the labels of that pair."""
