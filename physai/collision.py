@@ -177,7 +177,8 @@ class CollisionWorld:
         ask = ((bound < m + _SAFE) | self.unbounded) & ~short[:, None]
         ok = ~short
         for k in np.flatnonzero(ask.any(axis=1)):
-            ok[k] = self._keeps(flat[k], np.flatnonzero(ask[k]), m)
+            pairs = np.flatnonzero(ask[k])
+            ok[k] = self._keeps(flat[k], pairs[np.argsort(bound[k, pairs])], m)  # likeliest hits first
         return ok.reshape(q.shape[:-1])
 
     def _keeps(self, q: np.ndarray, pairs: np.ndarray, margin: float) -> bool:
