@@ -93,7 +93,12 @@ class Result:
         return (self[i] for i in range(len(self._value)))
 
     def __len__(self) -> int:
-        return len(self._value) if isinstance(self._value, (list, dict)) else 1
+        if not isinstance(self._value, (list, dict)):
+            raise CourseError(f"result {self._path} is a single value: it has no length")
+        return len(self._value)
+
+    def __bool__(self) -> bool:  # ``{% if R.x.corrected %}`` tests the saved value (else Python would ask __len__)
+        return bool(self._value)
 
     def __str__(self) -> str:
         raise CourseError(f"result {self._path} is printed without a format: write {{{{ R.{self._path} | fix(3) }}}}"

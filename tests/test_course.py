@@ -155,6 +155,14 @@ def test_a_figure_must_be_written_by_the_run_and_have_alt_text(demo):
         render(demo, '{{ figure("plot.png", " ") }}')
 
 
+@pytest.mark.parametrize("value, shown", [(False, "no"), (True, "yes"), (0.0, "no"), ([], "no"), ([0], "yes")])
+def test_a_condition_on_a_result_tests_the_saved_value_as_python_does(demo, value, shown):
+    lesson = course.read_lesson(demo, demo)
+    body = "{% if R.build.flag %}yes{% else %}no{% endif %}"
+    page = course.render_body(course.Lesson(lesson.name, lesson.meta, body, {"build": {"flag": value}}, {}), demo)
+    assert page.strip() == f"<p>{shown}</p>"
+
+
 def test_maths_render_as_mathml_and_markdown_inside_blocks(demo):
     page = render(demo, course.split_front_matter(DEMO_PAGE, demo)[1])
     assert "<math" in page and "$" not in page
@@ -337,6 +345,14 @@ def test_the_tracks_formats_are_on_their_lessons(site, number, minutes):
     else:
         assert f"Code Walkthrough · {minutes} min" in page and 'id="code-walkthrough"' in page
         assert 'class="source"' in page and ", as installed" in page
+
+
+def test_a_row_chosen_by_a_saved_flag_follows_the_flag(site):
+    name = lesson_folder("12").name
+    page = (site / name / "index.html").read_text()
+    variants = json.loads((site / name / "results.json").read_text())["experiment"]["self_motion"]["variants"]
+    open_loop = [v for v in variants if not v["corrected"]]
+    assert open_loop and page.count("open loop, no correction") == len(open_loop)
 
 
 def test_the_track_page_lists_every_lesson_with_its_progress(site):
