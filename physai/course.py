@@ -347,8 +347,9 @@ def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, fail
     modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
     agree, disagree = (sum(r.count(v) for r in runs) for v in ("agree", "disagree"))
     return _templates().get_template("track.html").render(
-        meta=meta, body=body, modules=modules, steps=len(STEPS), wall=wall, ok=sum(r.ok for r in runs),
-        runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp, **_assets())
+        meta=meta, body=body, modules=modules, count=len(lessons), steps=len(STEPS), wall=wall,
+        ok=sum(r.ok for r in runs), runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp,
+        **_assets())
 
 
 def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: float) -> tuple[Path, list[str]]:

@@ -361,6 +361,7 @@ def test_the_track_page_lists_every_lesson_with_its_progress(site):
         assert f'href="{lesson_folder(number).name}/index.html"' in page
         assert f'data-progress="{number}"' in page
     assert page.count("Module ") >= 3 and "audit.html" in page
+    assert f"a track in {len(cli.lesson_dirs())} lessons" in page
 
 
 # ---- every lesson's exercise ---------------------------------------------------------------------------------
