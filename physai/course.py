@@ -209,7 +209,7 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
         erratum=lambda title, caller: blocks.put(f'<aside class="erratum"><p class="label">Erratum: '
                                                  f"{blocks.inline(title)}</p>{blocks.block(caller())}</aside>"),
         figure=figure, source=source,
-        command=lambda script: f"`uv run python experiments/{lesson.name}/{script}`",
+        command=lambda script: f"`{script_command(lesson, script)}`",
     )
     return env
 
@@ -296,8 +296,13 @@ def steps(lesson: Lesson) -> list[dict]:
     """The five steps of the page's checklist, with the command each one runs."""
     number = lesson.number
     commands = (None, f"physai exercise {number} my-{number}  then  physai check {number} my-{number}",
-                f"uv run python experiments/{lesson.name}/experiment.py", None, None)
+                script_command(lesson, "experiment.py"), None, None)
     return [{"title": t, "text": text, "command": c} for (t, text), c in zip(STEPS, commands)]
+
+
+def script_command(lesson: Lesson, script: str) -> str:
+    """The shell command that runs one of the lesson's scripts from a checkout."""
+    return f"uv run python experiments/{lesson.name}/{script}"
 
 
 def appendix(runs) -> str:
@@ -356,11 +361,11 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: fl
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
     pages that could not be built)``."""
-    lessons = read_lessons(out, folders, runs)
+    lessons, title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
     failed = []
     for lesson in lessons.values():
         try:
-            write_lesson(out, lesson, lessons, runs, read_track(experiments)[0]["title"])
+            write_lesson(out, lesson, lessons, runs, title)
         except PhysaiError as exc:
             failed.append(f"{lesson.name}: {exc}")
     index = out / "index.html"
