@@ -306,8 +306,8 @@ def script_command(lesson: Lesson, script: str) -> str:
 
 
 def appendix(runs) -> str:
-    """The lesson's audit: per script, its status, claims table and folded transcript (``runs``: the tour's
-    :class:`physai.report.ScriptRun` of this lesson, ``transcripts``: their texts)."""
+    """The lesson's audit: per script, its status, claims table and folded transcripts (``runs``:
+    ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.report.ScriptRun` per script of this lesson)."""
     from physai.report import claims_html
 
     parts = []
