@@ -29,6 +29,7 @@ from typer.core import TyperGroup
 
 from physai._validate import count, nonnegative
 from physai.errors import PhysaiError, InputError
+from physai.lesson import lesson_number
 
 ROOT = Path(__file__).resolve().parent.parent
 # An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
@@ -233,7 +234,7 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
 
 
 def _lesson_dir(number: str) -> Path:
-    matches = [d for d in lesson_dirs() if d.name.split("-")[0] == number.zfill(2)]
+    matches = [d for d in lesson_dirs() if lesson_number(d) == number.zfill(2)]
     if not matches:
         _fail(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs()) or '(none)'}")
     return matches[0]
@@ -262,7 +263,7 @@ def lesson(
     if not which and not rc and (folder / course.PAGE_FILE).is_file():
         lessons = course.read_lessons(out, lesson_dirs(), runs)
         try:
-            page = course.write_lesson(out, lessons[folder.name.split("-")[0]], lessons, runs,
+            page = course.write_lesson(out, lessons[lesson_number(folder)], lessons, runs,
                                        course.read_track(EXPERIMENTS)[0]["title"])
         except PhysaiError as exc:
             console.print(f"[red]page not built[/red]: {escape(str(exc))}")
@@ -285,7 +286,7 @@ def exercise(
         path = ex.write_exercise(lesson_folder, folder, force)
         names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
     console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "
-                  f"physai check {lesson_folder.name.split('-')[0]} {escape(str(folder))}")
+                  f"physai check {lesson_number(lesson_folder)} {escape(str(folder))}")
 
 
 @app.command()

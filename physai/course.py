@@ -29,7 +29,7 @@ from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai.errors import InputError, PhysaiError
-from physai.lesson import read_results
+from physai.lesson import lesson_number, read_results
 
 PAGE_FILE = "lesson.md"
 TRACK_FILE = "track.md"
@@ -230,7 +230,7 @@ class Lesson:
 
     @property
     def number(self) -> str:
-        return self.name.split("-")[0]
+        return lesson_number(self.name)
 
     @property
     def title(self) -> str:
