@@ -1,7 +1,8 @@
 """The ``physai`` command line.
 
 ``physai tour`` runs every lesson (``experiments/NN-name/{build.py,experiment.py,<variant>.py}``, discovered,
-so a new lesson needs no edit here) in one process and writes the report; ``fk``, ``jacobian``, ``health`` and ``ik`` print
+so a new lesson needs no edit here) in one process and builds the course site; ``lesson`` runs one lesson,
+``exercise`` and ``check`` write and grade a lesson's Build it; ``fk``, ``jacobian``, ``health`` and ``ik`` print
 one robot's numbers as tables (``--json`` for scripts); ``view`` opens the interactive 3-D viewer.
 
 Exit codes: 0 ok, 1 a lesson or benchmark failed, 2 bad input (one line on stderr naming the input).
@@ -28,7 +29,7 @@ from typer._click.exceptions import UsageError  # typer vendors click: every bad
 from typer.core import TyperGroup
 
 from physai._validate import count, nonnegative
-from physai.errors import PhysaiError, InputError
+from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -319,7 +320,8 @@ def bench(ctx: typer.Context) -> None:
 # ---- one robot's numbers -----------------------------------------------------------------------------
 
 ROBOT = typer.Option("so101", "--robot", "-r", help="a named robot (see `physai robots`) or an MJCF/URDF file")
-SITE = typer.Option(None, "--tool", "--site", help="tool frame: a site, an MJCF body or a URDF link (named robots have one)")
+SITE = typer.Option(None, "--tool", "--site",
+                    help="tool frame: a site, an MJCF body or a URDF link (named robots have one)")
 Q = typer.Option(None, "--q", help="joint values, rad (m for slides): --q 0 -0.6 0.9 0.4 0.3; default q_ref")
 JSON = typer.Option(False, "--json", help="print JSON instead of tables")
 MAX_RESTARTS = 10_000  # each restart is a row of seeds: 10**9 of them would allocate tens of GiB before failing
@@ -400,14 +402,16 @@ def robots(as_json: bool = JSON) -> None:
                                     "yes" if r["builtin"] else "no", r["description"])))
     console.print(table)
     console.print(f"Menagerie registry robots load from MENAGERIE_ROOT={root}" if root else
-                  "Any Menagerie registry robot downloads through mujoco_menagerie on first use (set MENAGERIE_ROOT offline).")
+                  "Any Menagerie registry robot downloads through mujoco_menagerie on first use "
+                  "(set MENAGERIE_ROOT offline).")
     console.print("Any MJCF/URDF file works too: --robot path/to/model.urdf --tool <site, body or link>.")
 
 
 @app.command()
 def fk(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_json: bool = JSON) -> None:
     """Forward kinematics: joint frames and the tool pose (world frame, m)."""
-    from physai.kinematics import fk as chain_fk, tool_pose
+    from physai.kinematics import fk as chain_fk
+    from physai.kinematics import tool_pose
     from physai.transforms import matrix_to_quat
 
     with _bad_input():
@@ -530,7 +534,8 @@ def ik(
 
     Exit code 1 when the solver did not converge (the best effort is still printed)."""
     from physai.ik import solve_ik
-    from physai.kinematics import jacobian as chain_jacobian, tool_pose
+    from physai.kinematics import jacobian as chain_jacobian
+    from physai.kinematics import tool_pose
     from physai.transforms import make_transform, quat_to_matrix
 
     with _bad_input():
@@ -563,8 +568,8 @@ def ik(
         console.print(f"target ({task}, world, m): {_vec(tv)}   method {result.method}, seed {seed}")
         table = _table("joint", "q (rad)", "q (deg)", "lower", "upper", title="solution")
         for i, name in enumerate(chain.joint_names):
-            table.add_row(escape(name), f"{result.q[i]: .5f}", f"{np.degrees(result.q[i]): .2f}", f"{chain.lower[i]: .3f}",
-                          f"{chain.upper[i]: .3f}")
+            table.add_row(escape(name), f"{result.q[i]: .5f}", f"{np.degrees(result.q[i]): .2f}",
+                          f"{chain.lower[i]: .3f}", f"{chain.upper[i]: .3f}")
         console.print(table)
         style = "green" if result.converged else "yellow"
         console.print(f"[{style}]{result.reason}[/] after {result.iterations} iterations, {result.restarts} restarts")
