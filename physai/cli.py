@@ -234,6 +234,9 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
         raise typer.Exit(1)
 
 
+LESSON_NUMBER = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)")
+
+
 def _lesson_dir(number: str) -> Path:
     matches = [d for d in lesson_dirs() if lesson_number(d) == number.zfill(2)]
     if not matches:
@@ -243,7 +246,7 @@ def _lesson_dir(number: str) -> Path:
 
 @app.command()
 def lesson(
-    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    number: str = LESSON_NUMBER,
     build: bool = typer.Option(False, "--build", help="run only build.py"),
     experiment: bool = typer.Option(False, "--experiment", help="run only experiment.py"),
     out: Path = OUT_OPTION,
@@ -275,7 +278,7 @@ def lesson(
 
 @app.command()
 def exercise(
-    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    number: str = LESSON_NUMBER,
     folder: Path = typer.Argument(..., help="where to write build.py for you to fill in"),
     force: bool = typer.Option(False, "--force", help="overwrite an existing build.py there"),
 ) -> None:
@@ -292,7 +295,7 @@ def exercise(
 
 @app.command()
 def check(
-    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    number: str = LESSON_NUMBER,
     folder: Path = typer.Argument(..., help="the folder holding your build.py"),
 ) -> None:
     """Grade FOLDER/build.py function by function against the lesson's references; exit 1 unless all pass."""
