@@ -66,26 +66,24 @@ def _fresh(paths, since: float) -> list[Path]:
 
 
 def collect_run(script: Path, since: float, out_dir: Path) -> dict:
-    """What ``script`` wrote beside itself at or after ``since`` (a ``time.time()``): its transcript and
-    figures copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``) and its claims.
+    """What ``script`` wrote at or after ``since`` (a ``time.time()``), beside itself or under
+    ``$PHYSAI_LESSON_OUT`` (:func:`physai.lesson.out_dir`): its transcript, figures and the lesson's ``results.json``
+    copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``), and its claims.
 
     -> ``{"tables": (...), "figures": (...), "claims": (...)}``, keyword arguments of :class:`ScriptRun`.
     The transcript is the ``<script stem>_*_output.txt`` file; figures are the PNGs written since ``since``.
     """
-    folder, stem = written_to(script), script.stem  # where the script wrote (beside it, or under PHYSAI_LESSON_OUT)
+    folder, stem = written_to(script), script.stem
     tables = [p for p in _fresh(folder.glob(TABLE_GLOB), since) if p.name.startswith(stem + "_")]
     figures = _fresh(folder.glob(FIGURE_GLOB), since)
+    results = _fresh(folder.glob(RESULTS_FILE), since)  # what the lesson's page reads its numbers from
     dest = out_dir / folder.name
-    if tables or figures:
+    if tables or figures or results:
         dest.mkdir(parents=True, exist_ok=True)
-    results = _fresh([folder / RESULTS_FILE] if (folder / RESULTS_FILE).exists() else [], since)
-    if results:
-        dest.mkdir(parents=True, exist_ok=True)
-    for p in tables + figures + results:  # results.json: what the lesson's page reads its numbers from
-        if p.resolve() != (dest / p.name).resolve():
+    for p in tables + figures + results:
+        if p.resolve() != (dest / p.name).resolve():  # out_dir may be where the script wrote
             shutil.copy2(p, dest / p.name)
-    claims_path = folder / CLAIMS_FILE
-    fresh_claims = claims_path.exists() and claims_path.stat().st_mtime >= since
+    fresh_claims = bool(_fresh(folder.glob(CLAIMS_FILE), since))
     claims = tuple(c for c in read_claims(folder) if c.script == script.name) if fresh_claims else ()
     return {"tables": tuple(Path(folder.name) / p.name for p in tables),
             "figures": tuple(Path(folder.name) / p.name for p in figures), "claims": claims}
