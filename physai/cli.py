@@ -265,15 +265,24 @@ def lesson(
     runs = _run_scripts(scripts, out, full)
     rc = max(r.returncode != 0 for r in runs)
     if not which and not rc and (folder / course.PAGE_FILE).is_file():
-        lessons = course.read_lessons(out, lesson_dirs(), runs)
         try:
-            page = course.write_lesson(out, lessons[lesson_number(folder)], lessons, runs,
-                                       course.read_track(EXPERIMENTS)[0]["title"])
+            page = _write_page(folder, out, runs)
         except PhysaiError as exc:
             console.print(f"[red]page not built[/red]: {escape(str(exc))}")
             raise typer.Exit(1) from None
         console.print(f"page: [bold]{page}")
     raise typer.Exit(int(rc))
+
+
+def _write_page(folder: Path, out: Path, runs) -> Path:
+    """Lesson ``folder``'s page from this run's ``runs`` (the other lessons are read for their links) -> its path."""
+    from physai import course
+
+    lessons, unread = course.read_lessons(out, lesson_dirs(), runs)
+    mine = lessons.get(lesson_number(folder))
+    if mine is None:
+        raise course.CourseError("; ".join(why for why in unread if why.startswith(f"{folder.name}: ")))
+    return course.write_lesson(out, mine, lessons, runs, course.read_track(EXPERIMENTS)[0]["title"])
 
 
 @app.command()

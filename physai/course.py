@@ -361,8 +361,7 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: fl
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
     pages that could not be built)``."""
-    lessons, title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
-    failed = []
+    (lessons, failed), title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
     for lesson in lessons.values():
         try:
             write_lesson(out, lesson, lessons, runs, title)
@@ -373,10 +372,18 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: fl
     return index, failed
 
 
-def read_lessons(out: Path, folders: list[Path], runs) -> dict[str, Lesson]:
-    """Every lesson in ``folders`` that has a page, by number, with the results its run left in ``out/NN-name``."""
-    lessons = [read_lesson(f, out / f.name, _captions(out, runs, f.name)) for f in folders if (f / PAGE_FILE).is_file()]
-    return {lesson.number: lesson for lesson in lessons}
+def read_lessons(out: Path, folders: list[Path], runs) -> tuple[dict[str, Lesson], list[str]]:
+    """Every lesson in ``folders`` that has a page, by number, with the results its run left in ``out/NN-name``;
+    and ``["NN-name: why", ...]`` for the pages whose source cannot be read (the others are still built)."""
+    lessons, unread = {}, []
+    for folder in (f for f in folders if (f / PAGE_FILE).is_file()):
+        try:
+            lesson = read_lesson(folder, out / folder.name, _captions(out, runs, folder.name))
+        except PhysaiError as exc:
+            unread.append(f"{folder.name}: {exc}")
+        else:
+            lessons[lesson.number] = lesson
+    return lessons, unread
 
 
 def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str = "") -> Path:

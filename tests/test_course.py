@@ -177,6 +177,20 @@ def test_lesson_command_writes_the_page_and_prints_its_path(demo, tmp_path):
     assert str(page) in res.stdout.replace("\n", "") and "data-quiz" in page.read_text()
 
 
+def test_a_page_source_without_a_title_is_reported_and_the_other_pages_are_built(demo, tmp_path):
+    bad = demo.parent / "02-untitled"
+    bad.mkdir()
+    shutil.copy(demo / "build.py", bad / "build.py")
+    (bad / course.PAGE_FILE).write_text(DEMO_PAGE.replace('title = "A demo"\n', ""))
+    res = invoke("lesson", "2", "--out", tmp_path / "out")
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    assert "page not built" in res.stdout and "front matter lacks title" in res.stdout.replace("\n", "")
+    res = invoke("tour", "--out", tmp_path / "tour")
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    assert "02-untitled" in res.stdout and (tmp_path / "tour" / "01-demo" / "index.html").is_file()
+    assert "02-untitled" in (tmp_path / "tour" / "index.html").read_text()  # named under "Pages not built"
+
+
 # ---- the exercise framework, on the throwaway lesson ---------------------------------------------------------
 
 
