@@ -148,7 +148,9 @@ class _Blocks:
         return self.md.renderInline(" ".join(text.split()))
 
     def restore(self, page: str) -> str:
-        for key, markup in self.html.items():
+        for key, markup in reversed(self.html.items()):  # outer blocks first: they hold the keys of inner ones
+            if f"<p>{key}</p>" not in page:  # Markdown kept it inline: in a table cell, a list item, a line of text
+                raise CourseError(f"a block ({markup[:60]}...) must stand in a paragraph of its own")
             page = page.replace(f"<p>{key}</p>", markup)
         return page
 

@@ -147,6 +147,14 @@ def test_a_quiz_needs_three_options_one_right_and_a_why(demo, options):
         render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
 
 
+def test_a_block_inside_a_block_is_rendered_and_one_inside_a_line_is_refused(demo):
+    (demo / "plot.png").write_bytes(b"")
+    page = render(demo, '{% call details("More") %}\nText.\n\n{{ figure("plot.png", "a plot") }}\n{% endcall %}')
+    assert "PHYSAIBLOCK" not in page and page.count("<figure>") == 1 and page.index("<details") < page.index("<img")
+    with pytest.raises(course.CourseError, match="paragraph of its own"):
+        render(demo, 'See {{ figure("plot.png", "a plot") | trim }} here.')  # trim: no blank lines around it
+
+
 def test_a_figure_must_be_written_by_the_run_and_have_alt_text(demo):
     with pytest.raises(course.CourseError, match="no such figure"):
         render(demo, '{{ figure("missing.png", "a plot") }}')
