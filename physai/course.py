@@ -19,7 +19,6 @@ import itertools
 import math
 import tomllib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import jinja2
@@ -30,6 +29,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number, read_results
+from physai.report import claims_html, figure_captions, run_stamp, tally
 
 PAGE_FILE = "lesson.md"
 TRACK_FILE = "track.md"
@@ -310,8 +310,6 @@ def script_command(lesson: Lesson, script: str) -> str:
 def appendix(runs) -> str:
     """The lesson's audit: per script, its status, claims table and folded transcripts (``runs``:
     ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.report.ScriptRun` per script of this lesson)."""
-    from physai.report import claims_html
-
     parts = []
     for run, texts in runs:
         status = '<span class="ok">ok</span>' if run.ok else f'<span class="fail">failed (exit {run.returncode})</span>'
@@ -352,7 +350,7 @@ def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, fail
     modules = [dict(m, lessons=[x for x in lessons if x.meta["module"] == m["name"]]) for m in meta["modules"]]
     others = [x for x in lessons if x.meta["module"] not in {m["name"] for m in modules}]
     modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
-    agree, disagree = (sum(r.count(v) for r in runs) for v in ("agree", "disagree"))
+    agree, disagree = tally(runs)
     return _templates().get_template("track.html").render(
         meta=meta, body=body, modules=modules, count=len(lessons), steps=len(STEPS), wall=wall,
         ok=sum(r.ok for r in runs), runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp,
@@ -370,7 +368,7 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: fl
         except PhysaiError as exc:
             failed.append(f"{lesson.name}: {exc}")
     index = out / "index.html"
-    index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, _stamp()), encoding="utf-8")
+    index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, run_stamp()), encoding="utf-8")
     return index, failed
 
 
@@ -392,19 +390,13 @@ def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, tr
     """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path."""
     mine = [(r, [(t.name, (out / t).read_text(encoding="utf-8")) for t in r.tables]) for r in runs
             if r.lesson == lesson.name]
-    page = lesson_page(lesson, out / lesson.name, lessons, mine, _stamp(), track)
+    page = lesson_page(lesson, out / lesson.name, lessons, mine, run_stamp(), track)
     path = out / lesson.name / "index.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
 
 
-def _stamp() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def _captions(out: Path, runs, name: str) -> dict:
-    from physai.report import figure_captions
-
     texts = [(out / t).read_text(encoding="utf-8") for r in runs if r.lesson == name for t in r.tables]
     return {k: v for text in texts for k, v in figure_captions(text).items()}

@@ -170,6 +170,16 @@ details{margin:.5em 0} summary{cursor:pointer;color:#444}
 """
 
 
+def run_stamp() -> str:
+    """The time of a run as its pages state it (UTC, to the minute)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def tally(runs: list[ScriptRun]) -> tuple[int, int]:
+    """The claim rows of ``runs`` that agree with their source, and those that disagree."""
+    return sum(r.count("agree") for r in runs), sum(r.count("disagree") for r in runs)
+
+
 def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str], wall_s: float) -> Path:
     """Write the tour's full record ``out_dir/audit.html`` for its ``runs`` (``wall_s``: the tour's wall time);
     returns its path."""
@@ -179,9 +189,9 @@ def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str],
         by_lesson.setdefault(run.lesson, []).append(run)
     sections = [f'<h2 id="{html.escape(lesson)}">{html.escape(lesson)}</h2>\n' + "\n".join(_run_html(out_dir, r)
                 for r in lesson_runs) for lesson, lesson_runs in by_lesson.items()]
-    agree, disagree = sum(r.count("agree") for r in runs), sum(r.count("disagree") for r in runs)
+    agree, disagree = tally(runs)
     version_rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions.items())
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = run_stamp()
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>physai tour</title><style>{_CSS}</style></head>
 <body>
