@@ -10,7 +10,6 @@ fails, the lesson's own build.py passes, a sign flip fails with a hint.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from html.parser import HTMLParser
@@ -234,12 +233,9 @@ def test_check_of_a_missing_folder_names_the_command_that_writes_it(demo, tmp_pa
 def site(tmp_path_factory):
     """``physai tour`` once, its lesson outputs kept out of the source tree -> the course folder."""
     out = tmp_path_factory.mktemp("course") / "out"
-    old = os.environ.get("PHYSAI_LESSON_OUT")
-    os.environ["PHYSAI_LESSON_OUT"] = str(out.parent / "runs")
-    try:
+    with pytest.MonkeyPatch.context() as env:  # session-scoped: the function-scoped monkeypatch is not available
+        env.setenv("PHYSAI_LESSON_OUT", str(out.parent / "runs"))
         res = invoke("tour", "--out", out)
-    finally:
-        os.environ.pop("PHYSAI_LESSON_OUT") if old is None else os.environ.__setitem__("PHYSAI_LESSON_OUT", old)
     assert res.exit_code == 0, res.output[-3000:]
     return out
 
