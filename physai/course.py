@@ -360,13 +360,17 @@ def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, fail
 def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: float) -> tuple[Path, list[str]]:
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
-    pages that could not be built)``."""
+    pages that could not be built)``; a lesson whose scripts did not all pass gets no page."""
     (lessons, failed), title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
     for lesson in lessons.values():
+        broken = [f"{r.script} failed (exit {r.returncode})" for r in runs if r.lesson == lesson.name and not r.ok]
         try:
+            if broken:  # results.json may still hold an earlier run's numbers for the script that failed
+                raise CourseError(f"{', '.join(broken)}; a page is built only from a run whose scripts all pass")
             write_lesson(out, lesson, lessons, runs, title)
         except PhysaiError as exc:
             failed.append(f"{lesson.name}: {exc}")
+            (out / lesson.name / "index.html").unlink(missing_ok=True)  # never leave an earlier run's page
     index = out / "index.html"
     index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, run_stamp()), encoding="utf-8")
     return index, failed

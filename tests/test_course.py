@@ -184,6 +184,16 @@ def test_lesson_command_writes_the_page_and_prints_its_path(demo, tmp_path):
     assert str(page) in res.stdout.replace("\n", "") and "data-quiz" in page.read_text()
 
 
+def test_a_lesson_whose_script_failed_gets_no_page_not_even_an_earlier_runs(demo, tmp_path):
+    out = tmp_path / "out"
+    assert invoke("lesson", "1", "--out", out).exit_code == 0 and (out / "01-demo" / "index.html").is_file()
+    (demo / "experiment.py").write_text("raise SystemExit(3)\n")  # the build's results.json is left from before
+    res = invoke("tour", "--out", out)
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    assert not (out / "01-demo" / "index.html").exists()
+    assert "01-demo: experiment.py failed (exit 3)" in (out / "index.html").read_text()
+
+
 def test_a_page_source_without_a_title_is_reported_and_the_other_pages_are_built(demo, tmp_path):
     bad = demo.parent / "02-untitled"
     bad.mkdir()
