@@ -321,17 +321,16 @@ def appendix(runs) -> str:
     return "\n".join(parts)
 
 
-def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs=(), stamp: str = "",
-                track: str = "") -> str:
+def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, stamp: str, track: str) -> str:
     """The lesson's whole page as HTML; ``out`` is the folder it is written to (its figures are there),
     ``lessons`` every lesson by number (for links), ``runs`` ``[(ScriptRun, [(name, transcript)])]``,
     ``track`` the track's title."""
     prerequisites = [lessons[n] for n in lesson.meta.get("prerequisites", []) if n in lessons]
-    scripts = [run.script for run, _ in runs] or ["build.py", "experiment.py"]
+    scripts = [run.script for run, _ in runs]
     return _templates().get_template("lesson.html").render(
         lesson=lesson, body=render_body(lesson, out), steps=steps(lesson), prerequisites=prerequisites,
         scripts=scripts, next=lessons.get(lesson.meta.get("next", "")), appendix=appendix(runs), stamp=stamp,
-        track=track or "physai", **_assets())
+        track=track, **_assets())
 
 
 def read_track(experiments: Path) -> tuple[dict, str]:
@@ -390,7 +389,7 @@ def read_lessons(out: Path, folders: list[Path], runs) -> tuple[dict[str, Lesson
     return lessons, unread
 
 
-def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str = "") -> Path:
+def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str) -> Path:
     """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path."""
     mine = [(r, [(t.name, (out / t).read_text(encoding="utf-8")) for t in r.tables]) for r in runs
             if r.lesson == lesson.name]
