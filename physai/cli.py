@@ -264,7 +264,7 @@ def lesson(
     out = out.resolve()
     runs = _run_scripts(scripts, out, full)
     rc = max(r.returncode != 0 for r in runs)
-    if not which and not rc and (folder / course.PAGE_FILE).is_file():
+    if not which and (folder / course.PAGE_FILE).is_file():
         try:
             page = _write_page(folder, out, runs)
         except PhysaiError as exc:
@@ -281,7 +281,8 @@ def _write_page(folder: Path, out: Path, runs) -> Path:
     lessons, unread = course.read_lessons(out, lesson_dirs(), runs)
     mine = lessons.get(lesson_number(folder))
     if mine is None:
-        raise course.CourseError("; ".join(why for why in unread if why.startswith(f"{folder.name}: ")))
+        (out / folder.name / course.PAGE_HTML).unlink(missing_ok=True)  # never leave an earlier run's page
+        raise course.CourseError(f"{folder.name}: {unread[folder.name]}")
     return course.write_lesson(out, mine, lessons, runs, course.read_track(EXPERIMENTS)[0]["title"])
 
 

@@ -32,6 +32,7 @@ from physai.lesson import lesson_number, read_results
 from physai.report import claims_html, figure_captions, run_stamp, tally
 
 PAGE_FILE = "lesson.md"
+PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
 TRACK_FILE = "track.md"
 SITE = Path(__file__).with_name("site")  # the page templates, stylesheet and script
 SECTIONS = ("The problem", "Core idea", "Build it", "Experiment", "Break it", "On the real robot", "Check yourself",
@@ -360,41 +361,45 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: fl
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
     pages that could not be built)``; a lesson whose scripts did not all pass gets no page."""
-    (lessons, failed), title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
+    (lessons, unbuilt), title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
+    for name in unbuilt:
+        (out / name / PAGE_HTML).unlink(missing_ok=True)  # never leave an earlier run's page
     for lesson in lessons.values():
-        broken = [f"{r.script} failed (exit {r.returncode})" for r in runs if r.lesson == lesson.name and not r.ok]
         try:
-            if broken:  # results.json may still hold an earlier run's numbers for the script that failed
-                raise CourseError(f"{', '.join(broken)}; a page is built only from a run whose scripts all pass")
             write_lesson(out, lesson, lessons, runs, title)
         except PhysaiError as exc:
-            failed.append(f"{lesson.name}: {exc}")
-            (out / lesson.name / "index.html").unlink(missing_ok=True)  # never leave an earlier run's page
-    index = out / "index.html"
+            unbuilt[lesson.name] = str(exc)
+    failed = [f"{name}: {why}" for name, why in unbuilt.items()]
+    index = out / PAGE_HTML
     index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, run_stamp()), encoding="utf-8")
     return index, failed
 
 
-def read_lessons(out: Path, folders: list[Path], runs) -> tuple[dict[str, Lesson], list[str]]:
+def read_lessons(out: Path, folders: list[Path], runs) -> tuple[dict[str, Lesson], dict[str, str]]:
     """Every lesson in ``folders`` that has a page, by number, with the results its run left in ``out/NN-name``;
-    and ``["NN-name: why", ...]`` for the pages whose source cannot be read (the others are still built)."""
-    lessons, unread = {}, []
+    and ``{"NN-name": why}`` for the pages whose source cannot be read (the others are still built)."""
+    lessons, unread = {}, {}
     for folder in (f for f in folders if (f / PAGE_FILE).is_file()):
         try:
             lesson = read_lesson(folder, out / folder.name, _captions(out, runs, folder.name))
         except PhysaiError as exc:
-            unread.append(f"{folder.name}: {exc}")
+            unread[folder.name] = str(exc)
         else:
             lessons[lesson.number] = lesson
     return lessons, unread
 
 
 def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str) -> Path:
-    """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path."""
+    """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path.
+    A lesson whose scripts did not all pass in ``runs`` gets no page, and an earlier run's page is removed."""
+    path = out / lesson.name / PAGE_HTML
+    path.unlink(missing_ok=True)
+    broken = [f"{r.script} failed (exit {r.returncode})" for r in runs if r.lesson == lesson.name and not r.ok]
+    if broken:  # results.json may still hold an earlier run's numbers for the script that failed
+        raise CourseError(f"{', '.join(broken)}; a page is built only from a run whose scripts all pass")
     mine = [(r, [(t.name, (out / t).read_text(encoding="utf-8")) for t in r.tables]) for r in runs
             if r.lesson == lesson.name]
     page = lesson_page(lesson, out / lesson.name, lessons, mine, run_stamp(), track)
-    path = out / lesson.name / "index.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path

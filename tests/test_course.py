@@ -185,27 +185,35 @@ def test_lesson_command_writes_the_page_and_prints_its_path(demo, tmp_path):
 
 
 def test_a_lesson_whose_script_failed_gets_no_page_not_even_an_earlier_runs(demo, tmp_path):
-    out = tmp_path / "out"
-    assert invoke("lesson", "1", "--out", out).exit_code == 0 and (out / "01-demo" / "index.html").is_file()
-    (demo / "experiment.py").write_text("raise SystemExit(3)\n")  # the build's results.json is left from before
-    res = invoke("tour", "--out", out)
-    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
-    assert not (out / "01-demo" / "index.html").exists()
+    out, page = tmp_path / "out", tmp_path / "out" / "01-demo" / "index.html"
+    for command in ("tour", "lesson"):
+        (demo / "experiment.py").write_text("")
+        assert invoke(*(["lesson", "1"] if command == "lesson" else ["tour"]), "--out", out).exit_code == 0
+        assert page.is_file()
+        (demo / "experiment.py").write_text("raise SystemExit(3)\n")  # the build's results.json is left from before
+        res = invoke(*(["lesson", "1"] if command == "lesson" else ["tour"]), "--out", out)
+        assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+        assert "page not built" in res.stdout and not page.exists(), command
     assert "01-demo: experiment.py failed (exit 3)" in (out / "index.html").read_text()
+    assert invoke("lesson", "1", "--build", "--out", out).exit_code == 0  # one script alone: no page, no error
 
 
 def test_a_page_source_without_a_title_is_reported_and_the_other_pages_are_built(demo, tmp_path):
-    bad = demo.parent / "02-untitled"
+    bad, out = demo.parent / "02-untitled", tmp_path / "out"
     bad.mkdir()
     shutil.copy(demo / "build.py", bad / "build.py")
+    (bad / course.PAGE_FILE).write_text(DEMO_PAGE)
+    assert invoke("lesson", "2", "--out", out).exit_code == 0 and (out / bad.name / "index.html").is_file()
     (bad / course.PAGE_FILE).write_text(DEMO_PAGE.replace('title = "A demo"\n', ""))
-    res = invoke("lesson", "2", "--out", tmp_path / "out")
+    res = invoke("lesson", "2", "--out", out)
     assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
     assert "page not built" in res.stdout and "front matter lacks title" in res.stdout.replace("\n", "")
-    res = invoke("tour", "--out", tmp_path / "tour")
+    assert not (out / bad.name / "index.html").exists()  # the earlier run's page is gone
+    res = invoke("tour", "--out", out)
     assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
-    assert "02-untitled" in res.stdout and (tmp_path / "tour" / "01-demo" / "index.html").is_file()
-    assert "02-untitled" in (tmp_path / "tour" / "index.html").read_text()  # named under "Pages not built"
+    assert "02-untitled" in res.stdout and (out / "01-demo" / "index.html").is_file()
+    assert not (out / bad.name / "index.html").exists()  # the earlier run's page is gone
+    assert "02-untitled" in (out / "index.html").read_text()  # named under "Pages not built"
 
 
 # ---- the exercise framework, on the throwaway lesson ---------------------------------------------------------
