@@ -63,7 +63,7 @@ def mujoco_clearance(world: C.CollisionWorld, q: np.ndarray) -> np.ndarray:
 def make_targets(world: C.CollisionWorld, task: str, n: int, rng: np.random.Generator):
     """``(targets, q_source)``: tool poses (positions for the position task) of clear random joint vectors."""
     q = world.chain.random_q(rng, 30 * n)
-    q = q[mujoco_clearance(world, q[: 30 * n]) >= MARGIN][:n]
+    q = q[mujoco_clearance(world, q) >= MARGIN][:n]
     T = kinematics.tool_pose(world.chain, q)
     return (T[:, :3, 3] if task == "position" else T), T, q
 

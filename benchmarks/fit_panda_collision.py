@@ -1,11 +1,20 @@
 """Fit the bundled Panda's collision primitives to Franka's collision meshes (shipped in rtb-data, MIT; the meshes
 are franka_ros's, Apache-2.0): one or two capsules per link (two where
-they take less than three quarters of one's volume), a box for the hand and each finger.
+they take less than three quarters of one's volume), a box for the hand and each finger; for the wrist (link5 and
+link7, :data:`PIECES`), convex pieces of the mesh instead.
+
+The wrist folds link7 and the hand back beside link5 (joint 6 near its lower limit), into a hollow of link5 that a
+capsule, or even the mesh's convex hull, fills: with capsules there, most wrist postures read as colliding although
+the meshes keep clear. So link5 and link7 are cut into k-means clusters of their vertices (each cluster with every
+vertex within 5 mm of it, so a face between clusters lies inside a piece), each piece its convex hull (a MuJoCo mesh
+geom). :func:`wrist_sweep` states the fit: the smallest distance from link5 to link7 and the hand over joint 7, at a
+few joint-6 angles, for the pieces, the capsules and the meshes' own surfaces (sampled).
 
 Each primitive encloses every vertex of its link's mesh (so a clear verdict on the primitives is clear for the
 meshes too); the printed fit states how much bigger it is: its volume over the mesh's convex hull volume, and the
 largest distance from the primitive's surface to the hull (sampled). Run: ``uv run --group bench python
-benchmarks/fit_panda_collision.py``; it prints the ``<geom>`` lines of physai/models/panda/panda.xml.
+benchmarks/fit_panda_collision.py``; it prints the ``<mesh>`` and ``<geom>`` lines of physai/models/panda/panda.xml;
+``... fit_panda_collision.py physai/models/panda/panda.xml`` prints the wrist sweep of that model.
 """
 
 from __future__ import annotations
@@ -15,11 +24,14 @@ from pathlib import Path
 import numpy as np
 import rtbdata
 import trimesh
+from scipy.cluster.vq import kmeans2
 from scipy.optimize import minimize
 from scipy.spatial import cKDTree
 
 MESHES = Path(rtbdata.__file__).parent / "meshes" / "FRANKA-EMIKA" / "Panda"
 LINKS = [f"link{i}" for i in range(8)]
+PIECES = {"link5": 6, "link7": 3}  # links fitted with convex pieces, and how many
+OVERLAP = 0.005  # m: a piece holds every vertex within this of being nearest its cluster's centre
 
 
 def _capsule_for_axis(V: np.ndarray, u: np.ndarray):
@@ -90,8 +102,47 @@ def capsule_gap(mesh: trimesh.Trimesh, capsules, n: int = 4000) -> float:
     return worst
 
 
+def hull_pieces(V: np.ndarray, k: int) -> list[np.ndarray]:
+    """The vertices of ``k`` convex hulls covering the points ``V (N, 3)``: k-means clusters (seeded), each widened by
+    :data:`OVERLAP`."""
+    centres, _ = kmeans2(V, k, seed=0, minit="++")
+    d = np.linalg.norm(V[:, None] - centres[None], axis=2)
+    return [np.asarray(trimesh.convex.convex_hull(V[d[:, j] <= d.min(axis=1) + OVERLAP]).vertices) for j in range(k)]
+
+
+def wrist_sweep(model_path: Path, q6_values=(0.2, 0.4, 0.6, 0.8, 1.0)) -> None:
+    """Print, per joint-6 angle, the smallest distance over joint 7 between link5 and link7 or the hand: in the
+    model at ``model_path`` and between the meshes' surfaces (20,000 samples each: an upper bound within ~2 mm)."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(str(model_path))
+    d = mujoco.MjData(m)
+    geoms = {b: [g for g in range(m.ngeom) if m.geom_bodyid[g] == m.body(b).id] for b in ("link5", "link7", "hand")}
+    surface = {b: trimesh.sample.sample_surface_even(trimesh.load(MESHES / f"{b}.stl"), 20000, seed=0)[0]
+               for b in geoms}
+    tree = cKDTree(surface["link5"])
+    for q6 in q6_values:
+        model_min = mesh_min = np.inf
+        for q7 in np.linspace(m.jnt_range[6, 0], m.jnt_range[6, 1], 61):
+            d.qpos[:] = 0.0
+            d.qpos[5], d.qpos[6] = q6, q7
+            mujoco.mj_kinematics(m, d)
+            for a in geoms["link5"]:
+                for b in geoms["link7"] + geoms["hand"]:
+                    model_min = min(model_min, mujoco.mj_geomDistance(m, d, a, b, 1.0, None))
+            R5, p5 = d.xmat[m.body("link5").id].reshape(3, 3), d.xpos[m.body("link5").id]
+            for b in ("link7", "hand"):
+                R, p = d.xmat[m.body(b).id].reshape(3, 3), d.xpos[m.body(b).id]
+                mesh_min = min(mesh_min, tree.query(((surface[b] @ R.T + p) - p5) @ R5)[0].min())
+        print(f"<!-- q6 = {q6:.1f} rad: link5 to link7 and hand {model_min * 1000:.1f} mm in the model, "
+              f"{mesh_min * 1000:.1f} mm between the meshes -->")
+
+
 def main() -> None:
-    for link in LINKS:
+    for link, k in PIECES.items():
+        for j, hull in enumerate(hull_pieces(np.asarray(trimesh.load(MESHES / f"{link}.stl").vertices), k)):
+            print(f'<mesh name="{link}_piece{j}" vertex="{" ".join(f"{x:.5f}" for x in hull.ravel())}"/>')
+    for link in (x for x in LINKS if x not in PIECES):
         mesh = trimesh.load(MESHES / f"{link}.stl")
         capsules = fit_capsules(np.asarray(mesh.vertices))
         ratio = sum(_capsule_volume(*c) for c in capsules) / mesh.convex_hull.volume
@@ -111,4 +162,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) > 1:  # a model file: state its wrist fit
+        wrist_sweep(Path(sys.argv[1]))
+    else:
+        main()

@@ -11,9 +11,10 @@ It measures the public functions (``physai.jacobian``, ``physai.tool_pose``, ``p
 package is not installed is skipped with a printed reason.
 
 Sections: (0) compilation cost of the compiled engine, cold and from the disk cache, and a fresh process's
-start against Pinocchio's; (1) one FK / Jacobian call, SO-101 and Panda; (2) batched Jacobians, 10,000 and
-1,000,000 SO-101 configurations;
-(3) IK success and time per target; (3b) solve_ik_batch against a loop of solve_ik; (4) memory per configuration of the batch path. Every peer's
+start against Pinocchio's, from this checkout and from a wheel of it installed in a fresh environment; (1) one
+FK / Jacobian call, SO-101 and Panda; (2) batched Jacobians, 10,000 and 1,000,000 SO-101 configurations;
+(3) IK success and time per target; (3b) solve_ik_batch against a loop of solve_ik; (4) memory per configuration
+of the batch path. Every peer's
 answer is checked against physai's before it is timed. Times are medians over ``--rounds`` samples
 taken in turns (each round times every candidate), so load spikes on a shared machine hit all alike; a goal's
 ratio is the median of the per-round ratios (``_timing.paired_ratio``).
@@ -300,7 +301,9 @@ def installed_start(report: Report, first_ik: str, first_pinocchio: str) -> None
     report.table(["installed wheel", "seconds"], rows)
     ratio = float(np.median(np.array(ik_times) / np.array(pin_times)))  # per round: load drift cancels
     met = {True: "met", False: "NOT met"}
-    report(f"- served by: {origin.split(' /')[0]} (the wheel's modules, nothing compiled at run time)")
+    wheel = origin.startswith("prebuilt module")  # what the installed package reported, not assumed
+    served = "the wheel's modules, nothing compiled at run time" if wheel else "NOT the wheel's modules"
+    report(f"- served by: {origin.split(' /')[0]} ({served})")
     report(f"- installed physai start / Pinocchio start (median of per-round ratios) = **{ratio:.2f}** "
            f"(goal <= 2: {met[ratio <= 2]}); first `physai ik` {cli_times[0]:.2f} s "
            f"(goal < 2 s: {met[cli_times[0] < 2]})\n")
@@ -575,6 +578,32 @@ def machine() -> str:
 
 
 SECTIONS = ("start", "single", "batch", "ik", "ik_batch", "memory")
+GOALS_LINE = "Goals: " + "; ".join(f"{k}: {v}" for k, v in GOALS.items()) + "\n"
+
+
+def _by_section(lines: list[str]) -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """A report's lines before its first ``## N.`` heading, each section's lines by its number (``"3b."``), and its
+    closing ``Load average at end`` line."""
+    head, parts, key, end = [], {}, None, []
+    for line in "\n".join(lines).splitlines():  # a reported line may hold several
+        if line.startswith("Load average at end"):
+            end.append(line)
+            continue
+        if line.startswith("## "):
+            key = line.split()[1]
+            parts[key] = []
+        (parts[key] if key else head).append(line)
+    return head, parts, end
+
+
+def splice(old: list[str], new: list[str], provenance: str) -> list[str]:
+    """The report ``old`` with the sections of the partial run ``new`` in place of their earlier runs (or added),
+    each section of ``new`` headed by ``provenance``, so a file never mixes runs without saying which is which."""
+    head, parts, end = _by_section(old)
+    for key, lines in _by_section(new)[1].items():
+        parts[key] = [lines[0], "", provenance, *lines[1:]]
+    head = [GOALS_LINE.strip() if line.startswith("Goals: ") else line for line in head]  # the goals checked now
+    return head + [line for key in sorted(parts) for line in parts[key]] + end
 
 
 def main(argv=None) -> int:
@@ -585,23 +614,33 @@ def main(argv=None) -> int:
     parser.add_argument("--ik-batch-targets", type=int, default=2000)
     parser.add_argument("--ik-batch-rounds", type=int, default=5)
     parser.add_argument("--sections", nargs="+", choices=list(SECTIONS), default=list(SECTIONS),
-                        help="which sections to run (default: all)")
+                        help="which sections to run (default: all); a subset replaces those sections of an "
+                             "existing --out file, each marked with this run's command, time and load")
     args = parser.parse_args(argv)
     report = Report()
+    command = f"`python benchmarks/run.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
+    start = " ".join(f"{x:.1f}" for x in os.getloadavg())
     report("# physai speed benchmark\n")
-    report(f"Command: `python benchmarks/run.py {' '.join(argv if argv is not None else sys.argv[1:])}`  ")
+    report(f"Command: {command}  ")
     report(f"Machine: {machine()}  ")
-    report(f"Load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}  ")
+    report(f"Load average at start: {start}  ")
     report(f"Versions: {versions()}\n")
-    report("Goals: " + "; ".join(f"{k}: {v}" for k, v in GOALS.items()) + "\n")
+    report(GOALS_LINE)
     run = {"start": lambda: compile_cost(report), "single": lambda: single_call(report, args.rounds),
            "batch": lambda: batched(report, args.rounds), "ik": lambda: ik(report, args.ik_targets),
            "ik_batch": lambda: ik_batch(report, args.ik_batch_targets, args.ik_batch_rounds),
            "memory": lambda: memory(report)}
     for section in args.sections:
         run[section]()
-    report(f"Load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    args.out.write_text("\n".join(report.lines) + "\n")
+    end = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    report(f"Load average at end: {end}")
+    lines = report.lines
+    if set(args.sections) != set(SECTIONS) and args.out.exists():  # the other sections' earlier run stays
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        lines = splice(args.out.read_text().splitlines(), lines,
+                       f"Run alone, not with the rest of this file: {command}, {when}, load average {start} at "
+                       f"start and {end} at end; {versions()}.")
+    args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
     return 0
 

@@ -1,14 +1,14 @@
 """Compile the compiled engine ahead of time into two extension modules (private).
 
 ``python -m physai._aot_build OUT_DIR KERNELS_NAME WALK_NAME`` writes ``OUT_DIR/<name><suffix>`` for each module
-(``suffix``: the import system's first extension suffix), in a child process so that the compiler's output and
+(``suffix``: :data:`physai._engine.EXT`), in a child process so that the compiler's output and
 numba's import stay out of the caller's process. :mod:`physai._engine` runs it on first use (into the cache
 folder) and ``hatch_build.py`` when a wheel is built (into the wheel):
 
 - ``WALK_NAME``: the one-pose calls, ``physai/_walk.c`` (first: it needs only the C compiler, so a missing or
   hanging one shows at once);
-- ``KERNELS_NAME``: the numba functions of :mod:`physai._numba_kin` and :mod:`physai._numba_ik`, exported with
-  their one explicit signature each.
+- ``KERNELS_NAME``: the numba functions named in :data:`physai._engine.KERNELS` (:mod:`physai._numba_ik`,
+  :mod:`physai._numba_collision`), exported with their one explicit signature each.
 
 Started by :mod:`physai._engine`, the build ends (with the compilers it started) when its parent does: a killed
 caller leaves no orphan build behind.
@@ -23,8 +23,9 @@ import threading
 import time
 import warnings
 from importlib import import_module
-from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
+
+from physai._engine import EXT
 
 
 def build(out_dir: str, kernels_name: str, walk_name: str) -> None:
@@ -46,7 +47,7 @@ def build_kernels(out_dir: str, name: str) -> None:
     from physai._engine import KERNELS
 
     cc = CC(name)
-    cc.output_dir, cc.output_file = out_dir, name + EXTENSION_SUFFIXES[0]
+    cc.output_dir, cc.output_file = out_dir, name + EXT
     for kernel, module in KERNELS.items():
         jitted = getattr(import_module(module), kernel)
         cc.export(kernel, jitted.nopython_signatures[0])(jitted.py_func)
@@ -78,7 +79,7 @@ def build_walk(out_dir: str, name: str) -> None:
     command.build_lib, command.build_temp = out_dir, str(Path(out_dir) / "objects")
     command.ensure_finalized()
     command.run()
-    os.replace(command.get_ext_fullpath(name), Path(out_dir) / (name + EXTENSION_SUFFIXES[0]))
+    os.replace(command.get_ext_fullpath(name), Path(out_dir) / (name + EXT))
 
 
 def _end_with(parent: int) -> None:

@@ -167,7 +167,7 @@ def _evaluate(world, chain, T_target, q, o):
 
 
 def _penalty_lm(world, chain, T_target, q, o):
-    """``(found, q, perr, oerr, steps, task error)`` of the penalty LM (module docstring, step 2) from ``q``; ``q``
+    """``(found, q, perr, oerr, steps, task error)`` of the penalty LM (module docstring, step 3) from ``q``; ``q``
     the last clear point visited when none is an answer (its weighted task error reported, inf if none)."""
     r, A, perr, oerr, done, is_clear = _evaluate(world, chain, T_target, q, o)
     E, mu, E_ref, stalled = 0.5 * r @ r, ik._LM_MU0, np.inf, 0

@@ -1,10 +1,10 @@
 """The compiled engine's kernels (private): modules compiled ahead of time where they exist, else numba's JIT.
 
-The kernels are written once, as numba functions (:mod:`physai._numba_kin`, :mod:`physai._numba_ik`). Serving
-them through numba's JIT costs every process about a second before its first answer (numba imports its compiler,
-which imports SciPy, then loads its disk cache). So they are also compiled ahead of time (``numba.pycc``) into an
-extension module, which a process imports in under a millisecond, without numba. Both are the same machine code
-from the same source (tests/test_engine.py compares them bit for bit).
+The kernels are written once, as numba functions (:mod:`physai._numba_kin`, :mod:`physai._numba_ik`,
+:mod:`physai._numba_collision`). Serving them through numba's JIT costs every process about a second before its
+first answer (numba imports its compiler, which imports SciPy, then loads its disk cache). So they are also
+compiled ahead of time (``numba.pycc``) into an extension module, which a process imports in under a millisecond,
+without numba. Both are the same machine code from the same source (tests/test_engine.py compares them bit for bit).
 
 One pose is too little arithmetic for numba's calling convention, which costs more than the walk itself; the
 one-pose calls (:data:`WALK`) are numba's walk written again in C (``_walk.c``), built in the same step into a
@@ -207,9 +207,9 @@ def _clean(directory: Path, names: tuple[str, ...]) -> None:
         (directory / file).unlink(missing_ok=True)
 
 
-def _build(directory: Path, names: tuple[str, ...]) -> str | None:
-    """Build both modules into ``directory`` (the caller holds the build lock); why not, else None."""
-    marker = directory / f"{names[0]}.failed"
+def _build(directory: Path, names: tuple[str, ...], marker: Path) -> str | None:
+    """Build both modules into ``directory`` (the caller holds the build lock); why not, else None. A failure that
+    would recur is remembered in ``marker``, a success removes it."""
     _clean(directory, names)
     out = Path(tempfile.mkdtemp(dir=directory, prefix=".build-"))
     try:
@@ -240,7 +240,7 @@ def _cached(directory: Path) -> tuple[tuple | None, str]:
             with filelock.FileLock(directory / "physai-build.lock", timeout=_timeout() + 60):
                 modules = _import_pair(directory, names)  # built by another process meanwhile
                 if modules is None and not (why := _remembered(marker)):
-                    why = _build(directory, names)
+                    why = _build(directory, names, marker)
                     modules = None if why else _import_pair(directory, names)
                     if not why and modules is None:
                         why = f"the modules built in {directory} do not import"

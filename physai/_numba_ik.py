@@ -312,7 +312,7 @@ def _solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, 
 # draws and caller arrays comes in. It runs without the GIL (as the ahead-of-time build compiles it too), so that
 # threads can share the targets of one batch (physai.ik).
 @njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _F2, _SETTINGS, numba.float64[:, ::1],
-                       numba.int64[:, ::1]), cache=True, nogil=True)
+                 numba.int64[:, ::1]), cache=True, nogil=True)
 def solve_batch(P, lower, upper, T_target, axis, sw, q_first, uniforms, sample_range, settings, out, out_int):
     """Solve each target ``T_target[b] (4, 4)``; write row ``b`` of ``out`` and ``out_int``.
 

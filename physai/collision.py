@@ -125,7 +125,6 @@ class CollisionWorld:
     screen: _Screen = field(init=False, repr=False)
     last_joint: np.ndarray = field(init=False, repr=False)  # (ngeom,) the last chain joint moving each geom, or -1
     T_joint_geom: np.ndarray = field(init=False, repr=False)  # (ngeom, 4, 4) each geom in that joint's frame
-    T_joint_geom_rows: np.ndarray = field(init=False, repr=False)  # (ngeom, 12) the same, rotation row-major first
     pair_list: list = field(init=False, repr=False)  # pairs as Python ints, for the per-pair MuJoCo calls
     _local: threading.local = field(default_factory=threading.local, repr=False)
 
@@ -140,8 +139,6 @@ class CollisionWorld:
         last = np.where(self.moves.any(axis=1), self.chain.n - 1 - np.argmax(self.moves[:, ::-1], axis=1), -1)
         object.__setattr__(self, "last_joint", last[self.model.geom_bodyid])
         object.__setattr__(self, "T_joint_geom", self._geom_offsets())
-        rows = np.concatenate([self.T_joint_geom[:, :3, :3].reshape(-1, 9), self.T_joint_geom[:, :3, 3]], axis=1)
-        object.__setattr__(self, "T_joint_geom_rows", np.ascontiguousarray(rows))
         object.__setattr__(self, "pair_list", [tuple(p) for p in self.pairs.tolist()])
 
     def _data(self) -> mujoco.MjData:
@@ -196,11 +193,11 @@ class CollisionWorld:
         (:class:`_Screen`); ``engine``: ``"compiled"`` (:mod:`physai._numba_collision`) or ``"numpy"``."""
         if engine == "numpy":
             return self.screen.lower(*self.geom_poses(flat), cap)
-        s = self.screen
+        s, T = self.screen, self.T_joint_geom
+        rows = np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]], axis=1)  # the kernel's layout
         out = np.empty((len(flat), len(self.pairs)))
-        _engine.kernels.screen(np.ascontiguousarray(flat, dtype=float), self.chain.packed, self.last_joint,
-                               self.T_joint_geom_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound,
-                               float(cap), out)
+        _engine.kernels.screen(np.ascontiguousarray(flat, dtype=float), self.chain.packed, self.last_joint, rows,
+                               self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, float(cap), out)
         return out
 
     def geom_poses(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -296,7 +293,6 @@ class _Screen:
 
     g1: np.ndarray
     g2: np.ndarray
-    r: np.ndarray  # (P,) the sum of both bounding radii
     rbound: np.ndarray  # (ngeom,) each geom's bounding radius
     exact: np.ndarray  # (P,) the cores' distance is the pair's distance
     kind: np.ndarray  # (ngeom,) SEGMENT, BOX or SPHERE_ONLY
@@ -322,15 +318,14 @@ class _Screen:
         g1, g2 = pairs[:, 0], pairs[:, 1]
         exact_geom = np.isin(m.geom_type, list(_EXACT_TYPES))
         exact = exact_geom[g1] & exact_geom[g2] & ~((kind[g1] == BOX) & (kind[g2] == BOX))
-        return cls(g1, g2, m.geom_rbound[g1] + m.geom_rbound[g2], m.geom_rbound.copy(), exact, kind, radius, half,
-                   centre)
+        return cls(g1, g2, m.geom_rbound.copy(), exact, kind, radius, half, centre)
 
     def lower(self, xpos: np.ndarray, xmat: np.ndarray, cap: float) -> np.ndarray:
         """``(K, P)`` lower bounds (m) of the pairs' distances from geom poses ``xpos (K, ngeom, 3)``,
         ``xmat (K, ngeom, 3, 3)``. Cheap bounds first: a pair is refined only while its bound stays below ``cap``
         (bounding spheres; then a box to the other's bounding sphere; then the cores)."""
         dc = xpos[:, self.g1] - xpos[:, self.g2]
-        bound = np.sqrt(np.einsum("bki,bki->bk", dc, dc)) - self.r
+        bound = np.sqrt(np.einsum("bki,bki->bk", dc, dc)) - self.rbound[self.g1] - self.rbound[self.g2]
         k, p = np.nonzero(bound < cap)
         a, b = self.g1[p], self.g2[p]
         refined = bound[k, p]

@@ -264,27 +264,18 @@ def limit_blocked(q, dq, lower, upper):
     return ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
 
 
-@functools.lru_cache(maxsize=64)
-def _seed0_draws(chain: Chain, restarts: int) -> np.ndarray:
-    """``chain.random_q(default_rng(0), (1, restarts))``, read-only: the restarts of every single solve that
-    passes no ``rng`` are the same numbers, so they are drawn once per chain and count."""
-    draws = chain.random_q(np.random.default_rng(0), (1, restarts))
-    draws.flags.writeable = False
-    return draws
-
-
 def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restarts: int) -> np.ndarray:
     """The restart seeds of ``B`` targets, ``(B, restarts, n)``: ``chain.random_q(rng, (B, restarts))``, drawn up
     front from ``rng`` (``default_rng(0)`` when None). Target ``b`` uses exactly the ``b``-th block, so solving
     targets one by one from one shared generator equals one batched solve."""
-    if rng is None and B == 1:
-        return _seed0_draws(chain, restarts)
-    return chain.random_q(np.random.default_rng(0) if rng is None else rng, (B, restarts))
+    low, high = chain._sample_range
+    return low + (high - low) * restart_uniforms(chain, rng, B, restarts)  # random_q's map, bit for bit
 
 
 @functools.lru_cache(maxsize=64)
 def _seed0_uniforms(n: int, restarts: int) -> np.ndarray:
-    """``default_rng(0).random((1, restarts, n))``, read-only: :func:`_seed0_draws` before the map into the limits."""
+    """``default_rng(0).random((1, restarts, n))``, read-only: the restarts of every single solve that passes no
+    ``rng`` are the same numbers, so they are drawn once per joint count and restart count."""
     uniforms = np.random.default_rng(0).random((1, restarts, n))
     uniforms.flags.writeable = False
     return uniforms
@@ -749,8 +740,9 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     ``mj_geomDistance``); a target with no such answer found is ``converged=False`` with reason
     ``"collision: no answer keeps the margin"`` and ``"collision"`` in ``unmet``. Method (:mod:`physai._avoid_ik`):
     the plain solve, its answer checked; for a colliding one, one plain attempt from each of the target's restart
-    draws in turn until an answer is clear; then Levenberg-Marquardt with a quadratic penalty row per close pair from the colliding answers
-    (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the contact-normal Jacobian). A ``q0`` that
+    draws in turn until an answer is clear; then Levenberg-Marquardt with a quadratic penalty row per close pair
+    from the colliding answers (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the contact-normal
+    Jacobian). A ``q0`` that
     penetrates an obstacle is refused (:class:`InputError` naming the pair).
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point

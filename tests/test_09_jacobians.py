@@ -97,7 +97,8 @@ def test_build_fd_jacobian_is_central_on_a_closed_form():
 
     x = np.array([0.3, 0.7])
     exact = np.array([[np.cos(0.3) * 0.49, 2 * np.sin(0.3) * 0.7], [0.0, np.exp(0.7)]])
-    np.testing.assert_allclose(build.fd_jacobian(f, x), exact, atol=1e-9)
+    # default step 1e-5: truncation eps^2 |f'''| / 6 ~ 3e-11 (|f'''| <= e^0.7), round-off eps_mach |f| / eps ~ 4e-11
+    np.testing.assert_allclose(build.fd_jacobian(f, x), exact, atol=2e-10)
     # central: the error falls 100x when the step falls 10x (truncation ~ eps^2 times the third derivative / 6)
     e1, e2 = (np.abs(build.fd_jacobian(f, x, eps) - exact).max() for eps in (1e-2, 1e-3))
     assert 80 < e1 / e2 < 120

@@ -325,7 +325,14 @@ def test_a_killed_caller_takes_its_build_along_and_the_next_build_clears_the_deb
     assert modules and served(why) and not list(cache.glob(".build-*"))
 
 
-@pytest.mark.parametrize("module", ["_numba_kin.py", "_numba_ik.py"])
+KERNEL_MODULES = sorted(p.name for p in Path(_engine.__file__).parent.glob("_numba_*.py"))
+
+
+def test_the_kernel_modules_checked_below_hold_every_kernel_the_engine_serves():
+    assert {m.rsplit(".", 1)[1] + ".py" for m in _engine.KERNELS.values()} <= set(KERNEL_MODULES)
+
+
+@pytest.mark.parametrize("module", KERNEL_MODULES)
 def test_every_kernel_is_decorated_by_physais_njit_so_its_cache_stays_out_of_the_package(module):
     source = (Path(_engine.__file__).parent / module).read_text(encoding="utf-8")
     assert "numba.njit(" not in source and "@njit(" in source

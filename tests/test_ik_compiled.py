@@ -11,13 +11,11 @@ import time
 
 import numpy as np
 import pytest
+from conftest import PANDA_XML, WXAI_XML, mujoco_errors
 
 from physai import _ik_record, _numba_ik, ik, kinematics, mj, robots
 from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
-
-from conftest import PANDA_XML, WXAI_XML
-from conftest import mujoco_errors
 
 MODELS = {
     "panda": (PANDA_XML, "tcp"),
@@ -126,6 +124,19 @@ def test_compiled_restart_start_maps_the_uniform_numbers_as_random_q_bit_for_bit
         for b, k in np.ndindex(7, 9):
             _numba_ik.restart_start(U[b, k], chain._sample_range, out)
             np.testing.assert_array_equal(out, Q[b, k])
+
+
+def test_restart_draws_are_random_q_of_the_same_generator_bit_for_bit(arms):
+    """restart_draws maps restart_uniforms into the limits: the draws of chain.random_q(rng, (B, restarts)), and of
+    default_rng(0) when no rng is passed (a single solve's cached numbers included), bit for bit."""
+    for robot in ("panda", "so101"):
+        chain = arms[robot][1]
+        for B in (1, 3):
+            g1, g2 = np.random.default_rng(5), np.random.default_rng(5)
+            np.testing.assert_array_equal(ik.restart_draws(chain, g1, B, 6), chain.random_q(g2, (B, 6)))
+            assert g1.random() == g2.random()  # the same state after the draw
+            np.testing.assert_array_equal(ik.restart_draws(chain, None, B, 6),
+                                          chain.random_q(np.random.default_rng(0), (B, 6)))
 
 
 def test_compiled_ik_kernel_releases_the_gil_while_it_runs(monkeypatch):

@@ -124,7 +124,8 @@ def test_an_edited_chain_array_is_refused_by_name_before_any_kernel_reads_it(edi
 
 
 def test_a_shorter_packed_is_refused_even_for_a_q_of_its_length():
-    """The one-pose walk takes the chain's joint count, not the constants' row count, as the length of q."""
+    """The one-pose walk declines constants whose row count disagrees with the joint count they recorded (-n in
+    the tool row), so a q of the shortened length reaches the readable check too, instead of a walk of 4 joints."""
     chain = physai.load("so101")
     object.__setattr__(chain, "packed", chain.packed[1:].copy())
     with pytest.raises(PhysaiError, match="packed is float64 \\(5, 17\\)"):

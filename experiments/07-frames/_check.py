@@ -82,7 +82,7 @@ def check_twist_adjoint(build) -> None:
         ref = np.concatenate([R @ v + np.cross(p, R @ w), R @ w])  # the twist moved to frame a, by definition
         if _close(Ad @ twist, ref):
             continue
-        R, P = T[:3, :3], tf.skew(T[:3, 3])
+        P = tf.skew(p)
         if not (_close(Ad[:3, :3], R) and _close(Ad[3:, 3:], R)):
             raise Hint("both diagonal blocks are R (T's rotation): they turn the axes of v and of w")
         if _close(Ad[3:, :3], P @ R) or _close(Ad[3:, :3], -P @ R):

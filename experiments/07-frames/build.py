@@ -29,6 +29,7 @@ SEED = 0
 N_TWISTS = 1000
 N_CHECK = 200  # random inputs each hand-written function is compared on
 NOISE = 1e-6  # size of the noise added to a rotation in Step 5
+DRIFTED = f"matrix_to_quat(R + {NOISE:g} noise)"  # Step 5's refused call, as printed
 OMEGA_WORLD = np.array([1.0, 0.0, 0.0])  # rad/s about the world x axis: the angular velocity of the erratum
 LESSON, SCRIPT = "07", "build.py"
 
@@ -171,7 +172,7 @@ def refuse_step(R) -> dict:
     """Step 5: what is not a rotation is refused (the messages); orthonormalize repairs a drifted matrix."""
     drifted = R + NOISE * np.random.default_rng(SEED + 1).normal(size=(3, 3))
     messages = {}
-    for label, call in [("matrix_to_quat(R + 1e-6 noise)", lambda: tf.matrix_to_quat(drifted)),
+    for label, call in [(DRIFTED, lambda: tf.matrix_to_quat(drifted)),
                         ("quat_to_matrix([0, 0, 0, 0])", lambda: tf.quat_to_matrix(np.zeros(4)))]:
         try:
             call()
@@ -289,7 +290,7 @@ def results(chain, ex, ch, sp, xp, ad, rf, rt, br) -> dict:
             "exp": xp, "adjoint": ad,
             "refuse": {"noise": rf["noise"], "tol": rf["tol"], "drift": rf["drift"], "ortho": rf["ortho"],
                        "moved": rf["moved"],
-                       "message": rf["messages"]["matrix_to_quat(R + 1e-6 noise)"]},
+                       "message": rf["messages"][DRIFTED]},
             "rates": rt, "break": br}
 
 

@@ -28,7 +28,7 @@ from physai.lesson import (  # noqa: E402
     publish_claims,
     run_script,
     save_results,
-    verdict,  # noqa: E402
+    verdict,
 )
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
@@ -38,6 +38,11 @@ N_REACH = 20_000 if FULL else 4_000
 N_CHECK = 100 if FULL else 20  # poses of the numeric check (the seed uses 100)
 FAR = 0.03  # m: a tool point this far from every within-limits point is outside that envelope
 EPS_GRID = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
+SEED_EPS_TEXT = "1e-6"  # the seed's finite-difference step, as it prints it
+SEED_EPS = float(SEED_EPS_TEXT)  # one of EPS_GRID
+WRONG = 1e-6  # a column error above this is a slip (a right column agrees to ~1e-9 at the seed's step)
+SEED_AGREEMENT = "1e-9"  # the agreement the seed expects at that step, as it prints it
+N_RPY = 50  # random poses of the rpy comparison
 BUG_JOINTS = (1, 2, 4)
 LESSON, SCRIPT = "08", "experiment.py"
 
@@ -81,7 +86,7 @@ def numeric_check_step(chain, n_poses=N_CHECK) -> dict:
 
 def bug_step(chain, qs) -> dict:
     """The seed's bug (axes read after each joint's own rotation) and the off-by-one-frame slip (joint k's axis and
-    anchor read from joint k+1): worst error per column against the numeric Jacobian at eps = 1e-6."""
+    anchor read from joint k+1): worst error per column against the numeric Jacobian at the seed's step."""
     after = 0.0
     for q in qs:
         R, axes_after = np.eye(3), []
@@ -97,13 +102,13 @@ def bug_step(chain, qs) -> dict:
             axes_bug, anchors_bug = axes.copy(), anchors.copy()
             axes_bug[k], anchors_bug[k] = axes[k + 1], anchors[k + 1]
             J_bug = jacobian_from_fk(chain, FK(axes_bug, anchors_bug, p))
-            worst = np.maximum(worst, np.abs(J_bug - numeric_jacobian(chain, q, 1e-6)).max(axis=0))
+            worst = np.maximum(worst, np.abs(J_bug - numeric_jacobian(chain, q, SEED_EPS)).max(axis=0))
         slips[k] = worst
     return {"after": float(after), "slips": slips}
 
 
 @jaxkin.float64  # the comparison needs 1e-12: JAX float64 for this step only (the caller's setting is restored)
-def rpy_step(chain, n_poses=50) -> dict:
+def rpy_step(chain, n_poses=N_RPY) -> dict:
     """jax.jacfwd of FK returning (p, roll, pitch, yaw) vs the geometric Jacobian, before and after B(phi)."""
     jac_rpy = jax.jit(jax.jacfwd(lambda q: jaxkin.tool_position_rpy(chain, q)))
     rows = {"position rows": [], "orientation rows, raw": [], "after B(phi)": []}
@@ -159,13 +164,13 @@ def print_numeric(num, bug) -> None:
           "reading joint i's axis and origin from the NEXT joint's frame (the DH z_i vs z_(i-1) slip):")
     print(f"{'bug in joint':>12s}   {f'worst error per column over {N_CHECK} poses':>48s}   flagged column")
     for k, worst in bug["slips"].items():
-        print(f"{k:12d}   {fmt_row(worst, 7, 1).replace(' 0.0', ' ~0 ')}   {np.flatnonzero(worst > 1e-6).tolist()}")
+        print(f"{k:12d}   {fmt_row(worst, 7, 1).replace(' 0.0', ' ~0 ')}   {np.flatnonzero(worst > WRONG).tolist()}")
 
 
 def print_rpy(rows, pitch) -> None:
     print("\n== jax.jacfwd of FK returning (p, roll, pitch, yaw) vs the geometric Jacobian (wxai_illustrative) ==")
     for k, v in rows.items():
-        print(f"{k:24s} max |difference| over 50 poses: {v:.1e}")
+        print(f"{k:24s} max |difference| over {N_RPY} poses: {v:.1e}")
     print("rpy rates are not the angular velocity: w = B(phi) d(phi)/dt, so J_g[3:] = B(phi) J_a[3:].")
     print("\n-- representation singularity vs kinematic singularity: tilt the shoulder towards pitch = -90 deg --")
     print("q = (0.3, -pi/2 + d, 0.8, 0, -0.8, 0.2): the three pitch joints sum to -pi/2 + d")
@@ -179,18 +184,20 @@ def print_rpy(rows, pitch) -> None:
 
 
 def claims(num, bug, rpy) -> list[Claim]:
-    worst = num["worst"][1e-6]
+    worst = num["worst"][SEED_EPS]
     structured = rpy["position rows"] <= 1e-12 < rpy["orientation rows, raw"] and rpy["after B(phi)"] <= 1e-12
-    flagged = {k: np.flatnonzero(w > 1e-6).tolist() for k, w in bug["slips"].items()}
+    flagged = {k: np.flatnonzero(w > WRONG).tolist() for k, w in bug["slips"].items()}
     return [
-        factor_claim(LESSON, "numeric check at eps = 1e-6: agreement", "1e-9", worst, script=SCRIPT, factor=10.0,
-                     why="the seed's '~1e-9': within 10x either way"),
+        factor_claim(LESSON, f"numeric check at eps = {SEED_EPS_TEXT}: agreement", SEED_AGREEMENT, worst,
+                     script=SCRIPT, factor=10.0,
+                     why=f"the seed's '~{SEED_AGREEMENT}': within 10x either way"),
         Claim(LESSON, "axis read after the joint's own rotation: one column wrong everywhere", "one column wrong",
-              f"max axis difference {bug['after']:.1e}", verdict(bug["after"] > 1e-6),
-              "a hinge leaves its own axis fixed, so this reading gives the same axes (to 1e-6)", SCRIPT),
+              f"max axis difference {bug['after']:.1e}", verdict(bug["after"] > WRONG),
+              f"a hinge leaves its own axis fixed, so this reading gives the same axes (to {WRONG:.0e})", SCRIPT),
         Claim(LESSON, "an off-by-one-frame slip shows as one wrong column", "one column wrong",
               "; ".join(f"slip at {k}: columns {v}" for k, v in flagged.items()),
-              verdict(all(v == [k] for k, v in flagged.items())), "columns with error > 1e-6 vs J_num", SCRIPT),
+              verdict(all(v == [k] for k, v in flagged.items())), f"columns with error > {WRONG:.0e} vs J_num",
+              SCRIPT),
         Claim(LESSON, "geometric vs analytic: position rows agree, angular rows differ by B(phi)",
               "angular rows off by a structured factor", f"position {rpy['position rows']:.1e}, angular raw "
               f"{rpy['orientation rows, raw']:.1e}, after B(phi) {rpy['after B(phi)']:.1e}", verdict(structured),
@@ -217,13 +224,13 @@ def results(reach, num, bug, rpy, pitch) -> dict:
     stats = [{"label": label, **s} for label, s in reach["stats"].items()]
     joint_rows = [row for row in stats if row["label"].startswith("only ")]
     worst = max(joint_rows, key=lambda row: row["share"])
-    return {"seed": {"agreement": "1e-9", "bug": "one column wrong everywhere", "eps": "1e-6"},
+    return {"seed": {"agreement": SEED_AGREEMENT, "bug": "one column wrong everywhere", "eps": SEED_EPS_TEXT},
             "n_reach": N_REACH, "n_check": N_CHECK, "far": FAR, "reach": stats, "worst_joint": worst,
             "spans_deg": dict(zip(reach["names"], reach["spans"])),
             "numeric": [{"eps": eps, "worst": w} for eps, w in num["worst"].items()],
-            "best_eps": min(num["worst"], key=num["worst"].get), "at_seed_eps": num["worst"][1e-6],
+            "best_eps": min(num["worst"], key=num["worst"].get), "at_seed_eps": num["worst"][SEED_EPS],
             "bug": {"after": bug["after"], "slips": [
-                {"joint": k, "worst": w, "flagged": np.flatnonzero(w > 1e-6), "own": w[k],
+                {"joint": k, "worst": w, "flagged": np.flatnonzero(w > WRONG), "own": w[k],
                  "others": np.delete(w, k).max()} for k, w in bug["slips"].items()]},
             "rpy": {"position": rpy["position rows"], "raw": rpy["orientation rows, raw"],
                     "converted": rpy["after B(phi)"]}, "pitch": pitch}

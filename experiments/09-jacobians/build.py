@@ -31,6 +31,7 @@ HERE = out_dir(__file__)  # where this run writes its transcript, claims, result
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
+FD_EPS = 1e-5  # rad, Step 4's central-difference step (near cbrt(eps_mach))
 FORCES = [np.array([0, 0, -2.0]), np.array([2.0, 0, 0]), np.array([0, 1.5, 0])]
 LESSON, SCRIPT = "09", "build.py"
 # The seed's printed figures, as it writes them.
@@ -96,26 +97,27 @@ def use_step(chain, q=Q0) -> dict:
             "tau": [J[:3].T @ F for F in FORCES]}
 
 
-def fd_step(chain, poses, eps=1e-5) -> dict:
+def fd_step(chain, poses, eps=FD_EPS) -> dict:
     """Step 4: median over poses of the max entry error of central differences of our FK vs our Jacobian."""
     errs = [np.abs(fd_jacobian(lambda x: fk(chain, x).p, q, eps=eps) - jacobian(chain, q)[:3]).max() for q in poses]
-    return {"median": float(np.median(errs))}
+    return {"median": float(np.median(errs)), "eps": eps}
 
 
 def print_steps(chain, column, jac, use, fd) -> None:
-    print("\n== Step 1. One hinge column at q = (0, -0.6, 0.9, 0.4, 0.3) ==")
+    q0 = "(" + ", ".join(f"{x:g}" for x in Q0) + ")"
+    print(f"\n== Step 1. One hinge column at q = {q0} ==")
     print(f"shoulder_lift column, ours:   {fmt_row(column['ours'])}")
     print(f"shoulder_lift column, MuJoCo: {fmt_row(column['mujoco'])}")
     print(f"lever |a x (p - o)| = {np.linalg.norm(column['ours'][:3]):.4f} m, max difference "
           f"{np.abs(column['ours'] - column['mujoco']).max():.1e}")
     print(f"\n== Step 2. Jacobian from hinge columns vs mj_jacSite ({len(jac['poses'])} poses) ==")
     print(f"max entry error: linear rows {jac['linear']:.1e}, angular rows {jac['angular']:.1e}")
-    print("\n== Step 3. Use it at q = (0, -0.6, 0.9, 0.4, 0.3) ==")
-    print(f"tool speed for every joint at 1/sqrt(5) rad/s: {use['speed']:.3f} m/s")
+    print(f"\n== Step 3. Use it at q = {q0} ==")
+    print(f"tool speed for every joint at 1/sqrt({chain.n}) rad/s: {use['speed']:.3f} m/s")
     for F, tau in zip(FORCES, use["tau"]):
         label = "[" + ", ".join("0" if v == 0 else f"{v:.1f}" for v in F) + "] N"
         print(f"F = {label:>16s}  ->  J^T F = {fmt_row(tau)} N m")
-    print("\n== Step 4. Central differences of our FK vs our analytic Jacobian (eps = 1e-5) ==")
+    print(f"\n== Step 4. Central differences of our FK vs our analytic Jacobian (eps = {fd['eps']:.0e}) ==")
     print(f"median max entry error: {fd['median']:.1e}")
 
 
@@ -138,7 +140,8 @@ def claims(column, jac, use, fd) -> list[Claim]:
         out.append(Claim(LESSON, f"Step 3: J^T F for F = {F.tolist()} N", ", ".join(seed) + " N m",
                          ", ".join(fmt_row([x]).strip() for x in tau) + " N m", verdict(off <= 0.5e-4 + 1e-12),
                          "every entry to the printed 4 decimals", SCRIPT))
-    out.append(factor_claim(LESSON, "Step 4: median central-difference error at eps = 1e-5", SEED_FD, fd["median"],
+    out.append(factor_claim(LESSON, f"Step 4: median central-difference error at eps = {fd['eps']:.0e}", SEED_FD,
+                            fd["median"],
                             script=SCRIPT, factor=ROUNDOFF, why=f"round-off dominated: within {ROUNDOFF:g}x"))
     return out
 
@@ -151,7 +154,7 @@ def results(column, jac, use, fd) -> dict:
             "column_vs_library": float(np.abs(column["ours"] - column["library"]).max()),
             "n_poses": len(jac["poses"]), "jac_linear": jac["linear"], "jac_angular": jac["angular"],
             "jac_vs_library": jac["library"], "speed": use["speed"], "forces": FORCES, "tau": use["tau"],
-            "lift_push_down": float(use["tau"][0][1]), "fd_eps": 1e-5, "fd_median": fd["median"],
+            "lift_push_down": float(use["tau"][0][1]), "fd_eps": fd["eps"], "fd_median": fd["median"],
             "seed": {"lever": SEED_LEVER, "column_diff": SEED_COLUMN_DIFF, "max_err": SEED_MAX_ERR,
                      "speed": SEED_SPEED, "fd": SEED_FD}}
 

@@ -41,9 +41,15 @@ DESCENT = np.array([0.0, 0.0, -0.05])  # the seed's 5 cm/s descent
 DESCENT_S = 2.0
 TICKS = {"50 Hz (1 mm steps)": 0.02, "5 Hz (10 mm steps)": 0.2}
 REPEATABILITY = 1e-3  # m, the seed's "~1 mm repeatability"
+PAYLOAD_KG = 1.5  # the seed's payload
+FRICTION = 0.1  # N m per joint, the model's frictionloss
+STALE_S = 0.1  # s, the seed's stale command
+# The seed's statements that the page quotes beside this run's numbers, as the seed prints them.
+SEED_TEXT = {"bound": "0.77", "reach": "0.769 m", "payload_torque": "11.3 N m", "band": "+/-20-30 %",
+             "repeatability": "~1 mm", "bow": "beyond ~1 mm repeatability"}
 TABLE = {"center": (0.5, 0.0), "half_size": (0.15, 0.3, 0.02), "top_z": 0.05}  # m
 THRESHOLD = 2.0  # N, the guarded descent's estimated vertical force
-FRICTIONS = (0.0, 0.1, 0.5) if FULL else (0.1,)  # N m per joint; 0.1 is the model's frictionloss
+FRICTIONS = (0.0, FRICTION, 0.5) if FULL else (FRICTION,)  # N m per joint
 PRESS_X = (0.40, 0.56) if FULL else (0.40,)  # m, tool x of the force-estimation presses
 MAP_GRID = (41, 31) if FULL else (21, 16)  # shoulder x elbow samples of the payload map
 GUARD_HZ = (50, 100, 500)
@@ -124,14 +130,14 @@ def velocity_step(chain, n_poses=N_VELOCITY_POSES) -> dict:
 
 
 def statics_step(m, chain) -> dict:
-    """The longest horizontal lever (limits ignored, and within them) and what 1.5 kg costs the shoulder there."""
+    """The longest horizontal lever (limits ignored, and within them) and what PAYLOAD_KG costs the shoulder there."""
     limits = statics.actuator_force_limits(m, chain)
-    weight = 1.5 * G0
+    weight = PAYLOAD_KG * G0
     out = {"limits": limits, "weight": weight}
     for key, limited in (("straight", False), ("within", True)):
         q, lever, dz = horizontal_lever(chain, m, limited)
         pl = statics.payload_limit(m, chain, q, limits=limits)
-        payload = weight * pl.per_newton  # torque the servos add to hold 1.5 kg (downward tip force)
+        payload = weight * pl.per_newton  # torque the servos add to hold the payload (downward tip force)
         out[key] = {"q": q, "lever": lever, "dz": dz, "payload": payload[1], "links": pl.gravity[1],
                     "total": pl.gravity[1] + payload[1], "kg": pl.force / G0, "joint": pl.joint_name}
     return out
@@ -226,19 +232,19 @@ def print_velocity(r) -> None:
 
 
 def print_statics(r) -> None:
-    print("== Statics: the 1.5 kg payload at full extension ==")
+    print(f"== Statics: the {PAYLOAD_KG:g} kg payload at full extension ==")
     s, w = r["straight"], r["within"]
     print(f"reach from the shoulder axis, arm straight and horizontal (limits ignored): {s['lever']:.4f} m "
           f"(height error {s['dz']:.1e} m)")
     print(f"within the joint limits the longest horizontal lever is {w['lever']:.4f} m at q = {np.round(w['q'], 4)}")
-    print(f"1.5 kg x g = {r['weight']:.2f} N")
+    print(f"{PAYLOAD_KG:g} kg x g = {r['weight']:.2f} N")
     print(f"{'pose':26s} {'lever (m)':>9s} {'J^T F shoulder':>14s} {'links g(q)':>10s} {'total':>8s} {'limit':>6s} "
           f"{'payload limit (kg)':>18s} {'limiting joint':>14s}")
     for label, row in (("straight (limits ignored)", s), ("longest within limits", w)):
         print(f"{label:26s} {row['lever']:9.4f} {row['payload']:14.2f} {row['links']:10.2f} {row['total']:8.2f} "
               f"{r['limits'][1]:6.0f} {row['kg']:18.2f} {row['joint']:>14s}")
-    print("(J^T F's shoulder entry is 14.71 N x the horizontal lever; the links' own gravity, MuJoCo's bias forces, "
-          "is the larger share)\n")
+    print(f"(J^T F's shoulder entry is {r['weight']:.2f} N x the horizontal lever; the links' own gravity, "
+          "MuJoCo's bias forces, is the larger share)\n")
 
 
 def print_payload_map(r) -> None:
@@ -295,23 +301,31 @@ def row(claim, seed, measured, ok, why) -> Claim:
     return Claim(LESSON, claim, seed, measured, verdict(bool(ok)), why, SCRIPT)
 
 
+def _seed_number(key: str) -> float:
+    """The number that leads the seed's statement ``SEED_TEXT[key]`` ("0.769 m" -> 0.769)."""
+    return float(SEED_TEXT[key].split()[0])
+
+
 def statics_claims(vel, st, pmap) -> list[Claim]:
     s, w = st["straight"], st["within"]
     near, far = pmap["bins"][0][3], pmap["bins"][-1][3]
     return [
-        row("no linear Jacobian entry exceeds 0.77", "<= 0.77 m/s per rad/s", f"max {vel['max_entry']:.3f}",
-            vel["max_entry"] <= 0.77, f"largest |J_ij|, rows 0-2, over {N_VELOCITY_POSES} random poses"),
+        row(f"no linear Jacobian entry exceeds {SEED_TEXT['bound']}", f"<= {SEED_TEXT['bound']} m/s per rad/s",
+            f"max {vel['max_entry']:.3f}", vel["max_entry"] <= _seed_number("bound"),
+            f"largest |J_ij|, rows 0-2, over {N_VELOCITY_POSES} random poses"),
         row("tool 0.3 m from the base axis: joint-0 column 0.3", "0.3 m/s", f"{vel['sweep_speed']:.3f} m/s",
             abs(vel["sweep_speed"] - 0.3) <= 0.05, "within the printed 0.05"),
-        row("a command 100 ms stale during that sweep is a 30 mm error", "30 mm",
-            f"{vel['sweep_speed'] * 0.1 * 1e3:.1f} mm", abs(vel["sweep_speed"] * 100 - 30) <= 0.5,
-            "0.1 s at the joint-0 column's speed; printed to the millimetre"),
-        row("full horizontal reach", "0.769 m", f"{s['lever']:.3f} m", abs(s["lever"] - 0.769) <= 5e-4,
+        row(f"a command {STALE_S * 1e3:.0f} ms stale during that sweep is a 30 mm error", "30 mm",
+            f"{vel['sweep_speed'] * STALE_S * 1e3:.1f} mm", abs(vel["sweep_speed"] * STALE_S * 1e3 - 30) <= 0.5,
+            f"{STALE_S:g} s at the joint-0 column's speed; printed to the millimetre"),
+        row("full horizontal reach", SEED_TEXT["reach"], f"{s['lever']:.3f} m",
+            abs(s["lever"] - _seed_number("reach")) <= 5e-4,
             "shoulder axis to tool, arm straight (limits ignored); printed 3 decimals"),
-        row("1.5 kg payload weight", "14.7 N", f"{st['weight']:.2f} N", abs(st["weight"] - 14.7) <= 0.05,
-            "1.5 kg x 9.80665 m/s^2; printed 1 decimal"),
-        row("payload torque at full extension", "11.3 N m", f"{abs(s['payload']):.2f} N m",
-            abs(abs(s["payload"]) - 11.3) <= 0.05, "J^T F shoulder entry, straight arm; printed 1 decimal"),
+        row(f"{PAYLOAD_KG:g} kg payload weight", "14.7 N", f"{st['weight']:.2f} N",
+            abs(st["weight"] - 14.7) <= 0.05, f"{PAYLOAD_KG:g} kg x {G0} m/s^2; printed 1 decimal"),
+        row("payload torque at full extension", SEED_TEXT["payload_torque"], f"{abs(s['payload']):.2f} N m",
+            abs(abs(s["payload"]) - _seed_number("payload_torque")) <= 0.05,
+            "J^T F shoulder entry, straight arm; printed 1 decimal"),
         row("payload + links press toward the 27 N m limit", "toward 27 N m",
             f"{abs(w['total']):.2f} N m ({abs(w['total']) / 27:.0%})", 0.5 < abs(w["total"]) / 27 < 1.0,
             "within the joint limits: between 50 % and 100 % of 27 N m"),
@@ -324,17 +338,17 @@ def motion_claims(desc, force, guard) -> list[Claim]:
     edge = desc["starts"][1]
     fast, slow = (desc["rows"][edge, tick]["feedback"].max_deviation for tick in TICKS)
     slow_open = desc["rows"][edge, list(TICKS)[1]]["open"].max_deviation
-    band, cycles = force[0.1]["band"], guard[50]["cycles"]
+    band, cycles = force[FRICTION]["band"], guard[50]["cycles"]
     return [
         row("1 mm steps (50 Hz): deviation of micrometres", "micrometres", f"{fast * 1e6:.1f} um", 1e-7 < fast < 1e-5,
             "between 0.1 and 10 um, at the workspace edge"),
         row("linearization error second order in the step", "10x step -> 100x", f"{slow / fast:.0f}x",
             70 < slow / fast < 130, "ratio of the 5 Hz to the 50 Hz deviation within 70-130"),
-        row("10 mm steps (5 Hz) visibly bow near the edge", "beyond ~1 mm repeatability",
+        row("10 mm steps (5 Hz) visibly bow near the edge", SEED_TEXT["bow"],
             f"{slow * 1e3:.2f} mm (feedback), {slow_open * 1e3:.2f} mm (open loop)", slow > REPEATABILITY,
             "with per-tick feedback the bow stays below 1 mm; only open loop exceeds it"),
-        row("force from joint torques is crude", "+/-20-30 %", f"{band:.0%} (90th percentile of |rel|)",
-            0.15 <= band <= 0.35, "model's 0.1 N m friction; 15-35 % counts as 20-30 %"),
+        row("force from joint torques is crude", SEED_TEXT["band"], f"{band:.0%} (90th percentile of |rel|)",
+            0.15 <= band <= 0.35, f"model's {FRICTION:g} N m friction; 15-35 % counts as 20-30 %"),
         row("detects a few N of table contact within a couple of cycles", "a couple of cycles",
             f"{cycles} cycle(s) at 50 Hz", 1 <= cycles <= 2, "1 or 2 control cycles from first contact to the stop"),
     ]
@@ -410,25 +424,24 @@ def descent_results(desc) -> dict:
 
 
 def force_results(force) -> dict:
-    rows = force[0.1]["rows"]
+    rows = force[FRICTION]["rows"]
     err = np.concatenate([r["err"] for r in rows])
     true = np.concatenate([r["true"] for r in rows])
-    return {"friction": 0.1, "band": force[0.1]["band"], "err_p5": np.percentile(err, 5),
+    return {"friction": FRICTION, "band": force[FRICTION]["band"], "err_p5": np.percentile(err, 5),
             "err_p95": np.percentile(err, 95), "true_max": true.max()}
 
 
 def results(vel, st, pmap, desc, force, guard) -> dict:
     """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
-    return {"velocity": {**vel, "stale_mm": vel["sweep_speed"] * 0.1 * 1e3, "n_poses": N_VELOCITY_POSES},
-            "payload_kg": 1.5, "repeatability_mm": REPEATABILITY * 1e3,
+    return {"velocity": {**vel, "stale_mm": vel["sweep_speed"] * STALE_S * 1e3, "n_poses": N_VELOCITY_POSES},
+            "payload_kg": PAYLOAD_KG, "repeatability_mm": REPEATABILITY * 1e3,
             "statics": statics_results(st), "payload_map": {"n": len(pmap["kg"]), "bins": [
                 {"range": f"{lo:.2f} .. {hi:.2f} m" if np.isfinite(hi) else f"beyond {lo:.2f} m", "n": n, "median": med,
                  "min": low} for lo, hi, n, med, low in pmap["bins"]]},
             "descent": descent_results(desc), "force": force_results(force), "threshold": THRESHOLD,
             "guard": [{"hz": hz, **{k: r[k] for k in ("cycles", "stop_ms", "hat", "true", "peak", "pre")}}
                       for hz, r in guard.items()],
-            "seed": {"bound": "0.77", "reach": "0.769 m", "bow": "beyond ~1 mm repeatability", "repeatability": "~1 mm",
-                     "band": "+/-20-30 %", "payload_torque": "11.3 N m"}}
+            "seed": SEED_TEXT}
 
 
 def main() -> dict:

@@ -23,6 +23,7 @@ HERE = out_dir(__file__)  # where this run writes its transcript, claims, result
 SEED = 0
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # lesson 09's SO-101 pose
 LAMBDA = 0.05  # m/rad
+ROBOTS = ("so101", "wxai")  # Step 2's arms
 EXERCISE = ("svd_by_hand", "manipulability", "condition_number", "dls_by_hand")
 
 
@@ -130,7 +131,7 @@ def results(pose: dict, checks: list[Checks]) -> dict:
             "manipulability_vs_library", "kappa_vs_library", "dls_vs_library", "peak_gain")
     return {"lambda": LAMBDA, "bound": 1 / (2 * LAMBDA), "pose": pose, "seed": SEED,
             "checks": [{"robot": name, **{k: getattr(c, k) for k in keep}}
-                       for name, c in zip(("so101", "wxai"), checks)],
+                       for name, c in zip(ROBOTS, checks)],
             "peak_gain": max(c.peak_gain for c in checks)}
 
 
@@ -141,7 +142,7 @@ def main(n_poses: int = 50) -> list[Claim]:
     print(f"{'robot':8s} {'poses':>5s} {'J vs mj':>9s} {'sig np':>9s} {'sig lib':>9s} {'U S V^T':>9s} {'manip':>9s} "
           f"{'kappa':>9s} {'DLS lib':>9s} {'max gain':>9s}")
     checks = []
-    for name in ("so101", "wxai"):
+    for name in ROBOTS:
         checks.append(check_robot(name, n_poses))
         print_checks(name, checks[-1])
     rows = publish_claims(HERE, claims(checks), "build.py")

@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import robots, singularity  # noqa: E402
+from physai.chain import reach_bound  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
@@ -53,6 +54,7 @@ FIGURES = {
 SEED_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
                  "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
                  "kappa": "2.66", "qdot": "[0.125, -0.333]", "kappa_words": "well-conditioned"}
+SEED_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # SEED_TWO_LINK["J"] as a matrix
 SEED_SIGMAS, SEED_SIGMA_NEAR, SEED_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
 
 
@@ -74,6 +76,9 @@ class TwoLink:
     qdot: np.ndarray  # (2,) rad/s, J^-1 v
     qdot_damped: np.ndarray  # (2,) rad/s, J^T (J J^T + lam^2 I)^-1 v
     speed_damped: float  # m/s the damped rates deliver
+    v: np.ndarray  # (2,) m/s, the requested tip velocity
+    lam: float  # m/rad, the damping
+    extended: float  # m, the tip's distance from the base with the arm straight (L1 + L2)
 
 
 def two_link(q=(0.0, np.pi / 2), v=(0.0, 0.1), lam: float = 0.1) -> TwoLink:
@@ -84,30 +89,31 @@ def two_link(q=(0.0, np.pi / 2), v=(0.0, 0.1), lam: float = 0.1) -> TwoLink:
     sigma = np.linalg.svd(J, compute_uv=False)
     qd_damped = singularity.damped_solve(J, v, lam)
     return TwoLink(fk(chain, q).p[:2], J, sigma, float(sigma[0] / sigma[1]), np.linalg.solve(J, v), qd_damped,
-                   float(np.linalg.norm(J @ qd_damped)))
+                   float(np.linalg.norm(J @ qd_damped)), v, lam, reach_bound(chain))
 
 
 def print_two_link(r: TwoLink) -> None:
-    print("== 1. The 2-DoF worked example (L1 = 0.5 m, L2 = 0.3 m, q = [0, pi/2], v = [0, 0.1] m/s) ==")
+    print("== 1. The 2-DoF worked example (L1 = 0.5 m, L2 = 0.3 m, q = [0, pi/2], "
+          f"v = [{r.v[0]:g}, {r.v[1]:g}] m/s) ==")
     print(f"tip ({r.tip[0]:.3f}, {r.tip[1]:.3f}) m: link 1 along x, link 2 straight up -> bent 90 deg, not extended")
     print(f"J = [{fmt_row(r.J[0], 6, 3)} ; {fmt_row(r.J[1], 6, 3)}]  (row 2 is L1 cos q1 + L2 cos(q1+q2) = L1)")
     print(f"sigma = {fmt_row(r.sigma, 6, 4)} m/rad, eig(J J^T) = {fmt_row(r.sigma**2, 6, 4)}, kappa = {r.kappa:.3f}")
-    print(f"qdot = J^-1 v = {fmt_row(r.qdot, 6, 3)} rad/s; damped (lambda 0.1) {fmt_row(r.qdot_damped, 6, 3)} rad/s, "
-          f"tip speed {r.speed_damped:.4f} of 0.1 m/s")
+    print(f"qdot = J^-1 v = {fmt_row(r.qdot, 6, 3)} rad/s; damped (lambda {r.lam:g}) {fmt_row(r.qdot_damped, 6, 3)} "
+          f"rad/s, tip speed {r.speed_damped:.4f} of {np.linalg.norm(r.v):g} m/s")
 
 
 def two_link_claims(r: TwoLink) -> list[Claim]:
-    seed_J = np.array([[-0.3, -0.3], [0.8, 0.0]])
     close = lambda a, b, tol: bool(np.allclose(a, b, atol=tol, rtol=0))
     shrink = np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)
-    own_sigma, own_qdot = np.linalg.svd(seed_J, compute_uv=False), np.linalg.solve(seed_J, [0.0, 0.1])
+    own_sigma, own_qdot = np.linalg.svd(SEED_J, compute_uv=False), np.linalg.solve(SEED_J, r.v)
     return [
         Claim(LESSON, "2-DoF q = [0, pi/2] is 'fully extended vertically'", "fully extended",
-              f"|tip| = {np.linalg.norm(r.tip):.3f} m, bent 90 deg", verdict(abs(np.linalg.norm(r.tip) - 0.8) < 1e-3),
-              "fully extended puts the tip L1 + L2 = 0.8 m from the base"),
+              f"|tip| = {np.linalg.norm(r.tip):.3f} m, bent 90 deg",
+              verdict(abs(np.linalg.norm(r.tip) - r.extended) < 1e-3),
+              f"fully extended puts the tip L1 + L2 = {r.extended:g} m from the base"),
         Claim(LESSON, "2-DoF Jacobian", "[[-0.3, -0.3], [0.8, 0]]",
               f"[[{r.J[0, 0]:.1f}, {r.J[0, 1]:.1f}], [{r.J[1, 0]:.1f}, {r.J[1, 1]:.1f}]]",
-              verdict(close(r.J, seed_J, 5e-4)), "entries within 5e-4 (the seed's rounding)"),
+              verdict(close(r.J, SEED_J, 5e-4)), "entries within 5e-4 (the seed's rounding)"),
         Claim(LESSON, "2-DoF singular values (m/rad)", "0.85, 0.32", f"{r.sigma[0]:.2f}, {r.sigma[1]:.2f}",
               verdict(close(r.sigma, [0.85, 0.32], 5e-3)),
               f"within 5e-3; even the seed's own J gives {own_sigma[0]:.2f}, {own_sigma[1]:.2f}"),
@@ -505,13 +511,13 @@ def tax_claims(t: DampingTax) -> list[Claim]:
 
 
 def two_link_results(r: TwoLink) -> dict:
-    seed_J = np.array([[-0.3, -0.3], [0.8, 0.0]])
-    own_sigma = np.linalg.svd(seed_J, compute_uv=False)
-    return {"tip": r.tip, "reach": float(np.linalg.norm(r.tip)), "extended": 0.8, "J": r.J, "sigma": r.sigma,
+    own_sigma = np.linalg.svd(SEED_J, compute_uv=False)
+    return {"tip": r.tip, "reach": float(np.linalg.norm(r.tip)), "extended": r.extended, "J": r.J, "sigma": r.sigma,
             "eig": r.sigma**2, "kappa": r.kappa, "qdot": r.qdot, "qdot_damped": r.qdot_damped,
             "speed_damped": r.speed_damped, "shrink": float(np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)),
-            "lam": 0.1, "v": 0.1, "seed_J_sigma": own_sigma, "seed_J_kappa": float(own_sigma[0] / own_sigma[1]),
-            "seed_J_qdot": np.linalg.solve(seed_J, [0.0, 0.1]), "seed": SEED_TWO_LINK}
+            "lam": r.lam, "v": float(np.linalg.norm(r.v)), "seed_J_sigma": own_sigma,
+            "seed_J_kappa": float(own_sigma[0] / own_sigma[1]),
+            "seed_J_qdot": np.linalg.solve(SEED_J, r.v), "seed": SEED_TWO_LINK}
 
 
 def sweep_results(r: ExtensionSweep) -> dict:
