@@ -188,8 +188,8 @@ def test_a_lesson_whose_script_failed_gets_no_page_not_even_an_earlier_runs(demo
     out, page = tmp_path / "out", tmp_path / "out" / "01-demo" / "index.html"
     for command in ("tour", "lesson"):
         (demo / "experiment.py").write_text("")
-        assert invoke(*(["lesson", "1"] if command == "lesson" else ["tour"]), "--out", out).exit_code == 0
-        assert page.is_file()
+        res = invoke(*(["lesson", "1"] if command == "lesson" else ["tour"]), "--out", out)
+        assert res.exit_code == 0 and page.is_file(), res.output
         (demo / "experiment.py").write_text("raise SystemExit(3)\n")  # the build's results.json is left from before
         res = invoke(*(["lesson", "1"] if command == "lesson" else ["tour"]), "--out", out)
         assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
