@@ -1,7 +1,8 @@
 """The ``physai`` command line.
 
 ``physai tour`` runs every lesson (``experiments/NN-name/{build.py,experiment.py,<variant>.py}``, discovered,
-so a new lesson needs no edit here) in one process and writes the report; ``fk``, ``jacobian``, ``health`` and ``ik`` print
+so a new lesson needs no edit here) in one process and builds the course site; ``lesson`` runs one lesson,
+``exercise`` and ``check`` write and grade a lesson's Build it; ``fk``, ``jacobian``, ``health`` and ``ik`` print
 one robot's numbers as tables (``--json`` for scripts); ``view`` opens the interactive 3-D viewer.
 
 Exit codes: 0 ok, 1 a lesson or benchmark failed, 2 bad input (one line on stderr naming the input).
@@ -28,7 +29,8 @@ from typer._click.exceptions import UsageError  # typer vendors click: every bad
 from typer.core import TyperGroup
 
 from physai._validate import count, nonnegative
-from physai.errors import PhysaiError, InputError
+from physai.errors import InputError, PhysaiError
+from physai.lesson import lesson_number
 
 ROOT = Path(__file__).resolve().parent.parent
 # An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
@@ -232,8 +234,11 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
         raise typer.Exit(1)
 
 
+LESSON_NUMBER = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)")
+
+
 def _lesson_dir(number: str) -> Path:
-    matches = [d for d in lesson_dirs() if d.name.split("-")[0] == number.zfill(2)]
+    matches = [d for d in lesson_dirs() if lesson_number(d) == number.zfill(2)]
     if not matches:
         _fail(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs()) or '(none)'}")
     return matches[0]
@@ -241,7 +246,7 @@ def _lesson_dir(number: str) -> Path:
 
 @app.command()
 def lesson(
-    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    number: str = LESSON_NUMBER,
     build: bool = typer.Option(False, "--build", help="run only build.py"),
     experiment: bool = typer.Option(False, "--experiment", help="run only experiment.py"),
     out: Path = OUT_OPTION,
@@ -259,11 +264,9 @@ def lesson(
     out = out.resolve()
     runs = _run_scripts(scripts, out, full)
     rc = max(r.returncode != 0 for r in runs)
-    if not which and not rc and (folder / course.PAGE_FILE).is_file():
-        lessons = course.read_lessons(out, lesson_dirs(), runs)
+    if not which and (folder / course.PAGE_FILE).is_file():
         try:
-            page = course.write_lesson(out, lessons[folder.name.split("-")[0]], lessons, runs,
-                                       course.read_track(EXPERIMENTS)[0]["title"])
+            page = _write_page(folder, out, runs)
         except PhysaiError as exc:
             console.print(f"[red]page not built[/red]: {escape(str(exc))}")
             raise typer.Exit(1) from None
@@ -271,9 +274,21 @@ def lesson(
     raise typer.Exit(int(rc))
 
 
+def _write_page(folder: Path, out: Path, runs) -> Path:
+    """Lesson ``folder``'s page from this run's ``runs`` (the other lessons are read for their links) -> its path."""
+    from physai import course
+
+    lessons, unread = course.read_lessons(out, lesson_dirs(), runs)
+    mine = lessons.get(lesson_number(folder))
+    if mine is None:
+        (out / folder.name / course.PAGE_HTML).unlink(missing_ok=True)  # never leave an earlier run's page
+        raise course.CourseError(f"{folder.name}: {unread[folder.name]}")
+    return course.write_lesson(out, mine, lessons, runs, course.read_track(EXPERIMENTS)[0]["title"])
+
+
 @app.command()
 def exercise(
-    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    number: str = LESSON_NUMBER,
     folder: Path = typer.Argument(..., help="where to write build.py for you to fill in"),
     force: bool = typer.Option(False, "--force", help="overwrite an existing build.py there"),
 ) -> None:
@@ -285,12 +300,12 @@ def exercise(
         path = ex.write_exercise(lesson_folder, folder, force)
         names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
     console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "
-                  f"physai check {lesson_folder.name.split('-')[0]} {escape(str(folder))}")
+                  f"physai check {lesson_number(lesson_folder)} {escape(str(folder))}")
 
 
 @app.command()
 def check(
-    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)"),
+    number: str = LESSON_NUMBER,
     folder: Path = typer.Argument(..., help="the folder holding your build.py"),
 ) -> None:
     """Grade FOLDER/build.py function by function against the lesson's references; exit 1 unless all pass."""
@@ -318,7 +333,8 @@ def bench(ctx: typer.Context) -> None:
 # ---- one robot's numbers -----------------------------------------------------------------------------
 
 ROBOT = typer.Option("so101", "--robot", "-r", help="a named robot (see `physai robots`) or an MJCF/URDF file")
-SITE = typer.Option(None, "--tool", "--site", help="tool frame: a site, an MJCF body or a URDF link (named robots have one)")
+SITE = typer.Option(None, "--tool", "--site",
+                    help="tool frame: a site, an MJCF body or a URDF link (named robots have one)")
 Q = typer.Option(None, "--q", help="joint values, rad (m for slides): --q 0 -0.6 0.9 0.4 0.3; default q_ref")
 JSON = typer.Option(False, "--json", help="print JSON instead of tables")
 MAX_RESTARTS = 10_000  # each restart is a row of seeds: 10**9 of them would allocate tens of GiB before failing
@@ -399,14 +415,16 @@ def robots(as_json: bool = JSON) -> None:
                                     "yes" if r["builtin"] else "no", r["description"])))
     console.print(table)
     console.print(f"Menagerie registry robots load from MENAGERIE_ROOT={root}" if root else
-                  "Any Menagerie registry robot downloads through mujoco_menagerie on first use (set MENAGERIE_ROOT offline).")
+                  "Any Menagerie registry robot downloads through mujoco_menagerie on first use "
+                  "(set MENAGERIE_ROOT offline).")
     console.print("Any MJCF/URDF file works too: --robot path/to/model.urdf --tool <site, body or link>.")
 
 
 @app.command()
 def fk(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_json: bool = JSON) -> None:
     """Forward kinematics: joint frames and the tool pose (world frame, m)."""
-    from physai.kinematics import fk as chain_fk, tool_pose
+    from physai.kinematics import fk as chain_fk
+    from physai.kinematics import tool_pose
     from physai.transforms import matrix_to_quat
 
     with _bad_input():
@@ -529,7 +547,8 @@ def ik(
 
     Exit code 1 when the solver did not converge (the best effort is still printed)."""
     from physai.ik import solve_ik
-    from physai.kinematics import jacobian as chain_jacobian, tool_pose
+    from physai.kinematics import jacobian as chain_jacobian
+    from physai.kinematics import tool_pose
     from physai.transforms import make_transform, quat_to_matrix
 
     with _bad_input():
@@ -562,8 +581,8 @@ def ik(
         console.print(f"target ({task}, world, m): {_vec(tv)}   method {result.method}, seed {seed}")
         table = _table("joint", "q (rad)", "q (deg)", "lower", "upper", title="solution")
         for i, name in enumerate(chain.joint_names):
-            table.add_row(escape(name), f"{result.q[i]: .5f}", f"{np.degrees(result.q[i]): .2f}", f"{chain.lower[i]: .3f}",
-                          f"{chain.upper[i]: .3f}")
+            table.add_row(escape(name), f"{result.q[i]: .5f}", f"{np.degrees(result.q[i]): .2f}",
+                          f"{chain.lower[i]: .3f}", f"{chain.upper[i]: .3f}")
         console.print(table)
         style = "green" if result.converged else "yellow"
         console.print(f"[{style}]{result.reason}[/] after {result.iterations} iterations, {result.restarts} restarts")

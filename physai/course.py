@@ -19,7 +19,6 @@ import itertools
 import math
 import tomllib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import jinja2
@@ -29,9 +28,11 @@ from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai.errors import InputError, PhysaiError
-from physai.lesson import read_results
+from physai.lesson import lesson_number, read_results
+from physai.report import claims_html, figure_captions, run_stamp, tally
 
 PAGE_FILE = "lesson.md"
+PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
 TRACK_FILE = "track.md"
 SITE = Path(__file__).with_name("site")  # the page templates, stylesheet and script
 SECTIONS = ("The problem", "Core idea", "Build it", "Experiment", "Break it", "On the real robot", "Check yourself",
@@ -93,7 +94,12 @@ class Result:
         return (self[i] for i in range(len(self._value)))
 
     def __len__(self) -> int:
-        return len(self._value) if isinstance(self._value, (list, dict)) else 1
+        if not isinstance(self._value, (list, dict)):
+            raise CourseError(f"result {self._path} is a single value: it has no length")
+        return len(self._value)
+
+    def __bool__(self) -> bool:  # ``{% if R.x.corrected %}`` tests the saved value (else Python would ask __len__)
+        return bool(self._value)
 
     def __str__(self) -> str:
         raise CourseError(f"result {self._path} is printed without a format: write {{{{ R.{self._path} | fix(3) }}}}"
@@ -143,7 +149,9 @@ class _Blocks:
         return self.md.renderInline(" ".join(text.split()))
 
     def restore(self, page: str) -> str:
-        for key, markup in self.html.items():
+        for key, markup in reversed(self.html.items()):  # outer blocks first: they hold the keys of inner ones
+            if f"<p>{key}</p>" not in page:  # Markdown kept it inline: in a table cell, a list item, a line of text
+                raise CourseError(f"a block ({markup[:60]}...) must stand in a paragraph of its own")
             page = page.replace(f"<p>{key}</p>", markup)
         return page
 
@@ -204,7 +212,7 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
         erratum=lambda title, caller: blocks.put(f'<aside class="erratum"><p class="label">Erratum: '
                                                  f"{blocks.inline(title)}</p>{blocks.block(caller())}</aside>"),
         figure=figure, source=source,
-        command=lambda script: f"`uv run python experiments/{lesson.name}/{script}`",
+        command=lambda script: f"`{script_command(lesson, script)}`",
     )
     return env
 
@@ -225,7 +233,7 @@ class Lesson:
 
     @property
     def number(self) -> str:
-        return self.name.split("-")[0]
+        return lesson_number(self.name)
 
     @property
     def title(self) -> str:
@@ -291,15 +299,18 @@ def steps(lesson: Lesson) -> list[dict]:
     """The five steps of the page's checklist, with the command each one runs."""
     number = lesson.number
     commands = (None, f"physai exercise {number} my-{number}  then  physai check {number} my-{number}",
-                f"uv run python experiments/{lesson.name}/experiment.py", None, None)
+                script_command(lesson, "experiment.py"), None, None)
     return [{"title": t, "text": text, "command": c} for (t, text), c in zip(STEPS, commands)]
 
 
-def appendix(runs) -> str:
-    """The lesson's audit: per script, its status, claims table and folded transcript (``runs``: the tour's
-    :class:`physai.report.ScriptRun` of this lesson, ``transcripts``: their texts)."""
-    from physai.report import claims_html
+def script_command(lesson: Lesson, script: str) -> str:
+    """The shell command that runs one of the lesson's scripts from a checkout."""
+    return f"uv run python experiments/{lesson.name}/{script}"
 
+
+def appendix(runs) -> str:
+    """The lesson's audit: per script, its status, claims table and folded transcripts (``runs``:
+    ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.report.ScriptRun` per script of this lesson)."""
     parts = []
     for run, texts in runs:
         status = '<span class="ok">ok</span>' if run.ok else f'<span class="fail">failed (exit {run.returncode})</span>'
@@ -311,17 +322,16 @@ def appendix(runs) -> str:
     return "\n".join(parts)
 
 
-def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs=(), stamp: str = "",
-                track: str = "") -> str:
+def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, stamp: str, track: str) -> str:
     """The lesson's whole page as HTML; ``out`` is the folder it is written to (its figures are there),
     ``lessons`` every lesson by number (for links), ``runs`` ``[(ScriptRun, [(name, transcript)])]``,
     ``track`` the track's title."""
     prerequisites = [lessons[n] for n in lesson.meta.get("prerequisites", []) if n in lessons]
-    scripts = [run.script for run, _ in runs] or ["build.py", "experiment.py"]
+    scripts = [run.script for run, _ in runs]
     return _templates().get_template("lesson.html").render(
         lesson=lesson, body=render_body(lesson, out), steps=steps(lesson), prerequisites=prerequisites,
         scripts=scripts, next=lessons.get(lesson.meta.get("next", "")), appendix=appendix(runs), stamp=stamp,
-        track=track or "physai", **_assets())
+        track=track, **_assets())
 
 
 def read_track(experiments: Path) -> tuple[dict, str]:
@@ -340,51 +350,61 @@ def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, fail
     modules = [dict(m, lessons=[x for x in lessons if x.meta["module"] == m["name"]]) for m in meta["modules"]]
     others = [x for x in lessons if x.meta["module"] not in {m["name"] for m in modules}]
     modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
-    agree, disagree = (sum(r.count(v) for r in runs) for v in ("agree", "disagree"))
+    agree, disagree = tally(runs)
     return _templates().get_template("track.html").render(
-        meta=meta, body=body, modules=modules, steps=len(STEPS), wall=wall, ok=sum(r.ok for r in runs),
-        runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp, **_assets())
+        meta=meta, body=body, modules=modules, count=len(lessons), steps=len(STEPS), wall=wall,
+        ok=sum(r.ok for r in runs), runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp,
+        **_assets())
 
 
 def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: float) -> tuple[Path, list[str]]:
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
-    pages that could not be built)``."""
-    lessons = read_lessons(out, folders, runs)
-    failed = []
+    pages that could not be built)``; a lesson whose scripts did not all pass gets no page."""
+    (lessons, unbuilt), title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
+    for name in unbuilt:
+        (out / name / PAGE_HTML).unlink(missing_ok=True)  # never leave an earlier run's page
     for lesson in lessons.values():
         try:
-            write_lesson(out, lesson, lessons, runs, read_track(experiments)[0]["title"])
+            write_lesson(out, lesson, lessons, runs, title)
         except PhysaiError as exc:
-            failed.append(f"{lesson.name}: {exc}")
-    index = out / "index.html"
-    index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, _stamp()), encoding="utf-8")
+            unbuilt[lesson.name] = str(exc)
+    failed = [f"{name}: {why}" for name, why in unbuilt.items()]
+    index = out / PAGE_HTML
+    index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, run_stamp()), encoding="utf-8")
     return index, failed
 
 
-def read_lessons(out: Path, folders: list[Path], runs) -> dict[str, Lesson]:
-    """Every lesson in ``folders`` that has a page, by number, with the results its run left in ``out/NN-name``."""
-    lessons = [read_lesson(f, out / f.name, _captions(out, runs, f.name)) for f in folders if (f / PAGE_FILE).is_file()]
-    return {lesson.number: lesson for lesson in lessons}
+def read_lessons(out: Path, folders: list[Path], runs) -> tuple[dict[str, Lesson], dict[str, str]]:
+    """Every lesson in ``folders`` that has a page, by number, with the results its run left in ``out/NN-name``;
+    and ``{"NN-name": why}`` for the pages whose source cannot be read (the others are still built)."""
+    lessons, unread = {}, {}
+    for folder in (f for f in folders if (f / PAGE_FILE).is_file()):
+        try:
+            lesson = read_lesson(folder, out / folder.name, _captions(out, runs, folder.name))
+        except PhysaiError as exc:
+            unread[folder.name] = str(exc)
+        else:
+            lessons[lesson.number] = lesson
+    return lessons, unread
 
 
-def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str = "") -> Path:
-    """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path."""
+def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str) -> Path:
+    """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path.
+    A lesson whose scripts did not all pass in ``runs`` gets no page, and an earlier run's page is removed."""
+    path = out / lesson.name / PAGE_HTML
+    path.unlink(missing_ok=True)
+    broken = [f"{r.script} failed (exit {r.returncode})" for r in runs if r.lesson == lesson.name and not r.ok]
+    if broken:  # results.json may still hold an earlier run's numbers for the script that failed
+        raise CourseError(f"{', '.join(broken)}; a page is built only from a run whose scripts all pass")
     mine = [(r, [(t.name, (out / t).read_text(encoding="utf-8")) for t in r.tables]) for r in runs
             if r.lesson == lesson.name]
-    page = lesson_page(lesson, out / lesson.name, lessons, mine, _stamp(), track)
-    path = out / lesson.name / "index.html"
+    page = lesson_page(lesson, out / lesson.name, lessons, mine, run_stamp(), track)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
 
 
-def _stamp() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
 def _captions(out: Path, runs, name: str) -> dict:
-    from physai.report import figure_captions
-
     texts = [(out / t).read_text(encoding="utf-8") for r in runs if r.lesson == name for t in r.tables]
     return {k: v for text in texts for k, v in figure_captions(text).items()}

@@ -26,6 +26,7 @@ from types import ModuleType
 import numpy as np
 
 from physai.errors import InputError, PhysaiError
+from physai.lesson import lesson_number
 
 BUILD_FILE = "build.py"
 CHECK_FILE = "_check.py"
@@ -97,7 +98,7 @@ def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
     if target.exists() and not force:
         raise InputError(f"{target} exists (your work?); pass --force to overwrite it")
     source = (Path(folder) / BUILD_FILE).read_text(encoding="utf-8")
-    text = blank(source, Path(folder).name.split("-")[0], Path(folder) / BUILD_FILE)
+    text = blank(source, lesson_number(folder), Path(folder) / BUILD_FILE)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     return target
@@ -136,7 +137,7 @@ def check(folder: Path, dest: Path) -> list[Grade]:
     folder, target = Path(folder), Path(dest) / BUILD_FILE
     if not target.is_file():
         raise InputError(f"{target} does not exist; write it first with: physai exercise "
-                         f"{folder.name.split('-')[0]} {dest}")
+                         f"{lesson_number(folder)} {dest}")
     names = exercise_names((folder / BUILD_FILE).read_text(encoding="utf-8"), folder / BUILD_FILE)
     checker = load(folder / CHECK_FILE)
     try:

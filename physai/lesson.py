@@ -18,6 +18,11 @@ OUT_ENV = "PHYSAI_LESSON_OUT"  # set: lessons write under OUT_ENV/<lesson folder
 RESULTS_FILE = "results.json"
 
 
+def lesson_number(folder: str | Path) -> str:
+    """A lesson folder's number, as ``physai lesson`` takes it: ``"09"`` for ``experiments/09-jacobians``."""
+    return Path(folder).name.split("-")[0]
+
+
 def out_dir(script: str | Path) -> Path:
     """The folder a lesson script writes its transcript, claims, results and figures to.
 

@@ -66,26 +66,24 @@ def _fresh(paths, since: float) -> list[Path]:
 
 
 def collect_run(script: Path, since: float, out_dir: Path) -> dict:
-    """What ``script`` wrote beside itself at or after ``since`` (a ``time.time()``): its transcript and
-    figures copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``) and its claims.
+    """What ``script`` wrote at or after ``since`` (a ``time.time()``), beside itself or under
+    ``$PHYSAI_LESSON_OUT`` (:func:`physai.lesson.out_dir`): its transcript, figures and the lesson's ``results.json``
+    copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``), and its claims.
 
     -> ``{"tables": (...), "figures": (...), "claims": (...)}``, keyword arguments of :class:`ScriptRun`.
     The transcript is the ``<script stem>_*_output.txt`` file; figures are the PNGs written since ``since``.
     """
-    folder, stem = written_to(script), script.stem  # where the script wrote (beside it, or under PHYSAI_LESSON_OUT)
+    folder, stem = written_to(script), script.stem
     tables = [p for p in _fresh(folder.glob(TABLE_GLOB), since) if p.name.startswith(stem + "_")]
     figures = _fresh(folder.glob(FIGURE_GLOB), since)
+    results = _fresh(folder.glob(RESULTS_FILE), since)  # what the lesson's page reads its numbers from
     dest = out_dir / folder.name
-    if tables or figures:
+    if tables or figures or results:
         dest.mkdir(parents=True, exist_ok=True)
-    results = _fresh([folder / RESULTS_FILE] if (folder / RESULTS_FILE).exists() else [], since)
-    if results:
-        dest.mkdir(parents=True, exist_ok=True)
-    for p in tables + figures + results:  # results.json: what the lesson's page reads its numbers from
-        if p.resolve() != (dest / p.name).resolve():
+    for p in tables + figures + results:
+        if p.resolve() != (dest / p.name).resolve():  # out_dir may be where the script wrote
             shutil.copy2(p, dest / p.name)
-    claims_path = folder / CLAIMS_FILE
-    fresh_claims = claims_path.exists() and claims_path.stat().st_mtime >= since
+    fresh_claims = bool(_fresh(folder.glob(CLAIMS_FILE), since))
     claims = tuple(c for c in read_claims(folder) if c.script == script.name) if fresh_claims else ()
     return {"tables": tuple(Path(folder.name) / p.name for p in tables),
             "figures": tuple(Path(folder.name) / p.name for p in figures), "claims": claims}
@@ -172,6 +170,16 @@ details{margin:.5em 0} summary{cursor:pointer;color:#444}
 """
 
 
+def run_stamp() -> str:
+    """The time of a run as its pages state it (UTC, to the minute)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def tally(runs: list[ScriptRun]) -> tuple[int, int]:
+    """The claim rows of ``runs`` that agree with their source, and those that disagree."""
+    return sum(r.count("agree") for r in runs), sum(r.count("disagree") for r in runs)
+
+
 def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str], wall_s: float) -> Path:
     """Write the tour's full record ``out_dir/audit.html`` for its ``runs`` (``wall_s``: the tour's wall time);
     returns its path."""
@@ -181,9 +189,9 @@ def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str],
         by_lesson.setdefault(run.lesson, []).append(run)
     sections = [f'<h2 id="{html.escape(lesson)}">{html.escape(lesson)}</h2>\n' + "\n".join(_run_html(out_dir, r)
                 for r in lesson_runs) for lesson, lesson_runs in by_lesson.items()]
-    agree, disagree = sum(r.count("agree") for r in runs), sum(r.count("disagree") for r in runs)
+    agree, disagree = tally(runs)
     version_rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions.items())
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = run_stamp()
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>physai tour</title><style>{_CSS}</style></head>
 <body>

@@ -10,7 +10,6 @@ fails, the lesson's own build.py passes, a sign flip fails with a hint.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from html.parser import HTMLParser
@@ -147,12 +146,28 @@ def test_a_quiz_needs_three_options_one_right_and_a_why(demo, options):
         render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
 
 
+def test_a_block_inside_a_block_is_rendered_and_one_inside_a_line_is_refused(demo):
+    (demo / "plot.png").write_bytes(b"")
+    page = render(demo, '{% call details("More") %}\nText.\n\n{{ figure("plot.png", "a plot") }}\n{% endcall %}')
+    assert "PHYSAIBLOCK" not in page and page.count("<figure>") == 1 and page.index("<details") < page.index("<img")
+    with pytest.raises(course.CourseError, match="paragraph of its own"):
+        render(demo, 'See {{ figure("plot.png", "a plot") | trim }} here.')  # trim: no blank lines around it
+
+
 def test_a_figure_must_be_written_by_the_run_and_have_alt_text(demo):
     with pytest.raises(course.CourseError, match="no such figure"):
         render(demo, '{{ figure("missing.png", "a plot") }}')
     (demo / "plot.png").write_bytes(b"")
     with pytest.raises(course.CourseError, match="alt text"):
         render(demo, '{{ figure("plot.png", " ") }}')
+
+
+@pytest.mark.parametrize("value, shown", [(False, "no"), (True, "yes"), (0.0, "no"), ([], "no"), ([0], "yes")])
+def test_a_condition_on_a_result_tests_the_saved_value_as_python_does(demo, value, shown):
+    lesson = course.read_lesson(demo, demo)
+    body = "{% if R.build.flag %}yes{% else %}no{% endif %}"
+    page = course.render_body(course.Lesson(lesson.name, lesson.meta, body, {"build": {"flag": value}}, {}), demo)
+    assert page.strip() == f"<p>{shown}</p>"
 
 
 def test_maths_render_as_mathml_and_markdown_inside_blocks(demo):
@@ -167,6 +182,38 @@ def test_lesson_command_writes_the_page_and_prints_its_path(demo, tmp_path):
     assert res.exit_code == 0, res.output
     page = tmp_path / "out" / "01-demo" / "index.html"
     assert str(page) in res.stdout.replace("\n", "") and "data-quiz" in page.read_text()
+
+
+def test_a_lesson_whose_script_failed_gets_no_page_not_even_an_earlier_runs(demo, tmp_path):
+    out, page = tmp_path / "out", tmp_path / "out" / "01-demo" / "index.html"
+    for command in ("tour", "lesson"):
+        (demo / "experiment.py").write_text("")
+        res = invoke(*(["lesson", "1"] if command == "lesson" else ["tour"]), "--out", out)
+        assert res.exit_code == 0 and page.is_file(), res.output
+        (demo / "experiment.py").write_text("raise SystemExit(3)\n")  # the build's results.json is left from before
+        res = invoke(*(["lesson", "1"] if command == "lesson" else ["tour"]), "--out", out)
+        assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+        assert "page not built" in res.stdout and not page.exists(), command
+    assert "01-demo: experiment.py failed (exit 3)" in (out / "index.html").read_text()
+    assert invoke("lesson", "1", "--build", "--out", out).exit_code == 0  # one script alone: no page, no error
+
+
+def test_a_page_source_without_a_title_is_reported_and_the_other_pages_are_built(demo, tmp_path):
+    bad, out = demo.parent / "02-untitled", tmp_path / "out"
+    bad.mkdir()
+    shutil.copy(demo / "build.py", bad / "build.py")
+    (bad / course.PAGE_FILE).write_text(DEMO_PAGE)
+    assert invoke("lesson", "2", "--out", out).exit_code == 0 and (out / bad.name / "index.html").is_file()
+    (bad / course.PAGE_FILE).write_text(DEMO_PAGE.replace('title = "A demo"\n', ""))
+    res = invoke("lesson", "2", "--out", out)
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    assert "page not built" in res.stdout and "front matter lacks title" in res.stdout.replace("\n", "")
+    assert not (out / bad.name / "index.html").exists()  # the earlier run's page is gone
+    res = invoke("tour", "--out", out)
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    assert "02-untitled" in res.stdout and (out / "01-demo" / "index.html").is_file()
+    assert not (out / bad.name / "index.html").exists()  # the earlier run's page is gone
+    assert "02-untitled" in (out / "index.html").read_text()  # named under "Pages not built"
 
 
 # ---- the exercise framework, on the throwaway lesson ---------------------------------------------------------
@@ -204,12 +251,9 @@ def test_check_of_a_missing_folder_names_the_command_that_writes_it(demo, tmp_pa
 def site(tmp_path_factory):
     """``physai tour`` once, its lesson outputs kept out of the source tree -> the course folder."""
     out = tmp_path_factory.mktemp("course") / "out"
-    old = os.environ.get("PHYSAI_LESSON_OUT")
-    os.environ["PHYSAI_LESSON_OUT"] = str(out.parent / "runs")
-    try:
+    with pytest.MonkeyPatch.context() as env:  # session-scoped: the function-scoped monkeypatch is not available
+        env.setenv("PHYSAI_LESSON_OUT", str(out.parent / "runs"))
         res = invoke("tour", "--out", out)
-    finally:
-        os.environ.pop("PHYSAI_LESSON_OUT") if old is None else os.environ.__setitem__("PHYSAI_LESSON_OUT", old)
     assert res.exit_code == 0, res.output[-3000:]
     return out
 
@@ -320,7 +364,7 @@ def test_the_page_has_the_lessons_shape(site, number):
         assert quiz.count('data-correct="true"') == 1 and quiz.count('data-correct="false"') == 2
     for level in ("easy", "medium", "hard"):
         assert f'class="exercise {level}"' in page, level
-    assert 'class="predict"' in page
+    assert 'class="predict"' in page and "PHYSAIBLOCK" not in page  # every block put back
     assert len([a for t, a in parsed.tags if t == "input" and "data-step" in a]) == len(course.STEPS)
     images = [a for t, a in parsed.tags if t == "img"]
     assert images and all(a.get("alt", "").strip() for a in images)
@@ -339,12 +383,21 @@ def test_the_tracks_formats_are_on_their_lessons(site, number, minutes):
         assert 'class="source"' in page and ", as installed" in page
 
 
+def test_a_row_chosen_by_a_saved_flag_follows_the_flag(site):
+    name = lesson_folder("12").name
+    page = (site / name / "index.html").read_text()
+    variants = json.loads((site / name / "results.json").read_text())["experiment"]["self_motion"]["variants"]
+    open_loop = [v for v in variants if not v["corrected"]]
+    assert open_loop and page.count("open loop, no correction") == len(open_loop)
+
+
 def test_the_track_page_lists_every_lesson_with_its_progress(site):
     page = (site / "index.html").read_text()
     for number in LESSONS:
         assert f'href="{lesson_folder(number).name}/index.html"' in page
         assert f'data-progress="{number}"' in page
     assert page.count("Module ") >= 3 and "audit.html" in page
+    assert f"a track in {len(cli.lesson_dirs())} lessons" in page
 
 
 # ---- every lesson's exercise ---------------------------------------------------------------------------------
