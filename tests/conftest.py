@@ -1,5 +1,6 @@
 """Shared fixtures: the SO-101 MuJoCo model (the independent reference) and physai's chains of it."""
 
+import shutil
 import sys
 
 import mujoco
@@ -96,3 +97,13 @@ def load_lesson(folder: str, script: str):
     sys.modules[name] = module  # dataclasses (with postponed annotations) look their module up while being built
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """``(path, sync_api)``: the system Chromium and Playwright's sync API, which the browser tests drive; a test
+    that asks for them is skipped where either is missing (CI installs both)."""
+    path = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    if path is None:
+        pytest.skip("no system Chromium (Debian: apt-get install chromium chromium-driver); CI installs it")
+    return path, pytest.importorskip("playwright.sync_api", reason="playwright (dev dependency) not installed")

@@ -425,21 +425,14 @@ def test_exercise_blank_fails_reference_passes_and_a_sign_flip_fails_with_a_hint
 # ---- in a real browser ---------------------------------------------------------------------------------------
 
 
-def _chromium() -> str | None:
-    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-
-
 WIDE = """() => [...document.querySelectorAll('main p, main li, h1, h2, h3, figcaption, summary, .quiz button')]
   .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
   .map(e => e.tagName + ': ' + e.textContent.slice(0, 60))"""
 
 
 @pytest.fixture(scope="module")
-def browser():
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("no system Chromium (Debian: apt-get install chromium); CI installs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev dependency) not installed")
+def browser(chromium):
+    chromium, sync_api = chromium
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=chromium, headless=True,
                                args=["--no-sandbox", "--disable-background-networking", "--disable-component-update"])

@@ -2,7 +2,6 @@
 summary counts those rows, stale outputs stay out, and the page reads at 1280 px in Chromium."""
 
 import os
-import shutil
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -181,19 +180,12 @@ def test_figure_captions_come_from_the_transcripts_figure_lines():
     assert report.figure_captions(text) == {"drift.png": "drift of repeated composition", "bare.png": "bare.png"}
 
 
-def _chromium() -> str | None:
-    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-
-
 CUT_OFF = """() => [...document.querySelectorAll('pre, td, th, p, figcaption, summary, h1, h2, h3')]
   .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.tagName + ': ' + e.textContent.slice(0, 60))"""
 
 
-def test_report_in_chromium_at_1280_px_cuts_no_text_and_loads_every_figure(lessons, tmp_path):
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("no system Chromium (Debian: apt-get install chromium); CI installs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev dependency) not installed")
+def test_report_in_chromium_at_1280_px_cuts_no_text_and_loads_every_figure(lessons, tmp_path, chromium):
+    chromium, sync_api = chromium
     out = tmp_path / "out"
     invoke("tour", "--out", out)
     with sync_api.sync_playwright() as pw:

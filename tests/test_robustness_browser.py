@@ -5,7 +5,6 @@ References: the HTTP status of the websocket handshake (RFC 6455: 101 accepted, 
 what headless Chromium reports (a script flag on ``window``, dialogs, the text the page shows).
 """
 
-import shutil
 from xml.sax.saxutils import quoteattr
 
 import pytest
@@ -80,15 +79,8 @@ def test_origin_rule_follows_the_same_origin_policy_for_a_loopback_page(origin, 
     assert origin_allowed(origin, host) is allowed
 
 
-def _chromium() -> str | None:
-    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-
-
-def test_html_names_in_the_model_run_nothing_in_headless_chromium_and_show_as_text(viewer):
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("no system Chromium (Debian: apt-get install chromium chromium-driver); CI installs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev dependency) not installed")
+def test_html_names_in_the_model_run_nothing_in_headless_chromium_and_show_as_text(viewer, chromium):
+    chromium, sync_api = chromium
     dialogs = []
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=[

@@ -1,7 +1,6 @@
 """The interactive viewer: its follow step pinned to MuJoCo, and an end-to-end run in headless Chromium."""
 
 import io
-import shutil
 import time
 
 import numpy as np
@@ -39,15 +38,8 @@ def test_pinv_speed_blows_up_near_the_elbow_singularity_dls_stays_bounded(so101)
     assert np.abs(qdot_pinv).max() > 3 * np.abs(qdot_dls).max()
 
 
-def _chromium() -> str | None:
-    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-
-
-def test_viewer_in_headless_chromium_follows_the_target():
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("no system Chromium (Debian: apt-get install chromium chromium-driver); CI installs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (dev dependency) not installed")
+def test_viewer_in_headless_chromium_follows_the_target(chromium):
+    chromium, sync_api = chromium
     from matplotlib.image import imread
 
     from physai.viewer import Viewer
