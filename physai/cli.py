@@ -194,7 +194,7 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool) -> list:
     with _outputs_outside_the_install(out):
         for script in scripts:
             console.rule(f"[bold]{script.parent.name}/{script.name}")
-            started = time.time()
+            started = report.file_clock(script)
             rc, seconds = _run_script(script, full)
             runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
                                          **report.collect_run(script, started, out)))

@@ -12,9 +12,11 @@ from __future__ import annotations
 import ast
 import html
 import importlib.metadata
+import os
 import platform
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,6 +61,17 @@ def script_title(script: Path) -> str:
     """First paragraph of the script's module docstring, on one line ("" when it has none)."""
     doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")))
     return " ".join(doc.strip().split("\n\n")[0].split()) if doc else ""
+
+
+def file_clock(script: Path) -> float:
+    """Now, as the file system where ``script`` writes (:func:`physai.lesson.out_dir`) stamps files: a file it writes
+    after this call has an mtime at or after the value returned. Linux stamps files from a coarse clock that can lag
+    ``time.time()`` by a tick, so against ``time.time()`` a figure written within milliseconds of the start reads as
+    stale."""
+    folder = written_to(script)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=folder) as f:
+        return os.fstat(f.fileno()).st_mtime
 
 
 def _fresh(paths, since: float) -> list[Path]:
