@@ -81,22 +81,23 @@ def check_start(world: CollisionWorld, q0) -> None:
                              f"{-dist:.4g} m")
 
 
-def solve(world: CollisionWorld, chain, T_target, q0, draws, o: ik.IKOptions, plain) -> ik.IKBatchResult:
-    """Every target's clear answer or a collision verdict; ``plain(T (k, 4, 4), q0 (k, n), draws (k, A, n))`` is the
-    plain solve. ``q0 (n,)`` or ``(B, n)``; ``draws (B, restarts, n)``."""
+def solve(world: CollisionWorld, chain, T_target, q0, uniforms, o: ik.IKOptions, plain) -> ik.IKBatchResult:
+    """Every target's clear answer or a collision verdict; ``plain(T (k, 4, 4), q0 (k, n), uniforms (k, A, n))`` is
+    the plain solve. ``q0 (n,)`` or ``(B, n)``; ``uniforms (B, restarts, n)``: the numbers in [0, 1) of the restart
+    draws (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried."""
     B, n = len(T_target), chain.n
-    first = plain(T_target, np.broadcast_to(q0, (B, n)), draws)
+    first = plain(T_target, np.broadcast_to(q0, (B, n)), uniforms)
     s = _State.of(first)
     s.clear[s.conv] = world.clear(first.q[s.conv])
     candidates = {b: [first.q[b]] for b in np.flatnonzero(s.conv & ~s.clear)}  # colliding answers, to repair
-    a, tried, r = 0, min(RESTARTS, draws.shape[1]), 0
+    a, tried, r = 0, min(RESTARTS, uniforms.shape[1]), 0
     while a < tried:
         rows = np.array([b for b in candidates if not s.clear[b]], dtype=int)
         if not len(rows):
             break
         # draws per target this round: one at first (most targets need one), then doubling, up to a shared ROUND
         k = min(max(1, ROUND // len(rows)), 1 << r, tried - a)
-        _restart_round(world, T_target, draws, rows, a, k, plain, s, candidates)
+        _restart_round(world, chain, T_target, uniforms, rows, a, k, plain, s, candidates)
         a, r = a + k, r + 1
     for b, starts in candidates.items():
         if not s.clear[b]:
@@ -107,12 +108,12 @@ def solve(world: CollisionWorld, chain, T_target, q0, draws, o: ik.IKOptions, pl
     return replace(result, unmet=unmet)
 
 
-def _restart_round(world, T_target, draws, rows, a: int, k: int, plain, s, candidates) -> None:
+def _restart_round(world, chain, T_target, uniforms, rows, a: int, k: int, plain, s, candidates) -> None:
     """One plain attempt from each of draws ``a .. a+k-1`` of every target in ``rows``, in one batched call; a target
     takes its earliest clear answer (the one a round of one draw at a time would stop at), and is charged the steps
     up to it; its colliding answers before that join its repair candidates."""
-    seeds = draws[rows, a:a + k].reshape(-1, draws.shape[2])
-    r = plain(np.repeat(T_target[rows], k, axis=0), seeds, draws[rows.repeat(k), :0])
+    seeds = ik.seeds_of(chain, uniforms[rows, a:a + k].reshape(-1, chain.n))
+    r = plain(np.repeat(T_target[rows], k, axis=0), seeds, uniforms[rows.repeat(k), :0])
     ok = np.zeros(len(seeds), bool)
     ok[r.converged] = world.clear(r.q[r.converged])
     ok, conv, its = ok.reshape(-1, k), r.converged.reshape(-1, k), r.iterations.reshape(-1, k)

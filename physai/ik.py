@@ -268,8 +268,14 @@ def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restart
     """The restart seeds of ``B`` targets, ``(B, restarts, n)``: ``chain.random_q(rng, (B, restarts))``, drawn up
     front from ``rng`` (``default_rng(0)`` when None). Target ``b`` uses exactly the ``b``-th block, so solving
     targets one by one from one shared generator equals one batched solve."""
+    return seeds_of(chain, restart_uniforms(chain, rng, B, restarts))
+
+
+def seeds_of(chain: Chain, uniforms: np.ndarray) -> np.ndarray:
+    """Joint vectors ``(..., n)`` from numbers in [0, 1) ``(..., n)``: ``chain.random_q``'s map into the limits, bit
+    for bit (as the compiled solver maps a restart it tries)."""
     low, high = chain._sample_range
-    return low + (high - low) * restart_uniforms(chain, rng, B, restarts)  # random_q's map, bit for bit
+    return low + (high - low) * uniforms
 
 
 @functools.lru_cache(maxsize=64)
@@ -418,7 +424,7 @@ def solve_ik_batch(
     backend: str | None = None,
     avoid=None,
     _single: bool = False,  # solve_ik's call: one target, no batch axis, answered as its IKResult
-    _draws: np.ndarray | None = None,  # the collision step's restart seeds (B, restarts, n), in place of rng's
+    _uniforms: np.ndarray | None = None,  # the collision step's restart numbers (B, restarts, n), in place of rng's
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
@@ -465,21 +471,21 @@ def solve_ik_batch(
 
         world = _avoid_ik.checked_world(avoid, chain, None if q0 is chain.q_middle else q0)
 
-        def plain(T, q0, draws):
-            return solve_ik_batch(chain, T, q0, **options, restarts=draws.shape[1], _draws=draws)
+        def plain(T, q0, uniforms):
+            return solve_ik_batch(chain, T, q0, **options, restarts=uniforms.shape[1], _uniforms=uniforms)
 
         options = dict(task=task, method=method, weights=weights, tol_position=tol_position,
                        tol_orientation=tol_orientation, max_iterations=max_iterations, axis=axis, max_step=max_step,
                        damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max, patience=patience,
                        trace=trace, engine=engine, backend=backend)
-        draws = restart_draws(chain, rng, B, restarts)
-        result = _avoid_ik.solve(world, chain, T_target, q0, draws, o, plain)
+        uniforms = restart_uniforms(chain, rng, B, restarts)
+        result = _avoid_ik.solve(world, chain, T_target, q0, uniforms, o, plain)
         return result[0] if _single else result
     if _compiled_backend(backend, method, trace, engine):
-        uniforms = restart_uniforms(chain, rng, B, restarts) if _draws is None else _uniforms_of(chain, _draws)
+        uniforms = restart_uniforms(chain, rng, B, restarts) if _uniforms is None else _uniforms
         out, out_int = _solve_compiled(chain, T_target, q0, uniforms, o, n_far, reach, base)
         return _compiled_result(out[0], out_int[0], o) if _single else _compiled_batch_result(out, out_int, o)
-    draws = restart_draws(chain, rng, B, restarts) if _draws is None else _draws
+    draws = restart_draws(chain, rng, B, restarts) if _uniforms is None else seeds_of(chain, _uniforms)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
     beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
@@ -488,12 +494,6 @@ def solve_ik_batch(
     kin = functools.partial(kinematics.tool_pose_and_jacobian, engine=engine)
     result = _solve_numpy(chain, T_target, starts, n_attempts, o, kin, trace)
     return result[0] if _single else result
-
-
-def _uniforms_of(chain: Chain, draws: np.ndarray) -> np.ndarray:
-    """The numbers in [0, 1) that the compiled solve maps to ``draws`` (B, restarts, n) (to round-off)."""
-    low, high = chain._sample_range
-    return np.ascontiguousarray((draws - low) / np.where(high > low, high - low, 1.0))
 
 
 def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> bool:
