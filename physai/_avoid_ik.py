@@ -28,7 +28,7 @@ single solves.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,7 @@ ROUND = 64  # attempts per batched round of restarts, shared among the targets s
 REPAIRS = 4  # colliding answers per target repaired by the penalty LM: the first solve's, then the restarts'
 ITERATIONS, PATIENCE = 40, 8  # penalty-LM steps per repair; steps without 1 % progress before it gives up
 BUFFER = 0.005  # m beyond the margin where the penalty starts
+EXHAUSTED, RUN = 3, 4  # a target's restarts: its draws spent, or still to run (beside physai.collision.CLEAR, ASK)
 COLLISION = ik.REASONS.index("collision: no answer keeps the margin")
 
 
@@ -81,24 +82,22 @@ def check_start(world: CollisionWorld, q0) -> None:
                              f"{-dist:.4g} m")
 
 
-def solve(world: CollisionWorld, chain, T_target, q0, uniforms, o: ik.IKOptions, plain) -> ik.IKBatchResult:
+def solve(world: CollisionWorld, chain, T_target, q0, uniforms, o: ik.IKOptions, plain,
+          compiled: bool) -> ik.IKBatchResult:
     """Every target's clear answer or a collision verdict; ``plain(T (k, 4, 4), q0 (k, n), uniforms (k, A, n))`` is
     the plain solve. ``q0 (n,)`` or ``(B, n)``; ``uniforms (B, restarts, n)``: the numbers in [0, 1) of the restart
-    draws (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried."""
+    draws (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried. ``compiled``:
+    the restarts run in compiled code (:mod:`physai._numba_avoid`), else in batched rounds of ``plain``."""
     B, n = len(T_target), chain.n
     first = plain(T_target, np.broadcast_to(q0, (B, n)), uniforms)
     s = _State.of(first)
     s.clear[s.conv] = world.clear(first.q[s.conv])
     candidates = {b: [first.q[b]] for b in np.flatnonzero(s.conv & ~s.clear)}  # colliding answers, to repair
-    a, tried, r = 0, min(RESTARTS, uniforms.shape[1]), 0
-    while a < tried:
-        rows = np.array([b for b in candidates if not s.clear[b]], dtype=int)
-        if not len(rows):
-            break
-        # draws per target this round: one at first (most targets need one), then doubling, up to a shared ROUND
-        k = min(max(1, ROUND // len(rows)), 1 << r, tried - a)
-        _restart_round(world, chain, T_target, uniforms, rows, a, k, plain, s, candidates)
-        a, r = a + k, r + 1
+    tried = min(RESTARTS, uniforms.shape[1])
+    if compiled:
+        _compiled_restarts(world, chain, T_target, uniforms, tried, o, s, candidates)
+    else:
+        _restart_rounds(world, chain, T_target, uniforms, tried, plain, s, candidates)
     for b, starts in candidates.items():
         if not s.clear[b]:
             _repair(world, chain, T_target[b], starts, o, s, b)
@@ -106,6 +105,19 @@ def solve(world: CollisionWorld, chain, T_target, q0, uniforms, o: ik.IKOptions,
                              o.tol_orientation)
     unmet = tuple(("collision",) + u if k == COLLISION else u for k, u in zip(s.outcome.tolist(), result.unmet))
     return replace(result, unmet=unmet)
+
+
+def _restart_rounds(world, chain, T_target, uniforms, tried: int, plain, s, candidates) -> None:
+    """Step 2 in batched rounds of ``plain`` solves (the reference of :func:`_compiled_restarts`): draws per target
+    one at first (most targets need one), then doubling, up to a shared ``ROUND``."""
+    a, r = 0, 0
+    while a < tried:
+        rows = np.array([b for b in candidates if not s.clear[b]], dtype=int)
+        if not len(rows):
+            break
+        k = min(max(1, ROUND // len(rows)), 1 << r, tried - a)
+        _restart_round(world, chain, T_target, uniforms, rows, a, k, plain, s, candidates)
+        a, r = a + k, r + 1
 
 
 def _restart_round(world, chain, T_target, uniforms, rows, a: int, k: int, plain, s, candidates) -> None:
@@ -128,6 +140,65 @@ def _restart_round(world, chain, T_target, uniforms, rows, a: int, k: int, plain
         for jj in np.flatnonzero(conv[i, :j + 1] & ~ok[i, :j + 1]):
             if len(candidates[b]) < REPAIRS:
                 candidates[b].append(r.q[i * k + jj])
+
+
+def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: ik.IKOptions, s, candidates) -> None:
+    """Step 2 in compiled code (:func:`physai._numba_avoid.restarts`): each colliding target's draws in turn, each
+    answer judged in the same loop; an answer the screen leaves to MuJoCo comes back here, and the loop resumes
+    after it if MuJoCo finds it colliding. Same answers as :func:`_restart_rounds`."""
+    from physai import _engine, collision
+
+    rows = np.array([b for b in candidates if not s.clear[b]], dtype=int)
+    if not len(rows):
+        return
+    R, n = len(rows), chain.n
+    st = _Restarts(np.zeros(R, np.int64), np.full(R, RUN, np.int64), np.zeros(R, np.int64),
+                   np.ones(R, np.int64), np.empty((R, n + 2)), np.empty((R, REPAIRS, n)))
+    st.cand[:, 0] = [candidates[b][0] for b in rows]
+    T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(uniforms[rows])
+    settings, sc = ik.compiled_settings(chain, o, 1, 1), world.screen
+
+    def chunk(lo: int, hi: int) -> None:
+        _engine.kernels.restarts(
+            chain.packed, chain.lower, chain.upper, T[lo:hi], o.axis, o.sqrt_weights, U[lo:hi], chain._sample_range,
+            settings, tried, world.last_joint, world._local_rows, world.pairs, sc.kind, sc.radius, sc.half, sc.centre,
+            sc.rbound, sc.exact, world.unbounded, sc.hull, sc.hull_adr, sc.hull_num, sc.hull_radius, world.margin,
+            collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
+
+    while (st.status == RUN).any():
+        ik._in_threads(chunk, R)
+        for i in np.flatnonzero(st.status == collision.ASK):
+            st.settle_ask(i, bool(world.clear(st.out[i, :n])), tried)
+    for i, b in enumerate(rows.tolist()):
+        s.its[b] += st.steps[i]
+        s.restarts[b] += st.next_draw[i]
+        candidates[b] = list(st.cand[i, :st.ncand[i]])
+        if st.status[i] == collision.CLEAR:
+            s.q[b], s.perr[b], s.oerr[b] = st.out[i, :n], st.out[i, n], st.out[i, n + 1]
+            s.clear[b], s.outcome[b] = True, 0
+
+
+class _Restarts(NamedTuple):
+    """The compiled restarts' state per colliding target (:func:`physai._numba_avoid.restarts`, in its order)."""
+
+    next_draw: np.ndarray  # (R,) the next restart draw to try
+    status: np.ndarray  # (R,) RUN, collision.CLEAR, collision.ASK or EXHAUSTED
+    steps: np.ndarray  # (R,) LM steps spent
+    ncand: np.ndarray  # (R,) colliding answers kept for the repair
+    out: np.ndarray  # (R, n + 2) the answer that stopped the loop: q, position and orientation errors
+    cand: np.ndarray  # (R, REPAIRS, n) the colliding answers, the first solve's first
+
+    def settle_ask(self, i: int, clear: bool, tried: int) -> None:
+        """MuJoCo's verdict on row ``i``'s answer: taken if clear, else kept for the repair and the loop resumes."""
+        from physai import collision
+
+        if clear:
+            self.status[i] = collision.CLEAR
+            return
+        if self.ncand[i] < REPAIRS:
+            self.cand[i, self.ncand[i]] = self.out[i, :-2]
+            self.ncand[i] += 1
+        self.status[i] = RUN if self.next_draw[i] < tried else EXHAUSTED
 
 
 @dataclass

@@ -56,6 +56,7 @@ import numpy as np
 # kernel -> the module that defines it; callers pass exactly each kernel's signature types (no dispatch checks them)
 KERNELS = {
     "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik", "screen": "physai._numba_collision",
+    "verdicts": "physai._numba_collision", "restarts": "physai._numba_avoid",
 }
 # The one-pose calls of _walk.c: ``(q, P)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
 # None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite,
@@ -70,8 +71,8 @@ RETRY_AFTER = 3600.0  # seconds a failed build is remembered (unless the compile
 TRANSIENT = ("No space left on device", "Disk quota exceeded", "File too large", "Cannot allocate memory",
              "MemoryError")
 _HERE = Path(__file__).resolve().parent
-_SOURCES = ("_numba_kin.py", "_numba_ik.py", "_numba_collision.py", "_ik_record.py", "_aot_build.py", "_engine.py",
-            "_walk.c")
+_SOURCES = ("_numba_kin.py", "_numba_ik.py", "_numba_collision.py", "_numba_gjk.py", "_numba_avoid.py", "_ik_record.py",
+            "_aot_build.py", "_engine.py", "_walk.c")
 _LOCK = threading.RLock()  # one thread loads the modules; the others wait for what it found
 _NUMBA_CONFIG = threading.Lock()  # numba's cache folder is redirected while a kernel is decorated
 

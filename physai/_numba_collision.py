@@ -13,15 +13,19 @@ import numba
 import numpy as np
 
 from physai._engine import njit
+from physai._numba_gjk import gjk_bracket
 from physai._numba_kin import _apply, _mul, _place, rodrigues
 
 SEGMENT, BOX = 0, 1  # a geom's core (physai.collision._Screen); anything else is screened by its bounding sphere
 GOLDEN_STEPS = 50  # as physai.collision._GOLDEN_STEPS
+CLEAR, HIT, ASK = 0, 1, 2  # a verdict against the margin: kept, not kept, MuJoCo decides (physai.collision)
+GJK_ITERATIONS = 32  # as physai.collision._GJK_ITERATIONS
 
 _RO = {"readonly": True}
 _F1, _F2 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2))
 _I1, _I2 = (numba.types.Array(numba.int64, d, "A", **_RO) for d in (1, 2))
 _P = numba.types.Array(numba.float64, 2, "C", readonly=True)
+_B1, _B2 = numba.types.Array(numba.boolean, 1, "A", **_RO), numba.boolean[:, ::1]
 
 
 @njit(cache=True, inline="always")
@@ -189,6 +193,26 @@ def _poses(q, P, last, T_local, R_geom, x_geom):
         x_geom[g, 0], x_geom[g, 1], x_geom[g, 2] = xg[0], xg[1], xg[2]
 
 
+@njit(cache=True)
+def _pair_bound(a, b, x_geom, R_geom, kind, radius, half, centre, rbound, cap):
+    """``(bound, xa, Ra, xb, Rb)``: the lower bound of pair ``(a, b)``'s distance, refined stage by stage (bounding
+    spheres, a box to the other's bounding sphere, the cores) while below ``cap``; and the geoms' poses."""
+    xa, xb = (x_geom[a, 0], x_geom[a, 1], x_geom[a, 2]), (x_geom[b, 0], x_geom[b, 1], x_geom[b, 2])
+    Ra = (R_geom[a, 0], R_geom[a, 1], R_geom[a, 2], R_geom[a, 3], R_geom[a, 4], R_geom[a, 5],
+          R_geom[a, 6], R_geom[a, 7], R_geom[a, 8])
+    Rb = (R_geom[b, 0], R_geom[b, 1], R_geom[b, 2], R_geom[b, 3], R_geom[b, 4], R_geom[b, 5],
+          R_geom[b, 6], R_geom[b, 7], R_geom[b, 8])
+    bound = _norm(_sub(xa, xb)) - rbound[a] - rbound[b]
+    if bound < cap:
+        if kind[a] == BOX:
+            bound = max(bound, _point_box(xa, Ra, a, xb, half, centre) - rbound[b])
+        if kind[b] == BOX:
+            bound = max(bound, _point_box(xb, Rb, b, xa, half, centre) - rbound[a])
+        if bound < cap:
+            bound = max(bound, _core(kind[a], xa, Ra, a, kind[b], xb, Rb, b, radius, half, centre))
+    return bound, xa, Ra, xb, Rb
+
+
 @njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, numba.float64, numba.float64[:, ::1]),
       cache=True, nogil=True)
 def screen(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, cap, out):
@@ -199,18 +223,64 @@ def screen(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, cap, 
     for k in range(Q.shape[0]):
         _poses(Q[k], P, last, T_local, R_geom, x_geom)
         for i in range(pairs.shape[0]):
-            a, b = pairs[i, 0], pairs[i, 1]
-            xa, xb = (x_geom[a, 0], x_geom[a, 1], x_geom[a, 2]), (x_geom[b, 0], x_geom[b, 1], x_geom[b, 2])
-            bound = _norm(_sub(xa, xb)) - rbound[a] - rbound[b]
-            if bound < cap:
-                Ra = (R_geom[a, 0], R_geom[a, 1], R_geom[a, 2], R_geom[a, 3], R_geom[a, 4], R_geom[a, 5],
-                      R_geom[a, 6], R_geom[a, 7], R_geom[a, 8])
-                Rb = (R_geom[b, 0], R_geom[b, 1], R_geom[b, 2], R_geom[b, 3], R_geom[b, 4], R_geom[b, 5],
-                      R_geom[b, 6], R_geom[b, 7], R_geom[b, 8])
-                if kind[a] == BOX:
-                    bound = max(bound, _point_box(xa, Ra, a, xb, half, centre) - rbound[b])
-                if kind[b] == BOX:
-                    bound = max(bound, _point_box(xb, Rb, b, xa, half, centre) - rbound[a])
-                if bound < cap:
-                    bound = max(bound, _core(kind[a], xa, Ra, a, kind[b], xb, Rb, b, radius, half, centre))
-            out[k, i] = bound
+            out[k, i] = _pair_bound(pairs[i, 0], pairs[i, 1], x_geom, R_geom, kind, radius, half, centre, rbound,
+                                    cap)[0]
+
+
+@njit(cache=True)
+def _pair_verdict(i, a, b, x_geom, R_geom, screen_arrays, hulls, margin, safe, band):
+    """``(verdict, bound)`` of pair ``i`` = ``(a, b)``: :data:`CLEAR`, :data:`HIT` or :data:`ASK` (MuJoCo decides)
+    (:meth:`physai.collision._Screen.verdicts`)."""
+    kind, radius, half, centre, rbound, exact, unbounded = screen_arrays
+    hull, hull_adr, hull_num, hull_radius = hulls
+    if unbounded[i]:
+        return ASK, -np.inf
+    bound, xa, Ra, xb, Rb = _pair_bound(a, b, x_geom, R_geom, kind, radius, half, centre, rbound, margin + safe)
+    if bound >= margin + safe:
+        return CLEAR, bound
+    if exact[i]:
+        return (HIT if bound < margin - safe else ASK), bound
+    if hull_num[a] > 0 and hull_num[b] > 0:
+        lo, hi = gjk_bracket(hull[hull_adr[a]:hull_adr[a] + hull_num[a]], Ra, xa, hull_radius[a],
+                             hull[hull_adr[b]:hull_adr[b] + hull_num[b]], Rb, xb, hull_radius[b], margin, band,
+                             GJK_ITERATIONS)
+        if lo >= margin + band:
+            return CLEAR, lo
+        if hi < margin - band:
+            return HIT, bound
+        bound = max(bound, lo)
+    return ASK, bound
+
+
+@njit(cache=True)
+def config_verdict(k, pairs, x_geom, R_geom, screen_arrays, hulls, margin, safe, band, ask, bound):
+    """One configuration's verdict from its geom poses: :data:`HIT` at the first pair decided short of ``margin``,
+    else :data:`ASK` if any pair needs MuJoCo (``ask[k]`` marks them, ``bound[k]`` their lower bounds), else
+    :data:`CLEAR`."""
+    verdict = CLEAR
+    for i in range(pairs.shape[0]):
+        v, bound[k, i] = _pair_verdict(i, pairs[i, 0], pairs[i, 1], x_geom, R_geom, screen_arrays, hulls, margin,
+                                       safe, band)
+        if v == HIT:
+            ask[k, :] = False
+            return HIT
+        ask[k, i] = v == ASK
+        if v == ASK:
+            verdict = ASK
+    return verdict
+
+
+@njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, numba.float64,
+                 numba.float64, numba.float64, numba.int64[::1], _B2, numba.float64[:, ::1]), cache=True, nogil=True)
+def verdicts(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, exact, unbounded, hull, hull_adr,
+             hull_num, hull_radius, margin, safe, band, out, ask, bound):
+    """Each configuration's verdict ``out (K,)`` against ``margin`` (:func:`config_verdict`), with the pairs left to
+    MuJoCo ``ask (K, npairs)`` and their lower bounds ``bound (K, npairs)`` (m). ``hull (V, 3)`` every geom's points
+    in its own frame (``hull_adr``, ``hull_num`` per geom; 0 points: no hull), grown by ``hull_radius``."""
+    G = last.shape[0]
+    R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))
+    screen_arrays = (kind, radius, half, centre, rbound, exact, unbounded)
+    hulls = (hull, hull_adr, hull_num, hull_radius)
+    for k in range(Q.shape[0]):
+        _poses(Q[k], P, last, T_local, R_geom, x_geom)
+        out[k] = config_verdict(k, pairs, x_geom, R_geom, screen_arrays, hulls, margin, safe, band, ask, bound)

@@ -125,6 +125,7 @@ class CollisionWorld:
     screen: _Screen = field(init=False, repr=False)
     last_joint: np.ndarray = field(init=False, repr=False)  # (ngeom,) the last chain joint moving each geom, or -1
     T_joint_geom: np.ndarray = field(init=False, repr=False)  # (ngeom, 4, 4) each geom in that joint's frame
+    _local_rows: np.ndarray = field(init=False, repr=False)  # T_joint_geom in the kernels' layout (ngeom, 12)
     pair_list: list = field(init=False, repr=False)  # pairs as Python ints, for the per-pair MuJoCo calls
     _local: threading.local = field(default_factory=threading.local, repr=False)
 
@@ -139,6 +140,8 @@ class CollisionWorld:
         last = np.where(self.moves.any(axis=1), self.chain.n - 1 - np.argmax(self.moves[:, ::-1], axis=1), -1)
         object.__setattr__(self, "last_joint", last[self.model.geom_bodyid])
         object.__setattr__(self, "T_joint_geom", self._geom_offsets())
+        T = self.T_joint_geom
+        object.__setattr__(self, "_local_rows", np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]], axis=1))
         object.__setattr__(self, "pair_list", [tuple(p) for p in self.pairs.tolist()])
 
     def _data(self) -> mujoco.MjData:
@@ -166,20 +169,32 @@ class CollisionWorld:
     def clear(self, q, margin: float | None = None) -> np.ndarray:
         """Whether every pair keeps ``margin`` (default the world's), ``q: (..., n)`` -> bool ``(...)``.
 
-        Most verdicts need no MuJoCo call: a pair whose screen bound (:class:`_Screen`) clears the margin keeps it,
-        and a sphere, capsule or box pair whose exact screen distance falls short of it does not; MuJoCo's distance
-        decides the rest."""
+        Most verdicts need no MuJoCo call (:meth:`verdicts`): MuJoCo's distance decides only the pairs the screen
+        leaves undecided, likeliest hits first."""
         m = self.margin if margin is None else nonnegative(margin, "margin")
         q = self.chain.check_q(q)
         flat = q.reshape(-1, self.chain.n)
-        bound = self.bounds(flat, m)
-        short = (self.screen.exact & (bound < m - _SAFE)).any(axis=1)
-        ask = ((bound < m + _SAFE) | self.unbounded) & ~short[:, None]
-        ok = ~short
-        for k in np.flatnonzero(ask.any(axis=1)):
+        verdict, ask, bound = self.verdicts(flat, m)
+        ok = verdict == CLEAR
+        for k in np.flatnonzero(verdict == ASK):
             pairs = np.flatnonzero(ask[k])
-            ok[k] = self._keeps(flat[k], pairs[np.argsort(bound[k, pairs])], m)  # likeliest hits first
+            ok[k] = self._keeps(flat[k], pairs[np.argsort(bound[k, pairs])], m)
         return ok.reshape(q.shape[:-1])
+
+    def verdicts(self, flat: np.ndarray, margin: float, engine: str = "compiled"):
+        """``(verdict (K,), ask (K, P), bound (K, P))`` at ``flat: (K, n)``: each configuration :data:`CLEAR`,
+        :data:`HIT` or :data:`ASK` against ``margin`` (m), the pairs left to MuJoCo and their lower bounds
+        (:meth:`_Screen.verdicts`); ``engine``: ``"compiled"`` (:mod:`physai._numba_collision`) or ``"numpy"``."""
+        s = self.screen
+        if engine == "numpy":
+            return s.verdicts(*self.geom_poses(flat), margin, self.unbounded)
+        K, P = len(flat), len(self.pairs)
+        verdict, ask, bound = np.empty(K, np.int64), np.zeros((K, P), bool), np.empty((K, P))
+        _engine.kernels.verdicts(np.ascontiguousarray(flat, dtype=float), self.chain.packed, self.last_joint,
+                                 self._local_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, s.exact,
+                                 self.unbounded, s.hull, s.hull_adr, s.hull_num, s.hull_radius, float(margin), _SAFE,
+                                 _GJK_BAND, verdict, ask, bound)
+        return verdict, ask, bound
 
     def _keeps(self, q: np.ndarray, pairs: np.ndarray, margin: float) -> bool:
         """Whether every pair in ``pairs`` keeps ``margin`` at ``q: (n,)`` by MuJoCo, stopping at the first that does
@@ -198,10 +213,10 @@ class CollisionWorld:
         (:class:`_Screen`); ``engine``: ``"compiled"`` (:mod:`physai._numba_collision`) or ``"numpy"``."""
         if engine == "numpy":
             return self.screen.lower(*self.geom_poses(flat), cap)
-        s, T = self.screen, self.T_joint_geom
-        rows = np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]], axis=1)  # the kernel's layout
+        s = self.screen
         out = np.empty((len(flat), len(self.pairs)))
-        _engine.kernels.screen(np.ascontiguousarray(flat, dtype=float), self.chain.packed, self.last_joint, rows,
+        _engine.kernels.screen(np.ascontiguousarray(flat, dtype=float), self.chain.packed, self.last_joint,
+                               self._local_rows,
                                self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, float(cap), out)
         return out
 
@@ -280,6 +295,9 @@ class CollisionWorld:
 SEGMENT, BOX, SPHERE_ONLY = 0, 1, 2  # a geom's core shape in the screen: a swept segment, a box, its bounding sphere
 _EXACT_TYPES = {int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE), int(mujoco.mjtGeom.mjGEOM_BOX)}
 _GOLDEN_STEPS = 50  # golden-section steps of the segment-box distance: the bracket shrinks to 0.618^50 = 4e-11
+CLEAR, HIT, ASK = 0, 1, 2  # a configuration's verdict against the margin: kept, not kept, MuJoCo decides
+_GJK_ITERATIONS = 32  # GJK steps per undecided convex pair before MuJoCo decides it
+_GJK_BAND = 1e-6  # m: a GJK bracket decides a verdict only this far from the margin (MuJoCo's own GJK tolerance)
 _SAFE = 1e-9  # m: an exact screen distance decides a verdict only this far from the threshold (round-off)
 
 
@@ -294,7 +312,9 @@ class _Screen:
     segment to a convex set is convex), box-box by their face normals as separating axes (a gap along any unit axis
     is a lower bound).
     Where both cores are the geoms themselves (sphere, capsule, box) and not box-box, the bound is the distance
-    (``exact``), so a verdict needs no MuJoCo call."""
+    (``exact``), so a verdict needs no MuJoCo call. A pair of convex hulls (box, mesh, or a sphere or capsule as the
+    hull of its centre or segment grown by its radius) that the bound leaves undecided is bracketed by GJK
+    (:func:`gjk_bracket`), which decides it unless the bracket holds the margin within ``_GJK_BAND``."""
 
     g1: np.ndarray
     g2: np.ndarray
@@ -304,6 +324,10 @@ class _Screen:
     radius: np.ndarray  # (ngeom,) a segment's radius
     half: np.ndarray  # (ngeom, 3) a box's half-sizes; a segment's half-length in [2]
     centre: np.ndarray  # (ngeom, 3) the core's centre in the geom frame (a mesh's bounding box is off-centre)
+    hull: np.ndarray  # (V, 3) every geom's hull points in its own frame, geom by geom
+    hull_adr: np.ndarray  # (ngeom,) a geom's first row in hull
+    hull_num: np.ndarray  # (ngeom,) its number of points (0: no hull; MuJoCo decides its undecided pairs)
+    hull_radius: np.ndarray  # (ngeom,) the radius grown around its hull (sphere, capsule)
 
     @classmethod
     def of(cls, m: mujoco.MjModel, pairs: np.ndarray) -> _Screen:
@@ -323,7 +347,7 @@ class _Screen:
         g1, g2 = pairs[:, 0], pairs[:, 1]
         exact_geom = np.isin(m.geom_type, list(_EXACT_TYPES))
         exact = exact_geom[g1] & exact_geom[g2] & ~((kind[g1] == BOX) & (kind[g2] == BOX))
-        return cls(g1, g2, m.geom_rbound.copy(), exact, kind, radius, half, centre)
+        return cls(g1, g2, m.geom_rbound.copy(), exact, kind, radius, half, centre, *_hulls(m))
 
     def lower(self, xpos: np.ndarray, xmat: np.ndarray, cap: float) -> np.ndarray:
         """``(K, P)`` lower bounds (m) of the pairs' distances from geom poses ``xpos (K, ngeom, 3)``,
@@ -342,6 +366,28 @@ class _Screen:
         refined[low] = np.maximum(refined[low], self._cores(k[low], a[low], b[low], xpos, xmat))
         bound[k, p] = refined
         return bound
+
+    def verdicts(self, xpos: np.ndarray, xmat: np.ndarray, margin: float, unbounded: np.ndarray):
+        """``(verdict (K,), ask (K, P), bound (K, P))`` from geom poses ``xpos (K, ngeom, 3)``, ``xmat (K, ngeom, 3,
+        3)``: each configuration :data:`CLEAR` (every pair keeps ``margin``), :data:`HIT` (a pair does not) or
+        :data:`ASK` (MuJoCo decides the pairs ``ask`` marks; none on a hit), and the pairs' lower bounds (m)."""
+        bound = self.lower(xpos, xmat, margin + _SAFE)
+        clear = (bound >= margin + _SAFE) & ~unbounded
+        hit = self.exact & (bound < margin - _SAFE) & ~unbounded
+        convex = (self.hull_num[self.g1] > 0) & (self.hull_num[self.g2] > 0) & ~self.exact & ~unbounded
+        for k, i in zip(*np.nonzero(~clear & ~hit & convex)):
+            a, b = self._hull(xpos[k], xmat[k], self.g1[i]), self._hull(xpos[k], xmat[k], self.g2[i])
+            lo, hi = gjk_bracket(*a, *b, margin, _GJK_BAND, _GJK_ITERATIONS)
+            clear[k, i], hit[k, i] = lo >= margin + _GJK_BAND, hi < margin - _GJK_BAND
+            bound[k, i] = max(bound[k, i], lo)
+        ask = ~clear & ~hit & ~hit.any(axis=1, keepdims=True)
+        verdict = np.where(hit.any(axis=1), HIT, np.where(ask.any(axis=1), ASK, CLEAR))
+        return verdict, ask, np.where(unbounded, -np.inf, bound)
+
+    def _hull(self, xpos, xmat, g):
+        """Geom ``g``'s hull points in the world ``(k, 3)`` and its radius."""
+        local = self.hull[self.hull_adr[g]:self.hull_adr[g] + self.hull_num[g]]
+        return xpos[g] + local @ xmat[g].T, self.hull_radius[g]
 
     def _cores(self, k, a, b, xpos, xmat) -> np.ndarray:
         ka, kb = self.kind[a], self.kind[b]
@@ -406,6 +452,31 @@ class _Screen:
         gap_a = np.abs(np.einsum("kia,ki->ka", Ra, t)) - self.half[a] - np.einsum("kab,kb->ka", C, self.half[b])
         gap_b = np.abs(np.einsum("kib,ki->kb", Rb, t)) - self.half[b] - np.einsum("kab,ka->kb", C, self.half[a])
         return np.maximum(gap_a.max(axis=1), gap_b.max(axis=1))
+
+
+def _hulls(m: mujoco.MjModel):
+    """Every geom's hull points in its own frame, as MuJoCo collides it: a sphere's centre and a capsule's segment
+    ends (grown by their radius), a box's corners, a mesh's vertices (whose convex hull MuJoCo uses). ->
+    ``(hull (V, 3), hull_adr (ngeom,), hull_num (ngeom,), hull_radius (ngeom,))``."""
+    T, points, radius = mujoco.mjtGeom, [], np.zeros(m.ngeom)
+    for g in range(m.ngeom):
+        t, size = int(m.geom_type[g]), m.geom_size[g]
+        if t == int(T.mjGEOM_SPHERE):
+            points.append(np.zeros((1, 3)))
+            radius[g] = size[0]
+        elif t == int(T.mjGEOM_CAPSULE):
+            points.append(np.array([[0.0, 0.0, -size[1]], [0.0, 0.0, size[1]]]))
+            radius[g] = size[0]
+        elif t == int(T.mjGEOM_BOX):
+            points.append(size * np.array(np.meshgrid(*[[-1.0, 1.0]] * 3, indexing="ij")).reshape(3, -1).T)
+        elif t == int(T.mjGEOM_MESH):
+            adr, num = m.mesh_vertadr[m.geom_dataid[g]], m.mesh_vertnum[m.geom_dataid[g]]
+            points.append(m.mesh_vert[adr:adr + num].astype(float))
+        else:
+            points.append(np.zeros((0, 3)))
+    num = np.array([len(p) for p in points], dtype=np.int64)
+    adr = np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int64)
+    return np.ascontiguousarray(np.concatenate(points)), adr, num, radius
 
 
 def segment_distance(p1, q1, p2, q2) -> np.ndarray:

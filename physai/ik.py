@@ -479,11 +479,12 @@ def solve_ik_batch(
                        damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max, patience=patience,
                        trace=trace, engine=engine, backend=backend)
         uniforms = restart_uniforms(chain, rng, B, restarts)
-        result = _avoid_ik.solve(world, chain, T_target, q0, uniforms, o, plain)
+        compiled = _compiled_backend(backend, method, trace, engine)
+        result = _avoid_ik.solve(world, chain, T_target, q0, uniforms, o, plain, compiled)
         return result[0] if _single else result
     if _compiled_backend(backend, method, trace, engine):
         uniforms = restart_uniforms(chain, rng, B, restarts) if _uniforms is None else _uniforms
-        out, out_int = _solve_compiled(chain, T_target, q0, uniforms, o, n_far, reach, base)
+        out, out_int = _solve_compiled(chain, T_target, q0, uniforms, o, n_far)
         return _compiled_result(out[0], out_int[0], o) if _single else _compiled_batch_result(out, out_int, o)
     draws = restart_draws(chain, rng, B, restarts) if _uniforms is None else seeds_of(chain, _uniforms)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
@@ -508,8 +509,7 @@ def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> b
     return serves and backend != "numpy"
 
 
-def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: int, reach: float,
-                    base) -> tuple[np.ndarray, np.ndarray]:
+def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: int) -> tuple[np.ndarray, np.ndarray]:
     """Every target's whole LM solve in compiled code (:mod:`physai._numba_ik`, the same algorithm), the targets
     shared among threads (:func:`_in_threads`).
 
@@ -518,10 +518,7 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
     """
     B, n = len(T_target), chain.n
     out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
-    settings = _ik_record.settings(
-        task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=1 + o.restarts, attempts_far=n_far,
-        tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
-        mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach + o.tol_position, base=base)
+    settings = compiled_settings(chain, o, 1 + o.restarts, n_far)
     q_first, kernel = q0.reshape(-1, n), _engine.kernels.solve_batch
 
     def rows(lo: int, hi: int) -> None:
@@ -531,6 +528,16 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
 
     _in_threads(rows, B)
     return out, out_int
+
+
+def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: int) -> np.ndarray:
+    """The compiled solver's :data:`physai._ik_record.SETTINGS` record of options ``o``: ``attempts`` per target,
+    ``attempts_far`` for a position provably beyond the chain's reach."""
+    return _ik_record.settings(
+        task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=attempts, attempts_far=attempts_far,
+        tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
+        mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=chain.reach + o.tol_position,
+        base=chain.T_prev_joint[0, :3, 3])
 
 
 # Targets per thread below which a batch runs on one thread: starting a thread costs about as much as a few solves.

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import physai
+from physai import _avoid_ik, ik
 from physai import collision as C
-from physai import ik
 from physai.chain import BodySpec, JointSpec, chain_from_bodies
 from physai.errors import InputError, PhysaiError
 
@@ -132,6 +132,31 @@ def test_compiled_screen_equals_the_numpy_reference(any_world, rng):
     for cap in (0.0, any_world.margin, any_world.distmax, 10.0):
         np.testing.assert_allclose(any_world.bounds(q, cap), any_world.bounds(q, cap, engine="numpy"), rtol=0,
                                    atol=1e-12)
+
+
+def test_compiled_verdicts_equal_the_numpy_reference(any_world, rng):
+    q = any_world.chain.random_q(rng, 60)
+    for margin in (0.0, any_world.margin, 0.05):
+        verdict, ask, bound = any_world.verdicts(q, margin)
+        verdict_ref, ask_ref, bound_ref = any_world.verdicts(q, margin, engine="numpy")
+        np.testing.assert_array_equal(verdict, verdict_ref)
+        kept = verdict != C.HIT  # a hit stops the compiled loop: its other pairs are left unwritten
+        np.testing.assert_array_equal(ask[kept], ask_ref[kept])
+        np.testing.assert_allclose(bound[kept], bound_ref[kept], rtol=0, atol=1e-12)
+        assert set(verdict.tolist()) >= {C.CLEAR}
+
+
+def test_gjk_decides_mesh_and_box_pairs_without_mujoco(rng):
+    # The Panda's links are convex mesh pieces, the SO-101's boxes and meshes: GJK leaves a pair to MuJoCo only
+    # within its band of the margin, which random postures almost never hit.
+    for robot in ("panda", "so101"):
+        world = C.collision_world(C.scene(robot, OBSTACLES[robot]), physai.load(robot))
+        q = world.chain.random_q(rng, 200)
+        verdict, ask, _ = world.verdicts(q, world.margin)
+        types = world.model.geom_type[world.pairs]
+        hulls = np.isin(types, [mujoco.mjtGeom.mjGEOM_MESH, mujoco.mjtGeom.mjGEOM_BOX]).all(axis=1)
+        assert hulls.any() and (verdict == C.HIT).any() and (verdict == C.CLEAR).any()
+        assert ask[:, hulls].sum() <= 2
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.01, 0.05])
@@ -289,6 +314,35 @@ def test_avoid_batch_equals_a_loop_of_single_solves():
         one = ik.solve_ik(world.chain, t, task="position", avoid=world, rng=g)
         np.testing.assert_array_equal(one.q, batch.q[b])  # bitwise: the same steps from the same draws
         assert (one.converged, one.reason) == (bool(batch.converged[b]), str(batch.reason[b]))
+
+
+def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(world):
+    # The same draws, tried in compiled code one by one or in batched rounds of plain solves: the same answers, bit
+    # for bit, charged the same steps and restarts.
+    chain, task = world.chain, TASK[world.chain.name]
+    T = ik.check_targets(task, clear_targets(world, np.random.default_rng(7), 30), 1)
+    o = ik.check_options(task=task, method="lm", weights=None, tol_position=ik.TOL_POSITION,
+                         tol_orientation=ik.TOL_ORIENTATION, max_iterations=None, restarts=ik.DEFAULT_RESTARTS,
+                         rng=None, axis=(0.0, 0.0, 1.0), max_step=ik.MAX_STEP, damping=ik.DAMPING,
+                         sigma_healthy=ik.SIGMA_HEALTHY, lambda_max=ik.LAMBDA_MAX, patience=None)
+    U = ik.restart_uniforms(chain, np.random.default_rng(2), len(T), o.restarts)
+
+    def plain(T, q0, uniforms):
+        return ik.solve_ik_batch(chain, T, q0, task=task, restarts=uniforms.shape[1], _uniforms=uniforms)
+
+    compiled, rounds = (_avoid_ik.solve(world, chain, T, chain.q_middle, U, o, plain, flag) for flag in (True, False))
+    np.testing.assert_array_equal(compiled.q, rounds.q)
+    for name in ("converged", "restarts", "iterations", "reason"):
+        np.testing.assert_array_equal(getattr(compiled, name), getattr(rounds, name))
+    assert (compiled.restarts > plain(T, chain.q_middle, U).restarts).any()  # some targets needed restarts
+
+
+def test_kernel_codes_match_their_python_twins():
+    from physai import _numba_avoid, _numba_collision
+
+    assert (_numba_collision.CLEAR, _numba_collision.HIT, _numba_collision.ASK) == (C.CLEAR, C.HIT, C.ASK)
+    assert (_numba_avoid.EXHAUSTED, _numba_avoid.RUN) == (_avoid_ik.EXHAUSTED, _avoid_ik.RUN)
+    assert _numba_collision.GJK_ITERATIONS == C._GJK_ITERATIONS
 
 
 def test_avoidance_step_bad_input_names_the_option():
