@@ -70,8 +70,8 @@ RETRY_AFTER = 3600.0  # seconds a failed build is remembered (unless the compile
 TRANSIENT = ("No space left on device", "Disk quota exceeded", "File too large", "Cannot allocate memory",
              "MemoryError")
 _HERE = Path(__file__).resolve().parent
-_SOURCES = ("_numba_kin.py", "_numba_ik.py", "_numba_collision.py", "_ik_record.py", "_aot_build.py", "_engine.py",
-            "_walk.c")
+_SOURCES = ("_numba_kin.py", "_numba_ik.py", "_numba_collision.py", "_numba_gjk.py", "_ik_record.py", "_aot_build.py",
+            "_engine.py", "_walk.c")
 _LOCK = threading.RLock()  # one thread loads the modules; the others wait for what it found
 _NUMBA_CONFIG = threading.Lock()  # numba's cache folder is redirected while a kernel is decorated
 
