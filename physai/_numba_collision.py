@@ -14,7 +14,7 @@ import numpy as np
 
 from physai._engine import njit
 from physai._numba_gjk import gjk_bracket
-from physai._numba_kin import _apply, _mul, _place, rodrigues
+from physai._numba_kin import _apply, _dot, _mul, _norm, _place, _sub, _transpose_apply, rodrigues
 
 SEGMENT, BOX = 0, 1  # a geom's core (physai.collision._Screen); anything else is screened by its bounding sphere
 GOLDEN_STEPS = 50  # as physai.collision._GOLDEN_STEPS
@@ -26,28 +26,6 @@ _F1, _F2 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2))
 _I1, _I2 = (numba.types.Array(numba.int64, d, "A", **_RO) for d in (1, 2))
 _P = numba.types.Array(numba.float64, 2, "C", readonly=True)
 _B1, _B2 = numba.types.Array(numba.boolean, 1, "A", **_RO), numba.boolean[:, ::1]
-
-
-@njit(cache=True, inline="always")
-def _transpose_apply(R, v):
-    """``R^T @ v`` for a row-major 9-tuple ``R``."""
-    return (R[0] * v[0] + R[3] * v[1] + R[6] * v[2], R[1] * v[0] + R[4] * v[1] + R[7] * v[2],
-            R[2] * v[0] + R[5] * v[1] + R[8] * v[2])
-
-
-@njit(cache=True, inline="always")
-def _sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@njit(cache=True, inline="always")
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit(cache=True, inline="always")
-def _norm(a):
-    return np.sqrt(_dot(a, a))
 
 
 @njit(cache=True, inline="always")

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from physai._engine import njit
-from physai._numba_collision import _dot, _norm, _sub, _transpose_apply
-from physai._numba_kin import _apply
+from physai._numba_kin import _apply, _dot, _norm, _sub, _transpose_apply
 
 CONVERGED = 1e-9  # as physai.collision.GJK_CONVERGED
 TOUCH = 1e-12  # as physai.collision.GJK_TOUCH

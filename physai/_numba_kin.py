@@ -52,6 +52,28 @@ def _apply(a, v):
 
 
 @njit(cache=True, inline="always")
+def _transpose_apply(R, v):
+    """``R^T @ v`` for a row-major 9-tuple ``R``."""
+    return (R[0] * v[0] + R[3] * v[1] + R[6] * v[2], R[1] * v[0] + R[4] * v[1] + R[7] * v[2],
+            R[2] * v[0] + R[5] * v[1] + R[8] * v[2])
+
+
+@njit(cache=True, inline="always")
+def _sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+@njit(cache=True, inline="always")
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True, inline="always")
+def _norm(a):
+    return np.sqrt(_dot(a, a))
+
+
+@njit(cache=True, inline="always")
 def _place(R, p, m):
     """``(R, p) @ (m_R, m_t)`` for a packed row ``m`` (rotation in columns 0-8, translation in 9-11)."""
     t = _apply(R, (m[9], m[10], m[11]))

@@ -135,15 +135,21 @@ def test_compiled_screen_equals_the_numpy_reference(any_world, rng):
 
 
 def test_compiled_verdicts_equal_the_numpy_reference(any_world, rng):
+    # Bounds are compared where the screen gives them; a GJK bound depends on which of several equally far support
+    # points each twin picks (a box's corners tie along its axes), so there both twins need only decide alike.
     q = any_world.chain.random_q(rng, 60)
+    s = any_world.screen
+    screened = ~((s.hull_num[s.g1] > 0) & (s.hull_num[s.g2] > 0) & ~s.exact)
+    seen = set()
     for margin in (0.0, any_world.margin, 0.05):
         verdict, ask, bound = any_world.verdicts(q, margin)
         verdict_ref, ask_ref, bound_ref = any_world.verdicts(q, margin, engine="numpy")
         np.testing.assert_array_equal(verdict, verdict_ref)
         kept = verdict != C.HIT  # a hit stops the compiled loop: its other pairs are left unwritten
         np.testing.assert_array_equal(ask[kept], ask_ref[kept])
-        np.testing.assert_allclose(bound[kept], bound_ref[kept], rtol=0, atol=1e-12)
-        assert set(verdict.tolist()) >= {C.CLEAR}
+        np.testing.assert_allclose(bound[kept][:, screened], bound_ref[kept][:, screened], rtol=0, atol=1e-12)
+        seen |= set(verdict.tolist())
+    assert seen >= {C.CLEAR, C.HIT}
 
 
 def test_gjk_decides_mesh_and_box_pairs_without_mujoco(rng):
@@ -316,11 +322,13 @@ def test_avoid_batch_equals_a_loop_of_single_solves():
         assert (one.converged, one.reason) == (bool(batch.converged[b]), str(batch.reason[b]))
 
 
-def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(world):
+@pytest.mark.parametrize("robot", ["so101", "panda"])  # scenes where some plain answers collide
+def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(robot):
     # The same draws, tried in compiled code one by one or in batched rounds of plain solves: the same answers, bit
     # for bit, charged the same steps and restarts.
-    chain, task = world.chain, TASK[world.chain.name]
-    T = ik.check_targets(task, clear_targets(world, np.random.default_rng(7), 30), 1)
+    world = C.collision_world(C.scene(robot, OBSTACLES[robot]), physai.load(robot))
+    chain, task = world.chain, TASK[robot]
+    T = ik.check_targets(task, clear_targets(world, np.random.default_rng(3), 60), 1)
     o = ik.check_options(task=task, method="lm", weights=None, tol_position=ik.TOL_POSITION,
                          tol_orientation=ik.TOL_ORIENTATION, max_iterations=None, restarts=ik.DEFAULT_RESTARTS,
                          rng=None, axis=(0.0, 0.0, 1.0), max_step=ik.MAX_STEP, damping=ik.DAMPING,
