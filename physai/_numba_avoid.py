@@ -47,7 +47,7 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
     G = last.shape[0]
     R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))
     ask, bound = np.zeros((1, pairs.shape[0]), np.bool_), np.empty((1, pairs.shape[0]))
-    screen_arrays = (kind, radius, half, centre, rbound, exact, unbounded)
+    screen_arrays = (kind, radius, half, centre, rbound, exact)
     hulls = (hull, hull_adr, hull_num, hull_radius)
     for b in range(T_target.shape[0]):
         if status[b] != RUN:
@@ -62,7 +62,8 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
             if not converged:
                 continue
             _poses(q, P, last, T_local, R_geom, x_geom)
-            verdict = config_verdict(0, pairs, x_geom, R_geom, screen_arrays, hulls, margin, safe, band, ask, bound)
+            verdict = config_verdict(0, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margin, safe, band,
+                                     ask, bound)
             if verdict == HIT:
                 if ncand[b] < cand.shape[1]:
                     cand[b, ncand[b]] = q

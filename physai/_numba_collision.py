@@ -171,24 +171,33 @@ def _poses(q, P, last, T_local, R_geom, x_geom):
         x_geom[g, 0], x_geom[g, 1], x_geom[g, 2] = xg[0], xg[1], xg[2]
 
 
-@njit(cache=True)
-def _pair_bound(a, b, x_geom, R_geom, kind, radius, half, centre, rbound, cap):
-    """``(bound, xa, Ra, xb, Rb)``: the lower bound of pair ``(a, b)``'s distance, refined stage by stage (bounding
-    spheres, a box to the other's bounding sphere, the cores) while below ``cap``; and the geoms' poses."""
-    xa, xb = (x_geom[a, 0], x_geom[a, 1], x_geom[a, 2]), (x_geom[b, 0], x_geom[b, 1], x_geom[b, 2])
-    Ra = (R_geom[a, 0], R_geom[a, 1], R_geom[a, 2], R_geom[a, 3], R_geom[a, 4], R_geom[a, 5],
-          R_geom[a, 6], R_geom[a, 7], R_geom[a, 8])
-    Rb = (R_geom[b, 0], R_geom[b, 1], R_geom[b, 2], R_geom[b, 3], R_geom[b, 4], R_geom[b, 5],
-          R_geom[b, 6], R_geom[b, 7], R_geom[b, 8])
-    bound = _norm(_sub(xa, xb)) - rbound[a] - rbound[b]
+@njit(cache=True, inline="always")
+def _sphere_gap(a, b, x_geom, rbound):
+    """The bounding spheres' gap of geoms ``a`` and ``b``: the first, cheapest bound."""
+    d0, d1, d2 = x_geom[a, 0] - x_geom[b, 0], x_geom[a, 1] - x_geom[b, 1], x_geom[a, 2] - x_geom[b, 2]
+    return np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rbound[a] - rbound[b]
+
+
+@njit(cache=True, inline="always")
+def _pose(g, x_geom, R_geom):
+    return ((x_geom[g, 0], x_geom[g, 1], x_geom[g, 2]),
+            (R_geom[g, 0], R_geom[g, 1], R_geom[g, 2], R_geom[g, 3], R_geom[g, 4], R_geom[g, 5], R_geom[g, 6],
+             R_geom[g, 7], R_geom[g, 8]))
+
+
+@njit(cache=True, inline="always")
+def _refined(a, b, bound, x_geom, R_geom, kind, radius, half, centre, rbound, cap):
+    """The bound of pair ``(a, b)`` past the spheres' gap ``bound``: a box to the other's bounding sphere, then the
+    cores, while below ``cap``."""
+    xa, Ra = _pose(a, x_geom, R_geom)
+    xb, Rb = _pose(b, x_geom, R_geom)
+    if kind[a] == BOX:
+        bound = max(bound, _point_box(xa, Ra, a, xb, half, centre) - rbound[b])
+    if kind[b] == BOX:
+        bound = max(bound, _point_box(xb, Rb, b, xa, half, centre) - rbound[a])
     if bound < cap:
-        if kind[a] == BOX:
-            bound = max(bound, _point_box(xa, Ra, a, xb, half, centre) - rbound[b])
-        if kind[b] == BOX:
-            bound = max(bound, _point_box(xb, Rb, b, xa, half, centre) - rbound[a])
-        if bound < cap:
-            bound = max(bound, _core(kind[a], xa, Ra, a, kind[b], xb, Rb, b, radius, half, centre))
-    return bound, xa, Ra, xb, Rb
+        bound = max(bound, _core(kind[a], xa, Ra, a, kind[b], xb, Rb, b, radius, half, centre))
+    return bound
 
 
 @njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, numba.float64, numba.float64[:, ::1]),
@@ -201,24 +210,27 @@ def screen(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, cap, 
     for k in range(Q.shape[0]):
         _poses(Q[k], P, last, T_local, R_geom, x_geom)
         for i in range(pairs.shape[0]):
-            out[k, i] = _pair_bound(pairs[i, 0], pairs[i, 1], x_geom, R_geom, kind, radius, half, centre, rbound,
-                                    cap)[0]
+            a, b = pairs[i, 0], pairs[i, 1]
+            bound = _sphere_gap(a, b, x_geom, rbound)
+            if bound < cap:
+                bound = _refined(a, b, bound, x_geom, R_geom, kind, radius, half, centre, rbound, cap)
+            out[k, i] = bound
 
 
-@njit(cache=True)
-def _pair_verdict(i, a, b, x_geom, R_geom, screen_arrays, hulls, margin, safe, band):
-    """``(verdict, bound)`` of pair ``i`` = ``(a, b)``: :data:`CLEAR`, :data:`HIT` or :data:`ASK` (MuJoCo decides)
-    (:meth:`physai.collision._Screen.verdicts`)."""
-    kind, radius, half, centre, rbound, exact, unbounded = screen_arrays
+@njit(cache=True, inline="always")
+def _near_verdict(i, a, b, bound, x_geom, R_geom, screen_arrays, hulls, margin, safe, band):
+    """``(verdict, bound)`` of pair ``i`` = ``(a, b)`` whose spheres' gap ``bound`` falls short of the margin:
+    :data:`CLEAR`, :data:`HIT` or :data:`ASK` (MuJoCo decides) (:meth:`physai.collision._Screen.verdicts`)."""
+    kind, radius, half, centre, rbound, exact = screen_arrays
     hull, hull_adr, hull_num, hull_radius = hulls
-    if unbounded[i]:
-        return ASK, -np.inf
-    bound, xa, Ra, xb, Rb = _pair_bound(a, b, x_geom, R_geom, kind, radius, half, centre, rbound, margin + safe)
+    bound = _refined(a, b, bound, x_geom, R_geom, kind, radius, half, centre, rbound, margin + safe)
     if bound >= margin + safe:
         return CLEAR, bound
     if exact[i]:
         return (HIT if bound < margin - safe else ASK), bound
     if hull_num[a] > 0 and hull_num[b] > 0:
+        xa, Ra = _pose(a, x_geom, R_geom)
+        xb, Rb = _pose(b, x_geom, R_geom)
         lo, hi = gjk_bracket(hull[hull_adr[a]:hull_adr[a] + hull_num[a]], Ra, xa, hull_radius[a],
                              hull[hull_adr[b]:hull_adr[b] + hull_num[b]], Rb, xb, hull_radius[b], margin, band,
                              GJK_ITERATIONS)
@@ -231,14 +243,21 @@ def _pair_verdict(i, a, b, x_geom, R_geom, screen_arrays, hulls, margin, safe, b
 
 
 @njit(cache=True)
-def config_verdict(k, pairs, x_geom, R_geom, screen_arrays, hulls, margin, safe, band, ask, bound):
+def config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margin, safe, band, ask, bound):
     """One configuration's verdict from its geom poses: :data:`HIT` at the first pair decided short of ``margin``,
     else :data:`ASK` if any pair needs MuJoCo (``ask[k]`` marks them, ``bound[k]`` their lower bounds), else
     :data:`CLEAR`."""
-    verdict = CLEAR
+    verdict, rbound = CLEAR, screen_arrays[4]
     for i in range(pairs.shape[0]):
-        v, bound[k, i] = _pair_verdict(i, pairs[i, 0], pairs[i, 1], x_geom, R_geom, screen_arrays, hulls, margin,
-                                       safe, band)
+        a, b = pairs[i, 0], pairs[i, 1]
+        if unbounded[i]:
+            v, bound[k, i] = ASK, -np.inf
+        else:
+            gap = _sphere_gap(a, b, x_geom, rbound)
+            v, bound[k, i] = CLEAR, gap
+            if gap < margin + safe:
+                v, bound[k, i] = _near_verdict(i, a, b, gap, x_geom, R_geom, screen_arrays, hulls, margin, safe,
+                                               band)
         if v == HIT:
             ask[k, :] = False
             return HIT
@@ -257,8 +276,9 @@ def verdicts(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, exa
     in its own frame (``hull_adr``, ``hull_num`` per geom; 0 points: no hull), grown by ``hull_radius``."""
     G = last.shape[0]
     R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))
-    screen_arrays = (kind, radius, half, centre, rbound, exact, unbounded)
+    screen_arrays = (kind, radius, half, centre, rbound, exact)
     hulls = (hull, hull_adr, hull_num, hull_radius)
     for k in range(Q.shape[0]):
         _poses(Q[k], P, last, T_local, R_geom, x_geom)
-        out[k] = config_verdict(k, pairs, x_geom, R_geom, screen_arrays, hulls, margin, safe, band, ask, bound)
+        out[k] = config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margin, safe, band, ask,
+                                bound)
