@@ -681,8 +681,10 @@ def _length(v: np.ndarray) -> float:
 
 
 def _support(P: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """The point of ``P (n, 3)`` farthest along ``d (3,)``."""
-    return P[np.argmax(P @ d)]
+    """The point of ``P (n, 3)`` farthest along ``d (3,)`` (the first of equals)."""
+    # GJK meets ties as a rule (v comes out normal to a hull's edge): summed in the compiled twin's order, the
+    # products round alike there, so both pick the same point
+    return P[np.argmax(P[:, 0] * d[0] + P[:, 1] * d[1] + P[:, 2] * d[2])]
 
 
 def _decided(lo: float, hi: float, threshold: float, band: float) -> bool:
