@@ -82,7 +82,7 @@ def _nearest_edge(a, b, c):
 
 @njit(cache=True)
 def _triangle_weights(a, b, c):
-    """Twin of :func:`physai.collision._triangle_weights` (Ericson 2005, 5.1.5)."""
+    """Twin of :func:`physai.collision._gjk_triangle_weights` (Ericson 2005, 5.1.5)."""
     ab, ac = _sub(b, a), _sub(c, a)
     d1, d2 = -_dot(ab, a), -_dot(ac, a)
     if d1 <= 0.0 and d2 <= 0.0:
@@ -113,7 +113,7 @@ def _triangle_weights(a, b, c):
 
 @njit(cache=True)
 def _tetrahedron_weights(W):
-    """Twin of :func:`physai.collision._tetrahedron_weights` (Ericson 2005, 5.1.6): the four weights, and
+    """Twin of :func:`physai.collision._gjk_tetrahedron_weights` (Ericson 2005, 5.1.6): the four weights, and
     whether a face held the nearest point (False: the origin is inside)."""
     a, b, c, d = _row(W, 0), _row(W, 1), _row(W, 2), _row(W, 3)
     volume = _dot(_cross(_sub(b, a), _sub(c, a)), _sub(d, a))
@@ -135,7 +135,7 @@ def _tetrahedron_weights(W):
 
 @njit(cache=True)
 def _nearest(W, n):
-    """Twin of :func:`physai.collision._nearest` on the first ``n`` rows of ``W``, compacted in place to the corners
+    """Twin of :func:`physai.collision._gjk_nearest` on the first ``n`` rows of ``W``, compacted in place to the corners
     kept: ``(kept, v)``; ``kept = -1`` for a tetrahedron holding the origin."""
     weights = np.zeros(4)
     if n == 2:

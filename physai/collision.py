@@ -727,51 +727,53 @@ def gjk_bracket(A_world, ra: float, B_world, rb: float, threshold: float, band: 
     r = ra + rb
     simplex = [A[0] - B[0]]
     v, lo = simplex[0], -np.inf
-    hi = _length(v) - r
+    hi = _gjk_length(v) - r
     for _ in range(max_iter):
-        nv = _length(v)
+        nv = _gjk_length(v)
         if nv < GJK_TOUCH:
             break
-        w = _support(A, -v) - _support(B, v)
+        w = _gjk_support(A, -v) - _gjk_support(B, v)
         gap = (v @ w) / nv
         if gap > 0.0:  # the plane through w normal to v separates the origin from A - B
             lo = max(lo, gap - r)
-        if _decided(lo, hi, threshold, band) or any(np.array_equal(w, s) for s in simplex):
+        if _gjk_decided(lo, hi, threshold, band) or any(np.array_equal(w, s) for s in simplex):
             break
-        simplex, v = _nearest(simplex + [w])
+        simplex, v = _gjk_nearest(simplex + [w])
         if v is None:
             return -np.inf, -r
-        hi = min(hi, _length(v) - r)
-        if _length(v) >= nv or _decided(lo, hi, threshold, band):
+        hi = min(hi, _gjk_length(v) - r)
+        if _gjk_length(v) >= nv or _gjk_decided(lo, hi, threshold, band):
             break
     return lo, hi
 
 
-def _length(v: np.ndarray) -> float:
+def _gjk_length(v: np.ndarray) -> float:
     return float(np.sqrt(v @ v))
 
 
-def _support(P: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """The point of ``P (n, 3)`` farthest along ``d (3,)``."""
-    return P[np.argmax(P @ d)]
+def _gjk_support(P: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """The point of ``P (n, 3)`` farthest along ``d (3,)`` (the first of equals)."""
+    # GJK meets ties as a rule (v comes out normal to a hull's edge): summed in the compiled twin's order, the
+    # products round alike there, so both pick the same point
+    return P[np.argmax(P[:, 0] * d[0] + P[:, 1] * d[1] + P[:, 2] * d[2])]
 
 
-def _decided(lo: float, hi: float, threshold: float, band: float) -> bool:
+def _gjk_decided(lo: float, hi: float, threshold: float, band: float) -> bool:
     return lo >= threshold + band or hi < threshold - band or hi - lo <= GJK_CONVERGED
 
 
-def _nearest(simplex: list) -> tuple[list, np.ndarray | None]:
+def _gjk_nearest(simplex: list) -> tuple[list, np.ndarray | None]:
     """The simplex's point nearest the origin ``v (3,)`` and the corners it needs (those of nonzero weight);
     ``v = None`` for a tetrahedron holding the origin."""
-    weights = (_segment_weights(*simplex) if len(simplex) == 2 else _triangle_weights(*simplex)
-               if len(simplex) == 3 else _tetrahedron_weights(simplex))
+    weights = (_gjk_segment_weights(*simplex) if len(simplex) == 2 else _gjk_triangle_weights(*simplex)
+               if len(simplex) == 3 else _gjk_tetrahedron_weights(simplex))
     if weights is None:
         return simplex, None
     kept = [(lam, s) for lam, s in zip(weights, simplex) if lam > 0.0]
     return [s for _, s in kept], sum(lam * s for lam, s in kept)
 
 
-def _segment_weights(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+def _gjk_segment_weights(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Weights of ``a, b`` of the point of segment ``a b`` nearest the origin."""
     ab = b - a
     den = ab @ ab
@@ -779,12 +781,12 @@ def _segment_weights(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return 1.0 - t, t
 
 
-def _ratio(num: float, den: float) -> float:
+def _gjk_ratio(num: float, den: float) -> float:
     """``num / den`` for a parameter in [0, 1]; 0 for a degenerate (zero-length) edge."""
     return num / den if den > 0.0 else 0.0
 
 
-def _triangle_weights(a, b, c) -> tuple[float, float, float]:
+def _gjk_triangle_weights(a, b, c) -> tuple[float, float, float]:
     """Weights of ``a, b, c`` of the point of triangle ``a b c`` nearest the origin, by its Voronoi regions
     (Ericson 2005, 5.1.5); a degenerate triangle gives its nearest edge."""
     ab, ac = b - a, c - a
@@ -796,48 +798,48 @@ def _triangle_weights(a, b, c) -> tuple[float, float, float]:
         return 0.0, 1.0, 0.0
     vc = d1 * d4 - d3 * d2
     if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
-        t = _ratio(d1, d1 - d3)
+        t = _gjk_ratio(d1, d1 - d3)
         return 1.0 - t, t, 0.0
     d5, d6 = -(ab @ c), -(ac @ c)
     if d6 >= 0.0 and d5 <= d6:
         return 0.0, 0.0, 1.0
     vb = d5 * d2 - d1 * d6
     if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
-        t = _ratio(d2, d2 - d6)
+        t = _gjk_ratio(d2, d2 - d6)
         return 1.0 - t, 0.0, t
     va = d3 * d6 - d5 * d4
     if va <= 0.0 and d4 - d3 >= 0.0 and d5 - d6 >= 0.0:
-        t = _ratio(d4 - d3, (d4 - d3) + (d5 - d6))
+        t = _gjk_ratio(d4 - d3, (d4 - d3) + (d5 - d6))
         return 0.0, 1.0 - t, t
     den = va + vb + vc
     if den > 0.0:
         return va / den, vb / den, vc / den
-    return _nearest_edge(a, b, c)
+    return _gjk_nearest_edge(a, b, c)
 
 
-def _nearest_edge(a, b, c) -> tuple[float, float, float]:
+def _gjk_nearest_edge(a, b, c) -> tuple[float, float, float]:
     """Weights of the point nearest the origin on the edges of a flat triangle ``a b c``."""
-    s1, t1 = _segment_weights(a, b)
-    s2, t2 = _segment_weights(a, c)
-    s3, t3 = _segment_weights(b, c)
+    s1, t1 = _gjk_segment_weights(a, b)
+    s2, t2 = _gjk_segment_weights(a, c)
+    s3, t3 = _gjk_segment_weights(b, c)
     best = min(((s1, t1, 0.0), (s2, 0.0, t2), (0.0, s3, t3)),
-               key=lambda w: _length(w[0] * a + w[1] * b + w[2] * c))
+               key=lambda w: _gjk_length(w[0] * a + w[1] * b + w[2] * c))
     return best
 
 
-def _tetrahedron_weights(simplex: list) -> tuple[float, ...] | None:
+def _gjk_tetrahedron_weights(simplex: list) -> tuple[float, ...] | None:
     """Weights of the four corners of the point of tetrahedron ``simplex`` nearest the origin, from the faces the
     origin lies outside of (Ericson 2005, 5.1.6); ``None`` when it lies inside none (the origin is inside). A flat
     tetrahedron is never said to hold the origin: all its faces are searched."""
     a, b, c, d = simplex
     volume = np.cross(b - a, c - a) @ (d - a)
-    flat = abs(volume) <= GJK_FLAT * _length(b - a) * _length(c - a) * _length(d - a)
+    flat = abs(volume) <= GJK_FLAT * _gjk_length(b - a) * _gjk_length(c - a) * _gjk_length(d - a)
     best, weights = np.inf, None
     for i, j, k, o in _TETRA_FACES:
         p, q, s = simplex[i], simplex[j], simplex[k]
         n = np.cross(q - p, s - p)
         if flat or (n @ -p) * (n @ (simplex[o] - p)) < 0.0:
-            w = _triangle_weights(p, q, s)
+            w = _gjk_triangle_weights(p, q, s)
             x = w[0] * p + w[1] * q + w[2] * s
             if x @ x < best:
                 best, weights = x @ x, [0.0] * 4
