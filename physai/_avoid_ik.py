@@ -4,10 +4,12 @@ Method (per target; an answer counts only once every pair of the world keeps its
 
 1. The plain solve (same options, same restart draws). Its converged answer is checked against the world: most are
    clear, and cost one distance evaluation.
-2. Restarts: for a target whose answer collides, one plain attempt from each of its first ``RESTARTS`` restart
-   draws in turn, each converged answer checked, until one is clear: the earliest clear draw wins. Attempts run in
-   batched rounds (one draw per target, then two, four, ... while few targets remain), which changes the cost,
-   not the answer.
+2. Restarts: for a target whose answer collides, one LM attempt from each of its first ``RESTARTS`` restart
+   draws in turn, as the plain solve runs its own restarts (a failed attempt's best point is not polished: only a
+   converged answer counts), each converged answer checked, until one is clear: the earliest clear draw wins. The
+   compiled engine judges each answer in the same loop (:mod:`physai._numba_avoid`: the collision screen, GJK, and
+   MuJoCo for what they leave undecided); elsewhere attempts run in batched rounds of plain solves (one draw per
+   target, then two, four, ...). Both give the same answers.
    Seeds are not screened: a colliding seed often converges to a clear answer, and on a cluttered scene most random
    seeds collide (measured: screening them cut the Panda's success from 100 % to 95 % on the tests' scene). Another
    IK branch (elbow up instead of down, another self-motion) is often clear, and a plain attempt costs less than a
@@ -125,7 +127,7 @@ def _restart_round(world, chain, T_target, uniforms, rows, a: int, k: int, plain
     takes its earliest clear answer (the one a round of one draw at a time would stop at), and is charged the steps
     up to it; its colliding answers before that join its repair candidates."""
     seeds = ik.seeds_of(chain, uniforms[rows, a:a + k].reshape(-1, chain.n))
-    r = plain(np.repeat(T_target[rows], k, axis=0), seeds, uniforms[rows.repeat(k), :0])
+    r = plain(np.repeat(T_target[rows], k, axis=0), seeds, uniforms[rows.repeat(k), :0], polish=False)
     ok = np.zeros(len(seeds), bool)
     ok[r.converged] = world.clear(r.q[r.converged])
     ok, conv, its = ok.reshape(-1, k), r.converged.reshape(-1, k), r.iterations.reshape(-1, k)
@@ -156,7 +158,7 @@ def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: ik.IKOpt
                    np.ones(R, np.int64), np.empty((R, n + 2)), np.empty((R, REPAIRS, n)))
     st.cand[:, 0] = [candidates[b][0] for b in rows]
     T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(uniforms[rows])
-    settings, sc = ik.compiled_settings(chain, o, 1, 1), world.screen
+    settings, sc = ik.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen
 
     def chunk(lo: int, hi: int) -> None:
         _engine.kernels.restarts(

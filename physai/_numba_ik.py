@@ -301,6 +301,8 @@ def _solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, 
             ended_by_limit |= at_limit
             attempt += 1
             polishing = attempt >= n_attempts
+            if polishing and s.polish == 0:
+                return False, ended_by_limit, it_total, attempt, best_perr, best_oerr, best_q
             progress = 1.0 - 1e-6 if polishing else progress
             fresh = True
             E = E_ref = np.inf

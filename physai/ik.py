@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -320,6 +320,7 @@ class IKOptions:
     sigma_healthy: float
     lambda_max: float
     patience: int
+    polish: bool = True  # polish the best point once every attempt has failed (off where only converged answers count)
 
 
 def check_options(*, task, method, weights, tol_position, tol_orientation, max_iterations, restarts, rng, axis,
@@ -425,6 +426,7 @@ def solve_ik_batch(
     avoid=None,
     _single: bool = False,  # solve_ik's call: one target, no batch axis, answered as its IKResult
     _uniforms: np.ndarray | None = None,  # the collision step's restart numbers (B, restarts, n), in place of rng's
+    _polish: bool = True,  # False for the collision step's restarts, which take converged answers only
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
@@ -458,6 +460,7 @@ def solve_ik_batch(
                       tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng,
                       axis=axis, max_step=max_step, damping=damping, sigma_healthy=sigma_healthy,
                       lambda_max=lambda_max, patience=patience, engine=engine, backend=backend)
+    o = o if _polish else replace(o, polish=False)
     T_target = check_targets(task, targets, 0 if _single else 1)
     chain.check_engine_arrays()  # the limits, seeds and packed constants the solver reads, as built
     B, n = len(T_target), chain.n
@@ -471,8 +474,9 @@ def solve_ik_batch(
 
         world = _avoid_ik.checked_world(avoid, chain, None if q0 is chain.q_middle else q0)
 
-        def plain(T, q0, uniforms):
-            return solve_ik_batch(chain, T, q0, **options, restarts=uniforms.shape[1], _uniforms=uniforms)
+        def plain(T, q0, uniforms, polish=True):
+            return solve_ik_batch(chain, T, q0, **options, restarts=uniforms.shape[1], _uniforms=uniforms,
+                                  _polish=polish)
 
         options = dict(task=task, method=method, weights=weights, tol_position=tol_position,
                        tol_orientation=tol_orientation, max_iterations=max_iterations, axis=axis, max_step=max_step,
@@ -537,7 +541,7 @@ def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: i
         task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=attempts, attempts_far=attempts_far,
         tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
         mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=chain.reach + o.tol_position,
-        base=chain.T_prev_joint[0, :3, 3])
+        base=chain.T_prev_joint[0, :3, 3], polish=o.polish)
 
 
 # Targets per thread below which a batch runs on one thread: starting a thread costs about as much as a few solves.
@@ -708,6 +712,8 @@ def _advance(s: _LoopState, r: np.ndarray, ok: np.ndarray, o: IKOptions, n_attem
     nxt = re[~finished]
     s.attempt[nxt] += 1
     s.polishing[nxt] = s.attempt[nxt] >= n_attempts[nxt]
+    if not o.polish:
+        s.active[nxt[s.polishing[nxt]]] = False
     s.progress[nxt] = np.where(s.polishing[nxt], 1.0 - 1e-6, s.progress[nxt])
     s.fresh[nxt] = True
     s.E[nxt], s.E_ref[nxt], s.no_progress[nxt] = np.inf, np.inf, 0

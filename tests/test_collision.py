@@ -335,8 +335,9 @@ def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(robot):
                          sigma_healthy=ik.SIGMA_HEALTHY, lambda_max=ik.LAMBDA_MAX, patience=None)
     U = ik.restart_uniforms(chain, np.random.default_rng(2), len(T), o.restarts)
 
-    def plain(T, q0, uniforms):
-        return ik.solve_ik_batch(chain, T, q0, task=task, restarts=uniforms.shape[1], _uniforms=uniforms)
+    def plain(T, q0, uniforms, polish=True):
+        return ik.solve_ik_batch(chain, T, q0, task=task, restarts=uniforms.shape[1], _uniforms=uniforms,
+                                 _polish=polish)
 
     compiled, rounds = (_avoid_ik.solve(world, chain, T, chain.q_middle, U, o, plain, flag) for flag in (True, False))
     np.testing.assert_array_equal(compiled.q, rounds.q)
