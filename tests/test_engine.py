@@ -147,6 +147,38 @@ def test_ahead_of_time_ik_kernel_equals_numba_jit_bit_for_bit(task, jit):
 
 
 @needs_aot
+def test_ahead_of_time_collision_kernels_equal_numba_jit_bit_for_bit(jit, monkeypatch):
+    """The screen, the verdicts and the collision step's restarts, served ahead of time and by the JIT: the same
+    bounds, verdicts and IK answers, on the Panda (mesh pieces, capsules, boxes) beside a table and a post."""
+    from physai import collision
+
+    chain = physai.load("panda")
+    world = collision.collision_world(collision.scene("panda", [
+        collision.Obstacle("table", "box", (0.8, 0.8, 0.02), (0.0, 0.0, -0.02)),
+        collision.Obstacle("post", "capsule", (0.05, 0.3), (0.45, 0.3, 0.3))]), chain)
+    rng = np.random.default_rng(4)
+    Q = chain.random_q(rng, 100)
+    T = physai.tool_pose(chain, Q[world.clear(Q)][:40])
+
+    def run():
+        return (world.bounds(Q, world.margin), *world.verdicts(Q, world.margin),
+                physai.solve_ik_batch(chain, T, avoid=world, rng=np.random.default_rng(1)))
+
+    aot = run()
+    for name in ("screen", "verdicts", "restarts", "solve_batch"):
+        monkeypatch.setattr(_engine.kernels, name, jit[name])
+    served = run()
+    for a, b in zip(aot[:3], served[:3]):  # bounds, verdicts, pairs left to MuJoCo
+        np.testing.assert_array_equal(a, b)
+    hit = aot[1] == collision.HIT  # a hit's other pairs are left unwritten
+    np.testing.assert_array_equal(aot[3][~hit], served[3][~hit])
+    np.testing.assert_array_equal(aot[4].q, served[4].q)
+    np.testing.assert_array_equal(aot[4].restarts, served[4].restarts)
+    plain = physai.solve_ik_batch(chain, T, rng=np.random.default_rng(1))
+    assert not world.clear(plain.q[plain.converged]).all()  # some plain answers collide: the restarts ran
+
+
+@needs_aot
 def test_a_fresh_process_reaches_its_first_ik_answer_without_numba_scipy_or_mujoco(tmp_path):
     code = ("import sys, physai; c = physai.load('panda'); r = physai.solve_ik(c, physai.tool_pose(c, c.q_ref)); "
             "print(r.converged, sorted(m for m in ('numba', 'scipy', 'mujoco', 'jax') if m in sys.modules))")
