@@ -15,7 +15,7 @@ import numpy as np
 
 from physai._engine import njit
 from physai._numba_collision import _B1, _F1, _F2, _I1, _I2, _P, ASK, CLEAR, HIT, _poses, config_verdict
-from physai._numba_ik import _F3, _SETTINGS, _solve_target, restart_start
+from physai._numba_ik import _F3, _SETTINGS, _solve_target, restart_start, solve_scratch
 
 EXHAUSTED, RUN = 3, 4  # as physai._avoid_ik: a target's draws spent without a clear answer; a target to run
 
@@ -38,11 +38,8 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
     :func:`physai._numba_collision.verdicts`.
     """
     s = settings[0]
-    n, m = P.shape[0] - 1, sw.shape[0]
-    k = min(m, n)
-    scratch = (np.empty((4, 4)), np.empty((6, n)), np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m),
-               np.empty((3, 3)), np.empty((k, k)), np.empty(k), np.empty(n), np.empty(n), np.empty(n),
-               np.ones(n, np.bool_), np.ones(n, np.bool_))
+    n = P.shape[0] - 1
+    scratch = solve_scratch(n, sw.shape[0])
     best_q, seed = np.empty(n), np.empty(n)
     G = last.shape[0]
     R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))

@@ -70,7 +70,8 @@ def targets_ok(T, pose, tol):
 
 @njit(cache=True, inline="always")
 def _rotvec(R):
-    """``so3_log(R)`` for a 3x3 rotation, as :func:`physai.transforms.so3_log`: Shepperd quaternion -> rotation vector."""
+    """``so3_log(R)`` for a 3x3 rotation, as :func:`physai.transforms.so3_log`: Shepperd quaternion -> rotation
+    vector."""
     m00, m11, m22 = R[0, 0], R[1, 1], R[2, 2]
     c0, c1, c2, c3 = 1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22
     d21, d02, d10 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
@@ -309,6 +310,15 @@ def _solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, 
             no_progress = 0
 
 
+@njit(cache=True)
+def solve_scratch(n, m):
+    """The working arrays of :func:`_solve_target` for ``n`` joints and ``m`` task rows, allocated once per batch."""
+    k = min(m, n)
+    return (np.empty((4, 4)), np.empty((6, n)), np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m),
+            np.empty((3, 3)), np.empty((k, k)), np.empty(k), np.empty(n), np.empty(n), np.empty(n),
+            np.ones(n, np.bool_), np.ones(n, np.bool_))
+
+
 # One explicit signature (read-only strided inputs, which numba also accepts for writable C arrays) keeps a
 # single compiled variant, loaded from the disk cache, whatever mix of frozen chain arrays, memoised
 # draws and caller arrays comes in. It runs without the GIL (as the ahead-of-time build compiles it too), so that
@@ -328,11 +338,8 @@ def solve_batch(P, lower, upper, T_target, axis, sw, q_first, uniforms, sample_r
     :data:`BEST_EFFORT` or :data:`ITERATION_LIMIT`). Each target's answer depends on its own inputs only.
     """
     s = settings[0]
-    n, m = P.shape[0] - 1, sw.shape[0]
-    k = min(m, n)
-    scratch = (np.empty((4, 4)), np.empty((6, n)), np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m),
-               np.empty((3, 3)), np.empty((k, k)), np.empty(k), np.empty(n), np.empty(n), np.empty(n),
-               np.ones(n, np.bool_), np.ones(n, np.bool_))
+    n = P.shape[0] - 1
+    scratch = solve_scratch(n, sw.shape[0])
     best_q = np.empty(n)
     for b in range(T_target.shape[0]):
         Tt = T_target[b]
