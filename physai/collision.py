@@ -30,7 +30,7 @@ import mujoco
 import numpy as np
 
 from physai import _engine
-from physai._validate import count, finite_array, generator, nonnegative, positive, real
+from physai._validate import count, finite_array, generator, nonnegative, one_of, positive, real
 from physai.errors import InputError
 from physai.kinematics import Chain, fk, joint_frames
 
@@ -185,12 +185,12 @@ class CollisionWorld:
         """``(verdict (K,), ask (K, P), bound (K, P))`` at ``flat: (K, n)``: each configuration :data:`CLEAR`,
         :data:`HIT` or :data:`ASK` against ``margin`` (m), the pairs left to MuJoCo and their lower bounds
         (:meth:`_Screen.verdicts`); ``engine``: ``"compiled"`` (:mod:`physai._numba_collision`) or ``"numpy"``."""
-        s = self.screen
-        if engine == "numpy":
+        s, flat, margin = self.screen, self._configs(flat), nonnegative(margin, "margin")
+        if one_of(engine, "engine", ENGINES) == "numpy":
             return s.verdicts(*self.geom_poses(flat), margin, self.unbounded)
         K, P = len(flat), len(self.pairs)
         verdict, ask, bound = np.empty(K, np.int64), np.zeros((K, P), bool), np.empty((K, P))
-        _engine.kernels.verdicts(np.ascontiguousarray(flat, dtype=float), self.chain.packed, self.last_joint,
+        _engine.kernels.verdicts(flat, self.chain.packed, self.last_joint,
                                  self._local_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, s.exact,
                                  self.unbounded, s.hull, s.hull_adr, s.hull_num, s.hull_radius, float(margin), _SAFE,
                                  _GJK_BAND, verdict, ask, bound)
@@ -211,14 +211,18 @@ class CollisionWorld:
     def bounds(self, flat: np.ndarray, cap: float, engine: str = "compiled") -> np.ndarray:
         """Lower bounds ``(K, P)`` (m) of the pairs' distances at ``flat: (K, n)``, refined while below ``cap``
         (:class:`_Screen`); ``engine``: ``"compiled"`` (:mod:`physai._numba_collision`) or ``"numpy"``."""
-        if engine == "numpy":
+        flat, cap = self._configs(flat), real(cap, "cap")
+        if one_of(engine, "engine", ENGINES) == "numpy":
             return self.screen.lower(*self.geom_poses(flat), cap)
         s = self.screen
         out = np.empty((len(flat), len(self.pairs)))
-        _engine.kernels.screen(np.ascontiguousarray(flat, dtype=float), self.chain.packed, self.last_joint,
-                               self._local_rows,
-                               self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, float(cap), out)
+        _engine.kernels.screen(flat, self.chain.packed, self.last_joint, self._local_rows, self.pairs, s.kind,
+                               s.radius, s.half, s.centre, s.rbound, cap, out)
         return out
+
+    def _configs(self, q) -> np.ndarray:
+        """``q`` checked as the chain's joint positions, as the kernels take them: C-contiguous ``(K, n)`` float64."""
+        return np.ascontiguousarray(self.chain.check_q(q).reshape(-1, self.chain.n))
 
     def geom_poses(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every geom's world position ``(K, ngeom, 3)`` and rotation ``(K, ngeom, 3, 3)`` at ``flat: (K, n)``, from
@@ -295,6 +299,7 @@ class CollisionWorld:
 SEGMENT, BOX, SPHERE_ONLY = 0, 1, 2  # a geom's core shape in the screen: a swept segment, a box, its bounding sphere
 _EXACT_TYPES = {int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE), int(mujoco.mjtGeom.mjGEOM_BOX)}
 _GOLDEN_STEPS = 50  # golden-section steps of the segment-box distance: the bracket shrinks to 0.618^50 = 4e-11
+ENGINES = ("compiled", "numpy")  # the screen's two engines: physai._numba_collision, and _Screen's NumPy reference
 CLEAR, HIT, ASK = 0, 1, 2  # a configuration's verdict against the margin: kept, not kept, MuJoCo decides
 _GJK_ITERATIONS = 32  # GJK steps per undecided convex pair before MuJoCo decides it
 _GJK_BAND = 1e-6  # m: a GJK bracket decides a verdict only this far from the margin (MuJoCo's own GJK tolerance)

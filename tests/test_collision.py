@@ -250,6 +250,15 @@ def test_bad_input_names_the_problem():
         C.collision_world(spec.compile(), chain)
     with pytest.raises(InputError, match="Obstacle"):
         C.scene("so101", [("table", "box")])
+    world = C.collision_world("so101", chain)
+    for call, name in ((lambda: world.verdicts(np.zeros(4), 0.01), "q"),
+                       (lambda: world.verdicts(np.full(5, np.nan), 0.01), "q"),
+                       (lambda: world.verdicts(np.zeros(5), float("nan")), "margin"),
+                       (lambda: world.verdicts(np.zeros(5), 0.01, engine="fast"), "engine"),
+                       (lambda: world.bounds(np.zeros((2, 6)), 0.01), "q"),
+                       (lambda: world.bounds(np.zeros(5), "far"), "cap")):
+        with pytest.raises(InputError, match=name):
+            call()
 
 
 # ---- collision-aware IK ------------------------------------------------------------------------------------------
