@@ -17,6 +17,7 @@ import importlib
 import inspect
 import itertools
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -352,9 +353,17 @@ def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, fail
     modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
     agree, disagree = tally(runs)
     return _templates().get_template("track.html").render(
-        meta=meta, body=body, modules=modules, count=len(lessons), steps=len(STEPS), wall=wall,
+        meta=meta, body=body, modules=modules, count=len(lessons), minutes=lesson_minutes(lessons), steps=len(STEPS),
+        wall=wall,
         ok=sum(r.ok for r in runs), runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp,
         **_assets())
+
+
+def lesson_minutes(lessons: list[Lesson]) -> int | None:
+    """The lessons' own time estimates added up, in minutes (front matter ``time``, e.g. ``"~45 min"``); None if
+    any lesson gives none in minutes."""
+    found = [re.fullmatch(r"~?\s*(\d+)\s*min", str(x.meta.get("time", "")).strip()) for x in lessons]
+    return sum(int(m[1]) for m in found) if found and all(found) else None
 
 
 def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: float) -> tuple[Path, list[str]]:

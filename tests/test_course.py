@@ -398,6 +398,19 @@ def test_the_track_page_lists_every_lesson_with_its_progress(site):
         assert f'data-progress="{number}"' in page
     assert page.count("Module ") >= 3 and "audit.html" in page
     assert f"a track in {len(cli.lesson_dirs())} lessons" in page
+    # the total comes from the lessons' own front matter, never typed on the track page
+    minutes = sum(int(re.search(r'^time = "~(\d+) min"$', (d / "lesson.md").read_text(), re.M)[1])
+                  for d in cli.lesson_dirs())
+    assert f"about {minutes / 60:.1f} hours by their own estimates" in page
+
+
+def test_lesson_minutes_add_the_time_fields_or_give_none():
+    def lesson(time):
+        return type("L", (), {"meta": {"time": time}})()
+
+    assert course.lesson_minutes([lesson("~40 min"), lesson("45 min")]) == 85
+    assert course.lesson_minutes([lesson("~40 min"), lesson("an afternoon")]) is None
+    assert course.lesson_minutes([]) is None
 
 
 # ---- every lesson's exercise ---------------------------------------------------------------------------------
