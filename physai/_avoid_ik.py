@@ -164,8 +164,8 @@ def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: ik.IKOpt
         _engine.kernels.restarts(
             chain.packed, chain.lower, chain.upper, T[lo:hi], o.axis, o.sqrt_weights, U[lo:hi], chain._sample_range,
             settings, tried, world.last_joint, world._local_rows, world.pairs, sc.kind, sc.radius, sc.half, sc.centre,
-            sc.rbound, sc.exact, world.unbounded, sc.hull, sc.hull_adr, sc.hull_num, sc.hull_radius, world.margin,
-            collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
+            sc.rbound, sc.exact, world.unbounded, sc.hull, sc.hull_adr, sc.hull_num, sc.hull_radius, sc.hull_disk,
+            world.margin, collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
 
     while (st.status == RUN).any():
         ik._in_threads(chunk, R)

@@ -222,7 +222,7 @@ def _near_verdict(i, a, b, bound, x_geom, R_geom, screen_arrays, hulls, margin, 
     """``(verdict, bound)`` of pair ``i`` = ``(a, b)`` whose spheres' gap ``bound`` falls short of the margin:
     :data:`CLEAR`, :data:`HIT` or :data:`ASK` (MuJoCo decides) (:meth:`physai.collision._Screen.verdicts`)."""
     kind, radius, half, centre, rbound, exact = screen_arrays
-    hull, hull_adr, hull_num, hull_radius = hulls
+    hull, hull_adr, hull_num, hull_radius, hull_disk = hulls
     bound = _refined(a, b, bound, x_geom, R_geom, kind, radius, half, centre, rbound, margin + safe)
     if bound >= margin + safe:
         return CLEAR, bound
@@ -233,7 +233,7 @@ def _near_verdict(i, a, b, bound, x_geom, R_geom, screen_arrays, hulls, margin, 
         xb, Rb = _pose(b, x_geom, R_geom)
         lo, hi = gjk_bracket(hull[hull_adr[a]:hull_adr[a] + hull_num[a]], Ra, xa, hull_radius[a],
                              hull[hull_adr[b]:hull_adr[b] + hull_num[b]], Rb, xb, hull_radius[b], margin, band,
-                             GJK_ITERATIONS)
+                             GJK_ITERATIONS, hull_disk[a], hull_disk[b])
         if lo >= margin + band:
             return CLEAR, lo
         if hi < margin - band:
@@ -267,17 +267,18 @@ def config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, ma
     return verdict
 
 
-@njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, numba.float64,
+@njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, _F1, numba.float64,
                  numba.float64, numba.float64, numba.int64[::1], _B2, numba.float64[:, ::1]), cache=True, nogil=True)
 def verdicts(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, exact, unbounded, hull, hull_adr,
-             hull_num, hull_radius, margin, safe, band, out, ask, bound):
+             hull_num, hull_radius, hull_disk, margin, safe, band, out, ask, bound):
     """Each configuration's verdict ``out (K,)`` against ``margin`` (:func:`config_verdict`), with the pairs left to
     MuJoCo ``ask (K, npairs)`` and their lower bounds ``bound (K, npairs)`` (m). ``hull (V, 3)`` every geom's points
-    in its own frame (``hull_adr``, ``hull_num`` per geom; 0 points: no hull), grown by ``hull_radius``."""
+    in its own frame (``hull_adr``, ``hull_num`` per geom; 0 points: no hull), swept by a disk of radius
+    ``hull_disk`` in the geom's xy plane and grown by ``hull_radius``."""
     G = last.shape[0]
     R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))
     screen_arrays = (kind, radius, half, centre, rbound, exact)
-    hulls = (hull, hull_adr, hull_num, hull_radius)
+    hulls = (hull, hull_adr, hull_num, hull_radius, hull_disk)
     for k in range(Q.shape[0]):
         _poses(Q[k], P, last, T_local, R_geom, x_geom)
         out[k] = config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margin, safe, band, ask,

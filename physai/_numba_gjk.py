@@ -37,15 +37,20 @@ def _combine(wa, a, wb, b, wc, c):
 
 
 @njit(cache=True)
-def _support(V, R, x, d):
-    """The world point of the hull ``V`` at pose ``(R, x)`` farthest along the world direction ``d``."""
+def _support(V, R, x, d, disk):
+    """The world point of the hull ``V`` at pose ``(R, x)``, swept by a disk of radius ``disk`` in its local xy
+    plane, farthest along the world direction ``d``."""
     dl = _transpose_apply(R, d)
     best, k = -np.inf, 0
     for i in range(V.shape[0]):
         s = V[i, 0] * dl[0] + V[i, 1] * dl[1] + V[i, 2] * dl[2]
         if s > best:
             best, k = s, i
-    p = _apply(R, (V[k, 0], V[k, 1], V[k, 2]))
+    px, py = V[k, 0], V[k, 1]
+    across = np.sqrt(dl[0] * dl[0] + dl[1] * dl[1])
+    if disk > 0.0 and across > 0.0:
+        px, py = px + disk * dl[0] / across, py + disk * dl[1] / across
+    p = _apply(R, (px, py, V[k, 2]))
     return (p[0] + x[0], p[1] + x[1], p[2] + x[2])
 
 
@@ -165,9 +170,10 @@ def _known(W, n, w):
 
 
 @njit(cache=True)
-def gjk_bracket(Va, Ra, xa, ra, Vb, Rb, xb, rb, threshold, band, max_iter):
+def gjk_bracket(Va, Ra, xa, ra, Vb, Rb, xb, rb, threshold, band, max_iter, da=0.0, db=0.0):
     """Twin of :func:`physai.collision.gjk_bracket`: ``(lo, hi)`` (m) for the hulls ``Va (na, 3)``, ``Vb (nb, 3)``
-    (each in its geom's frame, m) at world poses ``(Ra, xa)``, ``(Rb, xb)``, inflated by ``ra``, ``rb``."""
+    (each in its geom's frame, m) at world poses ``(Ra, xa)``, ``(Rb, xb)``, swept by disks of radii ``da``, ``db``
+    in their frames' xy planes (a cylinder: its axis's ends and its radius) and inflated by ``ra``, ``rb``."""
     r = ra + rb
     W = np.empty((4, 3))
     pa, pb = _apply(Ra, (Va[0, 0], Va[0, 1], Va[0, 2])), _apply(Rb, (Vb[0, 0], Vb[0, 1], Vb[0, 2]))
@@ -179,7 +185,7 @@ def gjk_bracket(Va, Ra, xa, ra, Vb, Rb, xb, rb, threshold, band, max_iter):
         nv = _norm(v)
         if nv < TOUCH:
             break
-        w = _sub(_support(Va, Ra, xa, (-v[0], -v[1], -v[2])), _support(Vb, Rb, xb, v))
+        w = _sub(_support(Va, Ra, xa, (-v[0], -v[1], -v[2]), da), _support(Vb, Rb, xb, v, db))
         gap = _dot(v, w) / nv
         if gap > 0.0:
             lo = max(lo, gap - r)

@@ -192,8 +192,8 @@ class CollisionWorld:
         verdict, ask, bound = np.empty(K, np.int64), np.zeros((K, P), bool), np.empty((K, P))
         _engine.kernels.verdicts(flat, self.chain.packed, self.last_joint,
                                  self._local_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, s.exact,
-                                 self.unbounded, s.hull, s.hull_adr, s.hull_num, s.hull_radius, float(margin), _SAFE,
-                                 _GJK_BAND, verdict, ask, bound)
+                                 self.unbounded, s.hull, s.hull_adr, s.hull_num, s.hull_radius, s.hull_disk,
+                                 float(margin), _SAFE, _GJK_BAND, verdict, ask, bound)
         return verdict, ask, bound
 
     def _keeps(self, q: np.ndarray, pairs: np.ndarray, margin: float) -> bool:
@@ -318,8 +318,9 @@ class _Screen:
     is a lower bound).
     Where both cores are the geoms themselves (sphere, capsule, box) and not box-box, the bound is the distance
     (``exact``), so a verdict needs no MuJoCo call. A pair of convex hulls (box, mesh, or a sphere or capsule as the
-    hull of its centre or segment grown by its radius) that the bound leaves undecided is bracketed by GJK
-    (:func:`gjk_bracket`), which decides it unless the bracket holds the margin within ``_GJK_BAND``."""
+    hull of its centre or segment grown by its radius, a cylinder as its axis swept by a disk) that the bound leaves
+    undecided is bracketed by GJK (:func:`gjk_bracket`), which decides it unless the bracket holds the margin within
+    ``_GJK_BAND``."""
 
     g1: np.ndarray
     g2: np.ndarray
@@ -333,6 +334,7 @@ class _Screen:
     hull_adr: np.ndarray  # (ngeom,) a geom's first row in hull
     hull_num: np.ndarray  # (ngeom,) its number of points (0: no hull; MuJoCo decides its undecided pairs)
     hull_radius: np.ndarray  # (ngeom,) the radius grown around its hull (sphere, capsule)
+    hull_disk: np.ndarray  # (ngeom,) the radius of a disk in its xy plane that sweeps its hull (cylinder)
 
     @classmethod
     def of(cls, m: mujoco.MjModel, pairs: np.ndarray) -> _Screen:
@@ -381,8 +383,8 @@ class _Screen:
         hit = self.exact & (bound < margin - _SAFE) & ~unbounded
         convex = (self.hull_num[self.g1] > 0) & (self.hull_num[self.g2] > 0) & ~self.exact & ~unbounded
         for k, i in zip(*np.nonzero(~clear & ~hit & convex)):
-            a, b = self._hull(xpos[k], xmat[k], self.g1[i]), self._hull(xpos[k], xmat[k], self.g2[i])
-            lo, hi = gjk_bracket(*a, *b, margin, _GJK_BAND, _GJK_ITERATIONS)
+            (A, ra, disk_a), (B, rb, disk_b) = (self._hull(xpos[k], xmat[k], g) for g in (self.g1[i], self.g2[i]))
+            lo, hi = gjk_bracket(A, ra, B, rb, margin, _GJK_BAND, _GJK_ITERATIONS, disk_a, disk_b)
             clear[k, i], hit[k, i] = lo >= margin + _GJK_BAND, hi < margin - _GJK_BAND
             bound[k, i] = max(bound[k, i], lo)
         ask = ~clear & ~hit & ~hit.any(axis=1, keepdims=True)
@@ -390,9 +392,10 @@ class _Screen:
         return verdict, ask, np.where(unbounded, -np.inf, bound)
 
     def _hull(self, xpos, xmat, g):
-        """Geom ``g``'s hull points in the world ``(k, 3)`` and its radius."""
+        """Geom ``g``'s hull points in the world ``(k, 3)``, its radius, and its disk ``(normal, radius)`` or None."""
         local = self.hull[self.hull_adr[g]:self.hull_adr[g] + self.hull_num[g]]
-        return xpos[g] + local @ xmat[g].T, self.hull_radius[g]
+        disk = (xmat[g][:, 2], self.hull_disk[g]) if self.hull_disk[g] > 0 else None
+        return xpos[g] + local @ xmat[g].T, self.hull_radius[g], disk
 
     def _cores(self, k, a, b, xpos, xmat) -> np.ndarray:
         ka, kb = self.kind[a], self.kind[b]
@@ -461,17 +464,18 @@ class _Screen:
 
 def _hulls(m: mujoco.MjModel):
     """Every geom's hull points in its own frame, as MuJoCo collides it: a sphere's centre and a capsule's segment
-    ends (grown by their radius), a box's corners, a mesh's vertices (whose convex hull MuJoCo uses). ->
-    ``(hull (V, 3), hull_adr (ngeom,), hull_num (ngeom,), hull_radius (ngeom,))``."""
-    T, points, radius = mujoco.mjtGeom, [], np.zeros(m.ngeom)
+    ends (grown by their radius), a cylinder's axis ends (swept by a disk of its radius), a box's corners, a mesh's
+    vertices (whose convex hull MuJoCo uses). -> ``(hull (V, 3), hull_adr (ngeom,), hull_num (ngeom,),
+    hull_radius (ngeom,), hull_disk (ngeom,))``."""
+    T, points, radius, disk = mujoco.mjtGeom, [], np.zeros(m.ngeom), np.zeros(m.ngeom)
     for g in range(m.ngeom):
         t, size = int(m.geom_type[g]), m.geom_size[g]
         if t == int(T.mjGEOM_SPHERE):
             points.append(np.zeros((1, 3)))
             radius[g] = size[0]
-        elif t == int(T.mjGEOM_CAPSULE):
+        elif t in (int(T.mjGEOM_CAPSULE), int(T.mjGEOM_CYLINDER)):
             points.append(np.array([[0.0, 0.0, -size[1]], [0.0, 0.0, size[1]]]))
-            radius[g] = size[0]
+            (radius if t == int(T.mjGEOM_CAPSULE) else disk)[g] = size[0]
         elif t == int(T.mjGEOM_BOX):
             points.append(size * np.array(np.meshgrid(*[[-1.0, 1.0]] * 3, indexing="ij")).reshape(3, -1).T)
         elif t == int(T.mjGEOM_MESH):
@@ -481,7 +485,7 @@ def _hulls(m: mujoco.MjModel):
             points.append(np.zeros((0, 3)))
     num = np.array([len(p) for p in points], dtype=np.int64)
     adr = np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int64)
-    return np.ascontiguousarray(np.concatenate(points)), adr, num, radius
+    return np.ascontiguousarray(np.concatenate(points)), adr, num, radius, disk
 
 
 def segment_distance(p1, q1, p2, q2) -> np.ndarray:
@@ -715,10 +719,11 @@ GJK_FLAT = 1e-10  # a tetrahedron whose volume over its edges' product is below 
 _TETRA_FACES = ((0, 1, 2, 3), (0, 2, 3, 1), (0, 3, 1, 2), (1, 3, 2, 0))  # a face's three corners, then the fourth
 
 
-def gjk_bracket(A_world, ra: float, B_world, rb: float, threshold: float, band: float,
-                max_iter: int) -> tuple[float, float]:
+def gjk_bracket(A_world, ra: float, B_world, rb: float, threshold: float, band: float, max_iter: int,
+                disk_a=None, disk_b=None) -> tuple[float, float]:
     """Bounds ``(lo, hi)`` (m) of the signed distance between the convex hull of ``A_world (na, 3)`` inflated by the
-    radius ``ra >= 0`` and the hull of ``B_world (nb, 3)`` inflated by ``rb`` (points in the world frame, m).
+    radius ``ra >= 0`` and the hull of ``B_world (nb, 3)`` inflated by ``rb`` (points in the world frame, m). A hull
+    may be swept by a disk, ``disk_a = (normal (3,), radius)`` (a cylinder: its axis's two ends, and its radius).
 
     GJK on the Minkowski difference ``A - B``: ``hi = |v| - ra - rb`` with ``v`` its simplex's point nearest the
     origin (a convex combination of support points, so a point of the difference: an upper bound); ``lo`` the
@@ -737,7 +742,7 @@ def gjk_bracket(A_world, ra: float, B_world, rb: float, threshold: float, band: 
         nv = _gjk_length(v)
         if nv < GJK_TOUCH:
             break
-        w = _gjk_support(A, -v) - _gjk_support(B, v)
+        w = _gjk_support(A, -v, disk_a) - _gjk_support(B, v, disk_b)
         gap = (v @ w) / nv
         if gap > 0.0:  # the plane through w normal to v separates the origin from A - B
             lo = max(lo, gap - r)
@@ -756,11 +761,18 @@ def _gjk_length(v: np.ndarray) -> float:
     return float(np.sqrt(v @ v))
 
 
-def _gjk_support(P: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """The point of ``P (n, 3)`` farthest along ``d (3,)`` (the first of equals)."""
+def _gjk_support(P: np.ndarray, d: np.ndarray, disk=None) -> np.ndarray:
+    """The point of ``P (n, 3)`` (swept by ``disk = (normal, radius)``, if given) farthest along ``d (3,)`` (the
+    first of equals)."""
     # GJK meets ties as a rule (v comes out normal to a hull's edge): summed in the compiled twin's order, the
     # products round alike there, so both pick the same point
-    return P[np.argmax(P[:, 0] * d[0] + P[:, 1] * d[1] + P[:, 2] * d[2])]
+    p = P[np.argmax(P[:, 0] * d[0] + P[:, 1] * d[1] + P[:, 2] * d[2])]
+    if disk is None:
+        return p
+    normal, radius = disk
+    across = d - (d @ normal) * normal  # d's part in the disk's plane: the rim point it reaches
+    length = np.sqrt(across[0] * across[0] + across[1] * across[1] + across[2] * across[2])
+    return p + radius * across / length if length > 0.0 else p
 
 
 def _gjk_decided(lo: float, hi: float, threshold: float, band: float) -> bool:

@@ -14,9 +14,12 @@ NO_STOP = 10.0  # m: a band wider than any distance here: the verdict is never d
 PIECES = ("link5_piece0", "link5_piece5")  # the largest and the smallest convex piece (342 and 80 vertices)
 GEOMS = {"box": '<geom type="box" size="0.04 0.03 0.05"/>', "box2": '<geom type="box" size="0.06 0.02 0.03"/>',
          "capsule": '<geom type="capsule" size="0.02 0.04"/>', "sphere": '<geom type="sphere" size="0.03"/>',
-         "mesh0": '<geom type="mesh" mesh="piece0"/>', "mesh1": '<geom type="mesh" mesh="piece1"/>'}
+         "mesh0": '<geom type="mesh" mesh="piece0"/>', "mesh1": '<geom type="mesh" mesh="piece1"/>',
+         "cylinder": '<geom type="cylinder" size="0.025 0.04"/>',
+         "cylinder2": '<geom type="cylinder" size="0.03 0.02"/>'}
 PAIRS = [("box", "box2"), ("box", "mesh0"), ("mesh0", "mesh1"), ("capsule", "mesh0"), ("sphere", "mesh1"),
-         ("capsule", "box"), ("sphere", "box")]
+         ("capsule", "box"), ("sphere", "box"), ("capsule", "cylinder"), ("cylinder", "mesh0"), ("box", "cylinder"),
+         ("cylinder", "cylinder2")]
 POSES = 300
 
 
@@ -39,16 +42,20 @@ def pair_model(panda, g1, g2):
 
 
 def hull(m, g):
-    """Geom ``g`` as points in its own frame and a radius: box corners, a capsule's segment ends, a sphere's
-    centre, a mesh's vertices (MuJoCo's mesh_vert, in the geom's frame: test_mesh_vertices_are_in_the_geom_frame)."""
-    size = m.geom_size[g]
-    if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:
-        return np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)]) * size, 0.0
-    if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH:
-        return mesh_vertices(m, m.geom_dataid[g]), 0.0
-    if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
-        return np.array([[0.0, 0.0, -size[1]], [0.0, 0.0, size[1]]]), float(size[0])
-    return np.zeros((1, 3)), float(size[0])
+    """Geom ``g`` as points in its own frame, a radius and a disk's radius: box corners, a capsule's segment ends, a
+    cylinder's axis ends swept by a disk, a sphere's centre, a mesh's vertices (MuJoCo's mesh_vert, in the geom's
+    frame: test_mesh_vertices_are_in_the_geom_frame)."""
+    size, kind, T = m.geom_size[g], int(m.geom_type[g]), mujoco.mjtGeom
+    if kind == T.mjGEOM_BOX:
+        return np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)]) * size, 0.0, 0.0
+    if kind == T.mjGEOM_MESH:
+        return mesh_vertices(m, m.geom_dataid[g]), 0.0, 0.0
+    ends = np.array([[0.0, 0.0, -size[1]], [0.0, 0.0, size[1]]])
+    if kind == T.mjGEOM_CAPSULE:
+        return ends, float(size[0]), 0.0
+    if kind == T.mjGEOM_CYLINDER:
+        return ends, 0.0, float(size[0])
+    return np.zeros((1, 3)), float(size[0]), 0.0
 
 
 def pose(d, g):
@@ -103,7 +110,8 @@ def test_mesh_vertices_are_in_the_geom_frame(panda):
 def test_gjk_bracket_holds_mj_geomDistance(panda, g1, g2):
     m = pair_model(panda, g1, g2)
     d = mujoco.MjData(m)
-    (Va, ra), (Vb, rb) = hull(m, 0), hull(m, 1)
+    (Va, ra, da), (Vb, rb, db) = hull(m, 0), hull(m, 1)
+    disks = {"da": da, "db": db}
     # MuJoCo's GJK stops within its ccd_tolerance (1e-6 m) of the distance; on these samples its distances lay
     # within ~1e-16 m of the rigorous brackets, so its stated tolerance is a generous bound that still catches a
     # wrong bracket (a missed face or vertex is off by millimetres)
@@ -111,35 +119,36 @@ def test_gjk_bracket_holds_mj_geomDistance(panda, g1, g2):
     overlapping = near = 0
     for dist in random_poses(m, d, np.random.default_rng(7), POSES):
         poses = pose(d, 0) + (ra,) + (Vb,) + pose(d, 1) + (rb,)
-        tight = gjk_bracket(Va, *poses, 0.0, NO_STOP, 1000)
+        tight = gjk_bracket(Va, *poses, 0.0, NO_STOP, 1000, **disks)
         if tight == (-np.inf, -ra - rb):
             # the hulls overlap: MuJoCo's depth is then its collider's estimate (a capsule's segment inside a box
             # comes out up to 1.5 mm less deep than its radius), so only the verdict is compared
             assert dist < tol
         else:
             assert tight[1] - tight[0] <= 1e-6 and tight[0] - tol <= dist <= tight[1] + tol
-            lo, hi = gjk_bracket(Va, *poses, MARGIN, 0.002, 64)
+            lo, hi = gjk_bracket(Va, *poses, MARGIN, 0.002, 64, **disks)
             assert lo - tol <= dist <= hi + tol
         overlapping += dist < 0
         near += 0 < dist < 0.02
         if dist > tol:
-            lo, hi = gjk_bracket(Va, *poses, 0.0, NO_STOP, 1000)
+            lo, hi = gjk_bracket(Va, *poses, 0.0, NO_STOP, 1000, **disks)
             assert hi - lo <= 1e-6 and lo - tol <= dist <= hi + tol
     assert overlapping > POSES // 10 and near > POSES // 5  # the sample exercises penetration and near contact
 
 
 @pytest.mark.parametrize("g1, g2", PAIRS)
 def test_gjk_numba_equals_numpy_reference(panda, g1, g2):
-    # the same world points both ways (the compiled function at the identity pose): the same iterations, so equal
-    # to round-off; (lo = -inf) must agree exactly
+    # the same world points both ways (the compiled function at the identity pose, so a disk lies in the world's
+    # xy plane for both): the same iterations, so equal to round-off; (lo = -inf) must agree exactly
     m = pair_model(panda, g1, g2)
     d = mujoco.MjData(m)
-    (Va, ra), (Vb, rb) = hull(m, 0), hull(m, 1)
+    (Va, ra, da), (Vb, rb, db) = hull(m, 0), hull(m, 1)
+    disk_a, disk_b = (((np.array([0.0, 0.0, 1.0]), r) if r else None) for r in (da, db))
     for _ in random_poses(m, d, np.random.default_rng(3), 60):
         A, B = world(Va, *pose(d, 0)), world(Vb, *pose(d, 1))
         for threshold, band, max_iter in ((MARGIN, 0.002, 64), (0.0, NO_STOP, 1000), (MARGIN, 0.0, 3)):
-            ours = gjk_bracket(A, IDENTITY, ORIGIN, ra, B, IDENTITY, ORIGIN, rb, threshold, band, max_iter)
-            ref = C.gjk_bracket(A, ra, B, rb, threshold, band, max_iter)
+            ours = gjk_bracket(A, IDENTITY, ORIGIN, ra, B, IDENTITY, ORIGIN, rb, threshold, band, max_iter, da, db)
+            ref = C.gjk_bracket(A, ra, B, rb, threshold, band, max_iter, disk_a, disk_b)
             assert (ours[0] == -np.inf) == (ref[0] == -np.inf)
             np.testing.assert_allclose(np.nan_to_num(ours, neginf=0.0), np.nan_to_num(ref, neginf=0.0), rtol=0,
                                        atol=1e-12)
