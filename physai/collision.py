@@ -732,6 +732,22 @@ def gjk_bracket(A_world, ra: float, B_world, rb: float, threshold: float, band: 
     them. Hulls found overlapping give ``(-inf, -ra - rb)`` (no penetration depth is computed). Stops once the
     verdict against ``threshold`` is decided (``lo >= threshold + band`` or ``hi < threshold - band``), the
     bracket is narrower than :data:`GJK_CONVERGED`, no progress is made, or after ``max_iter`` iterations.
+
+    Examples
+    --------
+    A box of half-size 0.1 m (its eight corners) and a ball of radius 0.05 m centred 0.25 m out along its x axis:
+
+    >>> from physai.collision import gjk_bracket
+    >>> corners = [[x, y, z] for x in (-0.1, 0.1) for y in (-0.1, 0.1) for z in (-0.1, 0.1)]
+    >>> lo, hi = gjk_bracket(corners, 0.0, [[0.25, 0.05, 0.0]], 0.05, threshold=0.0, band=1.0, max_iter=50)
+    >>> print(f"{lo:.6f} {hi:.6f}")
+    0.100000 0.100000
+
+    Against a 10 mm margin it stops as soon as the bracket clears it:
+
+    >>> lo, hi = gjk_bracket(corners, 0.0, [[0.25, 0.05, 0.0]], 0.05, threshold=0.01, band=0.0, max_iter=50)
+    >>> bool(lo >= 0.01), bool(hi - lo > 1e-3)
+    (True, True)
     """
     A, B = np.asarray(A_world, float), np.asarray(B_world, float)
     r = ra + rb

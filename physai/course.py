@@ -361,7 +361,15 @@ def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, fail
 
 def lesson_minutes(lessons: list[Lesson]) -> int | None:
     """The lessons' own time estimates added up, in minutes (front matter ``time``, e.g. ``"~45 min"``); None if
-    any lesson gives none in minutes."""
+    any lesson gives none in minutes.
+
+    Examples
+    --------
+    >>> from physai.course import lesson_minutes
+    >>> lesson = lambda time: type("Lesson", (), {"meta": {"time": time}})()
+    >>> lesson_minutes([lesson("~40 min"), lesson("~45 min")]), lesson_minutes([lesson("an afternoon")])
+    (85, None)
+    """
     found = [re.fullmatch(r"~?\s*(\d+)\s*min", str(x.meta.get("time", "")).strip()) for x in lessons]
     return sum(int(m[1]) for m in found) if found and all(found) else None
 
