@@ -173,8 +173,8 @@ class CollisionWorld:
         leaves undecided, likeliest hits first."""
         m = self.margin if margin is None else nonnegative(margin, "margin")
         q = self.chain.check_q(q)
-        flat = q.reshape(-1, self.chain.n)
-        verdict, ask, bound = self.verdicts(flat, m)
+        flat = np.ascontiguousarray(q.reshape(-1, self.chain.n))
+        verdict, ask, bound = self._verdicts(flat, m)
         ok = verdict == CLEAR
         for k in np.flatnonzero(verdict == ASK):
             pairs = np.flatnonzero(ask[k])
@@ -185,10 +185,14 @@ class CollisionWorld:
         """``(verdict (K,), ask (K, P), bound (K, P))`` at ``flat: (K, n)``: each configuration :data:`CLEAR`,
         :data:`HIT` or :data:`ASK` against ``margin`` (m), the pairs left to MuJoCo and their lower bounds
         (:meth:`_Screen.verdicts`); ``engine``: ``"compiled"`` (:mod:`physai._numba_collision`) or ``"numpy"``."""
-        s, flat, margin = self.screen, self._configs(flat), nonnegative(margin, "margin")
+        flat, margin = self._configs(flat), nonnegative(margin, "margin")
         if one_of(engine, "engine", ENGINES) == "numpy":
-            return s.verdicts(*self.geom_poses(flat), margin, self.unbounded)
-        K, P = len(flat), len(self.pairs)
+            return self.screen.verdicts(*self.geom_poses(flat), margin, self.unbounded)
+        return self._verdicts(flat, margin)
+
+    def _verdicts(self, flat: np.ndarray, margin: float):
+        """:meth:`verdicts` by the compiled engine, on checked ``flat (K, n)`` (C-contiguous) and ``margin``."""
+        s, K, P = self.screen, len(flat), len(self.pairs)
         verdict, ask, bound = np.empty(K, np.int64), np.zeros((K, P), bool), np.empty((K, P))
         _engine.kernels.verdicts(flat, self.chain.packed, self.last_joint,
                                  self._local_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, s.exact,
@@ -214,6 +218,10 @@ class CollisionWorld:
         flat, cap = self._configs(flat), real(cap, "cap")
         if one_of(engine, "engine", ENGINES) == "numpy":
             return self.screen.lower(*self.geom_poses(flat), cap)
+        return self._bounds(flat, cap)
+
+    def _bounds(self, flat: np.ndarray, cap: float) -> np.ndarray:
+        """:meth:`bounds` by the compiled engine, on checked ``flat (K, n)`` (C-contiguous) and ``cap``."""
         s = self.screen
         out = np.empty((len(flat), len(self.pairs)))
         _engine.kernels.screen(flat, self.chain.packed, self.last_joint, self._local_rows, self.pairs, s.kind,
@@ -251,11 +259,11 @@ class CollisionWorld:
         All configurations are posed first and their pairs' lower bounds computed together; MuJoCo's distance is
         called only for pairs whose bound is below ``cap``, on the configurations that have such pairs."""
         q = self.chain.check_q(q)
-        flat = q.reshape(-1, self.chain.n)
+        flat = np.ascontiguousarray(q.reshape(-1, self.chain.n))
         P, cap = len(self.pairs), self.distmax if cap is None else cap
         D = np.full((len(flat), P), cap)
         G = np.zeros((len(flat), P, self.chain.n)) if gradients else None
-        near = (self.bounds(flat, cap) < cap + _SAFE) | self.unbounded
+        near = (self._bounds(flat, float(cap)) < cap + _SAFE) | self.unbounded
         for k in np.flatnonzero(near.any(axis=1)):
             self._one(flat[k], np.flatnonzero(near[k]), D[k], None if G is None else G[k], cap)
         D = D.reshape(q.shape[:-1] + (P,))

@@ -137,9 +137,12 @@ def test_compiled_screen_equals_the_numpy_reference(any_world, rng):
 def test_compiled_verdicts_equal_the_numpy_reference(any_world, rng):
     # Bounds are compared where the screen gives them; a GJK bound depends on which of several equally far support
     # points each twin picks (a box's corners tie along its axes), so there both twins need only decide alike.
+    # Every bound either twin gives, GJK's included, is a lower bound of MuJoCo's distance where it is not negative
+    # (a negative bound is only known to lie below the margin), to MuJoCo's own GJK tolerance (1e-6 m).
     q = any_world.chain.random_q(rng, 60)
     s = any_world.screen
     screened = ~((s.hull_num[s.g1] > 0) & (s.hull_num[s.g2] > 0) & ~s.exact)
+    D = all_mujoco_distances(any_world, q)
     seen = set()
     for margin in (0.0, any_world.margin, 0.05):
         verdict, ask, bound = any_world.verdicts(q, margin)
@@ -148,6 +151,9 @@ def test_compiled_verdicts_equal_the_numpy_reference(any_world, rng):
         kept = verdict != C.HIT  # a hit stops the compiled loop: its other pairs are left unwritten
         np.testing.assert_array_equal(ask[kept], ask_ref[kept])
         np.testing.assert_allclose(bound[kept][:, screened], bound_ref[kept][:, screened], rtol=0, atol=1e-12)
+        for b in (bound[kept], bound_ref[kept]):
+            apart = b >= 0
+            assert np.all(b[apart] <= D[kept][apart] + 1e-6)
         seen |= set(verdict.tolist())
     assert seen >= {C.CLEAR, C.HIT}
 
@@ -350,7 +356,7 @@ def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(scene, monke
     T = ik.check_targets(task, clear_targets(world, np.random.default_rng(3), count), 1)
     o = ik.check_options(task=task, method="lm", weights=None, tol_position=ik.TOL_POSITION,
                          tol_orientation=ik.TOL_ORIENTATION, max_iterations=None, restarts=ik.DEFAULT_RESTARTS,
-                         rng=None, axis=(0.0, 0.0, 1.0), max_step=ik.MAX_STEP, damping=ik.DAMPING,
+                         rng=None, axis=ik._TOOL_Z, max_step=ik.MAX_STEP, damping=ik.DAMPING,
                          sigma_healthy=ik.SIGMA_HEALTHY, lambda_max=ik.LAMBDA_MAX, patience=None)
     U = ik.restart_uniforms(chain, np.random.default_rng(2), len(T), o.restarts)
 

@@ -243,6 +243,20 @@ def test_stop_reasons_and_counts_match_the_numpy_backend(so101, so101_model):
     assert far_res.reason == "unreachable: best effort" and far_res.unmet == ("position",)
 
 
+def test_without_polish_both_backends_stop_after_the_last_attempt(so101):
+    # The collision step's restarts take converged answers only: a failed solve ends with its last attempt, with
+    # the same counts on both backends, and skips the polish a plain failed solve runs (more steps).
+    far = np.array([[0.0, 0.0, 2.0]])
+    kw = dict(task="position", restarts=5)
+    c, n = (solve_ik_batch(so101, far, backend=be, _polish=False, **kw)[0] for be in ik.BACKENDS)
+    assert not c.converged
+    assert (c.reason, c.restarts, c.iterations) == (n.reason, n.restarts, n.iterations)
+    assert c.position_error == pytest.approx(n.position_error, rel=1e-9)
+    polished = solve_ik_batch(so101, far, **kw)[0]
+    assert c.iterations < polished.iterations and c.restarts == polished.restarts
+    assert polished.position_error <= c.position_error
+
+
 def test_targets_the_compiled_check_refuses_still_get_the_reference_error(so101):
     bad = np.eye(4)
     bad[:3, :3] = np.diag([1.0, 1.0, -1.0])  # a reflection
