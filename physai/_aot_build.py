@@ -25,7 +25,7 @@ import warnings
 from importlib import import_module
 from pathlib import Path
 
-from physai._engine import EXT
+from physai._engine import EXT, KERNELS
 
 
 def build(out_dir: str, kernels_name: str, walk_name: str) -> None:
@@ -44,7 +44,6 @@ def build_kernels(out_dir: str, name: str) -> None:
         from numba.pycc import CC, compiler
 
     compiler.Flags = _releasing_the_gil(compiler.Flags)
-    from physai._engine import KERNELS
 
     cc = CC(name)
     cc.output_dir, cc.output_file = out_dir, name + EXT

@@ -71,8 +71,9 @@ RETRY_AFTER = 3600.0  # seconds a failed build is remembered (unless the compile
 TRANSIENT = ("No space left on device", "Disk quota exceeded", "File too large", "Cannot allocate memory",
              "MemoryError")
 _HERE = Path(__file__).resolve().parent
-_SOURCES = ("_numba_kin.py", "_numba_ik.py", "_numba_collision.py", "_numba_gjk.py", "_numba_avoid.py", "_ik_record.py",
-            "_aot_build.py", "_engine.py", "_walk.c")
+# every numba module is a kernel source, so a new one cannot be left out of the hash
+_SOURCES = (*sorted(p.name for p in _HERE.glob("_numba_*.py")), "_ik_record.py", "_aot_build.py", "_engine.py",
+            "_walk.c")
 _LOCK = threading.RLock()  # one thread loads the modules; the others wait for what it found
 _NUMBA_CONFIG = threading.Lock()  # numba's cache folder is redirected while a kernel is decorated
 

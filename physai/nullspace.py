@@ -498,7 +498,7 @@ class SelfMotionResult:
 def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, step: float = 0.02,
                 avoid=None) -> SelfMotionResult:
     """Hold the tool's pose at ``q0: (n,)`` and descend ``objective`` along the self-motion, ``steps`` steps of at most
-    ``step`` rad: ``dq = J^+ e - alpha N grad H`` with ``alpha`` the largest that keeps ``max |alpha N grad H| <= step``
+    ``step`` rad: ``dq = J^+ e - alpha N grad H`` with ``alpha = min(1, step / max |N grad H|)``
     (the Newton correction ``J^+ e`` of the pose error ``e`` keeps the tool where it was; ``N = I - J^+ J``). With
     ``avoid`` (a :class:`physai.collision.CollisionWorld`) each step passes :func:`physai.collision.avoidance_step`
     with the pose task's Jacobian: the classic use of redundancy to keep an elbow clear of an obstacle while the tool

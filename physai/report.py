@@ -79,7 +79,7 @@ def _fresh(paths, since: float) -> list[Path]:
 
 
 def collect_run(script: Path, since: float, out_dir: Path) -> dict:
-    """What ``script`` wrote at or after ``since`` (a ``time.time()``), beside itself or under
+    """What ``script`` wrote at or after ``since`` (a :func:`file_clock` stamp), beside itself or under
     ``$PHYSAI_LESSON_OUT`` (:func:`physai.lesson.out_dir`): its transcript, figures and the lesson's ``results.json``
     copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``), and its claims.
 
