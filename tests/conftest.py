@@ -107,3 +107,13 @@ def chromium():
     if path is None:
         pytest.skip("no system Chromium (Debian: apt-get install chromium chromium-driver); CI installs it")
     return path, pytest.importorskip("playwright.sync_api", reason="playwright (dev dependency) not installed")
+
+
+def mujoco_distances(world, q, cap=None):
+    """Every pair's mj_geomDistance at q, on a fresh MjData posed by MuJoCo alone (no bounding test);
+    ``cap`` (m) defaults to the world's ``distmax``."""
+    m, d = world.model, mujoco.MjData(world.model)
+    d.qpos[world.qpos_adr] = q
+    mujoco.mj_kinematics(m, d)
+    cap = world.distmax if cap is None else cap
+    return np.array([mujoco.mj_geomDistance(m, d, int(a), int(b), cap, None) for a, b in world.pairs])

@@ -3,7 +3,7 @@ site pose and mj_jacSite and against central differences, at small sizes."""
 
 import numpy as np
 import pytest
-from conftest import WXAI_XML, load_lesson, mj_site, mujoco_errors
+from conftest import WXAI_XML, load_lesson, mj_site, mujoco_distances, mujoco_errors
 from scipy.linalg import lstsq
 
 from physai import mj, robots
@@ -261,20 +261,6 @@ def test_through_table_plain_answers_collide_avoid_answers_clear_by_mj_geomDista
     assert r["avoid_colliding"] == 0 and r["plain_colliding"] >= np.sum(t.plain_converged & (plain < t.margin))
 
 
-def _pair_distances(world, qs):
-    """(k, pairs) mj_geomDistance of every pair of the world at each q, uncapped (MuJoCo's own call on the world's
-    model; the pair list is the world's)."""
-    import mujoco
-
-    d = mujoco.MjData(world.model)
-    out = []
-    for q in qs:
-        d.qpos[world.qpos_adr] = q
-        mujoco.mj_kinematics(world.model, d)
-        out.append([mujoco.mj_geomDistance(world.model, d, int(g1), int(g2), 1.0, None) for g1, g2 in world.pairs])
-    return np.array(out)
-
-
 def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     """What the page quotes: answers within the margin of the table (MuJoCo alone) and of the arm's own links, the
     overlapping ones and the deepest, the closest avoid= answer; avoid= replaces exactly the colliding answers."""
@@ -284,7 +270,7 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", half, pos)]),
                                       so101, margin=t.margin)
     on_table = np.array(["table" in pair for pair in world.pair_names])
-    plain, avoid = _pair_distances(world, t.plain_q), _pair_distances(world, t.avoid_q)
+    plain, avoid = (np.array([mujoco_distances(world, q, cap=1.0) for q in qs]) for qs in (t.plain_q, t.avoid_q))
     conv, closest = t.plain_converged, plain.min(axis=1)
     r = ex.through_table_results(t)
     assert r["plain_near_table"] == np.sum(conv & (_table_distances(t.plain_q, half, pos) < t.margin))
@@ -296,3 +282,11 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     changed = np.any(t.avoid_q != t.plain_q, axis=1)  # bitwise: a clear plain answer comes back as it was
     np.testing.assert_array_equal(changed, conv & (closest < t.margin))
     assert r["avoid_changed"] == r["plain_colliding"] and r["plain_clear"] == np.sum(conv & (closest >= t.margin))
+    # the figure's flat top is the shoulder's gap to the table, the same at every answer (it only turns in place)
+    shoulder = on_table & np.array([any(x.startswith("shoulder#") for x in pair) for pair in world.pair_names])
+    gap = plain[:, shoulder].min(axis=1)
+    np.testing.assert_allclose(r["shoulder_gap_mm"], 1000 * gap.min(), atol=1e-9)
+    np.testing.assert_allclose(r["shoulder_spread_mm"], 1000 * np.ptp(gap), atol=1e-9)
+    assert r["shoulder_spread_mm"] < 1e-6  # mm: round-off
+    np.testing.assert_allclose(r["top_mm"], 1000 * max(closest.max(), avoid.min(axis=1).max()), atol=1e-9)
+    np.testing.assert_allclose(r["top_mm"], r["shoulder_gap_mm"], atol=1e-6)

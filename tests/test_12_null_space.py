@@ -310,8 +310,12 @@ def test_elbow_post_page_numbers_from_mujoco(ex, post, panda_chain, panda_model)
                                atol=1e-9)
     np.testing.assert_allclose(r["elbow_short_mm"], 1000 * np.linalg.norm(elbow_avoid[-1] - elbow_free[-1]), atol=1e-9)
     moved = np.linalg.norm(np.diff(elbow_avoid, axis=0), axis=1)  # per step, from step 1
-    assert r["rest_step"] == 1 + int(np.argmax(moved < r["rest_mm"] / 1000)) and moved[r["rest_step"] - 2] >= 1e-5
+    at_rest = r["rest_mm"] / 1000
+    assert r["rest_step"] == 1 + int(np.argmax(moved < at_rest)) and moved[r["rest_step"] - 2] >= at_rest
+    assert np.all(moved[r["rest_step"] - 1:] < at_rest)  # the page: at rest from that step on
     k = r["damper_step"]  # the damper first changes step k, taken from q[k - 1]: a pair there within the influence
     assert free[k - 1] < r["influence_mm"] / 1000 and np.array_equal(e.free.q[:k], e.avoid.q[:k])
+    assert not np.array_equal(e.free.q[k], e.avoid.q[k])
+    assert r["free_depth_mm"] > 2 * r["post_radius_mm"]  # the page: deeper than the post is wide
     np.testing.assert_allclose(r["cost_start"], 0.5 * (r["joint3_pref"] - r["joint3_start"]) ** 2, rtol=1e-12)
     np.testing.assert_allclose(r["avoid_cost_end"], 0.5 * (r["joint3_pref"] - r["avoid_joint3_end"]) ** 2, rtol=1e-12)

@@ -4,6 +4,7 @@ contacts of mj_collision, gradients against central differences; collision-aware
 import mujoco
 import numpy as np
 import pytest
+from conftest import mujoco_distances
 
 import physai
 from physai import _avoid_ik, ik
@@ -25,15 +26,6 @@ OBSTACLES = {
 def world(request):
     robot = request.param
     return C.collision_world(C.scene(robot, OBSTACLES[robot]), physai.load(robot))
-
-
-def mujoco_distances(world, q, cap=None):
-    """Every pair's mj_geomDistance at q, on a fresh MjData posed by MuJoCo alone (no bounding test)."""
-    m, d = world.model, mujoco.MjData(world.model)
-    d.qpos[world.qpos_adr] = q
-    mujoco.mj_kinematics(m, d)
-    cap = world.distmax if cap is None else cap
-    return np.array([mujoco.mj_geomDistance(m, d, int(a), int(b), cap, None) for a, b in world.pairs])
 
 
 def test_distances_equal_mj_geomDistance_for_every_pair(world, rng):

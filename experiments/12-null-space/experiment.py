@@ -417,8 +417,8 @@ def print_elbow_post(e: ElbowPost) -> None:
     r = elbow_post_results(e)
     print(f"  without avoid= {e.post_link} goes {r['free_depth_mm']:.0f} mm into the post; with it the damper first "
           f"acts at step {r['damper_step']}, the elbow is at rest (< {AT_REST * 1000:g} mm per step) from step "
-          f"{r['rest_step']}, {r['elbow_short_mm']:.0f} mm short of where it went without; the post's pairs never "
-          "closer than the margin")
+          f"{r['rest_step']}, {r['elbow_short_mm']:.0f} mm short of where it went without; the post's pairs at least "
+          f"{r['avoid_closest_mm']:.3f} mm apart (margin {r['margin_mm']:g} mm)")
 
 
 def elbow_post_results(e: ElbowPost) -> dict:
