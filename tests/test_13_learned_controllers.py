@@ -132,7 +132,8 @@ def test_gap_matches_the_servo_sag_from_mujoco_statics(ex, nets_so101, so101, so
         assert calm < 1e-5  # without gravity the servo reaches its command
         np.testing.assert_allclose(miss, sag, rtol=0.5)  # friction dead band and second order aside
         # dry friction lets the servo rest anywhere within frictionloss / kp of tau_g / kp on each joint: at the tool
-        # at most |J_pos|_2 |frictionloss / kp|; the linear model's second-order error is ~|dq| (1e-3) of the sag
+        # at most |J_pos|_2 |frictionloss / kp|; the linear model's second-order error is ~|dq| (1e-3) of the sag,
+        # allowed ten times over
         band = np.linalg.norm(J_pos, 2) * np.linalg.norm(m.dof_frictionloss[list(so101.dof_adr)] / kp)
         assert abs(miss - sag) <= 1e-2 * sag + band
     assert exact >= 2

@@ -42,7 +42,15 @@ DESCENT_S = 2.0
 TICKS = {"50 Hz (1 mm steps)": 0.02, "5 Hz (10 mm steps)": 0.2}
 REPEATABILITY = 1e-3  # m, the seed's "~1 mm repeatability"
 PAYLOAD_KG = 1.5  # the seed's payload
-FRICTION = 0.1  # N m per joint, the model's frictionloss
+
+def model_friction() -> float:
+    """The bundled model's frictionloss (N m), one value shared by every arm joint."""
+    m, chain = mujoco.MjModel.from_xml_path(str(WXAI)), robots.load("wxai")
+    (friction,) = set(m.dof_frictionloss[list(chain.dof_adr)].tolist())
+    return friction
+
+
+FRICTION = model_friction()  # N m per joint
 STALE_S = 0.1  # s, the seed's stale command
 # The seed's statements that the page quotes beside this run's numbers, as the seed prints them.
 SEED_TEXT = {"bound": "0.77", "reach": "0.769 m", "payload_torque": "11.3 N m", "band": "+/-20-30 %",
