@@ -14,7 +14,7 @@ Singularities and conditioning (the SVD, pinv vs damped least squares) are lesso
 
 Run: uv run python experiments/11-inverse-kinematics/experiment.py [--full]
 Writes experiment_output.txt, claims.json, results.json, convergence.png and through_table.png beside this file.
-Deterministic (targets seed 1, restarts seed 2; the table's targets seed 3). ``--full`` (or PHYSAI_FULL=1) solves
+Deterministic (seeds ``TARGET_SEED``, ``RESTART_SEED`` and ``TABLE_SEED``). ``--full`` (or PHYSAI_FULL=1) solves
 1,000 targets per robot and task instead of 200.
 """
 
@@ -46,6 +46,7 @@ from physai.lesson import (  # noqa: E402
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "11"
 SEED = 0
+TARGET_SEED, RESTART_SEED = 1, 2  # the success table's targets; every solve's restart draws
 CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))
 FAR = np.array([1.5, 0.4, 0.5])  # m, beyond every arm here
 GRADIENT_EPS = 1e-5  # rad, the central-difference step of the gradient check
@@ -204,11 +205,12 @@ class Success:
 
 
 def success(robot: str, task: str, n_targets: int = 200) -> Success:
-    """The default solver on ``n_targets`` FK images of uniform in-limit poses (seed 1; restarts seed 2)."""
+    """The default solver on ``n_targets`` FK images of uniform in-limit poses (``TARGET_SEED``; restarts
+    ``RESTART_SEED``)."""
     chain = robots.load(robot)
-    T = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(1), n_targets))
-    s = solved(chain, solve_ik_batch(chain, T, task=task, rng=np.random.default_rng(2)))
-    far = solve_ik(chain, tf.translation(FAR), task=task, rng=np.random.default_rng(2))
+    T = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(TARGET_SEED), n_targets))
+    s = solved(chain, solve_ik_batch(chain, T, task=task, rng=np.random.default_rng(RESTART_SEED)))
+    far = solve_ik(chain, tf.translation(FAR), task=task, rng=np.random.default_rng(RESTART_SEED))
     return Success(robot, task, float(s.ok.mean()), float(np.median(s.iterations)),
                    float(np.percentile(s.iterations, 95)), int(s.restarts.max()), far.reason, far.unmet, T, s.q, s.ok,
                    far.q)
@@ -250,9 +252,9 @@ def five_dof_pose() -> FiveDof:
     T_target = T_reach @ tf.make_transform(tf.rotation_about_axis(np.array([1.0, 0, 0]), FIVE_DOF_TURN), np.zeros(3))
     perr, oerr = {}, {}
     for label, w in (("m and rad alike", None), ("position first", [1, 1, 1, 1e-6, 1e-6, 1e-6])):
-        r = solve_ik(chain, T_target, task="pose", weights=w, rng=np.random.default_rng(2))
+        r = solve_ik(chain, T_target, task="pose", weights=w, rng=np.random.default_rng(RESTART_SEED))
         perr[label], oerr[label] = r.position_error, r.orientation_error
-    r = solve_ik(chain, T_target, task="position+axis", rng=np.random.default_rng(2))
+    r = solve_ik(chain, T_target, task="position+axis", rng=np.random.default_rng(RESTART_SEED))
     return FiveDof(perr, oerr, r.converged, (r.position_error, r.orientation_error), T_target, r.q)
 
 
@@ -292,7 +294,7 @@ def teleop(seconds: float = 2.0, dt: float = 0.02) -> Teleop:
     q_path = np.array([0.4 * np.sin(0.5 * np.pi * t), -0.3 + 0.3 * np.sin(np.pi * t), 0.7 + 0.3 * np.cos(np.pi * t),
                        0.4 * np.sin(np.pi * t), 0.3 * np.cos(0.5 * np.pi * t)]).T
     targets = kinematics.tool_pose(chain, q_path)
-    q_prev = solve_ik(chain, targets[0], task="position+axis", rng=np.random.default_rng(2)).q
+    q_prev = solve_ik(chain, targets[0], task="position+axis", rng=np.random.default_rng(RESTART_SEED)).q
     sols, fails = [q_prev], 0
     for T in targets[1:]:
         r = solve_ik(chain, T, q_prev, task="position+axis", restarts=0)
@@ -365,8 +367,8 @@ TABLE_SEED = 3  # the postures whose tool positions are the table's targets
 
 
 def through_table(n_targets: int = 40, margin: float = 0.01) -> ThroughTable:
-    """SO-101 position targets a few cm above a table, from postures that keep ``margin`` (targets seed 3; restarts
-    seed 2): plain IK, then the same targets with ``avoid=`` a :func:`physai.collision.collision_world`."""
+    """SO-101 position targets a few cm above a table, from postures that keep ``margin`` (``TABLE_SEED``; restarts
+    ``RESTART_SEED``): plain IK, then the same targets with ``avoid=`` a :func:`physai.collision.collision_world`."""
     from physai import collision
 
     chain = robots.load("so101")
@@ -376,8 +378,8 @@ def through_table(n_targets: int = 40, margin: float = 0.01) -> ThroughTable:
     p = kinematics.tool_pose(chain, q)[:, :3, 3]
     low = (p[:, 2] < LOW) & world.clear(q)  # close above the table, and a clear answer exists
     targets = p[low][:n_targets]
-    plain = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(2))
-    avoid = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(2), avoid=world)
+    plain = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(RESTART_SEED))
+    avoid = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(RESTART_SEED), avoid=world)
     d_plain = world.distances(plain.q)  # (k, pairs)
     on_table = np.array(["table" in pair for pair in world.pair_names])
     shoulder = on_table & np.array([any(x.startswith("shoulder#") for x in pair) for pair in world.pair_names])
@@ -445,7 +447,8 @@ def full_run() -> bool:
 
 def main(full: bool = False) -> list[Claim]:
     n_targets = 1000 if full else 200
-    print(f"Lesson 11: inverse Jacobian methods. Seed {SEED}; targets seed 1, restarts seed 2\n")
+    print(f"Lesson 11: inverse Jacobian methods. Seed {SEED}; targets seed {TARGET_SEED}, restarts seed "
+          f"{RESTART_SEED}\n")
     grad = gradient_check()
     print_gradient(grad)
     conv = convergence(max_iterations=300 if full else 100)
