@@ -79,7 +79,7 @@ def check_start(world: CollisionWorld, q0) -> None:
     """A given start (``(n,)`` or ``(B, n)``) must not penetrate: refused, naming the pair and its depth."""
     for q in np.asarray(q0).reshape(-1, world.chain.n):
         dist, pair = world.closest(q)
-        if dist < 0:
+        if dist is not None and dist < 0:
             raise InputError(f"q0: the start configuration is in collision: {pair[0]!r} and {pair[1]!r} overlap by "
                              f"{-dist:.4g} m")
 
@@ -159,13 +159,14 @@ def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: ik.IKOpt
     st.cand[:, 0] = [candidates[b][0] for b in rows]
     T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(uniforms[rows])
     settings, sc = ik.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen
+    world.check_engine_arrays()
 
     def chunk(lo: int, hi: int) -> None:
         _engine.kernels.restarts(
             chain.packed, chain.lower, chain.upper, T[lo:hi], o.axis, o.sqrt_weights, U[lo:hi], chain._sample_range,
             settings, tried, world.last_joint, world._local_rows, world.pairs, sc.kind, sc.radius, sc.half, sc.centre,
             sc.rbound, sc.exact, world.unbounded, sc.hull, sc.hull_adr, sc.hull_num, sc.hull_radius, sc.hull_disk,
-            world.margin, collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
+            world.pair_margin, collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
 
     while (st.status == RUN).any():
         ik._in_threads(chunk, R)
@@ -248,10 +249,10 @@ def _evaluate(world, chain, T_target, q, o):
     T, J = kinematics.tool_pose_and_jacobian(chain, q)
     e, Jt, perr, oerr = ik.task_residual(o.task, T[None], J[None], T_target[None], o.axis)
     d, G = world.distances_and_gradients(q)
-    near = d < world.margin + BUFFER
-    r = np.concatenate([e[0] * o.sqrt_weights, world.margin + BUFFER - d[near]])
+    near = d < world.pair_margin + BUFFER
+    r = np.concatenate([e[0] * o.sqrt_weights, (world.pair_margin + BUFFER - d)[near]])
     A = np.concatenate([Jt[0] * o.sqrt_weights[:, None], G[near]])
-    is_clear = bool(np.all(d >= world.margin))
+    is_clear = bool(np.all(d >= world.pair_margin))
     done = is_clear and perr[0] <= o.tol_position and oerr[0] <= o.tol_orientation
     return r, A, float(perr[0]), float(oerr[0]), done, is_clear
 

@@ -23,11 +23,11 @@ _I1W, _F2W, _F3W = numba.int64[::1], numba.float64[:, ::1], numba.float64[:, :, 
 
 
 @njit(numba.void(_P, _F1, _F1, _F3, _F1, _F1, _F3, _F2, _SETTINGS, numba.int64,
-                 _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, _F1, numba.float64,
+                 _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, _F1, _F1,
                  numba.float64, numba.float64, _I1W, _I1W, _I1W, _I1W, _F2W, _F3W), cache=True, nogil=True)
 def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settings, stop,
              last, T_local, pairs, kind, radius, half, centre, rbound, exact, unbounded, hull, hull_adr, hull_num,
-             hull_radius, hull_disk, margin, safe, band, next_draw, status, steps, ncand, out, cand):
+             hull_radius, hull_disk, margins, safe, band, next_draw, status, steps, ncand, out, cand):
     """For each target ``b``: one plain attempt (``settings`` with one attempt) from each restart draw
     ``next_draw[b] .. stop - 1`` in turn (``uniforms[b, j]`` mapped into ``sample_range``), until a converged
     answer is :data:`CLEAR` or :data:`ASK`; its ``q``, position and orientation errors in ``out[b] (n + 2)``.
@@ -59,7 +59,7 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
             if not converged:
                 continue
             _poses(q, P, last, T_local, R_geom, x_geom)
-            verdict = config_verdict(0, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margin, safe, band,
+            verdict = config_verdict(0, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margins, safe, band,
                                      ask, bound)
             if verdict == HIT:
                 if ncand[b] < cand.shape[1]:

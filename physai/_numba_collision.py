@@ -243,10 +243,10 @@ def _near_verdict(i, a, b, bound, x_geom, R_geom, screen_arrays, hulls, margin, 
 
 
 @njit(cache=True)
-def config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margin, safe, band, ask, bound):
-    """One configuration's verdict from its geom poses: :data:`HIT` at the first pair decided short of ``margin``,
-    else :data:`ASK` if any pair needs MuJoCo (``ask[k]`` marks them, ``bound[k]`` their lower bounds), else
-    :data:`CLEAR`."""
+def config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margins, safe, band, ask, bound):
+    """One configuration's verdict from its geom poses: :data:`HIT` at the first pair decided short of its margin
+    (``margins (npairs,)``, m), else :data:`ASK` if any pair needs MuJoCo (``ask[k]`` marks them, ``bound[k]`` their
+    lower bounds), else :data:`CLEAR`."""
     verdict, rbound = CLEAR, screen_arrays[4]
     for i in range(pairs.shape[0]):
         a, b = pairs[i, 0], pairs[i, 1]
@@ -255,8 +255,8 @@ def config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, ma
         else:
             gap = _sphere_gap(a, b, x_geom, rbound)
             v, bound[k, i] = CLEAR, gap
-            if gap < margin + safe:
-                v, bound[k, i] = _near_verdict(i, a, b, gap, x_geom, R_geom, screen_arrays, hulls, margin, safe,
+            if gap < margins[i] + safe:
+                v, bound[k, i] = _near_verdict(i, a, b, gap, x_geom, R_geom, screen_arrays, hulls, margins[i], safe,
                                                band)
         if v == HIT:
             ask[k, :] = False
@@ -267,11 +267,12 @@ def config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, ma
     return verdict
 
 
-@njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, _F1, numba.float64,
+@njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, _F1, _F1,
                  numba.float64, numba.float64, numba.int64[::1], _B2, numba.float64[:, ::1]), cache=True, nogil=True)
 def verdicts(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, exact, unbounded, hull, hull_adr,
-             hull_num, hull_radius, hull_disk, margin, safe, band, out, ask, bound):
-    """Each configuration's verdict ``out (K,)`` against ``margin`` (:func:`config_verdict`), with the pairs left to
+             hull_num, hull_radius, hull_disk, margins, safe, band, out, ask, bound):
+    """Each configuration's verdict ``out (K,)`` against each pair's margin ``margins (npairs,)``
+    (:func:`config_verdict`), with the pairs left to
     MuJoCo ``ask (K, npairs)`` and their lower bounds ``bound (K, npairs)`` (m). ``hull (V, 3)`` every geom's points
     in its own frame (``hull_adr``, ``hull_num`` per geom; 0 points: no hull), swept by a disk of radius
     ``hull_disk`` in the geom's xy plane and grown by ``hull_radius``."""
@@ -281,5 +282,5 @@ def verdicts(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, exa
     hulls = (hull, hull_adr, hull_num, hull_radius, hull_disk)
     for k in range(Q.shape[0]):
         _poses(Q[k], P, last, T_local, R_geom, x_geom)
-        out[k] = config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margin, safe, band, ask,
+        out[k] = config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margins, safe, band, ask,
                                 bound)

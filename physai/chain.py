@@ -20,10 +20,10 @@ from physai.errors import InputError, UnknownNameError, UnsupportedJointError
 JOINT_TYPES = ("hinge", "slide")
 
 
-def _frozen(a) -> np.ndarray:
-    """``a`` as float64 in immutable memory: numpy refuses ``flags.writeable = True`` on a view of ``bytes``."""
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    return np.frombuffer(a.tobytes(), dtype=np.float64).reshape(a.shape)
+def _frozen(a, dtype=np.float64) -> np.ndarray:
+    """``a`` as ``dtype`` in immutable memory: numpy refuses ``flags.writeable = True`` on a view of ``bytes``."""
+    a = np.ascontiguousarray(a, dtype=dtype)
+    return np.frombuffer(a.tobytes(), dtype=dtype).reshape(a.shape)
 
 
 # Packed layout for the compiled engine, one row per joint: T_prev_joint rotation (9, row-major), T_prev_joint

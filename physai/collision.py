@@ -4,9 +4,15 @@ A :class:`CollisionWorld` is built once from a MuJoCo scene holding the arm (the
 whatever surrounds it (:func:`collision_world`). It pairs every geom the chain moves with every geom it does not
 move (the table, a shelf, the robot's own base) and with every other arm geom that moves relative to it
 (self-collision), filtered as MuJoCo's collision detection filters them: ``contype``/``conaffinity``, ``<exclude>``
-and the parent-child rule (plus every explicit ``<pair>``). Pairs that touch in (nearly) every configuration (a base
-bolted to its table, overlapping fitted geoms) are left out and listed in ``world.dropped``; ``keep=`` and ``drop=``
-override the choice.
+and the parent-child rule (plus every explicit ``<pair>``).
+
+Obstacle pairs (the arm against anything that is not the robot) are all checked, each against ``margin``. The
+robot's own pairs are classified once, as MoveIt's Allowed Collision Matrix does, by sampling the arm inside its
+limits: adjacent (MuJoCo's parent-child filter), always in contact (never checked), never closer than
+``self_margin + NEVER_GAP`` (not worth checking), and default (checked, against their own padding ``self_margin``,
+0 by default: no interpenetration). ``world.allowed`` lists every pair left out and why; ``keep=`` and ``drop=``
+override the choice. The robot's fixed bodies (its base: no joint above them) never move against the surface they
+rest on; the world's ``repr`` names them.
 
 Distances are MuJoCo's ``mj_geomDistance`` (convex hulls for meshes), signed (negative: penetration depth), capped
 at ``world.distmax``: a pair farther apart reports ``distmax``. A screen (:class:`_Screen`, compiled in
@@ -24,19 +30,23 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import mujoco
 import numpy as np
 
 from physai import _engine
 from physai._validate import count, finite_array, generator, nonnegative, one_of, positive, real
+from physai.chain import _frozen
 from physai.errors import InputError
 from physai.kinematics import Chain, fk, joint_frames
 
 DISTMAX_BEYOND_MARGIN = 0.05  # m: distances are resolved up to margin + this; farther pairs report the cap
-ALWAYS_TOUCHING = 0.95  # a pair within the margin in this fraction of sampled configurations is dropped
-SAMPLES = 100  # configurations sampled to find such pairs
+ALWAYS_TOUCHING = 0.95  # a self pair in contact in this fraction of the sampled postures is never checked
+NEVER_GAP = 0.05  # m: a self pair never within self_margin + this in the sampled postures is not worth checking
+SAMPLES = 2000  # postures sampled when a world is built, to classify its pairs
+ALLOWED = ("adjacent", "excluded", "always", "never", "dropped")  # why a pair of the robot is not checked
+_FAR = 1e3  # m: the cap of a distance measured in full (closest, where every pair is beyond distmax)
 _GEOM_CHECK_Q = 3  # configurations at which the scene's joint axes and anchors must match the chain's
 _PLACEMENT_TOL = 1e-6  # m: how closely they must match
 
@@ -88,9 +98,12 @@ def scene(robot: str | os.PathLike, obstacles: Sequence[Obstacle] = ()) -> mujoc
 class CollisionWorld:
     """The pairs of one scene and the arm that moves in it; build with :func:`collision_world`.
 
-    ``pairs: (P, 2)`` geom ids, ``pair_names`` their labels (a geom's name, else ``body#k``, its ``k``-th geom);
-    ``dropped``: the labels of pairs left out as touching in nearly every configuration (or by ``drop=``);
-    ``margin`` (m) the clearance every pair must keep; ``distmax`` (m) the distance up to which pairs are resolved.
+    ``pairs: (P, 2)`` geom ids, checked; ``pair_names`` their labels (a geom's name, else ``body#k``, its ``k``-th
+    geom); ``pair_self (P,)`` whether a pair is the robot's own (held to ``self_margin``) rather than the arm against
+    an obstacle (held to ``margin``); ``pair_margin (P,)`` each pair's clearance (m). ``allowed``: the robot's pairs
+    left out, as ``((label, label), why)`` with ``why`` one of :data:`ALLOWED`. ``mounted``: ``(body, surface)``, the
+    robot's fixed bodies and the obstacles they rest on (they never move against each other: no pair).
+    ``distmax`` (m): the distance up to which pairs are resolved. Every array is read-only.
 
     Examples
     --------
@@ -113,36 +126,128 @@ class CollisionWorld:
     model: mujoco.MjModel = field(repr=False)
     chain: Chain
     margin: float
+    self_margin: float
     distmax: float
     pairs: np.ndarray
     pair_names: tuple[tuple[str, str], ...]
-    dropped: tuple[tuple[str, str], ...]
+    pair_self: np.ndarray
+    allowed: tuple[tuple[tuple[str, str], str], ...]
+    mounted: tuple[tuple[str, str], ...]
     qpos_adr: np.ndarray = field(repr=False)  # the chain's joints in this model
     moves: np.ndarray = field(repr=False)  # (nbody, n) bool: chain joint j moves body b
     joint_ids: tuple[int, ...] = field(repr=False)  # the chain's joints' ids in this model
     unbounded: np.ndarray = field(repr=False)  # (P,) pairs with a plane or height field: no bounding sphere
+    pair_margin: np.ndarray = field(init=False, repr=False)  # (P,) each pair's clearance, m
     hinge: np.ndarray = field(init=False, repr=False)  # (n,) bool: the chain's joint is a hinge (else a slide)
     screen: _Screen = field(init=False, repr=False)
     last_joint: np.ndarray = field(init=False, repr=False)  # (ngeom,) the last chain joint moving each geom, or -1
     T_joint_geom: np.ndarray = field(init=False, repr=False)  # (ngeom, 4, 4) each geom in that joint's frame
     _local_rows: np.ndarray = field(init=False, repr=False)  # T_joint_geom in the kernels' layout (ngeom, 12)
-    pair_list: list = field(init=False, repr=False)  # pairs as Python ints, for the per-pair MuJoCo calls
-    _local: threading.local = field(default_factory=threading.local, repr=False)
+    _local: threading.local = field(init=False, repr=False)
+    _engine_refs: tuple = field(init=False, repr=False)  # (owner, name, array, shape) as built: the fast check
 
     @property
     def arm_geoms(self) -> np.ndarray:
         """Ids of the geoms the chain moves."""
         return np.flatnonzero(self.moves[self.model.geom_bodyid].any(axis=1))
 
+    @property
+    def dropped(self) -> tuple[tuple[str, str], ...]:
+        """The labels of the pairs left out as always in contact, or by ``drop=``."""
+        return tuple(names for names, why in self.allowed if why in ("always", "dropped"))
+
     def __post_init__(self):
-        object.__setattr__(self, "hinge", np.array([t == "hinge" for t in self.chain.joint_types]))
+        if not isinstance(self.model, mujoco.MjModel) or not isinstance(self.chain, Chain):
+            raise InputError("CollisionWorld: expected a mujoco.MjModel and a physai Chain; build it with "
+                             "physai.collision_world")
+        P, n = len(self.pair_names), self.chain.n
+        for name, dtype, shape in (("pairs", np.int64, (P, 2)), ("pair_self", bool, (P,)),
+                                   ("unbounded", bool, (P,)), ("qpos_adr", np.int64, (n,)),
+                                   ("moves", bool, (self.model.nbody, n))):
+            a = np.asarray(getattr(self, name))
+            if a.shape != shape:
+                raise InputError(f"CollisionWorld: {name} has shape {a.shape}, expected {shape}")
+            object.__setattr__(self, name, _frozen(a, dtype))
+        if P and (self.pairs.min() < 0 or self.pairs.max() >= self.model.ngeom):
+            raise InputError(f"CollisionWorld: pairs must hold geom ids in [0, {self.model.ngeom})")
+        object.__setattr__(self, "pair_margin", _frozen(np.where(self.pair_self, self.self_margin, self.margin),
+                                                        np.float64))
+        object.__setattr__(self, "_local", threading.local())
+        object.__setattr__(self, "hinge", _frozen([t == "hinge" for t in self.chain.joint_types], bool))
         object.__setattr__(self, "screen", _Screen.of(self.model, self.pairs))
         last = np.where(self.moves.any(axis=1), self.chain.n - 1 - np.argmax(self.moves[:, ::-1], axis=1), -1)
-        object.__setattr__(self, "last_joint", last[self.model.geom_bodyid])
-        object.__setattr__(self, "T_joint_geom", self._geom_offsets())
-        T = self.T_joint_geom
-        object.__setattr__(self, "_local_rows", np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]], axis=1))
-        object.__setattr__(self, "pair_list", [tuple(p) for p in self.pairs.tolist()])
+        object.__setattr__(self, "last_joint", _frozen(last[self.model.geom_bodyid], np.int64))
+        T = self._geom_offsets()
+        object.__setattr__(self, "T_joint_geom", _frozen(T, np.float64))
+        object.__setattr__(self, "_local_rows", _frozen(np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]],
+                                                                       axis=1), np.float64))
+        object.__setattr__(self, "_engine_refs", tuple(
+            (owner, name, getattr(owner, name), getattr(owner, name).shape) for owner, names in (
+                (self, ("pairs", "pair_margin", "unbounded", "last_joint", "_local_rows", "T_joint_geom", "qpos_adr")),
+                (self.screen, ("kind", "radius", "half", "centre", "rbound", "exact", "hull", "hull_adr", "hull_num",
+                               "hull_radius", "hull_disk"))) for name in names))
+
+    def __reduce__(self):
+        """Pickle and copy rebuild the world through its constructor from the fields it was built from, so the
+        copy's arrays are read-only again and everything derived is recomputed, never taken from the stream."""
+        return type(self), tuple(getattr(self, f.name) for f in fields(self) if f.init)
+
+    def __repr__(self) -> str:
+        n_self = int(self.pair_self.sum())
+        why = {w: sum(1 for _, x in self.allowed if x == w) for w in ALLOWED}
+        left = ", ".join(f"{k} {why[w]}" for w, k in zip(ALLOWED, ALLOWED) if why[w]) or "none"
+        mounted = "; ".join(f"{body} rests on {surface}" for body, surface in self.mounted)
+        return (f"CollisionWorld(chain {self.chain.name!r}: {len(self.pairs) - n_self} obstacle pairs held to margin "
+                f"{self.margin} m, {n_self} self pairs held to self_margin {self.self_margin} m; not checked: {left}"
+                + (f"; fixed to the world, never checked against the surface it rests on: {mounted}" if mounted else "")
+                + ")")
+
+    def check_engine_arrays(self) -> None:
+        """Refuse a world whose arrays no longer have the dtype, shape, layout or index range its constructor gave
+        them. The arrays are read-only, but NumPy still lets ``a.shape`` be set on one, and ``object.__setattr__``
+        replaces a field of any frozen dataclass; the compiled kernels trust the layout and the indices (and would
+        read past an array), so every compiled entry calls this first. Raises :class:`InputError` naming the field."""
+        if all(getattr(owner, name) is a and a.shape == shape for owner, name, a, shape in self._engine_refs) and \
+                self._engine_refs[-1][0] is self.screen:
+            self.chain.check_engine_arrays(("packed",))
+            return  # the arrays it built, in immutable memory, with their shapes: nothing else to check
+        P, G, n, s = len(self.pair_names), self.model.ngeom, self.chain.n, self.screen
+        V = len(s.hull) if isinstance(s, _Screen) and isinstance(s.hull, np.ndarray) else -1
+        expected = (("pairs", self.pairs, np.int64, (P, 2)), ("pair_margin", self.pair_margin, np.float64, (P,)),
+                    ("unbounded", self.unbounded, bool, (P,)), ("last_joint", self.last_joint, np.int64, (G,)),
+                    ("_local_rows", self._local_rows, np.float64, (G, 12)),
+                    ("T_joint_geom", self.T_joint_geom, np.float64, (G, 4, 4)),
+                    ("qpos_adr", self.qpos_adr, np.int64, (n,)))
+        if not isinstance(s, _Screen):
+            raise InputError("CollisionWorld: screen was replaced after construction; build the world again")
+        expected += tuple((f"screen.{k}", getattr(s, k), t, shape) for k, t, shape in (
+            ("kind", np.int64, (G,)), ("radius", np.float64, (G,)), ("half", np.float64, (G, 3)),
+            ("centre", np.float64, (G, 3)), ("rbound", np.float64, (G,)), ("exact", bool, (P,)),
+            ("hull", np.float64, (V, 3)), ("hull_adr", np.int64, (G,)), ("hull_num", np.int64, (G,)),
+            ("hull_radius", np.float64, (G,)), ("hull_disk", np.float64, (G,))))
+        for name, a, dtype, shape in expected:
+            if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape or not a.flags.c_contiguous:
+                got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
+                raise InputError(f"CollisionWorld: {name} is {got}, not the C-contiguous {np.dtype(dtype)} {shape} its "
+                                 "constructor made (edited after construction?); build the world again")
+        ranges = (("pairs", self.pairs, 0, G - 1), ("last_joint", self.last_joint, -1, n - 1),
+                  ("qpos_adr", self.qpos_adr, 0, self.model.nq - 1),
+                  ("screen.hull_adr", s.hull_adr, 0, V), ("screen.hull_num", s.hull_num, 0, V))
+        for name, a, lo, hi in ranges:
+            if a.size and (a.min() < lo or a.max() > hi):
+                raise InputError(f"CollisionWorld: {name} holds indices outside [{lo}, {hi}] (edited after "
+                                 "construction?); build the world again")
+        if G and (s.hull_adr + s.hull_num).max() > V:
+            raise InputError("CollisionWorld: screen.hull_adr + screen.hull_num run past screen.hull (edited after "
+                             "construction?); build the world again")
+        self.chain.check_engine_arrays(("packed",))
+
+    def thresholds(self, margin: float | None = None) -> np.ndarray:
+        """Each pair's clearance ``(P,)`` (m): ``margin`` (default the world's) for the obstacle pairs,
+        ``self_margin`` for the robot's own."""
+        if margin is None:
+            return self.pair_margin
+        return np.where(self.pair_self, self.self_margin, nonnegative(margin, "margin"))
 
     def _data(self) -> mujoco.MjData:
         d = getattr(self._local, "data", None)
@@ -167,61 +272,77 @@ class CollisionWorld:
         return self._evaluate(q, gradients=True)
 
     def clear(self, q, margin: float | None = None) -> np.ndarray:
-        """Whether every pair keeps ``margin`` (default the world's), ``q: (..., n)`` -> bool ``(...)``.
+        """Whether every pair keeps its clearance (:meth:`thresholds`: ``margin``, default the world's, for the
+        obstacle pairs; ``self_margin`` for the robot's own), ``q: (..., n)`` -> bool ``(...)``.
 
         Most verdicts need no MuJoCo call (:meth:`verdicts`): MuJoCo's distance decides only the pairs the screen
         leaves undecided, likeliest hits first."""
-        m = self.margin if margin is None else nonnegative(margin, "margin")
+        margins = self.thresholds(margin)
         q = self.chain.check_q(q)
         flat = np.ascontiguousarray(q.reshape(-1, self.chain.n))
-        verdict, ask, bound = self._verdicts(flat, m)
+        verdict, ask, bound = self._verdicts(flat, margins)
         ok = verdict == CLEAR
         for k in np.flatnonzero(verdict == ASK):
             pairs = np.flatnonzero(ask[k])
-            ok[k] = self._keeps(flat[k], pairs[np.argsort(bound[k, pairs])], m)
+            ok[k] = self._keeps(flat[k], pairs[np.argsort(bound[k, pairs])], margins)
         return ok.reshape(q.shape[:-1])
 
     def verdicts(self, flat: np.ndarray, margin: float, engine: str = "compiled"):
         """``(verdict (K,), ask (K, P), bound (K, P))`` at ``flat: (K, n)``: each configuration :data:`CLEAR`,
-        :data:`HIT` or :data:`ASK` against ``margin`` (m), the pairs left to MuJoCo and their lower bounds
-        (:meth:`_Screen.verdicts`); ``engine``: ``"compiled"`` (:mod:`physai._numba_collision`) or ``"numpy"``."""
-        flat, margin = self._configs(flat), nonnegative(margin, "margin")
+        :data:`HIT` or :data:`ASK` against ``margin`` (m; the robot's own pairs against ``self_margin``), the pairs
+        left to MuJoCo and their lower bounds (:meth:`_Screen.verdicts`); ``engine``: ``"compiled"``
+        (:mod:`physai._numba_collision`) or ``"numpy"``."""
+        flat, margins = self._configs(flat), self.thresholds(nonnegative(margin, "margin"))
         if one_of(engine, "engine", ENGINES) == "numpy":
-            return self.screen.verdicts(*self.geom_poses(flat), margin, self.unbounded)
-        return self._verdicts(flat, margin)
+            self.check_engine_arrays()
+            return self.screen.verdicts(*self.geom_poses(flat), margins, self.unbounded)
+        return self._verdicts(flat, margins)
 
-    def _verdicts(self, flat: np.ndarray, margin: float):
-        """:meth:`verdicts` by the compiled engine, on checked ``flat (K, n)`` (C-contiguous) and ``margin``."""
+    def _verdicts(self, flat: np.ndarray, margins: np.ndarray):
+        """:meth:`verdicts` by the compiled engine, on checked ``flat (K, n)`` (C-contiguous) and ``margins (P,)``."""
+        self.check_engine_arrays()
         s, K, P = self.screen, len(flat), len(self.pairs)
         verdict, ask, bound = np.empty(K, np.int64), np.zeros((K, P), bool), np.empty((K, P))
         _engine.kernels.verdicts(flat, self.chain.packed, self.last_joint,
                                  self._local_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, s.exact,
                                  self.unbounded, s.hull, s.hull_adr, s.hull_num, s.hull_radius, s.hull_disk,
-                                 float(margin), _SAFE, _GJK_BAND, verdict, ask, bound)
+                                 np.ascontiguousarray(margins, np.float64), _SAFE, _GJK_BAND, verdict, ask, bound)
         return verdict, ask, bound
 
-    def _keeps(self, q: np.ndarray, pairs: np.ndarray, margin: float) -> bool:
-        """Whether every pair in ``pairs`` keeps ``margin`` at ``q: (n,)`` by MuJoCo, stopping at the first that does
-        not."""
+    def _keeps(self, q: np.ndarray, pairs: np.ndarray, margins: np.ndarray) -> bool:
+        """Whether every pair in ``pairs`` keeps its clearance ``margins[i]`` at ``q: (n,)`` by MuJoCo, stopping at
+        the first that does not."""
         m, d, geom_distance = self.model, self.posed(q), mujoco.mj_geomDistance
-        return all(geom_distance(m, d, *self.pair_list[i], margin, None) >= margin for i in pairs.tolist())
+        return all(geom_distance(m, d, a, b, margins[i], None) >= margins[i]
+                   for i, (a, b) in zip(pairs.tolist(), self.pairs[pairs].tolist()))
 
-    def closest(self, q) -> tuple[float, tuple[str, str]]:
-        """The smallest signed distance (m) at one ``q: (n,)`` and the labels of that pair."""
-        d = self.distances(finite_array(q, "q", (self.chain.n,)).reshape(self.chain.n))
-        i = int(np.argmin(d)) if len(d) else 0
-        return (float(d[i]), self.pair_names[i]) if len(d) else (float(self.distmax), ("", ""))
+    def closest(self, q, among: str = "all") -> tuple[float | None, tuple[str, str] | None]:
+        """The smallest signed distance (m) at one ``q: (n,)`` and the labels of that pair, among ``"all"`` pairs,
+        the ``"obstacle"`` pairs or the robot's own (``"self"``); ``(None, None)`` where there is no such pair.
+        Never the cap: where every pair is beyond ``distmax``, MuJoCo measures them in full."""
+        q = finite_array(q, "q", (self.chain.n,)).reshape(self.chain.n)
+        chosen = np.flatnonzero({"all": np.ones(len(self.pairs), bool), "obstacle": ~self.pair_self,
+                                 "self": self.pair_self}[one_of(among, "among", ("all", "obstacle", "self"))])
+        if not len(chosen):
+            return None, None
+        d = self.distances(q)[chosen]
+        if d.min() >= self.distmax:
+            d = self._evaluate(q, False, _FAR)[0][chosen]
+        i = chosen[int(np.argmin(d))]
+        return float(d.min()), self.pair_names[i]
 
     def bounds(self, flat: np.ndarray, cap: float, engine: str = "compiled") -> np.ndarray:
         """Lower bounds ``(K, P)`` (m) of the pairs' distances at ``flat: (K, n)``, refined while below ``cap``
         (:class:`_Screen`); ``engine``: ``"compiled"`` (:mod:`physai._numba_collision`) or ``"numpy"``."""
         flat, cap = self._configs(flat), real(cap, "cap")
         if one_of(engine, "engine", ENGINES) == "numpy":
+            self.check_engine_arrays()
             return self.screen.lower(*self.geom_poses(flat), cap)
         return self._bounds(flat, cap)
 
     def _bounds(self, flat: np.ndarray, cap: float) -> np.ndarray:
         """:meth:`bounds` by the compiled engine, on checked ``flat (K, n)`` (C-contiguous) and ``cap``."""
+        self.check_engine_arrays()
         s = self.screen
         out = np.empty((len(flat), len(self.pairs)))
         _engine.kernels.screen(flat, self.chain.packed, self.last_joint, self._local_rows, self.pairs, s.kind,
@@ -273,8 +394,8 @@ class CollisionWorld:
         """Fill ``D (P,)`` (and ``G (P, n)``) at one ``q`` for the pairs ``near``."""
         m, d = self.model, self.posed(q)
         fromto = np.zeros((len(near), 6))
-        pairs, geom_distance = self.pair_list, mujoco.mj_geomDistance
-        D[near] = [geom_distance(m, d, *pairs[i], cap, fromto[k]) for k, i in enumerate(near.tolist())]
+        geom_distance = mujoco.mj_geomDistance
+        D[near] = [geom_distance(m, d, a, b, cap, fromto[k]) for k, (a, b) in enumerate(self.pairs[near].tolist())]
         if G is not None:
             hit = D[near] < cap
             G[near[hit]] = self._gradients(d, self.pairs[near[hit]], D[near[hit]], fromto[hit])
@@ -362,7 +483,11 @@ class _Screen:
         g1, g2 = pairs[:, 0], pairs[:, 1]
         exact_geom = np.isin(m.geom_type, list(_EXACT_TYPES))
         exact = exact_geom[g1] & exact_geom[g2] & ~((kind[g1] == BOX) & (kind[g2] == BOX))
-        return cls(g1, g2, m.geom_rbound.copy(), exact, kind, radius, half, centre, *_hulls(m))
+        hull, hull_adr, hull_num, hull_radius, hull_disk = _hulls(m)
+        f8, i8 = np.float64, np.int64
+        return cls(_frozen(g1, i8), _frozen(g2, i8), _frozen(m.geom_rbound, f8), _frozen(exact, bool),
+                   _frozen(kind, i8), _frozen(radius, f8), _frozen(half, f8), _frozen(centre, f8), _frozen(hull, f8),
+                   _frozen(hull_adr, i8), _frozen(hull_num, i8), _frozen(hull_radius, f8), _frozen(hull_disk, f8))
 
     def lower(self, xpos: np.ndarray, xmat: np.ndarray, cap: float) -> np.ndarray:
         """``(K, P)`` lower bounds (m) of the pairs' distances from geom poses ``xpos (K, ngeom, 3)``,
@@ -370,8 +495,9 @@ class _Screen:
         (bounding spheres; then a box to the other's bounding sphere; then the cores)."""
         dc = xpos[:, self.g1] - xpos[:, self.g2]
         bound = np.sqrt(np.einsum("bki,bki->bk", dc, dc)) - self.rbound[self.g1] - self.rbound[self.g2]
+        cap = np.broadcast_to(np.asarray(cap, float), self.g1.shape)  # one cap, or each pair's
         k, p = np.nonzero(bound < cap)
-        a, b = self.g1[p], self.g2[p]
+        a, b, cap = self.g1[p], self.g2[p], cap[p]
         refined = bound[k, p]
         for box, other in ((a, b), (b, a)):
             on = self.kind[box] == BOX
@@ -382,18 +508,19 @@ class _Screen:
         bound[k, p] = refined
         return bound
 
-    def verdicts(self, xpos: np.ndarray, xmat: np.ndarray, margin: float, unbounded: np.ndarray):
+    def verdicts(self, xpos: np.ndarray, xmat: np.ndarray, margins: np.ndarray, unbounded: np.ndarray):
         """``(verdict (K,), ask (K, P), bound (K, P))`` from geom poses ``xpos (K, ngeom, 3)``, ``xmat (K, ngeom, 3,
-        3)``: each configuration :data:`CLEAR` (every pair keeps ``margin``), :data:`HIT` (a pair does not) or
-        :data:`ASK` (MuJoCo decides the pairs ``ask`` marks; none on a hit), and the pairs' lower bounds (m)."""
-        bound = self.lower(xpos, xmat, margin + _SAFE)
-        clear = (bound >= margin + _SAFE) & ~unbounded
-        hit = self.exact & (bound < margin - _SAFE) & ~unbounded
+        3)``: each configuration :data:`CLEAR` (every pair keeps its margin, ``margins (P,)`` m), :data:`HIT` (a pair
+        does not) or :data:`ASK` (MuJoCo decides the pairs ``ask`` marks; none on a hit), and the pairs' lower bounds
+        (m)."""
+        bound = self.lower(xpos, xmat, margins + _SAFE)
+        clear = (bound >= margins + _SAFE) & ~unbounded
+        hit = self.exact & (bound < margins - _SAFE) & ~unbounded
         convex = (self.hull_num[self.g1] > 0) & (self.hull_num[self.g2] > 0) & ~self.exact & ~unbounded
         for k, i in zip(*np.nonzero(~clear & ~hit & convex)):
             (A, ra, disk_a), (B, rb, disk_b) = (self._hull(xpos[k], xmat[k], g) for g in (self.g1[i], self.g2[i]))
-            lo, hi = gjk_bracket(A, ra, B, rb, margin, _GJK_BAND, _GJK_ITERATIONS, disk_a, disk_b)
-            clear[k, i], hit[k, i] = lo >= margin + _GJK_BAND, hi < margin - _GJK_BAND
+            lo, hi = gjk_bracket(A, ra, B, rb, margins[i], _GJK_BAND, _GJK_ITERATIONS, disk_a, disk_b)
+            clear[k, i], hit[k, i] = lo >= margins[i] + _GJK_BAND, hi < margins[i] - _GJK_BAND
             bound[k, i] = max(bound[k, i], lo)
         ask = ~clear & ~hit & ~hit.any(axis=1, keepdims=True)
         verdict = np.where(hit.any(axis=1), HIT, np.where(ask.any(axis=1), ASK, CLEAR))
@@ -487,13 +614,25 @@ def _hulls(m: mujoco.MjModel):
         elif t == int(T.mjGEOM_BOX):
             points.append(size * np.array(np.meshgrid(*[[-1.0, 1.0]] * 3, indexing="ij")).reshape(3, -1).T)
         elif t == int(T.mjGEOM_MESH):
-            adr, num = m.mesh_vertadr[m.geom_dataid[g]], m.mesh_vertnum[m.geom_dataid[g]]
-            points.append(m.mesh_vert[adr:adr + num].astype(float))
+            points.append(_mesh_hull(m, int(m.geom_dataid[g])))
         else:
             points.append(np.zeros((0, 3)))
     num = np.array([len(p) for p in points], dtype=np.int64)
     adr = np.concatenate([[0], np.cumsum(num)[:-1]]).astype(np.int64)
     return np.ascontiguousarray(np.concatenate(points)), adr, num, radius, disk
+
+
+def _mesh_hull(m: mujoco.MjModel, mesh: int) -> np.ndarray:
+    """The vertices ``(k, 3)`` of the convex hull MuJoCo collides for ``mesh``: its hull graph's vertices
+    (``mesh_graph``: ``numvert, numface``, then ``vert_edgeadr (numvert,)``, then ``vert_globalid (numvert,)``), fewer
+    than the mesh's own where ``maxhullvert`` reduced the hull; every vertex where MuJoCo keeps no graph."""
+    adr, num = m.mesh_vertadr[mesh], m.mesh_vertnum[mesh]
+    vert = m.mesh_vert[adr:adr + num].astype(float)
+    graph = int(m.mesh_graphadr[mesh])
+    if graph < 0:
+        return vert
+    numvert = int(m.mesh_graph[graph])
+    return vert[m.mesh_graph[graph + 2 + numvert:graph + 2 + 2 * numvert]]
 
 
 def segment_distance(p1, q1, p2, q2) -> np.ndarray:
@@ -516,55 +655,90 @@ def segment_distance(p1, q1, p2, q2) -> np.ndarray:
     return np.sqrt(np.einsum("ki,ki->k", gap, gap))
 
 
-def collision_world(scene, chain: Chain, margin: float = 0.01, *, distmax: float | None = None, keep=(), drop=(),
-                    samples: int = SAMPLES, always: float = ALWAYS_TOUCHING,
-                    rng: np.random.Generator | None = None) -> CollisionWorld:
+def collision_world(scene, chain: Chain, margin: float = 0.01, *, self_margin: float = 0.0,
+                    distmax: float | None = None, keep=(), drop=(), samples: int = SAMPLES,
+                    always: float = ALWAYS_TOUCHING, rng: np.random.Generator | None = None) -> CollisionWorld:
     """The :class:`CollisionWorld` of ``chain`` moving in ``scene``.
 
     ``scene``: a ``mujoco.MjModel``, an MJCF/URDF path or a robot name (see :func:`scene` to add obstacles to one),
-    holding the chain's joints by name, placed where the chain places them (checked). ``margin`` (m, >= 0): the
-    clearance every pair must keep. ``distmax`` (m, > margin; default ``margin + 0.05``): distances are resolved up
-    to this. Pairs within ``margin`` in at least ``always`` of ``samples`` configurations drawn uniformly inside
-    the joint limits (``rng``, default ``default_rng(0)``) are dropped; ``keep`` (never dropped) and ``drop``
-    (dropped too) are pairs of labels, each a geom name, a geom label ``body#k`` or a body name.
+    holding the chain's joints by name, placed where the chain places them (checked). The robot is the body tree
+    that holds the chain; every other geom is an obstacle. ``margin`` (m, >= 0): the clearance the arm keeps from
+    every obstacle; ``self_margin`` (m, >= 0): the clearance the robot's pairs keep from each other (0: no
+    interpenetration). ``distmax`` (m; default the larger margin + 0.05): distances are resolved up to this.
+
+    Every obstacle pair is checked. The robot's own pairs are classified from ``samples`` postures drawn uniformly
+    inside the joint limits (``rng``, default ``default_rng(0)``): in contact in at least ``always`` of them
+    (``"always"``) or never within ``self_margin + NEVER_GAP`` (``"never"``), they are not checked; MuJoCo's
+    parent-child filter and ``<exclude>`` leave out the ``"adjacent"`` and ``"excluded"`` ones. ``keep`` (checked
+    whatever the samples say) and ``drop`` (not checked, ``"dropped"``) are pairs of labels, each a geom name, a geom
+    label ``body#k`` or a body name. A margin no sampled posture keeps for some pair, where a smaller one would, is
+    refused (:class:`InputError` naming ``margin`` or ``self_margin``): the world would refuse every answer.
 
     Examples
     --------
-    The SO-101 on a table, every pair named; two of its own pairs overlap in nearly every posture and are left out:
+    The SO-101 on a table, every pair named; the obstacle pairs all checked, its own pairs classified:
 
     >>> from physai import collision
     >>> table = collision.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02))
     >>> world = physai.collision_world(collision.scene("so101", [table]), physai.load("so101"), margin=0.01)
-    >>> len(world.pairs), world.pair_names[0]
-    (188, ('table', 'shoulder#0'))
-    >>> world.dropped
-    (('lower_arm#0', 'gripper#6'), ('lower_arm#1', 'gripper#6'))
+    >>> len(world.pairs), world.pair_names[0], int(world.pair_self.sum())
+    (188, ('table', 'shoulder#0'), 100)
+    >>> sorted({why for _, why in world.allowed})
+    ['adjacent', 'never']
     """
     if not isinstance(chain, Chain):
         raise InputError(f"chain: expected a physai Chain, got {type(chain).__name__}")
-    margin = nonnegative(margin, "margin")
-    distmax = margin + DISTMAX_BEYOND_MARGIN if distmax is None else positive(distmax, "distmax")
-    if distmax <= margin:
-        raise InputError(f"distmax: expected a distance beyond margin = {margin} m, got {distmax}")
-    m = _model(scene)
-    qpos_adr, joint_ids, moves = _arm(m, chain)
-    pairs = _candidate_pairs(m, moves)
-    labels = [_label(m, g) for g in range(m.ngeom)]
-    names = [(labels[a], labels[b]) for a, b in pairs]
-    keep_m, drop_m = (_match(m, names, pairs, spec, arg) for spec, arg in ((keep, "keep"), (drop, "drop")))
-    world = CollisionWorld(m, chain, margin, distmax, pairs, tuple(names), (), qpos_adr, moves, joint_ids,
-                           _unbounded(m, pairs))
-    _check_placement(world)
+    margin, self_margin = nonnegative(margin, "margin"), nonnegative(self_margin, "self_margin")
+    widest = max(margin, self_margin)
+    distmax = widest + DISTMAX_BEYOND_MARGIN if distmax is None else positive(distmax, "distmax")
+    if distmax <= widest:
+        raise InputError(f"distmax: expected a distance beyond margin = {margin} m and self_margin = {self_margin} "
+                         f"m, got {distmax}")
     rng = np.random.default_rng(0) if rng is None else generator(rng)
     samples, always = count(samples, "samples", 1, 100_000), real(always, "always")
     if not 0 < always <= 1:
         raise InputError(f"always: expected a fraction in (0, 1], got {always}")
-    touching = np.mean(world.distances(chain.random_q(rng, samples)) < margin, axis=0) >= always
-    out = (touching & ~keep_m) | drop_m
-    kept = np.flatnonzero(~out)
-    return CollisionWorld(m, chain, margin, distmax, pairs[kept], tuple(names[i] for i in kept),
-                          tuple(names[i] for i in np.flatnonzero(out)), qpos_adr, moves, joint_ids,
+    m = _model(scene)
+    qpos_adr, joint_ids, moves = _arm(m, chain)
+    labels = [_label(m, g) for g in range(m.ngeom)]
+    _check_finite_sizes(m, labels)
+    robot = _robot_bodies(m, joint_ids)
+    pairs, adjacent = _candidate_pairs(m, moves, robot)
+    names = [(labels[a], labels[b]) for a, b in pairs]
+    pair_self = robot[m.geom_bodyid[pairs]].all(axis=1)
+    keep_m, drop_m = (_match(m, names, pairs, spec, arg) for spec, arg in ((keep, "keep"), (drop, "drop")))
+    world = CollisionWorld(m, chain, margin, self_margin, distmax, pairs, tuple(names), pair_self, (), (), qpos_adr,
+                           moves, joint_ids, _unbounded(m, pairs))
+    _check_placement(world)
+    _check_finite_poses(world, labels)
+    D = world._evaluate(chain.random_q(rng, samples), False, widest + NEVER_GAP)[0]  # (samples, P)
+    contact = np.mean(D < 0, axis=0) >= always
+    why = np.where(contact, "always", np.where(D.min(axis=0, initial=np.inf) >= self_margin + NEVER_GAP, "never", ""))
+    why = np.where(pair_self & ~keep_m, why, "")
+    why = np.where(drop_m, "dropped", why)
+    _refuse_unkept_margins(world, D, contact, (why == "") & ~keep_m, always)
+    kept = np.flatnonzero(why == "")
+    allowed = tuple(((labels[a], labels[b]), w) for (a, b), w in adjacent) + tuple(
+        (names[i], str(why[i])) for i in np.flatnonzero(why != ""))
+    return CollisionWorld(m, chain, margin, self_margin, distmax, pairs[kept], tuple(names[i] for i in kept),
+                          pair_self[kept], allowed, _mounted(world, robot, labels), qpos_adr, moves, joint_ids,
                           world.unbounded[kept])
+
+
+def _refuse_unkept_margins(world: CollisionWorld, D: np.ndarray, contact: np.ndarray, checked: np.ndarray,
+                           always: float) -> None:
+    """Refuse a margin that a ``checked`` pair keeps in none of the sampled postures ``D (samples, P)`` (an obstacle
+    pair) or within it in ``always`` of them (the robot's own), while out of contact more often (``~contact``): the
+    margin, not the scene, would refuse every answer."""
+    within = D < world.pair_margin
+    near = np.where(world.pair_self, within.mean(axis=0) >= always, within.all(axis=0))
+    for i in np.flatnonzero(checked & ~contact & near)[:1]:
+        arg = "self_margin" if world.pair_self[i] else "margin"
+        a, b = world.pair_names[i]
+        raise InputError(f"{arg}: {world.pair_margin[i]} m is more than {a!r} and {b!r} keep in "
+                         f"{np.mean(~within[:, i]):.0%} of {len(D)} sampled postures (in contact in "
+                         f"{np.mean(D[:, i] < 0):.0%} of them): the world would refuse nearly every answer; use a "
+                         f"smaller {arg}, or drop=[({a!r}, {b!r})] if that pair may come this close")
 
 
 def _unbounded(m: mujoco.MjModel, pairs: np.ndarray) -> np.ndarray:
@@ -607,33 +781,86 @@ def _arm(m: mujoco.MjModel, chain: Chain) -> tuple[np.ndarray, tuple[int, ...], 
     return np.array([m.jnt_qposadr[j] for j in ids]), tuple(ids), moves
 
 
-def _candidate_pairs(m: mujoco.MjModel, moves: np.ndarray) -> np.ndarray:
+def _candidate_pairs(m: mujoco.MjModel, moves: np.ndarray, robot: np.ndarray):
     """Geom pairs ``(P, 2)`` whose distance changes with the chain and which MuJoCo's collision filter lets through
-    (``contype``/``conaffinity``, ``<exclude>``, parent-child), plus the explicit ``<pair>`` elements."""
+    (``contype``/``conaffinity``, ``<exclude>``, parent-child), plus the explicit ``<pair>`` elements; and the
+    robot's pairs the filter leaves out, as ``((g1, g2), "adjacent" or "excluded")``."""
     body = m.geom_bodyid
     g1, g2 = np.triu_indices(m.ngeom, 1)
     moved = moves[body[g1]] != moves[body[g2]]
     relative = moved.any(axis=1)  # two bodies moved by the same chain joints keep their distance
     affinity = ((m.geom_contype[g1] & m.geom_conaffinity[g2]) | (m.geom_contype[g2] & m.geom_conaffinity[g1])) != 0
-    ok = relative & affinity & ~_filtered(m, body[g1], body[g2])
+    adjacent, excluded = _filtered(m, body[g1], body[g2])
+    ok = relative & affinity & ~adjacent & ~excluded
     explicit = {(min(a, b), max(a, b)) for a, b in zip(m.pair_geom1, m.pair_geom2)}
     chosen = {(int(a), int(b)) for a, b in zip(g1[ok], g2[ok])}
     chosen |= {p for p in explicit if (moves[body[p[0]]] != moves[body[p[1]]]).any()}
-    return np.array(sorted(chosen), dtype=np.int64).reshape(-1, 2)
+    out = relative & affinity & robot[body[g1]] & robot[body[g2]] & (adjacent | excluded)
+    left = [((int(a), int(b)), "adjacent" if adj else "excluded")
+            for a, b, adj in zip(g1[out], g2[out], adjacent[out]) if (int(a), int(b)) not in chosen]
+    return np.array(sorted(chosen), dtype=np.int64).reshape(-1, 2), left
 
 
-def _filtered(m: mujoco.MjModel, b1: np.ndarray, b2: np.ndarray) -> np.ndarray:
-    """MuJoCo's body-pair filter: the same weld group, an ``<exclude>``d pair, or (unless disabled) a body and its
-    parent's weld group, the world excepted."""
+def _filtered(m: mujoco.MjModel, b1: np.ndarray, b2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """MuJoCo's body-pair filter, ``(adjacent, excluded)``: the same weld group or (unless disabled) a body and its
+    parent's weld group, the world excepted; an ``<exclude>``d pair."""
     w1, w2 = m.body_weldid[b1], m.body_weldid[b2]
     p1, p2 = m.body_weldid[m.body_parentid[w1]], m.body_weldid[m.body_parentid[w2]]
-    out = w1 == w2
+    adjacent = w1 == w2
     if not m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT:
-        out |= (w1 != 0) & (w2 != 0) & ((w1 == p2) | (w2 == p1))
+        adjacent |= (w1 != 0) & (w2 != 0) & ((w1 == p2) | (w2 == p1))
     sig = set(m.exclude_signature.tolist())
     lo, hi = np.minimum(b1, b2), np.maximum(b1, b2)
-    out |= np.array([(int(a) << 16) + int(b) in sig for a, b in zip(lo, hi)], bool)
-    return out
+    return adjacent, np.array([(int(a) << 16) + int(b) in sig for a, b in zip(lo, hi)], bool)
+
+
+def _robot_bodies(m: mujoco.MjModel, joint_ids: tuple[int, ...]) -> np.ndarray:
+    """``(nbody,)`` bool: the robot, the body trees below the world that hold the chain's joints (its fixed base
+    included); every other body, and the world's own geoms, are obstacles."""
+    root = np.arange(m.nbody)
+    while (m.body_parentid[root] != 0).any():
+        root = np.where(m.body_parentid[root] != 0, m.body_parentid[root], root)
+    robot = np.isin(root, root[m.jnt_bodyid[list(joint_ids)]])
+    robot[0] = False
+    return robot
+
+
+def _mounted(world: CollisionWorld, robot: np.ndarray, labels: list[str]) -> tuple[tuple[str, str], ...]:
+    """``(body, obstacle)``: the robot's fixed bodies (no chain joint above them) and the obstacles within ``margin``
+    of them, the surfaces they rest on; they never move against each other, so no pair holds them."""
+    m, d = world.model, world.posed(world.chain.q_middle)
+    body = m.geom_bodyid
+    fixed = np.flatnonzero(robot[body] & ~world.moves[body].any(axis=1))
+    obstacles = np.flatnonzero(~robot[body])
+    out = []
+    for a in fixed.tolist():
+        for b in obstacles.tolist():
+            if (m.geom_contype[a] & m.geom_conaffinity[b]) | (m.geom_contype[b] & m.geom_conaffinity[a]) and \
+                    mujoco.mj_geomDistance(m, d, a, b, world.margin + _SAFE, None) <= world.margin:
+                out.append((m.body(int(body[a])).name or labels[a], labels[b]))
+    return tuple(dict.fromkeys(out))
+
+
+def _check_finite_sizes(m: mujoco.MjModel, labels: list[str]) -> None:
+    """Refuse a geom whose size, placement or bounds are NaN or infinite, naming it (MuJoCo compiles it, and its
+    distances would be NaN: a NaN distance is never below the margin, so the geom would be invisible)."""
+    for name, values in (("size", m.geom_size), ("pos", m.geom_pos), ("quat", m.geom_quat),
+                         ("bounding radius", m.geom_rbound), ("bounding box", m.geom_aabb)):
+        bad = ~np.isfinite(values.reshape(m.ngeom, -1)).all(axis=1)
+        if bad.any():
+            g = int(np.argmax(bad))
+            raise InputError(f"scene: geom {labels[g]!r} has a {name} that is not finite "
+                             f"({values[g].tolist()}); fix it in the scene")
+
+
+def _check_finite_poses(world: CollisionWorld, labels: list[str]) -> None:
+    """Refuse a geom placed at a NaN or infinite position (a body's ``pos`` or ``quat``), naming it."""
+    d = world.posed(world.chain.q_middle)
+    bad = ~(np.isfinite(d.geom_xpos).all(axis=1) & np.isfinite(d.geom_xmat).all(axis=1))
+    if bad.any():
+        g = int(np.argmax(bad))
+        raise InputError(f"scene: geom {labels[g]!r} is placed at a position that is not finite "
+                         f"({d.geom_xpos[g].tolist()}); fix its body's pos or quat in the scene")
 
 
 def _label(m: mujoco.MjModel, g: int) -> str:

@@ -166,7 +166,8 @@ def test_gjk_decides_mesh_and_box_pairs_without_mujoco(rng):
 @pytest.mark.parametrize("margin", [0.0, 0.01, 0.05])
 def test_clear_verdict_equals_mj_geomDistance_against_the_margin(any_world, rng, margin):
     q = any_world.chain.random_q(rng, 150)
-    verdict = np.all(all_mujoco_distances(any_world, q) >= margin, axis=1)
+    per_pair = np.where(any_world.pair_self, any_world.self_margin, margin)  # the robot's own pairs: self_margin
+    verdict = np.all(all_mujoco_distances(any_world, q) >= per_pair, axis=1)
     np.testing.assert_array_equal(any_world.clear(q, margin=margin), verdict)
     if margin == 0.0:  # the sample holds both verdicts
         assert 0 < verdict.sum() < len(q)
@@ -266,7 +267,7 @@ TASK = {"so101": "position", "wxai": "pose", "panda": "pose"}
 
 def clear_targets(world, rng, k):
     q = world.chain.random_q(rng, 20 * k)
-    q = q[np.all(np.array([mujoco_distances(world, x) for x in q]) >= world.margin, axis=1)][:k]
+    q = q[np.all(np.array([mujoco_distances(world, x) for x in q]) >= world.pair_margin, axis=1)][:k]
     T = physai.tool_pose(world.chain, q)
     return T[:, :3, 3] if TASK[world.chain.name] == "position" else T
 
@@ -277,7 +278,7 @@ def test_avoid_answers_keep_the_margin_by_mj_geomDistance(world, rng):
     res = ik.solve_ik_batch(world.chain, targets, task=task, avoid=world)
     for r in res:
         if r.converged:
-            assert mujoco_distances(world, r.q).min() >= world.margin
+            assert np.all(mujoco_distances(world, r.q) >= world.pair_margin)
             assert r.position_error <= ik.TOL_POSITION and r.orientation_error <= ik.TOL_ORIENTATION
         else:
             assert r.reason in ik.REASONS
@@ -290,12 +291,12 @@ def test_avoid_turns_a_colliding_answer_into_a_clear_one():
     rng = np.random.default_rng(3)
     targets = clear_targets(world, rng, 60)
     plain = ik.solve_ik_batch(world.chain, targets, task="position")
-    colliding = plain.converged & np.array([mujoco_distances(world, q).min() < world.margin for q in plain.q])
+    colliding = plain.converged & np.array([np.any(mujoco_distances(world, q) < world.pair_margin) for q in plain.q])
     assert colliding.any()
     fixed = ik.solve_ik_batch(world.chain, targets[colliding], task="position", avoid=world)
     assert fixed.converged.any()
     for q in fixed.q[fixed.converged]:
-        assert mujoco_distances(world, q).min() >= world.margin
+        assert np.all(mujoco_distances(world, q) >= world.pair_margin)
 
 
 def test_target_inside_an_obstacle_is_a_collision_verdict_never_converged():
@@ -395,5 +396,5 @@ def test_null_space_refinement_with_avoid_keeps_answers_clear_by_mj_geomDistance
     assert sum(r.converged for r in res) >= 5
     for r in res:
         if r.converged:
-            assert mujoco_distances(world, r.q).min() >= world.margin  # the refinement kept the answer clear
+            assert np.all(mujoco_distances(world, r.q) >= world.pair_margin)  # the refinement kept it clear
             assert r.cost_final <= r.cost_initial
