@@ -160,7 +160,9 @@ def test_gjk_decides_mesh_and_box_pairs_without_mujoco(rng):
         types = world.model.geom_type[world.pairs]
         hulls = np.isin(types, [mujoco.mjtGeom.mjGEOM_MESH, mujoco.mjtGeom.mjGEOM_BOX]).all(axis=1)
         assert hulls.any() and (verdict == C.HIT).any() and (verdict == C.CLEAR).any()
-        assert ask[:, hulls].sum() <= 2
+        # the robot's own pairs are held to 0, where overlapping hulls often stop GJK short of a verdict: MuJoCo
+        # decides those
+        assert ask[:, hulls & ~world.pair_self].sum() <= 2
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.01, 0.05])
