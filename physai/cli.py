@@ -575,7 +575,9 @@ def ik(
             "iterations": int(result.iterations), "restarts": int(result.restarts),
             "position_error": float(result.position_error), "orientation_error": float(result.orientation_error),
             "reached_position": reached[:3, 3].tolist(), "health": rows,
-            **({} if world is None else {"clearance": world.closest(result.q)[0], "margin": world.margin})}))
+            **({} if world is None else {"clearance": world.closest(result.q, "obstacle")[0], "margin": world.margin,
+                                         "self_clearance": world.closest(result.q, "self")[0],
+                                         "self_margin": world.self_margin})}))
     else:
         console.print(_header(chain))
         console.print(f"target ({task}, world, m): {_vec(tv)}   method {result.method}, seed {seed}")
@@ -589,9 +591,11 @@ def ik(
         console.print(f"position error {result.position_error:.3e} m, orientation error "
                       f"{result.orientation_error:.3e} rad; reached {_vec(reached[:3, 3])} m")
         if world is not None:
-            dist, pair = world.closest(result.q)
-            console.print(f"clearance {dist:.4f} m ({escape(pair[0])} - {escape(pair[1])}), margin {world.margin} m, "
-                          f"{len(world.pairs)} pairs checked, {len(world.dropped)} left out as always touching")
+            for among, margin_of in (("obstacle", world.margin), ("self", world.self_margin)):
+                dist, pair = world.closest(result.q, among)
+                console.print(f"{among} clearance " + ("none: no such pair" if dist is None else
+                              f"{dist:.4f} m ({escape(pair[0])} - {escape(pair[1])})") + f", margin {margin_of} m")
+            console.print(f"{len(world.pairs)} pairs checked, {len(world.allowed)} of the robot's own left out")
         console.print(_health_table(rows, "health at the solution"))
         console.print(_HEALTH_NOTE)
     if not result.converged:

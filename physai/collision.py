@@ -8,7 +8,8 @@ and the parent-child rule (plus every explicit ``<pair>``).
 
 Obstacle pairs (the arm against anything that is not the robot) are all checked, each against ``margin``. The
 robot's own pairs are classified once, as MoveIt's Allowed Collision Matrix does, by sampling the arm inside its
-limits: adjacent (MuJoCo's parent-child filter), always in contact (never checked), never closer than
+limits: adjacent (MuJoCo's parent-child filter), always in contact (never checked), in contact at rest (the middle
+of the joint ranges: geoms that overlap by construction, MoveIt's "collision by default"), never closer than
 ``self_margin + NEVER_GAP`` (not worth checking), and default (checked, against their own padding ``self_margin``,
 0 by default: no interpenetration). ``world.allowed`` lists every pair left out and why; ``keep=`` and ``drop=``
 override the choice. The robot's fixed bodies (its base: no joint above them) never move against the surface they
@@ -45,7 +46,7 @@ DISTMAX_BEYOND_MARGIN = 0.05  # m: distances are resolved up to margin + this; f
 ALWAYS_TOUCHING = 0.95  # a self pair in contact in this fraction of the sampled postures is never checked
 NEVER_GAP = 0.05  # m: a self pair never within self_margin + this in the sampled postures is not worth checking
 SAMPLES = 2000  # postures sampled when a world is built, to classify its pairs
-ALLOWED = ("adjacent", "excluded", "always", "never", "dropped")  # why a pair of the robot is not checked
+ALLOWED = ("adjacent", "excluded", "always", "at_rest", "never", "dropped")  # why a pair of the robot is not checked
 _FAR = 1e3  # m: the cap of a distance measured in full (closest, where every pair is beyond distmax)
 _GEOM_CHECK_Q = 3  # configurations at which the scene's joint axes and anchors must match the chain's
 _PLACEMENT_TOL = 1e-6  # m: how closely they must match
@@ -153,8 +154,8 @@ class CollisionWorld:
 
     @property
     def dropped(self) -> tuple[tuple[str, str], ...]:
-        """The labels of the pairs left out as always in contact, or by ``drop=``."""
-        return tuple(names for names, why in self.allowed if why in ("always", "dropped"))
+        """The labels of the pairs left out as in contact (always, or at rest), or by ``drop=``."""
+        return tuple(names for names, why in self.allowed if why in ("always", "at_rest", "dropped"))
 
     def __post_init__(self):
         if not isinstance(self.model, mujoco.MjModel) or not isinstance(self.chain, Chain):
@@ -668,7 +669,8 @@ def collision_world(scene, chain: Chain, margin: float = 0.01, *, self_margin: f
 
     Every obstacle pair is checked. The robot's own pairs are classified from ``samples`` postures drawn uniformly
     inside the joint limits (``rng``, default ``default_rng(0)``): in contact in at least ``always`` of them
-    (``"always"``) or never within ``self_margin + NEVER_GAP`` (``"never"``), they are not checked; MuJoCo's
+    (``"always"``), in contact at rest (``"at_rest"``: at the middle of the joint ranges, where the model's geoms
+    overlap by construction) or never within ``self_margin + NEVER_GAP`` (``"never"``), they are not checked; MuJoCo's
     parent-child filter and ``<exclude>`` leave out the ``"adjacent"`` and ``"excluded"`` ones. ``keep`` (checked
     whatever the samples say) and ``drop`` (not checked, ``"dropped"``) are pairs of labels, each a geom name, a geom
     label ``body#k`` or a body name. A margin no sampled posture keeps for some pair, where a smaller one would, is
@@ -682,9 +684,9 @@ def collision_world(scene, chain: Chain, margin: float = 0.01, *, self_margin: f
     >>> table = collision.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02))
     >>> world = physai.collision_world(collision.scene("so101", [table]), physai.load("so101"), margin=0.01)
     >>> len(world.pairs), world.pair_names[0], int(world.pair_self.sum())
-    (188, ('table', 'shoulder#0'), 100)
+    (101, ('table', 'shoulder#0'), 71)
     >>> sorted({why for _, why in world.allowed})
-    ['adjacent', 'never']
+    ['adjacent', 'always', 'at_rest', 'never']
     """
     if not isinstance(chain, Chain):
         raise InputError(f"chain: expected a physai Chain, got {type(chain).__name__}")
@@ -713,7 +715,9 @@ def collision_world(scene, chain: Chain, margin: float = 0.01, *, self_margin: f
     _check_finite_poses(world, labels)
     D = world._evaluate(chain.random_q(rng, samples), False, widest + NEVER_GAP)[0]  # (samples, P)
     contact = np.mean(D < 0, axis=0) >= always
-    why = np.where(contact, "always", np.where(D.min(axis=0, initial=np.inf) >= self_margin + NEVER_GAP, "never", ""))
+    at_rest = world.distances(chain.q_middle) < 0
+    why = np.where(contact, "always", np.where(at_rest, "at_rest", np.where(
+        D.min(axis=0, initial=np.inf) >= self_margin + NEVER_GAP, "never", "")))
     why = np.where(pair_self & ~keep_m, why, "")
     why = np.where(drop_m, "dropped", why)
     _refuse_unkept_margins(world, D, contact, (why == "") & ~keep_m, always)

@@ -1,0 +1,256 @@
+"""How a CollisionWorld is built, pinned to MuJoCo: obstacle pairs never dropped, the robot's own pairs classified
+as MoveIt's Allowed Collision Matrix (against mj_geomDistance on the same postures), margins no posture keeps
+refused, bad geoms refused, maxhullvert meshes judged on MuJoCo's hull, and a frozen world that refuses forgeries."""
+
+import copy
+import pickle
+
+import mujoco
+import numpy as np
+import pytest
+from conftest import mujoco_distances
+
+import physai
+from physai import collision as C
+from physai import ik
+from physai.errors import InputError, PhysaiError
+
+TABLE = C.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02))
+
+
+def every_candidate_distance(m, pairs, qpos_adr, q):
+    """mj_geomDistance of each geom pair at each ``q`` (MuJoCo alone), capped at 1 m."""
+    d = mujoco.MjData(m)
+    out = np.empty((len(q), len(pairs)))
+    for k, qk in enumerate(q):
+        d.qpos[qpos_adr] = qk
+        mujoco.mj_kinematics(m, d)
+        out[k] = [mujoco.mj_geomDistance(m, d, a, b, 1.0, None) for a, b in pairs]
+    return out
+
+
+@pytest.fixture(scope="module")
+def panda_box():
+    """A box through the Panda's first moving link, inside it in every posture."""
+    box = C.Obstacle("box", "box", (0.03, 0.03, 0.03), (0.0, 0.0, 0.2))
+    return C.collision_world(C.scene("panda", [box]), physai.load("panda"))
+
+
+def test_a_box_through_the_first_link_is_checked_and_ik_refuses_every_answer(panda_box):
+    on_box = [i for i, p in enumerate(panda_box.pair_names) if "box" in p]
+    assert any("link1" in panda_box.pair_names[i][1] for i in on_box)
+    assert not any("box" in p for p in panda_box.dropped)
+    assert all("box" not in names for names, _ in panda_box.allowed)
+    chain = panda_box.chain
+    q = chain.random_q(np.random.default_rng(5), 4)
+    # MuJoCo: the box overlaps link1 in every one of these postures, so no answer may be called clear
+    link1 = [i for i in on_box if panda_box.pair_names[i][1].startswith("link1")]
+    assert all(min(mujoco_distances(panda_box, qk)[link1]) < 0 for qk in q)
+    res = ik.solve_ik_batch(chain, physai.tool_pose(chain, q), avoid=panda_box, restarts=3)
+    assert not res.converged.any()
+    assert all(r == "collision: no answer keeps the margin" for r in res.reason)
+
+
+def test_a_margin_no_posture_keeps_is_refused_naming_margin():
+    with pytest.raises(InputError, match=r"^margin: 0.5 m .*'table'"):
+        C.collision_world(C.scene("so101", [TABLE]), physai.load("so101"), margin=0.5)
+    # the WidowX AI's base and second link come within 1 cm of each other in nearly every posture
+    with pytest.raises(InputError, match=r"^self_margin: 0.01 m .*'base_link#1' and 'link_2#1'"):
+        C.collision_world("wxai", physai.load("wxai"), self_margin=0.01)
+
+
+def test_obstacle_pairs_are_never_left_out_by_sampling():
+    chain = physai.load("so101")
+    world = C.collision_world(C.scene("so101", [TABLE]), chain, samples=50)
+    m = world.model
+    table = m.geom("table").id
+    arm = world.arm_geoms[m.geom_contype[world.arm_geoms] != 0]
+    assert sorted(int(b) for a, b in world.pairs if a == table) == sorted(arm.tolist())
+    assert not world.pair_self[world.pairs[:, 0] == table].any()
+    np.testing.assert_array_equal(world.pair_margin, np.where(world.pair_self, 0.0, 0.01))
+
+
+def test_self_pairs_classified_like_moveit_against_mj_geomDistance():
+    # The same postures (samples from default_rng(0)) measured by MuJoCo pair by pair: each class follows its rule.
+    chain = physai.load("so101")
+    samples = 300
+    world = C.collision_world("so101", chain, samples=samples)
+    q = chain.random_q(np.random.default_rng(0), samples)
+    m = world.model
+    ids = {C._label(m, g): g for g in range(m.ngeom)}
+    by_class = {}
+    for (a, b), why in world.allowed:
+        by_class.setdefault(why, []).append((ids[a], ids[b]))
+    assert {"adjacent", "always", "never"} <= set(by_class)
+    weld = m.body_weldid
+    for a, b in by_class["adjacent"]:  # MuJoCo's parent-child filter: one weld group holds the other's parent
+        wa, wb = weld[m.geom_bodyid[a]], weld[m.geom_bodyid[b]]
+        assert weld[m.body_parentid[wa]] == wb or weld[m.body_parentid[wb]] == wa
+    D = every_candidate_distance(m, by_class["always"] + by_class["never"], world.qpos_adr, q)
+    k = len(by_class["always"])
+    assert np.all(np.mean(D[:, :k] < 0, axis=0) >= C.ALWAYS_TOUCHING)
+    assert np.all(D[:, k:] >= C.NEVER_GAP - 1e-9)
+    checked = every_candidate_distance(m, world.pairs.tolist(), world.qpos_adr, q)
+    assert np.all(np.mean(checked < 0, axis=0) < C.ALWAYS_TOUCHING)  # no checked pair is in contact always
+    assert np.all(world.pair_self)  # no obstacle in this scene: every pair is the robot's own
+
+
+def test_wxai_wrist_pair_is_held_to_self_margin_and_most_postures_are_clear():
+    # link_4 and link_6 are a few mm apart in most postures: held to self_margin = 0, not to the 1 cm obstacle margin
+    chain = physai.load("wxai")
+    table = C.Obstacle("table", "box", (0.6, 0.6, 0.02), (0.0, 0.0, -0.02))
+    world = C.collision_world(C.scene("wxai", [table]), chain, margin=0.01)
+    wrist = [i for i, (a, b) in enumerate(world.pair_names) if a.startswith("link_4") and b.startswith("link_6")]
+    assert wrist and np.all(world.pair_margin[wrist] == 0.0)
+    q = chain.random_q(np.random.default_rng(7), 100)
+    D = np.array([mujoco_distances(world, qk) for qk in q])
+    wrist_near = np.any((D[:, wrist] >= 0) & (D[:, wrist] < 0.01), axis=1)
+    assert wrist_near.mean() > 0.3  # the wrist pair is often within 1 cm...
+    clear = np.all(D >= world.pair_margin, axis=1)
+    np.testing.assert_array_equal(world.clear(q), clear)
+    assert clear.mean() > 0.5  # ...and most postures still keep every pair's margin
+
+
+def test_self_margin_moves_the_robots_pairs_only(rng):
+    chain = physai.load("so101")
+    world = C.collision_world(C.scene("so101", [TABLE]), chain, self_margin=0.004)
+    np.testing.assert_array_equal(world.pair_margin, np.where(world.pair_self, 0.004, 0.01))
+    q = chain.random_q(rng, 60)
+    D = np.array([mujoco_distances(world, qk, cap=1.0) for qk in q])
+    np.testing.assert_array_equal(world.clear(q), np.all(D >= world.pair_margin, axis=1))
+    loose = np.all(D >= np.where(world.pair_self, 0.0, 0.01), axis=1)
+    assert np.all(world.clear(q) <= loose)
+
+
+def test_the_fixed_base_resting_on_the_table_is_named_in_the_repr():
+    table = C.Obstacle("table", "box", (0.6, 0.6, 0.02), (0.0, 0.0, -0.02))
+    world = C.collision_world(C.scene("wxai", [table]), physai.load("wxai"), samples=50)
+    assert world.mounted == (("base_link", "table"),)
+    assert "base_link rests on table" in repr(world)
+    m = world.model
+    base = np.flatnonzero(m.geom_bodyid == m.body("base_link").id)
+    assert not np.isin(world.pairs[world.pairs[:, 0] == m.geom("table").id, 1], base).any()
+
+
+def test_an_empty_world_reports_no_clearance():
+    chain = physai.load("so101")
+    # every pair of the arm left out: nothing to check, so no clearance, never the cap
+    world = C.collision_world("so101", chain, samples=20, drop=[(a, b) for a, b in
+                                                                 C.collision_world("so101", chain,
+                                                                                   samples=20).pair_names])
+    assert len(world.pairs) == 0
+    assert world.closest(chain.q_middle) == (None, None)
+
+
+def test_closest_beyond_distmax_is_mujocos_distance_not_the_cap():
+    chain = physai.load("so101")
+    far = C.Obstacle("far", "sphere", (0.05,), (3.0, 0.0, 0.0))
+    world = C.collision_world(C.scene("so101", [far]), chain, samples=20)
+    dist, pair = world.closest(chain.q_middle, "obstacle")
+    d = mujoco_distances(world, chain.q_middle, cap=10.0)[~world.pair_self]
+    assert dist > world.distmax and dist == pytest.approx(d.min(), abs=1e-9) and pair[0] == "far"
+
+
+TWO_LINKS = """<mujoco><worldbody><body name="post" pos="0.3 0 0"><geom name="bad" type="box" size="0.02 0.02 0.2"/>
+  </body><body name="l1"><joint name="j1" axis="0 0 1"/><geom name="g1" type="capsule" size="0.02"
+    fromto="0 0 0 0.2 0 0"/><body name="l2" pos="0.2 0 0"><joint name="j2" axis="0 0 1"/>
+    <geom name="g2" type="capsule" size="0.02" fromto="0 0 0 0.2 0 0"/><site name="tip" pos="0.2 0 0"/>
+  </body></body></worldbody></mujoco>"""
+
+
+@pytest.mark.parametrize("array, index, value", [("geom_size", 0, np.inf), ("geom_pos", 1, np.nan),
+                                                 ("body_pos", 0, np.nan)])
+def test_nan_or_infinite_geoms_are_refused_naming_the_geom(array, index, value):
+    m = mujoco.MjModel.from_xml_string(TWO_LINKS)
+    chain = physai.chain_from_mujoco(m, "tip")
+    C.collision_world(m, chain, samples=5)  # the scene as written is fine
+    row = m.geom("bad").id if array.startswith("geom") else m.body("post").id
+    getattr(m, array)[row, index] = value
+    with pytest.raises(InputError, match="geom 'bad'"):
+        C.collision_world(m, chain, samples=5)
+
+
+def test_obstacles_with_nan_or_inf_are_refused_naming_them():
+    with pytest.raises(InputError, match="obstacle 'box' pos"):
+        C.scene("so101", [C.Obstacle("box", "box", (0.1, 0.1, 0.1), (np.nan, 0.0, 0.0))])
+    with pytest.raises(InputError, match="obstacle 'box' size"):
+        C.scene("so101", [C.Obstacle("box", "box", (np.inf, 0.1, 0.1), (0.0, 0.0, 0.0))])
+
+
+MESH_ARM = """<mujoco><asset><mesh name="blob" maxhullvert="{maxhullvert}" vertex="{vertex}"/></asset>
+  <worldbody><geom name="wall" type="box" size="0.02 0.3 0.3" pos="0.365 0 0"/>
+    <body name="arm"><joint name="j" axis="0 0 1"/><geom name="rod" type="capsule" size="0.01"
+      fromto="0 0 0 0.2 0 0" contype="0" conaffinity="0"/>
+      <body name="tip" pos="0.3 0 0"><joint name="k" axis="0 1 0"/><geom name="blob" type="mesh" mesh="blob"/>
+        <site name="tcp"/></body></body></worldbody></mujoco>"""
+
+
+def test_maxhullvert_mesh_verdicts_agree_with_mj_geomDistance():
+    # A blob of 60 points on a 5 cm sphere, collided by MuJoCo as the hull of 8 of them: every verdict the screen
+    # and GJK reach alone (CLEAR or HIT) must be MuJoCo's.
+    pts = np.random.default_rng(3).normal(size=(60, 3))
+    pts = 0.05 * pts / np.linalg.norm(pts, axis=1, keepdims=True)
+    m = mujoco.MjModel.from_xml_string(MESH_ARM.format(maxhullvert=8, vertex=" ".join(map(str, pts.ravel()))))
+    chain = physai.chain_from_mujoco(m, "tcp")
+    world = C.collision_world(m, chain, margin=0.01, samples=20)
+    assert world.screen.hull_num[m.geom("blob").id] <= 8
+    q = np.column_stack([np.linspace(-0.3, 0.3, 121), np.linspace(-3, 3, 121)])
+    verdict, _, _ = world.verdicts(q, 0.01)
+    d = np.array([mujoco_distances(world, qk, cap=1.0).min() for qk in q])
+    decided = verdict != C.ASK
+    assert decided.mean() > 0.9 and (verdict == C.HIT).any() and (verdict == C.CLEAR).any()
+    np.testing.assert_array_equal(verdict[decided] == C.CLEAR, d[decided] >= 0.01)
+
+
+# ---- a frozen world ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wx_world():
+    return C.collision_world(C.scene("wxai", [C.Obstacle("table", "box", (0.6, 0.6, 0.02), (0, 0, -0.02))]),
+                             physai.load("wxai"), samples=50)
+
+
+def test_every_array_of_the_world_is_read_only(wx_world):
+    arrays = {k: v for k, v in vars(wx_world).items() if isinstance(v, np.ndarray)}
+    arrays.update({f"screen.{k}": v for k, v in vars(wx_world.screen).items() if isinstance(v, np.ndarray)})
+    assert {"pairs", "pair_margin", "pair_self", "last_joint", "screen.hull"} <= set(arrays)
+    for name, a in arrays.items():
+        assert not a.flags.writeable, name
+        with pytest.raises(ValueError):
+            a.flags.writeable = True
+    with pytest.raises(ValueError):
+        wx_world.pairs[0] = [10**9, 10**9]
+
+
+def build_fresh():
+    return C.collision_world(C.scene("wxai", [C.Obstacle("table", "box", (0.6, 0.6, 0.02), (0, 0, -0.02))]),
+                             physai.load("wxai"), samples=50)
+
+
+@pytest.mark.parametrize("forge, name", [
+    (lambda w: object.__setattr__(w, "pairs", np.full(w.pairs.shape, 10**9)), "pairs"),
+    (lambda w: setattr(w.pairs, "shape", (1, -1)), "pairs"),
+    (lambda w: object.__setattr__(w, "pair_margin", np.zeros(3)), "pair_margin"),
+    (lambda w: object.__setattr__(w, "last_joint", w.last_joint + 100), "last_joint"),
+    (lambda w: object.__setattr__(w.screen, "hull_adr", w.screen.hull_adr + 10**6), "screen.hull_adr"),
+    (lambda w: object.__setattr__(w.screen, "hull_num", w.screen.hull_num * 1000), "screen.hull"),
+    (lambda w: object.__setattr__(w, "qpos_adr", w.qpos_adr + 1000), "qpos_adr"),
+])
+def test_a_forged_world_is_refused_naming_the_field(forge, name):
+    world = build_fresh()
+    q = world.chain.q_middle
+    forge(world)
+    for call in (lambda: world.clear(q), lambda: world.distances(q), lambda: world.verdicts(q, 0.01),
+                 lambda: world.verdicts(q, 0.01, engine="numpy"),
+                 lambda: ik.solve_ik(world.chain, physai.tool_pose(world.chain, q), avoid=world)):
+        with pytest.raises(PhysaiError, match=name):
+            call()
+
+
+def test_pickle_and_copy_rebuild_a_read_only_world(wx_world, rng):
+    q = wx_world.chain.random_q(rng, 20)
+    for twin in (pickle.loads(pickle.dumps(wx_world)), copy.deepcopy(wx_world)):
+        assert not twin.pairs.flags.writeable and not twin.screen.hull.flags.writeable
+        np.testing.assert_array_equal(twin.pairs, wx_world.pairs)
+        np.testing.assert_array_equal(twin.distances(q), wx_world.distances(q))
