@@ -373,7 +373,7 @@ def through_table(n_targets: int = 40, margin: float = 0.01) -> ThroughTable:
 
     chain = robots.load("so101")
     world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", *TABLE)]), chain,
-                                      margin=margin)
+                                      margin=margin, self_margin=margin)
     q = chain.random_q(np.random.default_rng(TABLE_SEED), 40 * n_targets)
     p = kinematics.tool_pose(chain, q)[:, :3, 3]
     low = (p[:, 2] < LOW) & world.clear(q)  # close above the table, and a clear answer exists

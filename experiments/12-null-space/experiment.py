@@ -392,7 +392,7 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
     radius, half, centre = POST
     world = collision.collision_world(
         collision.scene("panda", [collision.Obstacle("post", "capsule", (radius, half), centre)]), panda,
-        margin=margin)
+        margin=margin, self_margin=margin)
     pref = PANDA_READY.copy()
     pref[2] = POST_JOINT3
     objective = ns.posture_cost(panda, pref, weights=[0, 0, 1, 0, 0, 0, 0])
