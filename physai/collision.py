@@ -700,6 +700,28 @@ def collision_world(scene, chain: Chain, margin: float = 0.01, *, self_margin: f
     samples, always = count(samples, "samples", 1, 100_000), real(always, "always")
     if not 0 < always <= 1:
         raise InputError(f"always: expected a fraction in (0, 1], got {always}")
+    world, labels, robot, adjacent, keep_m, drop_m = _prepared(scene, chain, margin, self_margin, distmax, keep, drop)
+    m, pairs, names, pair_self = world.model, world.pairs, world.pair_names, world.pair_self
+    stats = _sampled_stats(world, chain.random_q(rng, samples))
+    contact = stats[0] >= always
+    at_rest = world.distances(chain.q_middle) < 0
+    why = np.where(contact, "always", np.where(at_rest, "at_rest", np.where(
+        stats[2] >= self_margin + NEVER_GAP, "never", "")))
+    why = np.where(pair_self & ~keep_m, why, "")
+    why = np.where(drop_m, "dropped", why)
+    _refuse_unkept_margins(world, stats, contact, (why == "") & ~keep_m, always, samples)
+    kept = np.flatnonzero(why == "")
+    allowed = tuple(((labels[a], labels[b]), w) for (a, b), w in adjacent) + tuple(
+        (names[i], str(why[i])) for i in np.flatnonzero(why != ""))
+    return CollisionWorld(m, chain, margin, self_margin, distmax, pairs[kept], tuple(names[i] for i in kept),
+                          pair_self[kept], allowed, _mounted(world, robot, labels), world.qpos_adr, world.moves,
+                          world.joint_ids, world.unbounded[kept])
+
+
+def _prepared(scene, chain: Chain, margin: float, self_margin: float, distmax: float, keep=(), drop=()):
+    """The world of every candidate pair, checked (placement, finite geoms), before any is left out, with the
+    geom labels, the robot's bodies ``(nbody,)``, the robot's pairs MuJoCo filters out and the pairs ``keep`` and
+    ``drop`` name ``(P,)``."""
     m = _model(scene)
     qpos_adr, joint_ids, moves = _arm(m, chain)
     labels = [_label(m, g) for g in range(m.ngeom)]
@@ -713,36 +735,150 @@ def collision_world(scene, chain: Chain, margin: float = 0.01, *, self_margin: f
                            moves, joint_ids, _unbounded(m, pairs))
     _check_placement(world)
     _check_finite_poses(world, labels)
-    D = world._evaluate(chain.random_q(rng, samples), False, widest + NEVER_GAP)[0]  # (samples, P)
-    contact = np.mean(D < 0, axis=0) >= always
-    at_rest = world.distances(chain.q_middle) < 0
-    why = np.where(contact, "always", np.where(at_rest, "at_rest", np.where(
-        D.min(axis=0, initial=np.inf) >= self_margin + NEVER_GAP, "never", "")))
-    why = np.where(pair_self & ~keep_m, why, "")
-    why = np.where(drop_m, "dropped", why)
-    _refuse_unkept_margins(world, D, contact, (why == "") & ~keep_m, always)
-    kept = np.flatnonzero(why == "")
-    allowed = tuple(((labels[a], labels[b]), w) for (a, b), w in adjacent) + tuple(
-        (names[i], str(why[i])) for i in np.flatnonzero(why != ""))
-    return CollisionWorld(m, chain, margin, self_margin, distmax, pairs[kept], tuple(names[i] for i in kept),
-                          pair_self[kept], allowed, _mounted(world, robot, labels), qpos_adr, moves, joint_ids,
-                          world.unbounded[kept])
+    return world, labels, robot, adjacent, keep_m, drop_m
 
 
-def _refuse_unkept_margins(world: CollisionWorld, D: np.ndarray, contact: np.ndarray, checked: np.ndarray,
-                           always: float) -> None:
-    """Refuse a margin that a ``checked`` pair keeps in none of the sampled postures ``D (samples, P)`` (an obstacle
-    pair) or within it in ``always`` of them (the robot's own), while out of contact more often (``~contact``): the
-    margin, not the scene, would refuse every answer."""
-    within = D < world.pair_margin
-    near = np.where(world.pair_self, within.mean(axis=0) >= always, within.all(axis=0))
+def _refuse_unkept_margins(world: CollisionWorld, stats: np.ndarray, contact: np.ndarray, checked: np.ndarray,
+                           always: float, samples: int) -> None:
+    """Refuse a margin that a ``checked`` pair keeps in none of the sampled postures (an obstacle pair) or misses
+    in ``always`` of them (the robot's own), while out of contact more often (``~contact``): the margin, not the
+    scene, would refuse every answer. ``stats (3, P)``: :func:`_sampled_stats`."""
+    in_contact, within = stats[0], stats[1]
+    near = np.where(world.pair_self, within >= always, within >= 1.0)
     for i in np.flatnonzero(checked & ~contact & near)[:1]:
         arg = "self_margin" if world.pair_self[i] else "margin"
         a, b = world.pair_names[i]
         raise InputError(f"{arg}: {world.pair_margin[i]} m is more than {a!r} and {b!r} keep in "
-                         f"{np.mean(~within[:, i]):.0%} of {len(D)} sampled postures (in contact in "
-                         f"{np.mean(D[:, i] < 0):.0%} of them): the world would refuse nearly every answer; use a "
-                         f"smaller {arg}, or drop=[({a!r}, {b!r})] if that pair may come this close")
+                         f"{1 - within[i]:.0%} of {samples} sampled postures (in contact in {in_contact[i]:.0%} of "
+                         f"them): the world would refuse nearly every answer; use a smaller {arg}, or "
+                         f"drop=[({a!r}, {b!r})] if that pair may come this close")
+
+
+SELF_PAIRS_FILE = "self_pairs.json"  # the robot's own pairs' sampled statistics, beside a bundled model
+_SELF_PAIRS_CACHE = "self_pairs"  # the folder of such statistics in the user's cache folder (_engine.cache_dir)
+
+
+def _sampled_stats(world: CollisionWorld, q: np.ndarray) -> np.ndarray:
+    """``(3, P)``: each pair's fraction of the postures ``q (S, n)`` in contact, the fraction within its margin,
+    and its smallest distance (m; at most its margin + :data:`NEVER_GAP`), by MuJoCo's distance.
+
+    The robot's own pairs' statistics follow from the robot and the postures alone, not from the obstacles: they
+    are read from ``self_pairs.json`` beside a bundled model, or from the user's cache folder, where the same
+    postures, robot and ``self_margin`` left them (:func:`_self_key`); only the obstacle pairs are then measured."""
+    own = np.flatnonzero(world.pair_self)
+    key = _self_key(world, own, q)
+    known = _stored_self_stats(key)
+    names = [f"{a}|{b}" for a, b in world.pair_names]
+    if known is not None and all(names[i] in known for i in own):
+        rest = np.flatnonzero(~world.pair_self)
+        stats = np.empty((3, len(names)))
+        stats[:, own] = np.array([known[names[i]] for i in own], float).reshape(-1, 3).T
+        stats[:, rest] = _measured(_subworld(world, rest), q)
+        return stats
+    stats = _measured(world, q)
+    _store_self_stats(key, {names[i]: stats[:, i].tolist() for i in own})
+    return stats
+
+
+def _measured(world: CollisionWorld, q: np.ndarray) -> np.ndarray:
+    """:func:`_sampled_stats`, every pair measured."""
+    cap = world.pair_margin + NEVER_GAP
+    D = world._evaluate(q, False, float(cap.max(initial=NEVER_GAP)))[0]
+    return np.array([np.mean(D < 0, axis=0), np.mean(D < world.pair_margin, axis=0),
+                     np.minimum(D.min(axis=0, initial=np.inf), cap)])
+
+
+def _subworld(world: CollisionWorld, rows: np.ndarray) -> CollisionWorld:
+    """``world`` holding only its pairs ``rows``."""
+    return CollisionWorld(world.model, world.chain, world.margin, world.self_margin, world.distmax,
+                          world.pairs[rows], tuple(world.pair_names[i] for i in rows), world.pair_self[rows], (), (),
+                          world.qpos_adr, world.moves, world.joint_ids, world.unbounded[rows])
+
+
+def _self_key(world: CollisionWorld, own: np.ndarray, q: np.ndarray) -> str:
+    """SHA-256 of everything the robot's own pairs' statistics follow from: the postures, the chain, each robot
+    geom as the screen and MuJoCo see it (its label, type, size, hull and pose in its joint's frame), the pairs
+    and ``self_margin``."""
+    import hashlib
+
+    m, s = world.model, world.screen
+    h = hashlib.sha256()
+    for part in (q, world.chain.packed, world.chain.lower, world.chain.upper, [world.self_margin, NEVER_GAP]):
+        h.update(np.ascontiguousarray(part, np.float64).tobytes())
+    for g in sorted({int(g) for g in world.pairs[own].ravel()}):
+        h.update(f"{_label(m, g)}|{int(m.geom_type[g])}|{world.last_joint[g]}".encode())
+        hull = s.hull[s.hull_adr[g]:s.hull_adr[g] + s.hull_num[g]]
+        for part in (m.geom_size[g], world._local_rows[g], hull, [s.hull_radius[g], s.hull_disk[g], s.rbound[g]]):
+            h.update(np.ascontiguousarray(part, np.float64).tobytes())
+    h.update("\n".join(f"{a}|{b}" for a, b in (world.pair_names[i] for i in own)).encode())
+    return h.hexdigest()
+
+
+def _self_pairs_files(key: str) -> list:
+    """Where statistics stored under ``key`` may be: beside each bundled model, then in the user's cache folder."""
+    from physai import _engine
+    from physai.robots import _MODELS
+
+    return [*sorted(_MODELS.glob(f"*/{SELF_PAIRS_FILE}")), _engine.cache_dir() / _SELF_PAIRS_CACHE / f"{key}.json"]
+
+
+def _stored_self_stats(key: str) -> dict | None:
+    """The statistics stored under ``key`` (:func:`_self_pairs_files`), else None."""
+    import json
+
+    for path in _self_pairs_files(key):
+        try:
+            entry = json.loads(path.read_text()).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(entry, dict):
+            return entry
+    return None
+
+
+def _store_self_stats(key: str, stats: dict) -> None:
+    """Keep ``stats`` in the user's cache folder (written whole, then renamed); a folder that cannot be written
+    only means they are measured again next time. Never inside the package."""
+    import json
+    import tempfile
+
+    path = _self_pairs_files(key)[-1]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as f:
+            json.dump({key: stats}, f)
+        os.replace(f.name, path)
+    except OSError:
+        pass
+
+
+def self_pairs_record(name: str) -> dict:
+    """What ``self_pairs.json`` holds beside bundled robot ``name``: the statistics of its own pairs in a world
+    built with the defaults (``samples``, ``rng``, ``self_margin``), under their key (:func:`_sampled_stats`)."""
+    from physai.robots import load
+
+    chain = load(name)
+    world = _prepared(name, chain, 0.01, 0.0, 0.01 + DISTMAX_BEYOND_MARGIN)[0]
+    own = np.flatnonzero(world.pair_self)
+    q = chain.random_q(np.random.default_rng(0), SAMPLES)
+    stats = _measured(_subworld(world, own), q)
+    return {_self_key(world, own, q): {f"{a}|{b}": stats[:, k].tolist()
+                                       for k, (a, b) in enumerate(world.pair_names[i] for i in own)}}
+
+
+def write_stored_self_pairs() -> list:
+    """Rewrite ``self_pairs.json`` beside every bundled model (after editing one; at development time only)."""
+    import json
+
+    from physai.robots import _MODELS, ROBOTS
+
+    written = []
+    for name, info in ROBOTS.items():
+        if info.bundled:
+            out = (_MODELS / info.bundled).with_name(SELF_PAIRS_FILE)
+            out.write_text(json.dumps(self_pairs_record(name), indent=0) + "\n")
+            written.append(out)
+    return written
 
 
 def _unbounded(m: mujoco.MjModel, pairs: np.ndarray) -> np.ndarray:
@@ -919,8 +1055,9 @@ def avoidance_step(world: CollisionWorld, q, J_task, dq, *, gain: float = DAMPER
     """A joint step ``dq: (n,)`` made collision-aware at ``q: (n,)``: ``(dq_safe (n,), scale)``.
 
     Each pair closer than ``influence`` (m, default the world's ``distmax``) gets a velocity damper (Faverjon and
-    Tournassoud 1987) in step form: ``G_i dq >= -gain (d_i - margin)``, so a pair closes at most ``gain`` of its gap
-    above the margin per step and, to first order, never crosses it. Violated rows are met in the null space of the
+    Tournassoud 1987) in step form: ``G_i dq >= -gain (d_i - margin_i)`` (``margin_i`` the pair's clearance,
+    ``world.pair_margin``), so a pair closes at most ``gain`` of its gap above its margin per step and, to first
+    order, never crosses it. Violated rows are met in the null space of the
     task Jacobian ``J_task: (m, n)`` (the task keeps priority, Maciejewski and Klein 1985):
     ``dq += N (G_v N)^#_lam (b_v - G_v dq)``, ``N = I - J^+ J``, ``lam`` the damping of that inverse (m). Where the
     null space cannot meet them (no redundancy left), the whole step is scaled down by ``scale`` in ``[0, 1]`` until
@@ -935,7 +1072,7 @@ def avoidance_step(world: CollisionWorld, q, J_task, dq, *, gain: float = DAMPER
     influence = world.distmax if influence is None else positive(influence, "influence")
     d, G = world.distances_and_gradients(q)
     close = d < influence
-    G, b = G[close], -gain * (d[close] - world.margin)
+    G, b = G[close], -gain * (d - world.pair_margin)[close]
     violated = G @ dq < b
     if violated.any():
         from physai.nullspace import pinv

@@ -67,7 +67,7 @@ CLOSE_COLOR = (230, 40, 40)  # a geom of a pair within the margin
 def close_geoms(world, q) -> set[int]:
     """The geoms of every pair of ``world`` closer than its margin at ``q: (n,)`` (the viewer paints them red)."""
     d = world.distances(q)
-    return {int(g) for g in world.pairs[d < world.margin].ravel()}
+    return {int(g) for g in world.pairs[d < world.pair_margin].ravel()}
 
 
 def _geom_mesh(m, g: int):

@@ -254,3 +254,49 @@ def test_pickle_and_copy_rebuild_a_read_only_world(wx_world, rng):
         assert not twin.pairs.flags.writeable and not twin.screen.hull.flags.writeable
         np.testing.assert_array_equal(twin.pairs, wx_world.pairs)
         np.testing.assert_array_equal(twin.distances(q), wx_world.distances(q))
+
+
+# ---- the robot's own pairs, stored beside the bundled models and in the user's cache folder ----------------------
+
+
+@pytest.mark.parametrize("name", ["so101", "wxai", "panda"])
+def test_stored_self_pairs_are_up_to_date(name):
+    import json
+
+    stored = json.loads((physai.model_path(name).with_name(C.SELF_PAIRS_FILE)).read_text())
+    assert stored == C.self_pairs_record(name), \
+        f"physai/models/{name}/{C.SELF_PAIRS_FILE} is out of date: run physai.collision.write_stored_self_pairs()"
+
+
+def spy_measured(monkeypatch):
+    """Record how many of the robot's own pairs each measurement holds."""
+    calls, measured = [], C._measured
+
+    def spy(world, q):
+        calls.append(int(world.pair_self.sum()))
+        return measured(world, q)
+
+    monkeypatch.setattr(C, "_measured", spy)
+    return calls
+
+
+def test_a_scene_with_obstacles_reads_the_stored_self_pairs_and_measures_only_the_obstacles(monkeypatch):
+    calls = spy_measured(monkeypatch)
+    world = C.collision_world(C.scene("so101", [TABLE]), physai.load("so101"))
+    assert calls == [0] and world.pair_self.any()  # the robot's own pairs came from self_pairs.json
+
+
+def test_other_settings_are_measured_once_then_read_from_the_user_cache(monkeypatch, tmp_path):
+    from physai import _engine
+
+    monkeypatch.setattr(_engine, "cache_dir", lambda: tmp_path)
+    calls = spy_measured(monkeypatch)
+    chain = physai.load("so101")
+    first = C.collision_world(C.scene("so101", [TABLE]), chain, self_margin=0.003, samples=300)
+    assert len(list((tmp_path / C._SELF_PAIRS_CACHE).glob("*.json"))) == 1 and calls[0] > 0
+    again = C.collision_world(C.scene("so101", [TABLE]), chain, self_margin=0.003, samples=300)
+    assert calls[1:] == [0]
+    assert again.pair_names == first.pair_names and again.allowed == first.allowed
+    other = C.collision_world(C.scene("so101", [TABLE]), chain, self_margin=0.003, samples=300,
+                              rng=np.random.default_rng(1))  # other postures: measured again
+    assert calls[2] > 0 and len(other.pair_names) > 0
