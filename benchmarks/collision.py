@@ -50,13 +50,15 @@ def obstacles(robot: str) -> list[C.Obstacle]:
 
 
 def mujoco_clearance(world: C.CollisionWorld, q: np.ndarray) -> np.ndarray:
-    """The smallest ``mj_geomDistance`` over the world's pairs at each ``q: (k, n)`` -> ``(k,)``: MuJoCo alone."""
+    """The smallest ``mj_geomDistance`` over the world's pairs at each ``q: (k, n)`` -> ``(k,)``, each pair's
+    distance less its margin beyond ``MARGIN`` (the robot's own pairs are held to ``self_margin``): MuJoCo alone."""
     m, d = world.model, mujoco.MjData(world.model)
     out = np.empty(len(q))
     for k, qk in enumerate(q):
         d.qpos[world.qpos_adr] = qk
         mujoco.mj_kinematics(m, d)
-        out[k] = min(mujoco.mj_geomDistance(m, d, int(a), int(b), 1.0, None) for a, b in world.pairs)
+        out[k] = min(mujoco.mj_geomDistance(m, d, int(a), int(b), 1.0, None) - e + MARGIN
+                     for (a, b), e in zip(world.pairs, world.pair_margin))
     return out
 
 

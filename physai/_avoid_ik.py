@@ -78,8 +78,10 @@ def check_world(world, chain) -> CollisionWorld:
 def check_start(world: CollisionWorld, q0) -> None:
     """A given start (``(n,)`` or ``(B, n)``) must not penetrate: refused, naming the pair and its depth."""
     for q in np.asarray(q0).reshape(-1, world.chain.n):
+        if not (world.distances(q) < 0).any():
+            continue
         dist, pair = world.closest(q)
-        if dist is not None and dist < 0:
+        if dist < 0:
             raise InputError(f"q0: the start configuration is in collision: {pair[0]!r} and {pair[1]!r} overlap by "
                              f"{-dist:.4g} m")
 

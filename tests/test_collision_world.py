@@ -12,7 +12,7 @@ from conftest import mujoco_distances
 
 import physai
 from physai import collision as C
-from physai import ik
+from physai import cli, ik
 from physai.errors import InputError, PhysaiError
 
 TABLE = C.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02))
@@ -29,24 +29,28 @@ def every_candidate_distance(m, pairs, qpos_adr, q):
     return out
 
 
-@pytest.fixture(scope="module")
-def panda_box():
-    """A box through the Panda's first moving link, inside it in every posture."""
-    box = C.Obstacle("box", "box", (0.03, 0.03, 0.03), (0.0, 0.0, 0.2))
-    return C.collision_world(C.scene("panda", [box]), physai.load("panda"))
+# a 3 cm box on the first joint's axis, inside the first moving link at every angle of that joint
+BOX_IN_FIRST_LINK = {"panda": ((0.03, 0.03, 0.03), (0.0, 0.0, 0.2)),
+                     "so101": ((0.015, 0.015, 0.015), (0.0388353, 0.0, 0.05))}
 
 
-def test_a_box_through_the_first_link_is_checked_and_ik_refuses_every_answer(panda_box):
-    on_box = [i for i, p in enumerate(panda_box.pair_names) if "box" in p]
-    assert any("link1" in panda_box.pair_names[i][1] for i in on_box)
-    assert not any("box" in p for p in panda_box.dropped)
-    assert all("box" not in names for names, _ in panda_box.allowed)
-    chain = panda_box.chain
+@pytest.mark.parametrize("robot", sorted(BOX_IN_FIRST_LINK))
+def test_a_box_through_the_first_link_is_checked_and_ik_refuses_every_answer(robot):
+    chain = physai.load(robot)
+    world = C.collision_world(C.scene(robot, [C.Obstacle("box", "box", *BOX_IN_FIRST_LINK[robot])]), chain)
+    m = world.model
+    first = m.jnt_bodyid[world.joint_ids[0]]
+    on_first = [i for i, (a, b) in enumerate(world.pairs.tolist())
+                if m.geom(a).name == "box" and m.geom_bodyid[b] == first]
+    assert on_first and not any("box" in p for p in world.dropped)
+    assert all("box" not in names for names, _ in world.allowed)
     q = chain.random_q(np.random.default_rng(5), 4)
-    # MuJoCo: the box overlaps link1 in every one of these postures, so no answer may be called clear
-    link1 = [i for i in on_box if panda_box.pair_names[i][1].startswith("link1")]
-    assert all(min(mujoco_distances(panda_box, qk)[link1]) < 0 for qk in q)
-    res = ik.solve_ik_batch(chain, physai.tool_pose(chain, q), avoid=panda_box, restarts=3)
+    # MuJoCo: the box overlaps the first link in every one of these postures, so no answer may be called clear
+    assert all(mujoco_distances(world, qk)[on_first].min() < 0 for qk in q)
+    task = "position" if robot == "so101" else "pose"
+    targets = physai.tool_pose(chain, q)
+    res = ik.solve_ik_batch(chain, targets[:, :3, 3] if task == "position" else targets, task=task, avoid=world,
+                            restarts=3)
     assert not res.converged.any()
     assert all(r == "collision: no answer keeps the margin" for r in res.reason)
 
@@ -300,3 +304,31 @@ def test_other_settings_are_measured_once_then_read_from_the_user_cache(monkeypa
     other = C.collision_world(C.scene("so101", [TABLE]), chain, self_margin=0.003, samples=300,
                               rng=np.random.default_rng(1))  # other postures: measured again
     assert calls[2] > 0 and len(other.pair_names) > 0
+
+
+def test_cli_ik_avoid_reports_mujocos_clearance_and_refuses_a_margin_no_posture_keeps(tmp_path):
+    from typer.testing import CliRunner
+
+    spec = mujoco.MjSpec.from_file(str(physai.model_path("panda")))
+    spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.8, 0.8, 0.02], pos=[0, 0, -0.02])
+    path = tmp_path / "scene.xml"
+    path.write_text(spec.to_xml())
+    m = mujoco.MjModel.from_xml_path(str(path))
+    runner = CliRunner()
+    args = ["ik", "--robot", str(path), "--tool", "tcp", "--target", "0.3", "0.1", "0.5", "--avoid", "--json"]
+    out = runner.invoke(cli.app, args)
+    assert out.exit_code == 0, out.output
+    import json
+
+    res = json.loads(out.output)
+    d = mujoco.MjData(m)
+    d.qpos[[m.jnt_qposadr[m.joint(j).id] for j in res["joints"]]] = res["q"]
+    mujoco.mj_kinematics(m, d)
+    table = m.geom("table").id
+    arm = [g for g in range(m.ngeom) if m.geom_bodyid[g] > 1 and m.geom_contype[g]]
+    nearest = min(mujoco.mj_geomDistance(m, d, table, g, 10.0, None) for g in arm)
+    # the table is the only obstacle: its nearest arm geom, by MuJoCo, whether or not beyond distmax
+    assert res["clearance"] == pytest.approx(nearest, abs=1e-9) and res["self_margin"] == 0.0
+    assert res["self_clearance"] >= 0.0
+    bad = runner.invoke(cli.app, args[:-1] + ["--margin", "0.5", "--json"])
+    assert bad.exit_code != 0 and "margin: 0.5 m" in bad.output
