@@ -263,8 +263,9 @@ def test_ik_avoid_answer_keeps_the_margin_by_mj_geomDistance(tmp_path):
     mujoco.mj_kinematics(m, d)
     table = m.geom("table").id
     arm = [g for g in range(m.ngeom) if m.geom_bodyid[g] > 1 and m.geom_contype[g]]
-    assert min(mujoco.mj_geomDistance(m, d, table, g, 1.0, None) for g in arm) >= res["margin"]
-    assert res["converged"] and res["clearance"] >= res["margin"]
+    nearest = min(mujoco.mj_geomDistance(m, d, table, g, 10.0, None) for g in arm)
+    assert nearest >= res["margin"] and res["converged"]
+    assert res["clearance"] == pytest.approx(nearest, abs=1e-9) and res["self_clearance"] >= res["self_margin"] == 0
 
 
 def test_ik_avoid_target_inside_the_table_exits_1_with_reason_collision(tmp_path):
@@ -275,3 +276,6 @@ def test_ik_avoid_target_inside_the_table_exits_1_with_reason_collision(tmp_path
     assert json.loads(out.output)["reason"] == "collision: no answer keeps the margin"
     bad = invoke("ik", "--robot", path, "--tool", "tcp", "--target", 0.45, 0.1, 0.3, "--avoid", "--margin", -1)
     assert bad.exit_code != 0 and "--margin" in bad.output
+    # a margin the arm keeps from the table in no posture: refused, not a world that answers nothing
+    far = invoke("ik", "--robot", path, "--tool", "tcp", "--target", 0.45, 0.1, 0.3, "--avoid", "--margin", 0.5)
+    assert far.exit_code != 0 and "margin: 0.5 m" in far.output

@@ -12,7 +12,7 @@ from conftest import mujoco_distances
 
 import physai
 from physai import collision as C
-from physai import cli, ik
+from physai import ik
 from physai.errors import InputError, PhysaiError
 
 TABLE = C.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02))
@@ -305,30 +305,3 @@ def test_other_settings_are_measured_once_then_read_from_the_user_cache(monkeypa
                               rng=np.random.default_rng(1))  # other postures: measured again
     assert calls[2] > 0 and len(other.pair_names) > 0
 
-
-def test_cli_ik_avoid_reports_mujocos_clearance_and_refuses_a_margin_no_posture_keeps(tmp_path):
-    from typer.testing import CliRunner
-
-    spec = mujoco.MjSpec.from_file(str(physai.model_path("panda")))
-    spec.worldbody.add_geom(name="table", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.8, 0.8, 0.02], pos=[0, 0, -0.02])
-    path = tmp_path / "scene.xml"
-    path.write_text(spec.to_xml())
-    m = mujoco.MjModel.from_xml_path(str(path))
-    runner = CliRunner()
-    args = ["ik", "--robot", str(path), "--tool", "tcp", "--target", "0.3", "0.1", "0.5", "--avoid", "--json"]
-    out = runner.invoke(cli.app, args)
-    assert out.exit_code == 0, out.output
-    import json
-
-    res = json.loads(out.output)
-    d = mujoco.MjData(m)
-    d.qpos[[m.jnt_qposadr[m.joint(j).id] for j in res["joints"]]] = res["q"]
-    mujoco.mj_kinematics(m, d)
-    table = m.geom("table").id
-    arm = [g for g in range(m.ngeom) if m.geom_bodyid[g] > 1 and m.geom_contype[g]]
-    nearest = min(mujoco.mj_geomDistance(m, d, table, g, 10.0, None) for g in arm)
-    # the table is the only obstacle: its nearest arm geom, by MuJoCo, whether or not beyond distmax
-    assert res["clearance"] == pytest.approx(nearest, abs=1e-9) and res["self_margin"] == 0.0
-    assert res["self_clearance"] >= 0.0
-    bad = runner.invoke(cli.app, args[:-1] + ["--margin", "0.5", "--json"])
-    assert bad.exit_code != 0 and "margin: 0.5 m" in bad.output
