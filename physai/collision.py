@@ -161,6 +161,8 @@ class CollisionWorld:
         if not isinstance(self.model, mujoco.MjModel) or not isinstance(self.chain, Chain):
             raise InputError("CollisionWorld: expected a mujoco.MjModel and a physai Chain; build it with "
                              "physai.collision_world")
+        object.__setattr__(self, "margin", nonnegative(self.margin, "margin"))
+        object.__setattr__(self, "self_margin", nonnegative(self.self_margin, "self_margin"))
         P, n = len(self.pair_names), self.chain.n
         for name, dtype, shape in (("pairs", np.int64, (P, 2)), ("pair_self", bool, (P,)),
                                    ("unbounded", bool, (P,)), ("qpos_adr", np.int64, (n,)),
@@ -215,7 +217,8 @@ class CollisionWorld:
         P, G, n, s = len(self.pair_names), self.model.ngeom, self.chain.n, self.screen
         V = len(s.hull) if isinstance(s, _Screen) and isinstance(s.hull, np.ndarray) else -1
         expected = (("pairs", self.pairs, np.int64, (P, 2)), ("pair_margin", self.pair_margin, np.float64, (P,)),
-                    ("unbounded", self.unbounded, bool, (P,)), ("last_joint", self.last_joint, np.int64, (G,)),
+                    ("unbounded", self.unbounded, bool, (P,)), ("pair_self", self.pair_self, bool, (P,)),
+                    ("last_joint", self.last_joint, np.int64, (G,)),
                     ("_local_rows", self._local_rows, np.float64, (G, 12)),
                     ("T_joint_geom", self.T_joint_geom, np.float64, (G, 4, 4)),
                     ("qpos_adr", self.qpos_adr, np.int64, (n,)))
@@ -238,6 +241,9 @@ class CollisionWorld:
             if a.size and (a.min() < lo or a.max() > hi):
                 raise InputError(f"CollisionWorld: {name} holds indices outside [{lo}, {hi}] (edited after "
                                  "construction?); build the world again")
+        if not np.array_equal(self.pair_margin, np.where(self.pair_self, self.self_margin, self.margin)):
+            raise InputError("CollisionWorld: pair_margin no longer holds margin and self_margin (edited after "
+                             "construction?); build the world again")
         if G and (s.hull_adr + s.hull_num).max() > V:
             raise InputError("CollisionWorld: screen.hull_adr + screen.hull_num run past screen.hull (edited after "
                              "construction?); build the world again")

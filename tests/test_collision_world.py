@@ -236,6 +236,7 @@ def build_fresh():
     (lambda w: object.__setattr__(w, "pairs", np.full(w.pairs.shape, 10**9)), "pairs"),
     (lambda w: setattr(w.pairs, "shape", (1, -1)), "pairs"),
     (lambda w: object.__setattr__(w, "pair_margin", np.zeros(3)), "pair_margin"),
+    (lambda w: object.__setattr__(w, "pair_margin", np.full(w.pair_margin.shape, -1.0)), "pair_margin"),
     (lambda w: object.__setattr__(w, "last_joint", w.last_joint + 100), "last_joint"),
     (lambda w: object.__setattr__(w.screen, "hull_adr", w.screen.hull_adr + 10**6), "screen.hull_adr"),
     (lambda w: object.__setattr__(w.screen, "hull_num", w.screen.hull_num * 1000), "screen.hull"),
