@@ -145,7 +145,7 @@ class CollisionWorld:
     T_joint_geom: np.ndarray = field(init=False, repr=False)  # (ngeom, 4, 4) each geom in that joint's frame
     _local_rows: np.ndarray = field(init=False, repr=False)  # T_joint_geom in the kernels' layout (ngeom, 12)
     _local: threading.local = field(init=False, repr=False)
-    _engine_refs: tuple = field(init=False, repr=False)  # (owner, name, array, shape) as built: the fast check
+    _engine_refs: tuple = field(init=False, repr=False)  # model, chain, screen, (owner, name, array, shape) as built
 
     @property
     def arm_geoms(self) -> np.ndarray:
@@ -184,11 +184,11 @@ class CollisionWorld:
         object.__setattr__(self, "T_joint_geom", _frozen(T, np.float64))
         object.__setattr__(self, "_local_rows", _frozen(np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]],
                                                                        axis=1), np.float64))
-        object.__setattr__(self, "_engine_refs", tuple(
+        object.__setattr__(self, "_engine_refs", (self.model, self.chain, self.screen, tuple(
             (owner, name, getattr(owner, name), getattr(owner, name).shape) for owner, names in (
                 (self, ("pairs", "pair_margin", "unbounded", "last_joint", "_local_rows", "T_joint_geom", "qpos_adr")),
                 (self.screen, ("kind", "radius", "half", "centre", "rbound", "exact", "hull", "hull_adr", "hull_num",
-                               "hull_radius", "hull_disk"))) for name in names))
+                               "hull_radius", "hull_disk"))) for name in names)))
 
     def __reduce__(self):
         """Pickle and copy rebuild the world through its constructor from the fields it was built from, so the
@@ -198,7 +198,7 @@ class CollisionWorld:
     def __repr__(self) -> str:
         n_self = int(self.pair_self.sum())
         why = {w: sum(1 for _, x in self.allowed if x == w) for w in ALLOWED}
-        left = ", ".join(f"{k} {why[w]}" for w, k in zip(ALLOWED, ALLOWED) if why[w]) or "none"
+        left = ", ".join(f"{w} {k}" for w, k in why.items() if k) or "none"
         mounted = "; ".join(f"{body} rests on {surface}" for body, surface in self.mounted)
         return (f"CollisionWorld(chain {self.chain.name!r}: {len(self.pairs) - n_self} obstacle pairs held to margin "
                 f"{self.margin} m, {n_self} self pairs held to self_margin {self.self_margin} m; not checked: {left}"
@@ -210,10 +210,14 @@ class CollisionWorld:
         them. The arrays are read-only, but NumPy still lets ``a.shape`` be set on one, and ``object.__setattr__``
         replaces a field of any frozen dataclass; the compiled kernels trust the layout and the indices (and would
         read past an array), so every compiled entry calls this first. Raises :class:`InputError` naming the field."""
-        if all(getattr(owner, name) is a and a.shape == shape for owner, name, a, shape in self._engine_refs) and \
-                self._engine_refs[-1][0] is self.screen:
+        model, chain, screen, arrays = self._engine_refs
+        if self.model is model and self.chain is chain and self.screen is screen and \
+                all(getattr(owner, name) is a and a.shape == shape for owner, name, a, shape in arrays):
             self.chain.check_engine_arrays(("packed",))
             return  # the arrays it built, in immutable memory, with their shapes: nothing else to check
+        if not isinstance(self.model, mujoco.MjModel) or self.model.ngeom != model.ngeom or \
+                not isinstance(self.chain, Chain) or self.chain.n != chain.n:
+            raise InputError("CollisionWorld: model or chain was replaced after construction; build the world again")
         P, G, n, s = len(self.pair_names), self.model.ngeom, self.chain.n, self.screen
         V = len(s.hull) if isinstance(s, _Screen) and isinstance(s.hull, np.ndarray) else -1
         expected = (("pairs", self.pairs, np.int64, (P, 2)), ("pair_margin", self.pair_margin, np.float64, (P,)),

@@ -241,6 +241,7 @@ def build_fresh():
     (lambda w: object.__setattr__(w.screen, "hull_adr", w.screen.hull_adr + 10**6), "screen.hull_adr"),
     (lambda w: object.__setattr__(w.screen, "hull_num", w.screen.hull_num * 1000), "screen.hull"),
     (lambda w: object.__setattr__(w, "qpos_adr", w.qpos_adr + 1000), "qpos_adr"),
+    (lambda w: object.__setattr__(w, "chain", physai.load("so101")), "chain"),
 ])
 def test_a_forged_world_is_refused_naming_the_field(forge, name):
     world = build_fresh()
