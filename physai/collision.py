@@ -122,6 +122,14 @@ class CollisionWorld:
     >>> dist, pair = world.closest([0.0, 1.6, 0.0, 0.0, 0.0])
     >>> round(dist, 4), pair
     (-0.0349, ('table', 'lower_arm#0'))
+
+    The arm keeps 1 cm from the table; its own pairs keep 0 (no interpenetration), the closest 27.1 mm apart here:
+
+    >>> sorted(set(world.pair_margin.tolist()))
+    [0.0, 0.01]
+    >>> dist, pair = world.closest(chain.q_middle, "self")
+    >>> round(dist, 4), pair
+    (0.0271, ('wrist#0', 'moving_jaw_box1'))
     """
 
     model: mujoco.MjModel = field(repr=False)
