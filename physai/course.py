@@ -6,7 +6,8 @@ Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:fun
 and a value from it prints only through a format filter (``{{ R.build.lever | fix(4) }}``), which wraps it in
 ``<span class="num" data-ref="build.lever" data-fmt="fix:4">``, so a test can trace every number on a page back
 to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``erratum``,
-``details``; ``figure``, ``source`` and ``command`` are plain calls. The page's header, its five-step checklist
+``details``; ``figure``, ``source`` and ``command`` are plain calls. A quiz's lines are its options (``+ right``,
+``- wrong``, each wrong one followed by its ``! why-not``, shown when it is clicked) and its ``? why``. The page's header, its five-step checklist
 (kept in the browser's local storage) and its appendix (the run's claims, figures and transcripts) are added here.
 """
 
@@ -158,20 +159,30 @@ class _Blocks:
 
 
 def _quiz(blocks: _Blocks, question: str, caller) -> str:
-    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click."""
-    options, why = [], []
+    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click.
+    A ``! ...`` line right after a wrong option is that option's why-not: the misconception it stands for, shown
+    when it is clicked."""
+    options, why = [], []  # options: [right, text, why-not lines]
     for line in inspect.cleandoc(caller()).splitlines():
         mark, text = line[:2], line[2:]
-        if mark in ("+ ", "- "):
-            options.append((mark == "+ ", text))
+        if mark in ("+ ", "- ") and not why:
+            options.append((mark == "+ ", text, []))
+        elif mark == "! " and not why:
+            if not options or options[-1][0]:
+                raise CourseError(f"quiz {question[:40]!r}: a '! ' why-not must follow a '- ' (wrong) option, "
+                                  f"got {line[:40]!r}")
+            options[-1][2].append(text)
         elif mark == "? " or (why and line.strip()):
             why.append(line[2:] if mark == "? " else line)
         elif line.strip():
-            raise CourseError(f"quiz {question[:40]!r}: a line must start with '+ ', '- ' or '? ', got {line[:40]!r}")
-    if len(options) != 3 or sum(right for right, _ in options) != 1 or not why:
+            raise CourseError(f"quiz {question[:40]!r}: a line must start with '+ ', '- ', '! ' or '? ', "
+                              f"got {line[:40]!r}")
+    if len(options) != 3 or sum(right for right, _, _ in options) != 1 or not why:
         raise CourseError(f"quiz {question[:40]!r}: needs three options, exactly one '+ ' (right), and a '? ' why")
     buttons = "".join(f'<li><button type="button" class="option" data-correct="{str(right).lower()}">'
-                      f"{blocks.inline(text)}</button></li>" for right, text in options)
+                      f"{blocks.inline(text)}</button>"
+                      + (f'<span class="whynot" hidden>{blocks.inline(" ".join(whynot))}</span>' if whynot else "")
+                      + "</li>" for right, text, whynot in options)
     return blocks.put(f'<div class="quiz" data-quiz><div class="question">{blocks.inline(question)}</div>'
                       f'<ol class="options">{buttons}</ol><p class="verdict" role="status" aria-live="polite"></p>'
                       f'<div class="why" hidden><strong>Why.</strong> {blocks.block(chr(10).join(why))}</div></div>')

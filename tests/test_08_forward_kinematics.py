@@ -159,7 +159,7 @@ def test_off_by_one_frame_bug_is_caught_in_exactly_its_column_by_the_numeric_che
         assert np.delete(err, 2).max() <= 1e-9
 
 
-def test_builtin_seed_robots_load_by_name_without_files():
+def test_builtin_example_robots_load_by_name_without_files():
     assert {"planar2r", "wxai_illustrative"} <= set(robots.names())
     for name in ("planar2r", "wxai_illustrative"):
         assert robots.load(name).source.startswith("built-in")

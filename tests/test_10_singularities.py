@@ -324,13 +324,13 @@ def test_build_pose_results_follow_the_filter_factor_closed_form(build, so101, s
     np.testing.assert_allclose(pose["gain_weak_exact"], 1 / S[-1], rtol=1e-13)
 
 
-def test_two_link_results_of_the_seeds_matrix_match_the_2x2_closed_forms(ex):
+def test_two_link_results_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
     r = ex.two_link_results(ex.two_link())
     # the seed's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
     eig = 0.41 + np.array([1, -1]) * np.sqrt(0.41**2 - (0.18 * 0.64 - 0.24**2))
-    np.testing.assert_allclose(r["seed_J_sigma"], np.sqrt(eig), rtol=1e-13)
+    np.testing.assert_allclose(r["source_J_sigma"], np.sqrt(eig), rtol=1e-13)
     # Cramer's rule with v = (0, 0.1): det J = 0.24, J^-1 = [[0, 0.3], [-0.8, -0.3]] / det, qdot = [0.03, -0.03] / det
-    np.testing.assert_allclose(r["seed_J_qdot"], [0.03 / 0.24, -0.03 / 0.24], rtol=1e-13)
+    np.testing.assert_allclose(r["source_J_qdot"], [0.03 / 0.24, -0.03 / 0.24], rtol=1e-13)
     np.testing.assert_allclose(r["reach"], np.hypot(0.5, 0.3), rtol=1e-14)
     np.testing.assert_allclose(r["extended"], 0.5 + 0.3, rtol=1e-14)  # L1 + L2, the arm straight
     tip, J_mj = _planar2r_jacobian_from_mujoco([0.0, np.pi / 2])

@@ -87,6 +87,7 @@ The lever of {{ R.build.name | text }} is {{ R.build.lever | fix(4) }} m, and $\
 
 {% call quiz("Which is right?") %}
 - A wrong one.
+! It mistakes the lever, {{ R.build.lever | fix(2) }} m, for a *force*.
 + The right one, {{ R.build.share | pct(1) }}.
 - Another wrong one.
 ? Because the lever is {{ R.build.lever | sig(3) }} m.
@@ -144,6 +145,19 @@ def test_a_number_not_from_the_run_is_refused(demo, body, words):
 def test_a_quiz_needs_three_options_one_right_and_a_why(demo, options):
     with pytest.raises(course.CourseError, match="quiz"):
         render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
+
+
+@pytest.mark.parametrize("options", ["+ a\n! not after the right one\n- b\n- c\n? why", "! first\n+ a\n- b\n- c\n? why"])
+def test_a_why_not_must_follow_a_wrong_option(demo, options):
+    with pytest.raises(course.CourseError, match="why-not must follow"):
+        render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
+
+
+def test_a_wrong_options_why_not_renders_on_that_option_with_its_number(demo):
+    page = render(demo, course.split_front_matter(DEMO_PAGE, demo)[1])
+    options = page.split('<ol class="options">')[1].split("</ol>")[0].split("<li>")[1:]
+    assert ['class="whynot" hidden' in o for o in options] == [True, False, False]
+    assert "<em>force</em>" in options[0] and 'data-ref="build.lever" data-fmt="fix:2"' in options[0]
 
 
 def test_a_block_inside_a_block_is_rendered_and_one_inside_a_line_is_refused(demo):
@@ -463,6 +477,20 @@ def open_page(browser, url: str, width: int):
     page.on("request", lambda r: page.remote.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
     page.goto(url)
     return context, page
+
+
+def test_a_wrong_click_shows_that_options_why_not_and_a_bare_one_says_try_again(demo, tmp_path, browser):
+    assert invoke("lesson", "1", "--out", tmp_path / "out").exit_code == 0
+    context, page = open_page(browser, (tmp_path / "out" / "01-demo" / "index.html").as_uri(), 375)
+    quiz = page.locator("[data-quiz]").first
+    verdict, wrong = quiz.locator(".verdict"), quiz.locator('button[data-correct="false"]')
+    wrong.nth(0).click()
+    assert verdict.is_visible() and "mistakes the lever, 0.22 m, for a force" in verdict.inner_text()
+    assert verdict.locator("em").inner_text() == "force" and not quiz.locator(".why").is_visible()
+    wrong.nth(1).click()  # an option without a why-not
+    assert verdict.inner_text() == "Not quite: try another answer."
+    assert page.errors == [] and page.remote == []
+    context.close()
 
 
 @pytest.mark.parametrize("width", [375, 1280])

@@ -51,11 +51,11 @@ FIGURES = {
     "ellipsoids.png": "velocity ellipsoids of the WidowX AI's position block, typical pose and near full extension",
 }
 # The WidowX AI lesson's 2-DoF worked example, as it prints it.
-SEED_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
+SOURCE_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
                  "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
                  "kappa": "2.66", "qdot": "[0.125, -0.333]", "kappa_words": "well-conditioned"}
-SEED_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # SEED_TWO_LINK["J"] as a matrix
-SEED_SIGMAS, SEED_SIGMA_NEAR, SEED_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
+SOURCE_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # SOURCE_TWO_LINK["J"] as a matrix
+SOURCE_SIGMAS, SOURCE_SIGMA_NEAR, SOURCE_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
 
 
 def _save(fig, name: str) -> None:
@@ -105,7 +105,7 @@ def print_two_link(r: TwoLink) -> None:
 def two_link_claims(r: TwoLink) -> list[Claim]:
     close = lambda a, b, tol: bool(np.allclose(a, b, atol=tol, rtol=0))
     shrink = np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)
-    own_sigma, own_qdot = np.linalg.svd(SEED_J, compute_uv=False), np.linalg.solve(SEED_J, r.v)
+    own_sigma, own_qdot = np.linalg.svd(SOURCE_J, compute_uv=False), np.linalg.solve(SOURCE_J, r.v)
     return [
         Claim(LESSON, "2-DoF q = [0, pi/2] is 'fully extended vertically'", "fully extended",
               f"|tip| = {np.linalg.norm(r.tip):.3f} m, bent 90 deg",
@@ -113,15 +113,15 @@ def two_link_claims(r: TwoLink) -> list[Claim]:
               f"fully extended puts the tip L1 + L2 = {r.extended:g} m from the base"),
         Claim(LESSON, "2-DoF Jacobian", "[[-0.3, -0.3], [0.8, 0]]",
               f"[[{r.J[0, 0]:.1f}, {r.J[0, 1]:.1f}], [{r.J[1, 0]:.1f}, {r.J[1, 1]:.1f}]]",
-              verdict(close(r.J, SEED_J, 5e-4)), "entries within 5e-4 (the seed's rounding)"),
+              verdict(close(r.J, SOURCE_J, 5e-4)), "entries within 5e-4 (the source's rounding)"),
         Claim(LESSON, "2-DoF singular values (m/rad)", "0.85, 0.32", f"{r.sigma[0]:.2f}, {r.sigma[1]:.2f}",
               verdict(close(r.sigma, [0.85, 0.32], 5e-3)),
-              f"within 5e-3; even the seed's own J gives {own_sigma[0]:.2f}, {own_sigma[1]:.2f}"),
+              f"within 5e-3; even the source's own J gives {own_sigma[0]:.2f}, {own_sigma[1]:.2f}"),
         Claim(LESSON, "2-DoF condition number", "2.66", f"{r.kappa:.2f}", verdict(abs(r.kappa - 2.66) < 5e-3),
               "within 5e-3"),
         Claim(LESSON, "2-DoF qdot = J^-1 [0, 0.1] (rad/s)", "[0.125, -0.333]", f"[{r.qdot[0]:.3f}, {r.qdot[1]:.3f}]",
               verdict(close(r.qdot, [0.125, -0.333], 5e-4)),
-              f"within 5e-4; the seed's own J gives [{own_qdot[0]:.3f}, {own_qdot[1]:.3f}]"),
+              f"within 5e-4; the source's own J gives [{own_qdot[0]:.3f}, {own_qdot[1]:.3f}]"),
         Claim(LESSON, "2-DoF damping lambda = 0.1 reduces the joint rates slightly", "slightly reduced",
               f"|qdot| x {shrink:.3f}", verdict(0.8 < shrink < 1.0), "a reduction of less than 20 %"),
     ]
@@ -172,10 +172,10 @@ def plot_typical(r: SigmaSpread) -> None:
 
 def typical_claims(r: SigmaSpread) -> list[Claim]:
     lo, med, hi = np.percentile(r.sigmas, [10, 50, 90], axis=0)
-    seed = np.array([0.5, 0.3, 0.08])
+    source = np.array([0.5, 0.3, 0.08])
     return [Claim(LESSON, "WidowX AI mid-workspace position-block sigmas (m/rad)", "~0.5, 0.3, 0.08",
-                  "median " + ", ".join(f"{s:.2f}" for s in med), verdict(bool(np.all((lo <= seed) & (seed <= hi)))),
-                  "each seed value inside the 10-90th percentile band of random in-limit poses")]
+                  "median " + ", ".join(f"{s:.2f}" for s in med), verdict(bool(np.all((lo <= source) & (source <= hi)))),
+                  "each source value inside the 10-90th percentile band of random in-limit poses")]
 
 
 # ---- 3. rank loss on the SO-101 --------------------------------------------------------------------
@@ -353,7 +353,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
 def sweep_claims(r: ExtensionSweep) -> list[Claim]:
     lim, near = _at_limit(r), _first_below(r, 0.005)
     past = f"{r.elbow[near] - r.elbow_limit:.2f} rad past the elbow limit"
-    row = lambda claim, seed, measured, ok, why: Claim(LESSON, claim, seed, measured, verdict(ok), why)
+    row = lambda claim, source, measured, ok, why: Claim(LESSON, claim, source, measured, verdict(ok), why)
     return [
         row("near full extension sigma_min < 0.005 (within the joint limits)", "< 0.005 m/rad",
             f"{r.sigma_min[lim]:.4f} at the elbow limit", r.sigma_min[lim] < 0.005,
@@ -511,13 +511,13 @@ def tax_claims(t: DampingTax) -> list[Claim]:
 
 
 def two_link_results(r: TwoLink) -> dict:
-    own_sigma = np.linalg.svd(SEED_J, compute_uv=False)
+    own_sigma = np.linalg.svd(SOURCE_J, compute_uv=False)
     return {"tip": r.tip, "reach": float(np.linalg.norm(r.tip)), "extended": r.extended, "J": r.J, "sigma": r.sigma,
             "eig": r.sigma**2, "kappa": r.kappa, "qdot": r.qdot, "qdot_damped": r.qdot_damped,
             "speed_damped": r.speed_damped, "shrink": float(np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)),
-            "lam": r.lam, "v": float(np.linalg.norm(r.v)), "seed_J_sigma": own_sigma,
-            "seed_J_kappa": float(own_sigma[0] / own_sigma[1]),
-            "seed_J_qdot": np.linalg.solve(SEED_J, r.v), "seed": SEED_TWO_LINK}
+            "lam": r.lam, "v": float(np.linalg.norm(r.v)), "source_J_sigma": own_sigma,
+            "source_J_kappa": float(own_sigma[0] / own_sigma[1]),
+            "source_J_qdot": np.linalg.solve(SOURCE_J, r.v), "source": SOURCE_TWO_LINK}
 
 
 def sweep_results(r: ExtensionSweep) -> dict:
@@ -539,13 +539,13 @@ def sweep_results(r: ExtensionSweep) -> dict:
 
 
 def results(two, spread, rmap, sweep, dual, unit, tax) -> dict:
-    """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
+    """Every number the lesson page shows from this script, at full precision, and the source material's as it prints them."""
     lo, med, hi = np.percentile(spread.sigmas, [10, 50, 90], axis=0)
     k = int(np.argmin(rmap.sigma_min))
     return {
         "two_link": two_link_results(two),
         "typical": {"n": len(spread.sigmas), "p10": lo, "median": med, "p90": hi, "q": spread.q_typical,
-                    "radii": spread.radii, "thin": spread.directions[:, -1], "seed": SEED_SIGMAS},
+                    "radii": spread.radii, "thin": spread.directions[:, -1], "source": SOURCE_SIGMAS},
         "rank_loss": {"n": len(rmap.lift), "sigma_min_min": rmap.sigma_min.min(), "sigma_min_max": rmap.sigma_min.max(),
                       "lift": rmap.q_min[1], "elbow": rmap.q_min[2], "bend": rmap.bend_deg,
                       "sigma_max": rmap.sigma_max.flat[k], "ratio": rmap.sigma_min.flat[k] / rmap.sigma_max.flat[k]},
@@ -559,7 +559,7 @@ def results(two, spread, rmap, sweep, dual, unit, tax) -> dict:
                 "fixed_max": tax.fixed.max(), "adaptive_max": tax.adaptive.max(),
                 "ramp": np.interp([0, SIGMA_HEALTHY / 2, SIGMA_HEALTHY], tax.ramp_sigma, tax.lam_ramp),
                 "ramp_step": np.abs(np.diff(tax.lam_ramp)).max()},
-        "seed": {"sigma_near": SEED_SIGMA_NEAR, "qdot_near": SEED_QDOT_NEAR},
+        "source": {"sigma_near": SOURCE_SIGMA_NEAR, "qdot_near": SOURCE_QDOT_NEAR},
     }
 
 

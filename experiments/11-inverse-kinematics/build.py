@@ -34,7 +34,7 @@ TOL = 1e-4  # m
 MAX_STEP = 0.3  # rad, the largest joint change per step
 PATIENCE = 10  # steps in which the error must fall by 1 %
 # The WidowX AI lesson's line that this script checks (the page's erratum box quotes it)
-SEED_LM = ("iterate exactly this damped step on a position error to get numeric IK, where it goes by its "
+SOURCE_LM = ("iterate exactly this damped step on a position error to get numeric IK, where it goes by its "
            "optimization name, Levenberg–Marquardt")
 RESTARTS = 50  # random restarts after the mid-range start
 
@@ -272,7 +272,7 @@ def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingul
         "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "step_bound": PULL / (2 * LAMBDA),
                      "first_step": ns.first_step, "peak_error": ns.peak_error, "final_error": ns.final_error,
                      "distance": ns.distance},
-        "seed": {"lm": SEED_LM},
+        "source": {"lm": SOURCE_LM},
     }
 
 

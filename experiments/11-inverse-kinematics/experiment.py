@@ -313,7 +313,7 @@ def print_teleop(t: Teleop) -> None:
 
 
 # The track's line for this lesson (the page's erratum box quotes it)
-SEED_TAGLINE = "solve the hard direction by iterating the easy one, exactly like gradient descent"
+SOURCE_TAGLINE = "solve the hard direction by iterating the easy one, exactly like gradient descent"
 
 
 def _success_row(r: Success) -> dict:
@@ -338,7 +338,7 @@ def results(g: GradientCheck, c: Convergence, rows: list[Success], f: FiveDof, t
                      "axis_angle": f.axis_errors[1]},
         "teleop": {"n": len(t.q_path), "unconverged": t.unconverged, "largest_jump": t.largest_jump,
                    "path_step": t.path_step},
-        "seed": {"tagline": SEED_TAGLINE},
+        "source": {"tagline": SOURCE_TAGLINE},
     }
 
 

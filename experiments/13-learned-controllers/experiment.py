@@ -8,7 +8,7 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 3. ``extrapolation``: targets outside the training half-plane, network vs damped least squares.
 4. ``near_singularity``: the stretched-arm singularity, where the exact inverse has an infinite slope.
 5. ``joint_limits``: which networks command joints outside the SO-101's limits.
-6. ``hybrid``: a network's guess plus k DLS iterations vs k DLS iterations from a fixed seed.
+6. ``hybrid``: a network's guess plus k DLS iterations vs k DLS iterations from a fixed start.
 7. ``gap``: the commanded joints on MuJoCo's SO-101 with its position servos, with and without gravity.
 
 Run: uv run python experiments/13-learned-controllers/experiment.py [--full]
@@ -47,7 +47,7 @@ from physai.learned import (  # noqa: E402
     train,
 )
 from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
-from physai.seed_robots import PLANAR2R_LINKS  # noqa: E402
+from physai.example_robots import PLANAR2R_LINKS  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "13"
@@ -300,7 +300,7 @@ def print_so101(g: Guesses, setting: str) -> None:
 
 
 def hybrid(nets: dict, x: np.ndarray, ks=range(6)) -> np.ndarray:
-    """(len(ks), 2) median errors (m): network guess + k DLS steps, and k DLS steps from the mid-limit seed."""
+    """(len(ks), 2) median errors (m): network guess + k DLS steps, and k DLS steps from the mid-limit start."""
     chain = robots.load("so101")
     guess = predict(nets["FK-consistency, bounded"], x)
     mid = np.broadcast_to(0.5 * (chain.lower + chain.upper), (len(x), chain.n))
