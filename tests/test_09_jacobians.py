@@ -1,5 +1,7 @@
 """Lesson 09 Build it, pinned to MuJoCo (mj_jacSite, site_xpos/site_xmat) and to central differences."""
 
+from pathlib import Path
+
 import mujoco
 import numpy as np
 import pytest
@@ -268,7 +270,7 @@ def verdicts(claims):
     return {c.claim: c.verdict for c in claims}
 
 
-def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_seeds_claims_hold(exp, velocity, so101_model, so101):
+def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_sources_claims_hold(exp, velocity, so101_model, so101):
     speeds = [np.linalg.norm(mj_site(so101_model, so101, q)[2][:3] @ np.full(5, 5 ** -0.5)) for q in velocity["poses"]]
     np.testing.assert_allclose(velocity["speed"], np.median(speeds), rtol=1e-13)
     assert abs(np.median(speeds) - 0.306) <= 5e-4
@@ -333,10 +335,10 @@ def test_float32_sweep_moves_the_minima_to_sqrt_and_cbrt_of_eps32(exp, so101_mod
         "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)"] == "agree"
 
 
-def test_servo_torques_in_simulation_equal_the_seeds_JT_F_and_each_other(exp, so101):
+def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(exp, so101):
     r = exp.servo_step(so101)
-    for (seed_tau, _), servo, tau in zip(exp.SEED_TAU, r["servo"], r["tau"]):
-        np.testing.assert_allclose(servo, np.array(seed_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's actuators
+    for (source_tau, _), servo, tau in zip(exp.SOURCE_TAU, r["servo"], r["tau"]):
+        np.testing.assert_allclose(servo, np.array(source_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's actuators
         np.testing.assert_allclose(tau, servo, atol=1e-12)
     assert r["ncon"] == [0] * 4 and max(r["qdot"]) < 1e-12
     assert r["standin_ncon"] > 0 and r["standin_miss"] > 0.01  # why the stand-in contacts are off
@@ -362,6 +364,55 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
         assert p["joint"] == so101.joint_names[int(np.argmin(f))]
         np.testing.assert_allclose(p["lever"], np.linalg.norm(mj_site(m, so101, p["q"])[2][:3, 1]), atol=1e-15)
     assert set(verdicts(exp.payload_claims(r)).values()) == {"agree"}
+
+
+def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_longer_lever_mj_jacSite(exp, so101):
+    """Break it's explanation: near and mid are limited by the elbow, whose horizontal lever (|mj_jacSite z entry|)
+    and gravity torque (qfrc_bias at rest) are both larger folded; the lift lever is not what decides."""
+    r = exp.payload_step(so101)["poses"]
+    m = exp.so101_sim()
+    d = mujoco.MjData(m)
+    elbow, lift = so101.joint_index("elbow_flex"), so101.joint_index("shoulder_lift")
+    ref = {}
+    for name in ("near", "mid", "stretched"):
+        d.qpos[list(so101.qpos_adr)], d.qvel[:] = exp.POSES[name], 0.0
+        mujoco.mj_forward(m, d)
+        Jz = mj_site(m, so101, exp.POSES[name])[2][2]
+        ref[name] = {"g": np.abs(d.qfrc_bias[list(so101.dof_adr)]), "per_n": np.abs(Jz)}
+        np.testing.assert_allclose([r[name]["lift_per_n"], r[name]["elbow_per_n"]], np.abs(Jz[[lift, elbow]]),
+                                   atol=1e-15)
+    assert r["near"]["joint"] == r["mid"]["joint"] == "elbow_flex" and r["stretched"]["joint"] == "shoulder_lift"
+    assert r["near"]["lever"] < r["mid"]["lever"] and r["near"]["force"] < r["mid"]["force"]  # the puzzle
+    assert ref["near"]["per_n"][elbow] > ref["mid"]["per_n"][elbow] and ref["near"]["g"][elbow] > ref["mid"]["g"][elbow]
+    for name in ("near", "mid"):
+        np.testing.assert_allclose(r[name]["limit_per_n"], ref[name]["per_n"][elbow], atol=1e-15)
+        np.testing.assert_allclose(r[name]["limit_gravity"], ref[name]["g"][elbow], atol=1e-12)
+
+
+def test_fd_figure_step_grows_to_the_right_legend_inside_and_truncation_right_of_the_minimum(exp, sweep64, tmp_path):
+    """The page says truncation rules to the right of the minimum and round-off to the left: the figure's x axis
+    must increase to the right, and in the run's sweep the error must rise with the step right of each minimum."""
+    layout = exp.plot_sweep(sweep64["med"], np.float64, tmp_path / "fd.png", exp.N_POSES)
+    assert layout["xlim"][0] < layout["xlim"][1] and layout["legend_inside"]
+    text = (Path(exp.__file__).parent / "lesson.md").read_text()
+    assert "To the right of the minimum, where\nthe steps are larger, truncation rules" in text
+    grid, med = exp.EPS_GRID, sweep64["med"]
+    for j, order in ((0, 1), (2, 2)):  # forward and central Jp: truncation O(eps), O(eps^2)
+        best = int(np.argmin(med[:, j]))
+        right = grid > 10 * grid[best]  # clear of the minimum's bend
+        slope = np.polyfit(np.log10(grid[right]), np.log10(med[right, j]), 1)[0]
+        assert abs(slope - order) < 0.15, (j, slope)
+        left = grid < grid[best] / 10
+        slope = np.polyfit(np.log10(grid[left]), np.log10(med[left, j]), 1)[0]
+        assert abs(slope + 1) < 0.15, (j, slope)  # round-off ~ eps_mach / eps
+
+
+def test_hard_exercise_figure_is_shown_only_in_its_answer(exp):
+    """The float32 sweep answers the Hard exercise, so the page shows it nowhere before that exercise's answer."""
+    text = (Path(exp.__file__).parent / "lesson.md").read_text()
+    hard = text.index('exercise("Hard"')
+    assert text.count("fd_step_sweep_float32.png") == 1 and text.index("fd_step_sweep_float32.png") > hard
+    assert "float32" not in text[text.index("## Experiment"):text.index("## Break it")]
 
 
 def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(exp, so101):
@@ -425,6 +476,42 @@ def test_wxai_linear_entries_stay_below_0p77_and_the_base_column_is_the_radius(w
     p = _wx_mj(wxai_model, wxai_chain, wx.solve_pose(wxai_chain, 0.30, 0.25, 0.9))[0]
     np.testing.assert_allclose(r["sweep_speed"], np.hypot(p[0], p[1]), atol=1e-14)  # base axis is vertical at 0
     np.testing.assert_allclose(np.hypot(p[0], p[1]), 0.3, atol=1e-9)
+
+
+def test_wxai_entry_bound_is_each_columns_own_lever_not_the_reach_from_the_shoulder(wx, wxai_model, wxai_chain):
+    """The page's statistic, recomputed from MuJoCo's xaxis/xanchor/site_xpos and mj_jacSite on the same poses:
+    every entry is within its column's lever, and the base column's lever passes the tool's distance from the
+    shoulder by at most the shoulder anchor's distance from the base axis (which is why it can exceed the reach)."""
+    r = wx.velocity_step(wxai_chain)
+    m, d, sid = wxai_model, mujoco.MjData(wxai_model), wxai_model.site(wxai_chain.tool_name).id
+    jnt = [m.joint(n).id for n in wxai_chain.joint_names]
+    entries, levers, shoulder, offset = [], [], [], []
+    for q in wxai_chain.random_q(np.random.default_rng(wx.SEED), wx.N_VELOCITY_POSES):
+        p, J, _, d = _wx_mj(m, wxai_chain, q)
+        axes, anchors = d.xaxis[jnt], d.xanchor[jnt]
+        lev = np.linalg.norm(np.cross(axes, p - anchors), axis=1)
+        assert (np.abs(J[:3]) <= lev + 1e-12).all()
+        entries.append(np.abs(J[:3]).max())
+        levers.append(lev)
+        shoulder.append(np.linalg.norm(p - anchors[1]))
+        offset.append(np.linalg.norm(np.cross(axes[0], anchors[1] - anchors[0])))
+        assert lev[0] <= shoulder[-1] + offset[-1] + 1e-12  # triangle inequality about the base axis
+    levers = np.array(levers)
+    np.testing.assert_allclose(r["max_entry"], max(entries), atol=1e-12)
+    np.testing.assert_allclose(r["max_lever"], levers.max(), atol=1e-12)
+    np.testing.assert_allclose(r["max_shoulder"], max(shoulder), atol=1e-12)
+    np.testing.assert_allclose(r["shoulder_offset"], offset[0], atol=1e-12)
+    assert r["lever_joint"] == r["entry_joint"] == "joint_0" and r["slack"] <= 1e-12
+    assert r["max_lever"] > r["max_shoulder"] > r["lever_shoulder"]  # what the page says of these poses
+
+
+def test_wxai_payload_map_colour_scale_spans_the_collapse_it_shows(wx, wxai_model, wxai_chain):
+    """The median limits near the base and at full reach must sit inside the colour range and far apart on it."""
+    r = wx.payload_map_step(wxai_model, wxai_chain, grid=(11, 9))
+    lo, hi = r["colour_kg"]
+    near, far = r["bins"][0][3], r["bins"][-1][3]
+    assert lo <= far < near <= hi and (near - far) / (hi - lo) > 0.4
+    assert (r["kg"] > hi).mean() <= 0.25 + 1e-12  # only the top quartile shares the top colour
 
 
 def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):

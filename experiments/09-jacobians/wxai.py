@@ -182,9 +182,9 @@ def payload_map_step(m, chain, grid=MAP_GRID) -> dict:
     pts, kg = np.array(pts), np.array(kg)
     edges = (0.0, 0.3, 0.45, 0.6, 0.7, np.inf)
     bins = [(lo, hi, (pts[:, 0] >= lo) & (pts[:, 0] < hi)) for lo, hi in zip(edges[:-1], edges[1:])]
-    # Colours from the lightest pose to the 90th percentile: the few poses above it (arm folded up over the base,
-    # up to several times that) would otherwise squeeze the whole collapse with reach into one end of the scale.
-    colour = (np.floor(2 * kg.min()) / 2, np.ceil(2 * np.percentile(kg, 90)) / 2)
+    # Colours from the lightest pose to the upper quartile: the poses above it (arm folded up over the base, up to
+    # several times that) would otherwise squeeze the whole fall with reach into one end of the scale.
+    colour = (np.floor(2 * kg.min()) / 2, np.ceil(2 * np.percentile(kg, 75)) / 2)
     return {"pts": pts, "kg": kg, "colour_kg": colour,
             "bins": [(lo, hi, int(s.sum()), float(np.median(kg[s])), float(kg[s].min())) for lo, hi, s in bins]}
 
@@ -491,7 +491,7 @@ def main() -> dict:
     publish_claims(HERE, claims, SCRIPT, heading="The source lesson's statements against this run's numbers")
     for plot, record, name, caption in (
             (plot_payload_map, pmap, "wxai_payload_map.png", "The payload limit falls as the tool reaches out from "
-             "the base: the colour scale stops at the 90th percentile so the collapse with reach shows."),
+             "the base: the colour scale stops at the upper quartile so the fall with reach shows."),
             (plot_descent, desc, "wxai_descent.png", "At 5 Hz the kinematic path strays about a hundred times farther "
              "from the commanded line than at 50 Hz; in MuJoCo the servos' lag dominates both."),
             (plot_guard, guard, "wxai_guarded_descent.png", "The force estimate crosses the threshold within a few "
