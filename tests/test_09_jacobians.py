@@ -1,5 +1,6 @@
 """Lesson 09 Build it, pinned to MuJoCo (mj_jacSite, site_xpos/site_xmat) and to central differences."""
 
+import re
 from pathlib import Path
 
 import mujoco
@@ -558,3 +559,24 @@ def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caug
     claims = verdicts(wx.motion_claims(desc, force, guard))
     assert claims["10 mm steps (5 Hz) visibly bow near the edge"] == "disagree"  # per-tick feedback keeps it < 1 mm
     assert [v for k, v in claims.items() if not k.startswith("10 mm")] == ["agree"] * 4
+
+
+# ---- the pages of lessons 07-09 teach: no audit of their source in the body, a why for every wrong answer ----------
+
+LESSONS = Path(__file__).resolve().parent.parent / "experiments"
+
+
+@pytest.mark.parametrize("folder", ["07-frames", "08-forward-kinematics", "09-jacobians"])
+def test_page_names_no_source_document_and_every_wrong_quiz_option_says_why(folder):
+    text = (LESSONS / folder / "lesson.md").read_text()
+    body = text.split("+++", 2)[2]
+    for word in (r"\bseed", r"\berrat", r"the track says", r"WidowX AI lesson", r"\bthe tests\b", r"\bgrader"):
+        assert not re.search(word, body, re.IGNORECASE), word
+    assert "erratum(" not in body
+    assert not re.search(r"`physai (exercise|check)", body)  # from a clone: `uv run physai ...`
+    quizzes = re.findall(r"{% call quiz\(.*?%}(.*?){% endcall %}", body, re.DOTALL)
+    assert quizzes
+    for quiz in quizzes:
+        lines = [line for line in quiz.strip().splitlines() if line.strip()]
+        wrong = [k for k, line in enumerate(lines) if line.startswith("- ")]
+        assert len(wrong) == 2 and all(lines[k + 1].startswith("! ") for k in wrong), quiz[:80]
