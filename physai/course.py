@@ -19,6 +19,7 @@ import inspect
 import itertools
 import math
 import re
+import shutil
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,10 +276,35 @@ def read_lesson(folder: Path, out: Path, captions: dict | None = None) -> Lesson
     return Lesson(Path(folder).name, meta, body, read_results(out), captions or {})
 
 
+OPERATOR_NAMES = ("arg",)
+"""LaTeX's operator names latex2mathml leaves as raw TeX; a many-letter ``<mi>`` is upright, as LaTeX sets them."""
+_RAW_TEX = re.compile(r"\\[A-Za-z]+")
+
+
+def tex_to_mathml(tex: str, display: bool = False) -> str:
+    r"""``tex`` as MathML (latex2mathml), with no TeX command left in it: :data:`OPERATOR_NAMES` are set upright and
+    any other command it does not know is refused, so a page never shows raw TeX.
+
+    Examples
+    --------
+    >>> from physai.course import tex_to_mathml
+    >>> "<mi>arg</mi>" in tex_to_mathml(r"\arg\min_q f"), "\\" in tex_to_mathml(r"\arg\min_q f")
+    (True, False)
+    """
+    mathml = latex_to_mathml(tex, display="block" if display else "inline")
+    for name in OPERATOR_NAMES:
+        mathml = mathml.replace(f"<mi>\\{name}</mi>", f"<mi>{name}</mi>")
+    left = _RAW_TEX.findall(re.sub(r"<[^>]*>", " ", mathml))
+    if left:
+        raise CourseError(f"maths ${tex[:60]}$: {', '.join(left)} is not a command the renderer knows; it would "
+                          f"show as raw TeX")
+    return mathml
+
+
 def markdown() -> MarkdownIt:
     """The Markdown renderer of the pages: CommonMark, tables, heading anchors, ``$``/``$$`` maths as MathML."""
     def math(content: str, options: dict) -> str:
-        return latex_to_mathml(content, display="block" if options.get("display_mode") else "inline")
+        return tex_to_mathml(content, display=bool(options.get("display_mode")))
 
     md = MarkdownIt("commonmark", {"html": True, "typographer": False}).enable("table")
     return md.use(dollarmath_plugin, renderer=math, allow_digits=False).use(anchors_plugin, max_level=3)
@@ -302,9 +328,27 @@ def _templates() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(SITE), autoescape=True, undefined=jinja2.StrictUndefined)
 
 
-def _assets() -> dict:
-    return {"css": (SITE / "course.css").read_text(encoding="utf-8"),
+MATH_FONT = "NotoSansMath-Regular.woff2"
+"""The pages' maths font (Noto Sans Math, SIL OFL 1.1, ``site/fonts/OFL.txt``): its OpenType MATH table is what lets
+a browser stretch brackets and centre accents. It ships in the package and is copied beside the pages."""
+FONTS = "fonts"  # the folder of the course's output that holds it, beside the track page
+
+
+def _assets(root: str) -> dict:
+    """The page's stylesheet and script; ``root`` is the course folder relative to the page (``""``, ``"../"``)."""
+    font = (f'@font-face{{font-family:"Noto Sans Math";src:url("{root}{FONTS}/{MATH_FONT}") format("woff2");'
+            f"font-display:block}}\n")
+    return {"css": font + (SITE / "course.css").read_text(encoding="utf-8"),
             "js": (SITE / "course.js").read_text(encoding="utf-8")}
+
+
+def write_fonts(out: Path) -> None:
+    """Copy the maths font and its licence into ``out/fonts``, where every page of the course folder ``out`` loads
+    it from."""
+    folder = Path(out) / FONTS
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in (SITE / FONTS).iterdir():
+        shutil.copyfile(source, folder / source.name)
 
 
 def steps(lesson: Lesson) -> list[dict]:
@@ -343,7 +387,7 @@ def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, sta
     return _templates().get_template("lesson.html").render(
         lesson=lesson, body=render_body(lesson, out), steps=steps(lesson), prerequisites=prerequisites,
         scripts=scripts, next=lessons.get(lesson.meta.get("next", "")), appendix=appendix(runs), stamp=stamp,
-        track=track, **_assets())
+        track=track, **_assets("../"))
 
 
 def read_track(experiments: Path) -> tuple[dict, str]:
@@ -367,7 +411,7 @@ def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, fail
         meta=meta, body=body, modules=modules, count=len(lessons), minutes=lesson_minutes(lessons), steps=len(STEPS),
         wall=wall,
         ok=sum(r.ok for r in runs), runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp,
-        **_assets())
+        **_assets(""))
 
 
 def lesson_minutes(lessons: list[Lesson]) -> int | None:
@@ -399,6 +443,7 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: fl
             unbuilt[lesson.name] = str(exc)
     failed = [f"{name}: {why}" for name, why in unbuilt.items()]
     index = out / PAGE_HTML
+    write_fonts(out)
     index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, run_stamp()), encoding="utf-8")
     return index, failed
 
@@ -430,6 +475,7 @@ def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, tr
     page = lesson_page(lesson, out / lesson.name, lessons, mine, run_stamp(), track)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
+    write_fonts(out)
     return path
 
 

@@ -191,6 +191,13 @@ def test_maths_render_as_mathml_and_markdown_inside_blocks(demo):
     assert 'class="why" hidden' in page and "<h2" in page
 
 
+def test_maths_leave_no_raw_tex_an_operator_name_is_set_upright_and_an_unknown_command_is_refused(demo):
+    page = render(demo, "$$\\arg\\min_q f$$")
+    assert "<mi>arg</mi>" in page and "\\" not in page
+    with pytest.raises(course.CourseError, match=r"\\rank is not a command"):
+        render(demo, "The $\\rank J$ drops.")
+
+
 def test_lesson_command_writes_the_page_and_prints_its_path(demo, tmp_path):
     res = invoke("lesson", "1", "--out", tmp_path / "out")
     assert res.exit_code == 0, res.output
@@ -489,6 +496,30 @@ def test_a_wrong_click_shows_that_options_why_not_and_a_bare_one_says_try_again(
     assert verdict.locator("em").inner_text() == "force" and not quiz.locator(".why").is_visible()
     wrong.nth(1).click()  # an option without a why-not
     assert verdict.inner_text() == "Not quite: try another answer."
+    assert page.errors == [] and page.remote == []
+    context.close()
+
+
+BRACKETS = """() => [...document.querySelectorAll('math mtable')].map(t => {
+  const fences = [...t.parentElement.children].filter(e => e.tagName.toLowerCase() === 'mo');
+  return [t.getBoundingClientRect().height, ...fences.map(f => f.getBoundingClientRect().height)];
+})"""
+
+
+def test_a_column_vectors_brackets_stretch_to_its_rows_in_the_shipped_maths_font(demo, tmp_path, browser):
+    (demo / course.PAGE_FILE).write_text(DEMO_PAGE + "\nA twist $\\begin{bmatrix} v \\\\ \\omega \\\\ \\hat{x} \\end{bmatrix}$ "
+                                         "and $\\arg\\min_q f$.\n")
+    out = tmp_path / "out"
+    assert invoke("lesson", "1", "--out", out).exit_code == 0
+    assert (out / course.FONTS / course.MATH_FONT).is_file() and (out / course.FONTS / "OFL.txt").is_file()
+    context, page = open_page(browser, (out / "01-demo" / "index.html").as_uri(), 375)
+    page.evaluate("() => document.fonts.ready")
+    loaded = page.evaluate("() => [...document.fonts].filter(f => f.status === 'loaded').map(f => f.family)")
+    (table, left, right), = page.evaluate(BRACKETS)
+    text = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('main p')).fontSize)")
+    assert '"Noto Sans Math"' in loaded or "Noto Sans Math" in loaded
+    # three rows stand about three lines tall; an unstretched bracket is one glyph, about one line
+    assert table > 2.5 * text and min(left, right) >= 0.9 * table, (table, left, right, text)
     assert page.errors == [] and page.remote == []
     context.close()
 
