@@ -5,8 +5,9 @@ template that produces Markdown (CommonMark, tables, ``$...$`` maths rendered to
 Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:func:`physai.lesson.save_results`),
 and a value from it prints only through a format filter (``{{ R.build.lever | fix(4) }}``), which wraps it in
 ``<span class="num" data-ref="build.lever" data-fmt="fix:4">``, so a test can trace every number on a page back
-to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``erratum``,
-``details``; ``figure``, ``source`` and ``command`` are plain calls. A quiz's lines are its options (``+ right``,
+to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``misconception``,
+``erratum``, ``details``; ``figure``, ``source``, ``command`` (a lesson script) and ``physai`` (a CLI command) are
+plain calls. A quiz's lines are its options (``+ right``,
 ``- wrong``, each wrong one followed by its ``! why-not``, shown when it is clicked) and its ``? why``. The page's header, its five-step checklist
 (kept in the browser's local storage) and its appendix (the run's claims, figures and transcripts) are added here.
 """
@@ -32,7 +33,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number, read_results
-from physai.report import claims_html, figure_captions, run_stamp, tally
+from physai.report import claims_html, figure_captions, run_stamp
 
 PAGE_FILE = "lesson.md"
 PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
@@ -203,8 +204,10 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
             raise CourseError(f"figure {name}: alt text is required")
         if not (out / name).is_file():
             raise CourseError(f"figure {name}: the run wrote no such figure in {out}")
-        return blocks.put(f'<figure><img src="{html.escape(name)}" alt="{html.escape(alt)}">'
-                          f"<figcaption>{blocks.inline(lesson.captions.get(name, alt))}</figcaption></figure>")
+        src = html.escape(name)  # the image links to itself: a phone opens it full size to zoom
+        return blocks.put(f'<figure><a class="full" href="{src}"><img src="{src}" alt="{html.escape(alt)}"></a>'
+                          f"<figcaption>{blocks.inline(lesson.captions.get(name, alt))} "
+                          f'<a class="full-size" href="{src}">Open full size</a></figcaption></figure>')
 
     def source(dotted: str) -> str:
         module, _, name = dotted.rpartition(".")
@@ -224,8 +227,12 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
         details=lambda summary, caller: _folded(blocks, "more", "", summary, caller),
         erratum=lambda title, caller: blocks.put(f'<aside class="erratum"><p class="label">Erratum: '
                                                  f"{blocks.inline(title)}</p>{blocks.block(caller())}</aside>"),
+        misconception=lambda title, caller: blocks.put(f'<aside class="misconception"><p class="label">A common '
+                                                       f"misconception: {blocks.inline(title)}</p>"
+                                                       f"{blocks.block(caller())}</aside>"),
         figure=figure, source=source,
         command=lambda script: f"`{script_command(lesson, script)}`",
+        physai=lambda args: f"`{cli_command(args)}`",
     )
     return env
 
@@ -354,13 +361,28 @@ def write_fonts(out: Path) -> None:
 def steps(lesson: Lesson) -> list[dict]:
     """The five steps of the page's checklist, with the command each one runs."""
     number = lesson.number
-    commands = (None, f"physai exercise {number} my-{number}  then  physai check {number} my-{number}",
+    exercise, check = cli_command(f"exercise {number} my-{number}"), cli_command(f"check {number} my-{number}")
+    commands = (None, f"{exercise}  then  {check}",
                 script_command(lesson, "experiment.py"), None, None)
     return [{"title": t, "text": text, "command": c} for (t, text), c in zip(STEPS, commands)]
 
 
+def cli_command(args: str) -> str:
+    """The ``physai`` command with ``args`` as a page shows it: in a clone's ``uv run`` form, like every command on
+    the pages (``{{ physai("check 10 my-10") }}`` in a page's source).
+
+    Examples
+    --------
+    >>> from physai.course import cli_command
+    >>> cli_command("check 10 my-10")
+    'uv run physai check 10 my-10'
+    """
+    return f"uv run physai {args}"
+
+
 def script_command(lesson: Lesson, script: str) -> str:
-    """The shell command that runs one of the lesson's scripts from a checkout."""
+    """The shell command that runs one of the lesson's scripts from a clone: every command a page shows is in the
+    clone's ``uv run`` form (the track page says once that an install drops the ``uv run``)."""
     return f"uv run python experiments/{lesson.name}/{script}"
 
 
@@ -399,19 +421,16 @@ def read_track(experiments: Path) -> tuple[dict, str]:
     return meta, markdown().render(body)
 
 
-def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, failed=(), stamp: str = "") -> str:
+def track_page(experiments: Path, lessons: list[Lesson], failed=(), stamp: str = "") -> str:
     """The track page: the question, what you can do by the end, the modules with their lessons (time, format,
-    progress from the browser's storage), and this run's totals (``runs``: the tour's ``ScriptRun`` list)."""
+    progress from the browser's storage), how to run the commands, and the pages this run could not build."""
     meta, body = read_track(experiments)
     modules = [dict(m, lessons=[x for x in lessons if x.meta["module"] == m["name"]]) for m in meta["modules"]]
     others = [x for x in lessons if x.meta["module"] not in {m["name"] for m in modules}]
     modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
-    agree, disagree = tally(runs)
     return _templates().get_template("track.html").render(
         meta=meta, body=body, modules=modules, count=len(lessons), minutes=lesson_minutes(lessons), steps=len(STEPS),
-        wall=wall,
-        ok=sum(r.ok for r in runs), runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp,
-        **_assets(""))
+        failed=list(failed), stamp=stamp, **_assets(""))
 
 
 def lesson_minutes(lessons: list[Lesson]) -> int | None:
@@ -429,7 +448,7 @@ def lesson_minutes(lessons: list[Lesson]) -> int | None:
     return sum(int(m[1]) for m in found) if found and all(found) else None
 
 
-def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: float) -> tuple[Path, list[str]]:
+def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple[Path, list[str]]:
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
     pages that could not be built)``; a lesson whose scripts did not all pass gets no page."""
@@ -444,7 +463,7 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: fl
     failed = [f"{name}: {why}" for name, why in unbuilt.items()]
     index = out / PAGE_HTML
     write_fonts(out)
-    index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, run_stamp()), encoding="utf-8")
+    index.write_text(track_page(experiments, list(lessons.values()), failed, run_stamp()), encoding="utf-8")
     return index, failed
 
 
