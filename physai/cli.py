@@ -219,7 +219,7 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     runs = _run_scripts(scripts, out, full)
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
-    index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs, wall)
+    index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs)
     console.rule("[bold]summary")
     table = _table("lesson", "script", "status", "time", "claims", "agree", "disagree", "figures", title="tour")
     for r in runs:

@@ -44,16 +44,21 @@ SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
 QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
 FIGURES = {
-    "sigma_spread.png": "the WidowX AI position block's singular values over random in-limit poses",
-    "rank_loss_map.png": "the SO-101's smallest singular value over shoulder_lift x elbow_flex; + its minimum",
-    "extension_sweep.png": "the WidowX AI walked to full extension: sigma_min, and the joint rates of exact, fixed "
-                           "and adaptive damping for a 5 cm/s request along the weak direction",
-    "ellipsoids.png": "velocity ellipsoids of the WidowX AI's position block, typical pose and near full extension",
+    "sigma_spread.png": "The WidowX AI's three position-block singular values over random poses inside its joint "
+                        "limits: the smallest one spreads widest.",
+    "rank_loss_map.png": "The SO-101's smallest singular value over shoulder_lift and elbow_flex: the dark bands are "
+                         "where a direction is lost, the vertical one where the upper and lower arm line up, the "
+                         "diagonal ones (dashed) where the tool passes over the pan axis.",
+    "extension_sweep.png": "The WidowX AI walked to full extension: the smallest singular value falls, and the exact "
+                           "joint speeds for a 5 cm/s request grow past the servo limit, while damped ones stay "
+                           "bounded; poses right of the grey line are past the elbow's limit.",
+    "ellipsoids.png": "The velocity ellipsoid of the WidowX AI's position block is round at a typical pose and flat "
+                      "near full extension.",
 }
-# The WidowX AI lesson's 2-DoF worked example, as it prints it.
+# The source material's 2-DoF worked example, as it prints it (compared in the page's appendix).
 SOURCE_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
-                 "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
-                 "kappa": "2.66", "qdot": "[0.125, -0.333]", "kappa_words": "well-conditioned"}
+                   "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
+                   "kappa": "2.66", "qdot": "[0.125, -0.333]", "kappa_words": "well-conditioned"}
 SOURCE_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # SOURCE_TWO_LINK["J"] as a matrix
 SOURCE_SIGMAS, SOURCE_SIGMA_NEAR, SOURCE_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
 
@@ -160,10 +165,12 @@ def print_typical(r: SigmaSpread) -> None:
 
 def plot_typical(r: SigmaSpread) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.hist(np.log10(r.sigmas), bins=40, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
-    for s in (0.5, 0.3, 0.08):
-        ax.axvline(np.log10(s), color="k", ls=":", lw=1)
-    ax.set_xlabel("log10 sigma (m/rad); dotted: the lesson's 0.5, 0.3, 0.08")
+    bins = np.geomspace(r.sigmas.min(), r.sigmas.max(), 41)
+    ax.hist(r.sigmas, bins=bins, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
+    for k, s in enumerate(np.median(r.sigmas, axis=0)):
+        ax.axvline(s, color=f"C{k}", ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("singular value (m/rad, log scale); dotted: each one's median")
     ax.set_ylabel("poses")
     ax.set_title("WidowX AI position block over random in-limit poses")
     ax.legend()
@@ -189,6 +196,7 @@ class RankLossMap:
     sigma_max: np.ndarray  # (n, n) m/rad
     q_min: np.ndarray  # (5,) the grid pose with the smallest sigma_min
     bend_deg: np.ndarray  # (2,) upper->lower arm and lower arm->tool angles there (deg)
+    pan_offset: np.ndarray  # (n, n) m, the tool's signed horizontal distance from the shoulder_pan axis
 
 
 def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
@@ -203,7 +211,13 @@ def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
     f = fk(chain, q[i, j])
     seg = [f.anchors[2] - f.anchors[1], f.anchors[3] - f.anchors[2], f.p - f.anchors[3]]
     cos = [seg[k] @ seg[k + 1] / np.linalg.norm(seg[k]) / np.linalg.norm(seg[k + 1]) for k in range(2)]
-    return RankLossMap(lift, elbow, S[..., -1], S[..., 0], q[i, j], np.degrees(np.arccos(np.clip(cos, -1, 1))))
+    # the arm's plane holds the pan axis; its horizontal direction is lift axis x pan axis (pan fixed at zero)
+    g = fk(chain, q)
+    pan, lift_axis = g.axes[..., 0, :], g.axes[..., 1, :]
+    across = np.cross(lift_axis, pan)
+    offset = np.sum((g.p - g.anchors[..., 0, :]) * across, axis=-1) / np.linalg.norm(across, axis=-1)
+    return RankLossMap(lift, elbow, S[..., -1], S[..., 0], q[i, j], np.degrees(np.arccos(np.clip(cos, -1, 1))),
+                       offset)
 
 
 def print_rank_loss(r: RankLossMap) -> None:
@@ -219,10 +233,12 @@ def plot_rank_loss(r: RankLossMap) -> None:
     fig, ax = plt.subplots(figsize=(6, 4.5))
     im = ax.pcolormesh(r.elbow, r.lift, r.sigma_min, shading="auto", cmap="viridis")
     fig.colorbar(im, ax=ax, label="sigma_min (m/rad)")
+    ax.contour(r.elbow, r.lift, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1)
     ax.plot(r.q_min[2], r.q_min[1], "r+", ms=12)
     ax.set_xlabel("elbow_flex (rad)")
     ax.set_ylabel("shoulder_lift (rad)")
-    ax.set_title("SO-101: where the position block loses rank (+)")
+    ax.set_title("SO-101: where the position block loses rank (+: the smallest)\n"
+                 "dashed: the tool over the pan axis", fontsize=10)
     _save(fig, "rank_loss_map.png")
 
 
@@ -265,6 +281,7 @@ class ExtensionSweep:
     exact_norm: np.ndarray  # (k,) rad/s, |pinv(J) v|
     exact_peak: np.ndarray  # (k,) rad/s, the largest single joint rate of pinv(J) v
     fixed_norm: np.ndarray  # (k,) rad/s, |DLS v| with lambda = 0.05 m/rad
+    fixed_peak: np.ndarray  # (k,) rad/s, the largest single joint rate of DLS v
     fixed_weak: np.ndarray  # (k,) m/s the fixed-lambda rates deliver along the weak direction
     adaptive_peak: np.ndarray  # (k,) rad/s, largest joint rate of damped_step (adaptive lambda, then scaling)
     adaptive_lam: np.ndarray  # (k,) m/rad
@@ -296,7 +313,7 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
     tool = lambda qd: (Jp @ qd[..., None])[..., 0]
     return ExtensionSweep(
         elbow, float(chain.upper[2]), S[:, -1], S[:, 0], np.linalg.norm(exact, axis=1), np.abs(exact).max(axis=1),
-        np.linalg.norm(fixed, axis=1), np.sum(tool(fixed) * U[..., -1], axis=1),
+        np.linalg.norm(fixed, axis=1), np.abs(fixed).max(axis=1), np.sum(tool(fixed) * U[..., -1], axis=1),
         np.array([np.abs(dq).max() for dq, _ in steps]), np.array([h.lam for _, h in steps]),
         _cos(tool(clipped), v), _cos(tool(scaled), v))
 
@@ -335,17 +352,18 @@ def plot_sweep(r: ExtensionSweep) -> None:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
     a1.axhline(0.005, color="k", ls=":", lw=1, label="0.005 m/rad")
-    a2.semilogy(r.elbow, r.exact_norm, label="|qdot| exact (pinv)")
-    a2.semilogy(r.elbow, r.fixed_norm, label=f"|qdot| DLS, lambda {LAMBDA}")
-    a2.semilogy(r.elbow, r.adaptive_peak, label="max |qdot_i| adaptive")
+    a2.semilogy(r.elbow, r.exact_peak, label="exact (pinv)")
+    a2.semilogy(r.elbow, r.fixed_peak, label=f"fixed damping, lambda {LAMBDA}")
+    a2.semilogy(r.elbow, r.adaptive_peak, label="adaptive damping")
     a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit")
-    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda)")
+    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda), bound on the norm")
     for ax in (a1, a2):
+        ax.axvspan(r.elbow_limit, r.elbow[-1], color="gray", alpha=0.15, lw=0)
         ax.axvline(r.elbow_limit, color="gray", lw=1)
-        ax.set_xlabel("joint_2 (rad); gray: its limit")
+        ax.set_xlabel("elbow, joint_2 (rad); grey: past its limit")
         ax.legend(fontsize=8)
-    a1.set_ylabel("m/rad")
-    a2.set_ylabel("rad/s for 5 cm/s along the weak direction")
+    a1.set_ylabel("smallest singular value (m/rad)")
+    a2.set_ylabel("largest joint speed (rad/s) for 5 cm/s")
     fig.suptitle("WidowX AI walked to full extension")
     _save(fig, "extension_sweep.png")
 
@@ -523,15 +541,16 @@ def two_link_results(r: TwoLink) -> dict:
 def sweep_results(r: ExtensionSweep) -> dict:
     lim, near = _at_limit(r), _first_below(r, 0.005)
     k = int(np.argmax(r.adaptive_peak))
-    keys = ("elbow", "sigma_min", "exact_norm", "exact_peak", "fixed_norm", "fixed_weak", "adaptive_peak",
-            "adaptive_lam", "cos_clip")
-    rows = [{key: float(getattr(r, key)[i]) for key in keys}
+    keys = ("elbow", "sigma_min", "exact_norm", "exact_peak", "fixed_norm", "fixed_peak", "fixed_weak",
+            "adaptive_peak", "adaptive_lam", "cos_clip")
+    rows = [{key: float(getattr(r, key)[i]) for key in keys} | {"inside": bool(r.elbow[i] <= r.elbow_limit)}
             for i in sorted({0, lim, _first_below(r, 0.01), near, len(r.elbow) - 1})]
     return {"elbow_limit": r.elbow_limit, "elbow_limit_deg": float(np.degrees(r.elbow_limit)), "rows": rows,
             "at_limit": rows[[x["elbow"] for x in rows].index(float(r.elbow[lim]))],
             "near": rows[[x["elbow"] for x in rows].index(float(r.elbow[near]))],
             "past": float(r.elbow[near] - r.elbow_limit), "short": float(r.elbow[-1] - r.elbow_limit),
-            "fixed_max": float(r.fixed_norm.max()), "near_fixed_weak_mm": float(r.fixed_weak[near] * 1000),
+            "fixed_max": float(r.fixed_norm.max()), "fixed_peak_max": float(r.fixed_peak.max()),
+            "near_fixed_weak_mm": float(r.fixed_weak[near] * 1000),
             "adaptive_peak": float(r.adaptive_peak[k]), "adaptive_peak_sigma": float(r.sigma_min[k]),
             "cos_scaled_min": float(r.cos_scaled.min()), "adaptive_bound": V_WEAK / SIGMA_HEALTHY, "v": V_WEAK,
             "lam": LAMBDA, "bound": V_WEAK / (2 * LAMBDA),
@@ -547,8 +566,9 @@ def results(two, spread, rmap, sweep, dual, unit, tax) -> dict:
         "typical": {"n": len(spread.sigmas), "p10": lo, "median": med, "p90": hi, "q": spread.q_typical,
                     "radii": spread.radii, "thin": spread.directions[:, -1], "source": SOURCE_SIGMAS},
         "rank_loss": {"n": len(rmap.lift), "sigma_min_min": rmap.sigma_min.min(), "sigma_min_max": rmap.sigma_min.max(),
-                      "lift": rmap.q_min[1], "elbow": rmap.q_min[2], "bend": rmap.bend_deg,
-                      "sigma_max": rmap.sigma_max.flat[k], "ratio": rmap.sigma_min.flat[k] / rmap.sigma_max.flat[k]},
+                      "lift": rmap.q_min[1], "elbow": rmap.q_min[2], "elbow_deg": np.degrees(rmap.q_min[2]), "bend": rmap.bend_deg,
+                      "sigma_max": rmap.sigma_max.flat[k], "ratio": rmap.sigma_min.flat[k] / rmap.sigma_max.flat[k],
+                      "exact_norm": V_WEAK / rmap.sigma_min.min()},  # |pinv v| = |v| / sigma_min there
         "sweep": sweep_results(sweep),
         "duality": {"sigma": dual.sigma, "torque": dual.torque_per_newton,
                     "weak_mnm": dual.torque_per_newton[-1] * 1000,
