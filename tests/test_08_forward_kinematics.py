@@ -1,6 +1,9 @@
 """Lesson 08: forward kinematics pinned to MuJoCo (SO-101 every body, Trossen WidowX AI, Panda), to closed forms
 (planar2r) and to the WidowX AI lesson's own fk code (wxai_illustrative)."""
 
+import re
+from pathlib import Path
+
 import mujoco
 import numpy as np
 import pytest
@@ -260,3 +263,13 @@ def test_experiment_results_row_labels_and_worst_joint_follow_the_reach_statisti
     shares = {label: s["share"] for label, s in reach["stats"].items() if label.startswith("only ")}
     assert res["worst_joint"]["label"] == max(shares, key=shares.get)
     assert res["best_eps"] == 1e-5 and res["at_check_eps"] == 1e-10  # picked, not computed: equality is the point
+
+
+def test_the_widowx_ais_largest_jacobian_entry_is_one_number_computed_by_lesson_09_alone():
+    """One statistic, one number: lesson 08's page quotes no largest Jacobian entry of its own (its Step 3 is the
+    reach); lesson 09's WidowX AI part computes it, with the bound it obeys (tested in test_09)."""
+    root = Path(__file__).resolve().parent.parent / "experiments"
+    page08 = (root / "08-forward-kinematics" / "lesson.md").read_text()
+    page09 = (root / "09-jacobians" / "lesson.md").read_text()
+    assert not re.search(r"R\.build\.reach\.\w+\.top", page08) and "wxai_illustrative.reach" not in page08
+    assert page09.count("R.wxai.velocity.max_entry") == 1 and "R.wxai.velocity.max_lever" in page09
