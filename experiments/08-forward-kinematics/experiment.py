@@ -248,8 +248,8 @@ def main() -> dict:
     rows = claims(num, bug, rpy)
     publish_claims(HERE, rows, SCRIPT, heading="The source lesson's statements against this run's numbers")
     plot_reach(reach, HERE / "experiment_reach.png")
-    print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool into "
-          "places below and around the base that the limited arm never visits.)")
+    print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
+          "into places below and around the base that the limited arm never visits.)")
     return save_results(HERE, SCRIPT, results(reach, num, bug, rpy, pitch))
 
 
