@@ -429,6 +429,14 @@ def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(exp, so
     easy, medium = exp.easy_step(so101_model, so101), exp.medium_step(so101_model, so101, n_grid=5)
     J = mj_site(so101_model, so101, exp.Q_STEP3)[2]
     assert abs(J[2, 0]) < 1e-15 and abs(easy["tau_pan"]) < 1e-15
+    # the sideways pushes: the pan's moment a . (r x F), with r from MuJoCo's site_xpos and xanchor
+    p, _, _, d = _wx_mj(so101_model, so101, exp.Q_STEP3)  # MuJoCo's site and joint frames (any arm)
+    pan = so101_model.joint("shoulder_pan").id
+    r = p - d.xanchor[pan]
+    np.testing.assert_allclose(easy["r"], r, atol=1e-15)
+    for key, F in (("tau_x", exp.FORCES[1]), ("tau_y", exp.FORCES[2])):
+        np.testing.assert_allclose(easy[key], d.xaxis[pan] @ np.cross(r, F), atol=1e-15)
+    assert abs(easy["tau_x"]) < 0.05 * abs(easy["tau_y"])  # the page's "barely" against "heavily"
     J_str = mj_site(so101_model, so101, exp.POSES["stretched"])[2]
     np.testing.assert_allclose(medium["stretched"]["per_newton"], abs(J_str[2, 1]), atol=1e-15)
     best = medium["best"]
@@ -457,7 +465,7 @@ def wxai_model(wx):
 
 
 def _wx_mj(m, chain, q):
-    """MuJoCo's reference at q: site position, [jacp; jacr] and the bias forces at rest (gravity torques)."""
+    """MuJoCo's reference at q (any arm; the WidowX AI's tests use it most): site position, [jacp; jacr] and the bias forces at rest (gravity torques)."""
     d = mujoco.MjData(m)
     d.qpos[list(chain.qpos_adr)] = q
     mujoco.mj_forward(m, d)

@@ -282,10 +282,13 @@ def fall_step(chain, limit, fractions=FRACTIONS) -> dict:
 
 
 def easy_step(m, chain) -> dict:
-    """Exercise Easy: the pan axis and the pan torque for F = (0, 0, -2) N at Q_STEP3."""
-    J = mj.site_jacobian(m, chain, Q_STEP3)
-    return {"axis": fk(chain, Q_STEP3).axes[0], "Jz": float(J[2, 0]),
-                "tau_pan": float(statics.joint_torques(J, np.r_[FORCES[0], 0.0, 0.0, 0.0])[0])}
+    """Exercise Easy, at Q_STEP3: the pan axis, the tool's offset ``r`` (m, world) from the pan anchor, and the pan
+    torque (N m) for Build it's downward, x and y pushes (FORCES[0], [1], [2]). A horizontal force F loads the
+    vertical pan axis with (r x F)_z = r_x F_y - r_y F_x."""
+    J, f = mj.site_jacobian(m, chain, Q_STEP3), fk(chain, Q_STEP3)
+    pan = [float(statics.joint_torques(J, np.r_[F, 0.0, 0.0, 0.0])[0]) for F in FORCES[:3]]
+    return {"axis": f.axes[0], "Jz": float(J[2, 0]), "tau_pan": pan[0], "r": f.p - f.anchors[0],
+            "tau_x": pan[1], "tau_y": pan[2], "force_x": float(FORCES[1][0]), "force_y": float(FORCES[2][1])}
 
 
 def medium_step(m, chain, n_grid=11) -> dict:
@@ -401,6 +404,9 @@ def print_exercises(easy, medium, hard) -> None:
     print(f"Easy. The pan axis in the world is {vec(easy['axis'])} (vertical), so its column's vertical entry "
           f"(a x (p - o))_z = {easy['Jz']:.1e} and tau_pan = {easy['tau_pan']:.1e} N m for F = (0, 0, -2) N:\n"
           "   a vertical force has no moment about a vertical axis.")
+    print(f"   The tool sits r = ({vec(easy['r'])}) m from the pan anchor, so a push of {easy['force_x']:g} N along x "
+          f"loads the pan with {easy['tau_x']:.4f} N m\n   (r_y F_x) and {easy['force_y']:g} N along y with "
+          f"{easy['tau_y']:.4f} N m (r_x F_y).")
     print("Medium. Lift torque per newton down = |(a_lift x (p - o))_z| = the horizontal lever from the lift axis to "
           "the tip;\n   at most the full distance |a x (p - o)|. Searching the joint ranges (grid + L-BFGS-B):")
     for label, row in medium.items():
@@ -563,7 +569,7 @@ def results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
                     "poses": [dict(name=name, **p) for name, p in payload["poses"].items()]},
         "fall": {"seconds": BREAK_S, "rows": [{"fraction": frac, "force": row["force"], "drop_mm": 1000 * row["drop"],
                                                "lift": row["lift"]} for frac, row in falls.items()]},
-        "easy": {"axis": easy["axis"], "Jz": easy["Jz"], "tau_pan": easy["tau_pan"]},
+        "easy": {k: easy[k] for k in ("axis", "Jz", "tau_pan", "r", "tau_x", "tau_y", "force_x", "force_y")},
         "medium": medium,
         "hard": {"rows": sweep_rows(table_rows(hard["med"])), "best": hard["best"], "eps32": eps32,
                  "sqrt_eps32": np.sqrt(eps32), "cbrt_eps32": np.cbrt(eps32), "n_poses": N_POSES_F32},
