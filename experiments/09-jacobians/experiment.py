@@ -597,11 +597,12 @@ def main() -> dict:
     publish_claims(HERE, claims, SCRIPT)
     figures = {"float64": plot_sweep(sweep64["med"], np.float64, HERE / "fd_step_sweep.png", N_POSES),
                "float32": plot_sweep(hard["med"], np.float32, HERE / "fd_step_sweep_float32.png", N_POSES_F32)}
-    print("\nfigure: fd_step_sweep.png (The finite-difference error in float64 is V-shaped in the step: round-off "
-          "grows to the left of each minimum, truncation to the right, and the minima sit near sqrt(eps) for forward "
-          "and cbrt(eps) for central differences.)")
-    print("figure: fd_step_sweep_float32.png (With positions rounded to float32 the same V shapes sit at steps "
-          "about a thousand times larger, near the float32 sqrt(eps) and cbrt(eps).)")
+    print("\nfigure: fd_step_sweep.png (In float64 the position columns' finite-difference error is V-shaped in the "
+          "step: round-off grows to the left of each minimum, truncation to the right, and the minima sit near "
+          "sqrt(eps) for forward and cbrt(eps) for central differences; the rotation columns, free of truncation, "
+          "only improve as the step grows.)")
+    print("figure: fd_step_sweep_float32.png (With positions rounded to float32 the same V shapes sit at much larger "
+          "steps, near the float32 sqrt(eps) and cbrt(eps).)")
     return save_results(HERE, SCRIPT, results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
                         | {"figures": figures})
 
