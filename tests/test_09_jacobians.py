@@ -588,3 +588,17 @@ def test_page_names_no_source_document_and_every_wrong_quiz_option_says_why(fold
         lines = [line for line in quiz.strip().splitlines() if line.strip()]
         wrong = [k for k, line in enumerate(lines) if line.startswith("- ")]
         assert len(wrong) == 2 and all(lines[k + 1].startswith("! ") for k in wrong), quiz[:80]
+
+
+@pytest.mark.parametrize("folder, level, refs", [
+    ("07-frames", "Easy", ["R.build.chain.world_in_tool"]),
+    ("07-frames", "Medium", ["R.build.rates.body", "R.build.rates.rpy_rates"]),
+    ("08-forward-kinematics", "Medium", ["R.experiment.worst_joint"]),
+    ("09-jacobians", "Easy", ["R.experiment.easy.r", "R.experiment.easy.tau_x"]),
+])  # lesson 09's Hard: test_hard_exercise_figure_is_shown_only_in_its_answer
+def test_an_exercises_answer_is_given_nowhere_before_it_on_its_page(folder, level, refs):
+    text = (LESSONS / folder / "lesson.md").read_text()
+    start = text.index(f'{{% call exercise("{level}"')
+    answer = text[start:text.index("{% endcall %}", start)]
+    for ref in refs:
+        assert ref in answer and ref not in text[:start] + text[start + len(answer):], ref
