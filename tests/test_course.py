@@ -196,8 +196,9 @@ def test_maths_render_as_mathml_and_markdown_inside_blocks(demo):
 
 
 def test_maths_leave_no_raw_tex_an_operator_name_is_set_upright_and_an_unknown_command_is_refused(demo):
-    page = render(demo, "$$\\arg\\min_q f$$")
+    page = render(demo, "$$\\arg\\min_q f + \\lVert x \\rVert^2 + \\left\\lvert y \\right\\rvert$$")
     assert "<mi>arg</mi>" in page and "\\" not in page
+    assert page.count('<mo stretchy="false">&#x02016;</mo>') == 2  # a norm's bars keep their size, like TeX's
     with pytest.raises(course.CourseError, match=r"\\rank is not a command"):
         render(demo, "The $\\rank J$ drops.")
 
