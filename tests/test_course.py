@@ -492,6 +492,13 @@ def test_every_figure_opens_full_size_and_has_alt_text(site, number):
 
 
 @pytest.mark.parametrize("number", TEACHING)
+def test_every_wrong_quiz_option_says_why_it_is_wrong(site, number):
+    page = (site / lesson_folder(number).name / "index.html").read_text()
+    wrong = re.findall(r'<li><button type="button" class="option" data-correct="false">.*?</li>', page, re.S)
+    assert wrong and [w for w in wrong if 'class="whynot"' not in w] == []
+
+
+@pytest.mark.parametrize("number", TEACHING)
 def test_every_caption_is_a_sentence(site, number):
     page = (site / lesson_folder(number).name / "index.html").read_text()
     captions = [re.sub(r"<[^>]+>", "", c.split('<a class="full-size"')[0]).strip()
