@@ -285,6 +285,9 @@ def read_lesson(folder: Path, out: Path, captions: dict | None = None) -> Lesson
 
 OPERATOR_NAMES = ("arg",)
 """LaTeX's operator names latex2mathml leaves as raw TeX; a many-letter ``<mi>`` is upright, as LaTeX sets them."""
+BARS = ("&#x02016;", "&#x0007C;")
+"""Norm and absolute-value bars as latex2mathml writes them: a browser would stretch a lone bar to its whole row (and
+the one before an exponent not at all), so they are set at their glyph's size."""
 _RAW_TEX = re.compile(r"\\[A-Za-z]+")
 
 
@@ -301,6 +304,8 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
     mathml = latex_to_mathml(tex, display="block" if display else "inline")
     for name in OPERATOR_NAMES:
         mathml = mathml.replace(f"<mi>\\{name}</mi>", f"<mi>{name}</mi>")
+    for bar in BARS:  # as in TeX, \lvert and \lVert keep their size; \left... \right... are the stretching forms
+        mathml = mathml.replace(f"<mo>{bar}</mo>", f'<mo stretchy="false">{bar}</mo>')
     left = _RAW_TEX.findall(re.sub(r"<[^>]*>", " ", mathml))
     if left:
         raise CourseError(f"maths ${tex[:60]}$: {', '.join(left)} is not a command the renderer knows; it would "

@@ -313,7 +313,7 @@ def main(n_targets: int = 20) -> list[Claim]:
     print_break(rows, ns)
     plot_near_singular(ns)
     print("\nfigure: singular_start.png (The error per step from the stretched pose: the damped, step-limited loop "
-          "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back)")
+          "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back.)")
     save_results(HERE, "build.py", results(r, hand, library, rows, ns))
     return publish_claims(HERE, claims(r), "build.py")
 
