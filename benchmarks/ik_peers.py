@@ -38,7 +38,7 @@ from rich.progress import track
 
 from physai import Chain, kinematics, robots, solve_ik, solve_ik_batch
 from physai import transforms as tf
-from physai.ik import DEFAULT_RESTARTS, default_seed, task_residual
+from physai.ik import DEFAULT_RESTARTS, default_start, task_residual
 
 HERE = Path(__file__).resolve().parent
 
@@ -150,7 +150,7 @@ def _with_restarts(chain, restarts, attempt):
     """``solve(T, rng)``: ``attempt(T, q0) -> (q, ok)`` from the middle of the limits, then from random starts."""
 
     def solve(T, rng):
-        starts = np.concatenate([default_seed(chain)[None], chain.random_q(rng, restarts)])
+        starts = np.concatenate([default_start(chain)[None], chain.random_q(rng, restarts)])
         q = starts[0]
         for k, q0 in enumerate(starts):
             q, ok = attempt(T, q0)
@@ -226,7 +226,7 @@ def rtb_peer(chain: Chain, robot: str, task: str, restarts: int) -> Peer | str:
     _check_fk("roboticstoolbox", chain, lambda q: np.asarray(ets.fkine(q).A))
     mask = np.array([1.0, 1, 1, 1, 1, 1] if task == "pose" else [1.0, 1, 1, 0, 0, 0])
     tol = 0.5 * TOL_POSITION**2  # E = |e|^2 / 2 < tol implies |dp| < 1e-4 m and angle < 1e-4 rad
-    q0 = np.array(default_seed(chain))  # a writable copy: ik_LM's binding refuses a read-only array
+    q0 = np.array(default_start(chain))  # a writable copy: ik_LM's binding refuses a read-only array
 
     def solve(T, rng):  # ik_LM restarts itself (slimit searches, C++ rand(), unseeded by us)
         sol = ets.ik_LM(T, q0=q0, ilimit=30, slimit=1 + restarts, tol=tol, mask=mask, joint_limits=True)

@@ -10,8 +10,8 @@ Method (per target; an answer counts only once every pair of the world keeps its
    compiled engine judges each answer in the same loop (:mod:`physai._numba_avoid`: the collision screen, GJK, and
    MuJoCo for what they leave undecided); elsewhere attempts run in batched rounds of plain solves (one draw per
    target, then two, four, ...). Both give the same answers.
-   Seeds are not screened: a colliding seed often converges to a clear answer, and on a cluttered scene most random
-   seeds collide (measured: screening them cut the Panda's success from 100 % to 95 % on the tests' scene). Another
+   Starts are not screened: a colliding start often converges to a clear answer, and on a cluttered scene most random
+   starts collide (measured: screening them cut the Panda's success from 100 % to 95 % on the tests' scene). Another
    IK branch (elbow up instead of down, another self-motion) is often clear, and a plain attempt costs less than a
    distance evaluation.
 3. Repair: if none is clear, Levenberg-Marquardt on the task residual stacked with one penalty row per pair closer
@@ -128,9 +128,9 @@ def _restart_round(world, chain, T_target, uniforms, rows, a: int, k: int, plain
     """One plain attempt from each of draws ``a .. a+k-1`` of every target in ``rows``, in one batched call; a target
     takes its earliest clear answer (the one a round of one draw at a time would stop at), and is charged the steps
     up to it; its colliding answers before that join its repair candidates."""
-    seeds = ik.seeds_of(chain, uniforms[rows, a:a + k].reshape(-1, chain.n))
-    r = plain(np.repeat(T_target[rows], k, axis=0), seeds, uniforms[rows.repeat(k), :0], polish=False)
-    ok = np.zeros(len(seeds), bool)
+    starts = ik.starts_of(chain, uniforms[rows, a:a + k].reshape(-1, chain.n))
+    r = plain(np.repeat(T_target[rows], k, axis=0), starts, uniforms[rows.repeat(k), :0], polish=False)
+    ok = np.zeros(len(starts), bool)
     ok[r.converged] = world.clear(r.q[r.converged])
     ok, conv, its = ok.reshape(-1, k), r.converged.reshape(-1, k), r.iterations.reshape(-1, k)
     for i, b in enumerate(rows.tolist()):

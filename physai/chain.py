@@ -218,7 +218,7 @@ class Chain:
         """Validate joint positions: float64 array of shape ``(..., n)`` with finite entries.
 
         Positions outside the joint limits are valid for FK and Jacobians (the arm can be driven
-        there); ``within_limits=True`` refuses them, as a solver seed must not start outside.
+        there); ``within_limits=True`` refuses them, as a solver's start must not lie outside.
         """
         q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
         if within_limits:

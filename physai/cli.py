@@ -219,7 +219,7 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     runs = _run_scripts(scripts, out, full)
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
-    index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs, wall)
+    index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs)
     console.rule("[bold]summary")
     table = _table("lesson", "script", "status", "time", "claims", "agree", "disagree", "figures", title="tour")
     for r in runs:
@@ -347,7 +347,7 @@ def _load(robot: str, site: str | None):
 
 
 def _joint_values(chain, text: str | None, option: str = "--q", inside_limits: bool = False) -> np.ndarray:
-    if text is None:  # an IK seed must lie inside the limits; qpos0 need not (the Panda's joint4)
+    if text is None:  # an IK start must lie inside the limits; qpos0 need not (the Panda's joint4)
         return np.clip(chain.q_ref, chain.lower, chain.upper) if inside_limits else chain.q_ref.copy()
     q = _numbers(text, option)
     if q.shape != (chain.n,):

@@ -5,8 +5,10 @@ template that produces Markdown (CommonMark, tables, ``$...$`` maths rendered to
 Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:func:`physai.lesson.save_results`),
 and a value from it prints only through a format filter (``{{ R.build.lever | fix(4) }}``), which wraps it in
 ``<span class="num" data-ref="build.lever" data-fmt="fix:4">``, so a test can trace every number on a page back
-to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``erratum``,
-``details``; ``figure``, ``source`` and ``command`` are plain calls. The page's header, its five-step checklist
+to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``misconception``,
+``erratum``, ``details``; ``figure``, ``source``, ``command`` (a lesson script) and ``physai`` (a CLI command) are
+plain calls. A quiz's lines are its options (``+ right``,
+``- wrong``, each wrong one followed by its ``! why-not``, shown when it is clicked) and its ``? why``. The page's header, its five-step checklist
 (kept in the browser's local storage) and its appendix (the run's claims, figures and transcripts) are added here.
 """
 
@@ -18,6 +20,7 @@ import inspect
 import itertools
 import math
 import re
+import shutil
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +33,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number, read_results
-from physai.report import claims_html, figure_captions, run_stamp, tally
+from physai.report import claims_html, figure_captions, run_stamp
 
 PAGE_FILE = "lesson.md"
 PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
@@ -158,20 +161,30 @@ class _Blocks:
 
 
 def _quiz(blocks: _Blocks, question: str, caller) -> str:
-    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click."""
-    options, why = [], []
+    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click.
+    A ``! ...`` line right after a wrong option is that option's why-not: the misconception it stands for, shown
+    when it is clicked."""
+    options, why = [], []  # options: [right, text, why-not lines]
     for line in inspect.cleandoc(caller()).splitlines():
         mark, text = line[:2], line[2:]
-        if mark in ("+ ", "- "):
-            options.append((mark == "+ ", text))
+        if mark in ("+ ", "- ") and not why:
+            options.append((mark == "+ ", text, []))
+        elif mark == "! " and not why:
+            if not options or options[-1][0]:
+                raise CourseError(f"quiz {question[:40]!r}: a '! ' why-not must follow a '- ' (wrong) option, "
+                                  f"got {line[:40]!r}")
+            options[-1][2].append(text)
         elif mark == "? " or (why and line.strip()):
             why.append(line[2:] if mark == "? " else line)
         elif line.strip():
-            raise CourseError(f"quiz {question[:40]!r}: a line must start with '+ ', '- ' or '? ', got {line[:40]!r}")
-    if len(options) != 3 or sum(right for right, _ in options) != 1 or not why:
+            raise CourseError(f"quiz {question[:40]!r}: a line must start with '+ ', '- ', '! ' or '? ', "
+                              f"got {line[:40]!r}")
+    if len(options) != 3 or sum(right for right, _, _ in options) != 1 or not why:
         raise CourseError(f"quiz {question[:40]!r}: needs three options, exactly one '+ ' (right), and a '? ' why")
     buttons = "".join(f'<li><button type="button" class="option" data-correct="{str(right).lower()}">'
-                      f"{blocks.inline(text)}</button></li>" for right, text in options)
+                      f"{blocks.inline(text)}</button>"
+                      + (f'<span class="whynot" hidden>{blocks.inline(" ".join(whynot))}</span>' if whynot else "")
+                      + "</li>" for right, text, whynot in options)
     return blocks.put(f'<div class="quiz" data-quiz><div class="question">{blocks.inline(question)}</div>'
                       f'<ol class="options">{buttons}</ol><p class="verdict" role="status" aria-live="polite"></p>'
                       f'<div class="why" hidden><strong>Why.</strong> {blocks.block(chr(10).join(why))}</div></div>')
@@ -191,8 +204,10 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
             raise CourseError(f"figure {name}: alt text is required")
         if not (out / name).is_file():
             raise CourseError(f"figure {name}: the run wrote no such figure in {out}")
-        return blocks.put(f'<figure><img src="{html.escape(name)}" alt="{html.escape(alt)}">'
-                          f"<figcaption>{blocks.inline(lesson.captions.get(name, alt))}</figcaption></figure>")
+        src = html.escape(name)  # the image links to itself: a phone opens it full size to zoom
+        return blocks.put(f'<figure><a class="full" href="{src}"><img src="{src}" alt="{html.escape(alt)}"></a>'
+                          f"<figcaption>{blocks.inline(lesson.captions.get(name, alt))} "
+                          f'<a class="full-size" href="{src}">Open full size</a></figcaption></figure>')
 
     def source(dotted: str) -> str:
         module, _, name = dotted.rpartition(".")
@@ -212,8 +227,12 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
         details=lambda summary, caller: _folded(blocks, "more", "", summary, caller),
         erratum=lambda title, caller: blocks.put(f'<aside class="erratum"><p class="label">Erratum: '
                                                  f"{blocks.inline(title)}</p>{blocks.block(caller())}</aside>"),
+        misconception=lambda title, caller: blocks.put(f'<aside class="misconception"><p class="label">A common '
+                                                       f"misconception: {blocks.inline(title)}</p>"
+                                                       f"{blocks.block(caller())}</aside>"),
         figure=figure, source=source,
         command=lambda script: f"`{script_command(lesson, script)}`",
+        physai=lambda args: f"`{cli_command(args)}`",
     )
     return env
 
@@ -264,10 +283,40 @@ def read_lesson(folder: Path, out: Path, captions: dict | None = None) -> Lesson
     return Lesson(Path(folder).name, meta, body, read_results(out), captions or {})
 
 
+OPERATOR_NAMES = ("arg",)
+"""LaTeX's operator names latex2mathml leaves as raw TeX; a many-letter ``<mi>`` is upright, as LaTeX sets them."""
+BARS = ("&#x02016;", "&#x0007C;")
+"""Norm and absolute-value bars as latex2mathml writes them: a browser would stretch a lone bar to its whole row (and
+the one before an exponent not at all), so they are set at their glyph's size."""
+_RAW_TEX = re.compile(r"\\[A-Za-z]+")
+
+
+def tex_to_mathml(tex: str, display: bool = False) -> str:
+    r"""``tex`` as MathML (latex2mathml), with no TeX command left in it: :data:`OPERATOR_NAMES` are set upright and
+    any other command it does not know is refused, so a page never shows raw TeX.
+
+    Examples
+    --------
+    >>> from physai.course import tex_to_mathml
+    >>> "<mi>arg</mi>" in tex_to_mathml(r"\arg\min_q f"), "\\" in tex_to_mathml(r"\arg\min_q f")
+    (True, False)
+    """
+    mathml = latex_to_mathml(tex, display="block" if display else "inline")
+    for name in OPERATOR_NAMES:
+        mathml = mathml.replace(f"<mi>\\{name}</mi>", f"<mi>{name}</mi>")
+    for bar in BARS:  # as in TeX, \lvert and \lVert keep their size; \left... \right... are the stretching forms
+        mathml = mathml.replace(f"<mo>{bar}</mo>", f'<mo stretchy="false">{bar}</mo>')
+    left = _RAW_TEX.findall(re.sub(r"<[^>]*>", " ", mathml))
+    if left:
+        raise CourseError(f"maths ${tex[:60]}$: {', '.join(left)} is not a command the renderer knows; it would "
+                          f"show as raw TeX")
+    return mathml
+
+
 def markdown() -> MarkdownIt:
     """The Markdown renderer of the pages: CommonMark, tables, heading anchors, ``$``/``$$`` maths as MathML."""
     def math(content: str, options: dict) -> str:
-        return latex_to_mathml(content, display="block" if options.get("display_mode") else "inline")
+        return tex_to_mathml(content, display=bool(options.get("display_mode")))
 
     md = MarkdownIt("commonmark", {"html": True, "typographer": False}).enable("table")
     return md.use(dollarmath_plugin, renderer=math, allow_digits=False).use(anchors_plugin, max_level=3)
@@ -291,21 +340,54 @@ def _templates() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(SITE), autoescape=True, undefined=jinja2.StrictUndefined)
 
 
-def _assets() -> dict:
-    return {"css": (SITE / "course.css").read_text(encoding="utf-8"),
+MATH_FONT = "NotoSansMath-Regular.woff2"
+"""The pages' maths font (Noto Sans Math, SIL OFL 1.1, ``site/fonts/OFL.txt``): its OpenType MATH table is what lets
+a browser stretch brackets and centre accents. It ships in the package and is copied beside the pages."""
+FONTS = "fonts"  # the folder of the course's output that holds it, beside the track page
+
+
+def _assets(root: str) -> dict:
+    """The page's stylesheet and script; ``root`` is the course folder relative to the page (``""``, ``"../"``)."""
+    font = (f'@font-face{{font-family:"Noto Sans Math";src:url("{root}{FONTS}/{MATH_FONT}") format("woff2");'
+            f"font-display:block}}\n")
+    return {"css": font + (SITE / "course.css").read_text(encoding="utf-8"),
             "js": (SITE / "course.js").read_text(encoding="utf-8")}
+
+
+def write_fonts(out: Path) -> None:
+    """Copy the maths font and its licence into ``out/fonts``, where every page of the course folder ``out`` loads
+    it from."""
+    folder = Path(out) / FONTS
+    folder.mkdir(parents=True, exist_ok=True)
+    for source in (SITE / FONTS).iterdir():
+        shutil.copyfile(source, folder / source.name)
 
 
 def steps(lesson: Lesson) -> list[dict]:
     """The five steps of the page's checklist, with the command each one runs."""
     number = lesson.number
-    commands = (None, f"physai exercise {number} my-{number}  then  physai check {number} my-{number}",
+    exercise, check = cli_command(f"exercise {number} my-{number}"), cli_command(f"check {number} my-{number}")
+    commands = (None, f"{exercise}  then  {check}",
                 script_command(lesson, "experiment.py"), None, None)
     return [{"title": t, "text": text, "command": c} for (t, text), c in zip(STEPS, commands)]
 
 
+def cli_command(args: str) -> str:
+    """The ``physai`` command with ``args`` as a page shows it: in a clone's ``uv run`` form, like every command on
+    the pages (``{{ physai("check 10 my-10") }}`` in a page's source).
+
+    Examples
+    --------
+    >>> from physai.course import cli_command
+    >>> cli_command("check 10 my-10")
+    'uv run physai check 10 my-10'
+    """
+    return f"uv run physai {args}"
+
+
 def script_command(lesson: Lesson, script: str) -> str:
-    """The shell command that runs one of the lesson's scripts from a checkout."""
+    """The shell command that runs one of the lesson's scripts from a clone: every command a page shows is in the
+    clone's ``uv run`` form (the track page says once that an install drops the ``uv run``)."""
     return f"uv run python experiments/{lesson.name}/{script}"
 
 
@@ -332,7 +414,7 @@ def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, sta
     return _templates().get_template("lesson.html").render(
         lesson=lesson, body=render_body(lesson, out), steps=steps(lesson), prerequisites=prerequisites,
         scripts=scripts, next=lessons.get(lesson.meta.get("next", "")), appendix=appendix(runs), stamp=stamp,
-        track=track, **_assets())
+        track=track, **_assets("../"))
 
 
 def read_track(experiments: Path) -> tuple[dict, str]:
@@ -344,19 +426,16 @@ def read_track(experiments: Path) -> tuple[dict, str]:
     return meta, markdown().render(body)
 
 
-def track_page(experiments: Path, lessons: list[Lesson], runs, wall: float, failed=(), stamp: str = "") -> str:
+def track_page(experiments: Path, lessons: list[Lesson], failed=(), stamp: str = "") -> str:
     """The track page: the question, what you can do by the end, the modules with their lessons (time, format,
-    progress from the browser's storage), and this run's totals (``runs``: the tour's ``ScriptRun`` list)."""
+    progress from the browser's storage), how to run the commands, and the pages this run could not build."""
     meta, body = read_track(experiments)
     modules = [dict(m, lessons=[x for x in lessons if x.meta["module"] == m["name"]]) for m in meta["modules"]]
     others = [x for x in lessons if x.meta["module"] not in {m["name"] for m in modules}]
     modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
-    agree, disagree = tally(runs)
     return _templates().get_template("track.html").render(
         meta=meta, body=body, modules=modules, count=len(lessons), minutes=lesson_minutes(lessons), steps=len(STEPS),
-        wall=wall,
-        ok=sum(r.ok for r in runs), runs=len(runs), agree=agree, disagree=disagree, failed=list(failed), stamp=stamp,
-        **_assets())
+        failed=list(failed), stamp=stamp, **_assets(""))
 
 
 def lesson_minutes(lessons: list[Lesson]) -> int | None:
@@ -374,7 +453,7 @@ def lesson_minutes(lessons: list[Lesson]) -> int | None:
     return sum(int(m[1]) for m in found) if found and all(found) else None
 
 
-def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: float) -> tuple[Path, list[str]]:
+def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple[Path, list[str]]:
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
     pages that could not be built)``; a lesson whose scripts did not all pass gets no page."""
@@ -388,7 +467,8 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs, wall: fl
             unbuilt[lesson.name] = str(exc)
     failed = [f"{name}: {why}" for name, why in unbuilt.items()]
     index = out / PAGE_HTML
-    index.write_text(track_page(experiments, list(lessons.values()), runs, wall, failed, run_stamp()), encoding="utf-8")
+    write_fonts(out)
+    index.write_text(track_page(experiments, list(lessons.values()), failed, run_stamp()), encoding="utf-8")
     return index, failed
 
 
@@ -419,6 +499,7 @@ def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, tr
     page = lesson_page(lesson, out / lesson.name, lessons, mine, run_stamp(), track)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
+    write_fonts(out)
     return path
 
 

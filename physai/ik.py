@@ -11,7 +11,7 @@ them. The methods differ only in how they invert ``J_t``:
 - ``"dls"``: damped least squares with a fixed ``damping`` (m/rad): ``dq = J^T (J J^T + lam^2 I)^-1 e``.
 - ``"adaptive"``: damping ramped in only as ``sigma_min`` falls below ``sigma_healthy`` (Nakamura).
 - ``"lm"`` (default, the best): Levenberg-Marquardt, the damped step whose ``lam`` adapts to whether
-  the previous step reduced the error (accept: shrink, reject: grow), with seeded random restarts.
+  the previous step reduced the error (accept: shrink, reject: grow), with random restarts from a seeded generator.
 
 Tasks and residuals (rows ``e: (m,)`` and ``J_t: (m, n)``):
 - ``"pose"`` (m = 6): ``[p_target - p; log(R_target R^T)]`` (m, rad), ``J_t = J``.
@@ -265,13 +265,13 @@ def limit_blocked(q, dq, lower, upper):
 
 
 def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restarts: int) -> np.ndarray:
-    """The restart seeds of ``B`` targets, ``(B, restarts, n)``: ``chain.random_q(rng, (B, restarts))``, drawn up
+    """The restart poses of ``B`` targets, ``(B, restarts, n)``: ``chain.random_q(rng, (B, restarts))``, drawn up
     front from ``rng`` (``default_rng(0)`` when None). Target ``b`` uses exactly the ``b``-th block, so solving
     targets one by one from one shared generator equals one batched solve."""
-    return seeds_of(chain, restart_uniforms(chain, rng, B, restarts))
+    return starts_of(chain, restart_uniforms(chain, rng, B, restarts))
 
 
-def seeds_of(chain: Chain, uniforms: np.ndarray) -> np.ndarray:
+def starts_of(chain: Chain, uniforms: np.ndarray) -> np.ndarray:
     """Joint vectors ``(..., n)`` from numbers in [0, 1) ``(..., n)``: ``chain.random_q``'s map into the limits, bit
     for bit (as the compiled solver maps a restart it tries)."""
     low, high = chain._sample_range
@@ -297,7 +297,7 @@ def restart_uniforms(chain: Chain, rng: np.random.Generator | None, B: int, rest
     return (np.random.default_rng(0) if rng is None else rng).random((B, restarts, chain.n))
 
 
-def default_seed(chain: Chain) -> np.ndarray:
+def default_start(chain: Chain) -> np.ndarray:
     """The first start of every solve without ``q0``: ``chain.q_middle`` ``(n,)``, read-only, the middle of each
     joint's range (0 clipped into the range for a joint with an open side)."""
     return chain.q_middle
@@ -436,7 +436,7 @@ def solve_ik_batch(
     the same attempts.
 
     ``targets: (B, 4, 4)`` (or ``(B, 3)`` for ``task="position"``); ``q0``: ``None`` (the middle of the
-    limits), ``(n,)`` for all or ``(B, n)``, inside the joint limits (a seed outside them is refused,
+    limits), ``(n,)`` for all or ``(B, n)``, inside the joint limits (a start outside them is refused,
     naming the joint). Each target runs its attempts in turn: first from ``q0``, then from up to
     ``restarts`` random joint vectors inside the limits, drawn up front from ``rng`` (``default_rng(0)``
     when ``None``) as ``chain.random_q(rng, (B, restarts))``. Because target ``b``
@@ -462,7 +462,7 @@ def solve_ik_batch(
                       lambda_max=lambda_max, patience=patience, engine=engine, backend=backend)
     o = o if _polish else replace(o, polish=False)
     T_target = check_targets(task, targets, 0 if _single else 1)
-    chain.check_engine_arrays()  # the limits, seeds and packed constants the solver reads, as built
+    chain.check_engine_arrays()  # the limits, start ranges and packed constants the solver reads, as built
     B, n = len(T_target), chain.n
     base, reach = chain.T_prev_joint[0, :3, 3], chain.reach  # the first joint's anchor at q_ref, and the reach
     q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
@@ -490,7 +490,7 @@ def solve_ik_batch(
         uniforms = restart_uniforms(chain, rng, B, restarts) if _uniforms is None else _uniforms
         out, out_int = _solve_compiled(chain, T_target, q0, uniforms, o, n_far)
         return _compiled_result(out[0], out_int[0], o) if _single else _compiled_batch_result(out, out_int, o)
-    draws = restart_draws(chain, rng, B, restarts) if _uniforms is None else seeds_of(chain, _uniforms)
+    draws = restart_draws(chain, rng, B, restarts) if _uniforms is None else starts_of(chain, _uniforms)
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
     beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
@@ -731,7 +731,7 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     (``"lm"`` is the default and the best). ``weights``: per residual row (6 for pose and
     position+axis, 3 for position), default ones. ``tol_position`` (m), ``tol_orientation`` (rad).
     ``max_iterations`` per attempt (``None``: :data:`DEFAULT_MAX_ITERATIONS` of the method);
-    ``restarts``: at most this many further attempts from seeded random joint vectors inside the limits
+    ``restarts``: at most this many further attempts from random joint vectors (a seeded generator's) inside the limits
     (``rng``, default ``default_rng(0)``), tried only when the previous attempt failed (at most
     :data:`UNREACHABLE_RESTARTS` for positions beyond :func:`reach_bound`); an attempt stops
     when its error has not fallen by 1 % within ``patience`` steps (``None``: :data:`DEFAULT_PATIENCE`). ``axis``: tool-frame axis aligned by

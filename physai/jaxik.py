@@ -36,7 +36,7 @@ from physai.ik import (
     IKBatchResult,
     batch_result,
     check_targets,
-    default_seed,
+    default_start,
     limit_blocked,
     restart_draws,
 )
@@ -190,7 +190,7 @@ def dls_ik(
     ``targets``: ``(B, 4, 4)`` ``T_world_target`` (or ``(B, 3)`` points for ``task="position"``).
     ``q0``: ``None`` (middle of the limits), ``(n,)`` or ``(B, n)``; restart ``k`` starts the still
     unconverged targets from ``physai.ik.restart_draws(chain, rng, B, restarts)[:, k - 1]`` (``rng``
-    defaults to ``default_rng(0)``), the restart seeds of :func:`physai.ik.solve_ik_batch`. ``damping`` in m
+    defaults to ``default_rng(0)``), the restart poses of :func:`physai.ik.solve_ik_batch`. ``damping`` in m
     (and rad), ``max_step`` in joint units.
     """
     one_of(task, "task", TASKS)
@@ -203,8 +203,8 @@ def dls_ik(
             positive(tol_orientation, "tol_orientation"))
     p_target, R_target = _targets(task, targets)
     B, n = len(p_target), chain.n
-    # The seed policy of physai.ik.solve_ik: a seed outside the limits is refused, naming the joint.
-    q0 = default_seed(chain) if q0 is None else chain.check_q(q0, "q0", within_limits=True)
+    # The start policy of physai.ik.solve_ik: a start outside the limits is refused, naming the joint.
+    q0 = default_start(chain) if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     q = np.array(np.broadcast_to(q0, (B, n)))

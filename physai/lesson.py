@@ -1,5 +1,5 @@
 """Small helpers the lesson scripts share: tee printed output into a file beside the script, and the claims table
-(seed vs measured) every lesson prints and the tour's report shows."""
+(source vs measured) every lesson prints and the tour's report shows."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def fmt_row(values, width: int = 8, prec: int = 4) -> str:
     return " ".join(f"{(0.0 if abs(v) < 0.5 * 10**-prec else v):{width}.{prec}f}" for v in values)
 
 
-# ---- claims: what a seed says, what this run measured, and the verdict -----------------------------
+# ---- claims: what the source material says, what this run measured, and the verdict ----------------
 
 VERDICTS = ("agree", "disagree")
 CLAIMS_FILE = "claims.json"
@@ -106,17 +106,17 @@ CLAIMS_FILE = "claims.json"
 
 @dataclass(frozen=True)
 class Claim:
-    """One number (or statement) a seed prints, set against what this run measured.
+    """One number (or statement) the lesson's source material prints, set against what this run measured.
 
-    ``seed`` is the seed's value as the seed writes it (text, e.g. ``"0.5 m"``); ``measured`` is this run's
-    value formatted the same way; ``verdict`` is ``"agree"`` or ``"disagree"``; ``why`` says what decides it
-    (the tolerance, or the computation that shows the seed wrong). ``script`` is the lesson script that
+    ``source`` is the value as the source material writes it (text, e.g. ``"0.5 m"``); ``measured`` is this
+    run's value formatted the same way; ``verdict`` is ``"agree"`` or ``"disagree"``; ``why`` says what decides it
+    (the tolerance, or the computation that shows the source wrong). ``script`` is the lesson script that
     measured it (``"build.py"``, ``"experiment.py"``, ...).
     """
 
     lesson: str
     claim: str
-    seed: str
+    source: str
     measured: str
     verdict: str
     why: str
@@ -133,44 +133,45 @@ def verdict(ok: bool) -> str:
 
 
 def printed_tol(text: str) -> float:
-    """Half a unit in the last printed digit of a number as a seed writes it: ``"0.312"`` -> 5e-4,
+    """Half a unit in the last printed digit of a number as the source writes it: ``"0.312"`` -> 5e-4,
     ``"7.9e-07"`` -> 5e-9, ``"147.4"`` -> 0.05 (the tolerance "agrees to the printed precision" means)."""
     mantissa, _, exponent = text.strip().lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
     return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
 
 
-def number_claim(lesson: str, claim: str, seed: str, measured: float, *, script: str, unit: str = "",
+def number_claim(lesson: str, claim: str, source: str, measured: float, *, script: str, unit: str = "",
                  fmt: str | None = None, tol: float | None = None, why: str | None = None) -> Claim:
-    """A claim about one number: ``seed`` as the seed prints it (``"0.312"``), ``measured`` this run's value.
+    """A claim about one number: ``source`` as the source material prints it (``"0.312"``), ``measured`` this
+    run's value.
 
-    The verdict is ``agree`` when ``|measured - seed| <= tol``; ``tol`` defaults to the seed's printed precision
-    (:func:`printed_tol`). ``measured`` is printed like the seed (``fmt`` overrides); ``why`` defaults to the
+    The verdict is ``agree`` when ``|measured - source| <= tol``; ``tol`` defaults to the source's printed precision
+    (:func:`printed_tol`). ``measured`` is printed like the source (``fmt`` overrides); ``why`` defaults to the
     tolerance. ``unit`` is appended to both numbers.
     """
-    tol = printed_tol(seed) if tol is None else tol
+    tol = printed_tol(source) if tol is None else tol
     if fmt is None:
-        digits = len(seed.strip().lower().partition("e")[0].partition(".")[2])
-        fmt = f".{digits}e" if "e" in seed.lower() else f".{digits}f"
+        digits = len(source.strip().lower().partition("e")[0].partition(".")[2])
+        fmt = f".{digits}e" if "e" in source.lower() else f".{digits}f"
     suffix = f" {unit}" if unit else ""
-    ok = abs(measured - float(seed)) <= tol * (1 + 1e-9)  # 1e-9: the printed bound itself counts as within
-    return Claim(lesson, claim, seed + suffix, f"{measured:{fmt}}{suffix}", verdict(ok),
-                 why or f"|measured - seed| <= {tol:.1g}{suffix}", script)
+    ok = abs(measured - float(source)) <= tol * (1 + 1e-9)  # 1e-9: the printed bound itself counts as within
+    return Claim(lesson, claim, source + suffix, f"{measured:{fmt}}{suffix}", verdict(ok),
+                 why or f"|measured - source| <= {tol:.1g}{suffix}", script)
 
 
-def factor_claim(lesson: str, claim: str, seed: str, measured: float, *, script: str, factor: float, why: str,
+def factor_claim(lesson: str, claim: str, source: str, measured: float, *, script: str, factor: float, why: str,
                  unit: str = "") -> Claim:
     """A claim about a round-off-sized number, whose digits depend on operation order and CPU: ``agree`` when
-    ``measured`` is within ``factor`` of the seed's value either way (printed in the seed's ``%.1e`` style)."""
-    seed_value, suffix = float(seed), f" {unit}" if unit else ""
-    ok = measured > 0 and seed_value > 0 and max(measured / seed_value, seed_value / measured) <= factor
-    return Claim(lesson, claim, seed + suffix, f"{measured:.1e}{suffix}", verdict(ok), why, script)
+    ``measured`` is within ``factor`` of the source's value either way (printed in the source's ``%.1e`` style)."""
+    source_value, suffix = float(source), f" {unit}" if unit else ""
+    ok = measured > 0 and source_value > 0 and max(measured / source_value, source_value / measured) <= factor
+    return Claim(lesson, claim, source + suffix, f"{measured:.1e}{suffix}", verdict(ok), why, script)
 
 
 def claims_table(claims: list[Claim]) -> str:
-    """The claims as a plain-text table (claim, seed, measured, verdict, why) for the lesson's transcript."""
-    head = ("claim", "seed", "measured", "verdict", "why")
-    rows = [head] + [(c.claim, c.seed, c.measured, c.verdict, c.why) for c in claims]
+    """The claims as a plain-text table (claim, source, measured, verdict, why) for the lesson's transcript."""
+    head = ("claim", "source", "measured", "verdict", "why")
+    rows = [head] + [(c.claim, c.source, c.measured, c.verdict, c.why) for c in claims]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = [" | ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
@@ -181,13 +182,15 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
     """Merge ``script``'s claims into ``folder/claims.json`` (other scripts' rows kept) for the tour's report."""
     path = Path(folder) / CLAIMS_FILE
     rows = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
-    rows = [r for r in rows if r.get("script") != script] + [asdict(c) | {"script": script} for c in claims]
+    fields = set(Claim.__dataclass_fields__)  # a row in an older physai's columns is dropped: its script reruns
+    rows = [r for r in rows if r.get("script") != script and set(r) == fields] + [asdict(c) | {"script": script}
+                                                                                   for c in claims]
     path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return path
 
 
 def publish_claims(folder: str | Path, claims: list[Claim], script: str,
-                   heading: str = "The seed's numbers against this run's") -> list[Claim]:
+                   heading: str = "The source material's numbers against this run's") -> list[Claim]:
     """Print the claims table under ``heading``, merge the rows into ``folder/claims.json`` and return them (the last
     step of a lesson script's ``main``: ``return publish_claims(HERE, rows, "build.py")``)."""
     print(f"\n== {heading} ==")

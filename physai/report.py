@@ -124,13 +124,13 @@ def figure_captions(transcript: str) -> dict[str, str]:
 
 
 def claims_html(claims) -> str:
-    """The claims as an HTML table: claim, seed, measured, verdict, why (one row per claim)."""
+    """The claims as an HTML table: claim, source, measured, verdict, why (one row per claim)."""
     if not claims:
         return '<p class="meta">This run wrote no claims.</p>'
     cols = "".join(f'<col style="width:{w}%">' for w in (27, 17, 19, 10, 27))  # fixed widths: long cells wrap
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "seed", "measured", "verdict", "why"))
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "source", "measured", "verdict", "why"))
     rows = "".join(
-        f'<tr class="{c.verdict}"><td>{html.escape(c.claim)}</td><td>{html.escape(c.seed)}</td>'
+        f'<tr class="{c.verdict}"><td>{html.escape(c.claim)}</td><td>{html.escape(c.source)}</td>'
         f"<td>{html.escape(c.measured)}</td><td>{'✓' if c.verdict == 'agree' else '✗'} {c.verdict}</td>"
         f"<td>{html.escape(c.why)}</td></tr>"
         for c in claims
@@ -211,7 +211,7 @@ def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str],
 <h1>physai tour</h1>
 <p class="meta">Every claim, table and figure below was computed in the run of {stamp}.
 Tour wall time: <b id="wall">{wall_s:.1f} s</b> ({sum(r.ok for r in runs)}/{len(runs)} scripts ok).</p>
-<p id="totals">Seed claims checked: <b>{agree + disagree}</b> — <span class="ok">{agree} agree</span>,
+<p id="totals">Claims of the source material checked: <b>{agree + disagree}</b> — <span class="ok">{agree} agree</span>,
 <span class="fail">{disagree} disagree</span> (each row below says why).</p>
 <table class="summary"><thead><tr><th>lesson</th><th>script</th><th>status</th><th>time</th><th>claims</th>
 <th>agree</th><th>disagree</th><th>figures</th></tr></thead>

@@ -4,8 +4,8 @@
 each with its license and a note of what differs from the original): no download, no environment
 variable, the same numbers on every machine. ``source="menagerie"`` and any robot name of the
 ``mujoco_menagerie`` registry load the genuine Menagerie model (``MENAGERIE_ROOT`` or the package's
-download cache). Built-in descriptions (numbers only, no files) exist for ``so101`` and the seeds'
-illustrative chains; tests pin each against its MuJoCo model.
+download cache). Built-in descriptions (numbers only, no files) exist for ``so101`` and the course's
+worked-example chains; tests pin each against its MuJoCo model.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from physai import seed_robots
+from physai import example_robots
 from physai._validate import one_of
 from physai.errors import InputError, ModelNotFoundError, UnknownNameError
 from physai.kinematics import (
@@ -88,13 +88,13 @@ ROBOTS: dict[str, RobotInfo] = {
         site="tcp",
         bundled="panda/panda.xml",
     ),
-    # the seeds' illustrative chains: numbers only, no model file
-    "planar2r": RobotInfo("planar2r", "2-link planar arm, L1 = 0.5 m, L2 = 0.3 m (WidowX AI lesson worked example)",
-                          site="tip", builtin=seed_robots.planar2r),
+    # the course's worked-example chains: numbers only, no model file
+    "planar2r": RobotInfo("planar2r", "2-link planar arm, L1 = 0.5 m, L2 = 0.3 m (worked example)",
+                          site="tip", builtin=example_robots.planar2r),
     "planar3r": RobotInfo("planar3r", "3-link planar arm, L = 0.5, 0.3, 0.2 m (redundant for a 2-D position task, "
-                          "lesson 12)", site="tip", builtin=seed_robots.planar3r),
-    "wxai_illustrative": RobotInfo("wxai_illustrative", "the WidowX AI lesson's illustrative 6-DoF chain "
-                                   "(AXES/OFFSETS/EE_OFFSET)", site="ee", builtin=seed_robots.wxai_illustrative),
+                          "lesson 12)", site="tip", builtin=example_robots.planar3r),
+    "wxai_illustrative": RobotInfo("wxai_illustrative", "an illustrative WidowX-AI-like 6-DoF chain "
+                                   "(AXES/OFFSETS/EE_OFFSET)", site="ee", builtin=example_robots.wxai_illustrative),
 }
 
 SOURCES = ("bundled", "menagerie", "builtin")
@@ -308,7 +308,7 @@ def load(
     ``source`` for named robots: ``"bundled"`` (the default for ``so101``, ``wxai``, ``panda``: model files
     shipped inside physai, same numbers on every machine, no download), ``"menagerie"`` (the genuine
     Menagerie model through ``mujoco_menagerie``: ``MENAGERIE_ROOT`` or its download cache) or
-    ``"builtin"`` (``so101`` and the seeds' chains: numbers only, no files). ``chain.source`` says which.
+    ``"builtin"`` (``so101`` and the worked-example chains: numbers only, no files). ``chain.source`` says which.
     ``tool`` names the tool frame: a site, or a body of an MJCF or a link of a URDF (its own frame, also
     for a link MuJoCo would fuse away on a fixed joint); ``site`` is the same keyword's older name.
     ``tool_offset`` (``(4, 4)`` transform or ``(3,)`` xyz, m, in the tool frame) is composed on top.

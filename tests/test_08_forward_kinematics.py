@@ -1,6 +1,9 @@
 """Lesson 08: forward kinematics pinned to MuJoCo (SO-101 every body, Trossen WidowX AI, Panda), to closed forms
 (planar2r) and to the WidowX AI lesson's own fk code (wxai_illustrative)."""
 
+import re
+from pathlib import Path
+
 import mujoco
 import numpy as np
 import pytest
@@ -74,8 +77,8 @@ def test_planar2r_matches_the_closed_form_fk_and_jacobian(rng):
         np.testing.assert_array_equal(J[5], [1.0, 1.0])
 
 
-def test_planar2r_worked_example_jacobian_has_0_5_where_the_seed_prints_0_8():
-    """The seed's J at q = (0, pi/2) is [[-0.3, -0.3], [0.8, 0]]; d(py)/dq1 = L1 cos q1 + L2 cos(q1 + q2) = 0.5."""
+def test_planar2r_worked_example_jacobian_has_0_5_where_the_source_prints_0_8():
+    """The source's J at q = (0, pi/2) is [[-0.3, -0.3], [0.8, 0]]; d(py)/dq1 = L1 cos q1 + L2 cos(q1 + q2) = 0.5."""
     J = jacobian(robots.load("planar2r"), [0.0, np.pi / 2])[:2]
     np.testing.assert_allclose(J, [[-0.3, -0.3], [0.5, 0.0]], atol=1e-15)
 
@@ -86,16 +89,16 @@ OFFSETS = [np.array(o) for o in ([0.0, 0.0, 0.110], [0.0, 0.0, 0.050], [0.06, 0.
 EE_OFFSET = np.array([0.11, 0.0, 0.0])
 
 
-def seed_skew(v):
+def source_skew(v):
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
-def seed_rodrigues(axis, angle):
-    k = seed_skew(axis)
+def source_rodrigues(axis, angle):
+    k = source_skew(axis)
     return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
 
 
-def seed_fk(q):
+def source_fk(q):
     R = np.eye(3)
     p = np.zeros(3)
     axes_w, origins_w = [], []
@@ -103,13 +106,13 @@ def seed_fk(q):
         p = p + R @ OFFSETS[i]
         axes_w.append(R @ AXES[i])  # joint axis in world, before its own rotation
         origins_w.append(p.copy())
-        R = R @ seed_rodrigues(AXES[i], q[i])
+        R = R @ source_rodrigues(AXES[i], q[i])
     p_ee = p + R @ EE_OFFSET
     return R, p_ee, axes_w, origins_w
 
 
-def seed_geometric_jacobian(q):
-    _, p_ee, axes_w, origins_w = seed_fk(q)
+def source_geometric_jacobian(q):
+    _, p_ee, axes_w, origins_w = source_fk(q)
     J = np.zeros((6, 6))
     for i in range(6):
         z = axes_w[i]
@@ -118,22 +121,22 @@ def seed_geometric_jacobian(q):
     return J
 
 
-def test_wxai_illustrative_equals_the_seeds_own_fk_and_geometric_jacobian():
+def test_wxai_illustrative_equals_the_sources_own_fk_and_geometric_jacobian():
     chain = robots.load("wxai_illustrative")
     rng = np.random.default_rng(0)
     for _ in range(100):
-        q = rng.uniform(-1.5, 1.5, size=6)  # the seed's sampling
-        R, p_ee, axes_w, origins_w = seed_fk(q)
+        q = rng.uniform(-1.5, 1.5, size=6)  # the source's sampling
+        R, p_ee, axes_w, origins_w = source_fk(q)
         T = tool_pose(chain, q)
         axes, anchors, p = fk(chain, q)
         assert np.abs(T[:3, :3] - R).max() <= 1e-15
         assert np.abs(p - p_ee).max() <= 1e-15
         assert np.abs(axes - np.array(axes_w)).max() <= 1e-15
         assert np.abs(anchors - np.array(origins_w)).max() <= 1e-15
-        assert np.abs(jacobian(chain, q) - seed_geometric_jacobian(q)).max() <= 1e-15
+        assert np.abs(jacobian(chain, q) - source_geometric_jacobian(q)).max() <= 1e-15
 
 
-def test_numeric_jacobian_vee_dR_RT_matches_geometric_on_wxai_illustrative_at_the_seeds_1e_9():
+def test_numeric_jacobian_vee_dR_RT_matches_geometric_on_wxai_illustrative_at_the_sources_1e_9():
     chain = robots.load("wxai_illustrative")
     rng = np.random.default_rng(0)
     worst = 0.0
@@ -159,7 +162,7 @@ def test_off_by_one_frame_bug_is_caught_in_exactly_its_column_by_the_numeric_che
         assert np.delete(err, 2).max() <= 1e-9
 
 
-def test_builtin_seed_robots_load_by_name_without_files():
+def test_builtin_example_robots_load_by_name_without_files():
     assert {"planar2r", "wxai_illustrative"} <= set(robots.names())
     for name in ("planar2r", "wxai_illustrative"):
         assert robots.load(name).source.startswith("built-in")
@@ -167,7 +170,7 @@ def test_builtin_seed_robots_load_by_name_without_files():
             robots.mujoco_model(name)
 
 
-# ---- the lesson's steps and claim rows, against closed forms, MuJoCo and the seed's own code -----------------
+# ---- the lesson's steps and claim rows, against closed forms, MuJoCo and the source's own code -----------------
 
 
 @pytest.fixture(scope="module")
@@ -186,25 +189,26 @@ def test_build_walk_and_other_arms_match_mujoco(build, so101_model, so101):
     assert all(a["dT"] <= 1e-14 and a["dJ"] <= 1e-14 for a in build.other_arms_step(n_poses=5))
 
 
-def test_illustrative_chains_largest_linear_entry_is_the_seeds_own_jacobians(build):
+def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(build):
     chain = robots.load("wxai_illustrative")
     reach = build.reach_step(n_poses=300)
     qs = chain.random_q(np.random.default_rng(build.SEED + 2), 300)  # the step's poses: first draws of its rng
-    top = max(np.abs(seed_geometric_jacobian(q)[:3]).max() for q in qs)
+    top = max(np.abs(source_geometric_jacobian(q)[:3]).max() for q in qs)
     np.testing.assert_allclose(reach["wxai_illustrative"]["top"], top, atol=1e-14)
     rows = {c.claim: c.verdict for c in build.claims(reach)}
-    assert rows["no linear entry exceeds 0.77 (seed's illustrative chain)"] == ("agree" if top <= 0.77 else "disagree")
+    verdict = rows["no linear entry exceeds 0.77 (the source's illustrative chain)"]
+    assert verdict == ("agree" if top <= 0.77 else "disagree")
 
 
-def test_numeric_check_and_bug_claims_against_the_seeds_own_jacobian(experiment):
+def test_numeric_check_and_bug_claims_against_the_sources_own_jacobian(experiment):
     chain = robots.load("wxai_illustrative")
     num = experiment.numeric_check_step(chain, n_poses=5)
-    ref = max(np.abs(seed_geometric_jacobian(q) - experiment.numeric_jacobian(chain, q, 1e-6)).max()
+    ref = max(np.abs(source_geometric_jacobian(q) - experiment.numeric_jacobian(chain, q, 1e-6)).max()
               for q in num["qs"])
     np.testing.assert_allclose(num["worst"][1e-6], ref, rtol=1e-6)
-    assert 1e-11 < ref < 1e-8  # the seed's "~1e-9" at eps = 1e-6
+    assert 1e-11 < ref < 1e-8  # the source's "~1e-9" at eps = 1e-6
     bug = experiment.bug_step(chain, num["qs"])
-    assert bug["after"] <= 1e-15  # a hinge keeps its own axis: the seed's described bug changes nothing
+    assert bug["after"] <= 1e-15  # a hinge keeps its own axis: the source's described bug changes nothing
     rpy = experiment.rpy_step(chain, n_poses=5)
     assert rpy["position rows"] <= 1e-12 and rpy["after B(phi)"] <= 1e-12 < rpy["orientation rows, raw"]
     rows = {c.claim: c.verdict for c in experiment.claims(num, bug, rpy)}
@@ -259,4 +263,14 @@ def test_experiment_results_row_labels_and_worst_joint_follow_the_reach_statisti
                              "orientation rows, raw": 1.0, "after B(phi)": 0.0}, [])
     shares = {label: s["share"] for label, s in reach["stats"].items() if label.startswith("only ")}
     assert res["worst_joint"]["label"] == max(shares, key=shares.get)
-    assert res["best_eps"] == 1e-5 and res["at_seed_eps"] == 1e-10  # picked, not computed: equality is the point
+    assert res["best_eps"] == 1e-5 and res["at_check_eps"] == 1e-10  # picked, not computed: equality is the point
+
+
+def test_the_widowx_ais_largest_jacobian_entry_is_one_number_computed_by_lesson_09_alone():
+    """One statistic, one number: lesson 08's page quotes no largest Jacobian entry of its own (its Step 3 is the
+    reach); lesson 09's WidowX AI part computes it, with the bound it obeys (tested in test_09)."""
+    root = Path(__file__).resolve().parent.parent / "experiments"
+    page08 = (root / "08-forward-kinematics" / "lesson.md").read_text()
+    page09 = (root / "09-jacobians" / "lesson.md").read_text()
+    assert not re.search(r"R\.build\.reach\.\w+\.top", page08) and "wxai_illustrative.reach" not in page08
+    assert page09.count("R.wxai.velocity.max_entry") == 1 and "R.wxai.velocity.max_lever" in page09

@@ -1,5 +1,8 @@
 """Lesson 09 Build it, pinned to MuJoCo (mj_jacSite, site_xpos/site_xmat) and to central differences."""
 
+import re
+from pathlib import Path
+
 import mujoco
 import numpy as np
 import pytest
@@ -268,7 +271,7 @@ def verdicts(claims):
     return {c.claim: c.verdict for c in claims}
 
 
-def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_seeds_claims_hold(exp, velocity, so101_model, so101):
+def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_sources_claims_hold(exp, velocity, so101_model, so101):
     speeds = [np.linalg.norm(mj_site(so101_model, so101, q)[2][:3] @ np.full(5, 5 ** -0.5)) for q in velocity["poses"]]
     np.testing.assert_allclose(velocity["speed"], np.median(speeds), rtol=1e-13)
     assert abs(np.median(speeds) - 0.306) <= 5e-4
@@ -333,10 +336,10 @@ def test_float32_sweep_moves_the_minima_to_sqrt_and_cbrt_of_eps32(exp, so101_mod
         "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)"] == "agree"
 
 
-def test_servo_torques_in_simulation_equal_the_seeds_JT_F_and_each_other(exp, so101):
+def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(exp, so101):
     r = exp.servo_step(so101)
-    for (seed_tau, _), servo, tau in zip(exp.SEED_TAU, r["servo"], r["tau"]):
-        np.testing.assert_allclose(servo, np.array(seed_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's actuators
+    for (source_tau, _), servo, tau in zip(exp.SOURCE_TAU, r["servo"], r["tau"]):
+        np.testing.assert_allclose(servo, np.array(source_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's actuators
         np.testing.assert_allclose(tau, servo, atol=1e-12)
     assert r["ncon"] == [0] * 4 and max(r["qdot"]) < 1e-12
     assert r["standin_ncon"] > 0 and r["standin_miss"] > 0.01  # why the stand-in contacts are off
@@ -364,6 +367,55 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
     assert set(verdicts(exp.payload_claims(r)).values()) == {"agree"}
 
 
+def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_longer_lever_mj_jacSite(exp, so101):
+    """Break it's explanation: near and mid are limited by the elbow, whose horizontal lever (|mj_jacSite z entry|)
+    and gravity torque (qfrc_bias at rest) are both larger folded; the lift lever is not what decides."""
+    r = exp.payload_step(so101)["poses"]
+    m = exp.so101_sim()
+    d = mujoco.MjData(m)
+    elbow, lift = so101.joint_index("elbow_flex"), so101.joint_index("shoulder_lift")
+    ref = {}
+    for name in ("near", "mid", "stretched"):
+        d.qpos[list(so101.qpos_adr)], d.qvel[:] = exp.POSES[name], 0.0
+        mujoco.mj_forward(m, d)
+        Jz = mj_site(m, so101, exp.POSES[name])[2][2]
+        ref[name] = {"g": np.abs(d.qfrc_bias[list(so101.dof_adr)]), "per_n": np.abs(Jz)}
+        np.testing.assert_allclose([r[name]["lift_per_n"], r[name]["elbow_per_n"]], np.abs(Jz[[lift, elbow]]),
+                                   atol=1e-15)
+    assert r["near"]["joint"] == r["mid"]["joint"] == "elbow_flex" and r["stretched"]["joint"] == "shoulder_lift"
+    assert r["near"]["lever"] < r["mid"]["lever"] and r["near"]["force"] < r["mid"]["force"]  # the puzzle
+    assert ref["near"]["per_n"][elbow] > ref["mid"]["per_n"][elbow] and ref["near"]["g"][elbow] > ref["mid"]["g"][elbow]
+    for name in ("near", "mid"):
+        np.testing.assert_allclose(r[name]["limit_per_n"], ref[name]["per_n"][elbow], atol=1e-15)
+        np.testing.assert_allclose(r[name]["limit_gravity"], ref[name]["g"][elbow], atol=1e-12)
+
+
+def test_fd_figure_step_grows_to_the_right_legend_inside_and_truncation_right_of_the_minimum(exp, sweep64, tmp_path):
+    """The page says truncation rules to the right of the minimum and round-off to the left: the figure's x axis
+    must increase to the right, and in the run's sweep the error must rise with the step right of each minimum."""
+    layout = exp.plot_sweep(sweep64["med"], np.float64, tmp_path / "fd.png", exp.N_POSES)
+    assert layout["xlim"][0] < layout["xlim"][1] and layout["legend_inside"]
+    text = (Path(exp.__file__).parent / "lesson.md").read_text()
+    assert "To the right of the minimum, where\nthe steps are larger, truncation rules" in text
+    grid, med = exp.EPS_GRID, sweep64["med"]
+    for j, order in ((0, 1), (2, 2)):  # forward and central Jp: truncation O(eps), O(eps^2)
+        best = int(np.argmin(med[:, j]))
+        right = grid > 10 * grid[best]  # clear of the minimum's bend
+        slope = np.polyfit(np.log10(grid[right]), np.log10(med[right, j]), 1)[0]
+        assert abs(slope - order) < 0.15, (j, slope)
+        left = grid < grid[best] / 10
+        slope = np.polyfit(np.log10(grid[left]), np.log10(med[left, j]), 1)[0]
+        assert abs(slope + 1) < 0.15, (j, slope)  # round-off ~ eps_mach / eps
+
+
+def test_hard_exercise_figure_is_shown_only_in_its_answer(exp):
+    """The float32 sweep answers the Hard exercise, so the page shows it nowhere before that exercise's answer."""
+    text = (Path(exp.__file__).parent / "lesson.md").read_text()
+    hard = text.index('exercise("Hard"')
+    assert text.count("fd_step_sweep_float32.png") == 1 and text.index("fd_step_sweep_float32.png") > hard
+    assert "float32" not in text[text.index("## Experiment"):text.index("## Break it")]
+
+
 def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(exp, so101):
     limit = exp.payload_step(so101)["poses"]["stretched"]["force"]
     r = exp.fall_step(so101, limit)
@@ -377,6 +429,14 @@ def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(exp, so
     easy, medium = exp.easy_step(so101_model, so101), exp.medium_step(so101_model, so101, n_grid=5)
     J = mj_site(so101_model, so101, exp.Q_STEP3)[2]
     assert abs(J[2, 0]) < 1e-15 and abs(easy["tau_pan"]) < 1e-15
+    # the sideways pushes: the pan's moment a . (r x F), with r from MuJoCo's site_xpos and xanchor
+    p, _, _, d = _wx_mj(so101_model, so101, exp.Q_STEP3)  # MuJoCo's site and joint frames (any arm)
+    pan = so101_model.joint("shoulder_pan").id
+    r = p - d.xanchor[pan]
+    np.testing.assert_allclose(easy["r"], r, atol=1e-15)
+    for key, F in (("tau_x", exp.FORCES[1]), ("tau_y", exp.FORCES[2])):
+        np.testing.assert_allclose(easy[key], d.xaxis[pan] @ np.cross(r, F), atol=1e-15)
+    assert abs(easy["tau_x"]) < 0.05 * abs(easy["tau_y"])  # the page's "barely" against "heavily"
     J_str = mj_site(so101_model, so101, exp.POSES["stretched"])[2]
     np.testing.assert_allclose(medium["stretched"]["per_newton"], abs(J_str[2, 1]), atol=1e-15)
     best = medium["best"]
@@ -405,7 +465,7 @@ def wxai_model(wx):
 
 
 def _wx_mj(m, chain, q):
-    """MuJoCo's reference at q: site position, [jacp; jacr] and the bias forces at rest (gravity torques)."""
+    """MuJoCo's reference at q (any arm; the WidowX AI's tests use it most): site position, [jacp; jacr] and the bias forces at rest (gravity torques)."""
     d = mujoco.MjData(m)
     d.qpos[list(chain.qpos_adr)] = q
     mujoco.mj_forward(m, d)
@@ -425,6 +485,42 @@ def test_wxai_linear_entries_stay_below_0p77_and_the_base_column_is_the_radius(w
     p = _wx_mj(wxai_model, wxai_chain, wx.solve_pose(wxai_chain, 0.30, 0.25, 0.9))[0]
     np.testing.assert_allclose(r["sweep_speed"], np.hypot(p[0], p[1]), atol=1e-14)  # base axis is vertical at 0
     np.testing.assert_allclose(np.hypot(p[0], p[1]), 0.3, atol=1e-9)
+
+
+def test_wxai_entry_bound_is_each_columns_own_lever_not_the_reach_from_the_shoulder(wx, wxai_model, wxai_chain):
+    """The page's statistic, recomputed from MuJoCo's xaxis/xanchor/site_xpos and mj_jacSite on the same poses:
+    every entry is within its column's lever, and the base column's lever passes the tool's distance from the
+    shoulder by at most the shoulder anchor's distance from the base axis (which is why it can exceed the reach)."""
+    r = wx.velocity_step(wxai_chain)
+    m, d, sid = wxai_model, mujoco.MjData(wxai_model), wxai_model.site(wxai_chain.tool_name).id
+    jnt = [m.joint(n).id for n in wxai_chain.joint_names]
+    entries, levers, shoulder, offset = [], [], [], []
+    for q in wxai_chain.random_q(np.random.default_rng(wx.SEED), wx.N_VELOCITY_POSES):
+        p, J, _, d = _wx_mj(m, wxai_chain, q)
+        axes, anchors = d.xaxis[jnt], d.xanchor[jnt]
+        lev = np.linalg.norm(np.cross(axes, p - anchors), axis=1)
+        assert (np.abs(J[:3]) <= lev + 1e-12).all()
+        entries.append(np.abs(J[:3]).max())
+        levers.append(lev)
+        shoulder.append(np.linalg.norm(p - anchors[1]))
+        offset.append(np.linalg.norm(np.cross(axes[0], anchors[1] - anchors[0])))
+        assert lev[0] <= shoulder[-1] + offset[-1] + 1e-12  # triangle inequality about the base axis
+    levers = np.array(levers)
+    np.testing.assert_allclose(r["max_entry"], max(entries), atol=1e-12)
+    np.testing.assert_allclose(r["max_lever"], levers.max(), atol=1e-12)
+    np.testing.assert_allclose(r["max_shoulder"], max(shoulder), atol=1e-12)
+    np.testing.assert_allclose(r["shoulder_offset"], offset[0], atol=1e-12)
+    assert r["lever_joint"] == r["entry_joint"] == "joint_0" and r["slack"] <= 1e-12
+    assert r["max_lever"] > r["max_shoulder"] > r["lever_shoulder"]  # what the page says of these poses
+
+
+def test_wxai_payload_map_colour_scale_spans_the_collapse_it_shows(wx, wxai_model, wxai_chain):
+    """The median limits near the base and at full reach must sit inside the colour range and far apart on it."""
+    r = wx.payload_map_step(wxai_model, wxai_chain, grid=(11, 9))
+    lo, hi = r["colour_kg"]
+    near, far = r["bins"][0][3], r["bins"][-1][3]
+    assert lo <= far < near <= hi and (near - far) / (hi - lo) > 0.4
+    assert (r["kg"] > hi).mean() <= 0.25 + 1e-12  # only the top quartile shares the top colour
 
 
 def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):
@@ -471,3 +567,38 @@ def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caug
     claims = verdicts(wx.motion_claims(desc, force, guard))
     assert claims["10 mm steps (5 Hz) visibly bow near the edge"] == "disagree"  # per-tick feedback keeps it < 1 mm
     assert [v for k, v in claims.items() if not k.startswith("10 mm")] == ["agree"] * 4
+
+
+# ---- the pages of lessons 07-09 teach: no audit of their source in the body, a why for every wrong answer ----------
+
+LESSONS = Path(__file__).resolve().parent.parent / "experiments"
+
+
+@pytest.mark.parametrize("folder", ["07-frames", "08-forward-kinematics", "09-jacobians"])
+def test_page_names_no_source_document_and_every_wrong_quiz_option_says_why(folder):
+    text = (LESSONS / folder / "lesson.md").read_text()
+    body = text.split("+++", 2)[2]
+    for word in (r"\bseed", r"\berrat", r"the track says", r"WidowX AI lesson", r"\bthe tests\b", r"\bgrader"):
+        assert not re.search(word, body, re.IGNORECASE), word
+    assert "erratum(" not in body
+    assert not re.search(r"`physai (exercise|check)", body)  # from a clone: `uv run physai ...`
+    quizzes = re.findall(r"{% call quiz\(.*?%}(.*?){% endcall %}", body, re.DOTALL)
+    assert quizzes
+    for quiz in quizzes:
+        lines = [line for line in quiz.strip().splitlines() if line.strip()]
+        wrong = [k for k, line in enumerate(lines) if line.startswith("- ")]
+        assert len(wrong) == 2 and all(lines[k + 1].startswith("! ") for k in wrong), quiz[:80]
+
+
+@pytest.mark.parametrize("folder, level, refs", [
+    ("07-frames", "Easy", ["R.build.chain.world_in_tool"]),
+    ("07-frames", "Medium", ["R.build.rates.body", "R.build.rates.rpy_rates"]),
+    ("08-forward-kinematics", "Medium", ["R.experiment.worst_joint"]),
+    ("09-jacobians", "Easy", ["R.experiment.easy.r", "R.experiment.easy.tau_x"]),
+])  # lesson 09's Hard: test_hard_exercise_figure_is_shown_only_in_its_answer
+def test_an_exercises_answer_is_given_nowhere_before_it_on_its_page(folder, level, refs):
+    text = (LESSONS / folder / "lesson.md").read_text()
+    start = text.index(f'{{% call exercise("{level}"')
+    answer = text[start:text.index("{% endcall %}", start)]
+    for ref in refs:
+        assert ref in answer and ref not in text[:start] + text[start + len(answer):], ref

@@ -129,6 +129,30 @@ def test_rank_loss_map_matches_mj_jacSite(ex, so101, so101_model):
     assert ex.rank_loss_claims(r)[0].verdict == verdict(S[-1] / S[0] < 0.02 and S[0] > 0.1)
 
 
+def test_rank_map_pan_band_is_the_tool_over_mujocos_pan_axis(ex, so101, so101_model):
+    """The map's dashed line: the tool's signed distance from the shoulder_pan axis within the arm's plane, from
+    MuJoCo's joint axes and anchor; where it is zero the pan joint barely moves the tool, and sigma_min is small."""
+    r = ex.rank_loss_map(n=21)
+    d = mujoco.MjData(so101_model)
+    pan = so101_model.joint(so101.joint_names[0]).id
+    for i, j in [(0, 0), (5, 17), (20, 20), (10, 3)]:
+        q = np.array([0.0, r.lift[i], r.elbow[j], 0.0, 0.0])
+        p = mj_site(so101_model, so101, q)[0]
+        d.qpos[list(so101.qpos_adr)] = q
+        mujoco.mj_kinematics(so101_model, d)
+        axis, anchor, lift = d.xaxis[pan], d.xanchor[pan], d.xaxis[pan + 1]
+        in_plane = np.cross(lift, axis) / np.linalg.norm(np.cross(lift, axis))  # the arm's plane, horizontal
+        assert r.pan_offset[i, j] == pytest.approx((p - anchor) @ in_plane, abs=1e-12)
+    # sigma_min <= |J^T n| for the arm plane's normal n (the lift axis); over the pan axis only the pan joint and
+    # the wrist roll's short lever move the tool across the plane, so that bound, and sigma_min, are small
+    near_axis = np.argwhere(np.abs(r.pan_offset) < 0.005)
+    assert len(near_axis)
+    for i, j in near_axis:
+        p, _, J = mj_site(so101_model, so101, np.array([0.0, r.lift[i], r.elbow[j], 0.0, 0.0]))
+        across = np.linalg.norm(J[:3].T @ d.xaxis[pan + 1])
+        assert r.sigma_min[i, j] <= across + 1e-12 and across < 0.015
+
+
 def test_rank_loss_claim_holds_at_the_lesson_grid(ex, so101, so101_model):
     r = ex.rank_loss_map(n=61)
     S = np.linalg.svd(mj_site(so101_model, so101, r.q_min)[2][:3], compute_uv=False)
@@ -168,6 +192,7 @@ def test_extension_sweep_rates_match_mj_jacSite_and_closed_forms(ex, sweep, wxai
     v = 0.05 * U[..., -1]
     fixed = np.array([J.T @ np.linalg.solve(J @ J.T + 0.05**2 * np.eye(3), vi) for J, vi in zip(Jp, v)])
     np.testing.assert_allclose(r.fixed_norm, np.linalg.norm(fixed, axis=1), rtol=1e-9)
+    np.testing.assert_allclose(r.fixed_peak, np.abs(fixed).max(axis=1), rtol=1e-9)  # a joint's speed, not the norm
     np.testing.assert_allclose(r.fixed_weak, np.einsum("kij,kj,ki->k", Jp, fixed, U[..., -1]), atol=1e-12)
     assert np.all(r.fixed_norm <= 0.05 / (2 * 0.05) + 1e-12)  # the 1/(2 lambda) bound
     assert np.all(r.adaptive_peak <= 6.28 + 1e-12)
@@ -324,13 +349,13 @@ def test_build_pose_results_follow_the_filter_factor_closed_form(build, so101, s
     np.testing.assert_allclose(pose["gain_weak_exact"], 1 / S[-1], rtol=1e-13)
 
 
-def test_two_link_results_of_the_seeds_matrix_match_the_2x2_closed_forms(ex):
+def test_two_link_results_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
     r = ex.two_link_results(ex.two_link())
     # the seed's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
     eig = 0.41 + np.array([1, -1]) * np.sqrt(0.41**2 - (0.18 * 0.64 - 0.24**2))
-    np.testing.assert_allclose(r["seed_J_sigma"], np.sqrt(eig), rtol=1e-13)
+    np.testing.assert_allclose(r["source_J_sigma"], np.sqrt(eig), rtol=1e-13)
     # Cramer's rule with v = (0, 0.1): det J = 0.24, J^-1 = [[0, 0.3], [-0.8, -0.3]] / det, qdot = [0.03, -0.03] / det
-    np.testing.assert_allclose(r["seed_J_qdot"], [0.03 / 0.24, -0.03 / 0.24], rtol=1e-13)
+    np.testing.assert_allclose(r["source_J_qdot"], [0.03 / 0.24, -0.03 / 0.24], rtol=1e-13)
     np.testing.assert_allclose(r["reach"], np.hypot(0.5, 0.3), rtol=1e-14)
     np.testing.assert_allclose(r["extended"], 0.5 + 0.3, rtol=1e-14)  # L1 + L2, the arm straight
     tip, J_mj = _planar2r_jacobian_from_mujoco([0.0, np.pi / 2])

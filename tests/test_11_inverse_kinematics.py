@@ -176,8 +176,22 @@ def test_lab_scores_are_mujocos_successes_and_their_iterations(build, so101, so1
         ok = _mujoco_success(so101_model, so101, targets, score.q)
         assert score.success == ok.mean()
         assert score.median_iterations == (np.median(score.iterations[ok]) if ok.any() else None)
-    if options.get("lam") == 0.5:  # the heavy damping of Break it: tiny gradient steps, every attempt stalls
+    if options.get("lam") == 0.5:  # the heavy damping of Break it: tiny gradient steps, no attempt arrives
         assert score.success > 0 and build.lab_hand(so101, targets, **options).success == 0
+
+
+def test_heavy_damping_runs_out_of_steps_rather_than_stalling_as_the_page_says(build, so101):
+    """Break it and its quiz: with lambda = 0.5 most of the lab's attempts use the whole step budget; the counts are
+    re-read from each attempt's error trace (a stall: under 1 % drop over PATIENCE steps; out of steps: 100)."""
+    targets = build.lab_targets(so101)
+    traces = [build.ik_by_hand(so101, p, so101.q_middle.copy(), lam=0.5)[1] for p in targets]
+    stalled = [bool(e[-1] > 0.99 * e[-1 - build.PATIENCE]) for e in traces]
+    out_of_steps = sum(len(e) - 1 == 100 and not stall for e, stall in zip(traces, stalled))
+    stalls = sum(stalled)
+    arrived = sum(e[-1] < build.TOL for e in traces)
+    stops = build.lab_hand(so101, targets, lam=0.5).stops
+    assert stops == {"converged": arrived, "stalled": stalls, "limit": out_of_steps}
+    assert arrived == 0 and out_of_steps > stalls > 0 and out_of_steps + stalls == len(targets)
 
 
 def test_near_singular_steps_from_mujocos_jacobian(build, so101, so101_model):

@@ -22,6 +22,10 @@ from physai import cli, course
 from physai import exercise as ex
 
 LESSONS = ("07", "08", "09", "10", "11", "12", "13")
+# The pages held to the teaching rules below (no talk of source documents or of how the page was made, the word
+# budget, captions as sentences, one command style). Lessons 07-09 join when their rewrite lands.
+TEACHING = ("10", "11", "12", "13")
+WORDS_PER_MINUTE, MAX_WORDS = 90, 4500
 WALKTHROUGHS = {"08": "35", "09": "40"}  # lesson -> minutes of its Code Walkthrough (the track page)
 LAB = ("11", "55")
 MIN_WORDS = 1500
@@ -87,6 +91,7 @@ The lever of {{ R.build.name | text }} is {{ R.build.lever | fix(4) }} m, and $\
 
 {% call quiz("Which is right?") %}
 - A wrong one.
+! It mistakes the lever, {{ R.build.lever | fix(2) }} m, for a *force*.
 + The right one, {{ R.build.share | pct(1) }}.
 - Another wrong one.
 ? Because the lever is {{ R.build.lever | sig(3) }} m.
@@ -146,6 +151,19 @@ def test_a_quiz_needs_three_options_one_right_and_a_why(demo, options):
         render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
 
 
+@pytest.mark.parametrize("options", ["+ a\n! not after the right one\n- b\n- c\n? why", "! first\n+ a\n- b\n- c\n? why"])
+def test_a_why_not_must_follow_a_wrong_option(demo, options):
+    with pytest.raises(course.CourseError, match="why-not must follow"):
+        render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
+
+
+def test_a_wrong_options_why_not_renders_on_that_option_with_its_number(demo):
+    page = render(demo, course.split_front_matter(DEMO_PAGE, demo)[1])
+    options = page.split('<ol class="options">')[1].split("</ol>")[0].split("<li>")[1:]
+    assert ['class="whynot" hidden' in o for o in options] == [True, False, False]
+    assert "<em>force</em>" in options[0] and 'data-ref="build.lever" data-fmt="fix:2"' in options[0]
+
+
 def test_a_block_inside_a_block_is_rendered_and_one_inside_a_line_is_refused(demo):
     (demo / "plot.png").write_bytes(b"")
     page = render(demo, '{% call details("More") %}\nText.\n\n{{ figure("plot.png", "a plot") }}\n{% endcall %}')
@@ -175,6 +193,14 @@ def test_maths_render_as_mathml_and_markdown_inside_blocks(demo):
     assert "<math" in page and "$" not in page
     assert page.count('data-correct="true"') == 1 and page.count('data-correct="false"') == 2
     assert 'class="why" hidden' in page and "<h2" in page
+
+
+def test_maths_leave_no_raw_tex_an_operator_name_is_set_upright_and_an_unknown_command_is_refused(demo):
+    page = render(demo, "$$\\arg\\min_q f + \\lVert x \\rVert^2 + \\left\\lvert y \\right\\rvert$$")
+    assert "<mi>arg</mi>" in page and "\\" not in page
+    assert page.count('<mo stretchy="false">&#x02016;</mo>') == 2  # a norm's bars keep their size, like TeX's
+    with pytest.raises(course.CourseError, match=r"\\rank is not a command"):
+        render(demo, "The $\\rank J$ drops.")
 
 
 def test_lesson_command_writes_the_page_and_prints_its_path(demo, tmp_path):
@@ -373,6 +399,124 @@ def test_the_page_has_the_lessons_shape(site, number):
     assert not [u for u in loads if "//" in u], "the page loads something from the network"
 
 
+class _Body(HTMLParser):
+    """What a learner reads without opening anything: the page's text outside the appendix, collapsed blocks (all
+    but their summary line), hidden elements, code, maths, scripts and styles."""
+
+    SKIP = {"code", "pre", "script", "style", "math"}
+    VOID = {"img", "br", "hr", "input", "meta", "link", "col", "mspace"}
+
+    def __init__(self):
+        super().__init__()
+        self.text, self.stack = [], []  # stack: (tag, hides its content)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        attrs = dict(attrs)
+        parent = self.stack[-1] if self.stack else ("", False)
+        hidden = (parent[1] or tag in self.SKIP or "hidden" in attrs or "appendix" in attrs.get("class", "")
+                  or (parent[0] == "details" and tag != "summary"))
+        self.stack.append((tag, hidden))
+
+    def handle_endtag(self, tag):
+        if any(t == tag for t, _ in self.stack):  # a stray end tag (a void element's, say) closes nothing
+            while self.stack.pop()[0] != tag:
+                pass
+
+    def handle_data(self, data):
+        if not (self.stack and self.stack[-1][1]) and (not self.stack or self.stack[-1][0] != "details"):
+            self.text.append(data)
+
+
+def body_text(page: str) -> str:
+    body = _Body()
+    body.feed(page.split("<main>")[1])
+    return " ".join(body.text)
+
+
+def word_count(text: str) -> int:
+    return len(re.findall(r"[A-Za-z0-9][\w'.,/-]*", text))
+
+
+def pages(numbers) -> list[str]:
+    return [lesson_folder(n).name + "/index.html" for n in numbers]
+
+
+def visible_text(page: str) -> str:
+    """All text a reader can reach on the page, maths included, code and the script left out."""
+    parsed = parse(page.replace("<math", "<span").replace("</math>", "</span>"))
+    return " ".join(parsed.text)
+
+
+SOURCE_TALK = re.compile(r"\berrat(um|a)\b|\bseed|\bthe track (says|introduces|calls)|"
+                         r"\bthe widowx ai lesson\b|\bthe tests\b|\btest suite\b|\bthis page was\b|\bclaims checked\b", re.I)
+
+
+@pytest.mark.parametrize("path", ["index.html"] + pages(TEACHING))
+def test_a_page_teaches_and_names_no_source_document_and_no_test(site, path):
+    page = (site / path).read_text()
+    text = " ".join(parse(page).text)
+    found = [m[0] for m in SOURCE_TALK.finditer(text)]
+    assert found == [] and 'class="erratum"' not in page, found
+
+
+@pytest.mark.parametrize("number", TEACHING)
+def test_a_pages_body_fits_its_stated_time(site, number):
+    folder = lesson_folder(number)
+    minutes = int(re.search(r'^time = "~(\d+) min"$', (folder / "lesson.md").read_text(), re.M)[1])
+    words = word_count(body_text((site / folder.name / "index.html").read_text()))
+    assert words <= min(WORDS_PER_MINUTE * minutes, MAX_WORDS), f"{words} words for ~{minutes} min"
+
+
+def test_the_body_count_leaves_out_the_appendix_collapsed_blocks_and_hidden_text():
+    page = ("<main><p>one two</p><details><summary>three</summary><p>hidden <mspace/> words</p><math><mi>x</mi>"
+            "<mspace width='1em'/></math><p>here</p></details>"
+            '<div class="why" hidden><p>not shown</p></div><p>four <code>x y z</code> <math><mi>q</mi></math></p>'
+            '<section class="appendix"><p>audit rows</p></section></main>')
+    assert body_text(page).split() == ["one", "two", "three", "four"]
+
+
+@pytest.mark.parametrize("path", ["index.html"] + pages(LESSONS))
+def test_no_raw_tex_reaches_a_page(site, path):
+    text = visible_text((site / path).read_text())
+    assert re.findall(r"\\[A-Za-z]+|\$\S", text) == []
+
+
+@pytest.mark.parametrize("number", LESSONS)
+def test_every_figure_opens_full_size_and_has_alt_text(site, number):
+    page = (site / lesson_folder(number).name / "index.html").read_text()
+    figures = re.findall(r'<figure><a class="full" href="([^"]+)"><img src="([^"]+)" alt="([^"]+)">', page)
+    assert figures and len(figures) == page.count("<figure><"), "every figure is a link to its image"
+    assert all(href == src and alt.strip() for href, src, alt in figures)
+
+
+@pytest.mark.parametrize("number", TEACHING)
+def test_every_wrong_quiz_option_says_why_it_is_wrong(site, number):
+    page = (site / lesson_folder(number).name / "index.html").read_text()
+    wrong = re.findall(r'<li><button type="button" class="option" data-correct="false">.*?</li>', page, re.S)
+    assert wrong and [w for w in wrong if 'class="whynot"' not in w] == []
+
+
+@pytest.mark.parametrize("number", TEACHING)
+def test_every_caption_is_a_sentence(site, number):
+    page = (site / lesson_folder(number).name / "index.html").read_text()
+    captions = [re.sub(r"<[^>]+>", "", c.split('<a class="full-size"')[0]).strip()
+                for c in re.findall(r"<figure><a class=\"full\".*?<figcaption>(.*?)</figcaption>", page, re.S)]
+    assert captions and all(c[0].isupper() and c.endswith(".") for c in captions), captions
+
+
+@pytest.mark.parametrize("path", ["index.html"] + pages(TEACHING))
+def test_every_physai_command_is_shown_in_one_style(site, path):
+    page = (site / path).read_text()
+    commands = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<code>(.*?)</code>", page, re.S)]
+    bare = [c for c in commands if re.match(r"(physai|python) ", c)]
+    if path == "index.html":  # the track page says once how an install drops the "uv run"
+        assert len(bare) <= 3 and "drop the <code>uv run</code>" in page, bare
+    else:
+        assert bare == [], bare
+
+
 @pytest.mark.parametrize("number, minutes", list(WALKTHROUGHS.items()) + [LAB])
 def test_the_tracks_formats_are_on_their_lessons(site, number, minutes):
     page = (site / lesson_folder(number).name / "index.html").read_text()
@@ -463,6 +607,44 @@ def open_page(browser, url: str, width: int):
     page.on("request", lambda r: page.remote.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
     page.goto(url)
     return context, page
+
+
+def test_a_wrong_click_shows_that_options_why_not_and_a_bare_one_says_try_again(demo, tmp_path, browser):
+    assert invoke("lesson", "1", "--out", tmp_path / "out").exit_code == 0
+    context, page = open_page(browser, (tmp_path / "out" / "01-demo" / "index.html").as_uri(), 375)
+    quiz = page.locator("[data-quiz]").first
+    verdict, wrong = quiz.locator(".verdict"), quiz.locator('button[data-correct="false"]')
+    wrong.nth(0).click()
+    assert verdict.is_visible() and "mistakes the lever, 0.22 m, for a force" in verdict.inner_text()
+    assert verdict.locator("em").inner_text() == "force" and not quiz.locator(".why").is_visible()
+    wrong.nth(1).click()  # an option without a why-not
+    assert verdict.inner_text() == "Not quite: try another answer."
+    assert page.errors == [] and page.remote == []
+    context.close()
+
+
+BRACKETS = """() => [...document.querySelectorAll('math mtable')].map(t => {
+  const fences = [...t.parentElement.children].filter(e => e.tagName.toLowerCase() === 'mo');
+  return [t.getBoundingClientRect().height, ...fences.map(f => f.getBoundingClientRect().height)];
+})"""
+
+
+def test_a_column_vectors_brackets_stretch_to_its_rows_in_the_shipped_maths_font(demo, tmp_path, browser):
+    (demo / course.PAGE_FILE).write_text(DEMO_PAGE + "\nA twist $\\begin{bmatrix} v \\\\ \\omega \\\\ \\hat{x} \\end{bmatrix}$ "
+                                         "and $\\arg\\min_q f$.\n")
+    out = tmp_path / "out"
+    assert invoke("lesson", "1", "--out", out).exit_code == 0
+    assert (out / course.FONTS / course.MATH_FONT).is_file() and (out / course.FONTS / "OFL.txt").is_file()
+    context, page = open_page(browser, (out / "01-demo" / "index.html").as_uri(), 375)
+    page.evaluate("() => document.fonts.ready")
+    loaded = page.evaluate("() => [...document.fonts].filter(f => f.status === 'loaded').map(f => f.family)")
+    (table, left, right), = page.evaluate(BRACKETS)
+    text = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('main p')).fontSize)")
+    assert '"Noto Sans Math"' in loaded or "Noto Sans Math" in loaded
+    # three rows stand about three lines tall; an unstretched bracket is one glyph, about one line
+    assert table > 2.5 * text and min(left, right) >= 0.9 * table, (table, left, right, text)
+    assert page.errors == [] and page.remote == []
+    context.close()
 
 
 @pytest.mark.parametrize("width", [375, 1280])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from physai import cli
+from physai import cli, course
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,6 +104,7 @@ def test_the_tour_and_a_lesson_run_from_the_install_and_write_nothing_inside_it(
     out = run("physai", "tour", env=env, cwd=work)
     assert f"{scripts}/{scripts} scripts ok" in out.stdout
     assert (work / "physai-out" / "index.html").is_file()
+    assert (work / "physai-out" / course.FONTS / course.MATH_FONT).is_file()  # the maths font, from the wheel
     run("physai", "lesson", "09", "--build", "--out", work / "lesson-09", env=env, cwd=work)
     assert (work / "lesson-09" / "09-jacobians" / "build_output.txt").is_file()
     assert listing(venv) == before

@@ -1,4 +1,4 @@
-"""physai.lesson: claim rows (verdicts from the seed's printed precision or a stated factor), their text table,
+"""physai.lesson: claim rows (verdicts from the source material's printed precision or a stated factor), their text table,
 claims.json merged per script, and the transcript tee."""
 
 import json
@@ -16,9 +16,9 @@ def test_printed_tol_is_half_a_unit_in_the_last_printed_digit(text, tol):
     assert printed_tol(text) == pytest.approx(tol, rel=1e-12)
 
 
-def test_number_claim_agrees_within_the_printed_precision_and_formats_like_the_seed():
+def test_number_claim_agrees_within_the_printed_precision_and_formats_like_the_source():
     ok = number_claim("09", "speed", "0.306", 0.3064999, script="x.py", unit="m/s")
-    assert (ok.verdict, ok.seed, ok.measured) == ("agree", "0.306 m/s", "0.306 m/s")
+    assert (ok.verdict, ok.source, ok.measured) == ("agree", "0.306 m/s", "0.306 m/s")
     assert number_claim("09", "speed", "0.306", 0.3065001, script="x.py").verdict == "disagree"
     assert number_claim("09", "err", "7.9e-07", 8.1e-7, script="x.py").measured == "8.1e-07"
     wide = number_claim("09", "load", "4.95", 5.04, script="x.py", tol=0.1, why="stand-in mass")
@@ -54,6 +54,15 @@ def test_write_claims_merges_per_script_and_reads_back(tmp_path):
     assert read_claims(tmp_path) == b + a
     assert [r["script"] for r in json.loads((tmp_path / "claims.json").read_text())] == ["experiment.py", "build.py"]
     assert read_claims(tmp_path / "missing") == []
+
+
+def test_write_claims_drops_rows_in_an_older_layout(tmp_path):
+    old = {"lesson": "09", "claim": "a", "seed": "1", "measured": "1", "verdict": "agree", "why": "w",
+           "script": "build.py"}  # the source column's name before it was "source"
+    (tmp_path / "claims.json").write_text(json.dumps([old]))
+    b = [Claim("09", "b", "2", "3", "disagree", "w", "experiment.py")]
+    write_claims(tmp_path, b, "experiment.py")
+    assert read_claims(tmp_path) == b
 
 
 def test_publish_claims_prints_the_heading_and_table_and_writes_the_rows(tmp_path, capsys):

@@ -117,7 +117,7 @@ def test_q_outside_limits_is_accepted_by_fk_and_flagged_for_seeds(so101, so101_m
     np.testing.assert_array_equal(so101.check_q(np.zeros(5), within_limits=True), np.zeros(5))
 
 
-def test_ik_seed_outside_limits_and_seeds_of_the_wrong_shape_are_refused(so101):
+def test_ik_start_outside_limits_and_starts_of_the_wrong_shape_are_refused(so101):
     T = tool_pose(so101, np.zeros(5))
     with raises(InputError, "q0:", "'elbow_flex'", "2", "[-1.69, 1.69]"):
         solve_ik(so101, T, q0=[0.0, 0.0, 2.0, 0.0, 0.0])

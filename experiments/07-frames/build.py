@@ -305,7 +305,8 @@ def main() -> dict:
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
     publish_claims(HERE, claims(ch), SCRIPT, heading="The track's statement against this run")
     figure(chain, joint_frames(chain, Q0)[0], ch["T_tool"], HERE / "build_frames.png")
-    print("\nfigure: build_frames.png (the SO-101's joint frames at Q0, x red, y green, z blue)")
+    print("\nfigure: build_frames.png (The SO-101's joint frames at Q0, from the world through each joint to the tool, "
+          "with x red, y green and z blue.)")
     return save_results(HERE, SCRIPT, results(chain, ex, ch, sp, xp, ad, rf, rt, br))
 
 

@@ -154,15 +154,16 @@ def plot_drift(r, path) -> None:
 
 
 def main() -> dict:
-    print(f"seed {SEED}; step rotation vector {STEP_ROTVEC} ({np.linalg.norm(STEP_ROTVEC):.4f} rad); "
+    print(f"random seed {SEED}; step rotation vector {STEP_ROTVEC} ({np.linalg.norm(STEP_ROTVEC):.4f} rad); "
           f"{N_STEPS:,} sequential compositions; fix every {FIX_EVERY} steps")
     drift_record, cost, f32 = drift(), cost_step(), drift_float32()
     rows = drift_rows(drift_record)
     print_drift(drift_record, rows, f32)
     print_cost(cost)
-    write_claims(HERE, [], "experiment.py")  # no seed numbers here: the track's claim is in build.py
+    write_claims(HERE, [], "experiment.py")  # no source numbers here: the lesson's one source claim is in build.py
     plot_drift(drift_record, HERE / "experiment_drift.png")
-    print("\nfigure: experiment_drift.png (shape error of repeated composition, matrix and quaternion, raw and fixed)")
+    print("\nfigure: experiment_drift.png (The shape error of the raw matrix and quaternion grows in proportion to "
+          "the number of compositions, while re-normalising holds both at round-off.)")
     ns = {k: cost[k] / cost["n"] * 1e9 for k in ("matrix", "quat", "convert")}
     return save_results(HERE, "experiment.py", {
         "n_steps": drift_record["n"], "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),

@@ -1,5 +1,5 @@
 """Lesson 08, Build it: forward kinematics by walking the chain, checked against MuJoCo body by body and on
-two more arms; the WidowX AI seed's reach claim recomputed (its 2-link worked example is lesson 10's).
+two more arms; the WidowX AI's reach from its shoulder (its largest Jacobian entry is lesson 09's).
 
 The three functions in EXERCISE are written here from scratch (``physai exercise 08 DIR`` blanks them for you to
 type; ``physai check 08 DIR`` grades them); Step 1 uses them.
@@ -25,8 +25,8 @@ N_POSES = 50
 N_REACH = 2000
 ROLL_TURN = 0.5  # rad added to wrist_roll at Q0 (an exercise)
 LESSON, SCRIPT = "08", "build.py"
-# What the WidowX AI seed prints about reach and the bound on a linear Jacobian entry.
-SEED_TEXT = {"bound": "0.77", "reach": "0.769 m"}
+# What the source lesson prints about the WidowX AI's reach and the bound on a linear Jacobian entry.
+SOURCE_TEXT = {"bound": "0.77"}
 
 EXERCISE = ("joint_transform", "walk_chain", "axes_and_anchors")
 
@@ -108,14 +108,16 @@ def other_arms_step(n_poses=N_POSES) -> list[dict]:
 
 
 def reach_step(n_poses=N_REACH) -> dict:
-    """Step 3: shoulder-to-tool reach and the largest linear Jacobian entry, seed's chain and the real arm."""
+    """Step 3: shoulder-to-tool reach of the illustrative chain and the real arm, and the illustrative chain's
+    largest linear Jacobian entry (its claim row); the real arm's largest entry is lesson 09's (wxai.py)."""
     rng, out = np.random.default_rng(SEED + 2), {}
     for name in ("wxai_illustrative", "wxai"):
         c = robots.load(name)
         qs = c.random_q(rng, n_poses)
         shoulder = joint_frames(c, qs)[0][:, 1, :3, 3]
-        out[name] = {"reach": float(np.linalg.norm(tool_pose(c, qs)[:, :3, 3] - shoulder, axis=1).max()),
-                     "top": float(np.abs(jacobian(c, qs)[:, :3]).max())}
+        out[name] = {"reach": float(np.linalg.norm(tool_pose(c, qs)[:, :3, 3] - shoulder, axis=1).max())}
+        if name == "wxai_illustrative":
+            out[name]["top"] = float(np.abs(jacobian(c, qs)[:, :3]).max())
     return out
 
 
@@ -163,13 +165,12 @@ def print_steps(walk, arms, reach, br, ex) -> None:
     print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'|dJ| max':>9s}")
     for a in arms:
         print(f"{a['model']:36s} {a['site']:>8s} {a['n']:6d} {a['dT']:9.1e} {a['dJ']:9.1e}")
-    print(f"\n== Step 3. Reach and the 'no linear entry exceeds {SEED_TEXT['bound']}' bound "
-          f"({N_REACH} random poses) ==")
+    print(f"\n== Step 3. Reach from the shoulder ({N_REACH} random poses) ==")
     for name, r in reach.items():
-        print(f"{name:18s}: max distance shoulder -> tool {r['reach']:.3f} m; "
-              f"largest |linear entry| of J {r['top']:.3f} m/rad")
-    print("An entry is bounded by the distance from that joint's axis to the tool; the seed's "
-          f"{SEED_TEXT['reach']} is the real\narm's reach, its illustrative chain reaches further.")
+        top = f"; largest |linear entry| of J {r['top']:.3f} m/rad" if "top" in r else ""
+        print(f"{name:18s}: max distance shoulder -> tool {r['reach']:.3f} m{top}")
+    print("An entry is bounded by the distance from its own joint's axis to the tool (lesson 09 computes the real "
+          "arm's);\nthe illustrative chain reaches further than the real arm.")
     print("\n== Break it: the tool point at Q0 when the walk goes wrong ==")
     print(f"motion before placement (M @ T_prev_joint): {br['order']:.4f} m off; every angle's sign flipped: "
           f"{br['sign']:.4f} m off; tool offset forgotten: {br['no_tool_offset']:.4f} m off")
@@ -181,9 +182,9 @@ def print_steps(walk, arms, reach, br, ex) -> None:
 
 
 def claims(reach) -> list[Claim]:
-    ill, bound = reach["wxai_illustrative"], SEED_TEXT["bound"]
+    ill, bound = reach["wxai_illustrative"], SOURCE_TEXT["bound"]
     return [
-        Claim(LESSON, f"no linear entry exceeds {bound} (seed's illustrative chain)", f"<= {bound}",
+        Claim(LESSON, f"no linear entry exceeds {bound} (the source's illustrative chain)", f"<= {bound}",
               f"{ill['top']:.3f}", verdict(ill["top"] <= float(bound)), f"largest |J_ij|, rows 0-2, {N_REACH} poses",
               SCRIPT),
     ]
@@ -192,7 +193,7 @@ def claims(reach) -> list[Claim]:
 def main() -> dict:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
-    print(f"SO-101 from {chain.source}; seed {SEED}")
+    print(f"SO-101 from {chain.source}; random seed {SEED}")
     walk, arms, reach = walk_step(m, chain), other_arms_step(), reach_step()
     br, ex = break_step(chain), exercises_step(chain)
     print_steps(walk, arms, reach, br, ex)
@@ -200,7 +201,7 @@ def main() -> dict:
     walk_rows = [{"body": b, "p": p, "err_p": ep, "err_R": eR, "err_axis": ea} for b, p, ep, eR, ea in
                  zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"], walk["err_axis"])]
     return save_results(HERE, SCRIPT, {
-        "seed": SEED_TEXT, "q0": Q0, "n_poses": walk["n"], "n_arm_poses": N_POSES, "n_reach": N_REACH,
+        "q0": Q0, "n_poses": walk["n"], "n_arm_poses": N_POSES, "n_reach": N_REACH,
         "walk": walk_rows,
         "walk_worst": max(float(np.max(walk[k])) for k in ("err_p", "err_R", "err_axis")),
         "tool_q0": walk["tool_q0"], "tool_err": walk["tool_err"], "lib_err": walk["lib_err"], "home": walk["home"],

@@ -1,5 +1,5 @@
-"""Lesson 08, Experiment: the reach envelope and what joint limits cut from it; the WidowX AI lesson's numeric
-Jacobian check (vee(dR R^T)) and the off-by-one-frame bug it catches; geometric vs analytic Jacobian via JAX.
+"""Lesson 08, Experiment: the reach envelope and what joint limits cut from it; a numeric Jacobian check
+(vee(dR R^T)) and the off-by-one-frame bug it catches; geometric vs analytic Jacobian via JAX.
 
 Run: uv run python experiments/08-forward-kinematics/experiment.py [--full]
      (writes experiment_output.txt, claims.json and experiment_reach.png beside this file; --full or PHYSAI_FULL=1
@@ -35,13 +35,13 @@ HERE = out_dir(__file__)  # where this run writes its transcript, claims, result
 SEED = 0
 FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
 N_REACH = 20_000 if FULL else 4_000
-N_CHECK = 100 if FULL else 20  # poses of the numeric check (the seed uses 100)
+N_CHECK = 100 if FULL else 20  # poses of the numeric check (the source lesson uses 100)
 FAR = 0.03  # m: a tool point this far from every within-limits point is outside that envelope
 EPS_GRID = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
-SEED_EPS_TEXT = "1e-6"  # the seed's finite-difference step, as it prints it
-SEED_EPS = float(SEED_EPS_TEXT)  # one of EPS_GRID
-WRONG = 1e-6  # a column error above this is a slip (a right column agrees to ~1e-9 at the seed's step)
-SEED_AGREEMENT = "1e-9"  # the agreement the seed expects at that step, as it prints it
+SOURCE_EPS_TEXT = "1e-6"  # the source lesson's finite-difference step, as it prints it
+SOURCE_EPS = float(SOURCE_EPS_TEXT)  # one of EPS_GRID
+WRONG = 1e-6  # a column error above this is a slip (a right column agrees to ~1e-9 at that step)
+SOURCE_AGREEMENT = "1e-9"  # the agreement the source expects at that step, as it prints it
 N_RPY = 50  # random poses of the rpy comparison
 BUG_JOINTS = (1, 2, 4)
 LESSON, SCRIPT = "08", "experiment.py"
@@ -73,20 +73,20 @@ def reach_step(chain, n=N_REACH) -> dict:
 
 
 def numeric_jacobian(chain, q, eps):
-    """The seed's check: central differences of FK, orientation through vee(dR R^T)."""
+    """Central differences of FK, orientation through vee(dR R^T)."""
     return conventions.numeric_geometric_jacobian(lambda x: tool_pose(chain, x), q, eps)
 
 
 def numeric_check_step(chain, n_poses=N_CHECK) -> dict:
-    """Worst |J_geo - J_num| over the seed's poses (uniform in [-1.5, 1.5], seed 0; the first ``n_poses``) per step."""
+    """Worst |J_geo - J_num| over poses uniform in [-1.5, 1.5] (random seed 0; the first ``n_poses``) per step."""
     qs = np.random.default_rng(SEED).uniform(-1.5, 1.5, size=(n_poses, 6))
     return {"qs": qs, "worst": {eps: max(np.abs(jacobian(chain, q) - numeric_jacobian(chain, q, eps)).max()
                                          for q in qs) for eps in EPS_GRID}}
 
 
 def bug_step(chain, qs) -> dict:
-    """The seed's bug (axes read after each joint's own rotation) and the off-by-one-frame slip (joint k's axis and
-    anchor read from joint k+1): worst error per column against the numeric Jacobian at the seed's step."""
+    """Axes read after each joint's own rotation (harmless for a hinge) and the off-by-one-frame slip (joint k's axis
+    and anchor read from joint k+1): worst error per column against the numeric Jacobian at SOURCE_EPS."""
     after = 0.0
     for q in qs:
         R, axes_after = np.eye(3), []
@@ -102,7 +102,7 @@ def bug_step(chain, qs) -> dict:
             axes_bug, anchors_bug = axes.copy(), anchors.copy()
             axes_bug[k], anchors_bug[k] = axes[k + 1], anchors[k + 1]
             J_bug = jacobian_from_fk(chain, FK(axes_bug, anchors_bug, p))
-            worst = np.maximum(worst, np.abs(J_bug - numeric_jacobian(chain, q, SEED_EPS)).max(axis=0))
+            worst = np.maximum(worst, np.abs(J_bug - numeric_jacobian(chain, q, SOURCE_EPS)).max(axis=0))
         slips[k] = worst
     return {"after": float(after), "slips": slips}
 
@@ -140,7 +140,7 @@ def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[dict]:
 
 
 def print_reach(r) -> None:
-    print(f"== Reach envelope of SO-101, {N_REACH:,} random poses per row (seed {SEED}) ==")
+    print(f"== Reach envelope of SO-101, {N_REACH:,} random poses per row (random seed {SEED}) ==")
     print("distance from each tool point to the nearest point of the within-limits cloud: how far outside the\n"
           "limited envelope freeing a joint takes the tool (the second within-limits sample is the noise floor)")
     print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {f'share > {FAR * 100:.0f} cm':>13s} "
@@ -153,7 +153,7 @@ def print_reach(r) -> None:
 
 
 def print_numeric(num, bug) -> None:
-    print("\n== The WidowX AI seed's check: geometric J vs central differences with vee(dR R^T) ==")
+    print("\n== Numeric check: geometric J vs central differences with vee(dR R^T) (wxai_illustrative) ==")
     print(f"{'eps':>7s} {f'worst |J_geo - J_num| over {N_CHECK} poses':>38s}")
     for eps, worst in num["worst"].items():
         print(f"{eps:7.0e} {worst:38.1e}")
@@ -184,13 +184,13 @@ def print_rpy(rows, pitch) -> None:
 
 
 def claims(num, bug, rpy) -> list[Claim]:
-    worst = num["worst"][SEED_EPS]
+    worst = num["worst"][SOURCE_EPS]
     structured = rpy["position rows"] <= 1e-12 < rpy["orientation rows, raw"] and rpy["after B(phi)"] <= 1e-12
     flagged = {k: np.flatnonzero(w > WRONG).tolist() for k, w in bug["slips"].items()}
     return [
-        factor_claim(LESSON, f"numeric check at eps = {SEED_EPS_TEXT}: agreement", SEED_AGREEMENT, worst,
+        factor_claim(LESSON, f"numeric check at eps = {SOURCE_EPS_TEXT}: agreement", SOURCE_AGREEMENT, worst,
                      script=SCRIPT, factor=10.0,
-                     why=f"the seed's '~{SEED_AGREEMENT}': within 10x either way"),
+                     why=f"the source's '~{SOURCE_AGREEMENT}': within 10x either way"),
         Claim(LESSON, "axis read after the joint's own rotation: one column wrong everywhere", "one column wrong",
               f"max axis difference {bug['after']:.1e}", verdict(bug["after"] > WRONG),
               f"a hinge leaves its own axis fixed, so this reading gives the same axes (to {WRONG:.0e})", SCRIPT),
@@ -220,15 +220,15 @@ def plot_reach(r, path) -> None:
 
 
 def results(reach, num, bug, rpy, pitch) -> dict:
-    """Everything the lesson page quotes, at full precision; ``seed`` holds the WidowX AI seed's statements."""
+    """Everything the lesson page quotes, at full precision."""
     stats = [{"label": label, **s} for label, s in reach["stats"].items()]
     joint_rows = [row for row in stats if row["label"].startswith("only ")]
     worst = max(joint_rows, key=lambda row: row["share"])
-    return {"seed": {"agreement": SEED_AGREEMENT, "bug": "one column wrong everywhere", "eps": SEED_EPS_TEXT},
+    return {"check_eps": SOURCE_EPS,
             "n_reach": N_REACH, "n_check": N_CHECK, "far": FAR, "reach": stats, "worst_joint": worst,
             "spans_deg": dict(zip(reach["names"], reach["spans"])),
             "numeric": [{"eps": eps, "worst": w} for eps, w in num["worst"].items()],
-            "best_eps": min(num["worst"], key=num["worst"].get), "at_seed_eps": num["worst"][SEED_EPS],
+            "best_eps": min(num["worst"], key=num["worst"].get), "at_check_eps": num["worst"][SOURCE_EPS],
             "bug": {"after": bug["after"], "slips": [
                 {"joint": k, "worst": w, "flagged": np.flatnonzero(w > WRONG), "own": w[k],
                  "others": np.delete(w, k).max()} for k, w in bug["slips"].items()]},
@@ -246,9 +246,10 @@ def main() -> dict:
     print_numeric(num, bug)
     print_rpy(rpy, pitch)
     rows = claims(num, bug, rpy)
-    publish_claims(HERE, rows, SCRIPT, heading="The seed's statements against this run's numbers")
+    publish_claims(HERE, rows, SCRIPT, heading="The source lesson's statements against this run's numbers")
     plot_reach(reach, HERE / "experiment_reach.png")
-    print("\nfigure: experiment_reach.png (SO-101 tool points within the joint limits and with the joints free)")
+    print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
+          "into places below and around the base that the limited arm never visits.)")
     return save_results(HERE, SCRIPT, results(reach, num, bug, rpy, pitch))
 
 

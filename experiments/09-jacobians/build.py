@@ -34,13 +34,14 @@ N_POSES = 50
 FD_EPS = 1e-5  # rad, Step 4's central-difference step (near cbrt(eps_mach))
 FORCES = [np.array([0, 0, -2.0]), np.array([2.0, 0, 0]), np.array([0, 1.5, 0])]
 LESSON, SCRIPT = "09", "build.py"
-# The seed's printed figures, as it writes them.
-SEED_LEVER, SEED_COLUMN_DIFF = "0.2202", "8.3e-17"
-SEED_MAX_ERR = {"linear": "3.9e-16", "angular": "1.0e-15"}
-SEED_SPEED = "0.312"
-SEED_TAU = (("0.0000", "0.4385", "0.5194", "0.2586", "0.0042"), ("0.0052", "-0.0397", "-0.2571", "-0.1873", "-0.0036"),
-            ("-0.3745", "0.0000", "0.0000", "0.0000", "0.0175"))
-SEED_FD = "4.7e-12"
+# The source lesson's printed figures, as it writes them.
+SOURCE_LEVER, SOURCE_COLUMN_DIFF = "0.2202", "8.3e-17"
+SOURCE_MAX_ERR = {"linear": "3.9e-16", "angular": "1.0e-15"}
+SOURCE_SPEED = "0.312"
+SOURCE_TAU = (("0.0000", "0.4385", "0.5194", "0.2586", "0.0042"),
+              ("0.0052", "-0.0397", "-0.2571", "-0.1873", "-0.0036"),
+              ("-0.3745", "0.0000", "0.0000", "0.0000", "0.0175"))
+SOURCE_FD = "4.7e-12"
 ROUNDOFF = 10.0  # round-off sized numbers agree within this factor (their digits follow operation order and CPU)
 
 
@@ -121,33 +122,34 @@ def print_steps(chain, column, jac, use, fd) -> None:
     print(f"median max entry error: {fd['median']:.1e}")
 
 
-def at_roundoff(name, seed, measured, bound=1e-14) -> Claim:
-    return Claim(LESSON, name, seed, f"{measured:.1e}", verdict(measured <= bound),
+def at_roundoff(name, source, measured, bound=1e-14) -> Claim:
+    return Claim(LESSON, name, source, f"{measured:.1e}", verdict(measured <= bound),
                  f"round-off sized: <= {bound:.0e} (its digits follow operation order and CPU)", SCRIPT)
 
 
 def claims(column, jac, use, fd) -> list[Claim]:
-    out = [number_claim(LESSON, "Step 1: shoulder_lift lever |a x (p - o)|", SEED_LEVER,
+    out = [number_claim(LESSON, "Step 1: shoulder_lift lever |a x (p - o)|", SOURCE_LEVER,
                         float(np.linalg.norm(column["ours"][:3])), unit="m", script=SCRIPT),
-           at_roundoff("Step 1: column vs MuJoCo, max difference", SEED_COLUMN_DIFF,
+           at_roundoff("Step 1: column vs MuJoCo, max difference", SOURCE_COLUMN_DIFF,
                        float(np.abs(column["ours"] - column["mujoco"]).max())),
-           at_roundoff("Step 2: max entry error vs mj_jacSite, linear rows", SEED_MAX_ERR["linear"], jac["linear"]),
-           at_roundoff("Step 2: max entry error vs mj_jacSite, angular rows", SEED_MAX_ERR["angular"], jac["angular"]),
-           number_claim(LESSON, "Step 3: tool speed at 1/sqrt(5) rad/s per joint", SEED_SPEED, use["speed"],
+           at_roundoff("Step 2: max entry error vs mj_jacSite, linear rows", SOURCE_MAX_ERR["linear"], jac["linear"]),
+           at_roundoff("Step 2: max entry error vs mj_jacSite, angular rows", SOURCE_MAX_ERR["angular"],
+                       jac["angular"]),
+           number_claim(LESSON, "Step 3: tool speed at 1/sqrt(5) rad/s per joint", SOURCE_SPEED, use["speed"],
                         unit="m/s", script=SCRIPT)]
-    for F, tau, seed in zip(FORCES, use["tau"], SEED_TAU):
-        off = np.abs(tau - np.array(seed, dtype=float)).max()
-        out.append(Claim(LESSON, f"Step 3: J^T F for F = {F.tolist()} N", ", ".join(seed) + " N m",
+    for F, tau, source in zip(FORCES, use["tau"], SOURCE_TAU):
+        off = np.abs(tau - np.array(source, dtype=float)).max()
+        out.append(Claim(LESSON, f"Step 3: J^T F for F = {F.tolist()} N", ", ".join(source) + " N m",
                          ", ".join(fmt_row([x]).strip() for x in tau) + " N m", verdict(off <= 0.5e-4 + 1e-12),
                          "every entry to the printed 4 decimals", SCRIPT))
-    out.append(factor_claim(LESSON, f"Step 4: median central-difference error at eps = {fd['eps']:.0e}", SEED_FD,
+    out.append(factor_claim(LESSON, f"Step 4: median central-difference error at eps = {fd['eps']:.0e}", SOURCE_FD,
                             fd["median"],
                             script=SCRIPT, factor=ROUNDOFF, why=f"round-off dominated: within {ROUNDOFF:g}x"))
     return out
 
 
 def results(column, jac, use, fd) -> dict:
-    """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
+    """Every number the lesson page shows from this script, at full precision, and the source's as it prints them."""
     return {"q0": Q0, "column_linear": column["ours"][:3], "column_angular": column["ours"][3:],
             "lever": float(np.linalg.norm(column["ours"][:3])),
             "column_diff": float(np.abs(column["ours"] - column["mujoco"]).max()),
@@ -155,14 +157,14 @@ def results(column, jac, use, fd) -> dict:
             "n_poses": len(jac["poses"]), "jac_linear": jac["linear"], "jac_angular": jac["angular"],
             "jac_vs_library": jac["library"], "speed": use["speed"], "forces": FORCES, "tau": use["tau"],
             "lift_push_down": float(use["tau"][0][1]), "fd_eps": fd["eps"], "fd_median": fd["median"],
-            "seed": {"lever": SEED_LEVER, "column_diff": SEED_COLUMN_DIFF, "max_err": SEED_MAX_ERR,
-                     "speed": SEED_SPEED, "fd": SEED_FD}}
+            "source": {"lever": SOURCE_LEVER, "column_diff": SOURCE_COLUMN_DIFF, "max_err": SOURCE_MAX_ERR,
+                     "speed": SOURCE_SPEED, "fd": SOURCE_FD}}
 
 
 def main() -> dict:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
-    print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; seed {SEED}")
+    print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; random seed {SEED}")
     column, jac, use = column_step(m, chain), jacobian_step(m, chain), use_step(chain)
     fd = fd_step(chain, jac["poses"])
     print_steps(chain, column, jac, use, fd)

@@ -1,11 +1,12 @@
 """Lesson 09, Experiment and Break it: the Jacobian as a velocity map, the finite-difference step
 sweep, tau = J^T F held by the SO-101's servos in MuJoCo, and the payload limit.
 
-Each step returns its numbers (call it from a Python prompt); the printers format them; every number the seed
-prints is a row of the claims table at the end (seed, measured, verdict, why).
+Each step returns its numbers (call it from a Python prompt); the printers format them; every number the source
+lesson prints is a row of the claims table at the end (source, measured, verdict, why).
 
 Run: uv run python experiments/09-jacobians/experiment.py [--full]
-Writes experiment_output.txt, claims.json and fd_step_sweep.png beside this file. Deterministic (seed 0).
+Writes experiment_output.txt, claims.json, fd_step_sweep.png and fd_step_sweep_float32.png beside this file.
+Deterministic (random seed 0).
 --full (or PHYSAI_FULL=1) runs the float32 sweep of the Hard exercise over all 50 poses instead of 10.
 """
 
@@ -57,9 +58,9 @@ POSES = {
 FRACTIONS = (0.0, 0.5, 0.9, 1.1, 1.5)
 DOWN = np.array([0.0, 0.0, -1.0])
 
-# The seed's printed figures (MuJoCo 3.17.0, Apple M5), as the seed writes them.
-SEED_STEP1 = {"linear": "7.9e-07", "angular": "3.8e-07", "speed": "0.306"}
-SEED_SWEEP = {  # eps: forward Jp, forward Jr, central Jp, central Jr
+# The source lesson's printed figures (MuJoCo 3.17.0, Apple M5), as it writes them.
+SOURCE_STEP1 = {"linear": "7.9e-07", "angular": "3.8e-07", "speed": "0.306"}
+SOURCE_SWEEP = {  # eps: forward Jp, forward Jr, central Jp, central Jr
     1e-1: ("1.2e-02", "4.8e-15", "4.2e-04", "2.6e-15"),
     1e-3: ("1.2e-04", "4.5e-13", "4.2e-08", "2.5e-13"),
     1e-5: ("1.2e-06", "4.7e-11", "5.6e-12", "2.3e-11"),
@@ -69,22 +70,22 @@ SEED_SWEEP = {  # eps: forward Jp, forward Jr, central Jp, central Jr
     1e-12: ("8.9e-05", "4.6e-04", "4.7e-05", "2.4e-04"),
     1e-14: ("8.3e-03", "4.5e-02", "4.5e-03", "2.6e-02"),
 }
-SEED_BEST = {"forward": "1e-8", "central": "1e-5"}
-SEED_TAU = (  # J^T F (N m) at the settled pose, and max |J^T F - servo|
+SOURCE_BEST = {"forward": "1e-8", "central": "1e-5"}
+SOURCE_TAU = (  # J^T F (N m) at the settled pose, and max |J^T F - servo|
     (("0.0000", "0.4383", "0.5191", "0.2584", "0.0042"), "4.2e-14"),
     (("0.0052", "-0.0395", "-0.2569", "-0.1872", "-0.0036"), "7.1e-14"),
     (("-0.3745", "-0.0000", "-0.0001", "-0.0001", "0.0175"), "7.2e-14"),
     (("0.2523", "-0.2390", "-0.3882", "-0.2229", "-0.0156"), "1.6e-13"),
 )
-SEED_QDOT = "8.5e-15"
-SEED_PAYLOAD = {  # lever (m), gravity lift, gravity elbow (N m), max extra load (N), limiting joint
+SOURCE_QDOT = "8.5e-15"
+SOURCE_PAYLOAD = {  # lever (m), gravity lift, gravity elbow (N m), max extra load (N), limiting joint
     "near": ("0.172", "-0.059", "-0.469", "8.81", "elbow_flex"),
     "mid": ("0.220", "-0.281", "-0.443", "9.61", "elbow_flex"),
     "stretched": ("0.411", "-0.909", "-0.483", "4.95", "shoulder_lift"),
 }
-SEED_FALL = {0.0: ("0.00", "0.5", "-0.909"), 0.5: ("2.48", "1.2", "-1.925"), 0.9: ("4.46", "1.8", "-2.737"),
+SOURCE_FALL = {0.0: ("0.00", "0.5", "-0.909"), 0.5: ("2.48", "1.2", "-1.925"), 0.9: ("4.46", "1.8", "-2.737"),
              1.1: ("5.45", "147.4", "-2.940"), 1.5: ("7.43", "179.7", "-2.940")}  # N, mm, N m
-SEED_MEDIUM = "0.410"  # N m of lift torque per N down at the stretched pose
+SOURCE_MEDIUM = "0.410"  # N m of lift torque per N down at the stretched pose
 ROUNDOFF = 10.0  # round-off sized numbers agree when within this factor (their digits follow operation order, CPU)
 TORQUE_TOL, FORCE_TOL = 2e-3, 0.1  # the camera-mount stand-in moves gravity torques and payloads by up to these
 STANDIN = ("physai's bundled SO-101 model has a simple box standing in for the camera-mount mesh "
@@ -227,7 +228,7 @@ def velocity_step(m, chain, n_poses=N_POSES) -> dict:
 
 
 def table_rows(med, eps_grid=EPS_GRID):
-    """The rows of a sweep at the seed table's steps -> ``(len(TABLE_EPS), 4)``."""
+    """The rows of a sweep at the source table's steps -> ``(len(TABLE_EPS), 4)``."""
     return med[[int(np.argmin(np.abs(np.log10(eps_grid / x)))) for x in TABLE_EPS]]
 
 
@@ -256,7 +257,8 @@ def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> dict:
 
 
 def payload_step(chain) -> dict:
-    """Break it: per pose the lift lever, gravity torques at lift and elbow, the max extra tip load, the joint."""
+    """Break it: per pose the lift lever, gravity torques at lift and elbow, the max extra tip load, the joint, and
+    the torque per newton down at lift, elbow and the limiting joint (N m/N: each joint's horizontal lever)."""
     m = so101_sim()
     limits = statics.actuator_force_limits(m, chain)
     lift, elbow = chain.joint_index("shoulder_lift"), chain.joint_index("elbow_flex")
@@ -265,7 +267,10 @@ def payload_step(chain) -> dict:
         res = statics.payload_limit(m, chain, q, limits, DOWN)
         lever = float(np.linalg.norm(mj.site_jacobian(m, chain, q)[:3, lift]))
         out[name] = {"q": q, "lever": lever, "lift": float(res.gravity[lift]), "elbow": float(res.gravity[elbow]),
-                         "force": float(res.force), "joint": res.joint_name}
+                     "force": float(res.force), "joint": res.joint_name,
+                     "lift_per_n": abs(float(res.per_newton[lift])), "elbow_per_n": abs(float(res.per_newton[elbow])),
+                     "limit_per_n": abs(float(res.per_newton[res.joint])),
+                     "limit_gravity": abs(float(res.gravity[res.joint]))}
     return {"limits": limits, "poses": out}
 
 
@@ -277,10 +282,13 @@ def fall_step(chain, limit, fractions=FRACTIONS) -> dict:
 
 
 def easy_step(m, chain) -> dict:
-    """Exercise Easy: the pan axis and the pan torque for F = (0, 0, -2) N at Q_STEP3."""
-    J = mj.site_jacobian(m, chain, Q_STEP3)
-    return {"axis": fk(chain, Q_STEP3).axes[0], "Jz": float(J[2, 0]),
-                "tau_pan": float(statics.joint_torques(J, np.r_[FORCES[0], 0.0, 0.0, 0.0])[0])}
+    """Exercise Easy, at Q_STEP3: the pan axis, the tool's offset ``r`` (m, world) from the pan anchor, and the pan
+    torque (N m) for Build it's downward, x and y pushes (FORCES[0], [1], [2]). A horizontal force F loads the
+    vertical pan axis with (r x F)_z = r_x F_y - r_y F_x."""
+    J, f = mj.site_jacobian(m, chain, Q_STEP3), fk(chain, Q_STEP3)
+    pan = [float(statics.joint_torques(J, np.r_[F, 0.0, 0.0, 0.0])[0]) for F in FORCES[:3]]
+    return {"axis": f.axes[0], "Jz": float(J[2, 0]), "tau_pan": pan[0], "r": f.p - f.anchors[0],
+            "tau_x": pan[1], "tau_y": pan[2], "force_x": float(FORCES[1][0]), "force_y": float(FORCES[2][1])}
 
 
 def medium_step(m, chain, n_grid=11) -> dict:
@@ -326,7 +334,7 @@ def vec(v) -> str:
 
 def print_velocity(r) -> None:
     print(f"\n== Step 1. Velocity map: J qdot vs the site's motion over {DT:.0e} s ({len(r['poses'])} poses, "
-          f"seed {SEED}) ==")
+          f"random seed {SEED}) ==")
     print(f"max relative error: linear {e(r['linear'])}, angular {e(r['angular'])}")
     print(f"median site speed with every joint at 1/sqrt(5) rad/s (|qdot| = 1): {r['speed']:.3f} m/s")
 
@@ -349,8 +357,8 @@ def print_sweep(r) -> None:
     print(f"sqrt(eps_mach) = {e(np.sqrt(eps64))}, cbrt(eps_mach) = {e(np.cbrt(eps64))}")
     print("Round-off error is eps_mach x (how the rounding errors of FK's ~100 operations add up) / eps; that sum\n"
           f"depends on the operation order and the CPU (here MuJoCo {mujoco.__version__} on {platform.machine()}; "
-          "the seed ran MuJoCo 3.17.0 on an Apple M5).\nThe same sweep through physai's NumPy FK (identical maths, "
-          "other operation order) moves the round-off cells:")
+          "the source lesson ran MuJoCo 3.17.0 on an Apple M5).\nThe same sweep through physai's NumPy FK "
+          "(identical maths, other operation order) moves the round-off cells:")
     print(f"   central Jp at 1e-5: MuJoCo FK {e(r['mujoco_fk'][0, 2])}, NumPy FK {e(r['numpy_fk'][0, 2])}")
     print(f"   forward Jp at 1e-14: MuJoCo FK {e(r['mujoco_fk'][1, 0])}, NumPy FK {e(r['numpy_fk'][1, 0])}")
 
@@ -373,12 +381,14 @@ def print_servo(r) -> None:
 def print_payload(r) -> None:
     print("\n== Break it. Payload limit: tau = g(q) - f J_p^T(-z) within the servos' limits (gravity on) ==")
     print(f"servo limits from so101.xml forcerange: {', '.join(f'{x:.2f}' for x in r['limits'])} N m")
-    print(f"{'pose (rad)':34s} | lift axis -> tip (m) | gravity torque lift / elbow (N m) | max extra tip load | "
-          "limiting joint")
+    print(f"{'pose (rad)':34s} | lift axis -> tip (m) | gravity torque lift / elbow (N m) | per N down lift / elbow "
+          "(N m/N) | max extra tip load | limiting joint")
     for name, p in r["poses"].items():
         label = f"{name} ({', '.join(f'{x:g}' for x in p['q'])})"
         print(f"{label:34s} | {p['lever']:20.3f} | {p['lift']:15.3f} / {p['elbow']:.3f}{'':11s} | "
-              f"{p['force']:16.2f} N | {p['joint']}")
+              f"{p['lift_per_n']:13.3f} / {p['elbow_per_n']:.3f}{'':9s} | {p['force']:16.2f} N | {p['joint']}")
+    print("A pose's limit is set by its first joint to saturate: (limit - |gravity torque|) / (torque per N down) at "
+          "that joint.")
     print(STANDIN)
 
 
@@ -394,6 +404,9 @@ def print_exercises(easy, medium, hard) -> None:
     print(f"Easy. The pan axis in the world is {vec(easy['axis'])} (vertical), so its column's vertical entry "
           f"(a x (p - o))_z = {easy['Jz']:.1e} and tau_pan = {easy['tau_pan']:.1e} N m for F = (0, 0, -2) N:\n"
           "   a vertical force has no moment about a vertical axis.")
+    print(f"   The tool sits r = ({vec(easy['r'])}) m from the pan anchor, so a push of {easy['force_x']:g} N along x "
+          f"loads the pan with {easy['tau_x']:.4f} N m\n   (r_y F_x) and {easy['force_y']:g} N along y with "
+          f"{easy['tau_y']:.4f} N m (r_x F_y).")
     print("Medium. Lift torque per newton down = |(a_lift x (p - o))_z| = the horizontal lever from the lift axis to "
           "the tip;\n   at most the full distance |a x (p - o)|. Searching the joint ranges (grid + L-BFGS-B):")
     for label, row in medium.items():
@@ -410,65 +423,65 @@ def print_exercises(easy, medium, hard) -> None:
           "~cbrt(eps_32) central.")
 
 
-# ---- claims: the seed's numbers against this run's ------------------------------------------------
+# ---- claims: the source's numbers against this run's ----------------------------------------------
 
 LESSON, SCRIPT = "09", "experiment.py"
 
 
-def claim(name, seed, measured, *, tol=None, unit="", why=None) -> Claim:
-    return number_claim(LESSON, name, seed, measured, script=SCRIPT, tol=tol, unit=unit, why=why)
+def claim(name, source, measured, *, tol=None, unit="", why=None) -> Claim:
+    return number_claim(LESSON, name, source, measured, script=SCRIPT, tol=tol, unit=unit, why=why)
 
 
-def roundoff(name, seed, measured, *, unit="") -> Claim:
-    return factor_claim(LESSON, name, seed, measured, script=SCRIPT, factor=ROUNDOFF, unit=unit,
+def roundoff(name, source, measured, *, unit="") -> Claim:
+    return factor_claim(LESSON, name, source, measured, script=SCRIPT, factor=ROUNDOFF, unit=unit,
                         why=f"round-off: within {ROUNDOFF:g}x either way (its digits follow operation order and CPU)")
 
 
-def at_roundoff(name, seed, measured, bound, unit) -> Claim:
-    """A number the seed prints whose size, not digits, is the claim: it is round-off, at most ``bound``."""
-    return Claim(LESSON, name, f"{seed} {unit}", f"{e(measured)} {unit}", verdict(abs(measured) <= bound),
+def at_roundoff(name, source, measured, bound, unit) -> Claim:
+    """A number the source prints whose size, not digits, is the claim: it is round-off, at most ``bound``."""
+    return Claim(LESSON, name, f"{source} {unit}", f"{e(measured)} {unit}", verdict(abs(measured) <= bound),
                  f"round-off sized: <= {bound:.0e} {unit}", SCRIPT)
 
 
 def velocity_claims(r) -> list[Claim]:
-    return [claim("Step 1: max relative error of J qdot, linear", SEED_STEP1["linear"], r["linear"]),
-            claim("Step 1: max relative error of J qdot, angular", SEED_STEP1["angular"], r["angular"]),
-            claim("Step 1: median site speed at |qdot| = 1", SEED_STEP1["speed"], r["speed"], unit="m/s")]
+    return [claim("Step 1: max relative error of J qdot, linear", SOURCE_STEP1["linear"], r["linear"]),
+            claim("Step 1: max relative error of J qdot, angular", SOURCE_STEP1["angular"], r["angular"]),
+            claim("Step 1: median site speed at |qdot| = 1", SOURCE_STEP1["speed"], r["speed"], unit="m/s")]
 
 
 def sweep_claims(r) -> list[Claim]:
     """Position cells right of the V's minimum are truncation (printed precision); at or left of it round-off."""
     out = []
     for scheme, j in (("forward", 0), ("central", 2)):
-        best = float(SEED_BEST[scheme])
+        best = float(SOURCE_BEST[scheme])
         for k, eps in enumerate(TABLE_EPS):
-            name, seed, x = f"Step 2: {scheme} Jp error at eps = {eps:.0e}", SEED_SWEEP[eps][j], r["table"][k, j]
-            out.append(claim(name, seed, x) if eps > best else roundoff(name, seed, x))
-        out.append(Claim(LESSON, f"Step 2: best {scheme} step", SEED_BEST[scheme], f"{r['best'][scheme]:.0e}",
+            name, source, x = f"Step 2: {scheme} Jp error at eps = {eps:.0e}", SOURCE_SWEEP[eps][j], r["table"][k, j]
+            out.append(claim(name, source, x) if eps > best else roundoff(name, source, x))
+        out.append(Claim(LESSON, f"Step 2: best {scheme} step", SOURCE_BEST[scheme], f"{r['best'][scheme]:.0e}",
                          verdict(r["best"][scheme] == best), "the table row with the smallest Jp error", SCRIPT))
-    out += [roundoff(f"Step 2: {s} Jr error at eps = 1e-01 (no truncation)", SEED_SWEEP[1e-1][j], r["table"][0, j])
+    out += [roundoff(f"Step 2: {s} Jr error at eps = 1e-01 (no truncation)", SOURCE_SWEEP[1e-1][j], r["table"][0, j])
             for s, j in (("forward", 1), ("central", 3))]
     return out
 
 
 def servo_claims(r) -> list[Claim]:
     out = []
-    for F, tau, servo, (seed_tau, seed_diff) in zip(r["forces"], r["tau"], r["servo"], SEED_TAU):
+    for F, tau, servo, (source_tau, source_diff) in zip(r["forces"], r["tau"], r["servo"], SOURCE_TAU):
         label = "(" + ", ".join(f"{x:g}" for x in F) + ") N"
-        off = np.abs(tau - np.array(seed_tau, dtype=float)).max()
-        out.append(Claim(LESSON, f"Step 3: J^T F at the settled pose, F = {label}", ", ".join(seed_tau) + " N m",
+        off = np.abs(tau - np.array(source_tau, dtype=float)).max()
+        out.append(Claim(LESSON, f"Step 3: J^T F at the settled pose, F = {label}", ", ".join(source_tau) + " N m",
                          vec(tau) + " N m", verdict(off <= 0.5e-4 + 1e-12), "every entry to the printed 4 decimals",
                          SCRIPT))
-        out.append(at_roundoff(f"Step 3: max |J^T F - servo torque|, F = {label}", seed_diff,
+        out.append(at_roundoff(f"Step 3: max |J^T F - servo torque|, F = {label}", source_diff,
                                np.abs(tau - servo).max(), 1e-12, "N m"))
-    out.append(at_roundoff("Step 3: max |qdot| after 20 s", SEED_QDOT, max(r["qdot"]), 1e-12, "rad/s"))
+    out.append(at_roundoff("Step 3: max |qdot| after 20 s", SOURCE_QDOT, max(r["qdot"]), 1e-12, "rad/s"))
     return out
 
 
 def payload_claims(r) -> list[Claim]:
     out, why = [], f"within {TORQUE_TOL:.0e} N m / {FORCE_TOL} N: the camera-mount stand-in moves them"
     for name, p in r["poses"].items():
-        lever, lift, elbow, force, joint = SEED_PAYLOAD[name]
+        lever, lift, elbow, force, joint = SOURCE_PAYLOAD[name]
         out += [claim(f"Break it, {name}: lift axis -> tip", lever, p["lever"], unit="m"),
                 claim(f"Break it, {name}: gravity torque, lift", lift, p["lift"], tol=TORQUE_TOL + 0.5e-3,
                       unit="N m", why=why),
@@ -483,7 +496,7 @@ def payload_claims(r) -> list[Claim]:
 def fall_claims(r) -> list[Claim]:
     out = []
     for frac, row in r.items():
-        _, drop, lift = SEED_FALL[frac]
+        _, drop, lift = SOURCE_FALL[frac]
         out += [claim(f"Break it, stretched x{frac:g} limit: tip drop after {BREAK_S:g} s", drop, 1000 * row["drop"],
                       unit="mm"),
                 claim(f"Break it, stretched x{frac:g} limit: lift servo torque", lift, row["lift"],
@@ -497,7 +510,7 @@ def exercise_claims(easy, medium, hard) -> list[Claim]:
                                                                         ("central", np.cbrt(eps32)))}
     return [at_roundoff("Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000", "0.0000", easy["tau_pan"], 1e-12,
                         "N m"),
-            claim("Medium: lift torque per newton down, stretched pose", SEED_MEDIUM,
+            claim("Medium: lift torque per newton down, stretched pose", SOURCE_MEDIUM,
                   medium["stretched"]["per_newton"], unit="N m/N"),
             Claim(LESSON, "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)",
                   f"{np.sqrt(eps32):.1e}, {np.cbrt(eps32):.1e}",
@@ -505,23 +518,28 @@ def exercise_claims(easy, medium, hard) -> list[Claim]:
                   verdict(all(near.values())), "each within a decade", SCRIPT)]
 
 
-def plot(med64, med32, path) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
-    for ax, med, dtype in zip(axes, (med64, med32), (np.float64, np.float32)):
-        eps_mach = np.finfo(dtype).eps
-        for j, (name, style) in enumerate(zip(COLUMNS, ("o-", "s--", "^-", "v--"))):
-            ax.loglog(EPS_GRID, np.maximum(med[:, j], 1e-17), style, ms=4, label=name)
-        ax.axvline(np.sqrt(eps_mach), color="gray", ls=":", label=f"sqrt(eps) = {np.sqrt(eps_mach):.1e}")
-        ax.axvline(np.cbrt(eps_mach), color="black", ls="-.", label=f"cbrt(eps) = {np.cbrt(eps_mach):.1e}")
-        ax.set_title(f"SO-101, {np.dtype(dtype).name} positions: median over the poses")
-        ax.set_xlabel("finite-difference step eps (rad)")
-        ax.invert_xaxis()
-        ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8)
-    axes[0].set_ylabel("largest entry error vs mj_jacSite")
+def plot_sweep(med, dtype, path, n_poses) -> dict:
+    """One log-log panel of a sweep, the step growing to the right, the legend inside the axes; -> the layout a test
+    reads: ``xlim`` (left, right) in rad and whether the legend's box lies inside the axes' box."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    eps_mach = np.finfo(dtype).eps
+    for j, (name, style) in enumerate(zip(COLUMNS, ("o-", "s--", "^-", "v--"))):
+        ax.loglog(EPS_GRID, np.maximum(med[:, j], 1e-17), style, ms=4, label=name)
+    ax.axvline(np.sqrt(eps_mach), color="gray", ls=":", label=f"sqrt(eps) = {np.sqrt(eps_mach):.1e}")
+    ax.axvline(np.cbrt(eps_mach), color="black", ls="-.", label=f"cbrt(eps) = {np.cbrt(eps_mach):.1e}")
+    ax.set_xlim(EPS_GRID.min() / 2, EPS_GRID.max() * 2)  # increasing: small steps (round-off) on the left
+    ax.set_title(f"SO-101, {np.dtype(dtype).name} positions: median over {n_poses} poses")
+    ax.set_xlabel("finite-difference step eps (rad), larger to the right")
+    ax.set_ylabel("largest entry error vs mj_jacSite (m/rad; rad/rad for Jr)")
+    ax.grid(True, which="major", alpha=0.3)
+    legend = ax.legend(fontsize=8, loc="lower left", framealpha=0.9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.canvas.draw()
+    box, frame = legend.get_window_extent(), ax.get_window_extent()
+    inside = bool(box.x0 >= frame.x0 and box.y0 >= frame.y0 and box.x1 <= frame.x1 and box.y1 <= frame.y1)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
+    return {"xlim": [float(x) for x in ax.get_xlim()], "legend_inside": inside}
 
 
 def sweep_rows(table) -> list[dict]:
@@ -551,7 +569,7 @@ def results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
                     "poses": [dict(name=name, **p) for name, p in payload["poses"].items()]},
         "fall": {"seconds": BREAK_S, "rows": [{"fraction": frac, "force": row["force"], "drop_mm": 1000 * row["drop"],
                                                "lift": row["lift"]} for frac, row in falls.items()]},
-        "easy": {"axis": easy["axis"], "Jz": easy["Jz"], "tau_pan": easy["tau_pan"]},
+        "easy": {k: easy[k] for k in ("axis", "Jz", "tau_pan", "r", "tau_x", "tau_y", "force_x", "force_y")},
         "medium": medium,
         "hard": {"rows": sweep_rows(table_rows(hard["med"])), "best": hard["best"], "eps32": eps32,
                  "sqrt_eps32": np.sqrt(eps32), "cbrt_eps32": np.cbrt(eps32), "n_poses": N_POSES_F32},
@@ -562,7 +580,7 @@ def main() -> dict:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; MuJoCo {mujoco.__version__}, NumPy "
-          f"{np.__version__}, {platform.machine()}; seed {SEED}")
+          f"{np.__version__}, {platform.machine()}; random seed {SEED}")
     velocity = velocity_step(m, chain)
     sweep64 = sweep_step(m, chain, velocity["poses"])
     servo = servo_step(chain)
@@ -577,10 +595,16 @@ def main() -> dict:
     claims = (velocity_claims(velocity) + sweep_claims(sweep64) + servo_claims(servo) + payload_claims(payload)
               + fall_claims(falls) + exercise_claims(easy, medium, hard))
     publish_claims(HERE, claims, SCRIPT)
-    plot(sweep64["med"], hard["med"], HERE / "fd_step_sweep.png")
-    print("\nfigure: fd_step_sweep.png (finite-difference error vs step, log-log V shapes with sqrt(eps) and cbrt(eps) "
-          f"marked; left float64, right float32 over {N_POSES_F32} poses)")
-    return save_results(HERE, SCRIPT, results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard))
+    figures = {"float64": plot_sweep(sweep64["med"], np.float64, HERE / "fd_step_sweep.png", N_POSES),
+               "float32": plot_sweep(hard["med"], np.float32, HERE / "fd_step_sweep_float32.png", N_POSES_F32)}
+    print("\nfigure: fd_step_sweep.png (In float64 the position columns' finite-difference error is V-shaped in the "
+          "step: round-off grows to the left of each minimum, truncation to the right, and the minima sit near "
+          "sqrt(eps) for forward and cbrt(eps) for central differences; the rotation columns, free of truncation, "
+          "only improve as the step grows.)")
+    print("figure: fd_step_sweep_float32.png (With positions rounded to float32 the same V shapes sit at much larger "
+          "steps, near the float32 sqrt(eps) and cbrt(eps).)")
+    return save_results(HERE, SCRIPT, results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
+                        | {"figures": figures})
 
 
 if __name__ == "__main__":

@@ -44,18 +44,23 @@ SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
 QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
 FIGURES = {
-    "sigma_spread.png": "the WidowX AI position block's singular values over random in-limit poses",
-    "rank_loss_map.png": "the SO-101's smallest singular value over shoulder_lift x elbow_flex; + its minimum",
-    "extension_sweep.png": "the WidowX AI walked to full extension: sigma_min, and the joint rates of exact, fixed "
-                           "and adaptive damping for a 5 cm/s request along the weak direction",
-    "ellipsoids.png": "velocity ellipsoids of the WidowX AI's position block, typical pose and near full extension",
+    "sigma_spread.png": "The WidowX AI's three position-block singular values over random poses inside its joint "
+                        "limits: the smallest one spreads widest.",
+    "rank_loss_map.png": "The SO-101's smallest singular value over shoulder_lift and elbow_flex: the dark bands are "
+                         "where a direction is lost, the vertical one where the upper and lower arm line up, the "
+                         "diagonal ones (dashed) where the tool passes over the pan axis.",
+    "extension_sweep.png": "The WidowX AI walked to full extension: the smallest singular value falls, and the exact "
+                           "joint speeds for a 5 cm/s request grow past the servo limit, while damped ones stay "
+                           "bounded; poses right of the grey line are past the elbow's limit.",
+    "ellipsoids.png": "The velocity ellipsoid of the WidowX AI's position block is round at a typical pose and flat "
+                      "near full extension.",
 }
-# The WidowX AI lesson's 2-DoF worked example, as it prints it.
-SEED_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
-                 "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
-                 "kappa": "2.66", "qdot": "[0.125, -0.333]", "kappa_words": "well-conditioned"}
-SEED_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # SEED_TWO_LINK["J"] as a matrix
-SEED_SIGMAS, SEED_SIGMA_NEAR, SEED_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
+# The source material's 2-DoF worked example, as it prints it (compared in the page's appendix).
+SOURCE_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
+                   "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
+                   "kappa": "2.66", "qdot": "[0.125, -0.333]", "kappa_words": "well-conditioned"}
+SOURCE_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # SOURCE_TWO_LINK["J"] as a matrix
+SOURCE_SIGMAS, SOURCE_SIGMA_NEAR, SOURCE_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
 
 
 def _save(fig, name: str) -> None:
@@ -105,7 +110,7 @@ def print_two_link(r: TwoLink) -> None:
 def two_link_claims(r: TwoLink) -> list[Claim]:
     close = lambda a, b, tol: bool(np.allclose(a, b, atol=tol, rtol=0))
     shrink = np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)
-    own_sigma, own_qdot = np.linalg.svd(SEED_J, compute_uv=False), np.linalg.solve(SEED_J, r.v)
+    own_sigma, own_qdot = np.linalg.svd(SOURCE_J, compute_uv=False), np.linalg.solve(SOURCE_J, r.v)
     return [
         Claim(LESSON, "2-DoF q = [0, pi/2] is 'fully extended vertically'", "fully extended",
               f"|tip| = {np.linalg.norm(r.tip):.3f} m, bent 90 deg",
@@ -113,15 +118,15 @@ def two_link_claims(r: TwoLink) -> list[Claim]:
               f"fully extended puts the tip L1 + L2 = {r.extended:g} m from the base"),
         Claim(LESSON, "2-DoF Jacobian", "[[-0.3, -0.3], [0.8, 0]]",
               f"[[{r.J[0, 0]:.1f}, {r.J[0, 1]:.1f}], [{r.J[1, 0]:.1f}, {r.J[1, 1]:.1f}]]",
-              verdict(close(r.J, SEED_J, 5e-4)), "entries within 5e-4 (the seed's rounding)"),
+              verdict(close(r.J, SOURCE_J, 5e-4)), "entries within 5e-4 (the source's rounding)"),
         Claim(LESSON, "2-DoF singular values (m/rad)", "0.85, 0.32", f"{r.sigma[0]:.2f}, {r.sigma[1]:.2f}",
               verdict(close(r.sigma, [0.85, 0.32], 5e-3)),
-              f"within 5e-3; even the seed's own J gives {own_sigma[0]:.2f}, {own_sigma[1]:.2f}"),
+              f"within 5e-3; even the source's own J gives {own_sigma[0]:.2f}, {own_sigma[1]:.2f}"),
         Claim(LESSON, "2-DoF condition number", "2.66", f"{r.kappa:.2f}", verdict(abs(r.kappa - 2.66) < 5e-3),
               "within 5e-3"),
         Claim(LESSON, "2-DoF qdot = J^-1 [0, 0.1] (rad/s)", "[0.125, -0.333]", f"[{r.qdot[0]:.3f}, {r.qdot[1]:.3f}]",
               verdict(close(r.qdot, [0.125, -0.333], 5e-4)),
-              f"within 5e-4; the seed's own J gives [{own_qdot[0]:.3f}, {own_qdot[1]:.3f}]"),
+              f"within 5e-4; the source's own J gives [{own_qdot[0]:.3f}, {own_qdot[1]:.3f}]"),
         Claim(LESSON, "2-DoF damping lambda = 0.1 reduces the joint rates slightly", "slightly reduced",
               f"|qdot| x {shrink:.3f}", verdict(0.8 < shrink < 1.0), "a reduction of less than 20 %"),
     ]
@@ -160,10 +165,12 @@ def print_typical(r: SigmaSpread) -> None:
 
 def plot_typical(r: SigmaSpread) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.hist(np.log10(r.sigmas), bins=40, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
-    for s in (0.5, 0.3, 0.08):
-        ax.axvline(np.log10(s), color="k", ls=":", lw=1)
-    ax.set_xlabel("log10 sigma (m/rad); dotted: the lesson's 0.5, 0.3, 0.08")
+    bins = np.geomspace(r.sigmas.min(), r.sigmas.max(), 41)
+    ax.hist(r.sigmas, bins=bins, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
+    for k, s in enumerate(np.median(r.sigmas, axis=0)):
+        ax.axvline(s, color=f"C{k}", ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("singular value (m/rad, log scale); dotted: each one's median")
     ax.set_ylabel("poses")
     ax.set_title("WidowX AI position block over random in-limit poses")
     ax.legend()
@@ -172,10 +179,10 @@ def plot_typical(r: SigmaSpread) -> None:
 
 def typical_claims(r: SigmaSpread) -> list[Claim]:
     lo, med, hi = np.percentile(r.sigmas, [10, 50, 90], axis=0)
-    seed = np.array([0.5, 0.3, 0.08])
+    source = np.array([0.5, 0.3, 0.08])
     return [Claim(LESSON, "WidowX AI mid-workspace position-block sigmas (m/rad)", "~0.5, 0.3, 0.08",
-                  "median " + ", ".join(f"{s:.2f}" for s in med), verdict(bool(np.all((lo <= seed) & (seed <= hi)))),
-                  "each seed value inside the 10-90th percentile band of random in-limit poses")]
+                  "median " + ", ".join(f"{s:.2f}" for s in med), verdict(bool(np.all((lo <= source) & (source <= hi)))),
+                  "each source value inside the 10-90th percentile band of random in-limit poses")]
 
 
 # ---- 3. rank loss on the SO-101 --------------------------------------------------------------------
@@ -189,6 +196,7 @@ class RankLossMap:
     sigma_max: np.ndarray  # (n, n) m/rad
     q_min: np.ndarray  # (5,) the grid pose with the smallest sigma_min
     bend_deg: np.ndarray  # (2,) upper->lower arm and lower arm->tool angles there (deg)
+    pan_offset: np.ndarray  # (n, n) m, the tool's signed horizontal distance from the shoulder_pan axis
 
 
 def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
@@ -203,7 +211,13 @@ def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
     f = fk(chain, q[i, j])
     seg = [f.anchors[2] - f.anchors[1], f.anchors[3] - f.anchors[2], f.p - f.anchors[3]]
     cos = [seg[k] @ seg[k + 1] / np.linalg.norm(seg[k]) / np.linalg.norm(seg[k + 1]) for k in range(2)]
-    return RankLossMap(lift, elbow, S[..., -1], S[..., 0], q[i, j], np.degrees(np.arccos(np.clip(cos, -1, 1))))
+    # the arm's plane holds the pan axis; its horizontal direction is lift axis x pan axis (pan fixed at zero)
+    g = fk(chain, q)
+    pan, lift_axis = g.axes[..., 0, :], g.axes[..., 1, :]
+    across = np.cross(lift_axis, pan)
+    offset = np.sum((g.p - g.anchors[..., 0, :]) * across, axis=-1) / np.linalg.norm(across, axis=-1)
+    return RankLossMap(lift, elbow, S[..., -1], S[..., 0], q[i, j], np.degrees(np.arccos(np.clip(cos, -1, 1))),
+                       offset)
 
 
 def print_rank_loss(r: RankLossMap) -> None:
@@ -219,10 +233,12 @@ def plot_rank_loss(r: RankLossMap) -> None:
     fig, ax = plt.subplots(figsize=(6, 4.5))
     im = ax.pcolormesh(r.elbow, r.lift, r.sigma_min, shading="auto", cmap="viridis")
     fig.colorbar(im, ax=ax, label="sigma_min (m/rad)")
+    ax.contour(r.elbow, r.lift, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1)
     ax.plot(r.q_min[2], r.q_min[1], "r+", ms=12)
     ax.set_xlabel("elbow_flex (rad)")
     ax.set_ylabel("shoulder_lift (rad)")
-    ax.set_title("SO-101: where the position block loses rank (+)")
+    ax.set_title("SO-101: where the position block loses rank (+: the smallest)\n"
+                 "dashed: the tool over the pan axis", fontsize=10)
     _save(fig, "rank_loss_map.png")
 
 
@@ -265,6 +281,7 @@ class ExtensionSweep:
     exact_norm: np.ndarray  # (k,) rad/s, |pinv(J) v|
     exact_peak: np.ndarray  # (k,) rad/s, the largest single joint rate of pinv(J) v
     fixed_norm: np.ndarray  # (k,) rad/s, |DLS v| with lambda = 0.05 m/rad
+    fixed_peak: np.ndarray  # (k,) rad/s, the largest single joint rate of DLS v
     fixed_weak: np.ndarray  # (k,) m/s the fixed-lambda rates deliver along the weak direction
     adaptive_peak: np.ndarray  # (k,) rad/s, largest joint rate of damped_step (adaptive lambda, then scaling)
     adaptive_lam: np.ndarray  # (k,) m/rad
@@ -296,7 +313,7 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
     tool = lambda qd: (Jp @ qd[..., None])[..., 0]
     return ExtensionSweep(
         elbow, float(chain.upper[2]), S[:, -1], S[:, 0], np.linalg.norm(exact, axis=1), np.abs(exact).max(axis=1),
-        np.linalg.norm(fixed, axis=1), np.sum(tool(fixed) * U[..., -1], axis=1),
+        np.linalg.norm(fixed, axis=1), np.abs(fixed).max(axis=1), np.sum(tool(fixed) * U[..., -1], axis=1),
         np.array([np.abs(dq).max() for dq, _ in steps]), np.array([h.lam for _, h in steps]),
         _cos(tool(clipped), v), _cos(tool(scaled), v))
 
@@ -335,17 +352,18 @@ def plot_sweep(r: ExtensionSweep) -> None:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
     a1.axhline(0.005, color="k", ls=":", lw=1, label="0.005 m/rad")
-    a2.semilogy(r.elbow, r.exact_norm, label="|qdot| exact (pinv)")
-    a2.semilogy(r.elbow, r.fixed_norm, label=f"|qdot| DLS, lambda {LAMBDA}")
-    a2.semilogy(r.elbow, r.adaptive_peak, label="max |qdot_i| adaptive")
+    a2.semilogy(r.elbow, r.exact_peak, label="exact (pinv)")
+    a2.semilogy(r.elbow, r.fixed_peak, label=f"fixed damping, lambda {LAMBDA}")
+    a2.semilogy(r.elbow, r.adaptive_peak, label="adaptive damping")
     a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit")
-    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda)")
+    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda), bound on the norm")
     for ax in (a1, a2):
+        ax.axvspan(r.elbow_limit, r.elbow[-1], color="gray", alpha=0.15, lw=0)
         ax.axvline(r.elbow_limit, color="gray", lw=1)
-        ax.set_xlabel("joint_2 (rad); gray: its limit")
+        ax.set_xlabel("elbow, joint_2 (rad); grey: past its limit")
         ax.legend(fontsize=8)
-    a1.set_ylabel("m/rad")
-    a2.set_ylabel("rad/s for 5 cm/s along the weak direction")
+    a1.set_ylabel("smallest singular value (m/rad)")
+    a2.set_ylabel("largest joint speed (rad/s) for 5 cm/s")
     fig.suptitle("WidowX AI walked to full extension")
     _save(fig, "extension_sweep.png")
 
@@ -353,7 +371,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
 def sweep_claims(r: ExtensionSweep) -> list[Claim]:
     lim, near = _at_limit(r), _first_below(r, 0.005)
     past = f"{r.elbow[near] - r.elbow_limit:.2f} rad past the elbow limit"
-    row = lambda claim, seed, measured, ok, why: Claim(LESSON, claim, seed, measured, verdict(ok), why)
+    row = lambda claim, source, measured, ok, why: Claim(LESSON, claim, source, measured, verdict(ok), why)
     return [
         row("near full extension sigma_min < 0.005 (within the joint limits)", "< 0.005 m/rad",
             f"{r.sigma_min[lim]:.4f} at the elbow limit", r.sigma_min[lim] < 0.005,
@@ -511,27 +529,28 @@ def tax_claims(t: DampingTax) -> list[Claim]:
 
 
 def two_link_results(r: TwoLink) -> dict:
-    own_sigma = np.linalg.svd(SEED_J, compute_uv=False)
+    own_sigma = np.linalg.svd(SOURCE_J, compute_uv=False)
     return {"tip": r.tip, "reach": float(np.linalg.norm(r.tip)), "extended": r.extended, "J": r.J, "sigma": r.sigma,
             "eig": r.sigma**2, "kappa": r.kappa, "qdot": r.qdot, "qdot_damped": r.qdot_damped,
             "speed_damped": r.speed_damped, "shrink": float(np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)),
-            "lam": r.lam, "v": float(np.linalg.norm(r.v)), "seed_J_sigma": own_sigma,
-            "seed_J_kappa": float(own_sigma[0] / own_sigma[1]),
-            "seed_J_qdot": np.linalg.solve(SEED_J, r.v), "seed": SEED_TWO_LINK}
+            "lam": r.lam, "v": float(np.linalg.norm(r.v)), "source_J_sigma": own_sigma,
+            "source_J_kappa": float(own_sigma[0] / own_sigma[1]),
+            "source_J_qdot": np.linalg.solve(SOURCE_J, r.v), "source": SOURCE_TWO_LINK}
 
 
 def sweep_results(r: ExtensionSweep) -> dict:
     lim, near = _at_limit(r), _first_below(r, 0.005)
     k = int(np.argmax(r.adaptive_peak))
-    keys = ("elbow", "sigma_min", "exact_norm", "exact_peak", "fixed_norm", "fixed_weak", "adaptive_peak",
-            "adaptive_lam", "cos_clip")
-    rows = [{key: float(getattr(r, key)[i]) for key in keys}
+    keys = ("elbow", "sigma_min", "exact_norm", "exact_peak", "fixed_norm", "fixed_peak", "fixed_weak",
+            "adaptive_peak", "adaptive_lam", "cos_clip")
+    rows = [{key: float(getattr(r, key)[i]) for key in keys} | {"inside": bool(r.elbow[i] <= r.elbow_limit)}
             for i in sorted({0, lim, _first_below(r, 0.01), near, len(r.elbow) - 1})]
     return {"elbow_limit": r.elbow_limit, "elbow_limit_deg": float(np.degrees(r.elbow_limit)), "rows": rows,
             "at_limit": rows[[x["elbow"] for x in rows].index(float(r.elbow[lim]))],
             "near": rows[[x["elbow"] for x in rows].index(float(r.elbow[near]))],
             "past": float(r.elbow[near] - r.elbow_limit), "short": float(r.elbow[-1] - r.elbow_limit),
-            "fixed_max": float(r.fixed_norm.max()), "near_fixed_weak_mm": float(r.fixed_weak[near] * 1000),
+            "fixed_max": float(r.fixed_norm.max()), "fixed_peak_max": float(r.fixed_peak.max()),
+            "near_fixed_weak_mm": float(r.fixed_weak[near] * 1000),
             "adaptive_peak": float(r.adaptive_peak[k]), "adaptive_peak_sigma": float(r.sigma_min[k]),
             "cos_scaled_min": float(r.cos_scaled.min()), "adaptive_bound": V_WEAK / SIGMA_HEALTHY, "v": V_WEAK,
             "lam": LAMBDA, "bound": V_WEAK / (2 * LAMBDA),
@@ -539,16 +558,17 @@ def sweep_results(r: ExtensionSweep) -> dict:
 
 
 def results(two, spread, rmap, sweep, dual, unit, tax) -> dict:
-    """Every number the lesson page shows from this script, at full precision, and the seed's as it prints them."""
+    """Every number the lesson page shows from this script, at full precision, and the source material's as it prints them."""
     lo, med, hi = np.percentile(spread.sigmas, [10, 50, 90], axis=0)
     k = int(np.argmin(rmap.sigma_min))
     return {
         "two_link": two_link_results(two),
         "typical": {"n": len(spread.sigmas), "p10": lo, "median": med, "p90": hi, "q": spread.q_typical,
-                    "radii": spread.radii, "thin": spread.directions[:, -1], "seed": SEED_SIGMAS},
+                    "radii": spread.radii, "thin": spread.directions[:, -1], "source": SOURCE_SIGMAS},
         "rank_loss": {"n": len(rmap.lift), "sigma_min_min": rmap.sigma_min.min(), "sigma_min_max": rmap.sigma_min.max(),
-                      "lift": rmap.q_min[1], "elbow": rmap.q_min[2], "bend": rmap.bend_deg,
-                      "sigma_max": rmap.sigma_max.flat[k], "ratio": rmap.sigma_min.flat[k] / rmap.sigma_max.flat[k]},
+                      "lift": rmap.q_min[1], "elbow": rmap.q_min[2], "elbow_deg": np.degrees(rmap.q_min[2]), "bend": rmap.bend_deg,
+                      "sigma_max": rmap.sigma_max.flat[k], "ratio": rmap.sigma_min.flat[k] / rmap.sigma_max.flat[k],
+                      "exact_norm": V_WEAK / rmap.sigma_min.min()},  # |pinv v| = |v| / sigma_min there
         "sweep": sweep_results(sweep),
         "duality": {"sigma": dual.sigma, "torque": dual.torque_per_newton,
                     "weak_mnm": dual.torque_per_newton[-1] * 1000,
@@ -559,7 +579,7 @@ def results(two, spread, rmap, sweep, dual, unit, tax) -> dict:
                 "fixed_max": tax.fixed.max(), "adaptive_max": tax.adaptive.max(),
                 "ramp": np.interp([0, SIGMA_HEALTHY / 2, SIGMA_HEALTHY], tax.ramp_sigma, tax.lam_ramp),
                 "ramp_step": np.abs(np.diff(tax.lam_ramp)).max()},
-        "seed": {"sigma_near": SEED_SIGMA_NEAR, "qdot_near": SEED_QDOT_NEAR},
+        "source": {"sigma_near": SOURCE_SIGMA_NEAR, "qdot_near": SOURCE_QDOT_NEAR},
     }
 
 

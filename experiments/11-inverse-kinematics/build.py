@@ -13,6 +13,7 @@ results.json and singular_start.png)
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import matplotlib
@@ -33,9 +34,10 @@ LAMBDA = 0.02  # m/rad
 TOL = 1e-4  # m
 MAX_STEP = 0.3  # rad, the largest joint change per step
 PATIENCE = 10  # steps in which the error must fall by 1 %
-# The WidowX AI lesson's line that this script checks (the page's erratum box quotes it)
-SEED_LM = ("iterate exactly this damped step on a position error to get numeric IK, where it goes by its "
-           "optimization name, Levenberg–Marquardt")
+ITERATIONS = 100  # steps per attempt
+# The source material's line that this script checks (the page's appendix quotes it)
+SOURCE_LM = ("iterate exactly this damped step on a position error to get numeric IK, where it goes by its "
+             "optimization name, Levenberg–Marquardt")
 RESTARTS = 50  # random restarts after the mid-range start
 
 
@@ -54,8 +56,17 @@ def stalled(errors: list[float]) -> bool:
     return len(errors) > PATIENCE and errors[-1] > 0.99 * errors[-1 - PATIENCE]
 
 
+STOPS = ("converged", "stalled", "limit")  # why an attempt stops: |e| < TOL, stalled(), or out of steps
+
+
+def stop_reason(errors) -> str:
+    """Why :func:`ik_by_hand` stopped, read from its error trace ``errors: (k + 1,)`` m, in the loop's own order of
+    tests: ``"converged"`` (``|e| < TOL``), ``"stalled"`` (:func:`stalled`) or ``"limit"`` (out of steps)."""
+    return "converged" if errors[-1] < TOL else "stalled" if stalled(list(errors)) else "limit"
+
+
 def ik_by_hand(chain, p_target: np.ndarray, q0: np.ndarray, lam: float = LAMBDA, max_step: float = MAX_STEP,
-               iterations: int = 100):
+               iterations: int = ITERATIONS):
     """Position IK from ``q0`` by damped least squares -> ``(q: (n,) rad, errors: (k + 1,) m)`` after ``k`` steps.
 
     ``p_target: (3,)`` world frame, m. Each step takes ``e = p_target - p(q)``, the damped step of the position
@@ -138,6 +149,7 @@ class Score:
     median_iterations: float | None  # steps, median over the successful targets (None: none succeeded)
     q: np.ndarray  # (k, n) rad
     iterations: np.ndarray  # (k,) steps
+    stops: dict | None = None  # {reason: attempts} for each of STOPS (ik_by_hand's attempts only)
 
 
 def lab_targets(chain, seed: int = LAB_SEED, n: int = LAB_TARGETS) -> np.ndarray:
@@ -155,7 +167,9 @@ def score(chain, targets: np.ndarray, q: np.ndarray, iterations: np.ndarray) -> 
 def lab_hand(chain, targets: np.ndarray, **options) -> Score:
     """:func:`ik_by_hand` (``options``: its ``lam``, ``max_step``) once per target from the mid-range pose."""
     runs = [ik_by_hand(chain, p, chain.q_middle.copy(), **options) for p in targets]
-    return score(chain, targets, np.array([q for q, _ in runs]), np.array([len(e) - 1 for _, e in runs]))
+    s = score(chain, targets, np.array([q for q, _ in runs]), np.array([len(e) - 1 for _, e in runs]))
+    reasons = [stop_reason(e) for _, e in runs]
+    return dataclasses.replace(s, stops={k: reasons.count(k) for k in STOPS})
 
 
 def lab_library(chain, targets: np.ndarray) -> Score:
@@ -221,10 +235,12 @@ def near_singular(chain) -> NearSingular:
 
 def print_break(rows: dict, ns: NearSingular) -> None:
     print("\n== Break it: the lab's loop with parts removed (same targets and start) ==")
-    print(f"  {'variant':24s} {'lambda':>6s} {'max_step':>8s} {'success':>8s} {'median it':>9s}")
+    print(f"  {'variant':24s} {'lambda':>6s} {'max_step':>8s} {'success':>8s} {'median it':>9s}   stopped: "
+          + ", ".join(STOPS))
     for (_, label, lam, max_step), s in zip(VARIANTS, rows.values()):
         its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
-        print(f"  {label:24s} {lam:6g} {max_step:8g} {s.success:8.1%} {its:>9s}")
+        print(f"  {label:24s} {lam:6g} {max_step:8g} {s.success:8.1%} {its:>9s}   "
+              + ", ".join(str(s.stops[k]) for k in STOPS))
     print(f"  near the singularity: start q = {Q_STRETCHED} (sigma_min {ns.sigma_min:.4f} m/rad), target {PULL} m "
           f"back along the weak direction")
     for label in ns.first_step:
@@ -233,7 +249,7 @@ def print_break(rows: dict, ns: NearSingular) -> None:
 
 
 def _brief(s: Score) -> dict:
-    return {"success": s.success, "median_iterations": s.median_iterations}
+    return {"success": s.success, "median_iterations": s.median_iterations} | ({"stops": s.stops} if s.stops else {})
 
 
 def plot_near_singular(ns: NearSingular) -> None:
@@ -256,7 +272,7 @@ def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingul
     variants = [{"key": key, "label": label, "lam": lam, "max_step": max_step if np.isfinite(max_step) else None,
                  **_brief(rows[key])} for key, label, lam, max_step in VARIANTS]
     return {
-        "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "restarts": RESTARTS,
+        "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS, "restarts": RESTARTS,
         "library_restarts": DEFAULT_RESTARTS,
         "run": {"n": len(ok), "converged": int(ok.sum()), "rate": float(ok.mean()),
                 "steps_median": float(np.median(r.steps)), "steps_max": int(r.steps.max()),
@@ -269,10 +285,11 @@ def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingul
         # variants that solved some targets, and those that solved none (no median to show)
         "break": [row for row in variants if row["median_iterations"] is not None],
         "break_none": [row for row in variants if row["median_iterations"] is None],
+        "heavy": next(row for row in variants if row["key"] == "heavy"),  # Break it's and the quiz's stop counts
         "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "step_bound": PULL / (2 * LAMBDA),
                      "first_step": ns.first_step, "peak_error": ns.peak_error, "final_error": ns.final_error,
                      "distance": ns.distance},
-        "seed": {"lm": SEED_LM},
+        "source": {"lm": SOURCE_LM},
     }
 
 
@@ -296,7 +313,7 @@ def main(n_targets: int = 20) -> list[Claim]:
     print_break(rows, ns)
     plot_near_singular(ns)
     print("\nfigure: singular_start.png (The error per step from the stretched pose: the damped, step-limited loop "
-          "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back)")
+          "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back.)")
     save_results(HERE, "build.py", results(r, hand, library, rows, ns))
     return publish_claims(HERE, claims(r), "build.py")
 

@@ -517,11 +517,13 @@ def main(full: bool = False) -> list[Claim]:
     post = elbow_post()
     print_elbow_post(post)
     plot_elbow_post(post)
-    print("\nfigure: self_motion.png (the Panda's joints and elbow height during self-motion; the tool pose stays put)")
-    print("figure: planar3r_self_motion.png (a planar 3R holding one tip point: a one-parameter family of arms)")
-    print("figure: priority.png (elbow height under task priority, and the peak joint speed of each case)")
-    print("figure: elbow_post.png (the distance from the arm to the post along the self-motion, without and with "
-          "avoid=, and how far the elbow moves per step: with avoid= it slows as the gap closes and comes to rest)")
+    print("\nfigure: self_motion.png (During self-motion the Panda's joints and elbow height change while the tool "
+          "pose stays put.)")
+    print("figure: planar3r_self_motion.png (A planar 3R holding one tip point is a one-parameter family of arms.)")
+    print("figure: priority.png (The elbow's height under task priority, and the peak joint speed of each case: the "
+          "undamped conflict's peak dwarfs the others.)")
+    print("figure: elbow_post.png (The distance from the arm to the post along the self-motion, without and with "
+          "avoid=, and how far the elbow moves per step: with avoid= it slows as the gap closes and comes to rest.)")
     save_results(HERE, "experiment.py", {**results(dims, motion, planar_numbers(fam), choices, prio),
                                          "collision": elbow_post_results(post)})
     return publish_claims(HERE, claims, "experiment.py")

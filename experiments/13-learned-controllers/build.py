@@ -17,7 +17,7 @@ from physai import jaxkin, robots
 from physai.kinematics import jacobian
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
 from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict
-from physai.seed_robots import PLANAR2R_LINKS
+from physai.example_robots import PLANAR2R_LINKS
 from physai.singularity import damped_solve
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures

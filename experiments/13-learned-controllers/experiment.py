@@ -8,7 +8,7 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 3. ``extrapolation``: targets outside the training half-plane, network vs damped least squares.
 4. ``near_singularity``: the stretched-arm singularity, where the exact inverse has an infinite slope.
 5. ``joint_limits``: which networks command joints outside the SO-101's limits.
-6. ``hybrid``: a network's guess plus k DLS iterations vs k DLS iterations from a fixed seed.
+6. ``hybrid``: a network's guess plus k DLS iterations vs k DLS iterations from a fixed start.
 7. ``gap``: the commanded joints on MuJoCo's SO-101 with its position servos, with and without gravity.
 
 Run: uv run python experiments/13-learned-controllers/experiment.py [--full]
@@ -47,7 +47,7 @@ from physai.learned import (  # noqa: E402
     train,
 )
 from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
-from physai.seed_robots import PLANAR2R_LINKS  # noqa: E402
+from physai.example_robots import PLANAR2R_LINKS  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "13"
@@ -300,7 +300,7 @@ def print_so101(g: Guesses, setting: str) -> None:
 
 
 def hybrid(nets: dict, x: np.ndarray, ks=range(6)) -> np.ndarray:
-    """(len(ks), 2) median errors (m): network guess + k DLS steps, and k DLS steps from the mid-limit seed."""
+    """(len(ks), 2) median errors (m): network guess + k DLS steps, and k DLS steps from the mid-limit start."""
     chain = robots.load("so101")
     guess = predict(nets["FK-consistency, bounded"], x)
     mid = np.broadcast_to(0.5 * (chain.lower + chain.upper), (len(x), chain.n))
@@ -394,6 +394,7 @@ def plot_2r(g: Guesses, e: Extrapolation, setting: str) -> None:
     sc = a1.scatter(g.x[:, 0], g.x[:, 1], c=np.log10(err * 1e3 + 1e-3), s=6, cmap="viridis")
     fig.colorbar(sc, ax=a1, label="log10 FK-consistency error (mm)")
     a1.set_aspect("equal")
+    a1.set(xlabel="target x (m)", ylabel="target y (m)")
     a1.set_title("inside the training half-plane")
     for k, v in e.errors.items():
         a2.semilogy(np.degrees(np.abs(e.phi)), v * 1e3 + 1e-4, ".", ms=2, label=k)
@@ -415,9 +416,11 @@ def plot_so101(g: Guesses, gp: Gap, setting: str) -> None:
     a1.set_xlabel("position error (mm)")
     a1.set_ylabel("fraction of targets")
     a1.legend(fontsize=7)
+    colour = {k: f"C{i}" for i, k in enumerate(g.q)}  # one colour per method in both panels
     for k in gp.kinematic:
-        a2.loglog(gp.kinematic[k] * 1e3 + 1e-4, gp.gravity[k] * 1e3, ".", label=k)
-    a2.plot([1e-4, 1e3], [1e-4, 1e3], "k:", lw=0.8)
+        a2.loglog(gp.kinematic[k] * 1e3 + 1e-4, gp.gravity[k] * 1e3, ".", label=k, color=colour.get(k))
+    a2.plot([1e-4, 1e3], [1e-4, 1e3], "k:", lw=0.8, label="miss = kinematic error")
+    a2.legend(fontsize=7)
     a2.set_xlabel("kinematic error (mm)")
     a2.set_ylabel("MuJoCo miss after settling (mm)")
     fig.suptitle(f"SO-101: error CDF and the gap to reality [{setting}]")
@@ -478,10 +481,12 @@ def main(setting: str = "tour") -> list[Claim]:
     plot_so101(g, gp, setting)
     claims = (multimodality_claims(mm) + extrapolation_claims(ex) + singularity_claims(ns_)
               + limits_hybrid_claims(g, h) + gap_claims(gp))
-    print("\nfigure: multimodality_2r.png (planar 2R: the FK-consistency network's error inside its training "
-          "half-plane, and every method's error against the target's polar angle)")
-    print("figure: so101_learned.png (SO-101: the error distribution of each method, and the kinematic error against "
-          "the miss after settling in MuJoCo)")
+    print(f"\nfigure: multimodality_2r.png (On the planar 2R, the FK-consistency network misses by millimetres to "
+          "centimetres inside its training half-plane (left); beyond the 90 degrees of polar angle it was trained on, "
+          f"both networks' errors climb, while {DLS_ITERATIONS} DLS iterations sit at the plot's floor on nearly "
+          "every target (right).)")
+    print("figure: so101_learned.png (On the SO-101, the error distribution of each method, and each answer's "
+          "kinematic error against its miss after settling in MuJoCo.)")
     save_results(HERE, "experiment.py", results(setting, mm, ex, ns_, g, h, gp))
     return publish_claims(HERE, claims, "experiment.py")
 

@@ -36,7 +36,10 @@
         button.classList.add(right ? "right" : "wrong");
         button.setAttribute("aria-pressed", "true");
         verdict.className = "verdict " + (right ? "right" : "wrong");
-        verdict.textContent = right ? "Right." : "Not quite: try another answer.";
+        // a wrong option's own why-not names the misconception behind it; the verdict shows it where it is given
+        var whyNot = button.parentNode.querySelector(".whynot");
+        if (right || !whyNot) verdict.textContent = right ? "Right." : "Not quite: try another answer.";
+        else verdict.innerHTML = "Not quite. <span class=\"whynot-text\">" + whyNot.innerHTML + "</span> Try another answer.";
         if (right) why.hidden = false;
       });
     });

@@ -1,4 +1,5 @@
-"""The seeds' illustrative chains as built-in robots (no files): ``planar2r``, ``planar3r`` and ``wxai_illustrative``.
+"""The course's worked-example chains as built-in robots (no files): ``planar2r``, ``planar3r`` and
+``wxai_illustrative``.
 
 The table of named robots in :mod:`physai.robots` lists them, so ``robots.load("planar2r")`` works anywhere.
 """
@@ -7,11 +8,12 @@ from __future__ import annotations
 
 from physai.kinematics import BodySpec, Chain, JointSpec, chain_from_bodies
 
-PLANAR2R_LINKS = (0.5, 0.3)  # L1, L2 (m), the WidowX AI lesson's worked example
+PLANAR2R_LINKS = (0.5, 0.3)  # L1, L2 (m): the 2-link arm of lessons 10 and 13
 PLANAR3R_LINKS = (0.5, 0.3, 0.2)  # planar2r plus a 0.2 m third link: redundant for a 2-D position task
 
-# The WidowX AI lesson's reference code: unit joint axes and the offset of each joint origin from
-# the previous one, both in the parent link frame; the tool sits EE_OFFSET beyond the last joint.
+# An illustrative WidowX-AI-like arm (the real arm's kinematic numbers were not published): unit joint axes and
+# the offset of each joint origin from the previous one, both in the parent link frame; the tool sits EE_OFFSET
+# beyond the last joint.
 WXAI_AXES = ((0, 0, 1), (0, 1, 0), (0, 1, 0), (1, 0, 0), (0, 1, 0), (1, 0, 0))
 WXAI_OFFSETS = ((0, 0, 0.110), (0, 0, 0.050), (0.06, 0, 0.30), (0.17, 0, 0), (0.115, 0, 0), (0.075, 0, 0))
 WXAI_EE_OFFSET = (0.11, 0.0, 0.0)
@@ -31,7 +33,7 @@ def planar2r() -> Chain:
 
     Tool point ``(L1 cos q1 + L2 cos(q1 + q2), L1 sin q1 + L2 sin(q1 + q2), 0)``. Joints unlimited.
     """
-    return _planar("planar2r", PLANAR2R_LINKS, "built-in (WidowX AI lesson, L1=0.5, L2=0.3)")
+    return _planar("planar2r", PLANAR2R_LINKS, "built-in (worked example, L1=0.5, L2=0.3)")
 
 
 def planar3r() -> Chain:
@@ -43,9 +45,9 @@ def planar3r() -> Chain:
 
 
 def wxai_illustrative() -> Chain:
-    """The WidowX AI lesson's illustrative 6-DoF chain (not the real arm: its geometry "is not published").
+    """An illustrative 6-DoF WidowX-AI-like chain (not the real arm, whose kinematic numbers were not published).
 
-    The lesson's ``fk`` does ``p += R @ OFFSETS[i]``, reads joint i's axis and origin, then
+    Its reference ``fk`` does ``p += R @ OFFSETS[i]``, reads joint i's axis and origin, then
     ``R = R @ rodrigues(AXES[i], q[i])``: exactly MuJoCo's body-tree rule with one body per joint at
     ``pos = OFFSETS[i]``, identity orientation, hinge ``AXES[i]`` through the body origin. Joints unlimited.
     """
@@ -54,5 +56,5 @@ def wxai_illustrative() -> Chain:
         for i, (ax, off) in enumerate(zip(WXAI_AXES, WXAI_OFFSETS))
     ]
     return chain_from_bodies("wxai_illustrative", bodies, WXAI_EE_OFFSET, tool_name="ee",
-                             source="built-in (WidowX AI lesson AXES/OFFSETS/EE_OFFSET)")
+                             source="built-in (illustrative AXES/OFFSETS/EE_OFFSET)")
 
