@@ -160,10 +160,6 @@ def _batch_serial(Q, P, T, J, F):
 # Below this many rows, waking the thread pool costs more than the rows (a solver's active set is often 1).
 PARALLEL_MIN_ROWS = 256
 
-# Any other input raises TypeError at once instead of compiling a new specialisation.
-for _kernel in (_batch_parallel, _batch_serial):
-    _kernel.disable_compile()
-
 
 def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
     """Fill ``T (B, 4, 4)``, ``J (B, 6, n or 0)``, ``F (B, n or 0, 6)`` for validated ``Q (B, n)``."""

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -28,6 +29,7 @@ from rich.table import Table
 from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
 
+from physai import _env
 from physai._validate import count, nonnegative
 from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number
@@ -123,21 +125,53 @@ def lesson_dirs() -> list[Path]:
     return sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir())
 
 
+def _cannot_write(folder: Path) -> str | None:
+    """Why no file can be written into ``folder`` (made if missing), or None when one can."""
+    file = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if file is not None:
+        return f"{file} is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        return f"cannot write into {folder}: {exc.strerror or exc}"
+    return None
+
+
+def _output_folder(out: Path) -> Path:
+    """``--out`` as an absolute folder that takes files (made if missing); else one line and exit 2."""
+    out = Path(os.path.abspath(out))
+    why = _cannot_write(out)
+    if why:
+        _fail(f"--out: {why}")
+    return out
+
+
 @contextlib.contextmanager
 def _outputs_outside_the_install(out: Path):
     """Lessons installed with the package (or not writable) write under ``out/NN-name/`` instead of beside their
     scripts (:func:`physai.lesson.out_dir`), so nothing is written inside the install; a clone's lessons write beside
-    their scripts, and a ``PHYSAI_LESSON_OUT`` the user set is kept."""
-    from physai.lesson import OUT_ENV
-
-    redirect = OUT_ENV not in os.environ and (EXPERIMENTS == PACKAGED_LESSONS or not os.access(EXPERIMENTS, os.W_OK))
-    if redirect:
-        os.environ[OUT_ENV] = str(out)
+    their scripts. A ``PHYSAI_LESSON_OUT`` the user set is kept, made absolute from the folder the command runs in
+    (each script runs in its own folder), and checked first: a file, a folder that cannot be written or one inside
+    the package ends the command with one line."""
+    try:
+        mine = _env.lesson_out()
+    except PhysaiError as exc:
+        _fail(str(exc))
+    if mine is not None and (why := _cannot_write(mine)):
+        _fail(f"{_env.LESSON_OUT}={os.environ[_env.LESSON_OUT]!r}: {why}")
+    if mine is None and not (EXPERIMENTS == PACKAGED_LESSONS or not os.access(EXPERIMENTS, os.W_OK)):
+        yield
+        return
+    before = os.environ.get(_env.LESSON_OUT)
+    os.environ[_env.LESSON_OUT] = str(mine or out)
     try:
         yield
     finally:
-        if redirect:
-            os.environ.pop(OUT_ENV, None)
+        if before is None:
+            os.environ.pop(_env.LESSON_OUT, None)
+        else:
+            os.environ[_env.LESSON_OUT] = before
 
 
 def lesson_scripts(folder: Path) -> list[Path]:
@@ -211,11 +245,12 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     from physai import course, report
 
     wall0 = time.perf_counter()
-    out = out.resolve()
+    out = _output_folder(out)
     scripts = [s for d in lesson_dirs() for s in lesson_scripts(d)]
     if not scripts:
         typer.echo(f"physai: error: no lesson scripts found in {EXPERIMENTS}", err=True)
         raise typer.Exit(1)
+    course.remove_pages(out, [d.name for d in lesson_dirs()], track=True)
     runs = _run_scripts(scripts, out, full)
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
@@ -261,7 +296,8 @@ def lesson(
     scripts = [s for s in lesson_scripts(folder) if not which or s.name in which]
     if not scripts:
         _fail(f"lesson {folder.name} has no {' or '.join(which)}")
-    out = out.resolve()
+    out = _output_folder(out)
+    course.remove_pages(out, [folder.name])  # the run replaces its results: the page is written again after
     runs = _run_scripts(scripts, out, full)
     rc = max(r.returncode != 0 for r in runs)
     if not which and (folder / course.PAGE_FILE).is_file():
@@ -281,7 +317,6 @@ def _write_page(folder: Path, out: Path, runs) -> Path:
     lessons, unread = course.read_lessons(out, lesson_dirs(), runs)
     mine = lessons.get(lesson_number(folder))
     if mine is None:
-        (out / folder.name / course.PAGE_HTML).unlink(missing_ok=True)  # never leave an earlier run's page
         raise course.CourseError(f"{folder.name}: {unread[folder.name]}")
     return course.write_lesson(out, mine, lessons, runs, course.read_track(EXPERIMENTS)[0]["title"])
 
@@ -297,6 +332,9 @@ def exercise(
 
     lesson_folder = _lesson_dir(number)
     with _bad_input():
+        why = _cannot_write(Path(os.path.abspath(folder)))
+        if why:
+            raise InputError(f"{folder}: cannot write {ex.BUILD_FILE} there: {why}")
         path = ex.write_exercise(lesson_folder, folder, force)
         names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
     console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "
