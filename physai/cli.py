@@ -41,7 +41,7 @@ PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
 EXPERIMENTS = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else ROOT / "experiments"
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
 SCRIPTS = ("build.py", "experiment.py")
-FULL_ENV = "PHYSAI_FULL"  # set to 1: the lessons' large runs (what ``--full`` passes on)
+FULL_ENV = _env.FULL  # set to 1: the lessons' large runs (what ``--full`` passes on)
 VECTOR_OPTIONS = ("--q", "--target")
 # Piped output (files, CI logs, tests) has no terminal width; 80 columns would squeeze the tables.
 console = Console(width=None if sys.stdout.isatty() else 120)

@@ -43,6 +43,12 @@ def out_dir(script: str | Path) -> Path:
     return out
 
 
+def full_run() -> bool:
+    """Whether a lesson script runs its large sizes: ``--full`` on its command line, or ``PHYSAI_FULL=1`` (what
+    ``physai tour --full`` sets; another value than 1 or 0 is ignored with a warning)."""
+    return "--full" in sys.argv[1:] or _env.full()
+
+
 def _plain(x):
     """``x`` with NumPy scalars and arrays (at any depth) turned into JSON's numbers and lists."""
     if isinstance(x, dict):

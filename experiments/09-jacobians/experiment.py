@@ -11,9 +11,7 @@ Writes experiment_output.txt, claims.json and fd_step_sweep.png beside this file
 
 from __future__ import annotations
 
-import os
 import platform
-import sys
 
 import matplotlib
 
@@ -29,6 +27,7 @@ from physai.lesson import (
     Claim,
     factor_claim,
     fmt_row,
+    full_run,
     number_claim,
     out_dir,
     publish_claims,
@@ -39,7 +38,7 @@ from physai.lesson import (
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
-FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
+FULL = full_run()
 N_POSES = 50
 N_POSES_F32 = N_POSES if FULL else 10  # the float32 exercise: its minima need few poses
 DT = 1e-6  # s, Step 1's look-ahead
