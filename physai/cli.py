@@ -220,12 +220,15 @@ def _close_figures() -> None:
 FULL_OPTION = typer.Option(False, "--full", help="the lessons' large runs (as the seeds size them); slower")
 
 
-def _run_scripts(scripts: list[Path], out: Path, full: bool) -> list:
-    """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s."""
-    from physai import report
+def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False) -> list:
+    """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s.
+    The pages built from those lessons' results (with ``track``, the track page and the audit too) are removed
+    first: the run replaces the results, and the pages are written again, whole, once it is done."""
+    from physai import course, report
 
     runs = []
     with _outputs_outside_the_install(out):
+        course.remove_pages(out, sorted({script.parent.name for script in scripts}), track)
         for script in scripts:
             console.rule(f"[bold]{script.parent.name}/{script.name}")
             started = report.file_clock(script)
@@ -250,8 +253,7 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     if not scripts:
         typer.echo(f"physai: error: no lesson scripts found in {EXPERIMENTS}", err=True)
         raise typer.Exit(1)
-    course.remove_pages(out, [d.name for d in lesson_dirs()], track=True)
-    runs = _run_scripts(scripts, out, full)
+    runs = _run_scripts(scripts, out, full, track=True)
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
     index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs, wall)
@@ -297,7 +299,6 @@ def lesson(
     if not scripts:
         _fail(f"lesson {folder.name} has no {' or '.join(which)}")
     out = _output_folder(out)
-    course.remove_pages(out, [folder.name])  # the run replaces its results: the page is written again after
     runs = _run_scripts(scripts, out, full)
     rc = max(r.returncode != 0 for r in runs)
     if not which and (folder / course.PAGE_FILE).is_file():

@@ -125,8 +125,12 @@ def test_an_output_folder_under_a_file_ends_in_one_line(demo):
 @pytest.mark.parametrize("where", ["a file", "under a file"])
 def test_a_lesson_out_that_is_a_file_ends_in_one_line(demo, monkeypatch, where):
     Path("outs").write_text("a file")
+    page = Path("physai-out/01-demo/index.html")
+    page.parent.mkdir(parents=True)
+    page.write_text("an earlier run's page")
     monkeypatch.setenv(_env.LESSON_OUT, "outs" if where == "a file" else "outs/deeper")
     one_error_line(invoke("lesson", "01"), _env.LESSON_OUT, "is a file")
+    assert page.read_text() == "an earlier run's page"  # refused before anything ran or was removed
 
 
 def test_a_lesson_out_inside_the_package_is_refused_naming_it(demo, monkeypatch):
