@@ -297,21 +297,14 @@ _doubled = _tripled = None  # the callees _five_times compiles with, set by the 
 
 
 @pytest.fixture
-def full_disk(tmp_path):
-    """A 64 KiB file system, filled up (skipped where it cannot be mounted: not root, not Linux)."""
-    folder = tmp_path / "full"
-    folder.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a small file system here")
-    try:
-        with contextlib.suppress(OSError), open(folder / "filler", "wb") as fh:
-            while True:
-                fh.write(b"\0" * 4096)
-                fh.flush()
-        yield folder
-    finally:
-        subprocess.run(["umount", str(folder)], check=True)
+def full_disk(small_fs):
+    """A small file system, filled up."""
+    folder = small_fs()
+    with contextlib.suppress(OSError), open(folder / "filler", "wb") as fh:
+        while True:
+            fh.write(b"\0" * 4096)
+            fh.flush()
+    return folder
 
 
 def test_a_jit_cache_on_a_full_disk_compiles_uncached_callees_included(full_disk, monkeypatch):

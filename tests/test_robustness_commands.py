@@ -139,19 +139,8 @@ def test_a_lesson_out_inside_the_package_is_refused_naming_it(demo, monkeypatch)
 
 
 @pytest.fixture
-def read_only(tmp_path):
-    """A read-only file system (skipped where it cannot be mounted: not root, not Linux). Root writes through
-    permission bits, so a read-only mount is the one place nobody can write."""
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a read-only file system here")
-    try:
-        yield folder
-    finally:
-        os.chdir(tmp_path)  # a test may be working in it (monkeypatch puts the working folder back afterwards)
-        subprocess.run(["umount", str(folder)], check=True)
+def read_only(small_fs):
+    return small_fs("ro")
 
 
 def test_a_tour_in_a_read_only_folder_ends_in_one_line(demo, monkeypatch, read_only):
