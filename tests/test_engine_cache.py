@@ -36,6 +36,8 @@ if args[:2] == ["-m", "physai._aot_build"]:
 with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(f"{os.getpid()}\\n")
 time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+if os.environ.get("NUMBA_DISABLE_JIT"):  # numba.pycc would find plain functions to compile, and fail
+    sys.exit("AttributeError: 'function' object has no attribute 'nopython_signatures'")
 mode = os.environ.get("FAKE_MODE", "copy")
 if mode == "kill":
     os.kill(os.getpid(), signal.SIGKILL)
@@ -189,6 +191,12 @@ def test_a_compiler_failure_is_remembered_until_the_compiler_changes_or_an_hour_
     monkeypatch.setenv("FAKE_MODE", "copy")
     modules, why = _engine._ahead_of_time()  # an hour later: tried again, built, forgotten
     assert modules and served(why) and builds(cache) == 3 and not marker.exists()
+
+
+def test_numba_disable_jit_set_for_debugging_does_not_reach_the_build(cache, monkeypatch):
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")
+    modules, why = _engine._ahead_of_time()
+    assert modules and served(why) and builds(cache) == 1
 
 
 def test_a_build_failure_on_a_nearly_full_disk_is_not_remembered_whatever_the_compiler_said(cache, monkeypatch):
