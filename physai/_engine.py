@@ -22,7 +22,8 @@ Where the modules come from, first found first served:
    of the pair missing) is removed and built again. A failed build is remembered
    (``<name>.failed``) only when it would fail again (the compiler's error, a time-out): for an hour, or until the
    compiler changes; a killed build, a full disk (said by the compiler, or less than :data:`LOW_SPACE` left) or
-   missing memory are not remembered, and debris of a killed build is removed by the next build.
+   missing memory are not remembered, and debris of a killed build is removed by the next build. With less than
+   :data:`LOW_SPACE` free no build is tried: the JIT serves at once, and a process that finds room builds.
 
 Where neither serves, the JIT does, each kernel compiled (or loaded from numba's cache) when first called, so a
 first ``jacobian`` waits for the kinematics kernels only: the one-pose calls then decline (return None) and their
@@ -77,8 +78,8 @@ RETRY_AFTER = 3600.0  # seconds a failed build is remembered (unless the compile
 # map into a full file system dies of a bus error rather than an error number.
 TRANSIENT = ("No space left on device", "Disk quota exceeded", "File too large", "Cannot allocate memory",
              "MemoryError", "Bus error", "signal 7")
-# Less free space than this where the build ran (its objects, the modules, numba's cache) and a failure is taken
-# for a full disk, whatever the compiler said.
+# Less free space than this in the cache folder (a build's objects, the modules, numba's cache) and no build is
+# tried; a build that fails with less than this left is taken to have filled the disk, whatever the compiler said.
 LOW_SPACE = 64 * 2**20
 _HERE = Path(__file__).resolve().parent
 # every numba module is a kernel source, so a new one cannot be left out of the hash
@@ -262,6 +263,8 @@ def _cached(directory: Path) -> tuple[tuple | None, str]:
         import filelock
 
         directory.mkdir(parents=True, exist_ok=True)
+        if _low_on_space(directory):  # the build would fail for want of room: the JIT serves until there is some
+            return None, f"less than {LOW_SPACE >> 20} MiB free in {directory}: not building there"
         try:
             limit = _env.build_timeout()  # the longest a build takes, so the longest to wait for another's
             with filelock.FileLock(directory / "physai-build.lock", timeout=-1 if limit == np.inf else limit):

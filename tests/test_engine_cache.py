@@ -199,13 +199,25 @@ def test_numba_disable_jit_set_for_debugging_does_not_reach_the_build(cache, mon
     assert modules and served(why) and builds(cache) == 1
 
 
-def test_a_build_failure_on_a_nearly_full_disk_is_not_remembered_whatever_the_compiler_said(cache, monkeypatch):
+def test_on_a_nearly_full_disk_no_build_is_tried_and_the_next_process_with_room_builds(cache, monkeypatch):
+    with monkeypatch.context() as disk:
+        disk.setattr(_engine.shutil, "disk_usage", lambda path: SimpleNamespace(free=_engine.LOW_SPACE - 1))
+        modules, why = _engine._ahead_of_time()
+    assert modules is None and why == f"less than 64 MiB free in {cache}: not building there"
+    assert builds(cache) == 0 and not list(cache.glob("*.failed"))
+    modules, why = _engine._ahead_of_time()
+    assert modules and served(why) and builds(cache) == 1
+
+
+def test_a_build_failure_that_fills_the_disk_is_not_remembered_whatever_the_compiler_said(cache, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "fail")
-    monkeypatch.setattr(_engine.shutil, "disk_usage", lambda path: SimpleNamespace(free=_engine.LOW_SPACE - 1))
+    free = iter([_engine.LOW_SPACE, _engine.LOW_SPACE - 1])  # room before the build, none after it
+    monkeypatch.setattr(_engine.shutil, "disk_usage", lambda path: SimpleNamespace(free=next(free)))
     modules, why = _engine._ahead_of_time()
     assert modules is None and why.startswith(f"building {NAMES[0]} failed")
     assert not list(cache.glob("*.failed"))
     monkeypatch.setenv("FAKE_MODE", "copy")  # space is back
+    monkeypatch.setattr(_engine.shutil, "disk_usage", lambda path: SimpleNamespace(free=_engine.LOW_SPACE))
     modules, why = _engine._ahead_of_time()
     assert modules and served(why) and builds(cache) == 2
 
