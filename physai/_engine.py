@@ -19,9 +19,8 @@ Where the modules come from, first found first served:
    process with a time limit (``PHYSAI_BUILD_TIMEOUT`` seconds, default 600, ``inf`` for none:
    :func:`physai._env.build_timeout`), one build per folder at a time (a file lock: other processes wait for it, as
    long as a build may take, then import what it built). A module that does not import (truncated, corrupt, half
-   of the pair missing) is removed and built again. A failed build is remembered
-   (``<name>.failed``) only when it would fail again (the compiler's error, a time-out): for an hour, or until the
-   compiler changes; a killed build, a full disk (said by the compiler, or less than :data:`LOW_SPACE` left) or
+   of the pair missing) is removed and built again. A failed build is remembered (``<name>.failed``) only when it
+   would fail again (the compiler's error, a time-out): for an hour, or until the compiler changes; a killed build, a full disk (said by the compiler, or less than :data:`LOW_SPACE` left) or
    missing memory are not remembered, and debris of a killed build is removed by the next build. With less than
    :data:`LOW_SPACE` free no build is tried: the JIT serves at once, and a process that finds room builds.
 
@@ -29,8 +28,8 @@ Where neither serves, the JIT does, each kernel compiled (or loaded from numba's
 first ``jacobian`` waits for the kinematics kernels only: the one-pose calls then decline (return None) and their
 callers run the batch kernel on one row. Batches run numba's parallel JIT kernels either way
 (:func:`physai._numba_kin.batch`), whose disk cache lives in the cache folder too (:func:`njit`), never in the
-package. No failure of the build or of a cache
-reaches a kinematics call: it answers through the JIT, uncached if need be.
+package. No failure of the build or of a cache reaches a kinematics call: it answers through the JIT, uncached if
+need be.
 
 The module names are a hash of their sources (and, in the cache folder, which several environments may share, of
 Python, the platform and the numba and NumPy versions), so an edited kernel is never served from an old build.
