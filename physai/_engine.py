@@ -20,9 +20,10 @@ Where the modules come from, first found first served:
    :func:`physai._env.build_timeout`), one build per folder at a time (a file lock: other processes wait for it, as
    long as a build may take, then import what it built). A module that does not import (truncated, corrupt, half
    of the pair missing) is removed and built again. A failed build is remembered (``<name>.failed``) only when it
-   would fail again (the compiler's error, a time-out): for an hour, or until the compiler changes; a killed build, a full disk (said by the compiler, or less than :data:`LOW_SPACE` left) or
-   missing memory are not remembered, and debris of a killed build is removed by the next build. With less than
-   :data:`LOW_SPACE` free no build is tried: the JIT serves at once, and a process that finds room builds.
+   would fail again (the compiler's error, a time-out): for an hour, or until the compiler changes; a killed build,
+   a full disk (said by the compiler, or less than :data:`LOW_SPACE` left) or missing memory are not remembered,
+   and debris of a killed build is removed by the next build. With less than :data:`LOW_SPACE` free no build is
+   tried: the JIT serves at once, and a process that finds room builds.
 
 Where neither serves, the JIT does, each kernel compiled (or loaded from numba's cache) when first called, so a
 first ``jacobian`` waits for the kinematics kernels only: the one-pose calls then decline (return None) and their
