@@ -1,8 +1,9 @@
 """Files physai writes, written whole or not at all (private).
 
-Every file physai writes (pages, results, claims, transcripts, the engine's cache, exercises) goes to a temporary
-file beside its destination, then replaces it in one rename (:func:`os.replace`, atomic on one file system): a
-process killed mid-write, or a disk that fills, leaves the previous file or none, never half of one.
+The files physai writes (pages, the audit, results, claims, transcripts and the tour's copies of them, the engine's
+cache, exercises, learned models) go to a temporary file beside their destination, then replace it in one rename
+(:func:`os.replace`, atomic on one file system): a process killed mid-write, or a disk that fills, leaves the
+previous file or none, never half of one.
 """
 
 from __future__ import annotations
