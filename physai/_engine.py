@@ -16,17 +16,21 @@ Where the modules come from, first found first served:
    installed package compiles nothing and writes nothing, read-only or not;
 2. the cache folder (:func:`cache_dir`: ``NUMBA_CACHE_DIR`` when set, else the user's cache folder), where the first
    process that needs them builds them (a source checkout, a platform without a wheel; ~15 s once), in a child
-   process with a time limit (``PHYSAI_BUILD_TIMEOUT`` seconds, default 600), one build per folder at a time (a file
-   lock: other processes wait for it, then import what it built). A module that does not import (truncated,
-   corrupt, half of the pair missing) is removed and built again. A failed build is remembered
-   (``<name>.failed``) only when it would fail again (the compiler's error, a time-out): for an hour, or until the
-   compiler changes; a killed build, a full disk or missing memory are not remembered, and debris of a killed build
-   is removed by the next build.
+   process with a time limit (``PHYSAI_BUILD_TIMEOUT`` seconds, default 600, ``inf`` for none:
+   :func:`physai._env.build_timeout`), one build per folder at a time (a file lock: other processes wait for it, as
+   long as a build may take, then import what it built). A module that does not import (truncated, corrupt, half
+   of the pair missing) is removed and built again. A failed build is remembered (``<name>.failed``) only when it
+   would fail again (the compiler's error, a time-out): for an hour, or until the compiler changes; a killed build,
+   a full disk (said by the compiler, or less than :data:`LOW_SPACE` left) or missing memory are not remembered,
+   and debris of a killed build is removed by the next build. With less than :data:`LOW_SPACE` free no build is
+   tried: the JIT serves at once, and a process that finds room builds.
 
-Where neither serves, the JIT does: the one-pose calls then decline (return None) and their callers run the batch
-kernel on one row. Batches run numba's parallel JIT kernels either way (:func:`physai._numba_kin.batch`), whose disk
-cache lives in the cache folder too (:func:`njit`), never in the package. No failure of the build or of a cache
-reaches a kinematics call: it answers through the JIT, uncached if need be.
+Where neither serves, the JIT does, each kernel compiled (or loaded from numba's cache) when first called, so a
+first ``jacobian`` waits for the kinematics kernels only: the one-pose calls then decline (return None) and their
+callers run the batch kernel on one row. Batches run numba's parallel JIT kernels either way
+(:func:`physai._numba_kin.batch`), whose disk cache lives in the cache folder too (:func:`njit`), never in the
+package. No failure of the build or of a cache reaches a kinematics call: it answers through the JIT, uncached if
+need be.
 
 The module names are a hash of their sources (and, in the cache folder, which several environments may share, of
 Python, the platform and the numba and NumPy versions), so an edited kernel is never served from an old build.
@@ -35,6 +39,7 @@ Python, the platform and the numba and NumPy versions), so an edited kernel is n
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -53,6 +58,8 @@ from pathlib import Path
 
 import numpy as np
 
+from physai import _env, _files
+
 # kernel -> the module that defines it; callers pass exactly each kernel's signature types (no dispatch checks them)
 KERNELS = {
     "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik", "screen": "physai._numba_collision",
@@ -65,11 +72,15 @@ WALK = ("pose", "jacobian", "pose_jacobian", "frames")
 KINDS = ("kernels", "walk")  # the two modules, built in one step
 # The import system's own suffix: sysconfig's EXT_SUFFIX is initialised lazily, and not thread-safe on Python 3.11.
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
-TIMEOUT_ENV, TIMEOUT = "PHYSAI_BUILD_TIMEOUT", 600.0  # seconds a build may take before it is killed
+TIMEOUT_ENV, TIMEOUT = _env.BUILD_TIMEOUT, _env.DEFAULT_BUILD_TIMEOUT  # seconds a build may take (inf: no limit)
 RETRY_AFTER = 3600.0  # seconds a failed build is remembered (unless the compiler changes first)
-# A build that failed with one of these may succeed next time: not remembered.
+# A build that failed with one of these may succeed next time: not remembered. A linker writing through a memory
+# map into a full file system dies of a bus error rather than an error number.
 TRANSIENT = ("No space left on device", "Disk quota exceeded", "File too large", "Cannot allocate memory",
-             "MemoryError")
+             "MemoryError", "Bus error", "signal 7")
+# Less free space than this in the cache folder (a build's objects, the modules, numba's cache) and no build is
+# tried; a build that fails with less than this left is taken to have filled the disk, whatever the compiler said.
+LOW_SPACE = 64 * 2**20
 _HERE = Path(__file__).resolve().parent
 # every numba module is a kernel source, so a new one cannot be left out of the hash
 _SOURCES = (*sorted(p.name for p in _HERE.glob("_numba_*.py")), "_ik_record.py", "_aot_build.py", "_engine.py",
@@ -93,9 +104,9 @@ def module_name(kind: str = "kernels", *, prebuilt: bool = False) -> str:
 def cache_dir() -> Path:
     """Where run-time builds and numba's JIT cache are kept, as an absolute path: ``NUMBA_CACHE_DIR`` when set
     (beside numba's own cache), else the user's cache folder (``~/.cache/physai`` on Linux)."""
-    root = os.environ.get("NUMBA_CACHE_DIR")
-    if root:
-        return Path(os.path.abspath(root))
+    root = _env.numba_cache_dir()
+    if root is not None:
+        return root
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("physai", appauthor=False))
@@ -115,7 +126,7 @@ def _seal_name(names: tuple[str, ...]) -> str:
 def _seal(directory: Path, names: tuple[str, ...]) -> None:
     """Record the modules' hashes beside them: a truncated file can import (its missing end read as it runs)."""
     digests = {name: hashlib.sha256((directory / (name + EXT)).read_bytes()).hexdigest() for name in names}
-    (directory / _seal_name(names)).write_text(json.dumps(digests), encoding="utf-8")
+    _files.write_text(directory / _seal_name(names), json.dumps(digests))
 
 
 def _sealed(directory: Path, names: tuple[str, ...]) -> bool:
@@ -166,28 +177,42 @@ def _remembered(marker: Path) -> str | None:
 
 def _remember(marker: Path, reason: str) -> None:
     with contextlib.suppress(OSError):  # a full disk: nothing remembered, the next process tries again
-        marker.write_text(json.dumps({"reason": reason, "toolchain": _toolchain()}), encoding="utf-8")
+        _files.write_text(marker, json.dumps({"reason": reason, "toolchain": _toolchain()}))
 
 
-def _timeout() -> float:
+def _low_on_space(directory: Path) -> bool:
     try:
-        return float(os.environ.get(TIMEOUT_ENV, TIMEOUT))
-    except ValueError:
-        return TIMEOUT
+        usage = shutil.disk_usage(directory)
+    except OSError:
+        return True
+    return usage.free < LOW_SPACE
+
+
+def _wait(child: subprocess.Popen, limit: float) -> str:
+    """The child's output once it ends, within ``limit`` seconds (inf: no limit; raises ``TimeoutExpired``), in
+    waits of an hour at most (the longest a platform's wait takes)."""
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            return child.communicate(timeout=max(0.0, min(deadline - time.monotonic(), 3600.0)))[0]
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
 
 
 def _run_build(out: Path, names: tuple[str, ...]) -> tuple[str | None, bool]:
     """Run :mod:`physai._aot_build` into ``out``: ``(None, _)`` when it built both modules, else ``(why, transient)``.
     The child leads its own process group, so a time-out kills the compiler it started too."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(out.parent), "TMPDIR": str(out),  # the compilers' files too
-           "PYTHONPATH": os.pathsep.join(filter(None, (str(_HERE.parent), os.environ.get("PYTHONPATH"))))}
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}  # set, the build would compile nothing
+    env |= {"NUMBA_CACHE_DIR": str(out.parent), "TMPDIR": str(out),  # the compilers' files too
+            "PYTHONPATH": os.pathsep.join(filter(None, (str(_HERE.parent), os.environ.get("PYTHONPATH"))))}
     posix = os.name == "posix"
     child = subprocess.Popen([sys.executable, "-m", "physai._aot_build", str(out), *names], cwd=out, env=env,
                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              errors="replace", start_new_session=posix)
-    limit = _timeout()
+    limit = _env.build_timeout()
     try:
-        output, _ = child.communicate(timeout=limit)
+        output = _wait(child, limit)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(OSError):
             os.killpg(child.pid, signal.SIGKILL) if posix else child.kill()
@@ -198,7 +223,7 @@ def _run_build(out: Path, names: tuple[str, ...]) -> tuple[str | None, bool]:
     if child.returncode < 0:
         return f"building {names[0]} was killed by signal {-child.returncode}", True
     why = f"building {names[0]} failed (exit {child.returncode})\n{output[-6000:]}"
-    return why, any(text in output for text in TRANSIENT)
+    return why, any(text in output for text in TRANSIENT) or _low_on_space(out)
 
 
 def _clean(directory: Path, names: tuple[str, ...]) -> None:
@@ -238,8 +263,11 @@ def _cached(directory: Path) -> tuple[tuple | None, str]:
         import filelock
 
         directory.mkdir(parents=True, exist_ok=True)
+        if _low_on_space(directory):  # the build would fail for want of room: the JIT serves until there is some
+            return None, f"less than {LOW_SPACE >> 20} MiB free in {directory}: not building there"
         try:
-            with filelock.FileLock(directory / "physai-build.lock", timeout=_timeout() + 60):
+            limit = _env.build_timeout()  # the longest a build takes, so the longest to wait for another's
+            with filelock.FileLock(directory / "physai-build.lock", timeout=-1 if limit == np.inf else limit):
                 modules = _import_pair(directory, names)  # built by another process meanwhile
                 if modules is None and not (why := _remembered(marker)):
                     why = _build(directory, names, marker)
@@ -279,25 +307,76 @@ def _writable_cache() -> Path | None:
 
 def njit(*args, **options):
     """``numba.njit`` whose disk cache (``cache=True``) lives in :func:`cache_dir`, never beside the source (inside
-    an installed package). A cache that cannot be written (no folder, a full disk) compiles uncached instead."""
+    an installed package). A cache that cannot be written or read (no folder, a full disk, a file cut short) means
+    compiling and keeping the code in memory, never an error; with ``NUMBA_DISABLE_JIT`` set the function is
+    returned as it is, as numba does."""
     import numba
 
+    if not options.get("cache"):
+        return numba.njit(*args, **options)
+    signatures = (args[0] if isinstance(args[0], list) else [args[0]]) if args else []
+
     def decorate(func):
-        if options.get("cache"):
-            with _NUMBA_CONFIG:
-                directory = _writable_cache()
-                saved = numba.config.CACHE_DIR
-                try:
-                    if directory is not None:
-                        numba.config.CACHE_DIR = str(directory)
-                        return numba.njit(*args, **options)(func)
-                except OSError:  # the compiled code could not be saved: keep it in memory only
-                    pass
-                finally:
-                    numba.config.CACHE_DIR = saved
-        return numba.njit(*args, **{**options, "cache": False})(func)
+        # Made without signatures, so that its cache is in place before anything compiles; then what numba's own
+        # decorator does with signatures: compile each, and no other.
+        dispatcher = numba.njit(**{**options, "cache": False})(func)
+        if numba.config.DISABLE_JIT:
+            return dispatcher
+        dispatcher._cache = _disk_cache(func)
+        if signatures:
+            from numba.core import typeinfer
+
+            with typeinfer.register_dispatcher(dispatcher):
+                for signature in signatures:
+                    dispatcher.compile(signature)
+                dispatcher.disable_compile()
+        return dispatcher
 
     return decorate
+
+
+def _disk_cache(func):
+    """numba's disk cache for ``func`` in :func:`cache_dir` (:func:`_forgiving_cache`), or none where no file can be
+    written there."""
+    import numba
+    from numba.core.caching import NullCache
+
+    with _NUMBA_CONFIG:  # numba reads its cache folder from its config when a cache is made
+        directory = _writable_cache()
+        if directory is None:
+            return NullCache()
+        saved, numba.config.CACHE_DIR = numba.config.CACHE_DIR, str(directory)
+        try:
+            return _forgiving_cache()(func)
+        except (OSError, RuntimeError):  # numba found no folder it can write (RuntimeError: "no locator")
+            return NullCache()
+        finally:
+            numba.config.CACHE_DIR = saved
+
+
+@functools.cache
+def _forgiving_cache() -> type:
+    """numba's disk cache of compiled functions, in ``numba.config.CACHE_DIR`` only (numba would fall back to a
+    folder beside the source), where a file that cannot be written or read means compiling, not an error."""
+    from numba.core.caching import CompileResultCacheImpl, FunctionCache, UserProvidedCacheLocator
+
+    class InCacheFolder(CompileResultCacheImpl):
+        _locator_classes = [UserProvidedCacheLocator]
+
+    class ForgivingCache(FunctionCache):
+        _impl_class = InCacheFolder
+
+        def load_overload(self, sig, target_context):
+            try:
+                return super().load_overload(sig, target_context)
+            except OSError:
+                return None
+
+        def save_overload(self, sig, data):
+            with contextlib.suppress(OSError):
+                super().save_overload(sig, data)
+
+    return ForgivingCache
 
 
 def _numba_module(name: str):
@@ -310,9 +389,15 @@ def _numba_module(name: str):
                          "pass engine='numpy' for the readable NumPy engine") from exc
 
 
+def jit_kernel(name: str):
+    """The numba JIT function of kernel ``name`` (of :data:`KERNELS`), called past numba's type dispatch (its
+    compiled entry point); compiled, or loaded from numba's cache, on first use."""
+    return _entry_point(getattr(_numba_module(KERNELS[name]), name))
+
+
 def jit_kernels() -> dict:
-    """Each kernel's numba JIT function, called past numba's type dispatch (its compiled entry point)."""
-    return {k: _entry_point(getattr(_numba_module(m), k)) for k, m in KERNELS.items()}
+    """Each kernel's numba JIT function (:func:`jit_kernel`)."""
+    return {k: jit_kernel(k) for k in KERNELS}
 
 
 def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
@@ -327,13 +412,17 @@ def declined(q, P) -> None:
 
 def _entry_point(dispatcher):
     """The compiled function behind the dispatcher's one signature. Dispatch costs a few microseconds per call;
-    without it numba's unboxing checks only item sizes, hence the callers' exact types."""
+    without it numba's unboxing checks only item sizes, hence the callers' exact types. With ``NUMBA_DISABLE_JIT``
+    set the "dispatcher" is the Python function, which serves as it is."""
+    if not hasattr(dispatcher, "overloads"):
+        return dispatcher
     return dispatcher.overloads[dispatcher.signatures[0]].entry_point
 
 
 class Kernels:
     """The kernels and one-pose calls as attributes (``kernels.pose(q, P)``), loaded on first use by one thread
-    (the others wait for it); ``origin`` says from where."""
+    (the others wait for it); ``origin`` says from where. Served by the JIT, each kernel compiles (or loads from
+    numba's cache) when first asked for, so a process pays only for the kernels it calls."""
 
     def __getattr__(self, name: str):
         with _LOCK:
@@ -342,8 +431,10 @@ class Kernels:
                 if modules:
                     table = {k: getattr(modules[0], k) for k in KERNELS} | {k: getattr(modules[1], k) for k in WALK}
                 else:
-                    table, origin = jit_kernels() | dict.fromkeys(WALK, declined), f"numba JIT ({origin})"
+                    table, origin = dict.fromkeys(WALK, declined), f"numba JIT ({origin})"
                 self.__dict__.update(table, origin=origin)
+            if name in KERNELS and name not in self.__dict__:
+                self.__dict__[name] = jit_kernel(name)
         if name not in self.__dict__:
             raise AttributeError(f"the compiled engine has no kernel {name!r}")
         return self.__dict__[name]

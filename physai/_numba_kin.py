@@ -16,6 +16,7 @@ in C (:mod:`physai._engine` says why).
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numba
@@ -145,10 +146,16 @@ def _walk_row(q, P, T, J, F):
     store_pose(T, R, p)
 
 
-@njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True, parallel=True)
-def _batch_parallel(Q, P, T, J, F):
+def _batch_rows_in_parallel(Q, P, T, J, F):
     for b in numba.prange(Q.shape[0]):
         _walk_row(Q[b], P, T[b], J[b], F[b])
+
+
+@functools.cache
+def _batch_parallel():
+    """The parallel batch kernel, compiled (or loaded from numba's cache) for the first batch that needs it: it takes
+    longer to compile than the rest of this module, which a first small call, served by the JIT, waits for."""
+    return njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True, parallel=True)(_batch_rows_in_parallel)
 
 
 @njit(numba.void(_Q2, _P, _OUT3, _OUT3, _OUT3), cache=True)
@@ -160,12 +167,8 @@ def _batch_serial(Q, P, T, J, F):
 # Below this many rows, waking the thread pool costs more than the rows (a solver's active set is often 1).
 PARALLEL_MIN_ROWS = 256
 
-# Any other input raises TypeError at once instead of compiling a new specialisation.
-for _kernel in (_batch_parallel, _batch_serial):
-    _kernel.disable_compile()
-
 
 def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
     """Fill ``T (B, 4, 4)``, ``J (B, 6, n or 0)``, ``F (B, n or 0, 6)`` for validated ``Q (B, n)``."""
     parallel = Q.shape[0] >= PARALLEL_MIN_ROWS and not _IN_FORKED_CHILD[0]
-    (_batch_parallel if parallel else _batch_serial)(Q, P, T, J, F)
+    (_batch_parallel() if parallel else _batch_serial)(Q, P, T, J, F)

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -28,6 +29,7 @@ from rich.table import Table
 from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
 
+from physai import _env
 from physai._validate import count, nonnegative
 from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number
@@ -39,7 +41,7 @@ PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
 EXPERIMENTS = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else ROOT / "experiments"
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
 SCRIPTS = ("build.py", "experiment.py")
-FULL_ENV = "PHYSAI_FULL"  # set to 1: the lessons' large runs (what ``--full`` passes on)
+FULL_ENV = _env.FULL  # set to 1: the lessons' large runs (what ``--full`` passes on)
 VECTOR_OPTIONS = ("--q", "--target")
 # Piped output (files, CI logs, tests) has no terminal width; 80 columns would squeeze the tables.
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -123,21 +125,53 @@ def lesson_dirs() -> list[Path]:
     return sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir())
 
 
+def _cannot_write(folder: Path) -> str | None:
+    """Why no file can be written into ``folder`` (made if missing), or None when one can."""
+    file = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if file is not None:
+        return f"{file} is a file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        return f"cannot write into {folder}: {exc.strerror or exc}"
+    return None
+
+
+def _output_folder(out: Path) -> Path:
+    """``--out`` as an absolute folder that takes files (made if missing); else one line and exit 2."""
+    out = Path(os.path.abspath(out))
+    why = _cannot_write(out)
+    if why:
+        _fail(f"--out: {why}")
+    return out
+
+
 @contextlib.contextmanager
 def _outputs_outside_the_install(out: Path):
     """Lessons installed with the package (or not writable) write under ``out/NN-name/`` instead of beside their
     scripts (:func:`physai.lesson.out_dir`), so nothing is written inside the install; a clone's lessons write beside
-    their scripts, and a ``PHYSAI_LESSON_OUT`` the user set is kept."""
-    from physai.lesson import OUT_ENV
-
-    redirect = OUT_ENV not in os.environ and (EXPERIMENTS == PACKAGED_LESSONS or not os.access(EXPERIMENTS, os.W_OK))
-    if redirect:
-        os.environ[OUT_ENV] = str(out)
+    their scripts. A ``PHYSAI_LESSON_OUT`` the user set is kept, made absolute from the folder the command runs in
+    (each script runs in its own folder), and checked first: a file, a folder that cannot be written or one inside
+    the package ends the command with one line."""
+    try:
+        mine = _env.lesson_out()
+    except PhysaiError as exc:
+        _fail(str(exc))
+    if mine is not None and (why := _cannot_write(mine)):
+        _fail(f"{_env.LESSON_OUT}={os.environ[_env.LESSON_OUT]!r}: {why}")
+    if mine is None and not (EXPERIMENTS == PACKAGED_LESSONS or not os.access(EXPERIMENTS, os.W_OK)):
+        yield
+        return
+    before = os.environ.get(_env.LESSON_OUT)
+    os.environ[_env.LESSON_OUT] = str(mine or out)
     try:
         yield
     finally:
-        if redirect:
-            os.environ.pop(OUT_ENV, None)
+        if before is None:
+            os.environ.pop(_env.LESSON_OUT, None)
+        else:
+            os.environ[_env.LESSON_OUT] = before
 
 
 def lesson_scripts(folder: Path) -> list[Path]:
@@ -186,12 +220,15 @@ def _close_figures() -> None:
 FULL_OPTION = typer.Option(False, "--full", help="the lessons' large runs (as the seeds size them); slower")
 
 
-def _run_scripts(scripts: list[Path], out: Path, full: bool) -> list:
-    """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s."""
-    from physai import report
+def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False) -> list:
+    """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s.
+    The pages built from those lessons' results (with ``track``, the track page and the audit too) are removed
+    first: the run replaces the results, and the pages are written again, whole, once it is done."""
+    from physai import course, report
 
     runs = []
     with _outputs_outside_the_install(out):
+        course.remove_pages(out, sorted({script.parent.name for script in scripts}), track)
         for script in scripts:
             console.rule(f"[bold]{script.parent.name}/{script.name}")
             started = report.file_clock(script)
@@ -211,12 +248,12 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     from physai import course, report
 
     wall0 = time.perf_counter()
-    out = out.resolve()
+    out = _output_folder(out)
     scripts = [s for d in lesson_dirs() for s in lesson_scripts(d)]
     if not scripts:
         typer.echo(f"physai: error: no lesson scripts found in {EXPERIMENTS}", err=True)
         raise typer.Exit(1)
-    runs = _run_scripts(scripts, out, full)
+    runs = _run_scripts(scripts, out, full, track=True)
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
     index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs)
@@ -261,7 +298,7 @@ def lesson(
     scripts = [s for s in lesson_scripts(folder) if not which or s.name in which]
     if not scripts:
         _fail(f"lesson {folder.name} has no {' or '.join(which)}")
-    out = out.resolve()
+    out = _output_folder(out)
     runs = _run_scripts(scripts, out, full)
     rc = max(r.returncode != 0 for r in runs)
     if not which and (folder / course.PAGE_FILE).is_file():
@@ -281,7 +318,6 @@ def _write_page(folder: Path, out: Path, runs) -> Path:
     lessons, unread = course.read_lessons(out, lesson_dirs(), runs)
     mine = lessons.get(lesson_number(folder))
     if mine is None:
-        (out / folder.name / course.PAGE_HTML).unlink(missing_ok=True)  # never leave an earlier run's page
         raise course.CourseError(f"{folder.name}: {unread[folder.name]}")
     return course.write_lesson(out, mine, lessons, runs, course.read_track(EXPERIMENTS)[0]["title"])
 
@@ -297,6 +333,9 @@ def exercise(
 
     lesson_folder = _lesson_dir(number)
     with _bad_input():
+        why = _cannot_write(Path(os.path.abspath(folder)))
+        if why:
+            raise InputError(f"{folder}: cannot write {ex.BUILD_FILE} there: {why}")
         path = ex.write_exercise(lesson_folder, folder, force)
         names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
     console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "

@@ -22,6 +22,7 @@ import math
 import re
 import shutil
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,9 +32,10 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from physai import _files
 from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number, read_results
-from physai.report import claims_html, figure_captions, run_stamp
+from physai.report import AUDIT_FILE, claims_html, figure_captions, run_stamp
 
 PAGE_FILE = "lesson.md"
 PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
@@ -466,10 +468,18 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple
         except PhysaiError as exc:
             unbuilt[lesson.name] = str(exc)
     failed = [f"{name}: {why}" for name, why in unbuilt.items()]
-    index = out / PAGE_HTML
+    index = _files.write_text(out / PAGE_HTML, track_page(experiments, list(lessons.values()), failed, run_stamp()))
     write_fonts(out)
-    index.write_text(track_page(experiments, list(lessons.values()), failed, run_stamp()), encoding="utf-8")
     return index, failed
+
+
+def remove_pages(out: Path, names: Iterable[str], track: bool = False) -> None:
+    """Remove the pages built from the results in ``out`` before a run replaces those results: each named lesson's
+    ``out/NN-name/index.html`` and, with ``track``, the track page and the audit (their totals). A run stopped half-way
+    (killed, a full disk) then leaves no page beside data it does not show; the pages are written again, whole, once
+    the run is done (:func:`write_site`, :func:`write_lesson`)."""
+    for path in [out / name / PAGE_HTML for name in names] + ([out / PAGE_HTML, out / AUDIT_FILE] if track else []):
+        path.unlink(missing_ok=True)
 
 
 def read_lessons(out: Path, folders: list[Path], runs) -> tuple[dict[str, Lesson], dict[str, str]]:
@@ -498,7 +508,7 @@ def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, tr
             if r.lesson == lesson.name]
     page = lesson_page(lesson, out / lesson.name, lessons, mine, run_stamp(), track)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    _files.write_text(path, page)
     write_fonts(out)
     return path
 

@@ -25,6 +25,7 @@ from types import ModuleType
 
 import numpy as np
 
+from physai import _files
 from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number
 
@@ -100,8 +101,7 @@ def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
     source = (Path(folder) / BUILD_FILE).read_text(encoding="utf-8")
     text = blank(source, lesson_number(folder), Path(folder) / BUILD_FILE)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    return target
+    return _files.write_text(target, text)
 
 
 def load(path: Path) -> ModuleType:

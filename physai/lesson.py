@@ -6,15 +6,15 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from physai import _env, _files
 from physai.errors import InputError
 
-OUT_ENV = "PHYSAI_LESSON_OUT"  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
+OUT_ENV = _env.LESSON_OUT  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
 RESULTS_FILE = "results.json"
 
 
@@ -27,15 +27,26 @@ def out_dir(script: str | Path) -> Path:
     """The folder a lesson script writes its transcript, claims, results and figures to.
 
     Beside the script (``experiments/NN-name/``), or ``$PHYSAI_LESSON_OUT/NN-name/`` when that variable is set
-    (the tour sets it, so lessons run from an installed package never write inside the install).
+    (the tour sets it, so lessons run from an installed package never write inside the install); a relative
+    ``$PHYSAI_LESSON_OUT`` is taken from the working directory. An output folder that cannot be made is refused,
+    naming the variable.
     """
     folder = Path(script).resolve().parent
-    root = os.environ.get(OUT_ENV)
-    if not root:
+    root = _env.lesson_out()
+    if root is None:
         return folder
-    out = Path(root).resolve() / folder.name
-    out.mkdir(parents=True, exist_ok=True)
+    out = root / folder.name
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{OUT_ENV}={str(root)!r}: cannot make {out} ({exc.strerror or exc})") from None
     return out
+
+
+def full_run() -> bool:
+    """Whether a lesson script runs its large sizes: ``--full`` on its command line, or ``PHYSAI_FULL=1`` (what
+    ``physai tour --full`` sets; another value than 1 or 0 is ignored with a warning)."""
+    return "--full" in sys.argv[1:] or _env.full()
 
 
 def _plain(x):
@@ -55,7 +66,7 @@ def save_results(folder: str | Path, script: str, data: dict) -> dict:
     path = Path(folder) / RESULTS_FILE
     stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     stored[Path(script).stem] = _plain(data)
-    path.write_text(json.dumps(stored, indent=1, allow_nan=False), encoding="utf-8")
+    _files.write_text(path, json.dumps(stored, indent=1, allow_nan=False))
     return data
 
 
@@ -81,9 +92,10 @@ class _Tee(io.TextIOBase):
 
 @contextlib.contextmanager
 def transcript(path: str | Path):
-    """Print as usual and also write everything printed to ``path`` (the lesson's ``*_output.txt``)."""
+    """Print as usual and also write everything printed to ``path`` (the lesson's ``*_output.txt``), which is
+    replaced when the block ends (a run that fails still leaves its transcript; a killed one the previous)."""
     path = Path(path)
-    with open(path, "w", encoding="utf-8") as fh:
+    with _files.replacing(path, keep_on_error=True) as fh:
         old = sys.stdout
         sys.stdout = _Tee(old, fh)
         try:
@@ -185,7 +197,7 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
     fields = set(Claim.__dataclass_fields__)  # a row in an older physai's columns is dropped: its script reruns
     rows = [r for r in rows if r.get("script") != script and set(r) == fields] + [asdict(c) | {"script": script}
                                                                                    for c in claims]
-    path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    _files.write_text(path, json.dumps(rows, indent=1))
     return path
 
 

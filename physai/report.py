@@ -14,13 +14,13 @@ import html
 import importlib.metadata
 import os
 import platform
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from physai import _files
 from physai.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims
 from physai.lesson import out_dir as written_to
 
@@ -95,7 +95,7 @@ def collect_run(script: Path, since: float, out_dir: Path) -> dict:
         dest.mkdir(parents=True, exist_ok=True)
     for p in tables + figures + results:
         if p.resolve() != (dest / p.name).resolve():  # out_dir may be where the script wrote
-            shutil.copy2(p, dest / p.name)
+            _files.copy(p, dest / p.name)
     fresh_claims = bool(_fresh(folder.glob(CLAIMS_FILE), since))
     claims = tuple(c for c in read_claims(folder) if c.script == script.name) if fresh_claims else ()
     return {"tables": tuple(Path(folder.name) / p.name for p in tables),
@@ -221,6 +221,4 @@ Tour wall time: <b id="wall">{wall_s:.1f} s</b> ({sum(r.ok for r in runs)}/{len(
 <h2>Versions</h2><table class="summary">{version_rows}</table>
 </body></html>
 """
-    path = out_dir / AUDIT_FILE
-    path.write_text(page, encoding="utf-8")
-    return path
+    return _files.write_text(out_dir / AUDIT_FILE, page)

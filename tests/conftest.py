@@ -1,7 +1,10 @@
 """Shared fixtures: the SO-101 MuJoCo model (the independent reference) and physai's chains of it."""
 
+import os
 import shutil
+import subprocess
 import sys
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -117,3 +120,25 @@ def mujoco_distances(world, q, cap=None):
     mujoco.mj_kinematics(m, d)
     cap = world.distmax if cap is None else cap
     return np.array([mujoco.mj_geomDistance(m, d, int(a), int(b), cap, None) for a, b in world.pairs])
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """``mount(options) -> folder``: a 64 KiB file system mounted for the test (``"ro"``: read-only), unmounted after
+    it; the test is skipped where none can be mounted (not root, not Linux). Root writes through permission bits,
+    so a read-only or a full file system is the one place nobody can write."""
+    mounted = []
+
+    def mount(options: str = "") -> Path:
+        folder = tmp_path / f"fs{len(mounted)}"
+        folder.mkdir()
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", ",".join(filter(None, (options, "size=64k"))), "tmpfs",
+                           str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("cannot mount a small file system here")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    os.chdir(tmp_path)  # a test may be working in one (monkeypatch puts the working folder back afterwards)
+    for folder in mounted:
+        subprocess.run(["umount", str(folder)], check=True)

@@ -492,7 +492,7 @@ def test_wxai_entry_bound_is_each_columns_own_lever_not_the_reach_from_the_shoul
     every entry is within its column's lever, and the base column's lever passes the tool's distance from the
     shoulder by at most the shoulder anchor's distance from the base axis (which is why it can exceed the reach)."""
     r = wx.velocity_step(wxai_chain)
-    m, d, sid = wxai_model, mujoco.MjData(wxai_model), wxai_model.site(wxai_chain.tool_name).id
+    m, d = wxai_model, mujoco.MjData(wxai_model)
     jnt = [m.joint(n).id for n in wxai_chain.joint_names]
     entries, levers, shoulder, offset = [], [], [], []
     for q in wxai_chain.random_q(np.random.default_rng(wx.SEED), wx.N_VELOCITY_POSES):

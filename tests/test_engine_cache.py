@@ -5,6 +5,7 @@ names, so they import) into the folder it is given, or fails the way a real buil
 compiler error). The two real ones meet a C compiler that hangs, through ``CC``, as setuptools reads it.
 """
 
+import contextlib
 import errno
 import os
 import signal
@@ -15,12 +16,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import physai
-from physai import _engine
+from physai import _engine, _env
 
 PYTHON = sys.executable  # the tests' own: the stand-in replaces sys.executable for the build only
 NAMES = tuple(_engine.module_name(kind) for kind in _engine.KINDS)
@@ -34,6 +36,8 @@ if args[:2] == ["-m", "physai._aot_build"]:
 with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(f"{os.getpid()}\\n")
 time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+if os.environ.get("NUMBA_DISABLE_JIT"):  # numba.pycc would find plain functions to compile, and fail
+    sys.exit("AttributeError: 'function' object has no attribute 'nopython_signatures'")
 mode = os.environ.get("FAKE_MODE", "copy")
 if mode == "kill":
     os.kill(os.getpid(), signal.SIGKILL)
@@ -41,6 +45,8 @@ if mode == "full":
     sys.exit("OSError: [Errno 28] No space left on device: 'physai_walk.o'")
 if mode == "fail":
     sys.exit("error: command 'cc' failed: No such file or directory")
+if mode == "bus":  # a linker writing through a memory map into a full file system
+    sys.exit("collect2: fatal error: ld terminated with signal 7 [Bus error], core dumped")
 for name in args[1:]:
     file = name + os.environ["FAKE_EXT"]
     shutil.copy(Path(os.environ["FAKE_REF"]) / file, Path(args[0]) / file)
@@ -160,7 +166,7 @@ def test_processes_starting_together_on_an_empty_cache_build_once(cache, fake_py
     assert builds(cache) == 1
 
 
-@pytest.mark.parametrize("mode", ["kill", "full"], ids=["killed with -9", "full disk"])
+@pytest.mark.parametrize("mode", ["kill", "full", "bus"], ids=["killed with -9", "full disk", "linker's bus error"])
 def test_a_transient_build_failure_is_not_remembered_and_the_next_use_builds(cache, monkeypatch, mode):
     monkeypatch.setenv("FAKE_MODE", mode)
     modules, why = _engine._ahead_of_time()
@@ -185,6 +191,45 @@ def test_a_compiler_failure_is_remembered_until_the_compiler_changes_or_an_hour_
     monkeypatch.setenv("FAKE_MODE", "copy")
     modules, why = _engine._ahead_of_time()  # an hour later: tried again, built, forgotten
     assert modules and served(why) and builds(cache) == 3 and not marker.exists()
+
+
+def test_numba_disable_jit_set_for_debugging_does_not_reach_the_build(cache, monkeypatch):
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")
+    modules, why = _engine._ahead_of_time()
+    assert modules and served(why) and builds(cache) == 1
+
+
+def test_on_a_nearly_full_disk_no_build_is_tried_and_the_next_process_with_room_builds(cache, monkeypatch):
+    with monkeypatch.context() as disk:
+        disk.setattr(_engine.shutil, "disk_usage", lambda path: SimpleNamespace(free=_engine.LOW_SPACE - 1))
+        modules, why = _engine._ahead_of_time()
+    assert modules is None and why == f"less than 64 MiB free in {cache}: not building there"
+    assert builds(cache) == 0 and not list(cache.glob("*.failed"))
+    modules, why = _engine._ahead_of_time()
+    assert modules and served(why) and builds(cache) == 1
+
+
+def test_a_build_failure_that_fills_the_disk_is_not_remembered_whatever_the_compiler_said(cache, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "fail")
+    free = iter([_engine.LOW_SPACE, _engine.LOW_SPACE - 1])  # room before the build, none after it
+    monkeypatch.setattr(_engine.shutil, "disk_usage", lambda path: SimpleNamespace(free=next(free)))
+    modules, why = _engine._ahead_of_time()
+    assert modules is None and why.startswith(f"building {NAMES[0]} failed")
+    assert not list(cache.glob("*.failed"))
+    monkeypatch.setenv("FAKE_MODE", "copy")  # space is back
+    monkeypatch.setattr(_engine.shutil, "disk_usage", lambda path: SimpleNamespace(free=_engine.LOW_SPACE))
+    modules, why = _engine._ahead_of_time()
+    assert modules and served(why) and builds(cache) == 2
+
+
+@pytest.mark.parametrize(("value", "junk"), [("inf", False), ("1e400", False), ("30", False), ("nan", True),
+                                             ("0", True), ("-5", True), ("soon", True), (" ", False)])
+def test_any_build_timeout_value_still_builds_and_serves_the_modules(cache, monkeypatch, value, junk):
+    monkeypatch.setenv(_engine.TIMEOUT_ENV, value)
+    _env._build_timeout.cache_clear()  # each value warns once per process
+    with pytest.warns(UserWarning, match=f"^{_engine.TIMEOUT_ENV}=") if junk else contextlib.nullcontext():
+        modules, why = _engine._ahead_of_time()
+    assert modules and served(why) and builds(cache) == 1
 
 
 def corrupt(paths: list[Path], how: str) -> None:
@@ -262,6 +307,59 @@ def test_a_jit_cache_that_cannot_be_saved_compiles_uncached_instead_of_raising(t
     monkeypatch.setattr(caching.IndexDataCacheFile, "save", full_disk)
     double = _engine.njit("float64(float64)", cache=True)(_double)
     assert double(1.5) == 3.0  # exact: one rounding of a small number
+
+
+def _five_times(x):
+    return _doubled(x) + _tripled(x)
+
+
+_doubled = _tripled = None  # the callees _five_times compiles with, set by the test
+
+
+@pytest.fixture
+def full_disk(small_fs):
+    """A small file system, filled up."""
+    folder = small_fs()
+    with contextlib.suppress(OSError), open(folder / "filler", "wb") as fh:
+        while True:
+            fh.write(b"\0" * 4096)
+            fh.flush()
+    return folder
+
+
+def test_a_jit_cache_on_a_full_disk_compiles_uncached_callees_included(full_disk, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(full_disk))
+    for name, func in (("_doubled", _double), ("_tripled", _triple)):  # compiled lazily, in the caller's compile
+        monkeypatch.setitem(globals(), name, _engine.njit(cache=True)(func))
+    five_times = _engine.njit("float64(float64)", cache=True)(_five_times)
+    assert five_times(1.5) == 7.5  # exact: small numbers
+
+
+def test_served_by_the_jit_a_jacobian_compiles_the_kinematics_kernels_only(monkeypatch):
+    code = ("import sys, numpy as np, physai; from physai import _engine\n"
+            "_engine._ahead_of_time = lambda: (None, 'no modules in this test')\n"
+            "chain = physai.load('so101', source='builtin')\n"
+            "J = physai.jacobian(chain, np.zeros(5))\n"
+            "print(np.abs(J - physai.jacobian(chain, np.zeros(5), engine='numpy')).max())\n"
+            "print(sorted(m for m in sys.modules if m.startswith('physai._numba_')))\n")
+    out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    error, loaded = out.stdout.splitlines()
+    assert float(error) <= 1e-13  # tests/test_kinematics.py: the engines agree to 1e-13
+    assert loaded == "['physai._numba_kin']"  # not the IK, collision and avoidance kernels (a minute more, cold)
+
+
+def test_numba_disable_jit_runs_batches_as_python_with_the_numpy_engines_numbers(monkeypatch):
+    code = ("import numpy as np, physai; from physai import _engine\n"
+            "chain = physai.load('so101', source='builtin')\n"
+            "Q = chain.random_q(np.random.default_rng(3), 300)\n"
+            "print(np.abs(physai.jacobian(chain, Q) - physai.jacobian(chain, Q, engine='numpy')).max())\n"
+            "print(all(callable(k) for k in _engine.jit_kernels().values()))\n")
+    out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    assert out.returncode == 0, out.stderr
+    error, callable_ = out.stdout.splitlines()
+    assert float(error) <= 1e-13 and callable_ == "True"
 
 
 # ---- real builds meeting a compiler that hangs ------------------------------------------------------------

@@ -5,8 +5,6 @@ Run: uv run python experiments/07-frames/experiment.py [--full]
 (writes experiment_output.txt and experiment_drift.png; --full or PHYSAI_FULL=1 composes a million steps, not 100,000)
 """
 
-import os
-import sys
 import time
 from decimal import Decimal, getcontext
 
@@ -17,10 +15,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
-from physai.lesson import out_dir, run_script, save_results, write_claims  # noqa: E402
+from physai.lesson import full_run, out_dir, run_script, save_results, write_claims  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
-FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
+FULL = full_run()
 N_STEPS = 1_000_000 if FULL else 100_000
 FIX_EVERY = 1000  # re-orthonormalise / re-normalise every this many steps
 RECORD_EVERY = 1000

@@ -6,9 +6,6 @@ Run: uv run python experiments/08-forward-kinematics/experiment.py [--full]
      samples 20,000 poses per reach row instead of 4,000 and checks 100 poses instead of 20)
 """
 
-import os
-import sys
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -24,6 +21,7 @@ from physai.lesson import (  # noqa: E402
     Claim,
     factor_claim,
     fmt_row,
+    full_run,
     out_dir,
     publish_claims,
     run_script,
@@ -33,7 +31,7 @@ from physai.lesson import (  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
-FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
+FULL = full_run()
 N_REACH = 20_000 if FULL else 4_000
 N_CHECK = 100 if FULL else 20  # poses of the numeric check (the source lesson uses 100)
 FAR = 0.03  # m: a tool point this far from every within-limits point is outside that envelope

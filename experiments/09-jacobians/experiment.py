@@ -12,9 +12,7 @@ Deterministic (random seed 0).
 
 from __future__ import annotations
 
-import os
 import platform
-import sys
 
 import matplotlib
 
@@ -30,6 +28,7 @@ from physai.lesson import (
     Claim,
     factor_claim,
     fmt_row,
+    full_run,
     number_claim,
     out_dir,
     publish_claims,
@@ -40,7 +39,7 @@ from physai.lesson import (
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
-FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
+FULL = full_run()
 N_POSES = 50
 N_POSES_F32 = N_POSES if FULL else 10  # the float32 exercise: its minima need few poses
 DT = 1e-6  # s, Step 1's look-ahead

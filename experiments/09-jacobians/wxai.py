@@ -14,8 +14,6 @@ frictionless and 0.5 N m friction cases beside the model's 0.1 N m.
 
 from __future__ import annotations
 
-import os
-import sys
 
 import matplotlib
 
@@ -27,13 +25,13 @@ from scipy.optimize import least_squares, minimize  # noqa: E402
 
 from physai import control, robots, statics  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose  # noqa: E402
-from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 WXAI = robots.model_path("wxai")
 G0 = 9.80665  # m/s^2, MuJoCo's default gravity
 SEED = 0
-FULL = "--full" in sys.argv or os.environ.get("PHYSAI_FULL") == "1"
+FULL = full_run()
 LESSON, SCRIPT = "09", "wxai.py"
 
 N_VELOCITY_POSES = 2000

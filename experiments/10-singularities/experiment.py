@@ -20,8 +20,6 @@ more poses.
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass
 
 import matplotlib
@@ -33,7 +31,16 @@ import numpy as np  # noqa: E402
 from physai import robots, singularity  # noqa: E402
 from physai.chain import reach_bound  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    fmt_row,
+    full_run,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_results,
+    verdict,
+)
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "10"
@@ -581,10 +588,6 @@ def results(two, spread, rmap, sweep, dual, unit, tax) -> dict:
                 "ramp_step": np.abs(np.diff(tax.lam_ramp)).max()},
         "source": {"sigma_near": SOURCE_SIGMA_NEAR, "qdot_near": SOURCE_QDOT_NEAR},
     }
-
-
-def full_run() -> bool:
-    return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
 
 
 def main(full: bool = False) -> list[Claim]:

@@ -20,8 +20,6 @@ Deterministic (seeds ``TARGET_SEED``, ``RESTART_SEED`` and ``TABLE_SEED``). ``--
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass
 
 import matplotlib
@@ -36,6 +34,7 @@ from physai.ik import METHODS, TOL_ORIENTATION, TOL_POSITION, IKBatchResult, sol
 from physai.lesson import (  # noqa: E402
     Claim,
     fmt_row,
+    full_run,
     out_dir,
     publish_claims,
     run_script,
@@ -444,10 +443,6 @@ def plot_through_table(t: ThroughTable) -> None:
 
 
 # ---- the lesson ------------------------------------------------------------------------------------
-
-
-def full_run() -> bool:
-    return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
 
 
 def main(full: bool = False) -> list[Claim]:

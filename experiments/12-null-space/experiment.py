@@ -19,8 +19,6 @@ robot instead of 40 and 1 s of self-motion instead of 0.25 s.
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass
 
 import matplotlib
@@ -34,7 +32,7 @@ from physai import robots  # noqa: E402
 from physai.collision import DAMPER_GAIN  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
-from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 from physai.transforms import pose_error  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
@@ -490,10 +488,6 @@ def results(dims: dict, motion: SelfMotion, planar: dict, choices: list[Choice],
                      "rows": [{"label": lab, "z": r[0], "peak": r[1], "pos": r[2], "rot": r[3]}
                               for lab, r in zip(prio.labels, rows)]},
     }
-
-
-def full_run() -> bool:
-    return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
 
 
 def main(full: bool = False) -> list[Claim]:

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,8 +44,8 @@ from physai.learned import (  # noqa: E402
     save,
     train,
 )
-from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 from physai.example_robots import PLANAR2R_LINKS  # noqa: E402
+from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "13"
@@ -453,10 +451,6 @@ def results(setting: str, mm: Guesses, ex: Extrapolation, sing: NearSingularity,
                  "gravity_mm": np.median(gp.gravity[k]) * 1e3, "no_gravity_mm": np.median(gp.no_gravity[k]) * 1e3}
                 for k in gp.kinematic],
     }
-
-
-def full_run() -> bool:
-    return "--full" in sys.argv[1:] or os.environ.get("PHYSAI_FULL") == "1"
 
 
 def main(setting: str = "tour") -> list[Claim]:

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from physai import _files
 from physai._validate import count, finite_array, generator, one_of
 from physai.errors import InputError
 from physai.jaxkin import float64
@@ -138,7 +139,9 @@ def save(model: InverseModel, path: str | Path) -> Path:
         "info": model.info,
     }
     arrays = {**model.params, **model.norm()}
-    with open(path, "wb") as fh:  # a file handle keeps numpy from appending a second ".npz"
+    # written aside, then renamed: a training killed mid-write leaves no cut-short file for the next run to load;
+    # a file handle keeps numpy from appending a second ".npz"
+    with _files.replacing(path, binary=True) as fh:
         np.savez(fh, metadata=np.array(json.dumps(meta, indent=1)), **arrays)
     return path
 
