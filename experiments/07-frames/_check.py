@@ -26,7 +26,7 @@ def _close(a, b) -> bool:
     return close(a, b, TOL)
 
 
-def check_skew(build) -> None:
+def check_skew(build, rng) -> None:
     for v, u, *_ in _cases():
         S = shaped(build.skew(v), (3, 3), "skew(v)")
         if _close(S @ u, np.cross(v, u)):
@@ -36,7 +36,7 @@ def check_skew(build) -> None:
         raise Hint("skew(v) @ u differs from np.cross(v, u): the first row is (0, -z, y), the second (z, 0, -x)")
 
 
-def check_rodrigues(build) -> None:
+def check_rodrigues(build, rng) -> None:
     for _, _, axis, angle, *_ in _cases():
         R = shaped(build.rodrigues(axis, angle), (3, 3), "rodrigues(axis, angle)")
         ref = Rotation.from_rotvec(angle * axis).as_matrix()
@@ -51,7 +51,7 @@ def check_rodrigues(build) -> None:
         raise Hint("a rotation, but not this one: R = I + sin(angle) K + (1 - cos(angle)) K @ K with K = skew(axis)")
 
 
-def check_invert_transform(build) -> None:
+def check_invert_transform(build, rng) -> None:
     pos, quat = np.zeros(3), np.zeros(4)
     for *_, T, _ in _cases():
         Ti = shaped(build.invert_transform(T.copy()), (4, 4), "invert_transform(T)")
@@ -75,7 +75,7 @@ def check_invert_transform(build) -> None:
         raise Hint("the translation of the inverse is -R^T p")
 
 
-def check_twist_adjoint(build) -> None:
+def check_twist_adjoint(build, rng) -> None:
     for *_, T, twist in _cases():
         Ad = shaped(build.twist_adjoint(T.copy()), (6, 6), "twist_adjoint(T)")
         R, p, v, w = T[:3, :3], T[:3, 3], twist[:3], twist[3:]

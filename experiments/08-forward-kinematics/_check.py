@@ -35,7 +35,7 @@ def _close(a, b) -> bool:
     return close(a, b, TOL)
 
 
-def check_joint_transform(build) -> None:
+def check_joint_transform(build, rng) -> None:
     chain, m, rng = _so101()
     for _ in range(N_POSES):  # the SO-101's own joints: MuJoCo's parent-to-child pose is the reference
         q = chain.random_q(rng)
@@ -66,7 +66,7 @@ def _pair(out, name: str, what: str) -> tuple:
     return out
 
 
-def check_walk_chain(build) -> None:
+def check_walk_chain(build, rng) -> None:
     chain, m, rng = _so101()
     for q in chain.random_q(rng, N_POSES):
         ref, _, _, site = _mujoco(m, chain, q)
@@ -104,7 +104,7 @@ def _walk_mistake(chain, q, frames, ref) -> str:
     return "frame 0 is wrong already: T_world_joint_0 = T_prev_joint[0] @ Rot(axis_0, q_0 - q_ref_0)"
 
 
-def check_axes_and_anchors(build) -> None:
+def check_axes_and_anchors(build, rng) -> None:
     chain, m, rng = _so101()
     for q in chain.random_q(rng, N_POSES):
         frames, axes_ref, anchors_ref, _ = _mujoco(m, chain, q)

@@ -56,7 +56,7 @@ def _column_hint(col, a, o, p) -> str:
     return "the linear part should be a x (p - o) (m/s per rad/s) and the angular part the axis a"
 
 
-def check_hinge_column(build) -> None:
+def check_hinge_column(build, rng) -> None:
     chain, m = _so101()
     axes, anchors, p = kinematics.fk(chain, Q0)
     J_mj = mj.site_jacobian(m, chain, Q0)
@@ -96,7 +96,7 @@ def _jacobian_hint(build, J, chain, q) -> str:
     return "column i should be hinge_column(axes[i], anchors[i], p) with fk's axes, anchors and tool point p"
 
 
-def check_jacobian(build) -> None:
+def check_jacobian(build, rng) -> None:
     chain, m = _so101()
     for q in np.r_[Q0[None], chain.random_q(np.random.default_rng(SEED), 4)]:
         J = np.asarray(build.jacobian(chain, q), dtype=float)
@@ -135,7 +135,7 @@ def _fd_hint(J, J_ref, f, x, eps) -> str:
     return "column i should be (x(q + eps e_i) - x(q - eps e_i)) / (2 eps)"
 
 
-def check_fd_jacobian(build) -> None:
+def check_fd_jacobian(build, rng) -> None:
     x = np.array([0.7, -0.4, 1.1])
     J_ref = _cubic_jacobian(x)
     J = np.asarray(build.fd_jacobian(_cubic, x, eps=1e-4), dtype=float)

@@ -46,7 +46,7 @@ def _rel(a, b) -> float:
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(np.abs(b).max(), 1e-300))
 
 
-def check_svd_by_hand(build) -> None:
+def check_svd_by_hand(build, rng) -> None:
     for J in _jacobians():
         U, S, V = (np.asarray(x, dtype=float) for x in build.svd_by_hand(J))
         S0 = np.linalg.svd(J, compute_uv=False)
@@ -72,7 +72,7 @@ def check_svd_by_hand(build) -> None:
             raise Hint("U diag(sigma) V^T does not rebuild J: each v_i should be J^T u_i / sigma_i, in the same order")
 
 
-def check_manipulability(build) -> None:
+def check_manipulability(build, rng) -> None:
     for J in _jacobians():
         w, w0 = build.manipulability(J), float(np.prod(np.linalg.svd(J, compute_uv=False)))
         if abs(w - w0**2) <= TOL * w0**2:
@@ -87,7 +87,7 @@ def check_manipulability(build) -> None:
                    "(round-off can make it slightly negative)")
 
 
-def check_condition_number(build) -> None:
+def check_condition_number(build, rng) -> None:
     for J in _jacobians():
         k, k0 = build.condition_number(J), float(np.linalg.cond(J))
         if abs(k * k0 - 1) <= TOL:
@@ -107,7 +107,7 @@ def _dls_reference(J, v, lam) -> np.ndarray:
     return lstsq(np.r_[J, lam * np.eye(n)], np.r_[v, np.zeros(n)])[0]
 
 
-def check_dls_by_hand(build) -> None:
+def check_dls_by_hand(build, rng) -> None:
     J, v = _jacobians()[0], np.array([0.02, -0.01, 0.03])
     qd, ref = np.asarray(build.dls_by_hand(J, v, LAM), dtype=float), _dls_reference(J, v, LAM)
     if qd.shape != ref.shape:

@@ -39,7 +39,7 @@ def _test_jacobians(rng: np.random.Generator):
         yield U @ np.diag(sigmas) @ V[:3], 0.05 * rng.normal(size=3), sigmas[-1]
 
 
-def check_damped_step(build) -> None:
+def check_damped_step(build, rng) -> None:
     for J, e, sigma_min in _test_jacobians(np.random.default_rng(11)):
         want = lstsq(np.r_[J, LAM * np.eye(5)], np.r_[e, np.zeros(5)])[0]
         got = shaped(build.damped_step(J, e, LAM), (5,), "damped_step", "(n,) for J of shape (m, n) = (3, 5)")
@@ -69,7 +69,7 @@ def _first_step_too_long(build, chain, targets, max_step: float) -> None:
                    "scale dq by min(1, max_step / max|dq|) so far targets are approached in short steps")
 
 
-def check_ik_by_hand(build) -> None:
+def check_ik_by_hand(build, rng) -> None:
     lesson, chain = _lesson(), robots.load("so101")
     targets = lesson.lab_targets(chain)
     runs = [build.ik_by_hand(chain, p, chain.q_middle.copy()) for p in targets]
@@ -96,7 +96,7 @@ def check_ik_by_hand(build) -> None:
                    f"{lesson.LAB_FACTOR:g} x): too much damping makes each step a short gradient step")
 
 
-def check_solve_by_hand(build) -> None:
+def check_solve_by_hand(build, rng) -> None:
     lesson, chain = _lesson(), robots.load("so101")
     targets = lesson.lab_targets(chain, RESTART_SEED, RESTART_TARGETS)
     rs = [solve_ik(chain, p, task="position", rng=np.random.default_rng(i)) for i, p in enumerate(targets)]

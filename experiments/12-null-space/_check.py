@@ -34,7 +34,7 @@ def _shape(name: str, out, shape) -> np.ndarray:
     return shaped(out, shape, name, "check which side J and J^T go on")
 
 
-def check_pinv_by_hand(build) -> None:
+def check_pinv_by_hand(build, rng) -> None:
     for J, *_ in _cases():
         P = _shape("pinv_by_hand", build.pinv_by_hand(J), (7, len(J)))
         if _close(P, np.linalg.pinv(J), J):
@@ -48,7 +48,7 @@ def check_pinv_by_hand(build) -> None:
                    "only in the row space")
 
 
-def check_projector_by_hand(build) -> None:
+def check_projector_by_hand(build, rng) -> None:
     for J, *_ in _cases():
         N = _shape("projector_by_hand", build.projector_by_hand(J), (7, 7))
         Z = null_space(J)
@@ -66,7 +66,7 @@ def check_projector_by_hand(build) -> None:
         raise Hint("N kills the task directions but is not the orthogonal projector I - J^+ J (not symmetric?)")
 
 
-def check_redundant_rate_by_hand(build) -> None:
+def check_redundant_rate_by_hand(build, rng) -> None:
     for J, v, qdot0, _ in _cases():
         qdot = _shape("redundant_rate_by_hand", build.redundant_rate_by_hand(J, v, qdot0), (7,))
         Z = null_space(J)
@@ -84,7 +84,7 @@ def check_redundant_rate_by_hand(build) -> None:
         raise Hint("J qdot = v holds but the null-space part differs from N qdot0: project qdot0 with I - J^+ J")
 
 
-def check_null_space_step(build) -> None:
+def check_null_space_step(build, rng) -> None:
     for J, _, _, g in _cases():
         step = _shape("null_space_step", build.null_space_step(J, g, ALPHA), (7,))
         Z = null_space(J)

@@ -39,7 +39,7 @@ def _network(model, x, head: str) -> np.ndarray:
     return np.asarray(forward(model.params, model.norm(), x, head))
 
 
-def check_mlp_forward(build) -> None:
+def check_mlp_forward(build, rng) -> None:
     x = _targets()
     model = init_model(robots.load("planar2r"), x, np.random.default_rng(SEED), hidden=(8, 8))
     for head in ("bounded", "linear"):
@@ -62,7 +62,7 @@ def check_mlp_forward(build) -> None:
                    "x_mean and x_scale first, tanh after every hidden layer (not after the last)")
 
 
-def check_tip(build) -> None:
+def check_tip(build, rng) -> None:
     q = _joints()
     out = np.asarray(build.tip(q), float)
     if close(out, _tip(q), 1e-12):
@@ -74,7 +74,7 @@ def check_tip(build) -> None:
     raise Hint("tip = L1 (cos q1, sin q1) + L2 (cos(q1 + q2), sin(q1 + q2)): check the signs and cos/sin order")
 
 
-def check_fk_loss_by_hand(build) -> None:
+def check_fk_loss_by_hand(build, rng) -> None:
     q, x = _joints(), _targets()
     miss2 = np.sum((_tip(q) - x[:, :2]) ** 2, axis=1)
     out = build.fk_loss_by_hand(q, x)
@@ -87,7 +87,7 @@ def check_fk_loss_by_hand(build) -> None:
     raise Hint(f"expected {np.mean(miss2):.6f} m^2, got {float(out):.6f}: tip(q_pred) minus the target's x, y")
 
 
-def check_joint_loss_by_hand(build) -> None:
+def check_joint_loss_by_hand(build, rng) -> None:
     rng = np.random.default_rng(SEED)
     q_pred, q_label, q_half = rng.normal(size=(30, 5)), rng.normal(size=(30, 5)), rng.uniform(0.5, 3.0, 5)
     d = q_pred - q_label
@@ -102,7 +102,7 @@ def check_joint_loss_by_hand(build) -> None:
     raise Hint(f"expected {ref:.6f}, got {float(out):.6f}: mean over targets of sum(((q_pred - q_label) / q_half)^2)")
 
 
-def check_elbows(build) -> None:
+def check_elbows(build, rng) -> None:
     x = _targets()
     up, down = (np.asarray(s, float) for s in build.elbows(x))
     for name, q in (("elbow up", up), ("elbow down", down)):
@@ -118,7 +118,7 @@ def check_elbows(build) -> None:
         raise Hint("the two answers must differ in the sign of q2 (law of cosines: q2 = +-acos(...))")
 
 
-def check_dls_step(build) -> None:
+def check_dls_step(build, rng) -> None:
     chain = robots.load("planar2r")
     q = np.r_[_joints(20), [[0.3, 0.0]]]  # the last arm is straight: a singular J
     J = jacobian(chain, q)[:, :2]
