@@ -191,6 +191,41 @@ def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
     return target
 
 
+@dataclass(frozen=True)
+class Arm:
+    """An arm the graders draw inputs from: its chain and MuJoCo's compiled model of it (the reference)."""
+
+    label: str
+    chain: object  # physai.chain.Chain
+    model: object  # mujoco.MjModel
+
+
+def arms(rng: np.random.Generator) -> list[Arm]:
+    """The SO-101 (every axis z, every ``q_ref`` 0), the WidowX AI (axes z, y, -y, -y, -z, x) and the WidowX AI
+    with a ``ref`` of +-0.1..0.4 rad drawn from ``rng`` on each joint, compiled by MuJoCo (so ``q_ref != 0``)."""
+    import mujoco
+
+    from physai import robots
+    from physai.chain import chain_from_mujoco
+
+    out = [Arm(name, robots.load(name), robots.mujoco_model(name)) for name in ("so101", "wxai")]
+    wxai = out[1].chain
+    spec = mujoco.MjSpec.from_file(str(robots.model_path("wxai")))
+    refs = rng.choice([-1, 1], wxai.n) * rng.uniform(0.1, 0.4, wxai.n)
+    for name, ref in zip(wxai.joint_names, refs):
+        spec.joint(name).ref = ref
+    model = spec.compile()
+    chain = chain_from_mujoco(model, wxai.tool_name, joints=list(wxai.joint_names), name="wxai, q_ref != 0")
+    return [*out, Arm("the WidowX AI with q_ref != 0", chain, model)]
+
+
+def poses(chain, rng: np.random.Generator, k: int = 2) -> np.ndarray:
+    """``k`` random in-limit poses of ``chain``, then the edge cases: every joint at ``q_ref`` (zero displacement;
+    the WidowX AI's arm is then nearly singular, sigma_min 3e-4 m/rad), at its lower and at its upper limit ->
+    ``(k + 3, n)``."""
+    return np.r_[chain.random_q(rng, k), [chain.q_ref, chain.lower, chain.upper]]
+
+
 def load(path: Path) -> ModuleType:
     """Import the file at ``path`` as a fresh module (not as ``__main__``: its ``main()`` does not run). Used for
     the lesson's own files, never for the learner's (those run in the child)."""
