@@ -269,7 +269,7 @@ class _PlainUnpickler(pickle.Unpickler):
 
 def _decode(x):
     """The child's plain data with its ``(OPAQUE, type name)`` markers as :class:`Opaque`."""
-    if isinstance(x, tuple) and len(x) == 2 and x[0] == OPAQUE:
+    if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and x[0] == OPAQUE:
         return Opaque(str(x[1]))
     if isinstance(x, (tuple, list)):
         return type(x)(_decode(v) for v in x)
