@@ -534,13 +534,12 @@ def check_functions(lesson: str | int | Path, *functions: Callable, seed: int | 
     runs in a child process. Prints one line per function (pass, or the hint) and the seed; returns whether all
     passed. A learner's mistake never raises; naming a function the lesson does not list does (InputError).
 
-    Examples
-    --------
-    >>> def skew(v):
-    ...     raise NotImplementedError
-    >>> physai.check("07", skew, seed=1)  # doctest: +SKIP
-    fail skew: not written yet (...)
-    False
+    In a notebook (``physai.check`` is this function)::
+
+        def skew(v):
+            raise NotImplementedError
+
+        physai.check("07", skew)   # prints "fail skew: not written yet (...)" -> False
     """
     folder = lesson_folder(lesson)
     source = (folder / BUILD_FILE).read_text(encoding="utf-8")
