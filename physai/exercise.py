@@ -159,9 +159,9 @@ def exercise_names(source: str, path: str | Path = BUILD_FILE) -> tuple[str, ...
     raise InputError(f"{path}: no module-level {LIST_NAME} = (...) listing the functions a learner writes")
 
 
-def blank(source: str, lesson: str, path: str | Path = BUILD_FILE) -> str:
+def blank(source: str, lesson: str, path: str | Path = BUILD_FILE, examples: dict[str, str] | None = None) -> str:
     """``source`` with the body of every function in its ``EXERCISE`` replaced by ``raise NotImplementedError``
-    (signature and docstring kept, everything else unchanged)."""
+    (signature and docstring kept, everything else unchanged), after the comment ``examples[name]`` if given."""
     names = exercise_names(source, path)
     functions = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name in names}
     missing = [n for n in names if n not in functions]
@@ -173,9 +173,34 @@ def blank(source: str, lesson: str, path: str | Path = BUILD_FILE) -> str:
         if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
             raise InputError(f"{path}: {node.name} needs a docstring (the learner's instructions)")
         indent = " " * node.body[0].col_offset
+        example = textwrap.indent((examples or {}).get(node.name, ""), indent + "# ")
         stub = f'{indent}raise NotImplementedError("{node.name}: write this function (lesson {lesson}, Build it)")\n'
-        lines[doc.end_lineno:node.end_lineno] = [stub]
+        lines[doc.end_lineno:node.end_lineno] = [example, stub]
     return "".join(lines)
+
+
+def _shown(value) -> str:
+    """``value`` as a worked call shows it: numbers to 4 significant digits, arrays as NumPy prints them."""
+    if isinstance(value, tuple):
+        return "(" + ",\n ".join(_shown(v) for v in value) + ")"
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}"
+    return repr(value)
+
+
+def worked_calls(folder: Path) -> dict[str, str]:
+    """Each exercise's worked call from the lesson's ``_check.py`` (``EXAMPLES``: name -> a call written in the
+    build.py's names), with what the lesson's own solution returns for it, as comment text for the stub."""
+    calls = getattr(load(Path(folder) / CHECK_FILE), "EXAMPLES", {})
+    if not calls:
+        return {}
+    reference = vars(load(Path(folder) / BUILD_FILE))
+    out = {}
+    with np.printoptions(precision=4, suppress=True, floatmode="maxprec"):
+        for name, call in calls.items():
+            value = eval(call, dict(reference))  # noqa: S307 - the lesson's own text, run on its own solution
+            out[name] = f"A worked call and the lesson's own answer (rounded):\n>>> {call}\n{_shown(value)}\n"
+    return out
 
 
 def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
@@ -185,7 +210,7 @@ def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
     if target.exists() and not force:
         raise InputError(f"{target} exists (your work?); pass --force to overwrite it")
     source = (Path(folder) / BUILD_FILE).read_text(encoding="utf-8")
-    text = blank(source, lesson_number(folder), Path(folder) / BUILD_FILE)
+    text = blank(source, lesson_number(folder), Path(folder) / BUILD_FILE, worked_calls(folder))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     return target

@@ -100,7 +100,20 @@ def check_twist_adjoint(build, rng) -> None:
         raise Hint("Ad = [[R, skew(p) @ R], [0, R]] for a twist (v, w)")
 
 
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "skew": "skew(np.array([1.0, 2.0, 3.0]))",
+    "rodrigues": "rodrigues(np.array([0.0, 0.0, 1.0]), np.pi / 2)",
+    "invert_transform": "invert_transform(np.array([[0.0, -1, 0, 0.1], [1, 0, 0, 0.2], [0, 0, 1, 0.3], [0, 0, 0, 1]]))",
+    "twist_adjoint": "twist_adjoint(np.array([[0.0, -1, 0, 0.1], [1, 0, 0, 0.2], [0, 0, 1, 0.3], [0, 0, 0, 1]]))",
+}
+
 MUTATIONS = [
+    ("    R, p = T_a_b[:3, :3], T_a_b[:3, 3]\n    T_b_a = np.eye(4)",
+     "    T_a_b[:3, 3] *= -1\n    R, p = T_a_b[:3, :3], -T_a_b[:3, 3]\n    T_b_a = np.eye(4)", "in place"),
+    ("return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])",
+     "return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]], dtype=np.float32)", "float64"),
+    ("    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)",
+     "    return (np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)).tolist()", "tolist"),
     ("np.eye(3) + np.sin(angle) * K", "np.eye(3) - np.sin(angle) * K", "transposed"),
     ("T_b_a[:3, 3] = -R.T @ p", "T_b_a[:3, 3] = R.T @ p", "sign"),
     ("T_b_a[:3, :3] = R.T", "T_b_a[:3, :3] = R", "transposed"),

@@ -146,7 +146,18 @@ def check_axes_and_anchors(build, rng) -> None:
                 raise Hint(f"{where}: anchor i is the origin of frame i: frames[i][:3, 3]")
 
 
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "joint_transform": "joint_transform(np.eye(4), np.array([0.0, 1.0, 0.0]), 0.5)",
+    "walk_chain": "walk_chain(robots.load(\"so101\"), np.array([0.0, -0.6, 0.9, 0.4, 0.3]))[1]  # the tool's pose",
+    "axes_and_anchors": "axes_and_anchors(robots.load(\"so101\"), walk_chain(robots.load(\"so101\"), np.zeros(5))[0])",
+}
+
 MUTATIONS = [
+    ("        T = T @ joint_transform(chain.T_prev_joint[i], chain.axis_joint[i], q[i] - chain.q_ref[i])\n"
+     "        frames.append(T)\n",
+     "        q[i] -= chain.q_ref[i]\n"
+     "        T = T @ joint_transform(chain.T_prev_joint[i], chain.axis_joint[i], q[i])\n"
+     "        frames.append(T)\n", "in place"),
     ("tf.rotation_about_axis(axis, angle)", "tf.rotation_about_axis(axis, -angle)", "transposed"),
     ("tf.rotation_about_axis(axis, angle)", "tf.rotation_about_axis([0.0, 0.0, 1.0], angle)", "about z"),
     ("q[i] - chain.q_ref[i])\n        frames.append(T)", "q[i])\n        frames.append(T)", "q_ref"),

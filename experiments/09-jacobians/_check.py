@@ -19,7 +19,15 @@ OWN = {"hinge_column": ("physai.kinematics.hinge_column",),
                     "physai.kinematics.jacobian_from_fk", "physai.mj.site_jacobian"),
        "fd_jacobian": ("physai.kinematics.fd_jacobian",)}
 
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "hinge_column": "hinge_column(np.array([0.0, 0.0, 1.0]), np.array([0.1, 0.0, 0.0]), np.array([0.3, 0.0, 0.2]))",
+    "jacobian": "jacobian(robots.load(\"so101\"), np.array([0.0, -0.6, 0.9, 0.4, 0.3]))",
+    "fd_jacobian": "fd_jacobian(lambda q: np.array([np.sin(q[0]) * q[1], q[0] ** 2]), np.array([0.5, 2.0]))",
+}
+
 MUTATIONS = [
+    ("    return np.column_stack([hinge_column(a, o, p) for a, o in zip(axes, anchors)])",
+     "    return lib.jacobian(chain, q)", "uses physai.kinematics.jacobian"),
     ("np.cross(axis, p - o)", "np.cross(p - o, axis)", "cross"),
     ("np.concatenate([np.cross(axis, p - o), axis])", "np.concatenate([axis, np.cross(axis, p - o)])", "angular"),
     ("np.column_stack([hinge_column(a, o, p)", "np.column_stack([-hinge_column(a, o, p)", "sign"),

@@ -18,6 +18,13 @@ OWN = {"svd_by_hand": ("physai.singularity.health", "physai.singularity.ellipsoi
        "manipulability": ("physai.singularity.health",), "condition_number": ("physai.singularity.health",),
        "dls_by_hand": ("physai.singularity.damped_solve", "physai.nullspace.pinv")}
 
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "svd_by_hand": "svd_by_hand(np.array([[0.0, 2.0, 0.0], [0.5, 0.0, 0.0]]))",
+    "manipulability": "manipulability(np.array([[0.0, 2.0, 0.0], [0.5, 0.0, 0.0]]))",
+    "condition_number": "condition_number(np.array([[0.0, 2.0, 0.0], [0.5, 0.0, 0.0]]))",
+    "dls_by_hand": "dls_by_hand(np.array([[0.0, 2.0, 0.0], [0.5, 0.0, 0.0]]), np.array([0.1, 0.1]), 0.05)",
+}
+
 MUTATIONS = [
     ("return U, sigma, J.T @ U / sigma", "return U, sigma, -J.T @ U / sigma", "sign"),
     ("eig, U = eig[::-1], U[:, ::-1]", "eig, U = eig, U", "descending"),

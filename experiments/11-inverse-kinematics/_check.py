@@ -171,6 +171,12 @@ def check_solve_by_hand(build, rng) -> None:
 
 
 # (text in build.py, its replacement, a word the hint must contain)
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "damped_step": "damped_step(np.array([[0.2, 0.0, 0.1], [0.0, 0.3, 0.0]]), np.array([0.01, -0.02]), 0.02)",
+    "ik_by_hand": "ik_by_hand(robots.load(\"so101\"), np.array([0.2, 0.0, 0.1]), robots.load(\"so101\").q_middle)",
+    "solve_by_hand": "solve_by_hand(robots.load(\"so101\"), np.array([0.2, 0.0, 0.1]), np.random.default_rng(0))",
+}
+
 MUTATIONS = [
     ("return J.T @ np.linalg.solve(", "return -J.T @ np.linalg.solve(", "sign"),
     ("lam**2 * np.eye(len(e))", "0.0 * np.eye(len(e))", "damping"),

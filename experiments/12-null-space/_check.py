@@ -106,6 +106,14 @@ def check_null_space_step(build, rng) -> None:
                    f"{np.abs(J @ step).max():.1e} (must be 0)")
 
 
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "pinv_by_hand": "pinv_by_hand(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]))",
+    "projector_by_hand": "projector_by_hand(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]))",
+    "redundant_rate_by_hand": "redundant_rate_by_hand(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]), "
+                              "np.array([0.2, 0.1]), np.array([1.0, 0.0, 0.0]))",
+    "null_space_step": "null_space_step(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]), np.array([1.0, 0.0, 0.0]), 0.3)",
+}
+
 MUTATIONS = [
     ("    return pinv_by_hand(J) @ v + projector_by_hand(J) @ qdot0",
      "    return pinv_by_hand(J) @ v - projector_by_hand(J) @ qdot0", "sign"),

@@ -141,7 +141,21 @@ def check_dls_step(build, rng) -> None:
         raise Hint(f"differs from J^T (J J^T + damping^2 I)^-1 e by {np.abs(out - ref).max():.1e} rad")
 
 
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "mlp_forward": "mlp_forward({\"W0\": np.full((3, 2), 0.5), \"b0\": np.zeros(2), \"W1\": np.eye(2), "
+                   "\"b1\": np.zeros(2)}, {\"x_mean\": np.zeros(3), \"x_scale\": np.ones(3), \"q_mid\": "
+                   "np.zeros(2), \"q_half\": np.full(2, np.pi)}, np.array([[0.3, 0.2, 0.0]]), \"bounded\")",
+    "tip": "tip(np.array([[0.0, np.pi / 2]]))",
+    "fk_loss_by_hand": "fk_loss_by_hand(np.array([[0.0, 0.0], [0.0, np.pi / 2]]), "
+                       "np.array([[0.7, 0.1, 0.0], [0.5, 0.3, 0.0]]))",
+    "joint_loss_by_hand": "joint_loss_by_hand(np.array([[0.1, 0.2]]), np.array([[0.0, 0.0]]), np.array([1.0, 2.0]))",
+    "elbows": "elbows(np.array([[0.5, 0.3, 0.0]]))",
+    "dls_step": "dls_step(np.array([[[0.0, -0.3], [0.8, 0.3]]]), np.array([[0.01, 0.02]]), 0.01)",
+}
+
 MUTATIONS = [
+    ("    return float(np.mean(np.sum((tip(q_pred) - x[:, :2]) ** 2, axis=1)))",
+     "    return np.sum((tip(q_pred) - x[:, :2]) ** 2, axis=1)", "one number"),
     ("    return (np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]",
      "    return -(np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]", "sign"),
     ('(np.tanh(z) if head == "bounded" else z)', '(z if head == "bounded" else np.tanh(z))', "head"),
