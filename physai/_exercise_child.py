@@ -152,8 +152,9 @@ def _send(conn: Connection, message: tuple) -> None:
     conn.send_bytes(pickle.dumps(message, protocol=4))
 
 
-def main() -> None:
-    conn = Connection(int(sys.argv[1]))
+def run(fd: int) -> None:
+    """Import the learner's file named on the socket ``fd`` and run its functions on request until it closes."""
+    conn = Connection(fd)
     path, checker, forbidden = conn.recv()
     used: set = set()
     try:
@@ -186,5 +187,57 @@ def main() -> None:
         _send(conn, (*reply, after, sorted(used), bool(low)))
 
 
+# What the lessons' build.py files import, loaded once by the server so each forked child starts with them (JAX
+# is left out: it starts threads, which a fork does not copy).
+PRELOAD = ("scipy.linalg", "scipy.spatial.transform", "mujoco", "matplotlib.pyplot", "pinocchio", "physai.chain",
+           "physai.transforms", "physai.kinematics", "physai.robots", "physai.mj", "physai.singularity", "physai.ik",
+           "physai.nullspace", "physai.lesson")
+
+
+def serve(control_fd: int) -> None:
+    """A fork server: import :data:`PRELOAD`, then for each request on the socket ``control_fd`` (a scratch folder,
+    with a socket and an output pipe passed along) fork a child that runs :func:`run` there, in its own session,
+    its stdout and stderr on the pipe, and answer with the child's pid. It never runs a learner's code itself."""
+    import signal
+    import socket
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a lesson dependency missing here is imported, and reported, by the file that needs it
+            pass
+    control = socket.socket(fileno=control_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 4096, 2)
+        except OSError:
+            return
+        if not message or len(fds) != 2:
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                os.setsid()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.dup2(fds[1], 1)
+                os.dup2(fds[1], 2)
+                os.close(fds[1])
+                os.chdir(message.decode())
+                run(fds[0])
+            finally:
+                os._exit(0)
+        for fd in fds:
+            os.close(fd)
+        control.sendall(pid.to_bytes(8, "little"))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--serve":
+        serve(int(sys.argv[2]))
+    else:
+        run(int(sys.argv[1]))

@@ -25,6 +25,7 @@ From a notebook, ``physai.check("09", hinge_column, jacobian)`` grades functions
 from __future__ import annotations
 
 import ast
+import atexit
 import functools
 import importlib.util
 import inspect
@@ -330,18 +331,87 @@ class _Output:
         return self.head.decode("utf-8", errors="replace")
 
 
+# Children are forked from a server that has imported what the lessons import (physai._exercise_child.serve), so
+# a file starts in a fraction of a second; where fork is not safe (macOS, Windows) each child is a fresh interpreter.
+FORK_SERVER = sys.platform == "linux"
+
+
+class _Server:
+    """The fork server: a ``python -I`` process that forks a child per learner file and answers with its pid."""
+
+    def __init__(self):
+        ours, theirs = socket.socketpair()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-u", "-m", "physai._exercise_child", "--serve", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True, cwd=tempfile.gettempdir())
+        theirs.close()
+        self.sock, self.lock = ours, threading.Lock()
+        self.sock.settimeout(120.0)  # the first answer waits for the server's imports
+
+    def spawn(self, cwd: str, conn_fd: int, out_fd: int) -> int:
+        """Fork a child running in ``cwd`` on the socket ``conn_fd``, its output on ``out_fd`` -> its pid."""
+        with self.lock:
+            socket.send_fds(self.sock, [cwd.encode()], [conn_fd, out_fd])
+            data = b""
+            while len(data) < 8:
+                chunk = self.sock.recv(8 - len(data))
+                if not chunk:
+                    raise OSError("the fork server ended")
+                data += chunk
+        return int.from_bytes(data, "little")
+
+    def close(self) -> None:
+        self.sock.close()  # the server ends when its socket closes
+        try:
+            self.proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_SERVER: list[_Server] = []  # the running fork server, started on first use
+
+
+def _fork(cwd: str, conn_fd: int, out_fd: int) -> int:
+    """A child forked by the fork server (started, or restarted if a child ended it) -> its pid."""
+    for attempt in range(2):
+        if not _SERVER or _SERVER[0].proc.poll() is not None:
+            _SERVER[:] = [_Server()]
+            atexit.register(_SERVER[0].close)
+        try:
+            return _SERVER[0].spawn(cwd, conn_fd, out_fd)
+        except OSError:
+            if attempt:
+                raise
+            _SERVER[0].close()
+            _SERVER.clear()
+    raise AssertionError("unreachable")
+
+
 class _Child:
     """One child process that has imported the learner's file (see :mod:`physai._exercise_child`)."""
 
     def __init__(self, path: Path, checker: ModuleType, forbidden: dict, output: _Output, timeout: float):
         ours, theirs = socket.socketpair()
         self.scratch = tempfile.TemporaryDirectory(prefix="physai-check-")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-u", "-m", "physai._exercise_child", str(theirs.fileno())],
-            pass_fds=[theirs.fileno()], cwd=self.scratch.name, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True)
-        theirs.close()
-        output.drain(self.proc.stdout)
+        self.proc = None
+        if FORK_SERVER:
+            read, write = os.pipe()
+            try:
+                self.pid = _fork(self.scratch.name, theirs.fileno(), write)
+            finally:
+                os.close(write)
+                theirs.close()
+            output.drain(os.fdopen(read, "rb"))
+        else:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-u", "-m", "physai._exercise_child", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()], cwd=self.scratch.name, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            theirs.close()
+            self.pid = self.proc.pid
+            output.drain(self.proc.stdout)
         self.conn = Connection(ours.detach())
         self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden))
         status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}")
@@ -359,31 +429,37 @@ class _Child:
                               "--timeout)")
             message = _decode(_PlainUnpickler(io.BytesIO(self.conn.recv_bytes())).load())
         except (EOFError, OSError):
-            code = self.close()
-            how = f"was killed by signal {-code}" if code and code < 0 else f"exited with status {code}"
-            raise Stopped(f"the process running your code {how} while {doing}: os._exit, sys.exit or a crash; "
-                          "a graded function must return its answer") from None
+            self.close()
+            raise Stopped(f"the process running your code ended while {doing} (os._exit, sys.exit or a crash): a "
+                          "graded function must return its answer") from None
         except pickle.UnpicklingError as exc:
             self.close()
             raise Stopped(f"the process running your code sent something unexpected while {doing} ({exc})") from None
         return message
 
-    def close(self, wait: float = 0.0) -> int | None:
-        """End the child (after ``wait`` s: it exits by itself when the socket closes) and anything it started;
-        its exit status."""
-        self.conn.close()
+    def _alive(self) -> bool:
+        if self.proc is not None:
+            return self.proc.poll() is None
         try:
-            self.proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def close(self, wait: float = 0.0) -> None:
+        """End the child (after up to ``wait`` s: it exits by itself when the socket closes) and anything it
+        started (its process group)."""
+        self.conn.close()
+        deadline = time.monotonic() + wait
+        while self._alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        code = self.proc.wait()
+        if self.proc is not None:
+            self.proc.wait()
         self.scratch.cleanup()
-        return code
 
 
 class _Session:
