@@ -71,23 +71,25 @@ def _pair(out, name: str, what: str) -> tuple:
     return out
 
 
-def check_walk_chain(build, rng) -> None:
+def _cases(rng):
+    """Each arm at its poses: ``(chain, q, MuJoCo's frames, axes, anchors and site at q, where)``."""
     for arm in arms(rng):
-        chain = arm.chain
-        for q in poses(chain, rng):
-            ref, _, _, site = _mujoco(arm.model, chain, q)
-            out = _pair(build.walk_chain(chain, q), "walk_chain", "(T_world_joint (n, 4, 4), T_world_tool (4, 4))")
-            frames = shaped(out[0], (chain.n, 4, 4), "walk_chain(...)[0]")
-            tool = shaped(out[1], (4, 4), "walk_chain(...)[1]")
-            where = f"{arm.label} at q = {np.round(q, 3)}"
-            if not _close(frames, ref):
-                raise Hint(f"{where}: " + _walk_mistake(chain, q, frames, ref))
-            if _close(tool, frames[-1]):
-                raise Hint(f"{where}: the tool is the last joint frame times T_last_tool (the tool offset is "
-                           "missing)")
-            if not _close(tool, site):
-                raise Hint(f"{where}: the joint frames are right but the tool is not: T_world_tool = "
-                           "T_world_joint[-1] @ T_last_tool")
+        for q in poses(arm.chain, rng):
+            yield arm.chain, q, _mujoco(arm.model, arm.chain, q), f"{arm.label} at q = {np.round(q, 3)}"
+
+
+def check_walk_chain(build, rng) -> None:
+    for chain, q, (ref, _, _, site), where in _cases(rng):
+        out = _pair(build.walk_chain(chain, q), "walk_chain", "(T_world_joint (n, 4, 4), T_world_tool (4, 4))")
+        frames = shaped(out[0], (chain.n, 4, 4), "walk_chain(...)[0]")
+        tool = shaped(out[1], (4, 4), "walk_chain(...)[1]")
+        if not _close(frames, ref):
+            raise Hint(f"{where}: " + _walk_mistake(chain, q, frames, ref))
+        if _close(tool, frames[-1]):
+            raise Hint(f"{where}: the tool is the last joint frame times T_last_tool (the tool offset is missing)")
+        if not _close(tool, site):
+            raise Hint(f"{where}: the joint frames are right but the tool is not: T_world_tool = "
+                       "T_world_joint[-1] @ T_last_tool")
 
 
 def _walk(chain, angles, backwards=False) -> np.ndarray:
@@ -120,30 +122,26 @@ def _walk_mistake(chain, q, frames, ref) -> str:
 
 
 def check_axes_and_anchors(build, rng) -> None:
-    for arm in arms(rng):
-        chain = arm.chain
-        for q in poses(chain, rng):
-            frames, axes_ref, anchors_ref, _ = _mujoco(arm.model, chain, q)
-            out = _pair(build.axes_and_anchors(chain, frames), "axes_and_anchors", "(axes (n, 3), anchors (n, 3))")
-            axes = shaped(out[0], (chain.n, 3), "axes_and_anchors(...)[0]")
-            anchors = shaped(out[1], (chain.n, 3), "axes_and_anchors(...)[1]")
-            where = f"{arm.label} at q = {np.round(q, 3)}"
-            if not _close(axes, axes_ref):
-                if _close(axes, chain.axis_joint):
-                    raise Hint(f"{where}: the axes are still in each joint's own frame: turn them into world axes "
-                               "with the frame's rotation, R_world_joint @ axis_joint")
-                if _close(axes, np.einsum("nji,nj->ni", frames[:, :3, :3], chain.axis_joint)):
-                    raise Hint(f"{where}: a transposed rotation: world axis = R @ axis_joint, not R^T @ axis_joint")
-                if _close(axes, frames[:, :3, 2]):
-                    raise Hint(f"{where}: the frame's z column is the axis only where axis_joint is (0, 0, 1); use "
-                               "R_world_joint @ chain.axis_joint[i] (the WidowX AI's axes include y, -y and x)")
-                if _close(axes[:-1], axes_ref[1:]):
-                    raise Hint(f"{where}: off-by-one frame: joint i's axis is read from joint i+1's frame")
-                raise Hint(f"{where}: axis i is frames[i][:3, :3] @ chain.axis_joint[i]")
-            if not _close(anchors, anchors_ref):
-                if _close(anchors[:-1], anchors_ref[1:]):
-                    raise Hint(f"{where}: off-by-one frame: joint i's anchor is read from joint i+1's frame")
-                raise Hint(f"{where}: anchor i is the origin of frame i: frames[i][:3, 3]")
+    for chain, _, (frames, axes_ref, anchors_ref, _), where in _cases(rng):
+        out = _pair(build.axes_and_anchors(chain, frames), "axes_and_anchors", "(axes (n, 3), anchors (n, 3))")
+        axes = shaped(out[0], (chain.n, 3), "axes_and_anchors(...)[0]")
+        anchors = shaped(out[1], (chain.n, 3), "axes_and_anchors(...)[1]")
+        if not _close(axes, axes_ref):
+            if _close(axes, chain.axis_joint):
+                raise Hint(f"{where}: the axes are still in each joint's own frame: turn them into world axes "
+                           "with the frame's rotation, R_world_joint @ axis_joint")
+            if _close(axes, np.einsum("nji,nj->ni", frames[:, :3, :3], chain.axis_joint)):
+                raise Hint(f"{where}: a transposed rotation: world axis = R @ axis_joint, not R^T @ axis_joint")
+            if _close(axes, frames[:, :3, 2]):
+                raise Hint(f"{where}: the frame's z column is the axis only where axis_joint is (0, 0, 1); use "
+                           "R_world_joint @ chain.axis_joint[i] (the WidowX AI's axes include y, -y and x)")
+            if _close(axes[:-1], axes_ref[1:]):
+                raise Hint(f"{where}: off-by-one frame: joint i's axis is read from joint i+1's frame")
+            raise Hint(f"{where}: axis i is frames[i][:3, :3] @ chain.axis_joint[i]")
+        if not _close(anchors, anchors_ref):
+            if _close(anchors[:-1], anchors_ref[1:]):
+                raise Hint(f"{where}: off-by-one frame: joint i's anchor is read from joint i+1's frame")
+            raise Hint(f"{where}: anchor i is the origin of frame i: frames[i][:3, 3]")
 
 
 EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
