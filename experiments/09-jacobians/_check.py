@@ -33,6 +33,9 @@ MUTATIONS = [
     ("np.column_stack([hinge_column(a, o, p)", "np.column_stack([-hinge_column(a, o, p)", "sign"),
     ("zip(axes, anchors)", "zip(axes, np.roll(anchors, 1, axis=0))", "off-by-one"),
     ("hinge_column(a, o, p) for a, o in", "hinge_column(a, 0 * o, p) for a, o in", "origin"),
+    ("    axes, anchors, p = fk(chain, q)\n    return np.column_stack",
+     "    J = fd_jacobian(lambda x: fk(chain, x).p, q)\n    return np.r_[J, fk(chain, q).axes.T]\n"
+     "    axes, anchors, p = fk(chain, q)\n    return np.column_stack", "analytic form"),
     ("(tool_pos(q + dq) - tool_pos(q - dq))", "(tool_pos(q - dq) - tool_pos(q + dq))", "sign"),
     ("tool_pos(q - dq)) / (2 * eps)", "tool_pos(q)) / eps", "forward"),
     ("tool_pos(q - dq)) / (2 * eps)", "tool_pos(q - dq)) / eps", "2 eps"),
@@ -118,6 +121,9 @@ def _jacobian_hint(build, J, chain, q) -> str:
     for wrong, hint in named:
         if _close(J, wrong):
             return hint
+    if _close(J, J_ref, 1e-5):
+        return (f"correct to {np.abs(J - J_ref).max():.0e}, but the analytic form is exact to round-off (1e-15): "
+                "build the columns from hinge_column, not from finite differences")
     if _close(J[:3], J_ref[:3]):
         return "the linear rows are right; the angular rows 3-5 should be the joint axes"
     n = chain.n
