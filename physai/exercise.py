@@ -119,6 +119,14 @@ def scalar(got, name: str) -> float:
     return float(got)
 
 
+def parts(got, k: int, name: str, what: str) -> tuple:
+    """``got`` as a tuple, if it is a tuple or list of ``k`` items; else a :class:`Hint` saying ``name`` returns
+    ``what``."""
+    if not (isinstance(got, (tuple, list)) and len(got) == k):
+        raise Hint(f"{name} returned {_kind(got)}; it returns {what}")
+    return tuple(got)
+
+
 def close(got, want, tol: float) -> bool:
     """Whether ``got`` has ``want``'s shape, is finite, and is within ``tol`` of it in every entry."""
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)

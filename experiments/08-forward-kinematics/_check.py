@@ -6,7 +6,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from physai import transforms as tf
-from physai.exercise import Hint, arms, close, poses, shaped
+from physai.exercise import Hint, arms, close, parts, poses, shaped
 
 TOL = 1e-12  # MuJoCo and a correct walk agree to ~1e-15; 1e-12 leaves room for any order of the products
 OWN = {"walk_chain": ("physai.kinematics.fk", "physai.kinematics.joint_frames", "physai.kinematics.tool_pose"),
@@ -65,12 +65,6 @@ def check_joint_transform(build, rng) -> None:
                            "T_prev_joint @ [[Rot(axis, angle), 0], [0, 1]]")
 
 
-def _pair(out, name: str, what: str) -> tuple:
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise Hint(f"{name} returns a pair: {what}")
-    return out
-
-
 def _cases(rng):
     """Each arm at its poses: ``(chain, q, MuJoCo's frames, axes, anchors and site at q, where)``."""
     for arm in arms(rng):
@@ -80,7 +74,7 @@ def _cases(rng):
 
 def check_walk_chain(build, rng) -> None:
     for chain, q, (ref, _, _, site), where in _cases(rng):
-        out = _pair(build.walk_chain(chain, q), "walk_chain", "(T_world_joint (n, 4, 4), T_world_tool (4, 4))")
+        out = parts(build.walk_chain(chain, q), 2, "walk_chain", "(T_world_joint (n, 4, 4), T_world_tool (4, 4))")
         frames = shaped(out[0], (chain.n, 4, 4), "walk_chain(...)[0]")
         tool = shaped(out[1], (4, 4), "walk_chain(...)[1]")
         if not _close(frames, ref):
@@ -123,7 +117,7 @@ def _walk_mistake(chain, q, frames, ref) -> str:
 
 def check_axes_and_anchors(build, rng) -> None:
     for chain, _, (frames, axes_ref, anchors_ref, _), where in _cases(rng):
-        out = _pair(build.axes_and_anchors(chain, frames), "axes_and_anchors", "(axes (n, 3), anchors (n, 3))")
+        out = parts(build.axes_and_anchors(chain, frames), 2, "axes_and_anchors", "(axes (n, 3), anchors (n, 3))")
         axes = shaped(out[0], (chain.n, 3), "axes_and_anchors(...)[0]")
         anchors = shaped(out[1], (chain.n, 3), "axes_and_anchors(...)[1]")
         if not _close(axes, axes_ref):

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from physai import mj, robots
-from physai.exercise import Hint, LearnerError, scalar, shaped
+from physai.exercise import Hint, LearnerError, parts, scalar, shaped
 
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # lesson 09's SO-101 pose
 LAM = 0.05  # m/rad, the lesson's damping
@@ -67,9 +67,7 @@ def _rel(a, b) -> float:
 
 def check_svd_by_hand(build, rng) -> None:
     for J in _jacobians(rng):
-        out = build.svd_by_hand(J)
-        if not (isinstance(out, tuple) and len(out) == 3):
-            raise Hint("svd_by_hand returns three arrays, (U, sigma, V)")
+        out = parts(build.svd_by_hand(J), 3, "svd_by_hand", "three arrays (U, sigma, V)")
         m, n = J.shape
         U, S, V = (shaped(x, shape, f"svd_by_hand's {what}", "eigen-decompose J J^T (m x m), not J^T J")
                    for x, shape, what in zip(out, ((m, m), (m,), (n, m)), ("U", "sigma", "V")))

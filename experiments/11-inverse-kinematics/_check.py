@@ -16,7 +16,7 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from physai import robots
-from physai.exercise import Hint, close, load, shaped
+from physai.exercise import Hint, close, load, parts, shaped
 from physai.ik import solve_ik
 from physai.kinematics import fk, jacobian
 
@@ -89,9 +89,8 @@ def _one_step(chain, p, q0, lam, max_step) -> dict:
 def _contract(build, chain, p, q0, max_step) -> None:
     """One target from ``q0``: the returned pair, the error history's first and last entries, ``iterations``
     obeyed, and the first step exactly as documented (damped, shrunk uniformly, clipped into the limits)."""
-    out = build.ik_by_hand(chain, p, q0, iterations=1, max_step=max_step)
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise Hint("ik_by_hand returns a pair (q (n,), errors (k + 1,))")
+    out = parts(build.ik_by_hand(chain, p, q0, iterations=1, max_step=max_step), 2, "ik_by_hand",
+                "a pair (q (n,), errors (k + 1,))")
     q1 = shaped(out[0], (chain.n,), "ik_by_hand's q")
     errors = np.atleast_1d(np.asarray(out[1], dtype=float))
     if len(errors) > 2:
@@ -150,9 +149,8 @@ def check_solve_by_hand(build, rng) -> None:
     allowed = (1 - library.success + RESTART_MARGIN) * len(targets)  # misses
     runs = []
     for i, (s, p) in enumerate(zip(seeds, targets)):  # stop as soon as the misses are too many: a broken loop is slow
-        out = build.solve_by_hand(chain, p, np.random.default_rng(s))
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise Hint("solve_by_hand returns a pair (q (n,), steps over all attempts)")
+        out = parts(build.solve_by_hand(chain, p, np.random.default_rng(s)), 2, "solve_by_hand",
+                    "a pair (q (n,), steps over all attempts)")
         runs.append((shaped(out[0], (chain.n,), "solve_by_hand's q"), out[1]))
         first = np.atleast_1d(build.ik_by_hand(chain, p, 0.5 * (chain.lower + chain.upper))[1])
         if first[-1] >= lesson.TOL and not int(out[1]) >= len(first) - 1:  # your mid-range attempt failed

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from physai import robots
-from physai.exercise import Hint, close, scalar, shaped
+from physai.exercise import Hint, close, parts, scalar, shaped
 from physai.jaxkin import float64
 from physai.kinematics import fk, jacobian
 from physai.learned import init_model
@@ -106,9 +106,7 @@ def check_joint_loss_by_hand(build, rng) -> None:
 
 def check_elbows(build, rng) -> None:
     x = _targets(rng)
-    out = build.elbows(x)
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise Hint("elbows returns a pair of arrays (elbow up, elbow down)")
+    out = parts(build.elbows(x), 2, "elbows", "a pair of arrays (elbow up, elbow down)")
     up, down = (shaped(q, (len(x), 2), f"elbows' {name}") for q, name in zip(out, ("elbow up", "elbow down")))
     for name, q in (("elbow up", up), ("elbow down", down)):
         miss = np.linalg.norm(_tip(q) - x[:, :2], axis=1).max()
