@@ -228,6 +228,7 @@ def serve(control_fd: int) -> None:
             try:
                 control.close()
                 os.setsid()
+                np.random.seed()  # not the server's global generator state, shared by every fork
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 os.dup2(fds[1], 1)
                 os.dup2(fds[1], 2)
