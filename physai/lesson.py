@@ -17,7 +17,7 @@ from physai.errors import InputError
 # An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
 # in experiments/.
 PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
-LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else Path(__file__).resolve().parent.parent / "experiments"
+LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSONS.parent.parent / "experiments"
 OUT_ENV = "PHYSAI_LESSON_OUT"  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
 RESULTS_FILE = "results.json"
 

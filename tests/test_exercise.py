@@ -90,7 +90,8 @@ def test_a_file_that_patches_the_grader_changes_no_verdict(tmp_path):
 def test_prints_are_captured_and_cut_and_the_file_runs_in_a_scratch_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("precious").write_text("mine")
-    me = learner(tmp_path, ("EXERCISE = (", 'import os\nprint("cwd", os.getcwd())\nif os.path.exists("precious"):\n    os.remove("precious")\n'
+    me = learner(tmp_path, ("EXERCISE = (", 'import os\nprint("cwd", os.getcwd())\n'
+                                            'if os.path.exists("precious"):\n    os.remove("precious")\n'
                                             'EXERCISE = ('),
                  ("def fd_jacobian(", 'print("x" * 10_000_000)\n\n\ndef fd_jacobian('))
     report = ex.check(FOLDER, me)
@@ -142,7 +143,8 @@ def test_correct_methods_of_lesson_10_pass_at_the_precision_they_reach(tmp_path)
          "else np.inf\n",
          "    eig = np.clip(np.linalg.eigvalsh(J @ J.T), 0.0, None)\n    return float(np.sqrt(eig[-1] / eig[0]))\n"),
         ("    return J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(len(J)), v)\n",
-         "    n = J.shape[1]\n    return np.linalg.lstsq(np.r_[J, lam * np.eye(n)], np.r_[v, np.zeros(n)], rcond=None)[0]\n"),
+         "    n = J.shape[1]\n"
+         "    return np.linalg.lstsq(np.r_[J, lam * np.eye(n)], np.r_[v, np.zeros(n)], rcond=None)[0]\n"),
     ])
     with np.errstate(divide="ignore"):
         report = ex.check(folder, me)

@@ -142,7 +142,8 @@ def _dls_reference(J, v, lam) -> np.ndarray:
 def check_dls_by_hand(build, rng) -> None:
     J, v = _jacobians(rng)[int(rng.integers(3))], rng.normal(scale=0.03, size=3)
     ref = _dls_reference(J, v, LAM)
-    qd = shaped(build.dls_by_hand(J, v, LAM), ref.shape, "dls_by_hand", "one rate per joint, J^T (J J^T + lam^2 I)^-1 v")
+    qd = shaped(build.dls_by_hand(J, v, LAM), ref.shape, "dls_by_hand",
+                "one rate per joint, J^T (J J^T + lam^2 I)^-1 v")
     if _rel(qd, ref) > 1e-10:  # damped: the system's condition is at most (sigma_max / lam)^2 ~ 1e2
         variants = {"the damping is lam^2 I, not lam I": _dls_reference(J, v, np.sqrt(LAM)),
                     "sign of the damping flipped: J J^T + lam^2 I, plus": J.T @ np.linalg.solve(
