@@ -89,7 +89,7 @@ class Opaque:
 
 
 def _kind(got) -> str:
-    """How a returned value is named in a hint: 'a list', 'a float32 ndarray', ..."""
+    """How a returned value is named in a hint: 'a list', 'an ndarray of shape (3,)', 'None', ..."""
     if isinstance(got, Opaque):
         return f"a {got.type_name}"
     if isinstance(got, np.ndarray):
@@ -501,9 +501,13 @@ class _Session:
     def call(self, name: str, *args, **kwargs):
         if self.child is None:
             raise Stopped("the process running your code had stopped")
-        started = time.monotonic()
-        self.child.conn.send_bytes(pickle.dumps((name, pickle.dumps((args, kwargs)))))
+        started, request = time.monotonic(), pickle.dumps((name, pickle.dumps((args, kwargs))))
         try:
+            try:
+                self.child.conn.send_bytes(request)
+            except OSError:  # it ended between calls (a thread of the learner's, a signal)
+                self.child.close()
+                raise Stopped(f"the process running your code had ended before {name} was called") from None
             status, value, after, used, low = self.child.receive(self.budget, f"running {name}")
         except Stopped:
             self.child = None
@@ -524,7 +528,7 @@ class _Session:
         """A :class:`Hint` if the call changed one of its input arrays in place."""
         before = leaves(inputs)
         positional = len(inputs) - len(keywords)
-        for k, ((i, a), (j, b)) in enumerate(zip(before, after)):
+        for (i, a), (j, b) in zip(before, after):
             if i == j and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b, equal_nan=True):
                 continue
             params = self.params.get(name, [])
