@@ -242,8 +242,14 @@ def serve(control_fd: int) -> None:
         control.sendall(pid.to_bytes(8, "little"))
 
 
-if __name__ == "__main__":
-    if sys.argv[1] == "--serve":
-        serve(int(sys.argv[2]))
+def main(argv: list[str]) -> None:
+    """``FD`` (run one learner's file on the socket FD) or ``--serve FD`` (the fork server)."""
+    sys.dont_write_bytecode = True  # -I ignores PYTHONDONTWRITEBYTECODE: write nothing beside any file imported
+    if argv[0] == "--serve":
+        serve(int(argv[1]))
     else:
-        run(int(sys.argv[1]))
+        run(int(argv[0]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

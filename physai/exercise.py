@@ -342,6 +342,11 @@ class _Output:
 # Children are forked from a server that has imported what the lessons import (physai._exercise_child.serve), so
 # a file starts in a fraction of a second; where fork is not safe (macOS, Windows) each child is a fresh interpreter.
 FORK_SERVER = sys.platform == "linux"
+# An isolated interpreter (-I: no user site, no PYTHON* variables, not the current folder on sys.path) that imports
+# this very physai (its folder first on sys.path), also where only the caller's sys.path found it.
+CHILD = (sys.executable, "-I", "-u", "-c",
+         "import sys; sys.path.insert(0, sys.argv.pop(1)); import physai._exercise_child as c; c.main(sys.argv[1:])",
+         str(Path(__file__).resolve().parent.parent))
 
 
 class _Server:
@@ -350,7 +355,7 @@ class _Server:
     def __init__(self):
         ours, theirs = socket.socketpair()
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-u", "-m", "physai._exercise_child", "--serve", str(theirs.fileno())],
+            [*CHILD, "--serve", str(theirs.fileno())],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True, cwd=tempfile.gettempdir())
         theirs.close()
@@ -414,7 +419,7 @@ class _Child:
             output.drain(os.fdopen(read, "rb"))
         else:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-u", "-m", "physai._exercise_child", str(theirs.fileno())],
+                [*CHILD, str(theirs.fileno())],
                 pass_fds=[theirs.fileno()], cwd=self.scratch.name, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
             theirs.close()
