@@ -1,4 +1,5 @@
-"""The process that runs a learner's file for :mod:`physai.exercise` (``python -I -m physai._exercise_child FD``).
+"""The process that runs a learner's file for :mod:`physai.exercise`: started as ``python -I`` with
+``main(["FD"])``, or forked by the fork server (``main(["--serve", "FD"])``) that has imported what lessons import.
 
 It imports the file, then calls its functions on the inputs the grader sends over the socket ``FD`` and sends back
 what they returned, the input arrays as they are after the call (so the grader can see a changed input), the
