@@ -1,4 +1,4 @@
-"""The process that runs a learner's file for :mod:`physai.exercise`: started as ``python -I`` with
+"""The process that runs a learner's file for :mod:`physai.exercise`: started as ``python -I -B`` with
 ``main(["FD"])``, or forked by the fork server (``main(["--serve", "FD"])``) that has imported what lessons import.
 
 It imports the file, then calls its functions on the inputs the grader sends over the socket ``FD`` and sends back
@@ -245,7 +245,6 @@ def serve(control_fd: int) -> None:
 
 def main(argv: list[str]) -> None:
     """``FD`` (run one learner's file on the socket FD) or ``--serve FD`` (the fork server)."""
-    sys.dont_write_bytecode = True  # -I ignores PYTHONDONTWRITEBYTECODE: write nothing beside any file imported
     if argv[0] == "--serve":
         serve(int(argv[1]))
     else:

@@ -342,9 +342,10 @@ class _Output:
 # Children are forked from a server that has imported what the lessons import (physai._exercise_child.serve), so
 # a file starts in a fraction of a second; where fork is not safe (macOS, Windows) each child is a fresh interpreter.
 FORK_SERVER = sys.platform == "linux"
-# An isolated interpreter (-I: no user site, no PYTHON* variables, not the current folder on sys.path) that imports
-# this very physai (its folder first on sys.path), also where only the caller's sys.path found it.
-CHILD = (sys.executable, "-I", "-u", "-c",
+# An isolated interpreter (-I: no user site, no PYTHON* variables, not the current folder on sys.path) that writes
+# no bytecode anywhere (-B: -I ignores PYTHONDONTWRITEBYTECODE) and imports this very physai (its folder first on
+# sys.path), also where only the caller's sys.path found it.
+CHILD = (sys.executable, "-I", "-B", "-u", "-c",
          "import sys; sys.path.insert(0, sys.argv.pop(1)); import physai._exercise_child as c; c.main(sys.argv[1:])",
          str(Path(__file__).resolve().parent.parent))
 
