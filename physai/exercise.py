@@ -408,7 +408,7 @@ class _Child:
 
     def __init__(self, path: Path, checker: ModuleType, forbidden: dict, output: _Output, timeout: float):
         ours, theirs = socket.socketpair()
-        self.scratch = tempfile.TemporaryDirectory(prefix="physai-check-")
+        self.scratch = tempfile.TemporaryDirectory(prefix="physai-check-", ignore_cleanup_errors=True)
         self.proc = None
         if FORK_SERVER:
             read, write = os.pipe()

@@ -120,8 +120,9 @@ def test_an_input_changed_in_place_is_named_even_when_the_answer_is_right(tmp_pa
 
 def test_an_exception_names_the_learners_line_and_float32_gets_its_own_hint(tmp_path):
     me = learner(tmp_path, (HINGE, "    return np.concatenate([np.cross(axis, p - o), axis]).astype(np.float32)\n"),
-                 (JACOBIAN, "    lever = anchors[len(anchors)]\n" + JACOBIAN))
-    grades = {g.function: g.message for g in ex.check(FOLDER, me, only=("hinge_column", "jacobian")).grades}
+                 (JACOBIAN, "    lever = anchors[len(anchors)]\n" + JACOBIAN), (FD, "    raise KeyboardInterrupt\n"))
+    grades = {g.function: g.message for g in ex.check(FOLDER, me).grades}
+    assert grades["fd_jacobian"].startswith("raised KeyboardInterrupt")  # reported, not obeyed
     assert grades["hinge_column"] == ex.FLOAT32
     line = SOURCE[:SOURCE.index(JACOBIAN)].count("\n") + 1
     assert grades["jacobian"] == ("raised IndexError: index 5 is out of bounds for axis 0 with size 5 at "
