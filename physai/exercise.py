@@ -614,7 +614,9 @@ def check(folder: Path, dest: Path, seed: int | None = None, timeout: float = TI
         raise InputError(f"timeout: expected a positive number of seconds, got {timeout}")
     source = (folder / BUILD_FILE).read_text(encoding="utf-8")
     names = exercise_names(source, folder / BUILD_FILE)
-    seed = new_seed() if seed is None else int(seed)
+    seed = new_seed() if seed is None else seed
+    if not (isinstance(seed, (int, np.integer)) and seed >= 0):
+        raise InputError(f"seed: expected a whole number >= 0 (a run prints its seed), got {seed!r}")
     session = _Session(target.resolve(), _load_checker(folder), parameters(source), timeout)
     try:
         grades = tuple(grade(session.checker, session, n, np.random.default_rng([seed, i]))

@@ -73,6 +73,7 @@ def test_sys_exit_at_import_fails_every_function_forked_or_started_fresh(tmp_pat
     assert code == 1 and "0/3 functions pass" in out
     assert all(v.startswith("fail build.py called sys.exit while importing") for v in lines(out).values())
     assert check(tmp_path / "me", "--timeout", 0)[0] == 2  # refused before anything runs
+    assert check(tmp_path / "me", "--seed", -1)[0] == 2
 
 
 def test_a_file_that_patches_the_grader_changes_no_verdict(tmp_path):
