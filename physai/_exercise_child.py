@@ -30,8 +30,8 @@ MAX_TEXT = 500  # characters of an exception's message sent back
 
 
 def plain(x, depth: int = 0):
-    """``x`` as plain data the grader unpickles without running code: arrays (not of objects), Python and NumPy
-    numbers, strings, None, and tuples, lists and dicts of them."""
+    """``x`` as plain data the grader unpickles without running code: arrays (not of objects; a JAX or PyTorch
+    array as its NumPy array), Python and NumPy numbers, strings, None, and tuples, lists and dicts of them."""
     if depth > 20:
         return (OPAQUE, "a structure nested too deep")
     if x is None or type(x) in (bool, int, float, complex):
@@ -46,6 +46,12 @@ def plain(x, depth: int = 0):
         return type(x)(plain(v, depth + 1) for v in x)
     if type(x) is dict:
         return {str(k): plain(v, depth + 1) for k, v in x.items()}
+    if hasattr(type(x), "__array__"):  # a JAX or PyTorch array: graded as the NumPy array it converts to
+        try:
+            a = np.asarray(x)
+        except Exception:  # noqa: BLE001 - the learner's object may refuse
+            return (OPAQUE, type(x).__name__)
+        return plain(a, depth + 1) if isinstance(a, np.ndarray) else (OPAQUE, type(x).__name__)
     return (OPAQUE, type(x).__name__)
 
 
@@ -126,9 +132,10 @@ def _watch(forbidden: dict[str, list[str]], used: set) -> None:
 
 
 def low_precision(x) -> bool:
-    """Whether ``x`` holds a float16 or float32 array or number."""
-    if isinstance(x, (np.ndarray, np.generic)):
-        return x.dtype.kind == "f" and x.dtype.itemsize < 8
+    """Whether ``x`` holds a float16 or float32 array or number (NumPy's, or any array with a NumPy dtype: JAX's)."""
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "f" and dtype.itemsize < 8
     if isinstance(x, (tuple, list)):
         return any(low_precision(v) for v in x)
     return isinstance(x, dict) and any(low_precision(v) for v in x.values())

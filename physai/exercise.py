@@ -62,7 +62,7 @@ TIMEOUT = 20.0  # s of the child's time per graded function (``physai check --ti
 IMPORT_FACTOR = 3  # importing the file may take this many times as long (the lessons import MuJoCo, JAX, ...)
 OUTPUT_HEAD = 2000  # bytes of the learner's printed output kept to show
 FLOAT32 = ("returned float32 numbers: compute in float64 (float32 keeps about 7 significant digits, the check "
-           "compares to about 12); do not pass dtype=np.float32")
+           "compares to about 12): no dtype=np.float32, and JAX computes in float32 unless jax_enable_x64 is on")
 
 
 class Hint(PhysaiError):

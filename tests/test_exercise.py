@@ -181,3 +181,16 @@ def test_check_functions_reads_a_notebook_cell_from_linecache(capsys):
     finally:
         linecache.cache.pop(name, None)
     assert "pass hinge_column: passed" in capsys.readouterr().out
+
+
+def test_a_jax_array_is_graded_as_its_numpy_array_and_jax_float32_gets_the_float64_hint(tmp_path):
+    folder = ex.lesson_folder("13")
+    source = (folder / "build.py").read_text()
+    tip = ("    return np.c_[L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 0] + q[:, 1]),\n"
+           "                 L1 * np.sin(q[:, 0]) + L2 * np.sin(q[:, 0] + q[:, 1])]\n")
+    jax_tip = ("    import jax.numpy as jnp\n\n"
+               "    return jnp.stack([L1 * jnp.cos(q[:, 0]) + L2 * jnp.cos(q[:, 0] + q[:, 1]),\n"
+               "                      L1 * jnp.sin(q[:, 0]) + L2 * jnp.sin(q[:, 0] + q[:, 1])], axis=1)\n")
+    me = learner(tmp_path, (tip, jax_tip), source=source)
+    grades = {g.function: g.message for g in ex.check(folder, me, only=("tip", "fk_loss_by_hand")).grades}
+    assert grades == {"tip": ex.FLOAT32, "fk_loss_by_hand": ex.FLOAT32}  # float32 inside, mixed into a float
