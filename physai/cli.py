@@ -32,13 +32,10 @@ from typer.core import TyperGroup
 from physai import _env
 from physai._validate import count, nonnegative
 from physai.errors import InputError, PhysaiError
-from physai.lesson import lesson_number
+from physai.lesson import LESSONS_DIR, PACKAGED_LESSONS, lesson_number
 
 ROOT = Path(__file__).resolve().parent.parent
-# An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
-# in experiments/.
-PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
-EXPERIMENTS = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else ROOT / "experiments"
+EXPERIMENTS = LESSONS_DIR
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
 SCRIPTS = ("build.py", "experiment.py")
 FULL_ENV = _env.FULL  # set to 1: the lessons' large runs (what ``--full`` passes on)
@@ -346,17 +343,24 @@ def exercise(
 def check(
     number: str = LESSON_NUMBER,
     folder: Path = typer.Argument(..., help="the folder holding your build.py"),
+    seed: int = typer.Option(None, "--seed", help="replay a run's inputs (each run prints its seed)"),
+    timeout: float = typer.Option(20.0, "--timeout", help="seconds each function may run"),
 ) -> None:
-    """Grade FOLDER/build.py function by function against the lesson's references; exit 1 unless all pass."""
+    """Grade FOLDER/build.py function by function against the lesson's references, on fresh inputs; your file runs
+    in a separate process in a scratch folder. Exit 1 unless all pass."""
     from physai import exercise as ex
 
     with _bad_input():
-        grades = ex.check(_lesson_dir(number), folder)
-    for g in grades:  # one line each, not a table: a hint is a sentence and must wrap, not be cut
+        report = ex.check(_lesson_dir(number), folder, seed=seed, timeout=timeout)
+    console.print(f"inputs from seed {report.seed} (replay them with --seed {report.seed})")
+    for g in report.grades:  # one line each, not a table: a hint is a sentence and must wrap, not be cut
         mark = "[green]pass[/green]" if g.passed else "[red]fail[/red]"
         console.print(f"{mark} [bold]{escape(g.function)}[/bold]: {escape(g.message)}")
-    console.print(f"{sum(g.passed for g in grades)}/{len(grades)} functions pass")
-    raise typer.Exit(0 if all(g.passed for g in grades) else 1)
+    if report.output_bytes:
+        console.print(f"your code printed {report.output_bytes} bytes; the first {len(report.output)}:")
+        console.print(report.output, markup=False, highlight=False)
+    console.print(f"{sum(g.passed for g in report.grades)}/{len(report.grades)} functions pass")
+    raise typer.Exit(0 if report.passed else 1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

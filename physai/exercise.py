@@ -2,49 +2,130 @@
 
 A lesson's ``build.py`` writes from scratch the functions a learner types and lists them at module level:
 ``EXERCISE = ("hinge_column", "jacobian", "fd_jacobian")``. :func:`write_exercise` copies that file with each
-listed function's body replaced by ``raise NotImplementedError`` (its signature and docstring kept), and
-:func:`check` grades a learner's copy function by function with the lesson's ``_check.py``: for every listed
-name, ``check_<name>(build)`` receives the learner's module, compares it with an independent reference (MuJoCo,
-a closed form, finite differences, the library) and raises :class:`Hint` naming the likely mistake.
+listed function's body replaced by ``raise NotImplementedError`` (its signature, docstring and one worked call
+kept), and :func:`check` grades a learner's copy function by function with the lesson's ``_check.py``: for every
+listed name, ``check_<name>(build, rng)`` calls the learner's functions on inputs drawn from ``rng``, compares
+what they return with an independent reference (MuJoCo, a closed form, finite differences, the library) and
+raises :class:`Hint` naming the likely mistake.
+
+The learner's file runs in a child process (its own interpreter, ``python -I``, in a scratch folder), never in the
+grader's: the child only imports the file and runs the functions on the inputs it is sent; the references and the
+verdicts are computed here. Each graded function has ``timeout`` seconds of the child's time; an endless loop, an
+exit, a crash, an input changed in place, or a call of the physai function the learner is asked to write fails
+that function with one line. What the file prints is captured and shown truncated.
 
 Example (``physai exercise 09 my-09`` and ``physai check 09 my-09`` from the shell)::
 
-    grades = check(lesson_folder, Path("my-09"))
-    [(g.function, g.passed) for g in grades]   # [("hinge_column", True), ("jacobian", False), ...]
+    report = check(lesson_folder("09"), Path("my-09"))
+    report.seed, [(g.function, g.passed) for g in report.grades]   # 123, [("hinge_column", True), ...]
+
+From a notebook, ``physai.check("09", hinge_column, jacobian)`` grades functions defined in the session.
 """
 
 from __future__ import annotations
 
 import ast
+import atexit
+import functools
 import importlib.util
+import inspect
+import io
+import os
+import pickle
+import secrets
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
+import textwrap
+import threading
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
 from physai import _files
+from physai._exercise_child import OPAQUE, leaves, low_precision
 from physai.errors import InputError, PhysaiError
-from physai.lesson import lesson_number
+from physai.lesson import LESSONS_DIR, lesson_number
 
 BUILD_FILE = "build.py"
 CHECK_FILE = "_check.py"
 LIST_NAME = "EXERCISE"
 NOT_WRITTEN = "not written yet"
+TIMEOUT = 20.0  # s of the child's time per graded function (``physai check --timeout``)
+IMPORT_FACTOR = 3  # importing the file may take this many times as long (the lessons import MuJoCo, JAX, ...)
+OUTPUT_HEAD = 2000  # bytes of the learner's printed output kept to show
+FLOAT32 = ("returned float32 numbers: compute in float64 (float32 keeps about 7 significant digits, the check "
+           "compares to about 12): no dtype=np.float32, and JAX computes in float32 unless jax_enable_x64 is on")
 
 
 class Hint(PhysaiError):
     """A graded function gave a wrong answer; the message names the likely mistake."""
 
 
+class LearnerError(Exception):
+    """The learner's function raised: its exception's type name, message and the learner's ``file:line: text``."""
+
+    def __init__(self, type_name: str, message: str, where: str):
+        super().__init__(f"{type_name}: {message}")
+        self.type_name, self.message, self.where = type_name, message, where
+
+
+class Stopped(Exception):
+    """The child process stopped answering (time limit, exit, crash); the message says which."""
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """What the learner returned when it was not plain data (arrays, numbers, strings, tuples, lists, dicts)."""
+
+    type_name: str
+
+
+def _kind(got) -> str:
+    """How a returned value is named in a hint: 'a list', 'an ndarray of shape (3,)', 'None', ..."""
+    if isinstance(got, Opaque):
+        return f"a {got.type_name}"
+    if isinstance(got, np.ndarray):
+        return f"an ndarray of shape {got.shape}"
+    return "None" if got is None else f"a {type(got).__name__}"
+
+
 def shaped(got, shape: tuple, name: str, advice: str = "") -> np.ndarray:
-    """``got`` as a float array, if it has ``shape``; else a :class:`Hint` naming ``name`` and both shapes."""
-    out = np.asarray(got, dtype=float)
-    if out.shape != tuple(shape):
-        raise Hint(f"{name} returned shape {out.shape}, expected {tuple(shape)}" + (f": {advice}" if advice else ""))
-    return out
+    """``got`` as a float64 array, if it is an ndarray of real numbers of ``shape``; else a :class:`Hint` naming
+    ``name`` and what it was (a list, a tuple, another shape)."""
+    if not isinstance(got, np.ndarray):
+        raise Hint(f"{name} returned {_kind(got)}, expected an ndarray of shape {tuple(shape)}"
+                   + (": return the array itself (np.array(...)), not .tolist()" if isinstance(got, list) else ""))
+    if got.dtype.kind not in "biuf":
+        raise Hint(f"{name} returned an ndarray of dtype {got.dtype}, expected real numbers (float64)")
+    if got.shape != tuple(shape):
+        raise Hint(f"{name} returned shape {got.shape}, expected {tuple(shape)}" + (f": {advice}" if advice else ""))
+    return got.astype(float)
+
+
+def scalar(got, name: str) -> float:
+    """``got`` as a float, if it is one number (a Python or NumPy number, or a 0-d array); else a :class:`Hint`."""
+    if isinstance(got, (bool, np.bool_)) or not (isinstance(got, (int, float, np.integer, np.floating))
+                                                 or (isinstance(got, np.ndarray) and got.shape == ())):
+        raise Hint(f"{name} returned {_kind(got)}, expected one number (a float): reduce with np.mean / np.sum "
+                   "over every axis, or float(...)")
+    return float(got)
+
+
+def parts(got, k: int, name: str, what: str) -> tuple:
+    """``got`` as a tuple, if it is a tuple or list of ``k`` items; else a :class:`Hint` saying ``name`` returns
+    ``what``."""
+    if not (isinstance(got, (tuple, list)) and len(got) == k):
+        raise Hint(f"{name} returned {_kind(got)}; it returns {what}")
+    return tuple(got)
 
 
 def close(got, want, tol: float) -> bool:
@@ -62,6 +143,21 @@ class Grade:
     message: str
 
 
+@dataclass(frozen=True)
+class Report:
+    """A graded file: one :class:`Grade` per function, the ``seed`` that drew the inputs (``--seed`` replays it),
+    and the first :data:`OUTPUT_HEAD` bytes of what the file printed (``output``) out of ``output_bytes``."""
+
+    grades: tuple[Grade, ...]
+    seed: int
+    output: str
+    output_bytes: int
+
+    @property
+    def passed(self) -> bool:
+        return all(g.passed for g in self.grades)
+
+
 def exercise_names(source: str, path: str | Path = BUILD_FILE) -> tuple[str, ...]:
     """The names in the module-level ``EXERCISE = (...)`` of a build.py's ``source``."""
     for node in ast.parse(source).body:
@@ -73,9 +169,9 @@ def exercise_names(source: str, path: str | Path = BUILD_FILE) -> tuple[str, ...
     raise InputError(f"{path}: no module-level {LIST_NAME} = (...) listing the functions a learner writes")
 
 
-def blank(source: str, lesson: str, path: str | Path = BUILD_FILE) -> str:
+def blank(source: str, lesson: str, path: str | Path = BUILD_FILE, examples: dict[str, str] | None = None) -> str:
     """``source`` with the body of every function in its ``EXERCISE`` replaced by ``raise NotImplementedError``
-    (signature and docstring kept, everything else unchanged)."""
+    (signature and docstring kept, everything else unchanged), after the comment ``examples[name]`` if given."""
     names = exercise_names(source, path)
     functions = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name in names}
     missing = [n for n in names if n not in functions]
@@ -87,9 +183,34 @@ def blank(source: str, lesson: str, path: str | Path = BUILD_FILE) -> str:
         if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
             raise InputError(f"{path}: {node.name} needs a docstring (the learner's instructions)")
         indent = " " * node.body[0].col_offset
+        example = textwrap.indent((examples or {}).get(node.name, ""), indent + "# ")
         stub = f'{indent}raise NotImplementedError("{node.name}: write this function (lesson {lesson}, Build it)")\n'
-        lines[doc.end_lineno:node.end_lineno] = [stub]
+        lines[doc.end_lineno:node.end_lineno] = [example, stub]
     return "".join(lines)
+
+
+def _shown(value) -> str:
+    """``value`` as a worked call shows it: numbers to 4 significant digits, arrays as NumPy prints them."""
+    if isinstance(value, tuple):
+        return "(" + ",\n ".join(_shown(v) for v in value) + ")"
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}"
+    return repr(value)
+
+
+def worked_calls(folder: Path) -> dict[str, str]:
+    """Each exercise's worked call from the lesson's ``_check.py`` (``EXAMPLES``: name -> a call written in the
+    build.py's names), with what the lesson's own solution returns for it, as comment text for the stub."""
+    calls = getattr(load(Path(folder) / CHECK_FILE), "EXAMPLES", {})
+    if not calls:
+        return {}
+    reference = vars(load(Path(folder) / BUILD_FILE))
+    out = {}
+    with np.printoptions(precision=4, suppress=True, floatmode="maxprec"):
+        for name, call in calls.items():
+            value = eval(call, dict(reference))  # noqa: S307 - the lesson's own text, run on its own solution
+            out[name] = f"A worked call and the lesson's own answer (rounded):\n>>> {call}\n{_shown(value)}\n"
+    return out
 
 
 def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
@@ -99,13 +220,49 @@ def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
     if target.exists() and not force:
         raise InputError(f"{target} exists (your work?); pass --force to overwrite it")
     source = (Path(folder) / BUILD_FILE).read_text(encoding="utf-8")
-    text = blank(source, lesson_number(folder), Path(folder) / BUILD_FILE)
+    text = blank(source, lesson_number(folder), Path(folder) / BUILD_FILE, worked_calls(folder))
     target.parent.mkdir(parents=True, exist_ok=True)
     return _files.write_text(target, text)
 
 
+@dataclass(frozen=True)
+class Arm:
+    """An arm the graders draw inputs from: its chain and MuJoCo's compiled model of it (the reference)."""
+
+    label: str
+    chain: object  # physai.chain.Chain
+    model: object  # mujoco.MjModel
+
+
+def arms(rng: np.random.Generator) -> list[Arm]:
+    """The SO-101 (every axis z, every ``q_ref`` 0), the WidowX AI (axes z, y, -y, -y, -z, x) and the WidowX AI
+    with a ``ref`` of +-0.1..0.4 rad drawn from ``rng`` on each joint, compiled by MuJoCo (so ``q_ref != 0``)."""
+    import mujoco
+
+    from physai import robots
+    from physai.chain import chain_from_mujoco
+
+    out = [Arm(name, robots.load(name), robots.mujoco_model(name)) for name in ("so101", "wxai")]
+    wxai = out[1].chain
+    spec = mujoco.MjSpec.from_file(str(robots.model_path("wxai")))
+    refs = rng.choice([-1, 1], wxai.n) * rng.uniform(0.1, 0.4, wxai.n)
+    for name, ref in zip(wxai.joint_names, refs):
+        spec.joint(name).ref = ref
+    model = spec.compile()
+    chain = chain_from_mujoco(model, wxai.tool_name, joints=list(wxai.joint_names), name="wxai, q_ref != 0")
+    return [*out, Arm("the WidowX AI with q_ref != 0", chain, model)]
+
+
+def poses(chain, rng: np.random.Generator, k: int = 2) -> np.ndarray:
+    """``k`` random in-limit poses of ``chain``, then the edge cases: every joint at ``q_ref`` (zero displacement;
+    the WidowX AI's arm is then nearly singular, sigma_min 3e-4 m/rad), at its lower and at its upper limit ->
+    ``(k + 3, n)``."""
+    return np.r_[chain.random_q(rng, k), [chain.q_ref, chain.lower, chain.upper]]
+
+
 def load(path: Path) -> ModuleType:
-    """Import the file at ``path`` as a fresh module (not as ``__main__``: its ``main()`` does not run)."""
+    """Import the file at ``path`` as a fresh module (not as ``__main__``: its ``main()`` does not run). Used for
+    the lesson's own files, never for the learner's (those run in the child)."""
     name = f"physai_exercise_{uuid.uuid4().hex}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -117,31 +274,413 @@ def load(path: Path) -> ModuleType:
     return module
 
 
-def grade(checker, build: ModuleType, name: str) -> Grade:
-    """Run ``checker.check_<name>(build)`` -> its :class:`Grade`."""
-    if not callable(getattr(build, name, None)):
-        return Grade(name, False, f"build.py defines no function {name}")
+def _load_checker(folder: Path) -> ModuleType:
+    """The lesson's ``_check.py``, kept in ``sys.modules`` under a fixed name while it grades, so a test function
+    of its own passed as an input (``fd_jacobian(f, x)``) pickles by name and the child imports the same file."""
+    name = f"_physai_check_{lesson_number(folder)}"
+    spec = importlib.util.spec_from_file_location(name, Path(folder) / CHECK_FILE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---- what comes back from the child: plain data only -------------------------------------------------------------
+
+_PLAIN = {("numpy", "ndarray"), ("numpy", "dtype"), ("builtins", "complex")} | {
+    (core, name) for core in ("numpy._core.multiarray", "numpy.core.multiarray") for name in ("_reconstruct", "scalar")}
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Unpickles only arrays, numbers, strings and containers: the child runs the learner's code, so what it
+    sends may be anything, and an ordinary unpickle would run code here."""
+
+    def find_class(self, module, name):
+        if (module, name) in _PLAIN:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refused {module}.{name}")
+
+
+def _decode(x):
+    """The child's plain data with its ``(OPAQUE, type name)`` markers as :class:`Opaque`."""
+    if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and x[0] == OPAQUE:
+        return Opaque(str(x[1]))
+    if isinstance(x, (tuple, list)):
+        return type(x)(_decode(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _decode(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray) and x.dtype.kind not in "biufc":
+        return Opaque(f"ndarray of dtype {x.dtype}")
+    return x
+
+
+class _Output:
+    """Drains the child's stdout and stderr on a thread (so a flood of prints never blocks it), keeping the first
+    :data:`OUTPUT_HEAD` bytes and counting the rest."""
+
+    def __init__(self):
+        self.head, self.total, self._threads = bytearray(), 0, []
+
+    def drain(self, stream) -> None:
+        def run():
+            while chunk := stream.read1(65536):
+                self.total += len(chunk)
+                if len(self.head) < OUTPUT_HEAD:
+                    self.head += chunk[: OUTPUT_HEAD - len(self.head)]
+            stream.close()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def text(self) -> str:
+        for thread in self._threads:
+            thread.join(timeout=1.0)
+        return self.head.decode("utf-8", errors="replace")
+
+
+# Children are forked from a server that has imported what the lessons import (physai._exercise_child.serve), so
+# a file starts in a fraction of a second; where fork is not safe (macOS, Windows) each child is a fresh interpreter.
+FORK_SERVER = sys.platform == "linux"
+# An isolated interpreter (-I: no user site, no PYTHON* variables, not the current folder on sys.path) that writes
+# no bytecode anywhere (-B: -I ignores PYTHONDONTWRITEBYTECODE) and imports this very physai (its folder first on
+# sys.path), also where only the caller's sys.path found it.
+CHILD = (sys.executable, "-I", "-B", "-u", "-c",
+         "import sys; sys.path.insert(0, sys.argv.pop(1)); import physai._exercise_child as c; c.main(sys.argv[1:])",
+         str(Path(__file__).resolve().parent.parent))
+
+
+class _Server:
+    """The fork server: a ``python -I`` process that forks a child per learner file and answers with its pid."""
+
+    def __init__(self):
+        ours, theirs = socket.socketpair()
+        self.proc = subprocess.Popen(
+            [*CHILD, "--serve", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True, cwd=tempfile.gettempdir())
+        theirs.close()
+        self.sock, self.lock = ours, threading.Lock()
+        self.sock.settimeout(120.0)  # the first answer waits for the server's imports
+
+    def spawn(self, cwd: str, conn_fd: int, out_fd: int) -> int:
+        """Fork a child running in ``cwd`` on the socket ``conn_fd``, its output on ``out_fd`` -> its pid."""
+        with self.lock:
+            socket.send_fds(self.sock, [cwd.encode()], [conn_fd, out_fd])
+            data = b""
+            while len(data) < 8:
+                chunk = self.sock.recv(8 - len(data))
+                if not chunk:
+                    raise OSError("the fork server ended")
+                data += chunk
+        return int.from_bytes(data, "little")
+
+    def close(self) -> None:
+        self.sock.close()  # the server ends when its socket closes
+        try:
+            self.proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_SERVER: list[_Server] = []  # the running fork server, started on first use
+
+
+def _fork(cwd: str, conn_fd: int, out_fd: int) -> int:
+    """A child forked by the fork server (started, or restarted if a child ended it) -> its pid."""
+    for attempt in range(2):
+        if not _SERVER or _SERVER[0].proc.poll() is not None:
+            _SERVER[:] = [_Server()]
+            atexit.register(_SERVER[0].close)
+        try:
+            return _SERVER[0].spawn(cwd, conn_fd, out_fd)
+        except OSError:
+            if attempt:
+                raise
+            _SERVER[0].close()
+            _SERVER.clear()
+    raise AssertionError("unreachable")
+
+
+class _Child:
+    """One child process that has imported the learner's file (see :mod:`physai._exercise_child`)."""
+
+    def __init__(self, path: Path, checker: ModuleType, forbidden: dict, output: _Output, timeout: float):
+        ours, theirs = socket.socketpair()
+        self.scratch = tempfile.TemporaryDirectory(prefix="physai-check-", ignore_cleanup_errors=True)
+        self.proc = None
+        if FORK_SERVER:
+            read, write = os.pipe()
+            try:
+                self.pid = _fork(self.scratch.name, theirs.fileno(), write)
+            finally:
+                os.close(write)
+                theirs.close()
+            output.drain(os.fdopen(read, "rb"))
+        else:
+            self.proc = subprocess.Popen(
+                [*CHILD, str(theirs.fileno())],
+                pass_fds=[theirs.fileno()], cwd=self.scratch.name, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            theirs.close()
+            self.pid = self.proc.pid
+            output.drain(self.proc.stdout)
+        self.conn = Connection(ours.detach())
+        self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden))
+        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}")
+        if status == "raise":
+            self.close()
+            raise LearnerError(*value)
+        self.names: list[str] = value
+
+    def receive(self, timeout: float, doing: str) -> tuple:
+        """The child's next message, or :class:`Stopped` (the process is ended) if none comes in ``timeout`` s."""
+        try:
+            if not self.conn.poll(max(timeout, 0.0)):
+                self.close()
+                raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is "
+                              "--timeout)")
+            message = _decode(_PlainUnpickler(io.BytesIO(self.conn.recv_bytes())).load())
+        except (EOFError, OSError):
+            self.close()
+            raise Stopped(f"the process running your code ended while {doing} (os._exit, sys.exit or a crash): a "
+                          "graded function must return its answer") from None
+        except pickle.UnpicklingError as exc:
+            self.close()
+            raise Stopped(f"the process running your code sent something unexpected while {doing} ({exc})") from None
+        return message
+
+    def _alive(self) -> bool:
+        if self.proc is not None:
+            return self.proc.poll() is None
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def close(self, wait: float = 0.0) -> None:
+        """End the child (after up to ``wait`` s: it exits by itself when the socket closes) and anything it
+        started (its process group)."""
+        self.conn.close()
+        deadline = time.monotonic() + wait
+        while self._alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.proc is not None:
+            self.proc.wait()
+        self.scratch.cleanup()
+
+
+class _Session:
+    """Runs the learner's file in a child process and its functions on request, one graded function at a time.
+
+    ``build`` (a :class:`Learner`) is what a ``check_<name>`` receives: its attributes are the learner's
+    functions, each call sent to the child and judged here (an input changed in place, the physai function being
+    written called, float32 results)."""
+
+    def __init__(self, path: Path, checker: ModuleType, params: dict, timeout: float):
+        self.path, self.checker, self.params, self.timeout = Path(path), checker, params, timeout
+        self.forbidden: dict = getattr(checker, "OWN", {})
+        self.output, self.child, self.import_error = _Output(), None, ""
+        self.grading, self.budget, self.low_precision = "", timeout, False
+
+    def begin(self, name: str) -> None:
+        self.grading, self.budget, self.low_precision = name, self.timeout, False
+        if self.child is None and not self.import_error:
+            try:
+                self.child = _Child(self.path, self.checker, self.forbidden, self.output, self.timeout)
+            except Stopped as exc:
+                self.import_error = f"{self.path.name} could not be imported: {exc}"
+            except LearnerError as exc:
+                what = ("called sys.exit while importing" if exc.type_name == "SystemExit"
+                        else f"did not import: {exc}")
+                self.import_error = f"{self.path.name} {what}" + (f" ({exc.where})" if exc.where else "")
+
+    def defines(self, name: str) -> bool:
+        return self.child is not None and name in self.child.names
+
+    def call(self, name: str, *args, **kwargs):
+        if self.child is None:
+            raise Stopped("the process running your code had stopped")
+        started, request = time.monotonic(), pickle.dumps((name, pickle.dumps((args, kwargs))))
+        try:
+            try:
+                self.child.conn.send_bytes(request)
+            except OSError:  # it ended between calls (a thread of the learner's, a signal)
+                self.child.close()
+                raise Stopped(f"the process running your code had ended before {name} was called") from None
+            status, value, after, used, low = self.child.receive(self.budget, f"running {name}")
+        except Stopped:
+            self.child = None
+            raise
+        finally:
+            self.budget -= time.monotonic() - started
+        if status == "raise":
+            raise LearnerError(*value)
+        own = sorted(set(used) & set(self.forbidden.get(self.grading, ())))
+        if own:
+            raise Hint(f"uses {own[0]}, the function you are asked to write: write it yourself (other physai "
+                       "helpers are allowed)")
+        self._unchanged(name, [*args, *kwargs.values()], list(kwargs), after)
+        self.low_precision |= bool(low) or low_precision(value)
+        return value
+
+    def _unchanged(self, name: str, inputs: list, keywords: list, after: list) -> None:
+        """A :class:`Hint` if the call changed one of its input arrays in place."""
+        before = leaves(inputs)
+        positional = len(inputs) - len(keywords)
+        for (i, a), (j, b) in zip(before, after):
+            if i == j and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b, equal_nan=True):
+                continue
+            params = self.params.get(name, [])
+            arg = keywords[i - positional] if i >= positional else (params[i] if i < len(params) else f"#{i + 1}")
+            raise Hint(f"{name} changed its input {arg!r} in place (the caller's array): work on a copy "
+                       f"({arg} = {arg}.copy(), or q = q + dq instead of q += dq)")
+        if len(after) != len(before):
+            raise Hint(f"{name} changed the arrays it was given in place")
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close(wait=1.0)
+            self.child = None
+
+
+class Learner:
+    """The learner's module as a ``check_<name>`` sees it: ``build.jacobian(chain, q)`` runs the learner's
+    ``jacobian`` in the child process and returns what it returned (plain data: arrays, numbers, containers;
+    anything else as an :class:`Opaque`)."""
+
+    def __init__(self, session: _Session):
+        self._session = session
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return functools.partial(self._session.call, name)
+
+
+def grade(checker: ModuleType, session: _Session, name: str, rng: np.random.Generator) -> Grade:
+    """Run ``checker.check_<name>(build, rng)`` on the learner's file -> its :class:`Grade`."""
+    session.begin(name)
+    if session.import_error:
+        return Grade(name, False, session.import_error)
+    if not session.defines(name):
+        return Grade(name, False, f"{session.path.name} defines no function {name}")
     try:
-        getattr(checker, f"check_{name}")(build)
-    except NotImplementedError as exc:  # this function, or a function of the learner's that it calls
-        return Grade(name, False, f"{NOT_WRITTEN} ({exc})")
+        getattr(checker, f"check_{name}")(Learner(session), rng)
+    except Stopped as exc:
+        return Grade(name, False, str(exc))
+    except LearnerError as exc:  # this function, or a function of the learner's that it calls
+        where = f" at {exc.where}" if exc.where else ""
+        if exc.type_name == "NotImplementedError":
+            return Grade(name, False, f"{NOT_WRITTEN} ({exc.message})")
+        if exc.type_name == "SystemExit":
+            return Grade(name, False, f"called sys.exit({exc.message}){where}: a graded function must return "
+                                      "its answer")
+        return Grade(name, False, f"raised {exc}{where}")
     except Hint as hint:
-        return Grade(name, False, str(hint))
-    except Exception as exc:  # the learner's code may fail in any way: report it and grade the rest
-        return Grade(name, False, f"raised {type(exc).__name__}: {exc}")
+        return Grade(name, False, FLOAT32 if session.low_precision else str(hint))
+    except Exception as exc:  # noqa: BLE001 - what the learner returned broke a check: fail it, grade the rest
+        return Grade(name, False, f"returned something the check could not use ({type(exc).__name__}: {exc})")
     return Grade(name, True, "passed")
 
 
-def check(folder: Path, dest: Path) -> list[Grade]:
-    """Grade ``dest/build.py`` against lesson ``folder``'s checks, one :class:`Grade` per function it lists."""
+def parameters(source: str) -> dict[str, list[str]]:
+    """Each top-level function of ``source`` -> its parameter names in order (to name a changed input)."""
+    return {n.name: [a.arg for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)]
+            for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+
+
+def new_seed() -> int:
+    """A fresh seed for a grading run (printed, so ``--seed`` can replay it)."""
+    return secrets.randbelow(10**6)
+
+
+def check(folder: Path, dest: Path, seed: int | None = None, timeout: float = TIMEOUT,
+          only: tuple[str, ...] | None = None) -> Report:
+    """Grade ``dest/build.py`` against lesson ``folder``'s checks -> a :class:`Report` with one :class:`Grade` per
+    function the lesson lists (or per name in ``only``), its inputs drawn from ``seed`` (fresh if None), each
+    function limited to ``timeout`` s of the child's time."""
     folder, target = Path(folder), Path(dest) / BUILD_FILE
     if not target.is_file():
         raise InputError(f"{target} does not exist; write it first with: physai exercise "
                          f"{lesson_number(folder)} {dest}")
-    names = exercise_names((folder / BUILD_FILE).read_text(encoding="utf-8"), folder / BUILD_FILE)
-    checker = load(folder / CHECK_FILE)
+    if not (np.isfinite(timeout) and timeout > 0):
+        raise InputError(f"timeout: expected a positive number of seconds, got {timeout}")
+    source = (folder / BUILD_FILE).read_text(encoding="utf-8")
+    names = exercise_names(source, folder / BUILD_FILE)
+    seed = new_seed() if seed is None else seed
+    if not (isinstance(seed, (int, np.integer)) and seed >= 0):
+        raise InputError(f"seed: expected a whole number >= 0 (a run prints its seed), got {seed!r}")
+    session = _Session(target.resolve(), _load_checker(folder), parameters(source), timeout)
     try:
-        build = load(target)
-    except Exception as exc:  # a syntax error or a failing import in the learner's file
-        return [Grade(n, False, f"{target} did not import: {type(exc).__name__}: {exc}") for n in names]
-    return [grade(checker, build, name) for name in names]
+        grades = tuple(grade(session.checker, session, n, np.random.default_rng([seed, i]))
+                       for i, n in enumerate(names) if only is None or n in only)
+    finally:
+        session.close()
+    return Report(grades, seed, session.output.text(), session.output.total)
+
+
+def lesson_folder(lesson: str | int | Path) -> Path:
+    """The folder of lesson ``lesson`` ("09", 9, or a folder)."""
+    if isinstance(lesson, Path):
+        return lesson
+    number = str(lesson).zfill(2)
+    matches = [d for d in sorted(LESSONS_DIR.glob(f"{number}-*")) if d.is_dir()]
+    if not matches:
+        raise InputError(f"unknown lesson {lesson!r}; lessons: "
+                         f"{', '.join(d.name for d in sorted(LESSONS_DIR.glob('[0-9][0-9]-*')))}")
+    return matches[0]
+
+
+def _with_functions(source: str, functions: dict[str, str]) -> str:
+    """``source`` with each top-level function named in ``functions`` replaced by the given source text."""
+    lines = source.splitlines(keepends=True)
+    nodes = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name in functions]
+    for node in sorted(nodes, key=lambda n: n.lineno, reverse=True):
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        lines[first - 1:node.end_lineno] = [functions[node.name].rstrip("\n") + "\n"]
+    return "".join(lines)
+
+
+def check_functions(lesson: str | int | Path, *functions: Callable, seed: int | None = None,
+                    timeout: float = TIMEOUT) -> bool:
+    """Grade functions defined in this session (a notebook, a script) against lesson ``lesson``'s checks, with the
+    same isolation as ``physai check``: their source, put in place of the lesson's own in a copy of its build.py,
+    runs in a child process. Prints one line per function (pass, or the hint) and the seed; returns whether all
+    passed. A learner's mistake never raises; naming a function the lesson does not list does (InputError).
+
+    In a notebook (``physai.check`` is this function)::
+
+        def skew(v):
+            raise NotImplementedError
+
+        physai.check("07", skew)   # prints "fail skew: not written yet (...)" -> False
+    """
+    folder = lesson_folder(lesson)
+    source = (folder / BUILD_FILE).read_text(encoding="utf-8")
+    names = exercise_names(source, folder / BUILD_FILE)
+    texts, unreadable = {}, {}
+    for f in functions:
+        name = getattr(f, "__name__", None)
+        if name not in names:
+            raise InputError(f"lesson {lesson_number(folder)} grades {', '.join(names)}; got {name or f!r}")
+        try:
+            texts[name] = textwrap.dedent(inspect.getsource(f))
+        except (OSError, TypeError) as exc:  # a lambda's line, a built-in, a cell that is gone
+            unreadable[name] = f"its source could not be read ({exc}): define it with def in a cell"
+    with tempfile.TemporaryDirectory(prefix="physai-notebook-") as scratch:
+        (Path(scratch) / BUILD_FILE).write_text(_with_functions(source, texts), encoding="utf-8")
+        report = check(folder, Path(scratch), seed, timeout, only=tuple(texts))
+    grades = [*report.grades, *(Grade(n, False, m) for n, m in unreadable.items())]
+    print(f"lesson {lesson_number(folder)}, seed {report.seed}")
+    for g in grades:
+        print(f"{'pass' if g.passed else 'fail'} {g.function}: {g.message}")
+    if report.output_bytes:
+        print(f"your code printed {report.output_bytes} bytes; the first {len(report.output)}:\n{report.output}")
+    return all(g.passed for g in grades)

@@ -14,6 +14,10 @@ from pathlib import Path
 from physai import _env, _files
 from physai.errors import InputError
 
+# An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
+# in experiments/.
+PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
+LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSONS.parent.parent / "experiments"
 OUT_ENV = _env.LESSON_OUT  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
 RESULTS_FILE = "results.json"
 

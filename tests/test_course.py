@@ -9,9 +9,11 @@ fails, the lesson's own build.py passes, a sign flip fails with a hint.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -63,7 +65,7 @@ DEMO_CHECK = '''import numpy as np
 from physai.exercise import Hint
 
 
-def check_rot(build):
+def check_rot(build, rng):
     got, want = build.rot(0.3), np.array([[np.cos(0.3), -np.sin(0.3)], [np.sin(0.3), np.cos(0.3)]])
     if np.allclose(got, want.T):
         raise Hint("this is the transpose of the rotation: the sine's sign is flipped")
@@ -71,7 +73,7 @@ def check_rot(build):
         raise Hint("not a rotation by theta")
 
 
-def check_twice(build):
+def check_twice(build, rng):
     if not np.isclose(build.twice(2.0), 4.0):
         raise Hint("twice(2) should be 4")
 
@@ -261,7 +263,7 @@ def test_check_grades_blank_reference_and_a_flipped_sign(demo, tmp_path):
     shutil.copy(demo / "build.py", tmp_path / "me" / "build.py")
     assert invoke("check", "01", tmp_path / "me").exit_code == 0
     (tmp_path / "me" / "build.py").write_text(DEMO_BUILD.replace("[[c, -s]", "[[c, s]").replace("[s, c]]", "[-s, c]]"))
-    grades = {g.function: g for g in ex.check(demo, tmp_path / "me")}
+    grades = {g.function: g for g in ex.check(demo, tmp_path / "me").grades}
     assert not grades["rot"].passed and "transpose" in grades["rot"].message and grades["twice"].passed
 
 
@@ -560,22 +562,34 @@ def test_lesson_minutes_add_the_time_fields_or_give_none():
 # ---- every lesson's exercise ---------------------------------------------------------------------------------
 
 
+def _graded_with(source: str, text: str) -> tuple[str, ...]:
+    """The exercises whose grade a change of ``text`` can move: the function holding it and every exercise that
+    calls that function (one level, enough for these files)."""
+    names = ex.exercise_names(source)
+    bodies = {n.name: ast.get_source_segment(source, n) for n in ast.parse(source).body
+              if isinstance(n, ast.FunctionDef)}
+    home = next(name for name, body in bodies.items() if text in body)
+    return tuple(n for n in names if n == home or f"{home}(" in bodies[n])
+
+
 @pytest.mark.parametrize("number", LESSONS)
 def test_exercise_blank_fails_reference_passes_and_a_sign_flip_fails_with_a_hint(number, tmp_path):
     folder = lesson_folder(number)
     blank = ex.write_exercise(folder, tmp_path / "blank").parent
-    assert all(not g.passed and ex.NOT_WRITTEN in g.message for g in ex.check(folder, blank))
+    assert all(not g.passed and ex.NOT_WRITTEN in g.message for g in ex.check(folder, blank).grades)
     own = tmp_path / "own"
     own.mkdir()
     shutil.copy(folder / "build.py", own / "build.py")
-    assert [(g.function, g.message) for g in ex.check(folder, own) if not g.passed] == []
+    start = time.monotonic()
+    assert [(g.function, g.message) for g in ex.check(folder, own).grades if not g.passed] == []
+    assert time.monotonic() - start < 30  # physai check on a right answer stays under 30 s for every lesson
     mutations = ex.load(folder / ex.CHECK_FILE).MUTATIONS
     assert mutations, "at least one sign flip"
     source = (folder / "build.py").read_text()
     for old, new, word in mutations:
         assert source.count(old) == 1, f"mutation {old!r} must match build.py once"
         (own / "build.py").write_text(source.replace(old, new))
-        failed = [g for g in ex.check(folder, own) if not g.passed]
+        failed = [g for g in ex.check(folder, own, only=_graded_with(source, old)).grades if not g.passed]
         assert failed and any(word.lower() in g.message.lower() for g in failed), (old, new, failed)
 
 

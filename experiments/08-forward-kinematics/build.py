@@ -47,8 +47,13 @@ def joint_transform(T_prev_joint, axis, angle):
 
 def walk_chain(chain, q):
     """Walk a chain of hinges from the world: ``q (n,)`` rad -> ``T_world_joint (n, 4, 4)``, each joint's frame after
-    its own motion, and ``T_world_tool (4, 4)``. Uses ``chain.T_prev_joint``, ``axis_joint``, ``q_ref``,
-    ``T_last_tool``."""
+    its own motion, and ``T_world_tool (4, 4)`` (translations in m).
+
+    ``chain`` is a physai chain (``physai.load("so101")``; the grader also walks the WidowX AI, whose axes include
+    y, -y and x, and a chain with nonzero ``q_ref``). Its arrays: ``chain.T_prev_joint (n, 4, 4)`` places joint i's
+    frame in the previous joint's frame (the world's for i = 0) at ``q = q_ref``; ``chain.axis_joint (n, 3)`` is
+    each unit axis in its own joint frame; joint i turns by ``q[i] - chain.q_ref[i]`` (``q_ref (n,)`` rad); and
+    ``chain.T_last_tool (4, 4)`` places the tool in the last joint frame. ``q`` is left unchanged."""
     T, frames = np.eye(4), []
     for i in range(chain.n):
         T = T @ joint_transform(chain.T_prev_joint[i], chain.axis_joint[i], q[i] - chain.q_ref[i])

@@ -46,16 +46,25 @@ ROUNDOFF = 10.0  # round-off sized numbers agree within this factor (their digit
 
 
 def hinge_column(axis: np.ndarray, o: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Tool twist per 1 rad/s of one hinge -> ``(6,)``: linear part ``a x (p - o)`` (m/s), angular part ``a``.
+    """Tool twist per 1 rad/s of one hinge -> ``(6,)``: linear part ``a x (p - o)`` (m/s), angular part ``a`` (rad/s).
 
-    ``axis: (3,)`` the hinge's unit axis, ``o: (3,)`` any point on it, ``p: (3,)`` the tool point; all world frame.
+    ``axis: (3,)`` the hinge's unit axis ``a``, ``o: (3,)`` m, any point on that axis (its anchor), ``p: (3,)`` m,
+    the tool point; all in world axes (from ``fk(chain, q)``: ``axes[i]``, ``anchors[i]``, ``p``). Returns a new
+    array ``[a x (p - o), a]``, linear first; the inputs are left unchanged.
     """
     return np.concatenate([np.cross(axis, p - o), axis])
 
 
 def jacobian(chain, q: np.ndarray) -> np.ndarray:
-    """Geometric Jacobian of the tool point at ``q: (n,)`` -> ``(6, n)``, world axes: rows 0-2 linear velocity
-    (m/s per rad/s), rows 3-5 angular velocity (rad/s per rad/s); column i is joint i's hinge column."""
+    """Geometric Jacobian of the tool point at ``q: (n,)`` rad -> ``(6, n)``, world axes: rows 0-2 linear velocity
+    (m/s per rad/s), rows 3-5 angular velocity (rad/s per rad/s).
+
+    ``chain`` is a physai chain of hinges (``physai.load("so101")``; the grader also uses the WidowX AI). Lesson
+    08's forward kinematics ``fk(chain, q)`` (imported above) gives everything needed: ``axes (n, 3)`` the joints'
+    unit axes and ``anchors (n, 3)`` m a point on each, both in world axes, and ``p (3,)`` m the tool point (the
+    tool site, the tool offset included). Column i is ``hinge_column(axes[i], anchors[i], p)``. ``q`` is left
+    unchanged.
+    """
     axes, anchors, p = fk(chain, q)
     return np.column_stack([hinge_column(a, o, p) for a, o in zip(axes, anchors)])
 
@@ -63,8 +72,10 @@ def jacobian(chain, q: np.ndarray) -> np.ndarray:
 def fd_jacobian(tool_pos, q: np.ndarray, eps: float = 1e-5) -> np.ndarray:
     """Jacobian of any function ``tool_pos: (n,) -> (m,)`` at ``q: (n,)`` by central differences -> ``(m, n)``.
 
-    Column i is ``(x(q + eps e_i) - x(q - eps e_i)) / (2 eps)``: truncation error O(eps^2), round-off
-    ~ eps_mach |x| / eps, so the best step is near cbrt(eps_mach) ~ 6e-6 rad.
+    ``tool_pos`` is any callable taking a pose ``(n,)`` and returning ``(m,)`` floats (for the arm, the tool
+    position in m: ``lambda q: fk(chain, q).p``); ``eps`` is the step (rad). Column i is
+    ``(x(q + eps e_i) - x(q - eps e_i)) / (2 eps)``: truncation error O(eps^2), round-off ~ eps_mach |x| / eps, so
+    the best step is near cbrt(eps_mach) ~ 6e-6 rad. ``q`` is left unchanged (step a copy).
     """
     cols = []
     for i in range(len(q)):

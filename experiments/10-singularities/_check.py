@@ -8,15 +8,27 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from physai import mj, robots
-from physai.exercise import Hint
+from physai.exercise import Hint, LearnerError, parts, scalar, shaped
 
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # lesson 09's SO-101 pose
 LAM = 0.05  # m/rad, the lesson's damping
-TOL = 1e-10  # relative; everything here is a few dozen flops on well-scaled 3 x 5 matrices
+EPS = np.finfo(float).eps
+KAPPA_MAX = 1e3  # the random poses are kept below this condition number, so every correct method is accurate
+OWN = {"svd_by_hand": ("physai.singularity.health", "physai.singularity.ellipsoid_axes"),
+       "manipulability": ("physai.singularity.health",), "condition_number": ("physai.singularity.health",),
+       "dls_by_hand": ("physai.singularity.damped_solve", "physai.nullspace.pinv")}
+
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "svd_by_hand": "svd_by_hand(np.array([[0.0, 2.0, 0.0], [0.5, 0.0, 0.0]]))",
+    "manipulability": "manipulability(np.array([[0.0, 2.0, 0.0], [0.5, 0.0, 0.0]]))",
+    "condition_number": "condition_number(np.array([[0.0, 2.0, 0.0], [0.5, 0.0, 0.0]]))",
+    "dls_by_hand": "dls_by_hand(np.array([[0.0, 2.0, 0.0], [0.5, 0.0, 0.0]]), np.array([0.1, 0.1]), 0.05)",
+}
 
 MUTATIONS = [
     ("return U, sigma, J.T @ U / sigma", "return U, sigma, -J.T @ U / sigma", "sign"),
     ("eig, U = eig[::-1], U[:, ::-1]", "eig, U = eig, U", "descending"),
+    ("eig, U = eig[::-1], U[:, ::-1]", "eig, U = eig[::-1], U", "reorder"),
     ("np.sqrt(max(np.linalg.det(J @ J.T), 0.0))", "max(np.linalg.det(J @ J.T), 0.0)", "square root"),
     ("float(sigma[0] / sigma[-1])", "float(sigma[-1] / sigma[0])", "inverted"),
     ("J @ J.T + lam**2 * np.eye(len(J))", "J @ J.T - lam**2 * np.eye(len(J))", "sign"),
@@ -25,13 +37,15 @@ MUTATIONS = [
 ]
 
 
-def _jacobians() -> list[np.ndarray]:
-    """Position blocks of mj_jacSite: the SO-101 at the lesson's pose and at two random poses, and the WidowX AI."""
+def _jacobians(rng) -> list[np.ndarray]:
+    """Position blocks (m/rad) of mj_jacSite: the SO-101 at the lesson's pose and at two random poses, and the
+    WidowX AI at two random poses, each with condition number below KAPPA_MAX."""
     out = []
-    for name, qs in (("so101", [Q0]), ("wxai", None)):
+    for name, k in (("so101", 2), ("wxai", 2)):
         chain, m = robots.load(name), robots.mujoco_model(name)
-        qs = qs if qs is not None else chain.random_q(np.random.default_rng(10), 2)
-        out += [mj.site_jacobian(m, chain, q)[:3] for q in qs]
+        Js = [mj.site_jacobian(m, chain, q)[:3] for q in chain.random_q(rng, 8 * k)]
+        out += ([mj.site_jacobian(m, chain, Q0)[:3]] if name == "so101" else []) + [
+            J for J in Js if np.linalg.cond(J) < KAPPA_MAX][:k]
     return out
 
 
@@ -42,63 +56,81 @@ def _singular() -> np.ndarray:
     return U @ np.diag([S[0], S[1], 0.0]) @ Vt
 
 
+def _tol(J) -> float:
+    """Relative round-off of a method that squares J (eigenvalues of J J^T): eps kappa^2, with room."""
+    return 1e3 * EPS * np.linalg.cond(J) ** 2
+
+
 def _rel(a, b) -> float:
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(np.abs(b).max(), 1e-300))
 
 
-def check_svd_by_hand(build) -> None:
-    for J in _jacobians():
-        U, S, V = (np.asarray(x, dtype=float) for x in build.svd_by_hand(J))
-        S0 = np.linalg.svd(J, compute_uv=False)
+def check_svd_by_hand(build, rng) -> None:
+    for J in _jacobians(rng):
+        out = parts(build.svd_by_hand(J), 3, "svd_by_hand", "three arrays (U, sigma, V)")
         m, n = J.shape
-        if U.shape != (m, m) or S.shape != (m,) or V.shape != (n, m):
-            raise Hint(f"shapes U {U.shape}, sigma {S.shape}, V {V.shape}; expected ({m}, {m}), ({m},), ({n}, {m}): "
-                       "eigen-decompose J J^T (m x m), not J^T J")
-        if np.allclose(S, S0[::-1], rtol=TOL):
+        U, S, V = (shaped(x, shape, f"svd_by_hand's {what}", "eigen-decompose J J^T (m x m), not J^T J")
+                   for x, shape, what in zip(out, ((m, m), (m,), (n, m)), ("U", "sigma", "V")))
+        S0, tol = np.linalg.svd(J, compute_uv=False), _tol(J)
+        if np.allclose(S, S0[::-1], rtol=tol):
             raise Hint("sigma is ascending (np.linalg.eigh sorts eigenvalues up): reverse to descending, U with it")
-        if np.allclose(S, S0**2, rtol=TOL):
+        if np.allclose(S, S0**2, rtol=tol):
             raise Hint("these are the eigenvalues of J J^T, sigma^2: take the square root")
-        if _rel(S, S0) > TOL:
+        if _rel(np.sort(S)[::-1], S0) <= tol and not np.all(np.diff(S) <= 0):
+            raise Hint(f"sigma {np.round(S, 5)} is not in descending order: sort it, and U's columns with it")
+        if _rel(S, S0) > tol:
             raise Hint(f"sigma {np.round(S, 5)} differs from NumPy's SVD {np.round(S0, 5)}: the square roots of the "
                        "eigenvalues of J J^T, descending")
-        if _rel(U.T @ U, np.eye(m)) > TOL:
+        if _rel(U.T @ U, np.eye(m)) > tol:
             raise Hint("the columns of U should be orthonormal: the unit eigenvectors of J J^T")
-        rebuilt = U @ np.diag(S) @ V.T
-        if _rel(rebuilt, -J) < TOL:
-            raise Hint("U diag(sigma) V^T gives -J: a sign is flipped in v_i = J^T u_i / sigma_i")
-        if _rel(V, J.T @ U) < TOL:
+        if _rel(J @ V, -U * S) < tol:
+            raise Hint("J V gives -U diag(sigma): a sign is flipped in v_i = J^T u_i / sigma_i")
+        if _rel(V, J.T @ U) < tol:
             raise Hint("V = J^T U is not unit length: divide each column by its sigma_i, v_i = J^T u_i / sigma_i")
-        if _rel(rebuilt, J) > TOL:
-            raise Hint("U diag(sigma) V^T does not rebuild J: each v_i should be J^T u_i / sigma_i, in the same order")
+        if _rel(V.T @ V, np.eye(m)) > tol:
+            norms = np.round(np.sum(V**2, axis=0), 3)
+            raise Hint(f"the columns of V are not orthonormal (squared norms {norms}): sigma was reordered without "
+                       "its column of U? Sort sigma and U together, then v_i = J^T u_i / sigma_i")
+        if _rel(J @ V, U * S) > tol:
+            raise Hint("J V != U diag(sigma): each v_i should be J^T u_i / sigma_i, with u_i and sigma_i of the same "
+                       "eigenvalue")
 
 
-def check_manipulability(build) -> None:
-    for J in _jacobians():
-        w, w0 = build.manipulability(J), float(np.prod(np.linalg.svd(J, compute_uv=False)))
-        if abs(w - w0**2) <= TOL * w0**2:
+def check_manipulability(build, rng) -> None:
+    for J in _jacobians(rng):
+        w, w0 = scalar(build.manipulability(J), "manipulability"), float(np.prod(np.linalg.svd(J, compute_uv=False)))
+        tol = _tol(J)
+        if abs(w - w0**2) <= tol * w0**2:
             raise Hint("that is det(J J^T), the square of the volume: take the square root")
         if abs(w) <= 1e-12 and w0 > 1e-6:
             raise Hint("zero for a healthy 3 x n block: J^T J is n x n and singular when n > 3; use det(J J^T)")
-        if abs(w - w0) > TOL * w0:
+        if abs(w - w0) > tol * w0:
             raise Hint(f"{w:.6g} differs from the product of the singular values {w0:.6g}: sqrt(det(J J^T))")
-    w = build.manipulability(_singular())
+    w = scalar(build.manipulability(_singular()), "manipulability")
     if not (np.isfinite(w) and abs(w) <= 1e-8):
         raise Hint(f"at a singularity the volume is zero, got {w!r}: clip det(J J^T) at 0 before the square root "
                    "(round-off can make it slightly negative)")
 
 
-def check_condition_number(build) -> None:
-    for J in _jacobians():
-        k, k0 = build.condition_number(J), float(np.linalg.cond(J))
-        if abs(k * k0 - 1) <= TOL:
+def check_condition_number(build, rng) -> None:
+    for J in _jacobians(rng):
+        k, k0 = scalar(build.condition_number(J), "condition_number"), float(np.linalg.cond(J))
+        tol = _tol(J)
+        if abs(k * k0 - 1) <= tol:
             raise Hint("inverted: kappa = sigma_max / sigma_min, at least 1")
-        if abs(k - k0**2) <= TOL * k0**2:
+        if abs(k - k0**2) <= tol * k0**2:
             raise Hint("that is kappa of J J^T, kappa^2: use the singular values of J, not the eigenvalues of J J^T")
-        if abs(k - k0) > TOL * k0:
+        if abs(k - k0) > tol * k0:
             raise Hint(f"{k:.6g} differs from NumPy's cond {k0:.6g}: sigma_max / sigma_min")
-    k = build.condition_number(_singular())
-    if not (k > 1e12):
-        raise Hint(f"at a singularity sigma_min is 0 (or round-off), so kappa is huge or inf, got {k!r}")
+    k = scalar(build.condition_number(_singular()), "condition_number")
+    if np.isnan(k):
+        raise Hint("NaN at a singularity: round-off can make the smallest eigenvalue of J J^T slightly negative; "
+                   "clip it at 0 before the square root (kappa is then inf)")
+    # sigma_min is 0 here; computed from the eigenvalues of J J^T it is round-off, about sqrt(eps) sigma_max, so
+    # kappa reaches about 1 / sqrt(eps) ~ 7e7: every correct method lands above 1e6 (or at inf)
+    if not k > 1e6:
+        raise Hint(f"at a singularity sigma_min is 0, so kappa is inf (or above 1e6 from round-off), got {k:.3g}: "
+                   "sigma_max / sigma_min, with the singular values of J")
 
 
 def _dls_reference(J, v, lam) -> np.ndarray:
@@ -107,12 +139,12 @@ def _dls_reference(J, v, lam) -> np.ndarray:
     return lstsq(np.r_[J, lam * np.eye(n)], np.r_[v, np.zeros(n)])[0]
 
 
-def check_dls_by_hand(build) -> None:
-    J, v = _jacobians()[0], np.array([0.02, -0.01, 0.03])
-    qd, ref = np.asarray(build.dls_by_hand(J, v, LAM), dtype=float), _dls_reference(J, v, LAM)
-    if qd.shape != ref.shape:
-        raise Hint(f"shape {qd.shape}, expected {ref.shape}: one rate per joint, J^T (J J^T + lam^2 I)^-1 v")
-    if _rel(qd, ref) > TOL:
+def check_dls_by_hand(build, rng) -> None:
+    J, v = _jacobians(rng)[int(rng.integers(3))], rng.normal(scale=0.03, size=3)
+    ref = _dls_reference(J, v, LAM)
+    qd = shaped(build.dls_by_hand(J, v, LAM), ref.shape, "dls_by_hand",
+                "one rate per joint, J^T (J J^T + lam^2 I)^-1 v")
+    if _rel(qd, ref) > 1e-10:  # damped: the system's condition is at most (sigma_max / lam)^2 ~ 1e2
         variants = {"the damping is lam^2 I, not lam I": _dls_reference(J, v, np.sqrt(LAM)),
                     "sign of the damping flipped: J J^T + lam^2 I, plus": J.T @ np.linalg.solve(
                         J @ J.T - LAM**2 * np.eye(3), v),
@@ -123,8 +155,10 @@ def check_dls_by_hand(build) -> None:
         raise Hint("should minimise |J qdot - v|^2 + lam^2 |qdot|^2: qdot = J^T (J J^T + lam^2 I)^-1 v")
     u_weak = np.linalg.svd(_singular())[0][:, -1]
     try:
-        qd = np.asarray(build.dls_by_hand(_singular(), 0.05 * u_weak, LAM), dtype=float)
-    except np.linalg.LinAlgError:
+        qd = shaped(build.dls_by_hand(_singular(), 0.05 * u_weak, LAM), ref.shape, "dls_by_hand")
+    except LearnerError as exc:
+        if exc.type_name != "LinAlgError":
+            raise
         raise Hint("raised LinAlgError at a singularity: an undamped pseudoinverse; add lam^2 I to J J^T") from None
     if not (np.all(np.isfinite(qd)) and np.linalg.norm(qd) <= 0.05 / (2 * LAM) + 1e-9):
         raise Hint(f"at a singularity |qdot| = {np.linalg.norm(qd):.3g} rad/s for a 5 cm/s request, above the "

@@ -40,7 +40,8 @@ def svd_by_hand(J: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def manipulability(J: np.ndarray) -> float:
-    """Yoshikawa's volume of the velocity ellipsoid, sqrt(det(J J^T)) (= the product of the singular values)."""
+    """Yoshikawa's volume of the velocity ellipsoid -> one float: ``sqrt(det(J J^T))`` (= the product of the singular
+    values) for ``J: (m, n)``, m <= n (here the 3 x n position rows, m/rad); 0 at a singularity, never NaN."""
     return float(np.sqrt(max(np.linalg.det(J @ J.T), 0.0)))
 
 
@@ -52,7 +53,9 @@ def condition_number(J: np.ndarray) -> float:
 
 
 def dls_by_hand(J: np.ndarray, v: np.ndarray, lam: float) -> np.ndarray:
-    """Damped least squares: the joint rates minimising |J qdot - v|^2 + lam^2 |qdot|^2."""
+    """Damped least squares -> ``qdot: (n,)`` rad/s, the joint rates minimising ``|J qdot - v|^2 + lam^2 |qdot|^2``
+    for ``J: (m, n)`` m/rad (position rows), the tool velocity ``v: (m,)`` m/s and the damping ``lam`` m/rad:
+    ``qdot = J^T (J J^T + lam^2 I)^-1 v`` with ``I`` the m x m identity (finite at a singular ``J``)."""
     return J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(len(J)), v)
 
 

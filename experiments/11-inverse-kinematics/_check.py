@@ -16,12 +16,16 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from physai import robots
-from physai.exercise import Hint, close, load, shaped
+from physai.exercise import Hint, close, load, parts, shaped
 from physai.ik import solve_ik
+from physai.kinematics import fk, jacobian
 
 LAM = 0.02  # m/rad, the damping the step is graded at
 STEP_TOL = 1e-9  # rad: the steps are at most |e| / (2 LAM) ~ 2 rad long, solved to round-off
-RESTART_SEED, RESTART_TARGETS = 12, 30  # solve_by_hand's targets (none of the lab's)
+RESTART_TARGETS = 30  # solve_by_hand's targets
+OWN = {"damped_step": ("physai.singularity.damped_solve", "physai.singularity.damped_step"),
+       "ik_by_hand": ("physai.ik.solve_ik", "physai.ik.solve_ik_batch"),
+       "solve_by_hand": ("physai.ik.solve_ik", "physai.ik.solve_ik_batch")}
 RESTART_MARGIN = 0.05  # with restarts the library reaches every target: miss at most one of 30
 
 
@@ -39,8 +43,8 @@ def _test_jacobians(rng: np.random.Generator):
         yield U @ np.diag(sigmas) @ V[:3], 0.05 * rng.normal(size=3), sigmas[-1]
 
 
-def check_damped_step(build) -> None:
-    for J, e, sigma_min in _test_jacobians(np.random.default_rng(11)):
+def check_damped_step(build, rng) -> None:
+    for J, e, sigma_min in _test_jacobians(rng):
         want = lstsq(np.r_[J, LAM * np.eye(5)], np.r_[e, np.zeros(5)])[0]
         got = shaped(build.damped_step(J, e, LAM), (5,), "damped_step", "(n,) for J of shape (m, n) = (3, 5)")
         if close(got, want, STEP_TOL):
@@ -61,30 +65,70 @@ def check_damped_step(build) -> None:
                    "rad (a transposed J, or an identity of the wrong size?)")
 
 
-def _first_step_too_long(build, chain, targets, max_step: float) -> None:
-    q1 = np.array([build.ik_by_hand(chain, p, chain.q_middle.copy(), iterations=1)[0] for p in targets])
-    jump = np.abs(q1 - chain.q_middle).max()
-    if jump > max_step * (1 + 1e-9):
-        raise Hint(f"no step clipping: one step moved a joint {jump:.3g} rad (at most max_step = {max_step:g} rad); "
-                   "scale dq by min(1, max_step / max|dq|) so far targets are approached in short steps")
+def _one_step(chain, p, q0, lam, max_step) -> dict:
+    """The documented first step from ``q0`` and the slips that change it, each as the pose it lands on."""
+    e = p - fk(chain, q0).p
+    J = jacobian(chain, q0)[:3]
+    dq = J.T @ np.linalg.solve(J @ J.T + lam**2 * np.eye(3), e)
+    uniform = dq * min(1.0, max_step / np.abs(dq).max())
+
+    def land(step):
+        return np.clip(q0 + step, chain.lower, chain.upper)
+
+    return {"right": land(uniform),
+            "per-joint clipping: the docstring asks for a uniform shrink, dq *= min(1, max_step / max|dq|), which "
+            "keeps the step's direction (np.clip(dq, -max_step, max_step) bends it)": land(np.clip(dq, -max_step,
+                                                                                                  max_step)),
+            f"no step clipping: one step moved a joint {np.abs(land(dq) - q0).max():.3g} rad (at most max_step = "
+            f"{max_step:g} rad); scale dq by min(1, max_step / max|dq|)": land(dq),
+            "the wrong sign of the step: the next pose is q + dq with e = p_target - p(q)": land(-uniform),
+            "the undamped inverse: add lam^2 I to J J^T": land(np.linalg.pinv(J) @ e * min(
+                1.0, max_step / np.abs(np.linalg.pinv(J) @ e).max()))}
 
 
-def check_ik_by_hand(build) -> None:
+def _contract(build, chain, p, q0, max_step) -> None:
+    """One target from ``q0``: the returned pair, the error history's first and last entries, ``iterations``
+    obeyed, and the first step exactly as documented (damped, shrunk uniformly, clipped into the limits)."""
+    out = parts(build.ik_by_hand(chain, p, q0, iterations=1, max_step=max_step), 2, "ik_by_hand",
+                "a pair (q (n,), errors (k + 1,))")
+    q1 = shaped(out[0], (chain.n,), "ik_by_hand's q")
+    errors = np.atleast_1d(np.asarray(out[1], dtype=float))
+    if len(errors) > 2:
+        raise Hint(f"with iterations=1 the history has {len(errors)} entries: stop after `iterations` steps "
+                   "(the argument, not a fixed count)")
+    e0 = np.linalg.norm(p - fk(chain, q0).p)
+    if not close(errors[0], e0, 1e-12):
+        raise Hint(f"errors[0] is {errors[0]:.6g} m, the error at q0 is {e0:.6g} m: the history starts with |e| "
+                   "before any step (errors[i] is |e| after i steps)")
+    if len(errors) < 2:
+        raise Hint("with iterations=1 and a far target one step is taken: the history holds |e| at q0 and after "
+                   "the step")
+    if not close(errors[-1], np.linalg.norm(p - fk(chain, q1).p), 1e-12):
+        raise Hint("errors[-1] is not |p_target - p(q)| at the returned q: append |e| after each step")
+    lesson = _lesson()
+    steps = _one_step(chain, p, q0, lesson.LAMBDA, max_step)
+    if close(q1, steps.pop("right"), 1e-9):
+        return
+    for hint, wrong in steps.items():
+        if close(q1, wrong, 1e-9):
+            raise Hint(hint)
+    raise Hint("the first step differs from the documented one: e = p_target - p(q), dq = damped_step(J_position, "
+               "e, lam), dq *= min(1, max_step / max|dq|), q = clip(q + dq, lower, upper)")
+
+
+def check_ik_by_hand(build, rng) -> None:
     lesson, chain = _lesson(), robots.load("so101")
-    targets = lesson.lab_targets(chain)
+    targets = lesson.lab_targets(chain, int(rng.integers(2**31)))
+    for p in targets[:3]:
+        _contract(build, chain, p, chain.q_middle.copy(), 0.05)
     runs = [build.ik_by_hand(chain, p, chain.q_middle.copy()) for p in targets]
     q = np.array([shaped(q, (chain.n,), "ik_by_hand's q") for q, _ in runs])
     errors = [np.atleast_1d(np.asarray(e, dtype=float)) for _, e in runs]
     n = len(targets)
-    grew = sum(e[-1] > e[0] for e in errors)
-    if grew > n // 2:
-        raise Hint(f"the error grows instead of falling on {grew} of {n} targets: a sign flip (e = p_target - p(q), "
-                   "and the next pose is q + dq)")
     outside = int(np.sum(~np.all((q >= chain.lower) & (q <= chain.upper), axis=1)))
     if outside:
         raise Hint(f"{outside} of {n} answers lie outside the joint limits: clip q + dq into chain.lower, chain.upper "
                    "after every step")
-    _first_step_too_long(build, chain, targets, lesson.MAX_STEP)
     hand = lesson.score(chain, targets, q, np.array([len(e) - 1 for e in errors]))
     library = lesson.lab_library(chain, targets)
     if hand.success < library.success - lesson.LAB_MARGIN:
@@ -96,16 +140,24 @@ def check_ik_by_hand(build) -> None:
                    f"{lesson.LAB_FACTOR:g} x): too much damping makes each step a short gradient step")
 
 
-def check_solve_by_hand(build) -> None:
+def check_solve_by_hand(build, rng) -> None:
     lesson, chain = _lesson(), robots.load("so101")
-    targets = lesson.lab_targets(chain, RESTART_SEED, RESTART_TARGETS)
-    rs = [solve_ik(chain, p, task="position", rng=np.random.default_rng(i)) for i, p in enumerate(targets)]
+    targets = lesson.lab_targets(chain, int(rng.integers(2**31)), RESTART_TARGETS)
+    seeds = rng.integers(2**31, size=len(targets))
+    rs = [solve_ik(chain, p, task="position", rng=np.random.default_rng(s)) for s, p in zip(seeds, targets)]
     library = lesson.score(chain, targets, np.array([r.q for r in rs]), np.array([r.iterations for r in rs]))
     allowed = (1 - library.success + RESTART_MARGIN) * len(targets)  # misses
     runs = []
-    for i, p in enumerate(targets):  # stop as soon as the misses are too many: a broken loop is slow here
-        runs.append(build.solve_by_hand(chain, p, np.random.default_rng(i)))
-        hand = lesson.score(chain, targets[: i + 1], np.array([q for q, _ in runs]), np.array([s for _, s in runs]))
+    for i, (s, p) in enumerate(zip(seeds, targets)):  # stop as soon as the misses are too many: a broken loop is slow
+        out = parts(build.solve_by_hand(chain, p, np.random.default_rng(s)), 2, "solve_by_hand",
+                    "a pair (q (n,), steps over all attempts)")
+        runs.append((shaped(out[0], (chain.n,), "solve_by_hand's q"), out[1]))
+        first = np.atleast_1d(build.ik_by_hand(chain, p, 0.5 * (chain.lower + chain.upper))[1])
+        if first[-1] >= lesson.TOL and not int(out[1]) >= len(first) - 1:  # your mid-range attempt failed
+            raise Hint(f"{int(out[1])} steps, fewer than the {len(first) - 1} of the failed first attempt from the "
+                       "mid-range pose: return the steps of all attempts together, not the last attempt's")
+        hand = lesson.score(chain, targets[: i + 1], np.array([q for q, _ in runs]),
+                            np.array([int(k) for _, k in runs]))
         if (1 - hand.success) * (i + 1) > allowed:
             raise Hint(f"with restarts {(1 - hand.success) * (i + 1):.0f} of the first {i + 1} targets were missed "
                        f"(solve_ik misses {1 - library.success:.0%} of {len(targets)}): after a failed attempt, "
@@ -117,12 +169,22 @@ def check_solve_by_hand(build) -> None:
 
 
 # (text in build.py, its replacement, a word the hint must contain)
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "damped_step": "damped_step(np.array([[0.2, 0.0, 0.1], [0.0, 0.3, 0.0]]), np.array([0.01, -0.02]), 0.02)",
+    "ik_by_hand": "ik_by_hand(robots.load(\"so101\"), np.array([0.2, 0.0, 0.1]), robots.load(\"so101\").q_middle)",
+    "solve_by_hand": "solve_by_hand(robots.load(\"so101\"), np.array([0.2, 0.0, 0.1]), np.random.default_rng(0))",
+}
+
 MUTATIONS = [
     ("return J.T @ np.linalg.solve(", "return -J.T @ np.linalg.solve(", "sign"),
     ("lam**2 * np.eye(len(e))", "0.0 * np.eye(len(e))", "damping"),
     ("q = np.clip(q + dq, chain.lower, chain.upper)", "q = np.clip(q - dq, chain.lower, chain.upper)", "sign"),
     ("q = np.clip(q + dq, chain.lower, chain.upper)", "q = q + dq", "limits"),
     ("dq *= min(1.0, max_step / np.abs(dq).max())", "dq *= 1.0", "clipping"),
+    ("dq *= min(1.0, max_step / np.abs(dq).max())", "dq = np.clip(dq, -max_step, max_step)", "uniform shrink"),
+    ("or len(errors) > iterations:", "or len(errors) > 100:", "iterations"),
+    ("            return q, np.array(errors)", "            return q, np.array(errors[1:])", "errors[0]"),
+    ("        steps += len(errors) - 1", "        steps = len(errors) - 1", "all attempts"),
     ("[0.5 * (chain.lower + chain.upper)] + list(chain.random_q(rng, restarts))",
      "[0.5 * (chain.lower + chain.upper)]", "restart"),
 ]

@@ -10,17 +10,19 @@ from scipy.linalg import lstsq, null_space
 from physai import mj, robots
 from physai.exercise import Hint, close, shaped
 
-SEED = 12
 ALPHA = 0.3
+OWN = {"pinv_by_hand": ("physai.nullspace.pinv",), "projector_by_hand": ("physai.nullspace.projector",
+                                                                        "physai.nullspace.null_basis"),
+       "redundant_rate_by_hand": ("physai.nullspace.redundant_rate",), "null_space_step": ()}
 
 
-def _cases(n: int = 3):
-    """``(J, v, qdot0, grad_H)`` at ``n`` seeded Panda poses, with the pose rows of ``J`` (6, a 1-D null space), then
-    the same poses with the position rows (3, a 4-D null space)."""
+def _cases(rng, n: int = 3):
+    """``(J, v, qdot0, grad_H)`` at ``n`` random Panda poses drawn from ``rng``, with the pose rows of ``J`` (6, a
+    1-D null space), then the same poses with the position rows (3, a 4-D null space)."""
     chain, model = robots.load("panda"), robots.mujoco_model("panda")
+    qs = chain.random_q(rng, n, margin=0.1)
     for rows in (6, 3):
-        rng = np.random.default_rng(SEED)
-        for q in chain.random_q(rng, n, margin=0.1):
+        for q in qs:
             J = mj.site_jacobian(model, chain, q)[:rows]
             yield J, rng.normal(size=rows), rng.normal(size=7), rng.normal(size=7)
 
@@ -34,8 +36,8 @@ def _shape(name: str, out, shape) -> np.ndarray:
     return shaped(out, shape, name, "check which side J and J^T go on")
 
 
-def check_pinv_by_hand(build) -> None:
-    for J, *_ in _cases():
+def check_pinv_by_hand(build, rng) -> None:
+    for J, *_ in _cases(rng):
         P = _shape("pinv_by_hand", build.pinv_by_hand(J), (7, len(J)))
         if _close(P, np.linalg.pinv(J), J):
             continue
@@ -48,8 +50,8 @@ def check_pinv_by_hand(build) -> None:
                    "only in the row space")
 
 
-def check_projector_by_hand(build) -> None:
-    for J, *_ in _cases():
+def check_projector_by_hand(build, rng) -> None:
+    for J, *_ in _cases(rng):
         N = _shape("projector_by_hand", build.projector_by_hand(J), (7, 7))
         Z = null_space(J)
         if _close(N, Z @ Z.T, J):
@@ -66,8 +68,8 @@ def check_projector_by_hand(build) -> None:
         raise Hint("N kills the task directions but is not the orthogonal projector I - J^+ J (not symmetric?)")
 
 
-def check_redundant_rate_by_hand(build) -> None:
-    for J, v, qdot0, _ in _cases():
+def check_redundant_rate_by_hand(build, rng) -> None:
+    for J, v, qdot0, _ in _cases(rng):
         qdot = _shape("redundant_rate_by_hand", build.redundant_rate_by_hand(J, v, qdot0), (7,))
         Z = null_space(J)
         least, free = lstsq(J, v)[0], Z @ (Z.T @ qdot0)  # minimum-norm solution; qdot0's null-space part
@@ -84,8 +86,8 @@ def check_redundant_rate_by_hand(build) -> None:
         raise Hint("J qdot = v holds but the null-space part differs from N qdot0: project qdot0 with I - J^+ J")
 
 
-def check_null_space_step(build) -> None:
-    for J, _, _, g in _cases():
+def check_null_space_step(build, rng) -> None:
+    for J, _, _, g in _cases(rng):
         step = _shape("null_space_step", build.null_space_step(J, g, ALPHA), (7,))
         Z = null_space(J)
         ref = -ALPHA * Z @ (Z.T @ g)
@@ -103,6 +105,14 @@ def check_null_space_step(build) -> None:
         raise Hint(f"the step differs from -alpha N grad H by {np.abs(step - ref).max():.1e}; J @ step = "
                    f"{np.abs(J @ step).max():.1e} (must be 0)")
 
+
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "pinv_by_hand": "pinv_by_hand(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]))",
+    "projector_by_hand": "projector_by_hand(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]))",
+    "redundant_rate_by_hand": "redundant_rate_by_hand(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]), "
+                              "np.array([0.2, 0.1]), np.array([1.0, 0.0, 0.0]))",
+    "null_space_step": "null_space_step(np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]), np.array([1.0, 0.0, 0.0]), 0.3)",
+}
 
 MUTATIONS = [
     ("    return pinv_by_hand(J) @ v + projector_by_hand(J) @ qdot0",

@@ -38,8 +38,9 @@ def projector_by_hand(J: np.ndarray) -> np.ndarray:
 
 
 def redundant_rate_by_hand(J: np.ndarray, v: np.ndarray, qdot0: np.ndarray) -> np.ndarray:
-    """``J: (m, n)``, ``v: (m,)``, ``qdot0: (n,)`` -> ``qdot: (n,)``: track the task velocity ``v`` with the least
-    joint speed, and move as close to the wished-for ``qdot0`` as the task allows."""
+    """``J: (m, n)`` (the task Jacobian, m < n), ``v: (m,)`` the task velocity, ``qdot0: (n,)`` rad/s the wished-for
+    joint velocity -> ``qdot: (n,)`` rad/s: track ``v`` with the least joint speed (``J^+ v``), and move as close to
+    ``qdot0`` as the task allows (``+ N qdot0``, with :func:`pinv_by_hand` and :func:`projector_by_hand`)."""
     return pinv_by_hand(J) @ v + projector_by_hand(J) @ qdot0
 
 

@@ -7,25 +7,27 @@ from __future__ import annotations
 import numpy as np
 
 from physai import robots
-from physai.exercise import Hint, close
+from physai.exercise import Hint, close, parts, scalar, shaped
 from physai.jaxkin import float64
 from physai.kinematics import fk, jacobian
 from physai.learned import init_model
 from physai.learned.model import forward
+from physai.seed_robots import PLANAR2R_LINKS
 from physai.singularity import damped_solve
 
-SEED = 13
+OWN = {"dls_step": ("physai.singularity.damped_solve",), "tip": ("physai.kinematics.fk", "physai.kinematics.tool_pose"),
+       "mlp_forward": ("physai.learned.model.forward", "physai.learned.predict"),
+       "fk_loss_by_hand": ("physai.learned.fk_loss",), "joint_loss_by_hand": ("physai.learned.joint_loss",)}
 
 
-def _targets(k: int = 40) -> np.ndarray:
-    """Reachable planar 2R targets ``(k, 3)`` m (z = 0), seeded."""
-    rng = np.random.default_rng(SEED)
+def _targets(rng, k: int = 40) -> np.ndarray:
+    """Reachable planar 2R targets ``(k, 3)`` m (z = 0), drawn from ``rng``."""
     r, phi = rng.uniform(0.25, 0.75, k), rng.uniform(-np.pi, np.pi, k)
     return np.c_[r * np.cos(phi), r * np.sin(phi), np.zeros(k)]
 
 
-def _joints(k: int = 40) -> np.ndarray:
-    return np.random.default_rng(SEED + 1).uniform(-np.pi, np.pi, (k, 2))
+def _joints(rng, k: int = 40) -> np.ndarray:
+    return rng.uniform(-np.pi, np.pi, (k, 2))
 
 
 def _tip(q: np.ndarray) -> np.ndarray:
@@ -39,16 +41,17 @@ def _network(model, x, head: str) -> np.ndarray:
     return np.asarray(forward(model.params, model.norm(), x, head))
 
 
-def check_mlp_forward(build) -> None:
-    x = _targets()
-    model = init_model(robots.load("planar2r"), x, np.random.default_rng(SEED), hidden=(8, 8))
+def check_mlp_forward(build, rng) -> None:
+    x = _targets(rng)
+    model = init_model(robots.load("planar2r"), x, rng, hidden=(8, 8))
+    params = {k: np.asarray(v) for k, v in model.params.items()}
+    norm = {k: np.asarray(v) for k, v in model.norm().items()}
     for head in ("bounded", "linear"):
-        out = np.asarray(build.mlp_forward(model.params, model.norm(), x, head), float)
         ref = _network(model, x, head)
+        out = shaped(build.mlp_forward(params, norm, x, head), ref.shape, "mlp_forward",
+                     "one row of joints per target")
         if close(out, ref, 1e-12):
             continue
-        if out.shape != ref.shape:
-            raise Hint(f"mlp_forward returned shape {out.shape}, expected {ref.shape}: one row of joints per target")
         h = (x - model.x_mean) / model.x_scale
         for i in range(model.n_layers - 1):
             h = np.tanh(h @ model.params[f"W{i}"] + model.params[f"b{i}"])
@@ -62,22 +65,22 @@ def check_mlp_forward(build) -> None:
                    "x_mean and x_scale first, tanh after every hidden layer (not after the last)")
 
 
-def check_tip(build) -> None:
-    q = _joints()
-    out = np.asarray(build.tip(q), float)
+def check_tip(build, rng) -> None:
+    q = _joints(rng)
+    out = shaped(build.tip(q), (len(q), 2), "tip", "one (x, y) row per pose")
     if close(out, _tip(q), 1e-12):
         return
-    L1, L2 = build.L1, build.L2
+    L1, L2 = PLANAR2R_LINKS
     relative = np.c_[L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 1]), L1 * np.sin(q[:, 0]) + L2 * np.sin(q[:, 1])]
     if close(out, relative, 1e-12):
         raise Hint("the second link points along q1 + q2 (angles add along the chain), not along q2 alone")
     raise Hint("tip = L1 (cos q1, sin q1) + L2 (cos(q1 + q2), sin(q1 + q2)): check the signs and cos/sin order")
 
 
-def check_fk_loss_by_hand(build) -> None:
-    q, x = _joints(), _targets()
+def check_fk_loss_by_hand(build, rng) -> None:
+    q, x = _joints(rng), _targets(rng)
     miss2 = np.sum((_tip(q) - x[:, :2]) ** 2, axis=1)
-    out = build.fk_loss_by_hand(q, x)
+    out = scalar(build.fk_loss_by_hand(q, x), "fk_loss_by_hand")
     if close(out, np.mean(miss2), 1e-12):
         return
     if close(out, np.mean(np.sqrt(miss2)), 1e-12):
@@ -87,12 +90,11 @@ def check_fk_loss_by_hand(build) -> None:
     raise Hint(f"expected {np.mean(miss2):.6f} m^2, got {float(out):.6f}: tip(q_pred) minus the target's x, y")
 
 
-def check_joint_loss_by_hand(build) -> None:
-    rng = np.random.default_rng(SEED)
+def check_joint_loss_by_hand(build, rng) -> None:
     q_pred, q_label, q_half = rng.normal(size=(30, 5)), rng.normal(size=(30, 5)), rng.uniform(0.5, 3.0, 5)
     d = q_pred - q_label
     ref = np.mean(np.sum((d / q_half) ** 2, axis=1))
-    out = build.joint_loss_by_hand(q_pred, q_label, q_half)
+    out = scalar(build.joint_loss_by_hand(q_pred, q_label, q_half), "joint_loss_by_hand")
     if close(out, ref, 1e-12):
         return
     if close(out, np.mean(np.sum(d**2, axis=1)), 1e-12):
@@ -102,12 +104,11 @@ def check_joint_loss_by_hand(build) -> None:
     raise Hint(f"expected {ref:.6f}, got {float(out):.6f}: mean over targets of sum(((q_pred - q_label) / q_half)^2)")
 
 
-def check_elbows(build) -> None:
-    x = _targets()
-    up, down = (np.asarray(s, float) for s in build.elbows(x))
+def check_elbows(build, rng) -> None:
+    x = _targets(rng)
+    out = parts(build.elbows(x), 2, "elbows", "a pair of arrays (elbow up, elbow down)")
+    up, down = (shaped(q, (len(x), 2), f"elbows' {name}") for q, name in zip(out, ("elbow up", "elbow down")))
     for name, q in (("elbow up", up), ("elbow down", down)):
-        if q.shape != (len(x), 2):
-            raise Hint(f"{name}: expected shape {(len(x), 2)}, got {q.shape}")
         miss = np.linalg.norm(_tip(q) - x[:, :2], axis=1).max()
         if miss > 1e-9:
             raise Hint(f"{name} misses its targets by up to {miss:.2e} m: q1 = atan2(y, x) - atan2(L2 sin q2, "
@@ -118,14 +119,14 @@ def check_elbows(build) -> None:
         raise Hint("the two answers must differ in the sign of q2 (law of cosines: q2 = +-acos(...))")
 
 
-def check_dls_step(build) -> None:
+def check_dls_step(build, rng) -> None:
     chain = robots.load("planar2r")
-    q = np.r_[_joints(20), [[0.3, 0.0]]]  # the last arm is straight: a singular J
+    q = np.r_[_joints(rng, 20), [[0.3, 0.0]]]  # the last arm is straight: a singular J
     J = jacobian(chain, q)[:, :2]
-    e = np.random.default_rng(SEED).normal(scale=0.05, size=(len(q), 2))
+    e = rng.normal(scale=0.05, size=(len(q), 2))
     for damping in (0.01, 0.1):
-        out = np.asarray(build.dls_step(J, e, damping), float)
         ref = damped_solve(J, e, damping)
+        out = shaped(build.dls_step(J, e, damping), ref.shape, "dls_step", "one joint change (n,) per target")
         if close(out, ref, 1e-9):
             continue
         if close(out, -ref, 1e-9):
@@ -138,7 +139,21 @@ def check_dls_step(build) -> None:
         raise Hint(f"differs from J^T (J J^T + damping^2 I)^-1 e by {np.abs(out - ref).max():.1e} rad")
 
 
+EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
+    "mlp_forward": "mlp_forward({\"W0\": np.full((3, 2), 0.5), \"b0\": np.zeros(2), \"W1\": np.eye(2), "
+                   "\"b1\": np.zeros(2)}, {\"x_mean\": np.zeros(3), \"x_scale\": np.ones(3), \"q_mid\": "
+                   "np.zeros(2), \"q_half\": np.full(2, np.pi)}, np.array([[0.3, 0.2, 0.0]]), \"bounded\")",
+    "tip": "tip(np.array([[0.0, np.pi / 2]]))",
+    "fk_loss_by_hand": "fk_loss_by_hand(np.array([[0.0, 0.0], [0.0, np.pi / 2]]), "
+                       "np.array([[0.7, 0.1, 0.0], [0.5, 0.3, 0.0]]))",
+    "joint_loss_by_hand": "joint_loss_by_hand(np.array([[0.1, 0.2]]), np.array([[0.0, 0.0]]), np.array([1.0, 2.0]))",
+    "elbows": "elbows(np.array([[0.5, 0.3, 0.0]]))",
+    "dls_step": "dls_step(np.array([[[0.0, -0.3], [0.8, 0.3]]]), np.array([[0.01, 0.02]]), 0.01)",
+}
+
 MUTATIONS = [
+    ("    return float(np.mean(np.sum((tip(q_pred) - x[:, :2]) ** 2, axis=1)))",
+     "    return np.sum((tip(q_pred) - x[:, :2]) ** 2, axis=1)", "one number"),
     ("    return (np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]",
      "    return -(np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]", "sign"),
     ('(np.tanh(z) if head == "bounded" else z)', '(z if head == "bounded" else np.tanh(z))', "head"),

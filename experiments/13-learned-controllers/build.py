@@ -29,9 +29,16 @@ REFINE_STEPS = (0, 1, 2, 3, 5, 10, 30)
 
 
 def mlp_forward(params: dict, norm: dict, x: np.ndarray, head: str) -> np.ndarray:
-    """The inverse network: targets ``x: (k, 3)`` m -> joints ``(k, n)`` rad. Normalise ``x`` by ``norm["x_mean"]``,
-    ``norm["x_scale"]``; ``tanh`` after each hidden layer ``h @ W{i} + b{i}``; the last layer is linear (``head
-    "linear"``) or squashed by ``tanh`` (``"bounded"``); joints = ``q_mid + q_half * z``."""
+    """The inverse network: targets ``x: (k, 3)`` m (world frame) -> joints ``(k, n)`` rad.
+
+    ``params`` holds the weights of ``L`` layers, ``W0, b0, ..., W{L-1}, b{L-1}`` (``L = len(params) // 2``):
+    ``W{i}: (in, out)``, ``b{i}: (out,)``, the first taking 3 inputs, the last giving ``n`` joints. ``norm`` holds
+    ``x_mean (3,)`` and ``x_scale (3,)`` m, the targets' mean and spread, and ``q_mid (n,)``, ``q_half (n,)`` rad,
+    the middle and the half range of each joint's limits. Steps: normalise, ``h = (x - x_mean) / x_scale``; each of
+    the ``L - 1`` hidden layers is ``h = tanh(h @ W{i} + b{i})``; the last is ``z = h @ W{L-1} + b{L-1}``, kept as
+    is for ``head == "linear"`` and squashed to ``tanh(z)`` for ``head == "bounded"``; return ``q_mid + q_half *
+    z`` (the head's ``z``).
+    """
     h = (x - norm["x_mean"]) / norm["x_scale"]
     last = len(params) // 2 - 1
     for i in range(last):
@@ -41,23 +48,31 @@ def mlp_forward(params: dict, norm: dict, x: np.ndarray, head: str) -> np.ndarra
 
 
 def tip(q: np.ndarray) -> np.ndarray:
-    """Planar 2R tool point ``(k, 2)`` m for joints ``q: (k, 2)`` rad."""
+    """Planar 2R tool point ``(k, 2)`` m (x, y) for joints ``q: (k, 2)`` rad (shoulder ``q1``, elbow ``q2``):
+    ``L1 (cos q1, sin q1) + L2 (cos(q1 + q2), sin(q1 + q2))`` with the link lengths ``L1``, ``L2`` (m) above."""
     return np.c_[L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 0] + q[:, 1]),
                  L1 * np.sin(q[:, 0]) + L2 * np.sin(q[:, 0] + q[:, 1])]
 
 
 def fk_loss_by_hand(q_pred: np.ndarray, x: np.ndarray) -> float:
-    """FK-consistency: the mean squared miss (m^2) of the predicted joints' tool point. No labels needed."""
+    """FK-consistency -> one float (m^2): for joints ``q_pred: (k, 2)`` rad and targets ``x: (k, 3)`` m (z = 0), the
+    mean over the k targets of the squared distance ``|tip(q_pred) - x[:, :2]|^2`` (x and y errors squared and
+    summed per target, then averaged over targets). No labels needed."""
     return float(np.mean(np.sum((tip(q_pred) - x[:, :2]) ** 2, axis=1)))
 
 
 def joint_loss_by_hand(q_pred: np.ndarray, q_label: np.ndarray, q_half: np.ndarray) -> float:
-    """Joint regression: the mean squared distance to the labels, each joint scaled by its half range."""
+    """Joint regression -> one float (dimensionless): for ``q_pred``, ``q_label: (k, n)`` rad and the half ranges
+    ``q_half: (n,)`` rad, the mean over the k rows of ``sum(((q_pred - q_label) / q_half)^2)`` (each joint's error
+    scaled by its half range, squared, summed over the joints, then averaged over the rows)."""
     return float(np.mean(np.sum(((q_pred - q_label) / q_half) ** 2, axis=1)))
 
 
 def elbows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The two exact answers (elbow up, elbow down) for targets ``x: (k, 3)``, by the law of cosines."""
+    """The two exact answers for targets ``x: (k, 3)`` m (z = 0), by the law of cosines -> ``(up, down)``, each
+    ``(k, 2)`` rad (``q1``, ``q2``): "elbow up" is the answer with ``q2 > 0`` (``q2 = +acos(c)``), "elbow down" the
+    one with ``q2 < 0``; ``c = (r^2 - L1^2 - L2^2) / (2 L1 L2)`` clipped to [-1, 1], ``r^2 = x^2 + y^2``, and
+    ``q1 = atan2(y, x) - atan2(L2 sin q2, L1 + L2 cos q2)`` with that elbow's ``q2``."""
     r2 = np.sum(x[:, :2] ** 2, axis=1)
     q2 = np.arccos(np.clip((r2 - L1**2 - L2**2) / (2 * L1 * L2), -1.0, 1.0))
     phi = np.arctan2(x[:, 1], x[:, 0])
@@ -65,8 +80,9 @@ def elbows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def dls_step(J: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
-    """One damped least-squares step ``J^T (J J^T + damping^2 I)^-1 e``: ``J: (k, m, n)``, tool error ``e: (k, m)`` (m,
-    target minus tool) -> joint change ``(k, n)`` (rad). The hybrid's refinement, batched over targets."""
+    """One damped least-squares step ``J^T (J J^T + damping^2 I)^-1 e`` per target: ``J: (k, m, n)`` m/rad (one
+    Jacobian per target, position rows), tool error ``e: (k, m)`` m (target minus tool), ``damping`` m/rad ->
+    joint change ``(k, n)`` rad; ``I`` is the m x m identity. The hybrid's refinement, batched over targets."""
     JJt = J @ np.swapaxes(J, -1, -2) + damping**2 * np.eye(J.shape[-2])
     return (np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]
 
