@@ -1188,7 +1188,7 @@ def _gjk_support(P: np.ndarray, d: np.ndarray, disk=None) -> np.ndarray:
         return p
     normal, radius = disk
     across = d - _gjk_dot(d, normal) * normal  # d's part in the disk's plane: the rim point it reaches
-    length = np.sqrt(across[0] * across[0] + across[1] * across[1] + across[2] * across[2])
+    length = _gjk_length(across)
     return p + radius * across / length if length > 0.0 else p
 
 
