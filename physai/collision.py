@@ -1153,7 +1153,7 @@ def gjk_bracket(A_world, ra: float, B_world, rb: float, threshold: float, band: 
         if nv < GJK_TOUCH:
             break
         w = _gjk_support(A, -v, disk_a) - _gjk_support(B, v, disk_b)
-        gap = (v @ w) / nv
+        gap = _gjk_dot(v, w) / nv
         if gap > 0.0:  # the plane through w normal to v separates the origin from A - B
             lo = max(lo, gap - r)
         if _gjk_decided(lo, hi, threshold, band) or any(np.array_equal(w, s) for s in simplex):
@@ -1168,7 +1168,14 @@ def gjk_bracket(A_world, ra: float, B_world, rb: float, threshold: float, band: 
 
 
 def _gjk_length(v: np.ndarray) -> float:
-    return float(np.sqrt(v @ v))
+    return float(np.sqrt(_gjk_dot(v, v)))
+
+
+def _gjk_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a . b`` of two 3-vectors, summed left to right as the compiled twin sums it. Not ``a @ b``: NumPy hands that
+    to its BLAS, whose kernel (picked per CPU: FMA, another order on AVX-512) rounds differently, and GJK's path
+    (which support point, which simplex) follows the last bit of these sums."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 def _gjk_support(P: np.ndarray, d: np.ndarray, disk=None) -> np.ndarray:
@@ -1180,8 +1187,8 @@ def _gjk_support(P: np.ndarray, d: np.ndarray, disk=None) -> np.ndarray:
     if disk is None:
         return p
     normal, radius = disk
-    across = d - (d @ normal) * normal  # d's part in the disk's plane: the rim point it reaches
-    length = np.sqrt(across[0] * across[0] + across[1] * across[1] + across[2] * across[2])
+    across = d - _gjk_dot(d, normal) * normal  # d's part in the disk's plane: the rim point it reaches
+    length = _gjk_length(across)
     return p + radius * across / length if length > 0.0 else p
 
 
@@ -1203,8 +1210,8 @@ def _gjk_nearest(simplex: list) -> tuple[list, np.ndarray | None]:
 def _gjk_segment_weights(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Weights of ``a, b`` of the point of segment ``a b`` nearest the origin."""
     ab = b - a
-    den = ab @ ab
-    t = min(max(-(a @ ab) / den, 0.0), 1.0) if den > 0.0 else 1.0
+    den = _gjk_dot(ab, ab)
+    t = min(max(-_gjk_dot(a, ab) / den, 0.0), 1.0) if den > 0.0 else 1.0
     return 1.0 - t, t
 
 
@@ -1217,17 +1224,17 @@ def _gjk_triangle_weights(a, b, c) -> tuple[float, float, float]:
     """Weights of ``a, b, c`` of the point of triangle ``a b c`` nearest the origin, by its Voronoi regions
     (Ericson 2005, 5.1.5); a degenerate triangle gives its nearest edge."""
     ab, ac = b - a, c - a
-    d1, d2 = -(ab @ a), -(ac @ a)
+    d1, d2 = -_gjk_dot(ab, a), -_gjk_dot(ac, a)
     if d1 <= 0.0 and d2 <= 0.0:
         return 1.0, 0.0, 0.0
-    d3, d4 = -(ab @ b), -(ac @ b)
+    d3, d4 = -_gjk_dot(ab, b), -_gjk_dot(ac, b)
     if d3 >= 0.0 and d4 <= d3:
         return 0.0, 1.0, 0.0
     vc = d1 * d4 - d3 * d2
     if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
         t = _gjk_ratio(d1, d1 - d3)
         return 1.0 - t, t, 0.0
-    d5, d6 = -(ab @ c), -(ac @ c)
+    d5, d6 = -_gjk_dot(ab, c), -_gjk_dot(ac, c)
     if d6 >= 0.0 and d5 <= d6:
         return 0.0, 0.0, 1.0
     vb = d5 * d2 - d1 * d6
@@ -1259,16 +1266,16 @@ def _gjk_tetrahedron_weights(simplex: list) -> tuple[float, ...] | None:
     origin lies outside of (Ericson 2005, 5.1.6); ``None`` when it lies inside none (the origin is inside). A flat
     tetrahedron is never said to hold the origin: all its faces are searched."""
     a, b, c, d = simplex
-    volume = np.cross(b - a, c - a) @ (d - a)
+    volume = _gjk_dot(np.cross(b - a, c - a), d - a)
     flat = abs(volume) <= GJK_FLAT * _gjk_length(b - a) * _gjk_length(c - a) * _gjk_length(d - a)
     best, weights = np.inf, None
     for i, j, k, o in _TETRA_FACES:
         p, q, s = simplex[i], simplex[j], simplex[k]
         n = np.cross(q - p, s - p)
-        if flat or (n @ -p) * (n @ (simplex[o] - p)) < 0.0:
+        if flat or -_gjk_dot(n, p) * _gjk_dot(n, simplex[o] - p) < 0.0:
             w = _gjk_triangle_weights(p, q, s)
             x = w[0] * p + w[1] * q + w[2] * s
-            if x @ x < best:
-                best, weights = x @ x, [0.0] * 4
+            if _gjk_dot(x, x) < best:
+                best, weights = _gjk_dot(x, x), [0.0] * 4
                 weights[i], weights[j], weights[k] = w
     return None if weights is None else tuple(weights)

@@ -139,7 +139,9 @@ def test_gjk_bracket_holds_mj_geomDistance(panda, g1, g2):
 @pytest.mark.parametrize("g1, g2", PAIRS)
 def test_gjk_numba_equals_numpy_reference(panda, g1, g2):
     # the same world points both ways (the compiled function at the identity pose, so a disk lies in the world's
-    # xy plane for both): the same iterations, so equal to round-off; (lo = -inf) must agree exactly
+    # xy plane for both): the same iterations, so equal to round-off; (lo = -inf) must agree exactly. On any CPU:
+    # the reference sums its dot products in the compiled order, never through BLAS (whose AVX-512 kernel rounds
+    # them otherwise, and a last-bit change picks another support point: brackets ~3e-6 m apart)
     m = pair_model(panda, g1, g2)
     d = mujoco.MjData(m)
     (Va, ra, da), (Vb, rb, db) = hull(m, 0), hull(m, 1)
