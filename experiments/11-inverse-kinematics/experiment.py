@@ -244,6 +244,7 @@ class FiveDof:
     axis_errors: tuple[float, float]  # (m, rad)
     target: np.ndarray  # (4, 4)
     q_axis: np.ndarray  # (5,) the position + axis solution
+    q_weighted: dict  # weighting -> (5,) that weighting's pose answer
 
 
 def five_dof_pose() -> FiveDof:
@@ -251,12 +252,13 @@ def five_dof_pose() -> FiveDof:
     chain = robots.load("so101")
     T_reach = kinematics.tool_pose(chain, np.array([0.3, -0.4, 0.6, 0.2, 0.5]))
     T_target = T_reach @ tf.make_transform(tf.rotation_about_axis(np.array([1.0, 0, 0]), FIVE_DOF_TURN), np.zeros(3))
-    perr, oerr = {}, {}
-    for label, w in (("m and rad alike", None), ("position first", [1, 1, 1, 1e-6, 1e-6, 1e-6])):
+    perr, oerr, qw = {}, {}, {}
+    for label, w in (("m and rad alike", None), ("position first", [1, 1, 1, 1e-6, 1e-6, 1e-6]),
+                     ("orientation first", [1e-6, 1e-6, 1e-6, 1, 1, 1])):
         r = solve_ik(chain, T_target, task="pose", weights=w, rng=np.random.default_rng(RESTART_SEED))
-        perr[label], oerr[label] = r.position_error, r.orientation_error
+        perr[label], oerr[label], qw[label] = r.position_error, r.orientation_error, r.q
     r = solve_ik(chain, T_target, task="position+axis", rng=np.random.default_rng(RESTART_SEED))
-    return FiveDof(perr, oerr, r.converged, (r.position_error, r.orientation_error), T_target, r.q)
+    return FiveDof(perr, oerr, r.converged, (r.position_error, r.orientation_error), T_target, r.q, qw)
 
 
 def print_five_dof(f: FiveDof) -> None:
