@@ -6,7 +6,7 @@ Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:fun
 and a value from it prints only through a format filter (``{{ R.build.lever | fix(4) }}``), which wraps it in
 ``<span class="num" data-ref="build.lever" data-fmt="fix:4">``, so a test can trace every number on a page back
 to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``misconception``,
-``erratum``, ``details``; ``figure``, ``source``, ``command`` (a lesson script) and ``physai`` (a CLI command) are
+``details``; ``figure``, ``source``, ``command`` (a lesson script) and ``physai`` (a CLI command) are
 plain calls. A quiz's lines are its options (``+ right``,
 ``- wrong``, each wrong one followed by its ``! why-not``, shown when it is clicked) and its ``? why``. The page's header, its five-step checklist
 (kept in the browser's local storage) and its appendix (the run's claims, figures and transcripts) are added here.
@@ -227,8 +227,6 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
         exercise=lambda level, question, caller: _folded(blocks, f"exercise {level.lower()}", f"{level}.", question,
                                                          caller),
         details=lambda summary, caller: _folded(blocks, "more", "", summary, caller),
-        erratum=lambda title, caller: blocks.put(f'<aside class="erratum"><p class="label">Erratum: '
-                                                 f"{blocks.inline(title)}</p>{blocks.block(caller())}</aside>"),
         misconception=lambda title, caller: blocks.put(f'<aside class="misconception"><p class="label">A common '
                                                        f"misconception: {blocks.inline(title)}</p>"
                                                        f"{blocks.block(caller())}</aside>"),
