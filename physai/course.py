@@ -157,10 +157,11 @@ class _Blocks:
         return page
 
 
-def _quiz(blocks: _Blocks, question: str, caller) -> str:
-    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click."""
+def quiz_parts(question: str, body: str) -> tuple[list[tuple[bool, str]], list[str]]:
+    """A quiz block's three options ``[(right, text)]`` (``+ right``, ``- wrong``) and its why's lines (``? ...``),
+    checked: exactly one right option and a why."""
     options, why = [], []
-    for line in inspect.cleandoc(caller()).splitlines():
+    for line in inspect.cleandoc(body).splitlines():
         mark, text = line[:2], line[2:]
         if mark in ("+ ", "- "):
             options.append((mark == "+ ", text))
@@ -170,6 +171,12 @@ def _quiz(blocks: _Blocks, question: str, caller) -> str:
             raise CourseError(f"quiz {question[:40]!r}: a line must start with '+ ', '- ' or '? ', got {line[:40]!r}")
     if len(options) != 3 or sum(right for right, _ in options) != 1 or not why:
         raise CourseError(f"quiz {question[:40]!r}: needs three options, exactly one '+ ' (right), and a '? ' why")
+    return options, why
+
+
+def _quiz(blocks: _Blocks, question: str, caller) -> str:
+    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click."""
+    options, why = quiz_parts(question, caller())
     buttons = "".join(f'<li><button type="button" class="option" data-correct="{str(right).lower()}">'
                       f"{blocks.inline(text)}</button></li>" for right, text in options)
     return blocks.put(f'<div class="quiz" data-quiz><div class="question">{blocks.inline(question)}</div>'

@@ -11,6 +11,7 @@ appears inside the environment. On Linux the wheel is tagged manylinux for the g
 tests), so CI runs these tests for Python 3.13 too.
 """
 
+import json
 import os
 import re
 import shutil
@@ -69,7 +70,9 @@ def installed(tmp_path_factory, wheel):
     venv = tmp / "venv"
     run(UV, "venv", "-q", "--python", PYTHON, venv, env=CLEAN, cwd=tmp)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", wheel, env=CLEAN, cwd=tmp)
+    # nbclient and ipykernel: a lesson's notebook is run on a kernel of this environment, as Jupyter would
+    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", wheel, "nbclient", "ipykernel",
+        env=CLEAN, cwd=tmp)
     (tmp / "home").mkdir()
     (tmp / "work").mkdir()
     env = {**CLEAN, "HOME": str(tmp / "home"), "PATH": f"{python.parent}{os.pathsep}{CLEAN['PATH']}",
@@ -160,4 +163,31 @@ def test_an_exercise_written_and_checked_from_the_install(installed):
     passed, total = re.search(r"(\d+)/(\d+) functions pass", run("physai", "check", "09", mine, env=env,
                                                                   cwd=work).stdout).groups()
     assert passed == total
+    assert listing(venv) == before
+
+
+NOTEBOOK_RUN = """
+import sys, nbclient, nbformat
+book = nbformat.read(sys.argv[1], as_version=4)
+nbclient.NotebookClient(book, timeout=600, kernel_name="python3", allow_errors=True,
+                        resources={"metadata": {"path": sys.argv[2]}}).execute()
+nbformat.write(book, sys.argv[1])
+"""
+
+
+def test_a_lessons_notebook_written_and_run_from_the_install(installed):
+    env, venv, work = installed
+    before, folder = listing(venv), work / "notebooks"
+    run("physai", "notebook", "11", folder, env=env, cwd=work)
+    path = folder / "11-inverse-kinematics.ipynb"
+    run("python", "-c", NOTEBOOK_RUN, path, folder, env=env, cwd=work)
+    book = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in book["cells"] if c["cell_type"] == "code"]
+    grades = run("python", "-c", "import physai; print(hasattr(physai, 'check'))", env=env, cwd=work).stdout.strip()
+    grades = grades == "True"  # where physai grades in notebooks, the grading cells must not fail either
+    failed = [(c["source"], o["ename"]) for c in code for o in c["outputs"] if o["output_type"] == "error"
+              and ("grade" not in c["metadata"]["tags"] or grades)]
+    assert not failed
+    assert any("image/png" in o.get("data", {}) for c in code for o in c["outputs"])  # the figures, inline
+    assert (folder / "physai-out" / "11-inverse-kinematics" / "results.json").is_file()  # written beside it
     assert listing(venv) == before
