@@ -270,6 +270,9 @@ def _cached(directory: Path) -> tuple[tuple | None, str]:
             with filelock.FileLock(directory / "physai-build.lock", timeout=-1 if limit == np.inf else limit):
                 modules = _import_pair(directory, names)  # built by another process meanwhile
                 if modules is None and not (why := _remembered(marker)):
+                    if not marker.exists():  # the first try here, not a retry after a remembered failure
+                        print(f"physai: compiling the engine once into {directory} (about a minute; later runs "
+                              "reuse it)", file=sys.stderr, flush=True)
                     why = _build(directory, names, marker)
                     modules = None if why else _import_pair(directory, names)
                     if not why and modules is None:

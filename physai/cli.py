@@ -677,5 +677,61 @@ def view(
         viewer.close()
 
 
+def _run_for_results(folders: list[Path], out: Path) -> None:
+    """Run the lessons' scripts, their outputs (and the numbers their pages quote) into ``out/NN-name/``; their
+    tables are not printed (the notebooks print them)."""
+    import io
+
+    from physai.lesson import OUT_ENV
+
+    saved, os.environ[OUT_ENV] = os.environ.get(OUT_ENV), str(out)
+    try:
+        for folder in folders:
+            t0, log = time.perf_counter(), io.StringIO()
+            with contextlib.redirect_stdout(log):
+                failed = [s.name for s in lesson_scripts(folder) if _run_script(s)[0] != 0]
+            if failed:
+                typer.echo(log.getvalue()[-3000:], err=True)
+                typer.echo(f"physai: error: lesson {folder.name}: {', '.join(failed)} failed", err=True)
+                raise typer.Exit(1)
+            seconds = time.perf_counter() - t0
+            console.print(f"ran lesson {folder.name} for the numbers its page quotes ({seconds:.0f} s)")
+    finally:
+        if saved is None:
+            os.environ.pop(OUT_ENV)
+        else:
+            os.environ[OUT_ENV] = saved
+
+
+@app.command()
+def notebook(
+    number: str = typer.Argument(..., help="lesson number, 07-13 (e.g. 09), or all"),
+    folder: Path = typer.Argument(Path("."), help="where to write NN-name.ipynb"),
+    solutions: bool = typer.Option(False, "--solutions", help="fill in the functions you write with the lesson's "
+                                   "own code"),
+    results: Path | None = typer.Option(None, "--results", help="a run's output folder (physai tour's or physai "
+                                        "lesson's --out) to take the pages' numbers from; without it the lessons "
+                                        "run first"),
+) -> None:
+    """Write FOLDER/NN-name.ipynb: the lesson as a Jupyter notebook (its page, the Build-it functions to write, each
+    graded in the cell under it, its scripts printing their tables and showing their figures); ``all``: every one."""
+    import tempfile
+
+    from physai import notebook as nb
+
+    folders = lesson_dirs() if number == "all" else [_lesson_dir(number)]
+    with tempfile.TemporaryDirectory(prefix="physai-notebook-") as scratch:
+        if results is None:
+            results = Path(scratch)
+            _run_for_results(folders, results)
+        for lesson_folder in folders:
+            if not (results / lesson_folder.name / "results.json").is_file():
+                _fail(f"--results {results}: no {lesson_folder.name}/results.json there (run physai tour --out "
+                      f"{results} first)")
+            with _bad_input():
+                path = nb.write_notebook(lesson_folder, results / lesson_folder.name, folder, solutions)
+            console.print(f"wrote [bold]{escape(str(path))}[/bold]")
+
+
 def main() -> None:
     app()

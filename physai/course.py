@@ -162,12 +162,12 @@ class _Blocks:
         return page
 
 
-def _quiz(blocks: _Blocks, question: str, caller) -> str:
-    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click.
-    A ``! ...`` line right after a wrong option is that option's why-not: the misconception it stands for, shown
-    when it is clicked."""
+def quiz_parts(question: str, body: str) -> tuple[list[tuple[bool, str, list[str]]], list[str]]:
+    """A quiz block's three options ``[(right, text, why-not lines)]`` (``+ right``, ``- wrong``, each wrong one
+    optionally followed by ``! why-not`` lines) and its why's lines (``? ...``), checked: exactly one right option and
+    a why."""
     options, why = [], []  # options: [right, text, why-not lines]
-    for line in inspect.cleandoc(caller()).splitlines():
+    for line in inspect.cleandoc(body).splitlines():
         mark, text = line[:2], line[2:]
         if mark in ("+ ", "- ") and not why:
             options.append((mark == "+ ", text, []))
@@ -183,6 +183,14 @@ def _quiz(blocks: _Blocks, question: str, caller) -> str:
                               f"got {line[:40]!r}")
     if len(options) != 3 or sum(right for right, _, _ in options) != 1 or not why:
         raise CourseError(f"quiz {question[:40]!r}: needs three options, exactly one '+ ' (right), and a '? ' why")
+    return options, why
+
+
+def _quiz(blocks: _Blocks, question: str, caller) -> str:
+    """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click.
+    A ``! ...`` line right after a wrong option is that option's why-not: the misconception it stands for, shown
+    when it is clicked."""
+    options, why = quiz_parts(question, caller())
     buttons = "".join(f'<li><button type="button" class="option" data-correct="{str(right).lower()}">'
                       f"{blocks.inline(text)}</button>"
                       + (f'<span class="whynot" hidden>{blocks.inline(" ".join(whynot))}</span>' if whynot else "")

@@ -232,6 +232,16 @@ def test_any_build_timeout_value_still_builds_and_serves_the_modules(cache, monk
     assert modules and served(why) and builds(cache) == 1
 
 
+def test_the_first_build_says_so_in_one_line_and_a_retry_after_a_failure_does_not(cache, monkeypatch, capfd):
+    monkeypatch.setenv("FAKE_MODE", "fail")
+    _engine._ahead_of_time()
+    assert capfd.readouterr().err.splitlines() == [
+        f"physai: compiling the engine once into {cache} (about a minute; later runs reuse it)"]
+    monkeypatch.setenv("CC", "another-cc")  # a new compiler: tried again, already announced
+    _engine._ahead_of_time()
+    assert builds(cache) == 2 and capfd.readouterr().err == ""
+
+
 def corrupt(paths: list[Path], how: str) -> None:
     kernels, walk = paths
     if how == "empty":

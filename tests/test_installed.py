@@ -3,15 +3,22 @@ virtual environment outside the checkout, site-packages made read-only and HOME 
 
 It must carry the lessons and the compiled engine: ``physai tour`` and ``physai lesson`` run every lesson script
 from the install, ``physai ik`` answers from the wheel's prebuilt modules (no compiler, no numba), and no file
-appears inside the environment. Slow (a wheel build compiles the engine): marked ``slow``, run by ``uv run pytest``.
+appears inside the environment. On Linux the wheel is tagged manylinux for the glibc its modules need, as
+``auditwheel show`` reads them, so a package index accepts it. Slow (a wheel build compiles the engine): marked
+``slow``, run by ``uv run pytest``.
+
+``PHYSAI_TEST_PYTHON`` names the interpreter the wheel is built for and installed with (default: the one running the
+tests), so CI runs these tests for Python 3.13 too.
 """
 
+import json
 import os
 import re
 import shutil
 import stat
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +28,9 @@ from physai import cli, course
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 UV = shutil.which("uv")
+PYTHON = os.environ.get("PHYSAI_TEST_PYTHON") or sys.executable
+CLEAN = {k: v for k, v in os.environ.items()
+         if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV", "XDG_CACHE_HOME", "PHYSAI_LESSON_OUT")}
 
 
 def run(*args, **kwargs) -> subprocess.CompletedProcess:
@@ -41,24 +51,31 @@ def writable(folder: Path, on: bool) -> None:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """``(env, venv, work)``: the environment of a user of the installed wheel, and a folder to work in."""
+def wheel(tmp_path_factory) -> Path:
+    """The wheel ``uv build --wheel`` makes from this checkout for :data:`PYTHON`."""
     if UV is None:
         pytest.skip("needs uv to build and install the wheel")
+    tmp = tmp_path_factory.mktemp("wheel")
+    run(UV, "build", "--wheel", "--python", PYTHON, "-o", tmp, ROOT, env=CLEAN, cwd=tmp)
+    (built,) = tmp.glob("physai-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, wheel):
+    """``(env, venv, work)``: the environment of a user of the installed wheel, and a folder to work in."""
     tmp = tmp_path_factory.mktemp("installed")
-    clean = {k: v for k, v in os.environ.items()
-             if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV", "XDG_CACHE_HOME", "PHYSAI_LESSON_OUT")}
-    run(UV, "build", "--wheel", "-o", tmp / "dist", ROOT, env=clean, cwd=tmp)
-    (wheel,) = (tmp / "dist").glob("physai-*.whl")
     run(UV, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-q", "-o", tmp / "req.txt",
-        env=clean, cwd=ROOT)
+        env=CLEAN, cwd=ROOT)
     venv = tmp / "venv"
-    run(UV, "venv", "-q", "--python", sys.executable, venv, env=clean, cwd=tmp)
+    run(UV, "venv", "-q", "--python", PYTHON, venv, env=CLEAN, cwd=tmp)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", wheel, env=clean, cwd=tmp)
+    # nbclient and ipykernel: a lesson's notebook is run on a kernel of this environment, as Jupyter would
+    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", wheel, "nbclient", "ipykernel",
+        env=CLEAN, cwd=tmp)
     (tmp / "home").mkdir()
     (tmp / "work").mkdir()
-    env = {**clean, "HOME": str(tmp / "home"), "PATH": f"{python.parent}{os.pathsep}{clean['PATH']}",
+    env = {**CLEAN, "HOME": str(tmp / "home"), "PATH": f"{python.parent}{os.pathsep}{CLEAN['PATH']}",
            "PYTHONDONTWRITEBYTECODE": "1"}  # Python's own .pyc files: pip writes them at install time
     writable(venv, False)
     yield env, venv, tmp / "work"
@@ -68,6 +85,31 @@ def installed(tmp_path_factory):
 def package(venv: Path) -> Path:
     (folder,) = venv.glob("lib/python*/site-packages/physai")
     return folder
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="manylinux tags are Linux's")
+def test_the_wheel_is_tagged_manylinux_for_the_newest_glibc_symbols_auditwheel_finds(wheel):
+    tag = re.fullmatch(r"physai-[^-]+-(cp\d+)-(cp\d+t?)-manylinux_2_(\d+)_(\w+)\.whl", wheel.name)
+    assert tag, wheel.name
+    python = run(PYTHON, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')").stdout.strip()
+    assert tag.group(1) == python
+    shown = " ".join(run(sys.executable, "-m", "auditwheel", "show", wheel).stdout.split())
+    assert "external shared libraries" not in shown  # nothing that auditwheel repair would have to graft in
+    assert re.search(rf'consistent with the following platform tag: "manylinux_2_\d+_{tag.group(4)}"', shown), shown
+    glibc = [int(minor) for minor in re.findall(r"GLIBC_2\.(\d+)", shown)]
+    assert glibc and int(tag.group(3)) == max(17, *glibc), shown
+
+
+def test_without_a_c_compiler_the_wheel_builds_without_the_engine_and_says_so(tmp_path):
+    if UV is None:
+        pytest.skip("needs uv to build the wheel")
+    no_compiler = {**CLEAN, "CC": str(tmp_path / "no-cc")}  # setuptools runs $CC: here, a file that does not exist
+    out = run(UV, "build", "--wheel", "--python", PYTHON, "-o", tmp_path, ROOT, env=no_compiler, cwd=tmp_path)
+    (wheel,) = tmp_path.glob("physai-*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")  # pure Python: the engine is compiled on first use instead
+    assert not [n for n in zipfile.ZipFile(wheel).namelist() if re.search(r"physai_(kernels|walk)_", n)]
+    said = [line for line in (out.stdout + out.stderr).splitlines() if "compiled engine was not built" in line]
+    assert len(said) == 1 and "no-cc" in said[0], out.stderr
 
 
 def test_the_wheel_carries_every_lesson_file_and_both_prebuilt_modules(installed):
@@ -122,4 +164,31 @@ def test_an_exercise_written_and_checked_from_the_install(installed):
     passed, total = re.search(r"(\d+)/(\d+) functions pass", run("physai", "check", "09", mine, env=env,
                                                                   cwd=work).stdout).groups()
     assert passed == total
+    assert listing(venv) == before
+
+
+NOTEBOOK_RUN = """
+import sys, nbclient, nbformat
+book = nbformat.read(sys.argv[1], as_version=4)
+nbclient.NotebookClient(book, timeout=600, kernel_name="python3", allow_errors=True,
+                        resources={"metadata": {"path": sys.argv[2]}}).execute()
+nbformat.write(book, sys.argv[1])
+"""
+
+
+def test_a_lessons_notebook_written_and_run_from_the_install(installed):
+    env, venv, work = installed
+    before, folder = listing(venv), work / "notebooks"
+    run("physai", "notebook", "11", folder, env=env, cwd=work)
+    path = folder / "11-inverse-kinematics.ipynb"
+    run("python", "-c", NOTEBOOK_RUN, path, folder, env=env, cwd=work)
+    book = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in book["cells"] if c["cell_type"] == "code"]
+    grades = run("python", "-c", "import physai; print(hasattr(physai, 'check'))", env=env, cwd=work).stdout.strip()
+    grades = grades == "True"  # where physai grades in notebooks, the grading cells must not fail either
+    failed = [(c["source"], o["ename"]) for c in code for o in c["outputs"] if o["output_type"] == "error"
+              and ("grade" not in c["metadata"]["tags"] or grades)]
+    assert not failed
+    assert any("image/png" in o.get("data", {}) for c in code for o in c["outputs"])  # the figures, inline
+    assert (folder / "physai-out" / "11-inverse-kinematics" / "results.json").is_file()  # written beside it
     assert listing(venv) == before
