@@ -29,7 +29,8 @@ import numpy as np
 
 from physai import kinematics
 from physai._avoid_ik import checked_world
-from physai._validate import count, finite_array, nonnegative, one_of, positive
+from physai._validate import count, finite_array, nonnegative, one_of, positive, real
+from physai.collision import CollisionWorld
 from physai.errors import InputError
 from physai.ik import (
     TASKS,
@@ -40,7 +41,13 @@ from physai.ik import (
     task_residual,
 )
 from physai.kinematics import Chain
-from physai.singularity import check_damping, filter_factors, jacobian_block, scale_to_limit
+from physai.singularity import (
+    _scale_to_limit,
+    _svd,
+    check_damping,
+    filter_factors,
+    jacobian_block,
+)
 from physai.transforms import pose_error
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
@@ -84,14 +91,22 @@ def pinv(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
 
 def _pinv(J, lam, S_half, rcond):
     """``(J^#_lam, J^#_0)`` from one SVD (the second is the exact pseudoinverse the projector needs)."""
-    Jw = J if S_half is None else J @ S_half
-    U, S, Vt = np.linalg.svd(Jw, full_matrices=False)
-    S = np.where(S > rcond * S[..., :1], S, 0.0)
+    return _pinv_of(_svd(J if S_half is None else J @ S_half, rcond), lam, S_half)
+
+
+def _pinv_of(usv, lam, S_half=None):
+    """:func:`_pinv` from the factors ``(U, sigma, V^T)`` of ``J W^(-1/2)`` (:func:`physai.singularity._svd`)."""
+    U, S, Vt = usv
     V, Ut = np.swapaxes(Vt, -1, -2), np.swapaxes(U, -1, -2)
     out = [V @ (filter_factors(S, lam)[..., None] * Ut) for lam in ((lam, 0.0) if np.any(lam) else (0.0,))]
     if S_half is not None:
         out = [S_half @ P for P in out]
     return out[0], out[-1]
+
+
+def _projector(J: np.ndarray, J_pinv: np.ndarray) -> np.ndarray:
+    """``N = I - J^# J: (..., n, n)``: the one null-space projector of this module, from a pseudoinverse of ``J``."""
+    return np.eye(J.shape[-1]) - J_pinv @ J
 
 
 def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
@@ -119,7 +134,7 @@ def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
     [0. 0.]
     """
     J = finite_array(J, "J")
-    return np.eye(J.shape[-1]) - pinv(J, lam=lam, weights=weights, rcond=rcond) @ J
+    return _projector(J, pinv(J, lam=lam, weights=weights, rcond=rcond))
 
 
 def null_basis(J, rcond: float = RCOND) -> np.ndarray:
@@ -163,7 +178,7 @@ def redundant_rate(J, v, qdot0=None, *, lam=0.0, weights=None, rcond: float = RC
     if qdot0 is None:
         return qdot
     qdot0 = finite_array(qdot0, "qdot0", (n,))
-    return qdot + ((np.eye(n) - P0 @ J) @ qdot0[..., None])[..., 0]
+    return qdot + (_projector(J, P0) @ qdot0[..., None])[..., 0]
 
 
 def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarray:
@@ -182,7 +197,7 @@ def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarr
     v1 = finite_array(v1, "v1", (J1.shape[-2],))
     v2 = finite_array(v2, "v2", (J2.shape[-2],))
     J1p = pinv(J1, rcond=rcond)
-    N1 = np.eye(J1.shape[-1]) - J1p @ J1
+    N1 = _projector(J1, J1p)
     qdot1 = (J1p @ v1[..., None])[..., 0]
     residual = v2 - (J2 @ qdot1[..., None])[..., 0]
     return qdot1 + (N1 @ pinv(J2 @ N1, lam=lam2, rcond=rcond) @ residual[..., None])[..., 0]
@@ -369,7 +384,7 @@ def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
     """``(dmax, corrected)``: the projected gradient step ``-N grad H`` (largest joint change ``alpha``, ``dmax`` its
     unscaled size) plus the Newton correction, corrected once more at the new point (``_corrected``'s tuple)."""
     Jp = pinv(Jt)
-    d = -((np.eye(chain.n) - Jp @ Jt) @ objective.gradient(q)[..., None])[..., 0]
+    d = -(_projector(Jt, Jp) @ objective.gradient(q)[..., None])[..., 0]
     dmax = np.abs(d).max(axis=-1)
     scale = np.where(dmax > 0, alpha / np.where(dmax > 0, dmax, 1.0), 0.0)
     q1, e1, J1, _, _ = _corrected(chain, q + scale[:, None] * d, e, Jp, task, T_target, axis)
@@ -478,6 +493,136 @@ def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, *
     return solve_ik_redundant_batch(chain, finite_array(target, "target")[None], q0, objective=objective, **options)[0]
 
 
+# ---- collision avoidance in the null space ------------------------------------------------------------------------
+
+DAMPER_GAIN = 0.3  # fraction of the gap above the margin a close pair may close in one step
+# The swept step keeps this fraction of the margin (of the current gap, if smaller): the dampers hold the margin to
+# first order at the step's end, and the straight joint-space path to it may dip below by second-order terms only.
+SWEEP_FLOOR = 0.5
+SWEEP_TOL = 1e-4  # m: a sweep whose room above the floor falls below this stops there
+SWEEP_ITERATIONS = 100  # advances per step at most (each one distance evaluation)
+
+
+def avoidance_step(world: CollisionWorld, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: float = 1e-3,
+                   influence: float | None = None) -> tuple[np.ndarray, float]:
+    """A joint step ``dq: (n,)`` made collision-aware at ``q: (n,)``: ``(dq_safe (n,), scale)``.
+
+    Each pair closer than ``influence`` (m, default the world's ``distmax``) gets a velocity damper (Faverjon and
+    Tournassoud 1987) in step form: ``G_i dq >= -gain (d_i - margin)``, so a pair closes at most ``gain`` of its gap
+    above the margin per step and, to first order, never crosses it. Violated rows are met in the null space of the
+    task Jacobian ``J_task: (m, n)`` (the task keeps priority, Maciejewski and Klein 1985):
+    ``dq += N (G_v N)^#_lam (b_v - G_v dq)``, ``N = I - J^+ J`` (:func:`projector`), ``lam`` the damping of that
+    inverse (m). Where the null space cannot meet them (no redundancy left), the step is scaled down until every row
+    holds: the tool slows or stops rather than touch.
+
+    A long step looks ahead and is swept. The dampers take every pair closer than ``margin + D`` (when that exceeds
+    ``influence``), ``D`` a bound on how far any point of the arm travels along the step: ``sum_j |dq_j| r_j /
+    (1 - sum_hinges |dq_j|)``, ``r_j`` the farthest reach of an arm geom from joint ``j``'s anchor (a slide's
+    ``r_j = 1``). The damped step is then swept by conservative advancement (Mirtich 1996) along the straight
+    joint-space path that a zero-order hold follows: from the smallest distance ``d`` it advances as far as the
+    bound lets no pair come closer than :data:`SWEEP_FLOOR` of the margin, and measures again; where that floor is
+    met, the step stops there. ``scale`` in ``[0, 1]`` is the fraction of the damped step kept.
+
+    Examples
+    --------
+    The SO-101 by a post: a step that would carry the arm 5 cm into it keeps the margin, cut to 4 % of its length.
+
+    >>> from physai import collision, nullspace
+    >>> chain = physai.load("so101")
+    >>> post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))
+    >>> world = physai.collision_world(collision.scene("so101", [post]), chain)
+    >>> q = chain.q_ref.copy()
+    >>> J = physai.jacobian(chain, q)[:3]
+    >>> dq = physai.damped_solve(J, [0.1, 0.18, 0.0], lam=0.0)  # the tool 20 cm toward the post
+    >>> dq_safe, scale = nullspace.avoidance_step(world, q, J, dq)
+    >>> round(world.closest(q + dq)[0], 3), bool(world.clear(q + dq_safe)), round(scale, 2)  # m, -, -
+    (-0.049, True, 0.04)
+    """
+    if not isinstance(world, CollisionWorld):
+        raise InputError(f"world: expected a physai.collision.CollisionWorld, got {type(world).__name__}")
+    n = world.chain.n
+    q = world.chain.check_q(q)
+    J_task = finite_array(J_task, "J_task", (n,))
+    dq = finite_array(dq, "dq", (n,))
+    if q.ndim != 1 or dq.ndim != 1 or J_task.ndim != 2:
+        raise InputError(f"q, J_task, dq: expected shapes ({n},), (m, {n}), ({n},), got {q.shape}, {J_task.shape}, "
+                         f"{dq.shape}")
+    gain, lam = real(gain, "gain"), nonnegative(lam, "lam")
+    if not 0 < gain <= 1:
+        raise InputError(f"gain: expected a fraction in (0, 1], got {gain}")
+    influence = world.distmax if influence is None else positive(influence, "influence")
+    return _avoid(world, q, J_task, _svd(J_task), dq, gain, lam, influence)
+
+
+def _avoid(world: CollisionWorld, q: np.ndarray, J: np.ndarray, usv, dq: np.ndarray, gain: float = DAMPER_GAIN,
+           lam: float = 1e-3, influence: float | None = None) -> tuple[np.ndarray, float]:
+    """:func:`avoidance_step` of checked arguments, with ``usv`` the factors of ``J``
+    (:func:`physai.singularity._svd`): a controller's tick passes the SVD its damped step took."""
+    influence = world.distmax if influence is None else influence
+    levers = _levers(world, q)
+    look = max(influence, world.margin + _travel(levers, world.hinge, dq, 1.0))
+    d, G = world._evaluate(q, True, max(look, world.distmax))
+    close = d < look
+    G, b = G[close], -gain * (d[close] - world.margin)
+    violated = G @ dq < b
+    if violated.any():  # met in the task's null space
+        Gv = G[violated]
+        dq = dq + _null_fix(J, usv, Gv, b[violated] - Gv @ dq, lam)
+    rate = G @ dq
+    # rows still short of their bound (b <= 0 while the pair keeps its margin): the largest t with t G dq >= b
+    short = rate < b
+    scale = float(np.min(np.clip(b[short] / rate[short], 0.0, 1.0))) if short.any() else 1.0
+    dq = dq * scale
+    t = _sweep(world, q, dq, levers, float(d.min(initial=look)), max(look, world.distmax))
+    return dq * t, scale * t
+
+
+def _null_fix(J, usv, Gv, gap, lam) -> np.ndarray:
+    """The least change ``N (G_v N)^#_lam gap`` within the null space of ``J`` that meets the violated rows."""
+    N = _projector(J, _pinv_of(usv, 0.0)[0])
+    return N @ _pinv(Gv @ N, lam, None, RCOND)[0] @ gap
+
+
+def _levers(world: CollisionWorld, q: np.ndarray) -> np.ndarray:
+    """``(n,)``: per hinge the farthest an arm geom's bounding sphere reaches from its anchor at ``q`` (m), 1 per
+    slide: a point of the arm moves at most ``sum_j |dq_j| r_j`` to first order."""
+    d, m = world.posed(q), world.model
+    g = world.arm_geoms
+    reach = np.linalg.norm(d.geom_xpos[g, None, :] - d.xanchor[list(world.joint_ids)][None], axis=-1)
+    reach = (reach + m.geom_rbound[g, None]) * world.moves[m.geom_bodyid[g]]
+    return np.where(world.hinge, reach.max(axis=0, initial=0.0), 1.0)
+
+
+def _travel(levers: np.ndarray, hinge: np.ndarray, dq: np.ndarray, h: float) -> float:
+    """Bound (m) on how far any arm point travels along ``q + s dq``, ``s`` in ``[0, h]``: a point's reach from a
+    hinge grows by at most the travel itself, so ``D <= h D0 + h T D`` (``D0 = |dq| . levers``, ``T`` the hinges'
+    total turn), ``D = h D0 / (1 - h T)``; inf where ``h T >= 1``."""
+    turn = h * np.abs(dq[hinge]).sum()
+    return h * float(np.abs(dq) @ levers) / (1.0 - turn) if turn < 1.0 else np.inf
+
+
+def _sweep(world: CollisionWorld, q: np.ndarray, dq: np.ndarray, levers: np.ndarray, d0: float,
+           cap: float) -> float:
+    """The fraction ``t`` in ``[0, 1]`` of the straight path ``q + s dq`` that conservative advancement clears: no
+    pair closer than the floor (:data:`SWEEP_FLOOR` of the margin, or of ``d0`` if smaller) along ``[0, t]``."""
+    if d0 <= 0:  # already touching: the dampers alone push apart
+        return 1.0
+    floor, hinge = SWEEP_FLOOR * min(world.margin, d0), world.hinge
+    turn = float(np.abs(dq[hinge]).sum())
+    t, room = 0.0, d0 - floor
+    for _ in range(SWEEP_ITERATIONS):
+        # levers at q + t dq: a reach from a hinge has grown by at most how far the arm has travelled since q
+        D0 = float(np.abs(dq) @ (levers + hinge * _travel(levers, hinge, dq, t)))
+        h = room / (D0 + room * turn) if D0 > 0 else np.inf  # the largest h whose travel bound is room
+        if t + h >= 1.0:
+            return 1.0
+        t += h
+        room = float(world._evaluate(q + t * dq, False, cap)[0].min(initial=cap)) - floor
+        if room < SWEEP_TOL:
+            break
+    return t
+
+
 # ---- self-motion with a secondary objective, clear of obstacles --------------------------------------------------
 
 
@@ -486,7 +631,7 @@ class SelfMotionResult:
     """A walk along the self-motion of a held tool pose: ``q: (N+1, n)``; ``pose_drift: (N+1,)`` the tool's position
     error (m) from where it started; ``cost: (N+1,)`` the objective; ``clearance: (N+1,)`` the smallest pair distance
     (m) of the ``avoid`` world (None without one); ``scale: (N,)`` the step scale that
-    :func:`~physai.collision.avoidance_step` applied (ones without a world)."""
+    :func:`avoidance_step` applied (ones without a world)."""
 
     q: np.ndarray
     pose_drift: np.ndarray
@@ -500,24 +645,24 @@ def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, ste
     """Hold the tool's pose at ``q0: (n,)`` and descend ``objective`` along the self-motion, ``steps`` steps of at most
     ``step`` rad: ``dq = J^+ e - alpha N grad H`` with ``alpha = min(1, step / max |N grad H|)``
     (the Newton correction ``J^+ e`` of the pose error ``e`` keeps the tool where it was; ``N = I - J^+ J``). With
-    ``avoid`` (a :class:`physai.collision.CollisionWorld`) each step passes :func:`physai.collision.avoidance_step`
+    ``avoid`` (a :class:`physai.collision.CollisionWorld`) each step passes :func:`avoidance_step`
     with the pose task's Jacobian: the classic use of redundancy to keep an elbow clear of an obstacle while the tool
     holds still (Maciejewski and Klein 1985)."""
     q = chain.check_q(q0).copy()
     _check_options(objective)
     steps, step = count(steps, "steps"), positive(step, "step")
     world = checked_world(avoid, chain, q)
-    if world is not None:
-        from physai.collision import avoidance_step
     T0 = kinematics.tool_pose(chain, q)
     qs, scales = [q.copy()], []
     for _ in range(steps):
         T, J = kinematics.tool_pose_and_jacobian(chain, q)
         e = pose_error(T, T0)
-        d = scale_to_limit(-(projector(J) @ objective.gradient(q)), step)[0]  # largest joint change <= step
-        dq, scale = pinv(J) @ e + d, 1.0
+        usv = _svd(J, RCOND)
+        Jp = _pinv_of(usv, 0.0)[0]
+        d = _scale_to_limit(-(_projector(J, Jp) @ objective.gradient(q)), step)[0]  # largest joint change <= step
+        dq, scale = Jp @ e + d, 1.0
         if world is not None:
-            dq, scale = avoidance_step(world, q, J, dq)
+            dq, scale = _avoid(world, q, J, usv, dq)
         q = np.clip(q + dq, chain.lower, chain.upper)
         qs.append(q.copy())
         scales.append(scale)

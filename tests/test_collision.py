@@ -373,18 +373,6 @@ def test_kernel_codes_match_their_python_twins():
     assert _numba_collision.GJK_ITERATIONS == C._GJK_ITERATIONS
 
 
-def test_avoidance_step_bad_input_names_the_option():
-    world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
-    q = world.chain.q_ref
-    J = physai.jacobian(world.chain, q)
-    for kwargs, name in (({"gain": 0.0}, "gain"), ({"gain": 1.5}, "gain"), ({"lam": -1.0}, "lam"),
-                         ({"influence": float("nan")}, "influence")):
-        with pytest.raises(InputError, match=name):
-            C.avoidance_step(world, q, J, np.zeros(5), **kwargs)
-    with pytest.raises(InputError, match="dq"):
-        C.avoidance_step(world, q, J, np.zeros(4))
-
-
 def test_null_space_refinement_with_avoid_keeps_answers_clear_by_mj_geomDistance():
     from physai import nullspace as ns
 
