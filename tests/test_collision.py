@@ -1,13 +1,15 @@
 """physai.collision pinned to MuJoCo: distances against mj_geomDistance called directly, verdicts against the
 contacts of mj_collision, gradients against central differences; collision-aware IK answers checked by MuJoCo."""
 
+from dataclasses import replace
+
 import mujoco
 import numpy as np
 import pytest
 from conftest import mujoco_distances
 
 import physai
-from physai import _avoid_ik, ik
+from physai import _avoid_ik, _ik_solve, ik
 from physai import collision as C
 from physai.chain import BodySpec, JointSpec, chain_from_bodies
 from physai.errors import InputError, PhysaiError
@@ -345,22 +347,13 @@ def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(scene, monke
     monkeypatch.setattr(_avoid_ik._Restarts, "settle_ask", lambda st, i, clear, tried: (
         asked.append(clear), settle(st, i, clear, tried)))
     count = 150 if scene.endswith("mujoco-decides") else 60  # measured: 8 answers MuJoCo finds colliding
-    T = ik.check_targets(task, clear_targets(world, np.random.default_rng(3), count), 1)
-    o = ik.check_options(task=task, method="lm", weights=None, tol_position=ik.TOL_POSITION,
-                         tol_orientation=ik.TOL_ORIENTATION, max_iterations=None, restarts=ik.DEFAULT_RESTARTS,
-                         rng=None, axis=ik._TOOL_Z, max_step=ik.MAX_STEP, damping=ik.DAMPING,
-                         sigma_healthy=ik.SIGMA_HEALTHY, lambda_max=ik.LAMBDA_MAX, patience=None)
-    U = ik.restart_uniforms(chain, np.random.default_rng(2), len(T), o.restarts)
-
-    def plain(T, q0, uniforms, polish=True):
-        return ik.solve_ik_batch(chain, T, q0, task=task, restarts=uniforms.shape[1], _uniforms=uniforms,
-                                 _polish=polish)
-
-    compiled, rounds = (_avoid_ik.solve(world, chain, T, chain.q_middle, U, o, plain, flag) for flag in (True, False))
+    targets = clear_targets(world, np.random.default_rng(3), count)
+    p = ik.problem(chain, targets, None, 1, dict(task=task, avoid=world, rng=np.random.default_rng(2)))
+    compiled, rounds = (_avoid_ik.solve(replace(p, compiled=flag)) for flag in (True, False))
     np.testing.assert_array_equal(compiled.q, rounds.q)
-    for name in ("converged", "restarts", "iterations", "reason"):
+    for name in ("outcome", "restarts", "iterations"):
         np.testing.assert_array_equal(getattr(compiled, name), getattr(rounds, name))
-    assert (compiled.restarts > plain(T, chain.q_middle, U).restarts).any()  # some targets needed restarts
+    assert (compiled.restarts > _ik_solve.solve(p).restarts).any()  # some targets needed restarts
     if scene.endswith("mujoco-decides"):
         assert False in asked
 

@@ -329,3 +329,59 @@ def test_self_motion_refuses_a_start_in_collision_and_a_world_of_another_chain(s
         ns.self_motion(so101, so101.q_ref, ns.posture_cost(so101, so101.q_ref), steps=1, avoid=world)
     with pytest.raises(InputError, match="avoid: the world was built for chain"):
         ns.self_motion(panda, panda.q_ref, ns.posture_cost(panda, panda.q_ref), steps=1, avoid=world)
+
+
+def _post_world():
+    from physai import collision
+
+    chain = robots.load("so101")
+    post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))
+    return collision.collision_world(collision.scene("so101", [post]), chain)
+
+
+def test_avoidance_step_bad_input_names_the_option():
+    world = _post_world()
+    q = world.chain.q_ref
+    J = jacobian(world.chain, q)
+    for kwargs, name in (({"gain": 0.0}, "gain"), ({"gain": 1.5}, "gain"), ({"lam": -1.0}, "lam"),
+                         ({"influence": float("nan")}, "influence")):
+        with pytest.raises(InputError, match=name):
+            ns.avoidance_step(world, q, J, np.zeros(5), **kwargs)
+    with pytest.raises(InputError, match="dq"):
+        ns.avoidance_step(world, q, J, np.zeros(4))
+    with pytest.raises(InputError, match="world"):
+        ns.avoidance_step(object(), q, J, np.zeros(5))
+
+
+def test_collision_avoidance_step_is_the_nullspace_one_with_a_deprecation_warning():
+    from physai import collision
+
+    with pytest.warns(DeprecationWarning, match="physai.nullspace.avoidance_step"):
+        old = collision.avoidance_step
+    with pytest.warns(DeprecationWarning, match="physai.nullspace.DAMPER_GAIN"):
+        gain = collision.DAMPER_GAIN
+    assert old is ns.avoidance_step and gain == ns.DAMPER_GAIN
+    with pytest.raises(AttributeError):
+        collision.no_such_name  # noqa: B018
+
+
+def test_avoidance_step_travel_bound_holds_for_every_arm_point_by_mujoco(rng):
+    # The look-ahead's bound on how far a point of the arm travels along q + s dq holds for every arm geom's centre,
+    # posed by MuJoCo at 41 points of the path.
+    import mujoco
+
+    world = _post_world()
+    chain, m = world.chain, world.model
+    d = mujoco.MjData(m)
+    g = world.arm_geoms
+    for _ in range(20):
+        q = chain.random_q(rng)
+        dq = rng.uniform(-0.15, 0.15, chain.n)
+        bound = ns._travel(ns._levers(world, q), world.hinge, dq, 1.0)
+        centres = []
+        for s in np.linspace(0.0, 1.0, 41):
+            d.qpos[world.qpos_adr] = q + s * dq
+            mujoco.mj_kinematics(m, d)
+            centres.append(d.geom_xpos[g].copy())
+        travel = np.linalg.norm(np.array(centres) - centres[0], axis=-1).max()
+        assert travel <= bound
