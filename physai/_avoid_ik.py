@@ -89,8 +89,8 @@ def solve(p: IKProblem) -> Rows:
     world, chain, T_target, uniforms, o = p.world, p.chain, p.T_target, p.uniforms, p.options
 
     def plain(T, q0, uniforms, polish=True) -> Rows:  # the plain solve of other targets, starts and draws
-        return _ik_solve.solve(replace(p, T_target=T, q0=q0, uniforms=uniforms,
-                                       options=replace(o, restarts=uniforms.shape[1], polish=polish)))
+        return _ik_solve.solve(p._replace(T_target=T, q0=q0, uniforms=uniforms,
+                                          options=replace(o, restarts=uniforms.shape[1], polish=polish)))
 
     first = _ik_solve.solve(p)
     s = _State.of(first)

@@ -360,9 +360,9 @@ def problem(chain: Chain, targets, q0, batch_ndim: int, options: dict) -> IKProb
     """Every argument of one solve checked once, each error naming its argument: the :class:`IKProblem` that the
     solvers below take on trust. ``batch_ndim``: 0 one target (:func:`solve_ik`), 1 a batch; ``options``: keywords of
     :func:`solve_ik_batch` (the others take their defaults; an unknown one is a ``TypeError``, as in a call)."""
-    unknown = sorted(set(options) - set(_OPTIONS))
-    if unknown:
-        raise TypeError(f"solve_ik() got an unexpected keyword argument {unknown[0]!r}")
+    for name in options:
+        if name not in _OPTIONS:
+            raise TypeError(f"solve_ik() got an unexpected keyword argument {name!r}")
     kw = {**_OPTIONS, **options}
     trace, avoid = kw.pop("trace"), kw.pop("avoid")
     o = check_options(**kw)
@@ -409,9 +409,9 @@ def _batch_result(rows: Rows, o: IKOptions) -> IKBatchResult:
 
 def _result(rows: Rows, o: IKOptions) -> IKResult:
     """The :class:`IKResult` of a one-target solve's rows, built directly: the same fields as the batch's."""
-    outcome, perr, oerr = int(rows.outcome[0]), float(rows.perr[0]), float(rows.oerr[0])
-    return IKResult(rows.q[0].copy(), outcome == 0, int(rows.iterations[0]), perr, oerr, REASONS[outcome],
-                    int(rows.restarts[0]), o.method, o.task, _unmet(outcome, perr, oerr, o.tol_position,
+    outcome, perr, oerr = rows.outcome.item(0), rows.perr.item(0), rows.oerr.item(0)
+    return IKResult(rows.q[0].copy(), outcome == 0, rows.iterations.item(0), perr, oerr, REASONS[outcome],
+                    rows.restarts.item(0), o.method, o.task, _unmet(outcome, perr, oerr, o.tol_position,
                                                                     o.tol_orientation))
 
 

@@ -376,19 +376,19 @@ class RedundantResult:
 def _corrected(chain, q, e, Jp, task, T_target, axis):
     """One Newton correction ``q + J^+ e`` of the primary residual, clipped into the limits, and its residual."""
     q = np.clip(q + (Jp @ e[..., None])[..., 0], chain.lower, chain.upper)
-    T, J = kinematics.tool_pose_and_jacobian(chain, q)
+    T, J = kinematics._pose_and_jacobian(chain, q, "compiled")
     return (q, *task_residual(task, T, J, T_target, axis))
 
 
 def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
     """``(dmax, corrected)``: the projected gradient step ``-N grad H`` (largest joint change ``alpha``, ``dmax`` its
     unscaled size) plus the Newton correction, corrected once more at the new point (``_corrected``'s tuple)."""
-    Jp = pinv(Jt)
+    Jp = _pinv(Jt, 0.0, None, RCOND)[0]
     d = -(_projector(Jt, Jp) @ objective.gradient(q)[..., None])[..., 0]
     dmax = np.abs(d).max(axis=-1)
     scale = np.where(dmax > 0, alpha / np.where(dmax > 0, dmax, 1.0), 0.0)
     q1, e1, J1, _, _ = _corrected(chain, q + scale[:, None] * d, e, Jp, task, T_target, axis)
-    return dmax, _corrected(chain, q1, e1, pinv(J1), task, T_target, axis)
+    return dmax, _corrected(chain, q1, e1, _pinv(J1, 0.0, None, RCOND)[0], task, T_target, axis)
 
 
 REFINE_ITERATIONS, REFINE_STEP, REFINE_MIN_STEP = 200, 0.2, 1e-4  # refine_in_nullspace's defaults
@@ -443,7 +443,7 @@ def refine_in_nullspace(
         ct = objective.value(trial)
         ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
         if world is not None:
-            ok[ok] = world.clear(trial[ok])
+            ok[ok] = world._clear(trial[ok], world.margin)
         ra = r[ok]
         q[ra], e[ra], Jt[ra], perr[ra], oerr[ra], cost[ra] = trial[ok], et[ok], Jtt[ok], pt[ok], ot[ok], ct[ok]
         alpha[r] = np.where(ok, np.minimum(alpha[r] * 1.5, step), alpha[r] * 0.5)
