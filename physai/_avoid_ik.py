@@ -37,8 +37,6 @@ import numpy as np
 from physai import _engine, _ik_solve, collision, kinematics
 from physai._ik_record import COLLISION, IKOptions, IKProblem, Rows
 from physai._ik_solve import _LM_DOWN, _LM_MU0, _LM_MU_MIN, _LM_UP, limit_blocked, task_residual
-from physai.collision import CollisionWorld
-from physai.errors import InputError
 from physai.singularity import _damped_solve, _scale_to_limit
 
 RESTARTS = 200  # restart draws tried per colliding target, one plain attempt each, answers checked
@@ -49,43 +47,12 @@ BUFFER = 0.005  # m beyond the margin where the penalty starts
 EXHAUSTED, RUN = 3, 4  # a target's restarts: its draws spent, or still to run (beside physai.collision.CLEAR, ASK)
 
 
-def checked_world(avoid, chain, q0=None) -> CollisionWorld | None:
-    """``avoid`` checked as a collision world of ``chain`` (None passes: no world), and a start ``q0`` (``(n,)`` or
-    ``(B, n)``; None: not checked) refused if it penetrates: the one check of every ``avoid=`` argument."""
-    if avoid is None:
-        return None
-    world = check_world(avoid, chain)
-    if q0 is not None:
-        check_start(world, q0)
-    return world
-
-
-def check_world(world, chain) -> CollisionWorld:
-    """``world`` must be a :class:`CollisionWorld` of this chain (the same joints and kinematics)."""
-    if not isinstance(world, CollisionWorld):
-        raise InputError(f"avoid: expected a physai.collision.CollisionWorld, got {type(world).__name__}")
-    same = world.chain is chain or (world.chain.joint_names == chain.joint_names
-                                    and np.array_equal(world.chain.packed, chain.packed))
-    if not same:
-        raise InputError(f"avoid: the world was built for chain {world.chain.name!r} with joints "
-                         f"{list(world.chain.joint_names)}, not this chain {chain.name!r}")
-    return world
-
-
-def check_start(world: CollisionWorld, q0) -> None:
-    """A given start (``(n,)`` or ``(B, n)``) must not penetrate: refused, naming the pair and its depth."""
-    for q in np.asarray(q0).reshape(-1, world.chain.n):
-        dist, pair = world.closest(q)
-        if dist < 0:
-            raise InputError(f"q0: the start configuration is in collision: {pair[0]!r} and {pair[1]!r} overlap by "
-                             f"{-dist:.4g} m")
-
-
-def solve(p: IKProblem) -> Rows:
+def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
     """Every target's clear answer or a collision verdict (outcome :data:`physai._ik_record.COLLISION`) for the checked
     problem ``p`` with its world. ``p.uniforms (B, restarts, n)``: the numbers in [0, 1) of the restart draws
-    (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried. ``p.compiled``: the
-    restarts run in compiled code (:mod:`physai._numba_avoid`), else in batched rounds of plain solves."""
+    (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried.
+    ``compiled_restarts`` (default ``p.compiled``): the restarts run in compiled code (:mod:`physai._numba_avoid`),
+    else in batched rounds of plain solves (their reference: the same answers)."""
     world, chain, T_target, uniforms, o = p.world, p.chain, p.T_target, p.uniforms, p.options
 
     def plain(T, q0, uniforms, polish=True) -> Rows:  # the plain solve of other targets, starts and draws
@@ -97,7 +64,7 @@ def solve(p: IKProblem) -> Rows:
     s.clear[s.conv] = world._clear(first.q[s.conv], world.margin)
     candidates = {b: [first.q[b]] for b in np.flatnonzero(s.conv & ~s.clear)}  # colliding answers, to repair
     tried = min(RESTARTS, uniforms.shape[1])
-    if p.compiled:
+    if p.compiled if compiled_restarts is None else compiled_restarts:
         _compiled_restarts(world, chain, T_target, uniforms, tried, o, s, candidates)
     else:
         _restart_rounds(world, chain, T_target, uniforms, tried, plain, s, candidates)

@@ -23,8 +23,8 @@ import mujoco
 import numpy as np
 
 from physai import transforms as tf
-from physai._avoid_ik import checked_world
 from physai._validate import count, finite_array, nonnegative, one_of, positive, real
+from physai._world_check import checked_world
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose

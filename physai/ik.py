@@ -56,6 +56,7 @@ from physai._validate import (
     one_of,
     positive,
 )
+from physai._world_check import checked_world
 from physai.chain import (
     reach_bound as reach_bound,  # part of the IK API: the bound it restarts by
 )
@@ -63,10 +64,11 @@ from physai.errors import InputError
 from physai.kinematics import Chain
 from physai.singularity import Health, health
 
-__all__ = [
-    "BACKENDS", "DEFAULT_MAX_ITERATIONS", "DEFAULT_PATIENCE", "DEFAULT_RESTARTS", "MAX_RESTARTS", "METHODS", "REASONS",
-    "TASKS", "TASK_RANK", "TASK_ROWS", "THREAD_MIN_TARGETS", "UNREACHABLE_RESTARTS", "IKBatchResult", "IKOptions",
-    "IKResult", "batch_result", "check_options", "check_targets", "compiled_settings", "default_seed",
+__all__ = [  # the IK API, some of it defined below this module (in _ik_solve and _ik_record)
+    "BACKENDS", "DAMPING", "DEFAULT_MAX_ITERATIONS", "DEFAULT_PATIENCE", "DEFAULT_RESTARTS", "LAMBDA_MAX", "MAX_RESTARTS",
+    "MAX_STEP", "METHODS", "REASONS", "SIGMA_HEALTHY", "TARGET_TOL", "TASKS", "TASK_RANK", "TASK_ROWS",
+    "THREAD_MIN_TARGETS", "TOL_ORIENTATION", "TOL_POSITION", "UNREACHABLE_RESTARTS", "IKBatchResult", "IKOptions",
+    "IKResult", "batch_result", "check_options", "check_problem", "check_targets", "compiled_settings", "default_seed",
     "limit_blocked", "reach_bound", "restart_draws", "restart_uniforms", "seeds_of", "solve_ik", "solve_ik_batch",
     "task_residual",
 ]
@@ -352,11 +354,11 @@ def solve_ik_batch(
      [0.15 0.1  0.15]]
     """
     options = {name: value for name, value in locals().items() if name in _OPTIONS}  # the keywords as given
-    p = problem(chain, targets, q0, 1, options)
+    p = check_problem(chain, targets, q0, 1, options)
     return _batch_result(_solve(p), p.options)
 
 
-def problem(chain: Chain, targets, q0, batch_ndim: int, options: dict) -> IKProblem:
+def check_problem(chain: Chain, targets, q0, batch_ndim: int, options: dict) -> IKProblem:
     """Every argument of one solve checked once, each error naming its argument: the :class:`IKProblem` that the
     solvers below take on trust. ``batch_ndim``: 0 one target (:func:`solve_ik`), 1 a batch; ``options``: keywords of
     :func:`solve_ik_batch` (the others take their defaults; an unknown one is a ``TypeError``, as in a call)."""
@@ -372,11 +374,7 @@ def problem(chain: Chain, targets, q0, batch_ndim: int, options: dict) -> IKProb
     q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
-    world = None
-    if avoid is not None:  # MuJoCo is imported only once a world is given
-        from physai import _avoid_ik
-
-        world = _avoid_ik.checked_world(avoid, chain, None if q0 is chain.q_middle else q0)
+    world = checked_world(avoid, chain, None if q0 is chain.q_middle else q0)
     return IKProblem(chain, T_target, q0, restart_uniforms(chain, kw["rng"], B, o.restarts), o, world,
                      _compiled_backend(kw["backend"], o.method, trace, kw["engine"]), kw["engine"], trace)
 
@@ -385,7 +383,7 @@ def _solve(p: IKProblem) -> Rows:
     """The checked problem's rows: the plain solve, or with a world the collision step (:mod:`physai._avoid_ik`)."""
     if p.world is None:
         return _ik_solve.solve(p)
-    from physai import _avoid_ik  # loaded with the world's check (problem)
+    from physai import _avoid_ik  # MuJoCo is imported only once a world is given
 
     return _avoid_ik.solve(p)
 
@@ -475,7 +473,7 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     >>> print(np.round(result.q, 2))
     [ 0.  -0.6  0.9  0.4  0.3]
     """
-    p = problem(chain, target, q0, 0, options)
+    p = check_problem(chain, target, q0, 0, options)
     return _result(_solve(p), p.options)
 
 

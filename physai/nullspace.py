@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from physai import kinematics
-from physai._avoid_ik import checked_world
 from physai._validate import count, finite_array, nonnegative, one_of, positive, real
-from physai.collision import CollisionWorld
+from physai._world_check import check_world, checked_world
 from physai.errors import InputError
 from physai.ik import (
     TASKS,
@@ -49,6 +49,9 @@ from physai.singularity import (
     jacobian_block,
 )
 from physai.transforms import pose_error
+
+if TYPE_CHECKING:
+    from physai.collision import CollisionWorld
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
 
@@ -501,6 +504,8 @@ DAMPER_GAIN = 0.3  # fraction of the gap above the margin a close pair may close
 SWEEP_FLOOR = 0.5
 SWEEP_TOL = 1e-4  # m: a sweep whose room above the floor falls below this stops there
 SWEEP_ITERATIONS = 100  # advances per step at most (each one distance evaluation)
+SWEEP_BISECTIONS = 10  # halvings towards the farthest point that keeps the margin, where the step's end does not
+LOOK_MAX = 1.0  # m: the dampers look at most this far beyond the margin (a step turning a hinge a radian or more)
 
 
 def avoidance_step(world: CollisionWorld, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: float = 1e-3,
@@ -515,13 +520,17 @@ def avoidance_step(world: CollisionWorld, q, J_task, dq, *, gain: float = DAMPER
     inverse (m). Where the null space cannot meet them (no redundancy left), the step is scaled down until every row
     holds: the tool slows or stops rather than touch.
 
-    A long step looks ahead and is swept. The dampers take every pair closer than ``margin + D`` (when that exceeds
-    ``influence``), ``D`` a bound on how far any point of the arm travels along the step: ``sum_j |dq_j| r_j /
-    (1 - sum_hinges |dq_j|)``, ``r_j`` the farthest reach of an arm geom from joint ``j``'s anchor (a slide's
-    ``r_j = 1``). The damped step is then swept by conservative advancement (Mirtich 1996) along the straight
-    joint-space path that a zero-order hold follows: from the smallest distance ``d`` it advances as far as the
-    bound lets no pair come closer than :data:`SWEEP_FLOOR` of the margin, and measures again; where that floor is
-    met, the step stops there. ``scale`` in ``[0, 1]`` is the fraction of the damped step kept.
+    A long step looks ahead and is swept. A pair's geoms move relative to each other only by the joints after the
+    last one that moves the first geom, up to the last one that moves the second (every joint, against an obstacle);
+    along the step they close by at most ``D = sum_j |dq_j| r_j / (1 - sum_hinges |dq_j|)`` over those joints,
+    ``r_j`` the farthest the second geom's bounding sphere reaches from joint ``j``'s anchor (a slide's ``r_j = 1``;
+    the denominator: a reach grows by at most the travel itself). The dampers take every pair closer than
+    ``margin + D``, when that exceeds ``influence``. The damped step is then swept by conservative advancement
+    (Mirtich 1996) along the straight joint-space path that a zero-order hold follows: it advances as far as the
+    bound lets no pair come closer than :data:`SWEEP_FLOOR` of the margin (of its gap, if that is smaller), and
+    measures again. The step ends where the sweep ends if every pair keeps the margin there (the dampers' first-order
+    promise, measured wherever a pair could have come within it), else at the farthest point found that keeps it.
+    ``scale`` in ``[0, 1]`` is the fraction of the damped step kept.
 
     Examples
     --------
@@ -538,9 +547,7 @@ def avoidance_step(world: CollisionWorld, q, J_task, dq, *, gain: float = DAMPER
     >>> round(world.closest(q + dq)[0], 3), bool(world.clear(q + dq_safe)), round(scale, 2)  # m, -, -
     (-0.049, True, 0.04)
     """
-    if not isinstance(world, CollisionWorld):
-        raise InputError(f"world: expected a physai.collision.CollisionWorld, got {type(world).__name__}")
-    n = world.chain.n
+    n = check_world(world, name="world").chain.n
     q = world.chain.check_q(q)
     J_task = finite_array(J_task, "J_task", (n,))
     dq = finite_array(dq, "dq", (n,))
@@ -559,9 +566,10 @@ def _avoid(world: CollisionWorld, q: np.ndarray, J: np.ndarray, usv, dq: np.ndar
     """:func:`avoidance_step` of checked arguments, with ``usv`` the factors of ``J``
     (:func:`physai.singularity._svd`): a controller's tick passes the SVD its damped step took."""
     influence = world.distmax if influence is None else influence
-    levers = _levers(world, q)
-    look = max(influence, world.margin + _travel(levers, world.hinge, dq, 1.0))
-    d, G = world._evaluate(q, True, max(look, world.distmax))
+    L, M = _levers(world, q)
+    look = np.maximum(influence, world.margin + np.minimum(_travel(L, M, world.hinge, dq, 1.0), LOOK_MAX))
+    cap = max(float(look.max(initial=0.0)), world.distmax)
+    d, G = world._evaluate(q, True, cap)
     close = d < look
     G, b = G[close], -gain * (d[close] - world.margin)
     violated = G @ dq < b
@@ -573,7 +581,7 @@ def _avoid(world: CollisionWorld, q: np.ndarray, J: np.ndarray, usv, dq: np.ndar
     short = rate < b
     scale = float(np.min(np.clip(b[short] / rate[short], 0.0, 1.0))) if short.any() else 1.0
     dq = dq * scale
-    t = _sweep(world, q, dq, levers, float(d.min(initial=look)), max(look, world.distmax))
+    t = _sweep(world, q, dq, L, M, d, cap)
     return dq * t, scale * t
 
 
@@ -583,44 +591,68 @@ def _null_fix(J, usv, Gv, gap, lam) -> np.ndarray:
     return N @ _pinv(Gv @ N, lam, None, RCOND)[0] @ gap
 
 
-def _levers(world: CollisionWorld, q: np.ndarray) -> np.ndarray:
-    """``(n,)``: per hinge the farthest an arm geom's bounding sphere reaches from its anchor at ``q`` (m), 1 per
-    slide: a point of the arm moves at most ``sum_j |dq_j| r_j`` to first order."""
+def _levers(world: CollisionWorld, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(L (P, n), M (P, n))`` at ``q``: ``M`` the joints that move each pair's geoms relative to each other;
+    ``L`` per such hinge the farthest the geom it moves reaches from its anchor (centre distance plus bounding
+    radius, m), 1 per such slide, 0 elsewhere: to first order a pair closes by at most ``L @ |dq|``."""
     d, m = world.posed(q), world.model
-    g = world.arm_geoms
-    reach = np.linalg.norm(d.geom_xpos[g, None, :] - d.xanchor[list(world.joint_ids)][None], axis=-1)
-    reach = (reach + m.geom_rbound[g, None]) * world.moves[m.geom_bodyid[g]]
-    return np.where(world.hinge, reach.max(axis=0, initial=0.0), 1.0)
+    last = world.last_joint[world.pairs]  # (P, 2): the last chain joint moving each geom, -1 for a fixed one
+    moved = world.pairs[np.arange(len(last)), np.argmax(last, axis=1)]  # the geom more joints move
+    j = np.arange(world.chain.n)
+    M = (j > last.min(axis=1)[:, None]) & (j <= last.max(axis=1)[:, None])
+    reach = np.linalg.norm(d.geom_xpos[moved, None, :] - d.xanchor[list(world.joint_ids)][None], axis=-1)
+    return np.where(world.hinge, reach + m.geom_rbound[moved, None], 1.0) * M, M
 
 
-def _travel(levers: np.ndarray, hinge: np.ndarray, dq: np.ndarray, h: float) -> float:
-    """Bound (m) on how far any arm point travels along ``q + s dq``, ``s`` in ``[0, h]``: a point's reach from a
-    hinge grows by at most the travel itself, so ``D <= h D0 + h T D`` (``D0 = |dq| . levers``, ``T`` the hinges'
+def _travel(L: np.ndarray, M: np.ndarray, hinge: np.ndarray, dq: np.ndarray, h: float) -> np.ndarray:
+    """Bound (m) per pair on how far its geoms close along ``q + s dq``, ``s`` in ``[0, h]``: a reach from a hinge
+    grows by at most the travel ``D`` itself, so ``D <= h D0 + h T D`` (``D0 = L @ |dq|``, ``T`` the pair's hinges'
     total turn), ``D = h D0 / (1 - h T)``; inf where ``h T >= 1``."""
-    turn = h * np.abs(dq[hinge]).sum()
-    return h * float(np.abs(dq) @ levers) / (1.0 - turn) if turn < 1.0 else np.inf
+    a = np.abs(dq)
+    turn = h * (M[:, hinge] @ a[hinge])
+    return np.divide(h * (L @ a), 1.0 - turn, out=np.full(len(L), np.inf), where=turn < 1.0)
 
 
-def _sweep(world: CollisionWorld, q: np.ndarray, dq: np.ndarray, levers: np.ndarray, d0: float,
+def _sweep(world: CollisionWorld, q: np.ndarray, dq: np.ndarray, L: np.ndarray, M: np.ndarray, d: np.ndarray,
            cap: float) -> float:
-    """The fraction ``t`` in ``[0, 1]`` of the straight path ``q + s dq`` that conservative advancement clears: no
-    pair closer than the floor (:data:`SWEEP_FLOOR` of the margin, or of ``d0`` if smaller) along ``[0, t]``."""
-    if d0 <= 0:  # already touching: the dampers alone push apart
+    """The fraction ``t`` in ``[0, 1]`` of the straight path ``q + s dq`` to take, from the pairs' distances
+    ``d (P,)`` at ``q`` (m, resolved up to ``cap``). Conservative advancement clears ``[0, t_c]``: no pair closer
+    than its floor (:data:`SWEEP_FLOOR` of the margin, or of its own distance at ``q`` if that is smaller). The
+    step ends at ``t_c`` if every pair keeps the margin there (or its distance at ``q``, if smaller), or cannot have
+    come within it (the closing bound); else at the farthest point found to keep it (bisection)."""
+    if not len(d) or d.min() <= 0:  # nothing to meet, or already touching: the dampers alone push apart
         return 1.0
-    floor, hinge = SWEEP_FLOOR * min(world.margin, d0), world.hinge
-    turn = float(np.abs(dq[hinge]).sum())
-    t, room = 0.0, d0 - floor
+    hinge, a = world.hinge, np.abs(dq)
+    keep = np.minimum(world.margin, d)
+    floor, near = SWEEP_FLOOR * keep, d < world.margin + _travel(L, M, hinge, dq, 1.0)
+    turn = M[:, hinge] @ a[hinge]
+
+    def keeps(t: float) -> bool:
+        return bool(np.all(world._evaluate(q + t * dq, False, cap)[0] >= keep))
+
+    t, kept, d_t = 0.0, 0.0, d
     for _ in range(SWEEP_ITERATIONS):
-        # levers at q + t dq: a reach from a hinge has grown by at most how far the arm has travelled since q
-        D0 = float(np.abs(dq) @ (levers + hinge * _travel(levers, hinge, dq, t)))
-        h = room / (D0 + room * turn) if D0 > 0 else np.inf  # the largest h whose travel bound is room
-        if t + h >= 1.0:
-            return 1.0
-        t += h
-        room = float(world._evaluate(q + t * dq, False, cap)[0].min(initial=cap)) - floor
-        if room < SWEEP_TOL:
+        room = d_t - floor  # how far each pair may close before it meets its floor
+        if room.min() < SWEEP_TOL:
             break
-    return t
+        # levers at q + t dq: a reach has grown by at most how far the pair has closed since q
+        D0 = (L + (hinge * M) * _travel(L, M, hinge, dq, t)[:, None]) @ a
+        rate = D0 + room * turn  # the largest h whose travel bound is every pair's room: room / rate
+        h = float(np.min(np.divide(room, rate, out=np.full(len(room), np.inf), where=rate > 0)))
+        if t + h >= 1.0:
+            t = 1.0
+            if not near.any() or keeps(t):
+                return t
+            break
+        t += h
+        d_t = world._evaluate(q + t * dq, False, cap)[0]
+        if np.all(d_t >= keep):
+            kept = t
+    lo, hi = kept, t
+    for _ in range(SWEEP_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if keeps(mid) else (lo, mid)
+    return lo
 
 
 # ---- self-motion with a secondary objective, clear of obstacles --------------------------------------------------

@@ -25,8 +25,8 @@ import threading
 import numpy as np
 
 from physai import robots
-from physai._avoid_ik import checked_world
 from physai._validate import count, finite_array, nonnegative, one_of, positive
+from physai._world_check import checked_world
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose_and_jacobian
 from physai.singularity import StepHealth, damped_step

@@ -346,8 +346,8 @@ def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(scene, monke
         asked.append(clear), settle(st, i, clear, tried)))
     count = 150 if scene.endswith("mujoco-decides") else 60  # measured: 8 answers MuJoCo finds colliding
     targets = clear_targets(world, np.random.default_rng(3), count)
-    p = ik.problem(chain, targets, None, 1, dict(task=task, avoid=world, rng=np.random.default_rng(2)))
-    compiled, rounds = (_avoid_ik.solve(p._replace(compiled=flag)) for flag in (True, False))
+    p = ik.check_problem(chain, targets, None, 1, dict(task=task, avoid=world, rng=np.random.default_rng(2)))
+    compiled, rounds = (_avoid_ik.solve(p, compiled_restarts=flag) for flag in (True, False))
     np.testing.assert_array_equal(compiled.q, rounds.q)
     for name in ("outcome", "restarts", "iterations"):
         np.testing.assert_array_equal(getattr(compiled, name), getattr(rounds, name))

@@ -251,7 +251,7 @@ def test_without_polish_both_backends_stop_after_the_last_attempt(so101):
     kw = dict(task="position", restarts=5)
 
     def unpolished(backend):
-        p = ik.problem(so101, far, None, 1, dict(kw, backend=backend))
+        p = ik.check_problem(so101, far, None, 1, dict(kw, backend=backend))
         return ik._batch_result(_ik_solve.solve(p._replace(options=replace(p.options, polish=False))), p.options)[0]
 
     c, n = (unpolished(be) for be in ik.BACKENDS)
