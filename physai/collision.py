@@ -26,12 +26,11 @@ import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
 
 import mujoco
 import numpy as np
 
-from physai import _engine
+from physai import _avoid_step, _engine
 from physai._validate import count, finite_array, generator, nonnegative, one_of, positive, real
 from physai.errors import InputError
 from physai.kinematics import Chain, fk, joint_frames
@@ -854,10 +853,9 @@ def _gjk_tetrahedron_weights(simplex: list) -> tuple[float, ...] | None:
 
 def __getattr__(name: str):
     """``avoidance_step`` and ``DAMPER_GAIN`` moved to :mod:`physai.nullspace` (a controller, not geometry): the old
-    names still resolve there, with a :class:`DeprecationWarning`. This forward, looked up only when an old name is
-    asked for, is this module's one reference to a module above it; it goes with the old names."""
+    names still resolve, with a :class:`DeprecationWarning`, to the same objects (defined below this module)."""
     if name in ("avoidance_step", "DAMPER_GAIN"):
         warnings.warn(f"physai.collision.{name} moved to physai.nullspace.{name}; the old name will be removed",
                       DeprecationWarning, stacklevel=2)
-        return getattr(import_module("physai.nullspace"), name)
+        return getattr(_avoid_step, name)
     raise AttributeError(f"module 'physai.collision' has no attribute {name!r}")

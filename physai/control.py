@@ -23,12 +23,12 @@ import mujoco
 import numpy as np
 
 from physai import transforms as tf
+from physai._avoid_step import _avoid
 from physai._validate import count, finite_array, nonnegative, one_of, positive, real
 from physai._world_check import checked_world
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose
-from physai.nullspace import _avoid
 from physai.robots import mujoco_warnings
 from physai.singularity import StepHealth, _block, _damped_step, check_speed_limit, damped_step
 from physai.statics import gravity_torques, joint_actuators

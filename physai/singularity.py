@@ -194,6 +194,23 @@ def _solve_svd(usv, v: np.ndarray, lam) -> np.ndarray:
     return (np.swapaxes(Vt, -1, -2) @ coeff[..., None])[..., 0]
 
 
+def _pinv_of(usv, lam, S_half=None):
+    """``(J^#_lam, J^#_0)`` from the factors ``(U, sigma, V^T)`` of ``J W^(-1/2)`` (:func:`_svd`), ``S_half`` that
+    ``W^(-1/2)`` (None: unweighted): :func:`physai.nullspace.pinv`'s damped and exact pseudoinverses."""
+    U, S, Vt = usv
+    V, Ut = np.swapaxes(Vt, -1, -2), np.swapaxes(U, -1, -2)
+    out = [V @ (filter_factors(S, lam)[..., None] * Ut) for lam in ((lam, 0.0) if np.any(lam) else (0.0,))]
+    if S_half is not None:
+        out = [S_half @ P for P in out]
+    return out[0], out[-1]
+
+
+def _projector(J: np.ndarray, J_pinv: np.ndarray) -> np.ndarray:
+    """``N = I - J^# J: (..., n, n)`` from a pseudoinverse of ``J``: the one null-space projector
+    (:func:`physai.nullspace.projector` and every step that moves in a null space)."""
+    return np.eye(J.shape[-1]) - J_pinv @ J
+
+
 def adaptive_damping(sigma_min, sigma_healthy: float, lambda_max: float):
     """Nakamura-style damping: 0 while ``sigma_min >= sigma_healthy``, then ``lambda_max sqrt(1 - (s/s_h)^2)``.
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import PANDA_XML
 
-from physai import ik, robots
+from physai import _avoid_step, ik, robots
 from physai import nullspace as ns
 from physai.errors import InputError
 from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobian, jacobian, tool_pose
@@ -375,8 +375,8 @@ def test_avoidance_step_closing_bound_holds_for_every_pair_by_mj_geomDistance(rn
     for _ in range(10):
         q = chain.random_q(rng)
         dq = rng.uniform(-0.3, 0.3, chain.n)
-        L, M = ns._levers(world, q)
+        L, M = _avoid_step._levers(world, q)
         d0 = mujoco_distances(world, q, 10.0)
         for s in np.linspace(0.05, 1.0, 20):
             closed = d0 - mujoco_distances(world, q + s * dq, 10.0)
-            assert np.all(closed <= ns._travel(L, M, world.hinge, dq, s) + 1e-9)
+            assert np.all(closed <= _avoid_step._travel(L, M, world.hinge, dq, s) + 1e-9)
