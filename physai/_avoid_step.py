@@ -34,10 +34,10 @@ def avoidance_step(world, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: floa
     Tournassoud 1987) in step form: ``G_i dq >= -gain (d_i - margin_i)`` (``margin_i`` the pair's clearance,
     ``world.pair_margin``: ``self_margin`` for the robot's own pairs, ``margin`` against an obstacle), so a pair
     closes at most ``gain`` of its gap above its margin per step and, to first order, never crosses it. Violated rows
-    are met in the null space of the task Jacobian ``J_task: (m, n)`` (the task keeps priority, Maciejewski and Klein 1985):
-    ``dq += N (G_v N)^#_lam (b_v - G_v dq)``, ``N = I - J^+ J`` (:func:`physai.nullspace.projector`), ``lam`` the
-    damping of that inverse (m). Where the null space cannot meet them (no redundancy left), the step is scaled down
-    until every row holds: the tool slows or stops rather than touch.
+    are met in the null space of the task Jacobian ``J_task: (m, n)`` (the task keeps priority, Maciejewski and
+    Klein 1985): ``dq += N (G_v N)^#_lam (b_v - G_v dq)``, ``N = I - J^+ J`` (:func:`physai.nullspace.projector`),
+    ``lam`` the damping of that inverse (m). Where the null space cannot meet them (no redundancy left), the step is
+    scaled down until every row holds: the tool slows or stops rather than touch.
 
     A long step looks ahead and is swept. A pair's geoms move relative to each other only by the joints after the
     last one that moves the first geom, up to the last one that moves the second (every joint, against an obstacle);
