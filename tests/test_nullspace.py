@@ -380,3 +380,27 @@ def test_avoidance_step_closing_bound_holds_for_every_pair_by_mj_geomDistance(rn
         for s in np.linspace(0.05, 1.0, 20):
             closed = d0 - mujoco_distances(world, q + s * dq, 10.0)
             assert np.all(closed <= _avoid_step._travel(L, M, world.hinge, dq, s) + 1e-9)
+
+
+def test_avoidance_step_holds_self_pairs_to_self_margin_by_mj_geomDistance(rng):
+    # A standing-still step (dq = 0) meets every damper G dq >= -gain (d_i - m_i) exactly where each pair keeps its
+    # own clearance m_i, so it passes untouched at postures where robot pairs sit between self_margin (0) and the
+    # obstacle margin (1 cm) while the post keeps its margin (held to the obstacle margin, the damper would push the
+    # arm's own pairs apart). MuJoCo measures the pairs.
+    from conftest import mujoco_distances
+
+    world = _post_world()
+    chain = world.chain
+    self_within = 0
+    for q in chain.random_q(rng, 600):
+        d = mujoco_distances(world, q)
+        if np.any(d <= 1e-6):  # touching: the sweep leaves such a step alone either way
+            continue
+        J = jacobian(chain, q)[:3]
+        dq, scale = ns.avoidance_step(world, q, J, np.zeros(chain.n))
+        close_self = np.any(world.pair_self & (d < world.margin))
+        close_post = np.any(~world.pair_self & (d < world.margin))
+        if close_self and not close_post:
+            self_within += 1
+            np.testing.assert_array_equal(dq, 0.0)
+    assert self_within >= 3
