@@ -30,16 +30,14 @@ single solves.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-from physai import ik, kinematics
-from physai.errors import InputError
-from physai.singularity import damped_solve, scale_to_limit
-
-if TYPE_CHECKING:  # MuJoCo is imported only once a world is given
-    from physai.collision import CollisionWorld
+from physai import _engine, _ik_solve, collision, kinematics
+from physai._ik_record import COLLISION, IKOptions, IKProblem, Rows
+from physai._ik_solve import _LM_DOWN, _LM_MU0, _LM_MU_MIN, _LM_UP, limit_blocked, task_residual
+from physai.singularity import _damped_solve, _scale_to_limit
 
 RESTARTS = 200  # restart draws tried per colliding target, one plain attempt each, answers checked
 ROUND = 64  # attempts per batched round of restarts, shared among the targets still colliding
@@ -47,68 +45,33 @@ REPAIRS = 4  # colliding answers per target repaired by the penalty LM: the firs
 ITERATIONS, PATIENCE = 40, 8  # penalty-LM steps per repair; steps without 1 % progress before it gives up
 BUFFER = 0.005  # m beyond the margin where the penalty starts
 EXHAUSTED, RUN = 3, 4  # a target's restarts: its draws spent, or still to run (beside physai.collision.CLEAR, ASK)
-COLLISION = ik.REASONS.index("collision: no answer keeps the margin")
 
 
-def checked_world(avoid, chain, q0=None) -> CollisionWorld | None:
-    """``avoid`` checked as a collision world of ``chain`` (None passes: no world), and a start ``q0`` (``(n,)`` or
-    ``(B, n)``; None: not checked) refused if it penetrates: the one check of every ``avoid=`` argument."""
-    if avoid is None:
-        return None
-    world = check_world(avoid, chain)
-    if q0 is not None:
-        check_start(world, q0)
-    return world
+def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
+    """Every target's clear answer or a collision verdict (outcome :data:`physai._ik_record.COLLISION`) for the checked
+    problem ``p`` with its world. ``p.uniforms (B, restarts, n)``: the numbers in [0, 1) of the restart draws
+    (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried.
+    ``compiled_restarts`` (default ``p.compiled``): the restarts run in compiled code (:mod:`physai._numba_avoid`),
+    else in batched rounds of plain solves (their reference: the same answers)."""
+    world, chain, T_target, uniforms, o = p.world, p.chain, p.T_target, p.uniforms, p.options
 
+    def plain(T, q0, uniforms, polish=True) -> Rows:  # the plain solve of other targets, starts and draws
+        return _ik_solve.solve(p._replace(T_target=T, q0=q0, uniforms=uniforms,
+                                          options=replace(o, restarts=uniforms.shape[1], polish=polish)))
 
-def check_world(world, chain) -> CollisionWorld:
-    """``world`` must be a :class:`CollisionWorld` of this chain (the same joints and kinematics)."""
-    from physai.collision import CollisionWorld
-
-    if not isinstance(world, CollisionWorld):
-        raise InputError(f"avoid: expected a physai.collision.CollisionWorld, got {type(world).__name__}")
-    same = world.chain is chain or (world.chain.joint_names == chain.joint_names
-                                    and np.array_equal(world.chain.packed, chain.packed))
-    if not same:
-        raise InputError(f"avoid: the world was built for chain {world.chain.name!r} with joints "
-                         f"{list(world.chain.joint_names)}, not this chain {chain.name!r}")
-    return world
-
-
-def check_start(world: CollisionWorld, q0) -> None:
-    """A given start (``(n,)`` or ``(B, n)``) must not penetrate: refused, naming the pair and its depth."""
-    for q in np.asarray(q0).reshape(-1, world.chain.n):
-        if not (world.distances(q) < 0).any():
-            continue
-        dist, pair = world.closest(q)
-        if dist < 0:
-            raise InputError(f"q0: the start configuration is in collision: {pair[0]!r} and {pair[1]!r} overlap by "
-                             f"{-dist:.4g} m")
-
-
-def solve(world: CollisionWorld, chain, T_target, q0, uniforms, o: ik.IKOptions, plain,
-          compiled: bool) -> ik.IKBatchResult:
-    """Every target's clear answer or a collision verdict; ``plain(T (k, 4, 4), q0 (k, n), uniforms (k, A, n))`` is
-    the plain solve. ``q0 (n,)`` or ``(B, n)``; ``uniforms (B, restarts, n)``: the numbers in [0, 1) of the restart
-    draws (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried. ``compiled``:
-    the restarts run in compiled code (:mod:`physai._numba_avoid`), else in batched rounds of ``plain``."""
-    B, n = len(T_target), chain.n
-    first = plain(T_target, np.broadcast_to(q0, (B, n)), uniforms)
+    first = _ik_solve.solve(p)
     s = _State.of(first)
-    s.clear[s.conv] = world.clear(first.q[s.conv])
+    s.clear[s.conv] = world._clear(first.q[s.conv], world.pair_margin)
     candidates = {b: [first.q[b]] for b in np.flatnonzero(s.conv & ~s.clear)}  # colliding answers, to repair
     tried = min(RESTARTS, uniforms.shape[1])
-    if compiled:
+    if p.compiled if compiled_restarts is None else compiled_restarts:
         _compiled_restarts(world, chain, T_target, uniforms, tried, o, s, candidates)
     else:
         _restart_rounds(world, chain, T_target, uniforms, tried, plain, s, candidates)
     for b, starts in candidates.items():
         if not s.clear[b]:
             _repair(world, chain, T_target[b], starts, o, s, b)
-    result = ik.batch_result(s.q, s.outcome, s.its, s.perr, s.oerr, s.restarts, o.method, o.task, o.tol_position,
-                             o.tol_orientation)
-    unmet = tuple(("collision",) + u if k == COLLISION else u for k, u in zip(s.outcome.tolist(), result.unmet))
-    return replace(result, unmet=unmet)
+    return Rows(s.q, s.outcome, s.its, s.perr, s.oerr, s.restarts)
 
 
 def _restart_rounds(world, chain, T_target, uniforms, tried: int, plain, s, candidates) -> None:
@@ -128,30 +91,29 @@ def _restart_round(world, chain, T_target, uniforms, rows, a: int, k: int, plain
     """One plain attempt from each of draws ``a .. a+k-1`` of every target in ``rows``, in one batched call; a target
     takes its earliest clear answer (the one a round of one draw at a time would stop at), and is charged the steps
     up to it; its colliding answers before that join its repair candidates."""
-    starts = ik.starts_of(chain, uniforms[rows, a:a + k].reshape(-1, chain.n))
+    starts = _ik_solve.starts_of(chain, uniforms[rows, a:a + k].reshape(-1, chain.n))
     r = plain(np.repeat(T_target[rows], k, axis=0), starts, uniforms[rows.repeat(k), :0], polish=False)
+    converged = r.outcome == 0
     ok = np.zeros(len(starts), bool)
-    ok[r.converged] = world.clear(r.q[r.converged])
-    ok, conv, its = ok.reshape(-1, k), r.converged.reshape(-1, k), r.iterations.reshape(-1, k)
+    ok[converged] = world._clear(r.q[converged], world.pair_margin)
+    ok, conv, its = ok.reshape(-1, k), converged.reshape(-1, k), r.iterations.reshape(-1, k)
     for i, b in enumerate(rows.tolist()):
         j = int(np.argmax(ok[i])) if ok[i].any() else k - 1  # the last attempt this target makes this round
         s.its[b] += its[i, :j + 1].sum()
         s.restarts[b] += j + 1
         if ok[i, j]:
             won = i * k + j
-            s.q[b], s.perr[b], s.oerr[b] = r.q[won], r.position_error[won], r.orientation_error[won]
+            s.q[b], s.perr[b], s.oerr[b] = r.q[won], r.perr[won], r.oerr[won]
             s.clear[b], s.outcome[b] = True, 0
         for jj in np.flatnonzero(conv[i, :j + 1] & ~ok[i, :j + 1]):
             if len(candidates[b]) < REPAIRS:
                 candidates[b].append(r.q[i * k + jj])
 
 
-def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: ik.IKOptions, s, candidates) -> None:
+def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: IKOptions, s, candidates) -> None:
     """Step 2 in compiled code (:func:`physai._numba_avoid.restarts`): each colliding target's draws in turn, each
     answer judged in the same loop; an answer the screen leaves to MuJoCo comes back here, and the loop resumes
     after it if MuJoCo finds it colliding. Same answers as :func:`_restart_rounds`."""
-    from physai import _engine, collision
-
     rows = np.array([b for b in candidates if not s.clear[b]], dtype=int)
     if not len(rows):
         return
@@ -160,7 +122,7 @@ def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: ik.IKOpt
                    np.ones(R, np.int64), np.empty((R, n + 2)), np.empty((R, REPAIRS, n)))
     st.cand[:, 0] = [candidates[b][0] for b in rows]
     T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(uniforms[rows])
-    settings, sc = ik.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen
+    settings, sc = _ik_solve.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen
     world.check_engine_arrays()
 
     def chunk(lo: int, hi: int) -> None:
@@ -171,9 +133,9 @@ def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: ik.IKOpt
             world.pair_margin, collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
 
     while (st.status == RUN).any():
-        ik._in_threads(chunk, R)
+        _ik_solve._in_threads(chunk, R)
         for i in np.flatnonzero(st.status == collision.ASK):
-            st.settle_ask(i, bool(world.clear(st.out[i, :n])), tried)
+            st.settle_ask(i, bool(world._clear(st.out[i, None, :n], world.pair_margin)[0]), tried)
     for i, b in enumerate(rows.tolist()):
         s.its[b] += st.steps[i]
         s.restarts[b] += st.next_draw[i]
@@ -195,8 +157,6 @@ class _Restarts(NamedTuple):
 
     def settle_ask(self, i: int, clear: bool, tried: int) -> None:
         """MuJoCo's verdict on row ``i``'s answer: taken if clear, else kept for the repair and the loop resumes."""
-        from physai import collision
-
         if clear:
             self.status[i] = collision.CLEAR
             return
@@ -220,10 +180,10 @@ class _State:
     oerr: np.ndarray
 
     @classmethod
-    def of(cls, r: ik.IKBatchResult) -> _State:
-        outcome = np.array([ik.REASONS.index(str(x)) for x in r.reason], dtype=int)
-        return cls(r.q.copy(), r.converged.copy(), np.zeros(len(r), bool), outcome, r.iterations.copy(),
-                   r.restarts.copy(), r.position_error.copy(), r.orientation_error.copy())
+    def of(cls, r: Rows) -> _State:
+        conv = r.outcome == 0
+        return cls(r.q.copy(), conv, np.zeros(len(conv), bool), np.array(r.outcome, np.int64), np.array(r.iterations),
+                   np.array(r.restarts), np.array(r.perr), np.array(r.oerr))
 
     def settle(self, b: int, found: bool, q, perr, oerr, steps: int) -> None:
         self.its[b] += steps
@@ -248,9 +208,9 @@ def _repair(world, chain, T_target, starts, o, s: _State, b: int) -> None:
 def _evaluate(world, chain, T_target, q, o):
     """At ``q``: the stacked residual ``r`` and Jacobian ``A`` (task rows, weighted; then penalty rows), the task
     errors, whether ``q`` is a clear answer, and whether it is clear at all."""
-    T, J = kinematics.tool_pose_and_jacobian(chain, q)
-    e, Jt, perr, oerr = ik.task_residual(o.task, T[None], J[None], T_target[None], o.axis)
-    d, G = world.distances_and_gradients(q)
+    T, J = kinematics._pose_and_jacobian(chain, q, "compiled")
+    e, Jt, perr, oerr = task_residual(o.task, T[None], J[None], T_target[None], o.axis)
+    d, G = world._evaluate(q, True)
     near = d < world.pair_margin + BUFFER
     r = np.concatenate([e[0] * o.sqrt_weights, (world.pair_margin + BUFFER - d)[near]])
     A = np.concatenate([Jt[0] * o.sqrt_weights[:, None], G[near]])
@@ -263,26 +223,26 @@ def _penalty_lm(world, chain, T_target, q, o):
     """``(found, q, perr, oerr, steps, task error)`` of the penalty LM (module docstring, step 3) from ``q``; ``q``
     the last clear point visited when none is an answer (its weighted task error reported, inf if none)."""
     r, A, perr, oerr, done, is_clear = _evaluate(world, chain, T_target, q, o)
-    E, mu, E_ref, stalled = 0.5 * r @ r, ik._LM_MU0, np.inf, 0
+    E, mu, E_ref, stalled = 0.5 * r @ r, _LM_MU0, np.inf, 0
     clear_q = (q, perr, oerr, E) if is_clear else (q, np.inf, np.inf, np.inf)
     for k in range(1, ITERATIONS + 1):
         if done:
             return True, q, perr, oerr, k - 1, 0.0
-        dq = damped_solve(A, r, np.sqrt(mu))
-        blocked = ik.limit_blocked(q, dq, chain.lower, chain.upper)
+        dq = _damped_solve(A, r, np.sqrt(mu))
+        blocked = limit_blocked(q, dq, chain.lower, chain.upper)
         if blocked.any():  # a joint resting on its limit loses its column, so the others keep moving (ik's rule)
-            dq = damped_solve(A * ~blocked, r, np.sqrt(mu))
-        dq, _ = scale_to_limit(dq, o.max_step)
+            dq = _damped_solve(A * ~blocked, r, np.sqrt(mu))
+        dq, _ = _scale_to_limit(dq, o.max_step)
         trial = np.clip(q + dq, chain.lower, chain.upper)
         rt, At, pt, ot, done_t, clear_t = _evaluate(world, chain, T_target, trial, o)
         Et = 0.5 * rt @ rt
         if Et < E:
             q, r, A, perr, oerr, done, E = trial, rt, At, pt, ot, done_t, Et
-            mu = max(mu * ik._LM_DOWN, ik._LM_MU_MIN)
+            mu = max(mu * _LM_DOWN, _LM_MU_MIN)
             if clear_t and Et < clear_q[3]:
                 clear_q = (q, perr, oerr, Et)
         else:
-            mu *= ik._LM_UP
+            mu *= _LM_UP
         if E < 0.99 * E_ref:
             E_ref, stalled = E, 0
         else:

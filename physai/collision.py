@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 import mujoco
 import numpy as np
 
-from physai import _engine
+from physai import _avoid_step, _engine
 from physai._validate import count, finite_array, generator, nonnegative, one_of, positive, real
 from physai.chain import _frozen
 from physai.errors import InputError
@@ -283,12 +284,12 @@ class CollisionWorld:
 
     def distances(self, q) -> np.ndarray:
         """Signed distance (m) of every pair, ``q: (..., n)`` -> ``(..., P)``, capped at ``distmax``."""
-        return self._evaluate(q, gradients=False)[0]
+        return self._evaluate(self.chain.check_q(q), gradients=False)[0]
 
     def distances_and_gradients(self, q) -> tuple[np.ndarray, np.ndarray]:
         """``(d (..., P), G (..., P, n))``: signed distances (m) and ``G = dd/dq`` (m/rad, m/m for slides);
         a pair at ``distmax`` (resolved farther apart) has a zero gradient."""
-        return self._evaluate(q, gradients=True)
+        return self._evaluate(self.chain.check_q(q), gradients=True)
 
     def clear(self, q, margin: float | None = None) -> np.ndarray:
         """Whether every pair keeps its clearance (:meth:`thresholds`: ``margin``, default the world's, for the
@@ -298,13 +299,18 @@ class CollisionWorld:
         leaves undecided, likeliest hits first."""
         margins = self.thresholds(margin)
         q = self.chain.check_q(q)
-        flat = np.ascontiguousarray(q.reshape(-1, self.chain.n))
+        return self._clear(q.reshape(-1, self.chain.n), margins).reshape(q.shape[:-1])
+
+    def _clear(self, flat: np.ndarray, margins: np.ndarray) -> np.ndarray:
+        """:meth:`clear` of checked configurations ``flat: (K, n)`` against checked clearances ``margins: (P,)``
+        (:meth:`thresholds`; ``pair_margin`` for the world's) -> bool ``(K,)``."""
+        flat = np.ascontiguousarray(flat)
         verdict, ask, bound = self._verdicts(flat, margins)
         ok = verdict == CLEAR
         for k in np.flatnonzero(verdict == ASK):
             pairs = np.flatnonzero(ask[k])
             ok[k] = self._keeps(flat[k], pairs[np.argsort(bound[k, pairs])], margins)
-        return ok.reshape(q.shape[:-1])
+        return ok
 
     def verdicts(self, flat: np.ndarray, margin: float, engine: str = "compiled"):
         """``(verdict (K,), ask (K, P), bound (K, P))`` at ``flat: (K, n)``: each configuration :data:`CLEAR`,
@@ -394,11 +400,10 @@ class CollisionWorld:
         return T_world_geom
 
     def _evaluate(self, q, gradients: bool, cap: float | None = None):
-        """Distances capped at ``cap`` (default ``distmax``), with gradients if asked, for ``q: (..., n)``.
+        """Distances capped at ``cap`` (default ``distmax``), with gradients if asked, for checked ``q: (..., n)``.
 
         All configurations are posed first and their pairs' lower bounds computed together; MuJoCo's distance is
         called only for pairs whose bound is below ``cap``, on the configurations that have such pairs."""
-        q = self.chain.check_q(q)
         flat = np.ascontiguousarray(q.reshape(-1, self.chain.n))
         P, cap = len(self.pairs), self.distmax if cap is None else cap
         D = np.full((len(flat), P), cap)
@@ -1063,48 +1068,6 @@ def _check_placement(world: CollisionWorld) -> None:
                              "physai.load(scene_file, tool=...) or chain_from_mujoco(model, ...)")
 
 
-# ---- collision-aware rate control ---------------------------------------------------------------------------------
-
-DAMPER_GAIN = 0.3  # fraction of the gap above the margin a close pair may close in one step
-
-
-def avoidance_step(world: CollisionWorld, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: float = 1e-3,
-                   influence: float | None = None) -> tuple[np.ndarray, float]:
-    """A joint step ``dq: (n,)`` made collision-aware at ``q: (n,)``: ``(dq_safe (n,), scale)``.
-
-    Each pair closer than ``influence`` (m, default the world's ``distmax``) gets a velocity damper (Faverjon and
-    Tournassoud 1987) in step form: ``G_i dq >= -gain (d_i - margin_i)`` (``margin_i`` the pair's clearance,
-    ``world.pair_margin``), so a pair closes at most ``gain`` of its gap above its margin per step and, to first
-    order, never crosses it. Violated rows are met in the null space of the
-    task Jacobian ``J_task: (m, n)`` (the task keeps priority, Maciejewski and Klein 1985):
-    ``dq += N (G_v N)^#_lam (b_v - G_v dq)``, ``N = I - J^+ J``, ``lam`` the damping of that inverse (m). Where the
-    null space cannot meet them (no redundancy left), the whole step is scaled down by ``scale`` in ``[0, 1]`` until
-    every row holds: the tool slows or stops rather than touch.
-    """
-    q = world.chain.check_q(q)
-    J_task = finite_array(J_task, "J_task", (world.chain.n,))
-    dq = finite_array(dq, "dq", (world.chain.n,))
-    gain, lam = real(gain, "gain"), nonnegative(lam, "lam")
-    if not 0 < gain <= 1:
-        raise InputError(f"gain: expected a fraction in (0, 1], got {gain}")
-    influence = world.distmax if influence is None else positive(influence, "influence")
-    d, G = world.distances_and_gradients(q)
-    close = d < influence
-    G, b = G[close], -gain * (d - world.pair_margin)[close]
-    violated = G @ dq < b
-    if violated.any():
-        from physai.nullspace import pinv
-
-        N = np.eye(len(dq)) - pinv(J_task) @ J_task
-        Gv = G[violated]
-        dq = dq + N @ pinv(Gv @ N, lam=lam) @ (b[violated] - Gv @ dq)
-    rate = G @ dq
-    # rows still short of their bound (b <= 0 while the pair keeps its margin): the largest t with t G dq >= b
-    short = rate < b
-    scale = float(np.min(np.clip(b[short] / rate[short], 0.0, 1.0))) if short.any() else 1.0
-    return dq * scale, scale
-
-
 # ---- GJK distance bracket of two convex hulls (Gilbert, Johnson and Keerthi 1988; Ericson 2005, ch. 9) -----------
 
 GJK_CONVERGED = 1e-9  # m: a bracket this narrow stops the iteration
@@ -1279,3 +1242,13 @@ def _gjk_tetrahedron_weights(simplex: list) -> tuple[float, ...] | None:
                 best, weights = _gjk_dot(x, x), [0.0] * 4
                 weights[i], weights[j], weights[k] = w
     return None if weights is None else tuple(weights)
+
+
+def __getattr__(name: str):
+    """``avoidance_step`` and ``DAMPER_GAIN`` moved to :mod:`physai.nullspace` (a controller, not geometry): the old
+    names still resolve, with a :class:`DeprecationWarning`, to the same objects (defined below this module)."""
+    if name in ("avoidance_step", "DAMPER_GAIN"):
+        warnings.warn(f"physai.collision.{name} moved to physai.nullspace.{name}; the old name will be removed",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(_avoid_step, name)
+    raise AttributeError(f"module 'physai.collision' has no attribute {name!r}")

@@ -23,14 +23,14 @@ import mujoco
 import numpy as np
 
 from physai import transforms as tf
-from physai._avoid_ik import checked_world
+from physai._avoid_step import _avoid
 from physai._validate import count, finite_array, nonnegative, one_of, positive, real
-from physai.collision import avoidance_step
+from physai._world_check import checked_world
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose
 from physai.robots import mujoco_warnings
-from physai.singularity import StepHealth, damped_step, jacobian_block
+from physai.singularity import StepHealth, _block, _damped_step, check_speed_limit, damped_step
 from physai.statics import gravity_torques, joint_actuators
 
 # twist_fn(k, t, q, T_world_tool) -> twist (6,): the command of tick k at time t for controller state q.
@@ -61,6 +61,13 @@ class StepSettings:
     def task(self, twist: np.ndarray) -> np.ndarray:
         """The part of a ``(6,)`` twist that ``block`` asks for."""
         return {"full": twist, "position": twist[:3], "orientation": twist[3:]}[self.block]
+
+    def _rows(self, J: np.ndarray, twist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The block of a checked ``J (6, n)`` and its part of ``twist (6,)``, angular rows scaled alike."""
+        v = self.task(twist)
+        if self.block == "full":
+            v = np.concatenate([v[:3], self.char_length * v[3:]])
+        return _block(J, self.block, self.char_length), v
 
 
 @dataclass(frozen=True)
@@ -129,27 +136,31 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
 
     Joint rates are held for the whole tick (zero-order hold), as a robot streaming velocity commands does.
     ``avoid``: a :class:`physai.collision.CollisionWorld` of the chain; each step then passes
-    :func:`physai.collision.avoidance_step` (a velocity damper per close pair, met in the task's null space, the
-    step scaled down where it cannot be), so the arm keeps the world's margin while the tool tracks what it can.
+    :func:`physai.nullspace.avoidance_step` (a velocity damper per close pair, met in the task's null space, the
+    step scaled down where it cannot be, sub-stepped where it is long), so the arm keeps the world's margin while
+    the tool tracks what it can. The arguments are checked once; a tick checks only ``twist_fn``'s twist and takes
+    one SVD of the Jacobian, shared by the damped step and the null-space projector.
     """
     q = chain.check_q(q0).copy()
     dt, n_ticks = positive(dt, "dt"), count(n_ticks, "n_ticks", minimum=1)
     _check_callable(twist_fn, "twist_fn")
     _check_settings(settings)
     world = checked_world(avoid, chain, q)
+    qdot_limit = check_speed_limit(settings.qdot_limit, chain.n, "qdot_limit")
     qs, twists, steps = [q.copy()], [], []
     for k in range(n_ticks):
         T, J = tool_pose_and_jacobian(chain, q)
         twist = finite_array(twist_fn(k, k * dt, q, T), "twist", (6,))
-        dq, h = tick(J, twist, dt, settings)
-        if world is not None:  # the block's null space, which scaling its rows (char_length) does not change
-            dq, _ = avoidance_step(world, q, jacobian_block(J, settings.block, 1.0), dq)
+        Jb, v = settings._rows(J, twist)
+        dq, h, usv = _damped_step(Jb, v, dt, settings.sigma_healthy, settings.lambda_max, qdot_limit)
+        if world is not None:  # the block's null space: its SVD, the damped step's own
+            dq, _ = _avoid(world, q, Jb, usv, dq)
         q = q + dq
         qs.append(q.copy())
         twists.append(twist)
         steps.append(h)
     q_all = np.array(qs)
-    clearance = None if world is None else world.distances(q_all).min(axis=-1, initial=world.distmax)
+    clearance = None if world is None else world._evaluate(q_all, False)[0].min(axis=-1, initial=world.distmax)
     return RateResult(np.arange(len(qs)) * dt, q_all, tool_pose(chain, q_all)[:, :3, 3], np.array(twists),
                       HealthLog.from_steps(steps), "ticks done", clearance)
 

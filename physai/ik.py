@@ -29,15 +29,25 @@ This module is the readable NumPy solver. By default ``"lm"`` runs as its compil
 
 from __future__ import annotations
 
-import functools
-import os
-import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from physai import _engine, _ik_record, kinematics
+from physai import _engine, _ik_solve, kinematics
 from physai import transforms as tf
+from physai._ik_record import COLLISION, REASONS, IKOptions, IKProblem, Rows
+from physai._ik_solve import (  # the solver's parts that are IK API (the lessons and peers read them)
+    TASK_RANK,
+    TASK_ROWS,
+    THREAD_MIN_TARGETS,
+    UNREACHABLE_RESTARTS,
+    compiled_settings,
+    limit_blocked,
+    restart_draws,
+    restart_uniforms,
+    starts_of,
+    task_residual,
+)
 from physai._validate import (
     count,
     finite_array,
@@ -46,18 +56,22 @@ from physai._validate import (
     one_of,
     positive,
 )
+from physai._world_check import checked_world
 from physai.chain import (
     reach_bound as reach_bound,  # part of the IK API: the bound it restarts by
 )
 from physai.errors import InputError
 from physai.kinematics import Chain
-from physai.singularity import (
-    Health,
-    adaptive_damping,
-    damped_solve,
-    health,
-    scale_to_limit,
-)
+from physai.singularity import Health, health
+
+__all__ = [  # the IK API, some of it defined below this module (in _ik_solve and _ik_record)
+    "BACKENDS", "DAMPING", "DEFAULT_MAX_ITERATIONS", "DEFAULT_PATIENCE", "DEFAULT_RESTARTS", "LAMBDA_MAX", "MAX_RESTARTS",
+    "MAX_STEP", "METHODS", "REASONS", "SIGMA_HEALTHY", "TARGET_TOL", "TASKS", "TASK_RANK", "TASK_ROWS",
+    "THREAD_MIN_TARGETS", "TOL_ORIENTATION", "TOL_POSITION", "UNREACHABLE_RESTARTS", "IKBatchResult", "IKOptions",
+    "IKResult", "batch_result", "check_options", "check_problem", "check_targets", "compiled_settings", "default_start",
+    "limit_blocked", "reach_bound", "restart_draws", "restart_uniforms", "solve_ik", "solve_ik_batch", "starts_of",
+    "task_residual",
+]
 
 TASKS = ("pose", "position", "position+axis")
 METHODS = ("transpose", "pinv", "dls", "adaptive", "lm")
@@ -68,22 +82,14 @@ METHODS = ("transpose", "pinv", "dls", "adaptive", "lm")
 DEFAULT_MAX_ITERATIONS = {"transpose": 2000, "pinv": 100, "dls": 200, "adaptive": 100, "lm": 50}
 DEFAULT_PATIENCE = {"transpose": 50, "pinv": 20, "dls": 20, "adaptive": 20, "lm": 5}
 DEFAULT_RESTARTS = 200
-UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound (chain.reach)
 # Numeric option defaults (m, rad, m, m/rad, -, m/rad). solve_ik_batch's signature holds these very objects, and
 # check_options passes a value that *is* its default as it is: a single solve should not prove them valid again.
 TOL_POSITION, TOL_ORIENTATION, MAX_STEP = 1e-4, 1e-3, 0.5
 DAMPING, SIGMA_HEALTHY, LAMBDA_MAX = 0.02, 0.03, 0.05
-TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
-TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
-# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by _numba_ik's outcome codes,
-# and the last with avoid=), jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the
-# fourth and fifth, and "iteration limit").
-REASONS = ("converged", "unreachable: best effort", "iteration limit", "stationary",
-           "primary not converged: not optimised", "collision: no answer keeps the margin")
 _REASON_NAMES = np.asarray(REASONS)  # indexed by an outcome array (never written)
 # Where the LM iterations run: the whole solve of each target in one compiled call (physai._numba_ik, the
 # default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
-# loop below (the readable reference, which serves every method and option).
+# loop of physai._ik_solve (the readable reference, which serves every method and option).
 BACKENDS = ("compiled", "numpy")
 
 TARGET_TOL = 1e-6  # a target's rotation block and bottom row must be rigid to this (check_targets)
@@ -92,9 +98,6 @@ MAX_RESTARTS = 100_000  # restarts are drawn up front: (B, restarts, n) floats
 _TOOL_Z = (0.0, 0.0, 1.0)
 _UNIT = {m: np.ones(m) for m in set(TASK_ROWS.values())}  # default weights (never written)
 _UNIT_Z = np.array(_TOOL_Z)
-
-# Levenberg-Marquardt damping schedule (lam^2, in (m/rad)^2 like sigma^2).
-_LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN = 1e-4, 0.3, 10.0, 1e-12
 
 
 @dataclass(frozen=True)
@@ -193,134 +196,31 @@ def batch_result(q, outcome, iterations, perr, oerr, restarts, method: str, task
                  tol_orientation: float) -> IKBatchResult:
     """The :class:`IKBatchResult` of a solver's arrays: ``q (B, n)`` the converged or best point, ``outcome (B,)``
     an index into :data:`REASONS` (0: converged), ``iterations``, ``perr`` (m), ``oerr`` (rad) and ``restarts``
-    ``(B,)``; ``unmet`` names each part of an unconverged target whose error is above its tolerance."""
+    ``(B,)``; ``unmet`` names each part of an unconverged target whose error is above its tolerance (led by
+    ``"collision"`` for the collision outcome)."""
     perr, oerr = np.asarray(perr, float), np.asarray(oerr, float)
     converged = np.asarray(outcome) == 0
-    unmet = tuple(_unmet(c, p, o, tol_position, tol_orientation)
-                  for c, p, o in zip(converged.tolist(), perr.tolist(), oerr.tolist()))
+    unmet = tuple(_unmet(k, p, o, tol_position, tol_orientation)
+                  for k, p, o in zip(np.asarray(outcome).tolist(), perr.tolist(), oerr.tolist()))
     return IKBatchResult(np.array(q, float), converged, np.asarray(iterations, np.int64), perr, oerr,
                          _REASON_NAMES[outcome], np.asarray(restarts, np.int64), method, task, unmet)
 
 
-def _unmet(converged: bool, perr: float, oerr: float, tol_position: float, tol_orientation: float) -> tuple:
-    """What one target did not achieve: ``()`` when converged, else each of ``("position", "orientation")`` whose
-    error (``perr`` m, ``oerr`` rad) is above its tolerance."""
-    if converged:
+def _unmet(outcome: int, perr: float, oerr: float, tol_position: float, tol_orientation: float) -> tuple:
+    """What one target did not achieve: ``()`` when converged (``outcome`` 0), else each of
+    ``("position", "orientation")`` whose error (``perr`` m, ``oerr`` rad) is above its tolerance, led by
+    ``"collision"`` for the collision outcome."""
+    if outcome == 0:
         return ()
-    return tuple(part for part, err, tol in (("position", perr, tol_position), ("orientation", oerr, tol_orientation))
-                 if err > tol)
-
-
-def task_residual(task: str, T: np.ndarray, J: np.ndarray, T_target: np.ndarray, axis: np.ndarray):
-    """Residual and task Jacobian of ``task`` at tool poses ``T: (k, 4, 4)`` with Jacobians ``J: (k, 6, n)``.
-
-    ``T_target: (k, 4, 4)`` (only its translation is read for ``"position"``); ``axis: (3,)`` unit, tool frame.
-    Returns ``e: (k, m)``, ``J_t: (k, m, n)``, ``position_error: (k,)`` (m), ``orientation_error: (k,)`` (rad).
-    """
-    dp = T_target[:, :3, 3] - T[:, :3, 3]
-    perr = np.sqrt(np.einsum("ki,ki->k", dp, dp))
-    if task == "position":
-        return dp, J[:, :3], perr, np.zeros(len(dp))
-    if task == "pose":
-        e = tf.pose_error(T, T_target)
-        return e, J, perr, np.sqrt(np.einsum("ki,ki->k", e[:, 3:], e[:, 3:]))
-    z = T[:, :3, :3] @ axis
-    z_t = T_target[:, :3, :3] @ axis
-    s = np.cross(z, z_t)
-    sin_t = np.sqrt(np.einsum("ki,ki->k", s, s))
-    theta = np.arctan2(sin_t, np.einsum("ki,ki->k", z, z_t))
-    w = s * np.where(sin_t > 0, theta / np.where(sin_t > 0, sin_t, 1.0), 1.0)[:, None]
-    J_axis = J[:, 3:] - z[:, :, None] * (z[:, None, :] @ J[:, 3:])
-    return np.concatenate([dp, w], axis=-1), np.concatenate([J[:, :3], J_axis], axis=-2), perr, theta
-
-
-def _step(method, Jw, ew, mu, damping, sigma_healthy, lambda_max, rank):
-    """Joint step ``dq: (k, n)`` of ``method`` from weighted ``Jw: (k, m, n)`` and ``ew: (k, m)``."""
-    if method == "transpose":
-        g = (np.swapaxes(Jw, -1, -2) @ ew[..., None])[..., 0]
-        Jg = (Jw @ g[..., None])[..., 0]
-        den = np.einsum("ki,ki->k", Jg, Jg)
-        alpha = np.where(den > 0, np.einsum("ki,ki->k", ew, Jg) / np.where(den > 0, den, 1.0), 0.0)
-        return alpha[:, None] * g
-    if method == "pinv":
-        lam = 0.0
-    elif method == "dls":
-        lam = damping
-    elif method == "adaptive":
-        sigma = np.linalg.svd(Jw, compute_uv=False)
-        lam = adaptive_damping(sigma[:, min(rank, sigma.shape[1]) - 1], sigma_healthy, lambda_max)
-    else:
-        lam = np.sqrt(mu)
-    return damped_solve(Jw, ew, lam)
-
-
-def limit_blocked(q, dq, lower, upper):
-    """The joint-limit freeze rule: which joints rest on a limit that the step ``dq`` pushes further out.
-
-    ``q, dq: (..., n)``, ``lower, upper: (n,)`` -> bool ``(...,n)``. Such a joint loses its Jacobian column and the
-    step is solved again, so the other joints keep moving along the boundary instead of stalling there. Plain
-    operators only, so ``jax.numpy`` arrays work too; the compiled solver's copy is tested equal.
-    """
-    return ((q <= lower) & (dq < 0)) | ((q >= upper) & (dq > 0))
-
-
-def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restarts: int) -> np.ndarray:
-    """The restart poses of ``B`` targets, ``(B, restarts, n)``: ``chain.random_q(rng, (B, restarts))``, drawn up
-    front from ``rng`` (``default_rng(0)`` when None). Target ``b`` uses exactly the ``b``-th block, so solving
-    targets one by one from one shared generator equals one batched solve."""
-    return starts_of(chain, restart_uniforms(chain, rng, B, restarts))
-
-
-def starts_of(chain: Chain, uniforms: np.ndarray) -> np.ndarray:
-    """Joint vectors ``(..., n)`` from numbers in [0, 1) ``(..., n)``: ``chain.random_q``'s map into the limits, bit
-    for bit (as the compiled solver maps a restart it tries)."""
-    low, high = chain._sample_range
-    return low + (high - low) * uniforms
-
-
-@functools.lru_cache(maxsize=64)
-def _seed0_uniforms(n: int, restarts: int) -> np.ndarray:
-    """``default_rng(0).random((1, restarts, n))``, read-only: the restarts of every single solve that passes no
-    ``rng`` are the same numbers, so they are drawn once per joint count and restart count."""
-    uniforms = np.random.default_rng(0).random((1, restarts, n))
-    uniforms.flags.writeable = False
-    return uniforms
-
-
-def restart_uniforms(chain: Chain, rng: np.random.Generator | None, B: int, restarts: int) -> np.ndarray:
-    """The numbers in [0, 1) behind :func:`restart_draws`, ``(B, restarts, n)``: drawn from ``rng`` exactly as
-    ``chain.random_q`` draws them, so the generator ends in the same state. The compiled solver maps a restart into
-    the limits only when it tries it (:func:`physai._numba_ik.restart_start`, ``chain.random_q``'s map), which
-    spares every batch two passes over numbers that most targets never use."""
-    if rng is None and B == 1:
-        return _seed0_uniforms(chain.n, restarts)
-    return (np.random.default_rng(0) if rng is None else rng).random((B, restarts, chain.n))
+    return ("collision",) * (outcome == COLLISION) + tuple(
+        part for part, err, tol in (("position", perr, tol_position), ("orientation", oerr, tol_orientation))
+        if err > tol)
 
 
 def default_start(chain: Chain) -> np.ndarray:
     """The first start of every solve without ``q0``: ``chain.q_middle`` ``(n,)``, read-only, the middle of each
     joint's range (0 clipped into the range for a joint with an open side)."""
     return chain.q_middle
-
-
-@dataclass(frozen=True)
-class IKOptions:
-    """The validated options of one solve, as they pass between the solver's parts (and its compiled twin)."""
-
-    task: str
-    method: str
-    sqrt_weights: np.ndarray  # (m,) square roots of the per-row weights
-    tol_position: float
-    tol_orientation: float
-    max_iterations: int
-    restarts: int
-    axis: np.ndarray  # (3,) unit, tool frame
-    max_step: float
-    damping: float
-    sigma_healthy: float
-    lambda_max: float
-    patience: int
-    polish: bool = True  # polish the best point once every attempt has failed (off where only converged answers count)
 
 
 def check_options(*, task, method, weights, tol_position, tol_orientation, max_iterations, restarts, rng, axis,
@@ -424,9 +324,6 @@ def solve_ik_batch(
     engine: str = "compiled",
     backend: str | None = None,
     avoid=None,
-    _single: bool = False,  # solve_ik's call: one target, no batch axis, answered as its IKResult
-    _uniforms: np.ndarray | None = None,  # the collision step's restart numbers (B, restarts, n), in place of rng's
-    _polish: bool = True,  # False for the collision step's restarts, which take converged answers only
 ) -> IKBatchResult:
     """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
 
@@ -456,49 +353,39 @@ def solve_ik_batch(
     [[0.2  0.   0.1 ]
      [0.15 0.1  0.15]]
     """
-    o = check_options(task=task, method=method, weights=weights, tol_position=tol_position,
-                      tol_orientation=tol_orientation, max_iterations=max_iterations, restarts=restarts, rng=rng,
-                      axis=axis, max_step=max_step, damping=damping, sigma_healthy=sigma_healthy,
-                      lambda_max=lambda_max, patience=patience, engine=engine, backend=backend)
-    o = o if _polish else replace(o, polish=False)
-    T_target = check_targets(task, targets, 0 if _single else 1)
+    options = {name: value for name, value in locals().items() if name in _OPTIONS}  # the keywords as given
+    p = check_problem(chain, targets, q0, 1, options)
+    return _batch_result(_solve(p), p.options)
+
+
+def check_problem(chain: Chain, targets, q0, batch_ndim: int, options: dict) -> IKProblem:
+    """Every argument of one solve checked once, each error naming its argument: the :class:`IKProblem` that the
+    solvers below take on trust. ``batch_ndim``: 0 one target (:func:`solve_ik`), 1 a batch; ``options``: keywords of
+    :func:`solve_ik_batch` (the others take their defaults; an unknown one is a ``TypeError``, as in a call)."""
+    for name in options:
+        if name not in _OPTIONS:
+            raise TypeError(f"solve_ik() got an unexpected keyword argument {name!r}")
+    kw = {**_OPTIONS, **options}
+    trace, avoid = kw.pop("trace"), kw.pop("avoid")
+    o = check_options(**kw)
+    T_target = check_targets(o.task, targets, batch_ndim)
     chain.check_engine_arrays()  # the limits, start ranges and packed constants the solver reads, as built
     B, n = len(T_target), chain.n
-    base, reach = chain.T_prev_joint[0, :3, 3], chain.reach  # the first joint's anchor at q_ref, and the reach
     q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
-    n_far = min(1 + restarts, 1 + UNREACHABLE_RESTARTS)
-    if avoid is not None:  # the collision step: plain solves whose answers are checked and repaired
-        from physai import _avoid_ik
+    world = checked_world(avoid, chain, None if q0 is chain.q_middle else q0)
+    return IKProblem(chain, T_target, q0, restart_uniforms(chain, kw["rng"], B, o.restarts), o, world,
+                     _compiled_backend(kw["backend"], o.method, trace, kw["engine"]), kw["engine"], trace)
 
-        world = _avoid_ik.checked_world(avoid, chain, None if q0 is chain.q_middle else q0)
 
-        def plain(T, q0, uniforms, polish=True):
-            return solve_ik_batch(chain, T, q0, **options, restarts=uniforms.shape[1], _uniforms=uniforms,
-                                  _polish=polish)
+def _solve(p: IKProblem) -> Rows:
+    """The checked problem's rows: the plain solve, or with a world the collision step (:mod:`physai._avoid_ik`)."""
+    if p.world is None:
+        return _ik_solve.solve(p)
+    from physai import _avoid_ik  # MuJoCo is imported only once a world is given
 
-        options = dict(task=task, method=method, weights=weights, tol_position=tol_position,
-                       tol_orientation=tol_orientation, max_iterations=max_iterations, axis=axis, max_step=max_step,
-                       damping=damping, sigma_healthy=sigma_healthy, lambda_max=lambda_max, patience=patience,
-                       trace=trace, engine=engine, backend=backend)
-        uniforms = restart_uniforms(chain, rng, B, restarts)
-        compiled = _compiled_backend(backend, method, trace, engine)
-        result = _avoid_ik.solve(world, chain, T_target, q0, uniforms, o, plain, compiled)
-        return result[0] if _single else result
-    if _compiled_backend(backend, method, trace, engine):
-        uniforms = restart_uniforms(chain, rng, B, restarts) if _uniforms is None else _uniforms
-        out, out_int = _solve_compiled(chain, T_target, q0, uniforms, o, n_far)
-        return _compiled_result(out[0], out_int[0], o) if _single else _compiled_batch_result(out, out_int, o)
-    draws = restart_draws(chain, rng, B, restarts) if _uniforms is None else starts_of(chain, _uniforms)
-    # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
-    # attempts find the closest point.
-    beyond = np.linalg.norm(T_target[:, :3, 3] - base, axis=-1) > reach + tol_position
-    n_attempts = np.where(beyond, n_far, 1 + restarts)
-    starts = np.concatenate([np.broadcast_to(q0, (B, n))[:, None], draws], axis=1)  # (B, A, n)
-    kin = functools.partial(kinematics.tool_pose_and_jacobian, engine=engine)
-    result = _solve_numpy(chain, T_target, starts, n_attempts, o, kin, trace)
-    return result[0] if _single else result
+    return _avoid_ik.solve(p)
 
 
 def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> bool:
@@ -513,212 +400,17 @@ def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> b
     return serves and backend != "numpy"
 
 
-def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every target's whole LM solve in compiled code (:mod:`physai._numba_ik`, the same algorithm), the targets
-    shared among threads (:func:`_in_threads`).
-
-    Returns the kernel's rows: ``out (B, n + 2)`` the converged (or best) ``q``, its position and orientation errors;
-    ``out_int (B, 3)`` the steps over all attempts, the restarts used and the outcome (an index into :data:`REASONS`).
-    """
-    B, n = len(T_target), chain.n
-    out, out_int = np.empty((B, n + 2)), np.empty((B, 3), np.int64)
-    settings = compiled_settings(chain, o, 1 + o.restarts, n_far)
-    q_first, kernel = q0.reshape(-1, n), _engine.kernels.solve_batch
-
-    def rows(lo: int, hi: int) -> None:
-        kernel(chain.packed, chain.lower, chain.upper, T_target[lo:hi], o.axis, o.sqrt_weights,
-               q_first if len(q_first) == 1 else q_first[lo:hi], uniforms[lo:hi], chain._sample_range, settings,
-               out[lo:hi], out_int[lo:hi])
-
-    _in_threads(rows, B)
-    return out, out_int
+def _batch_result(rows: Rows, o: IKOptions) -> IKBatchResult:
+    """The :class:`IKBatchResult` of a solver's rows."""
+    return batch_result(*rows, o.method, o.task, o.tol_position, o.tol_orientation)
 
 
-def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: int) -> np.ndarray:
-    """The compiled solver's :data:`physai._ik_record.SETTINGS` record of options ``o``: ``attempts`` per target,
-    ``attempts_far`` for a position provably beyond the chain's reach."""
-    return _ik_record.settings(
-        task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=attempts, attempts_far=attempts_far,
-        tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
-        mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=chain.reach + o.tol_position,
-        base=chain.T_prev_joint[0, :3, 3], polish=o.polish)
-
-
-# Targets per thread below which a batch runs on one thread: starting a thread costs about as much as a few solves.
-THREAD_MIN_TARGETS = 8
-
-
-def _in_threads(rows, B: int) -> None:
-    """``rows(lo, hi)`` over consecutive chunks of ``range(B)``, on as many threads as this process has cores.
-
-    The compiled kernel releases the GIL, so the threads run at once. Each target's answer depends on its own
-    inputs only, so the rows are bit for bit those of one thread whatever the chunks or their order; the chunks are
-    small (about 32 per thread) and taken in turn, so a thread that drew slow targets takes fewer of them.
-    """
-    workers = min(_cores(), B // THREAD_MIN_TARGETS)
-    if workers < 2:
-        rows(0, B)
-        return
-    size = max(1, B // (32 * workers))
-    chunks, errors = iter(range(0, B, size)), []  # next() on one shared range iterator is atomic under the GIL
-
-    def work():
-        try:
-            for lo in chunks:
-                rows(lo, min(lo + size, B))
-        except BaseException as exc:  # re-raised in the caller's thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(workers - 1)]
-    for t in threads:
-        t.start()
-    work()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-
-
-def _cores() -> int:
-    """The cores this process may run on (its affinity, as ``taskset`` sets it, where the platform tells)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _compiled_batch_result(out: np.ndarray, out_int: np.ndarray, o: IKOptions) -> IKBatchResult:
-    """The :class:`IKBatchResult` of the compiled solve's rows (:func:`_solve_compiled`)."""
-    n = out.shape[1] - 2
-    return batch_result(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1],
-                        o.method, o.task, o.tol_position, o.tol_orientation)
-
-
-def _compiled_result(out: np.ndarray, out_int: np.ndarray, o: IKOptions) -> IKResult:
-    """The :class:`IKResult` of one row of the compiled solve, built directly: the same fields as the batch's."""
-    n = len(out) - 2
-    (iterations, restarts, outcome), perr, oerr = out_int.tolist(), float(out[n]), float(out[n + 1])
-    return IKResult(out[:n].copy(), outcome == 0, iterations, perr, oerr, REASONS[outcome], restarts, o.method,
-                    o.task, _unmet(outcome == 0, perr, oerr, o.tol_position, o.tol_orientation))
-
-
-def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> IKBatchResult:
-    """The NumPy loop, all targets stepped together: propose, evaluate, accept, advance (lesson 11's steps)."""
-    task, method, tol_position, tol_orientation = o.task, o.method, o.tol_position, o.tol_orientation
-    s = _LoopState.start(starts, TASK_ROWS[task])
-    while s.active.any():
-        r = np.flatnonzero(s.active)
-        trial = _propose(s, r, o, chain, starts)
-        T, J = pose_and_jacobian(chain, trial)
-        e, Jt, perr, oerr = task_residual(task, T, J, T_target[r], o.axis)
-        accept = _accept(s, r, trial, e * o.sqrt_weights, Jt * o.sqrt_weights[:, None], perr, oerr, method)
-        if trace is not None:
-            trace.append((r, s.it_total[r].copy(), s.perr[r].copy(), s.oerr[r].copy()))
-        _advance(s, r, (perr <= tol_position) & (oerr <= tol_orientation) & accept, o, n_attempts)
-    c, conv = s.converged[:, None], s.converged
-    return batch_result(np.where(c, s.q, s.best_q), np.where(conv, 0, np.where(s.ended_by_limit, 2, 1)), s.it_total,
-                    np.where(conv, s.perr, s.best_perr), np.where(conv, s.oerr, s.best_oerr),
-                    np.where(conv, np.minimum(s.attempt, starts.shape[1] - 1), n_attempts - 1),
-                    method, task, tol_position, tol_orientation)
-
-
-@dataclass
-class _LoopState:
-    """Per-target state of the NumPy loop, row ``b`` for target ``b``; ``fresh`` rows evaluate their next start
-    instead of stepping; ``polishing`` rows refine the best point found, after every attempt has failed."""
-
-    q: np.ndarray  # (B, n) current (accepted) point
-    Jw: np.ndarray  # (B, m, n) weighted task Jacobian there
-    ew: np.ndarray  # (B, m) weighted residual there
-    E: np.ndarray  # (B,) its cost 0.5 |ew|^2
-    perr: np.ndarray  # (B,) its position error (m)
-    oerr: np.ndarray  # (B,) its orientation error (rad)
-    mu: np.ndarray  # (B,) LM damping
-    fresh: np.ndarray
-    attempt: np.ndarray  # index of the start in use
-    it_attempt: np.ndarray  # steps in this attempt
-    it_total: np.ndarray  # steps over all attempts
-    E_ref: np.ndarray  # cost at the last 1 % improvement
-    no_progress: np.ndarray  # steps since then
-    active: np.ndarray
-    converged: np.ndarray
-    best_q: np.ndarray
-    best_E: np.ndarray
-    best_perr: np.ndarray
-    best_oerr: np.ndarray
-    ended_by_limit: np.ndarray  # some attempt was still improving when its budget ran out
-    polishing: np.ndarray
-    progress: np.ndarray  # the factor E must fall below within `patience` steps
-
-    @classmethod
-    def start(cls, starts: np.ndarray, m: int) -> _LoopState:
-        B, _, n = starts.shape
-        inf, zeros = (lambda: np.full(B, np.inf)), (lambda dtype=int: np.zeros(B, dtype))
-        return cls(starts[:, 0].copy(), np.zeros((B, m, n)), np.zeros((B, m)), inf(), inf(), inf(),
-                   np.full(B, _LM_MU0), np.ones(B, bool), zeros(), zeros(), zeros(), inf(), zeros(),
-                   np.ones(B, bool), zeros(bool), starts[:, 0].copy(), inf(), inf(), inf(), zeros(bool), zeros(bool),
-                   np.full(B, 0.99))
-
-
-def _propose(s: _LoopState, r: np.ndarray, o: IKOptions, chain: Chain, starts: np.ndarray) -> np.ndarray:
-    """The next point of each active row ``r``: one step from ``q`` (limit-frozen, scaled, clipped), or a start."""
-    step_args = (s.mu[r], o.damping, o.sigma_healthy, o.lambda_max, TASK_RANK[o.task])
-    dq = _step(o.method, s.Jw[r], s.ew[r], *step_args)
-    blocked = limit_blocked(s.q[r], dq, chain.lower, chain.upper)
-    rows = np.flatnonzero(blocked.any(axis=1))
-    if len(rows):
-        Jb = s.Jw[r[rows]] * ~blocked[rows][:, None, :]
-        dq[rows] = _step(o.method, Jb, s.ew[r[rows]], *(x[rows] if np.ndim(x) else x for x in step_args))
-    dq, _ = scale_to_limit(dq, o.max_step)
-    trial = np.clip(s.q[r] + dq, chain.lower, chain.upper)
-    f = s.fresh[r]
-    rf = r[f]
-    trial[f] = np.where(s.polishing[rf, None], s.best_q[rf], starts[rf, np.minimum(s.attempt[rf], starts.shape[1] - 1)])
-    return trial
-
-
-def _accept(s: _LoopState, r, trial, e_w, J_w, perr, oerr, method: str) -> np.ndarray:
-    """LM's rule: a fresh start is always taken, a step only if it lowers the cost (other methods take every
-    step); the damping falls on success and rises on failure. Tracks the best point. Returns the accept mask."""
-    E_t = 0.5 * np.einsum("ki,ki->k", e_w, e_w)
-    f = s.fresh[r]
-    accept = f | (E_t < s.E[r]) if method == "lm" else np.ones(len(r), bool)
-    ra = r[accept]
-    s.q[ra], s.Jw[ra], s.ew[ra], s.E[ra] = trial[accept], J_w[accept], e_w[accept], E_t[accept]
-    s.perr[ra], s.oerr[ra] = perr[accept], oerr[accept]
-    s.mu[r] = np.where(f, _LM_MU0, np.maximum(s.mu[r] * np.where(accept, _LM_DOWN, _LM_UP), _LM_MU_MIN))
-    s.it_attempt[r] = np.where(f, 0, s.it_attempt[r] + 1)
-    s.it_total[r] += ~f
-    better = E_t < s.best_E[r]
-    rb = r[better]
-    s.best_q[rb], s.best_E[rb], s.best_perr[rb], s.best_oerr[rb] = trial[better], E_t[better], perr[better], oerr[better]
-    s.fresh[r] = False
-    return accept
-
-
-def _advance(s: _LoopState, r: np.ndarray, ok: np.ndarray, o: IKOptions, n_attempts: np.ndarray) -> None:
-    """Stop converged rows; end attempts that stall or hit their budget and move them to their next start.
-
-    Progress: an attempt's error must fall by 1 % within ``patience`` steps, else it sits near a stationary
-    point (a local minimum, or the closest pose to an unreachable target) and the next start is tried. When
-    all have failed, the best point is polished until it stops improving at all.
-    """
-    s.converged[r[ok]] = True
-    improved = (s.it_attempt[r] == 0) | (s.E[r] < s.progress[r] * s.E_ref[r])  # a fresh start counts as progress
-    s.E_ref[r] = np.where(improved, s.E[r], s.E_ref[r])
-    s.no_progress[r] = np.where(improved, 0, s.no_progress[r] + 1)
-    at_limit = s.it_attempt[r] >= o.max_iterations
-    end = ~ok & (at_limit | (s.no_progress[r] >= o.patience))
-    re = r[end]
-    finished = s.polishing[re]
-    s.ended_by_limit[re[~finished]] |= at_limit[end][~finished]
-    nxt = re[~finished]
-    s.attempt[nxt] += 1
-    s.polishing[nxt] = s.attempt[nxt] >= n_attempts[nxt]
-    if not o.polish:
-        s.active[nxt[s.polishing[nxt]]] = False
-    s.progress[nxt] = np.where(s.polishing[nxt], 1.0 - 1e-6, s.progress[nxt])
-    s.fresh[nxt] = True
-    s.E[nxt], s.E_ref[nxt], s.no_progress[nxt] = np.inf, np.inf, 0
-    s.active[r[ok]] = False
-    s.active[re[finished]] = False
+def _result(rows: Rows, o: IKOptions) -> IKResult:
+    """The :class:`IKResult` of a one-target solve's rows, built directly: the same fields as the batch's."""
+    outcome, perr, oerr = rows.outcome.item(0), rows.perr.item(0), rows.oerr.item(0)
+    return IKResult(rows.q[0].copy(), outcome == 0, rows.iterations.item(0), perr, oerr, REASONS[outcome],
+                    rows.restarts.item(0), o.method, o.task, _unmet(outcome, perr, oerr, o.tol_position,
+                                                                    o.tol_orientation))
 
 
 def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
@@ -781,4 +473,9 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     >>> print(np.round(result.q, 2))
     [ 0.  -0.6  0.9  0.4  0.3]
     """
-    return solve_ik_batch(chain, target, q0, _single=True, **options)
+    p = check_problem(chain, target, q0, 0, options)
+    return _result(_solve(p), p.options)
+
+
+# solve_ik_batch's keywords and their defaults: the options every solve takes (solve_ik's **options too).
+_OPTIONS = solve_ik_batch.__kwdefaults__

@@ -84,7 +84,11 @@ def joint_motion(joint_type: str, axis: np.ndarray, displacement: np.ndarray) ->
 
 def joint_frames(chain: Chain, q) -> tuple[np.ndarray, np.ndarray]:
     """Walk the chain: ``T_world_joint`` ``(..., n, 4, 4)`` (each after its own motion) and ``T_world_tool`` ``(..., 4, 4)``."""
-    q = chain.check_q(q)
+    return _frames(chain, chain.check_q(q))
+
+
+def _frames(chain: Chain, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`joint_frames` of checked ``q``."""
     T = np.broadcast_to(np.eye(4), q.shape[:-1] + (4, 4))
     frames = []
     for i, jtype in enumerate(chain.joint_types):
@@ -236,6 +240,15 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled") -> tuple[n
     return T_world_tool, jacobian_from_fk(chain, _fk_from_frames(chain, T_world_joint, T_world_tool))
 
 
+def _pose_and_jacobian(chain: Chain, q: np.ndarray, engine: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tool_pose_and_jacobian` of checked ``q: (..., n)`` and ``engine``: the solvers' per-iteration call,
+    which trusts what their public entry checked once."""
+    if engine == "compiled":
+        return _walk(chain, q, want_j=True, want_f=False)[:2]
+    T_world_joint, T_world_tool = _frames(chain, q)
+    return T_world_tool, jacobian_from_fk(chain, _fk_from_frames(chain, T_world_joint, T_world_tool))
+
+
 def _check_engine(engine) -> None:
     one_of(engine, "engine", ENGINES)
 
@@ -253,7 +266,11 @@ def _compiled(chain: Chain, q, want_j: bool, want_f: bool) -> tuple[np.ndarray, 
     raises :meth:`Chain.check_q`'s error, constants edited after construction :meth:`Chain.check_engine_arrays`'.
     """
     chain.check_engine_arrays(("packed",))
-    q = chain.check_q(q)
+    return _walk(chain, chain.check_q(q), want_j, want_f)
+
+
+def _walk(chain: Chain, q: np.ndarray, want_j: bool, want_f: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_compiled` of checked ``q`` and chain arrays."""
     n = chain.n
     lead = q.shape[:-1]
     B = int(np.prod(lead))

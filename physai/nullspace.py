@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from physai import kinematics
-from physai._avoid_ik import checked_world
+from physai._avoid_step import DAMPER_GAIN, _avoid, avoidance_step
 from physai._validate import count, finite_array, nonnegative, one_of, positive
+from physai._world_check import checked_world
 from physai.errors import InputError
 from physai.ik import (
     TASKS,
@@ -40,8 +42,25 @@ from physai.ik import (
     task_residual,
 )
 from physai.kinematics import Chain
-from physai.singularity import check_damping, filter_factors, jacobian_block, scale_to_limit
+from physai.singularity import (
+    _pinv_of,
+    _projector,
+    _scale_to_limit,
+    _svd,
+    check_damping,
+    jacobian_block,
+)
 from physai.transforms import pose_error
+
+if TYPE_CHECKING:
+    from physai.collision import CollisionWorld
+
+__all__ = [  # the null-space API; avoidance_step (and its gain) is defined below this module, in _avoid_step
+    "DAMPER_GAIN", "RCOND", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "RedundantResult",
+    "SelfMotionResult", "avoidance_step", "jacobian_derivative", "joint_limit_cost", "limit_margin", "manipulability",
+    "manipulability_cost", "null_basis", "pinv", "point_jacobian", "posture_cost", "priority_rate", "projector",
+    "redundant_rate", "refine_in_nullspace", "self_motion", "solve_ik_redundant", "solve_ik_redundant_batch",
+]
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
 
@@ -84,14 +103,7 @@ def pinv(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
 
 def _pinv(J, lam, S_half, rcond):
     """``(J^#_lam, J^#_0)`` from one SVD (the second is the exact pseudoinverse the projector needs)."""
-    Jw = J if S_half is None else J @ S_half
-    U, S, Vt = np.linalg.svd(Jw, full_matrices=False)
-    S = np.where(S > rcond * S[..., :1], S, 0.0)
-    V, Ut = np.swapaxes(Vt, -1, -2), np.swapaxes(U, -1, -2)
-    out = [V @ (filter_factors(S, lam)[..., None] * Ut) for lam in ((lam, 0.0) if np.any(lam) else (0.0,))]
-    if S_half is not None:
-        out = [S_half @ P for P in out]
-    return out[0], out[-1]
+    return _pinv_of(_svd(J if S_half is None else J @ S_half, rcond), lam, S_half)
 
 
 def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
@@ -119,7 +131,7 @@ def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
     [0. 0.]
     """
     J = finite_array(J, "J")
-    return np.eye(J.shape[-1]) - pinv(J, lam=lam, weights=weights, rcond=rcond) @ J
+    return _projector(J, pinv(J, lam=lam, weights=weights, rcond=rcond))
 
 
 def null_basis(J, rcond: float = RCOND) -> np.ndarray:
@@ -163,7 +175,7 @@ def redundant_rate(J, v, qdot0=None, *, lam=0.0, weights=None, rcond: float = RC
     if qdot0 is None:
         return qdot
     qdot0 = finite_array(qdot0, "qdot0", (n,))
-    return qdot + ((np.eye(n) - P0 @ J) @ qdot0[..., None])[..., 0]
+    return qdot + (_projector(J, P0) @ qdot0[..., None])[..., 0]
 
 
 def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarray:
@@ -182,7 +194,7 @@ def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarr
     v1 = finite_array(v1, "v1", (J1.shape[-2],))
     v2 = finite_array(v2, "v2", (J2.shape[-2],))
     J1p = pinv(J1, rcond=rcond)
-    N1 = np.eye(J1.shape[-1]) - J1p @ J1
+    N1 = _projector(J1, J1p)
     qdot1 = (J1p @ v1[..., None])[..., 0]
     residual = v2 - (J2 @ qdot1[..., None])[..., 0]
     return qdot1 + (N1 @ pinv(J2 @ N1, lam=lam2, rcond=rcond) @ residual[..., None])[..., 0]
@@ -361,19 +373,19 @@ class RedundantResult:
 def _corrected(chain, q, e, Jp, task, T_target, axis):
     """One Newton correction ``q + J^+ e`` of the primary residual, clipped into the limits, and its residual."""
     q = np.clip(q + (Jp @ e[..., None])[..., 0], chain.lower, chain.upper)
-    T, J = kinematics.tool_pose_and_jacobian(chain, q)
+    T, J = kinematics._pose_and_jacobian(chain, q, "compiled")
     return (q, *task_residual(task, T, J, T_target, axis))
 
 
 def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
     """``(dmax, corrected)``: the projected gradient step ``-N grad H`` (largest joint change ``alpha``, ``dmax`` its
     unscaled size) plus the Newton correction, corrected once more at the new point (``_corrected``'s tuple)."""
-    Jp = pinv(Jt)
-    d = -((np.eye(chain.n) - Jp @ Jt) @ objective.gradient(q)[..., None])[..., 0]
+    Jp = _pinv(Jt, 0.0, None, RCOND)[0]
+    d = -(_projector(Jt, Jp) @ objective.gradient(q)[..., None])[..., 0]
     dmax = np.abs(d).max(axis=-1)
     scale = np.where(dmax > 0, alpha / np.where(dmax > 0, dmax, 1.0), 0.0)
     q1, e1, J1, _, _ = _corrected(chain, q + scale[:, None] * d, e, Jp, task, T_target, axis)
-    return dmax, _corrected(chain, q1, e1, pinv(J1), task, T_target, axis)
+    return dmax, _corrected(chain, q1, e1, _pinv(J1, 0.0, None, RCOND)[0], task, T_target, axis)
 
 
 REFINE_ITERATIONS, REFINE_STEP, REFINE_MIN_STEP = 200, 0.2, 1e-4  # refine_in_nullspace's defaults
@@ -428,7 +440,7 @@ def refine_in_nullspace(
         ct = objective.value(trial)
         ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
         if world is not None:
-            ok[ok] = world.clear(trial[ok])
+            ok[ok] = world._clear(trial[ok], world.pair_margin)
         ra = r[ok]
         q[ra], e[ra], Jt[ra], perr[ra], oerr[ra], cost[ra] = trial[ok], et[ok], Jtt[ok], pt[ok], ot[ok], ct[ok]
         alpha[r] = np.where(ok, np.minimum(alpha[r] * 1.5, step), alpha[r] * 0.5)
@@ -486,7 +498,7 @@ class SelfMotionResult:
     """A walk along the self-motion of a held tool pose: ``q: (N+1, n)``; ``pose_drift: (N+1,)`` the tool's position
     error (m) from where it started; ``cost: (N+1,)`` the objective; ``clearance: (N+1,)`` the smallest pair distance
     (m) of the ``avoid`` world (None without one); ``scale: (N,)`` the step scale that
-    :func:`~physai.collision.avoidance_step` applied (ones without a world)."""
+    :func:`avoidance_step` applied (ones without a world)."""
 
     q: np.ndarray
     pose_drift: np.ndarray
@@ -500,24 +512,24 @@ def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, ste
     """Hold the tool's pose at ``q0: (n,)`` and descend ``objective`` along the self-motion, ``steps`` steps of at most
     ``step`` rad: ``dq = J^+ e - alpha N grad H`` with ``alpha = min(1, step / max |N grad H|)``
     (the Newton correction ``J^+ e`` of the pose error ``e`` keeps the tool where it was; ``N = I - J^+ J``). With
-    ``avoid`` (a :class:`physai.collision.CollisionWorld`) each step passes :func:`physai.collision.avoidance_step`
+    ``avoid`` (a :class:`physai.collision.CollisionWorld`) each step passes :func:`avoidance_step`
     with the pose task's Jacobian: the classic use of redundancy to keep an elbow clear of an obstacle while the tool
     holds still (Maciejewski and Klein 1985)."""
     q = chain.check_q(q0).copy()
     _check_options(objective)
     steps, step = count(steps, "steps"), positive(step, "step")
     world = checked_world(avoid, chain, q)
-    if world is not None:
-        from physai.collision import avoidance_step
     T0 = kinematics.tool_pose(chain, q)
     qs, scales = [q.copy()], []
     for _ in range(steps):
         T, J = kinematics.tool_pose_and_jacobian(chain, q)
         e = pose_error(T, T0)
-        d = scale_to_limit(-(projector(J) @ objective.gradient(q)), step)[0]  # largest joint change <= step
-        dq, scale = pinv(J) @ e + d, 1.0
+        usv = _svd(J, RCOND)
+        Jp = _pinv_of(usv, 0.0)[0]
+        d = _scale_to_limit(-(_projector(J, Jp) @ objective.gradient(q)), step)[0]  # largest joint change <= step
+        dq, scale = Jp @ e + d, 1.0
         if world is not None:
-            dq, scale = avoidance_step(world, q, J, dq)
+            dq, scale = _avoid(world, q, J, usv, dq)
         q = np.clip(q + dq, chain.lower, chain.upper)
         qs.append(q.copy())
         scales.append(scale)

@@ -21,6 +21,7 @@ from physai._validate import finite_array, nonnegative, positive
 from physai.errors import InputError
 
 BLOCKS = ("position", "orientation", "full")
+_RCOND = 1e-12  # damped_solve's default: singular values below this times sigma_max count as zero
 
 
 @dataclass(frozen=True)
@@ -49,13 +50,18 @@ def jacobian_block(J, block: str = "position", char_length: float = 0.3) -> np.n
     if J.ndim < 2 or J.shape[-2] != 6:
         raise InputError(f"J: expected shape (..., 6, n), got {J.shape}")
     char_length = positive(char_length, "char_length")
+    if block not in BLOCKS:
+        raise InputError(f"block: expected one of {BLOCKS}, got {block!r}")
+    return _block(J, block, char_length)
+
+
+def _block(J: np.ndarray, block: str, char_length: float) -> np.ndarray:
+    """:func:`jacobian_block` of a checked ``J``, ``block`` and ``char_length``."""
     if block == "position":
         return J[..., :3, :]
     if block == "orientation":
         return J[..., 3:, :]
-    if block == "full":
-        return np.concatenate([J[..., :3, :], char_length * J[..., 3:, :]], axis=-2)
-    raise InputError(f"block: expected one of {BLOCKS}, got {block!r}")
+    return np.concatenate([J[..., :3, :], char_length * J[..., 3:, :]], axis=-2)
 
 
 def _health_from_sigma(sigma: np.ndarray, rows: int) -> Health:
@@ -166,11 +172,43 @@ def damped_solve(J, v, lam, rcond: float = 1e-12) -> np.ndarray:
     nonnegative(rcond, "rcond")
     if J.ndim < 2 or v.shape[-1:] != J.shape[-2:-1]:
         raise InputError(f"J, v: expected shapes (..., m, n) and (..., m), got {J.shape} and {v.shape}")
+    return _damped_solve(J, v, lam, rcond)
+
+
+def _damped_solve(J: np.ndarray, v: np.ndarray, lam, rcond: float = _RCOND) -> np.ndarray:
+    """:func:`damped_solve` of checked arrays (the solvers' per-iteration call)."""
+    return _solve_svd(_svd(J, rcond), v, lam)
+
+
+def _svd(J: np.ndarray, rcond: float = _RCOND) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(U, sigma, V^T)`` of checked ``J: (..., m, n)`` (thin), singular values below ``rcond * sigma_max`` set to
+    0: the one factorisation a damped step and a null-space projector share."""
     U, S, Vt = np.linalg.svd(J, full_matrices=False)
-    S = np.where(S > rcond * S[..., :1], S, 0.0)
-    f = filter_factors(S, lam)
-    coeff = f * (np.swapaxes(U, -1, -2) @ v[..., None])[..., 0]
+    return U, np.where(S > rcond * S[..., :1], S, 0.0), Vt
+
+
+def _solve_svd(usv, v: np.ndarray, lam) -> np.ndarray:
+    """``V diag(filter_factors(sigma, lam)) U^T v`` from :func:`svd`'s factors."""
+    U, S, Vt = usv
+    coeff = filter_factors(S, lam) * (np.swapaxes(U, -1, -2) @ v[..., None])[..., 0]
     return (np.swapaxes(Vt, -1, -2) @ coeff[..., None])[..., 0]
+
+
+def _pinv_of(usv, lam, S_half=None):
+    """``(J^#_lam, J^#_0)`` from the factors ``(U, sigma, V^T)`` of ``J W^(-1/2)`` (:func:`_svd`), ``S_half`` that
+    ``W^(-1/2)`` (None: unweighted): :func:`physai.nullspace.pinv`'s damped and exact pseudoinverses."""
+    U, S, Vt = usv
+    V, Ut = np.swapaxes(Vt, -1, -2), np.swapaxes(U, -1, -2)
+    out = [V @ (filter_factors(S, lam)[..., None] * Ut) for lam in ((lam, 0.0) if np.any(lam) else (0.0,))]
+    if S_half is not None:
+        out = [S_half @ P for P in out]
+    return out[0], out[-1]
+
+
+def _projector(J: np.ndarray, J_pinv: np.ndarray) -> np.ndarray:
+    """``N = I - J^# J: (..., n, n)`` from a pseudoinverse of ``J``: the one null-space projector
+    (:func:`physai.nullspace.projector` and every step that moves in a null space)."""
+    return np.eye(J.shape[-1]) - J_pinv @ J
 
 
 def adaptive_damping(sigma_min, sigma_healthy: float, lambda_max: float):
@@ -189,7 +227,12 @@ def scale_to_limit(qdot, limit) -> tuple[np.ndarray, np.ndarray]:
     clipping joints one by one would bend it. Returns ``(qdot_scaled, scale)`` with ``scale: (...)`` in (0, 1].
     """
     qdot = finite_array(qdot, "qdot")
-    peak = np.max(np.abs(qdot) / check_speed_limit(limit, qdot.shape[-1], "limit"), axis=-1)
+    return _scale_to_limit(qdot, check_speed_limit(limit, qdot.shape[-1], "limit"))
+
+
+def _scale_to_limit(qdot: np.ndarray, limit) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`scale_to_limit` of a checked ``qdot`` and limit."""
+    peak = np.max(np.abs(qdot) / limit, axis=-1)
     scale = np.where(peak > 1.0, 1.0 / np.where(peak > 1.0, peak, 1.0), 1.0)
     return qdot * scale[..., None], scale
 
@@ -243,7 +286,16 @@ def damped_step(
     v = finite_array(v_des, "v_des", (Jb.shape[0],), f" for block={block!r}")
     if block == "full":
         v = np.concatenate([v[:3], char_length * v[3:]])
-    h = _health_from_sigma(np.linalg.svd(Jb, compute_uv=False), Jb.shape[0])
+    return _damped_step(Jb, v, dt, sigma_healthy, lambda_max, qdot_limit)[:2]
+
+
+def _damped_step(Jb: np.ndarray, v: np.ndarray, dt: float, sigma_healthy: float, lambda_max: float,
+                 qdot_limit) -> tuple[np.ndarray, StepHealth, tuple]:
+    """:func:`damped_step` of a checked block ``Jb: (m, n)`` and its velocity ``v: (m,)`` (angular part already
+    scaled), and the one SVD of ``Jb`` it took (:func:`_svd`'s factors, for a null-space projector of the block)."""
+    U, S, Vt = np.linalg.svd(Jb, full_matrices=False)
+    h = _health_from_sigma(S, Jb.shape[0])
     lam = float(adaptive_damping(h.sigma_min, sigma_healthy, lambda_max))
-    qdot, scale = scale_to_limit(damped_solve(Jb, v, lam), qdot_limit)
-    return qdot * dt, StepHealth(h.sigma_min, h.kappa, h.manipulability, lam, float(scale))
+    usv = (U, np.where(S > _RCOND * S[..., :1], S, 0.0), Vt)
+    qdot, scale = _scale_to_limit(_solve_svd(usv, v, lam), qdot_limit)
+    return qdot * dt, StepHealth(h.sigma_min, h.kappa, h.manipulability, lam, float(scale)), usv

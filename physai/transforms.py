@@ -159,7 +159,11 @@ def matrix_to_quat(R: np.ndarray) -> np.ndarray:
     >>> print(np.round(tf.matrix_to_quat(Rz), 3))
     [0.707 0.    0.    0.707]
     """
-    R = check_rotation(R)
+    return _matrix_to_quat(check_rotation(R))
+
+
+def _matrix_to_quat(R: np.ndarray) -> np.ndarray:
+    """:func:`matrix_to_quat` of a checked rotation."""
     m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
     cand = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1)
     k = np.argmax(cand, axis=-1)
@@ -537,5 +541,12 @@ def pose_error(T, T_ref) -> np.ndarray:
     [0.1   0.    0.    0.    0.    1.571]
     """
     T, T_ref = np.asarray(T, dtype=float), np.asarray(T_ref, dtype=float)
-    w = so3_log(T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2))
-    return np.concatenate([T_ref[..., :3, 3] - T[..., :3, 3], w], axis=-1)
+    return _pose_error(T, T_ref, check_rotation(T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2)))
+
+
+def _pose_error(T: np.ndarray, T_ref: np.ndarray, R_err: np.ndarray | None = None) -> np.ndarray:
+    """:func:`pose_error` of rigid ``T`` and ``T_ref`` (a solver's own iterates and its checked targets), trusted;
+    ``R_err`` their relative rotation if already formed."""
+    if R_err is None:
+        R_err = T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2)
+    return np.concatenate([T_ref[..., :3, 3] - T[..., :3, 3], _quat_to_rotvec(_matrix_to_quat(R_err))], axis=-1)

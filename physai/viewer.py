@@ -25,8 +25,8 @@ import threading
 import numpy as np
 
 from physai import robots
-from physai._avoid_ik import checked_world
 from physai._validate import count, finite_array, nonnegative, one_of, positive
+from physai._world_check import checked_world
 from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose_and_jacobian
 from physai.singularity import StepHealth, damped_step
@@ -44,7 +44,7 @@ def follow_step(chain: Chain, q, target, method: str, dt: float, gain: float = 4
     The commanded tool velocity is ``gain * (target - p)`` capped at ``max_speed`` (m/s); the joint
     step comes from :func:`damped_step` on the position block and is clipped into the joint limits.
     ``avoid``: a :class:`physai.collision.CollisionWorld`; the step then passes
-    :func:`physai.collision.avoidance_step` (the arm keeps the margin, the tool stops short if it must).
+    :func:`physai.nullspace.avoidance_step` (the arm keeps the margin, the tool stops short if it must).
     """
     one_of(method, "method", METHODS)
     dt, gain, max_speed = positive(dt, "dt"), nonnegative(gain, "gain"), positive(max_speed, "max_speed")
@@ -55,7 +55,7 @@ def follow_step(chain: Chain, q, target, method: str, dt: float, gain: float = 4
         v *= max_speed / speed
     dq, h = damped_step(J, v, dt, **(_PINV if method == "pinv" else {}))
     if checked_world(avoid, chain) is not None:
-        from physai.collision import avoidance_step
+        from physai.nullspace import avoidance_step
 
         dq, _ = avoidance_step(avoid, q, J[:3], dq)
     return np.clip(q + dq, chain.lower, chain.upper), h, dq / dt

@@ -7,7 +7,7 @@ import pytest
 from conftest import mujoco_distances
 
 import physai
-from physai import _avoid_ik, ik
+from physai import _avoid_ik, _ik_solve, ik
 from physai import collision as C
 from physai.chain import BodySpec, JointSpec, chain_from_bodies
 from physai.errors import InputError, PhysaiError
@@ -348,22 +348,13 @@ def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(scene, monke
     monkeypatch.setattr(_avoid_ik._Restarts, "settle_ask", lambda st, i, clear, tried: (
         asked.append(clear), settle(st, i, clear, tried)))
     count = 150 if scene.endswith("mujoco-decides") else 60  # measured: 8 answers MuJoCo finds colliding
-    T = ik.check_targets(task, clear_targets(world, np.random.default_rng(3), count), 1)
-    o = ik.check_options(task=task, method="lm", weights=None, tol_position=ik.TOL_POSITION,
-                         tol_orientation=ik.TOL_ORIENTATION, max_iterations=None, restarts=ik.DEFAULT_RESTARTS,
-                         rng=None, axis=ik._TOOL_Z, max_step=ik.MAX_STEP, damping=ik.DAMPING,
-                         sigma_healthy=ik.SIGMA_HEALTHY, lambda_max=ik.LAMBDA_MAX, patience=None)
-    U = ik.restart_uniforms(chain, np.random.default_rng(2), len(T), o.restarts)
-
-    def plain(T, q0, uniforms, polish=True):
-        return ik.solve_ik_batch(chain, T, q0, task=task, restarts=uniforms.shape[1], _uniforms=uniforms,
-                                 _polish=polish)
-
-    compiled, rounds = (_avoid_ik.solve(world, chain, T, chain.q_middle, U, o, plain, flag) for flag in (True, False))
+    targets = clear_targets(world, np.random.default_rng(3), count)
+    p = ik.check_problem(chain, targets, None, 1, dict(task=task, avoid=world, rng=np.random.default_rng(2)))
+    compiled, rounds = (_avoid_ik.solve(p, compiled_restarts=flag) for flag in (True, False))
     np.testing.assert_array_equal(compiled.q, rounds.q)
-    for name in ("converged", "restarts", "iterations", "reason"):
+    for name in ("outcome", "restarts", "iterations"):
         np.testing.assert_array_equal(getattr(compiled, name), getattr(rounds, name))
-    assert (compiled.restarts > plain(T, chain.q_middle, U).restarts).any()  # some targets needed restarts
+    assert (compiled.restarts > _ik_solve.solve(p).restarts).any()  # some targets needed restarts
     if scene.endswith("mujoco-decides"):
         assert False in asked
 
@@ -374,18 +365,6 @@ def test_kernel_codes_match_their_python_twins():
     assert (_numba_collision.CLEAR, _numba_collision.HIT, _numba_collision.ASK) == (C.CLEAR, C.HIT, C.ASK)
     assert (_numba_avoid.EXHAUSTED, _numba_avoid.RUN) == (_avoid_ik.EXHAUSTED, _avoid_ik.RUN)
     assert _numba_collision.GJK_ITERATIONS == C._GJK_ITERATIONS
-
-
-def test_avoidance_step_bad_input_names_the_option():
-    world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
-    q = world.chain.q_ref
-    J = physai.jacobian(world.chain, q)
-    for kwargs, name in (({"gain": 0.0}, "gain"), ({"gain": 1.5}, "gain"), ({"lam": -1.0}, "lam"),
-                         ({"influence": float("nan")}, "influence")):
-        with pytest.raises(InputError, match=name):
-            C.avoidance_step(world, q, J, np.zeros(5), **kwargs)
-    with pytest.raises(InputError, match="dq"):
-        C.avoidance_step(world, q, J, np.zeros(4))
 
 
 def test_null_space_refinement_with_avoid_keeps_answers_clear_by_mj_geomDistance():

@@ -156,3 +156,65 @@ def test_follow_line_with_avoid_keeps_the_margin_by_mj_geomDistance():
     clear = np.array([to_post(q) for q in safe.run.q])
     assert clear.min() >= world.margin - 1e-4  # the damper's first-order bound at 50 Hz
     assert free.run.clearance is None and safe.run.clearance.min() <= clear.min() + 1e-12
+
+
+# Posts the SO-101's tool is driven at (toward its middle) or past, 10 cm per tick: (post x, y), velocity (m/s).
+FAST_POSTS = [((0.2, 0.1), None), ((0.22, -0.1), None), ((0.28, 0.12), None), ((0.2, 0.08), (-0.25, 0.0, -0.12))]
+
+
+@pytest.mark.parametrize("xy, velocity", FAST_POSTS)
+def test_follow_line_at_10cm_per_tick_never_penetrates_by_mj_geomDistance(xy, velocity):
+    # The damper once looked only margin + 5 cm ahead, so one 10 cm tick jumped into the post. Now every tick looks
+    # ahead by its travel and is swept: MuJoCo's distances along the straight joint path of every tick (what a
+    # zero-order hold drives) stay above half the margin, where the same line without avoid= goes through the post.
+    from conftest import mujoco_distances
+    from physai import collision
+
+    chain = robots.load("so101")
+    post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (*xy, 0.15))
+    world = collision.collision_world(collision.scene("so101", [post]), chain)
+    q0 = chain.q_ref.copy()
+    p0 = tool_pose(chain, q0)[:3, 3]
+    v = np.array([xy[0], xy[1], 0.12]) - p0 if velocity is None else np.array(velocity)
+    dt = 0.1 / np.linalg.norm(v)  # s: 10 cm of the line per tick
+    settings = control.StepSettings(block="position")
+
+    def swept(q):  # every pair's distance at 11 points of each tick's joint-space segment (m)
+        s = np.linspace(0.0, 1.0, 11)[:, None, None]
+        path = (q[:-1] + s * np.diff(q, axis=0)).reshape(-1, chain.n)
+        return np.array([mujoco_distances(world, x, 1.0) for x in path])
+
+    free = control.follow_line(chain, q0, v, 12 * dt, dt, settings=settings)
+    safe = control.follow_line(chain, q0, v, 12 * dt, dt, settings=settings, avoid=world)
+    assert swept(free.run.q).min() < -0.01  # through the post by more than a centimetre
+    assert swept(safe.run.q).min() >= 0.5 * world.margin - 1e-9
+
+
+def test_a_control_tick_checks_once_and_takes_one_svd(monkeypatch):
+    # resolved_rate checks its arguments once; each tick then checks only twist_fn's twist and takes one SVD of the
+    # Jacobian block, shared by the damped step and (with avoid=) the null-space projector. 1 tick against 11.
+    from test_ik import _count_checks
+
+    from physai import collision
+
+    chain = robots.load("so101")
+    post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))
+    world = collision.collision_world(collision.scene("so101", [post]), chain)
+    calls = _count_checks(monkeypatch)
+    svd = np.linalg.svd
+
+    def counted_svd(*a, **k):
+        calls["svd"] += 1
+        return svd(*a, **k)
+
+    monkeypatch.setattr(np.linalg, "svd", counted_svd)
+    twist = np.array([0.02, 0.0, 0.0, 0.0, 0.0, 0.0])  # m/s along x, far from the post: no damper acts
+    for avoid in (None, world):
+        counts = []
+        for n_ticks in (1, 11):
+            calls.update(check_q=0, check=0, svd=0)
+            control.resolved_rate(chain, chain.q_ref, lambda k, t, q, T: twist, 0.01, n_ticks, avoid=avoid)
+            counts.append(dict(calls))
+        assert counts[1]["check"] - counts[0]["check"] == 10  # the twist of each tick
+        assert counts[1]["check_q"] == counts[0]["check_q"]
+        assert counts[1]["svd"] - counts[0]["svd"] == 10

@@ -19,10 +19,13 @@ import pytest
 
 import physai
 
-MODULES = sorted({importlib.import_module(f"physai.{name}") for name in physai.__all__
-                  if inspect.ismodule(getattr(physai, name))}
-                 | {inspect.getmodule(getattr(physai, name)) for name in physai.__all__
-                    if inspect.isclass(getattr(physai, name)) or inspect.isfunction(getattr(physai, name))},
+_PUBLIC = [importlib.import_module(f"physai.{name}") for name in physai.__all__
+           if inspect.ismodule(getattr(physai, name))]
+# the public modules, and the modules defining what physai.__all__ or a public module's __all__ names
+MODULES = sorted(set(_PUBLIC)
+                 | {inspect.getmodule(obj) for obj in [getattr(physai, name) for name in physai.__all__]
+                    + [getattr(m, name) for m in _PUBLIC for name in getattr(m, "__all__", ())]
+                    if inspect.isclass(obj) or inspect.isfunction(obj)},
                  key=lambda module: module.__name__)
 SIGNED_ZERO = re.compile(r"-(0\.0*)(?![0-9])")
 

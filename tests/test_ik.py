@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation
 
-from physai import ik, kinematics, mj
+from physai import ik, kinematics, mj, robots
 from physai import transforms as tf
 from physai.errors import InputError
 from physai.ik import METHODS, solve_ik, solve_ik_batch, task_residual
@@ -82,13 +82,13 @@ def test_every_method_converges_on_easy_targets_checked_in_mujoco(method, robot,
 @pytest.mark.parametrize("method", ["lm", "dls", "pinv"])
 def test_iterates_never_leave_the_joint_limits(method, so101, monkeypatch, rng):
     seen = []
-    real = kinematics.tool_pose_and_jacobian  # the solver's source of (T, J)
+    real = kinematics._pose_and_jacobian  # the solver's source of (T, J), on the q it checked once
 
-    def recording(chain, q, engine="compiled"):
+    def recording(chain, q, engine):
         seen.append(np.array(q))
-        return real(chain, q, engine=engine)
+        return real(chain, q, engine)
 
-    monkeypatch.setattr(kinematics, "tool_pose_and_jacobian", recording)
+    monkeypatch.setattr(kinematics, "_pose_and_jacobian", recording)
     # reachable targets near the limits, and unreachable ones that pull the arm against them
     q_edge = np.clip(so101.random_q(rng, 5) * 1.2, so101.lower, so101.upper)
     targets = list(kinematics.tool_pose(so101, q_edge)[:, :3, 3]) + [np.array([0.6, 0.1, 0.2]), np.array([0.0, 0.0, -0.3])]
@@ -278,3 +278,93 @@ def test_explicit_compiled_backend_that_cannot_serve_is_refused_not_replaced(so1
     with pytest.raises(InputError, match="^backend: 'compiled' cannot serve"):
         solve_ik(so101, target, backend="compiled", **kw)
     assert solve_ik(so101, target, **kw).converged  # left to choose, the NumPy loop serves it
+
+
+def _count_checks(monkeypatch) -> dict:
+    """Counts every call of the input checks (``physai._validate``'s and ``Chain.check_q``) from here on, wherever a
+    physai module imported them."""
+    import sys
+
+    from physai import _validate
+    from physai.chain import Chain
+
+    calls = {"check_q": 0, "check": 0}
+    checks = {name: getattr(_validate, name) for name in ("finite_array", "real", "positive", "nonnegative", "count",
+                                                          "one_of", "generator", "in_range")}
+
+    def counted(f, key):
+        def g(*a, **k):
+            calls[key] += 1
+            return f(*a, **k)
+        return g
+
+    for module in [m for name, m in sys.modules.items() if name.startswith("physai") and m is not None]:
+        for name, f in checks.items():
+            if getattr(module, name, None) is f:
+                monkeypatch.setattr(module, name, counted(f, "check"))
+    monkeypatch.setattr(Chain, "check_q", counted(Chain.check_q, "check_q"))
+    return calls
+
+
+@pytest.mark.parametrize("backend", ik.BACKENDS)
+def test_solve_ik_checks_its_inputs_once_however_long_the_solve(backend, so101, monkeypatch):
+    # The public entry checks every argument once into an IKProblem; the solver below it trusts it. A target the arm
+    # cannot reach runs its attempts and the polish (about a hundred steps) and checks no more than an easy one.
+    q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
+    easy, far = kinematics.tool_pose(so101, q0)[:3, 3], np.array([0.0, 0.0, 2.0])
+    calls = _count_checks(monkeypatch)
+    counts = []
+    for target in (easy, far):
+        calls.update(check_q=0, check=0)
+        result = solve_ik(so101, target, q0, task="position", restarts=20, backend=backend)
+        counts.append(dict(calls))
+    assert result.iterations > 50 and not result.converged  # the far target's long solve: every attempt, polished
+    assert counts[0]["check_q"] == counts[1]["check_q"] == 1  # q0, once
+    assert counts[0] == counts[1]
+
+
+def test_avoid_batch_checks_its_inputs_once_for_any_number_of_targets(monkeypatch):
+    # avoid= on the NumPy backend: the plain solve, the restarts in batched rounds and the penalty repair all run on
+    # the checked problem. 2 targets or 20: the same checks, q0 once (and its clearance once).
+    from physai import collision
+
+    chain = robots.load("so101")
+    post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))
+    table = collision.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02))
+    world = collision.collision_world(collision.scene("so101", [table, post]), chain)
+    qs = chain.random_q(np.random.default_rng(3), 60)
+    targets = kinematics.tool_pose(chain, qs[world.clear(qs)][:20])
+    calls = _count_checks(monkeypatch)
+    counts = []
+    for B in (2, 20):
+        calls.update(check_q=0, check=0)
+        batch = solve_ik_batch(chain, targets[:B], chain.q_middle, avoid=world, backend="numpy", restarts=20)
+        counts.append(dict(calls))
+    assert (batch.restarts > 0).any()  # some answers collided and went on to restarts
+    assert counts[0]["check_q"] == 1 and counts[0] == counts[1]
+
+
+def test_import_graph_of_physai_has_no_cycle():
+    # Every import between physai's modules, at any level of a file (a deferred one, or one for type checkers only,
+    # included): no module imports one that imports it back, directly or around a circle. In particular the layers
+    # _avoid_step < collision < _avoid_ik < ik < nullspace, _ik_solve < _avoid_ik, _avoid_step < control.
+    import ast
+    import graphlib
+    from pathlib import Path
+
+    root = Path(ik.__file__).parent
+    graph = {}
+    for path in root.glob("*.py"):
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "physai":
+                deps |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("physai."):
+                deps.add(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                deps |= {a.name.split(".")[1] for a in node.names if a.name.startswith("physai.")}
+        graph[path.stem] = {d for d in deps if (root / f"{d}.py").exists() and d != path.stem}
+    order = list(graphlib.TopologicalSorter(graph).static_order())  # raises CycleError on a circle
+    for low, high in (("_avoid_step", "collision"), ("collision", "_avoid_ik"), ("_ik_solve", "_avoid_ik"),
+                      ("_avoid_ik", "ik"), ("ik", "nullspace"), ("_avoid_step", "control")):
+        assert low in graph[high] and order.index(low) < order.index(high)

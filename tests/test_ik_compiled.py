@@ -8,12 +8,13 @@ against MuJoCo's site pose, not against the other backend's q.
 
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from conftest import PANDA_XML, WXAI_XML, mujoco_errors
 
-from physai import _ik_record, _numba_ik, ik, kinematics, mj, robots
+from physai import _ik_record, _ik_solve, _numba_ik, ik, kinematics, mj, robots
 from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
 
@@ -95,7 +96,7 @@ def test_compiled_batched_equals_looped_and_seeded_runs_repeat(arms):
 @pytest.mark.parametrize("robot,task", [("panda", "pose"), ("so101", "position")])
 def test_batch_rows_are_bit_for_bit_the_same_on_any_number_of_threads_and_equal_the_loop(robot, task, arms,
                                                                                          monkeypatch):
-    """The targets of a batch are shared among threads in chunks (ik._in_threads); each row depends on its own
+    """The targets of a batch are shared among threads in chunks (_ik_solve._in_threads); each row depends on its own
     target and restart numbers only, so every thread count gives the rows of one thread and of a solve_ik loop over
     one shared generator. Bitwise equality is the point."""
     _, chain = arms[robot]
@@ -105,7 +106,7 @@ def test_batch_rows_are_bit_for_bit_the_same_on_any_number_of_threads_and_equal_
     looped = [solve_ik(chain, T, task=task, rng=g, restarts=20) for T in T_t]
     fields = ("q", "iterations", "restarts", "reason", "position_error", "orientation_error")
     for threads in (1, 2, 3, 7):
-        monkeypatch.setattr(ik, "_cores", lambda threads=threads: threads)
+        monkeypatch.setattr(_ik_solve, "_cores", lambda threads=threads: threads)
         batched = solve_ik_batch(chain, T_t, task=task, rng=np.random.default_rng(10), restarts=20)
         for name in fields:
             np.testing.assert_array_equal(getattr(batched, name), np.array([getattr(r, name) for r in looped]))
@@ -144,8 +145,8 @@ def test_compiled_ik_kernel_releases_the_gil_while_it_runs(monkeypatch):
     thread's kernel call is in progress (a kernel holding the GIL would stop it for the whole call)."""
     chain = robots.load("panda")
     T_t = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(11), 2000))
-    calls, in_threads = [], ik._in_threads
-    monkeypatch.setattr(ik, "_in_threads", lambda rows, B: (calls.append(rows), in_threads(rows, B)))
+    calls, in_threads = [], _ik_solve._in_threads
+    monkeypatch.setattr(_ik_solve, "_in_threads", lambda rows, B: (calls.append(rows), in_threads(rows, B)))
     solve_ik_batch(chain, T_t)  # captures the kernel call of every row
     span, seen, done = [], [], threading.Event()
 
@@ -248,7 +249,12 @@ def test_without_polish_both_backends_stop_after_the_last_attempt(so101):
     # the same counts on both backends, and skips the polish a plain failed solve runs (more steps).
     far = np.array([[0.0, 0.0, 2.0]])
     kw = dict(task="position", restarts=5)
-    c, n = (solve_ik_batch(so101, far, backend=be, _polish=False, **kw)[0] for be in ik.BACKENDS)
+
+    def unpolished(backend):
+        p = ik.check_problem(so101, far, None, 1, dict(kw, backend=backend))
+        return ik._batch_result(_ik_solve.solve(p._replace(options=replace(p.options, polish=False))), p.options)[0]
+
+    c, n = (unpolished(be) for be in ik.BACKENDS)
     assert not c.converged
     assert (c.reason, c.restarts, c.iterations) == (n.reason, n.restarts, n.iterations)
     assert c.position_error == pytest.approx(n.position_error, rel=1e-9)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import PANDA_XML
 
-from physai import ik, robots
+from physai import _avoid_step, ik, robots
 from physai import nullspace as ns
 from physai.errors import InputError
 from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobian, jacobian, tool_pose
@@ -329,3 +329,78 @@ def test_self_motion_refuses_a_start_in_collision_and_a_world_of_another_chain(s
         ns.self_motion(so101, so101.q_ref, ns.posture_cost(so101, so101.q_ref), steps=1, avoid=world)
     with pytest.raises(InputError, match="avoid: the world was built for chain"):
         ns.self_motion(panda, panda.q_ref, ns.posture_cost(panda, panda.q_ref), steps=1, avoid=world)
+
+
+def _post_world():
+    from physai import collision
+
+    chain = robots.load("so101")
+    post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))
+    return collision.collision_world(collision.scene("so101", [post]), chain)
+
+
+def test_avoidance_step_bad_input_names_the_option():
+    world = _post_world()
+    q = world.chain.q_ref
+    J = jacobian(world.chain, q)
+    for kwargs, name in (({"gain": 0.0}, "gain"), ({"gain": 1.5}, "gain"), ({"lam": -1.0}, "lam"),
+                         ({"influence": float("nan")}, "influence")):
+        with pytest.raises(InputError, match=name):
+            ns.avoidance_step(world, q, J, np.zeros(5), **kwargs)
+    with pytest.raises(InputError, match="dq"):
+        ns.avoidance_step(world, q, J, np.zeros(4))
+    with pytest.raises(InputError, match="world"):
+        ns.avoidance_step(object(), q, J, np.zeros(5))
+
+
+def test_collision_avoidance_step_is_the_nullspace_one_with_a_deprecation_warning():
+    from physai import collision
+
+    with pytest.warns(DeprecationWarning, match="physai.nullspace.avoidance_step"):
+        old = collision.avoidance_step
+    with pytest.warns(DeprecationWarning, match="physai.nullspace.DAMPER_GAIN"):
+        gain = collision.DAMPER_GAIN
+    assert old is ns.avoidance_step and gain == ns.DAMPER_GAIN
+    with pytest.raises(AttributeError):
+        collision.no_such_name  # noqa: B018
+
+
+def test_avoidance_step_closing_bound_holds_for_every_pair_by_mj_geomDistance(rng):
+    # The look-ahead's bound on how far each pair closes along q + s dq, against MuJoCo's distances of every pair
+    # (self pairs included) at 20 points of the path, for steps up to 0.3 rad per joint.
+    from conftest import mujoco_distances
+
+    world = _post_world()
+    chain = world.chain
+    for _ in range(10):
+        q = chain.random_q(rng)
+        dq = rng.uniform(-0.3, 0.3, chain.n)
+        L, M = _avoid_step._levers(world, q)
+        d0 = mujoco_distances(world, q, 10.0)
+        for s in np.linspace(0.05, 1.0, 20):
+            closed = d0 - mujoco_distances(world, q + s * dq, 10.0)
+            assert np.all(closed <= _avoid_step._travel(L, M, world.hinge, dq, s) + 1e-9)
+
+
+def test_avoidance_step_holds_self_pairs_to_self_margin_by_mj_geomDistance(rng):
+    # A standing-still step (dq = 0) meets every damper G dq >= -gain (d_i - m_i) exactly where each pair keeps its
+    # own clearance m_i, so it passes untouched at postures where robot pairs sit between self_margin (0) and the
+    # obstacle margin (1 cm) while the post keeps its margin (held to the obstacle margin, the damper would push the
+    # arm's own pairs apart). MuJoCo measures the pairs.
+    from conftest import mujoco_distances
+
+    world = _post_world()
+    chain = world.chain
+    self_within = 0
+    for q in chain.random_q(rng, 600):
+        d = mujoco_distances(world, q)
+        if np.any(d <= 1e-6):  # touching: the sweep leaves such a step alone either way
+            continue
+        J = jacobian(chain, q)[:3]
+        dq, scale = ns.avoidance_step(world, q, J, np.zeros(chain.n))
+        close_self = np.any(world.pair_self & (d < world.margin))
+        close_post = np.any(~world.pair_self & (d < world.margin))
+        if close_self and not close_post:
+            self_within += 1
+            np.testing.assert_array_equal(dq, 0.0)
+    assert self_within >= 3

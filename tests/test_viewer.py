@@ -112,8 +112,10 @@ def test_close_geoms_are_the_pairs_mujoco_finds_within_the_margin(rng):
     for q in world.chain.random_q(rng, 20):
         d.qpos[world.qpos_adr] = q
         mujoco.mj_kinematics(m, d)
-        truth = {int(g) for a, b in world.pairs if mujoco.mj_geomDistance(m, d, int(a), int(b), 1.0, None)
-                 < world.margin for g in (a, b)}
+        # each pair against its own clearance: the robot's own pairs self_margin, the post's pairs margin
+        truth = {int(g) for (a, b), own in zip(world.pairs, world.pair_self)
+                 if mujoco.mj_geomDistance(m, d, int(a), int(b), 1.0, None)
+                 < (world.self_margin if own else world.margin) for g in (a, b)}
         assert close_geoms(world, q) == truth
         seen += len(truth)
     assert seen > 0

@@ -28,8 +28,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import nullspace as ns  # noqa: E402
+from physai.nullspace import DAMPER_GAIN  # noqa: E402
 from physai import robots  # noqa: E402
-from physai.collision import DAMPER_GAIN  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
 from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
