@@ -18,12 +18,10 @@ PNG_1X1 = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01
            b"\x00IEND\xaeB`\x82")
 LONG = "x" * 400  # one unbroken word far wider than the page: the report must wrap it, not cut it
 DEMO_BUILD = f"""\"\"\"Demo lesson: claims, a figure and a transcript.\"\"\"
-import os
-import sys
 from pathlib import Path
-from physai.lesson import Claim, claims_table, out_dir, verdict, write_claims, transcript
+from physai.lesson import Claim, claims_table, full_run, out_dir, verdict, write_claims, transcript
 here = out_dir(__file__)
-full = os.environ.get("PHYSAI_FULL") == "1" and "--full" in sys.argv
+full = full_run()
 with transcript(here / "build_output.txt"):
     claims = [Claim("01", "value", "1.00", "1.00", verdict(True), "equal to 2 decimals", "build.py"),
               Claim("01", "other value", "3.00", "2.00", verdict(False), "{LONG}", "build.py"),
