@@ -250,7 +250,7 @@ def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, s
 def test_experiment_results_row_labels_and_worst_joint_follow_the_reach_statistics(ex):
     chain = robots.load("so101")
     reach = ex.reach_step(chain, n=300)
-    num = {"worst": {1e-6: 1e-10, 1e-5: 1e-11}}
+    num = {"n": 20, "worst": {1e-6: 1e-10, 1e-5: 1e-11}}
     res = ex.results(reach, num, {"after": 0.0, "slips": {}}, {"position rows": 0.0,
                              "orientation rows, raw": 1.0, "after B(phi)": 0.0}, [])
     shares = {label: s["share"] for label, s in reach["stats"].items() if label.startswith("only ")}

@@ -77,8 +77,9 @@ def numeric_jacobian(chain, q, eps):
 def numeric_check_step(chain, n_poses=N_CHECK) -> dict:
     """Worst |J_geo - J_num| over poses uniform in [-1.5, 1.5] (random seed 0; the first ``n_poses``) per step."""
     qs = np.random.default_rng(SEED).uniform(-1.5, 1.5, size=(n_poses, 6))
-    return {"qs": qs, "worst": {eps: max(np.abs(jacobian(chain, q) - numeric_jacobian(chain, q, eps)).max()
-                                         for q in qs) for eps in EPS_GRID}}
+    return {"n": n_poses, "qs": qs,
+            "worst": {eps: max(np.abs(jacobian(chain, q) - numeric_jacobian(chain, q, eps)).max() for q in qs)
+                      for eps in EPS_GRID}}
 
 
 def bug_step(chain, qs) -> dict:
@@ -151,7 +152,7 @@ def print_reach(r) -> None:
 
 def print_numeric(num, bug) -> None:
     print("\n== Numeric check: geometric J vs central differences with vee(dR R^T) (wxai_illustrative) ==")
-    n = len(num["qs"])
+    n = num["n"]
     print(f"{'eps':>7s} {f'worst |J_geo - J_num| over {n} poses':>38s}")
     for eps, worst in num["worst"].items():
         print(f"{eps:7.0e} {worst:38.1e}")
@@ -223,7 +224,7 @@ def results(reach, num, bug, rpy, pitch) -> dict:
     joint_rows = [row for row in stats if row["label"].startswith("only ")]
     worst = max(joint_rows, key=lambda row: row["share"])
     return {"check_eps": SOURCE_EPS,
-            "n_reach": reach["n"], "n_check": len(num["qs"]), "far": FAR, "reach": stats, "worst_joint": worst,
+            "n_reach": reach["n"], "n_check": num["n"], "far": FAR, "reach": stats, "worst_joint": worst,
             "spans_deg": dict(zip(reach["names"], reach["spans"])),
             "numeric": [{"eps": eps, "worst": w} for eps, w in num["worst"].items()],
             "best_eps": min(num["worst"], key=num["worst"].get), "at_check_eps": num["worst"][SOURCE_EPS],
