@@ -210,3 +210,12 @@ def test_report_in_chromium_at_1280_px_cuts_no_text_and_loads_every_figure(lesso
     assert cut == []
     assert page_wide <= 1280
     assert images and all(w > 0 for _, w in images), images
+
+
+def test_claim_text_is_escaped_as_html_escape_writes_it_not_read_as_markup():
+    import html
+
+    text = "<script>alert(1)</script> & |a - b| < 1e-12"
+    page = str(report.claims_html([Claim("01", text, "a < b", "1 > 0", "agree", text, "build.py")]))
+    assert "<script>" not in page and page.count(html.escape(text, quote=False)) == 2
+    assert f"<td>{html.escape('a < b')}</td><td>{html.escape('1 > 0')}</td>" in page
