@@ -133,7 +133,14 @@ def figure_captions(*transcripts: str) -> dict[str, str]:
 
 def macro(name: str):
     """The macro ``name`` of ``physai/site/blocks.html`` (the quiz, figure, claims table, ...): call it with the
-    block's parts -> its HTML as :class:`markupsafe.Markup`."""
+    block's parts -> its HTML as :class:`markupsafe.Markup`, every part that is not Markup escaped.
+
+    Examples
+    --------
+    >>> from physai.report import macro
+    >>> str(macro("transcript")("a<b.txt", "x < 1 & y"))
+    '<details><summary>transcript: a&lt;b.txt</summary><pre>x &lt; 1 &amp; y</pre></details>'
+    """
     return getattr(SITE_ENV.get_template(BLOCKS).module, name)
 
 
