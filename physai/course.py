@@ -32,9 +32,9 @@ from xml.etree.ElementTree import tostring
 from xml.sax.saxutils import unescape
 
 import jinja2
-from markupsafe import Markup
 from latex2mathml.converter import convert_to_element as latex_to_mathml
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
