@@ -12,7 +12,7 @@ from physai.jaxkin import float64
 from physai.kinematics import fk, jacobian
 from physai.learned import init_model
 from physai.learned.model import forward
-from physai.seed_robots import PLANAR2R_LINKS
+from physai.example_robots import PLANAR2R_LINKS
 from physai.singularity import damped_solve
 
 OWN = {"dls_step": ("physai.singularity.damped_solve",), "tip": ("physai.kinematics.fk", "physai.kinematics.tool_pose"),
