@@ -7,14 +7,17 @@ and a value from it prints only through a format filter (``{{ R.build.lever | fi
 ``<span class="num" data-ref="build.lever" data-fmt="fix:4">``, so a test can trace every number on a page back
 to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``misconception``,
 ``details``; ``figure``, ``source``, ``command`` (a lesson script) and ``physai`` (a CLI command) are
-plain calls. A quiz's lines are its options (``+ right``,
-``- wrong``, each wrong one followed by its ``! why-not``, shown when it is clicked) and its ``? why``. The page's header, its five-step checklist
-(kept in the browser's local storage) and its appendix (the run's claims, figures and transcripts) are added here.
+plain calls. A quiz's lines are its options (``+ right``, ``- wrong``, each wrong one followed by its ``! why-not``,
+shown when it is clicked) and its ``? why``. The page's header, its five-step checklist (kept in the browser's local
+storage) and its appendix (the run's claims, figures and transcripts) are added here.
+
+Every tag is written by a template: the page shells (``site/lesson.html``, ``site/track.html``) and one macro per
+block (``site/blocks.html``), all through :data:`physai.report.SITE_ENV`, which escapes every value; only HTML the
+project rendered itself (Markdown, MathML, the installed source) is passed in as :class:`markupsafe.Markup`.
 """
 
 from __future__ import annotations
 
-import html
 import importlib
 import inspect
 import itertools
@@ -25,22 +28,24 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree.ElementTree import tostring
+from xml.sax.saxutils import unescape
 
 import jinja2
-from latex2mathml.converter import convert as latex_to_mathml
+from latex2mathml.converter import convert_to_element as latex_to_mathml
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai import _files
 from physai.errors import InputError, PhysaiError
 from physai.lesson import lesson_number, read_results
-from physai.report import AUDIT_FILE, claims_html, figure_captions, run_stamp
+from physai.report import AUDIT_FILE, SITE, SITE_ENV, figure_captions, macro, run_stamp
 
 PAGE_FILE = "lesson.md"
 PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
 TRACK_FILE = "track.md"
-SITE = Path(__file__).with_name("site")  # the page templates, stylesheet and script
 SECTIONS = ("The problem", "Core idea", "Build it", "Experiment", "Break it", "On the real robot", "Check yourself",
             "Takeaways", "Sources")
 STEPS = (("Read", "The problem and the core idea; answer the questions before you read on."),
@@ -125,8 +130,7 @@ def _filter(fmt: str):
     def apply(node, digits: int = 0) -> str:
         if not isinstance(node, Result):
             raise CourseError(f"| {fmt}: format a result of the run (R....), not {node!r} typed into the page")
-        text = html.escape(format_value(node._value, fmt, digits))
-        return f'<span class="num" data-ref="{html.escape(node._path)}" data-fmt="{fmt}:{digits}">{text}</span>'
+        return macro("num")(node._path, fmt, digits, format_value(node._value, fmt, digits))
 
     return apply
 
@@ -140,25 +144,26 @@ class _Blocks:
     (so Markdown never re-reads their HTML)."""
 
     md: MarkdownIt
-    html: dict[str, str] = field(default_factory=dict)
+    html: dict[str, Markup] = field(default_factory=dict)
     counter: itertools.count = field(default_factory=itertools.count)
 
-    def put(self, markup: str) -> str:
+    def put(self, markup: Markup) -> str:
         key = f"PHYSAIBLOCK{next(self.counter)}X"
         self.html[key] = markup
         return f"\n\n{key}\n\n"
 
-    def block(self, text: str) -> str:
-        return self.md.render(inspect.cleandoc(text))
+    def block(self, text: str) -> Markup:
+        return Markup(self.md.render(inspect.cleandoc(text)))  # Markdown the page's source wrote, rendered here
 
-    def inline(self, text: str) -> str:
-        return self.md.renderInline(" ".join(text.split()))
+    def inline(self, text: str) -> Markup:
+        return Markup(self.md.renderInline(" ".join(text.split())))
 
     def restore(self, page: str) -> str:
         for key, markup in reversed(self.html.items()):  # outer blocks first: they hold the keys of inner ones
-            if f"<p>{key}</p>" not in page:  # Markdown kept it inline: in a table cell, a list item, a line of text
+            alone = self.md.render(key).strip()  # the key as a paragraph of its own
+            if alone not in page:  # Markdown kept it inline: in a table cell, a list item, a line of text
                 raise CourseError(f"a block ({markup[:60]}...) must stand in a paragraph of its own")
-            page = page.replace(f"<p>{key}</p>", markup)
+            page = page.replace(alone, markup)
         return page
 
 
@@ -191,22 +196,19 @@ def _quiz(blocks: _Blocks, question: str, caller) -> str:
     A ``! ...`` line right after a wrong option is that option's why-not: the misconception it stands for, shown
     when it is clicked."""
     options, why = quiz_parts(question, caller())
-    buttons = "".join(f'<li><button type="button" class="option" data-correct="{str(right).lower()}">'
-                      f"{blocks.inline(text)}</button>"
-                      + (f'<span class="whynot" hidden>{blocks.inline(" ".join(whynot))}</span>' if whynot else "")
-                      + "</li>" for right, text, whynot in options)
-    return blocks.put(f'<div class="quiz" data-quiz><div class="question">{blocks.inline(question)}</div>'
-                      f'<ol class="options">{buttons}</ol><p class="verdict" role="status" aria-live="polite"></p>'
-                      f'<div class="why" hidden><strong>Why.</strong> {blocks.block(chr(10).join(why))}</div></div>')
+    options = [(right, blocks.inline(text), blocks.inline(" ".join(whynot)) if whynot else "")
+               for right, text, whynot in options]
+    return blocks.put(macro("quiz")(blocks.inline(question), options, blocks.block("\n".join(why))))
 
 
 def _folded(blocks: _Blocks, kind: str, label: str, summary: str, caller) -> str:
-    return blocks.put(f'<details class="{kind}"><summary><span class="label">{label}</span> '
-                      f"{blocks.inline(summary)}</summary>{blocks.block(caller())}</details>")
+    return blocks.put(macro("folded")(kind, label, blocks.inline(summary), blocks.block(caller())))
 
 
 def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environment:
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    """The environment of a page's source: a template that writes Markdown, every value escaped (the numbers and
+    blocks it inserts are the project's own HTML, as Markup)."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=True, keep_trailing_newline=True)
     env.filters.update({name: _filter(name) for name in FORMATS})
 
     def figure(name: str, alt: str) -> str:
@@ -214,19 +216,16 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
             raise CourseError(f"figure {name}: alt text is required")
         if not (out / name).is_file():
             raise CourseError(f"figure {name}: the run wrote no such figure in {out}")
-        src = html.escape(name)  # the image links to itself: a phone opens it full size to zoom
-        return blocks.put(f'<figure><a class="full" href="{src}"><img src="{src}" alt="{html.escape(alt)}"></a>'
-                          f"<figcaption>{blocks.inline(lesson.captions.get(name, alt))} "
-                          f'<a class="full-size" href="{src}">Open full size</a></figcaption></figure>')
+        # the image links to itself: a phone opens it full size to zoom
+        return blocks.put(macro("figure")(name, alt, blocks.inline(lesson.captions.get(name, alt))))
 
     def source(dotted: str) -> str:
         module, _, name = dotted.rpartition(".")
         obj = getattr(importlib.import_module(module), name)
         lines, start = inspect.getsourcelines(obj)
         where = f"{module.replace('.', '/')}.py, lines {start}-{start + len(lines) - 1}"
-        code = blocks.md.render(f"```python\n{''.join(lines)}```")
-        return blocks.put(f'<figure class="source"><figcaption><code>{dotted}</code> — {where}, as installed'
-                          f"</figcaption>{code}</figure>")
+        code = Markup(blocks.md.render(f"```python\n{''.join(lines)}```"))  # the installed source, rendered here
+        return blocks.put(macro("source")(dotted, where, code))
 
     env.globals.update(
         R=Result(lesson.results, ""),
@@ -235,12 +234,12 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
         exercise=lambda level, question, caller: _folded(blocks, f"exercise {level.lower()}", f"{level}.", question,
                                                          caller),
         details=lambda summary, caller: _folded(blocks, "more", "", summary, caller),
-        misconception=lambda title, caller: blocks.put(f'<aside class="misconception"><p class="label">A common '
-                                                       f"misconception: {blocks.inline(title)}</p>"
-                                                       f"{blocks.block(caller())}</aside>"),
+        misconception=lambda title, caller: blocks.put(macro("misconception")(blocks.inline(title),
+                                                                              blocks.block(caller()))),
         figure=figure, source=source,
-        command=lambda script: f"`{script_command(lesson, script)}`",
-        physai=lambda args: f"`{cli_command(args)}`",
+        # a command as a Markdown code span: the page's own source language, not a value to escape
+        command=lambda script: Markup(f"`{script_command(lesson, script)}`"),
+        physai=lambda args: Markup(f"`{cli_command(args)}`"),
     )
     return env
 
@@ -309,16 +308,17 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
     >>> "<mi>arg</mi>" in tex_to_mathml(r"\arg\min_q f"), "\\" in tex_to_mathml(r"\arg\min_q f")
     (True, False)
     """
-    mathml = latex_to_mathml(tex, display="block" if display else "inline")
-    for name in OPERATOR_NAMES:
-        mathml = mathml.replace(f"<mi>\\{name}</mi>", f"<mi>{name}</mi>")
-    for bar in BARS:  # as in TeX, \lvert and \lVert keep their size; \left... \right... are the stretching forms
-        mathml = mathml.replace(f"<mo>{bar}</mo>", f'<mo stretchy="false">{bar}</mo>')
-    left = _RAW_TEX.findall(re.sub(r"<[^>]*>", " ", mathml))
+    math = latex_to_mathml(tex, display="block" if display else "inline")
+    for node in math.iter():
+        if node.tag == "mi" and node.text and node.text.removeprefix("\\") in OPERATOR_NAMES:
+            node.text = node.text.removeprefix("\\")
+        elif node.tag == "mo" and node.text in BARS and not node.attrib:  # as in TeX, \lvert and \lVert keep
+            node.set("stretchy", "false")  # their size; \left... \right... are the stretching forms
+    left = _RAW_TEX.findall(" ".join(math.itertext()))
     if left:
         raise CourseError(f"maths ${tex[:60]}$: {', '.join(left)} is not a command the renderer knows; it would "
                           f"show as raw TeX")
-    return mathml
+    return unescape(tostring(math, encoding="unicode"))  # as latex2mathml writes it: its entities kept
 
 
 def markdown() -> MarkdownIt:
@@ -332,20 +332,28 @@ def markdown() -> MarkdownIt:
 
 def render_body(lesson: Lesson, out: Path) -> str:
     """The lesson's body as HTML: the template filled from the run, then Markdown, then the blocks put back."""
-    blocks = _Blocks(markdown())
+    blocks = _Blocks(_wrap_tables(markdown()))
     try:
         text = _environment(blocks, lesson, out).from_string(lesson.body).render()
     except jinja2.TemplateError as exc:
         raise CourseError(f"lesson {lesson.name}: {exc}") from None
-    body = blocks.restore(blocks.md.render(text))
-    return body.replace("<table>", '<div class="table-wrap"><table>').replace("</table>", "</table></div>")
+    return blocks.restore(blocks.md.render(text))
+
+
+def _wrap_tables(md: MarkdownIt) -> MarkdownIt:
+    """``md`` with each table in a ``table-wrap`` box (a wide table scrolls on its own, not the page)."""
+    def table_open(self, tokens, idx, options, env):
+        return str(macro("table_open")()) + self.renderToken(tokens, idx, options, env)
+
+    def table_close(self, tokens, idx, options, env):
+        return self.renderToken(tokens, idx, options, env).rstrip("\n") + str(macro("table_close")()) + "\n"
+
+    md.add_render_rule("table_open", table_open)
+    md.add_render_rule("table_close", table_close)
+    return md
 
 
 # ---- pages ----------------------------------------------------------------------------------------------------
-
-
-def _templates() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(SITE), autoescape=True, undefined=jinja2.StrictUndefined)
 
 
 MATH_FONT = "NotoSansMath-Regular.woff2"
@@ -399,18 +407,10 @@ def script_command(lesson: Lesson, script: str) -> str:
     return f"uv run python experiments/{lesson.name}/{script}"
 
 
-def appendix(runs) -> str:
+def appendix(runs) -> Markup:
     """The lesson's audit: per script, its status, claims table and folded transcripts (``runs``:
     ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.report.ScriptRun` per script of this lesson)."""
-    parts = []
-    for run, texts in runs:
-        status = '<span class="ok">ok</span>' if run.ok else f'<span class="fail">failed (exit {run.returncode})</span>'
-        parts += [f"<h3>{html.escape(run.script)}</h3>",
-                  f'<p class="meta">{html.escape(run.title)} · {status} · {run.seconds:.1f} s</p>',
-                  claims_html(run.claims)]
-        parts += [f"<details><summary>transcript: {html.escape(name)}</summary><pre>{html.escape(text)}</pre>"
-                  f"</details>" for name, text in texts]
-    return "\n".join(parts)
+    return macro("appendix")(runs)
 
 
 def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, stamp: str, track: str) -> str:
@@ -419,7 +419,7 @@ def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, sta
     ``track`` the track's title."""
     prerequisites = [lessons[n] for n in lesson.meta.get("prerequisites", []) if n in lessons]
     scripts = [run.script for run, _ in runs]
-    return _templates().get_template("lesson.html").render(
+    return SITE_ENV.get_template("lesson.html").render(
         lesson=lesson, body=render_body(lesson, out), steps=steps(lesson), prerequisites=prerequisites,
         scripts=scripts, next=lessons.get(lesson.meta.get("next", "")), appendix=appendix(runs), stamp=stamp,
         track=track, **_assets("../"))
@@ -441,7 +441,7 @@ def track_page(experiments: Path, lessons: list[Lesson], failed=(), stamp: str =
     modules = [dict(m, lessons=[x for x in lessons if x.meta["module"] == m["name"]]) for m in meta["modules"]]
     others = [x for x in lessons if x.meta["module"] not in {m["name"] for m in modules}]
     modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
-    return _templates().get_template("track.html").render(
+    return SITE_ENV.get_template("track.html").render(
         meta=meta, body=body, modules=modules, count=len(lessons), minutes=lesson_minutes(lessons), steps=len(STEPS),
         failed=list(failed), stamp=stamp, **_assets(""))
 
@@ -466,8 +466,7 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
     pages that could not be built)``; a lesson whose scripts did not all pass gets no page."""
     (lessons, unbuilt), title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
-    for name in unbuilt:
-        (out / name / PAGE_HTML).unlink(missing_ok=True)  # never leave an earlier run's page
+    remove_pages(out, unbuilt)  # never leave an earlier run's page
     for lesson in lessons.values():
         try:
             write_lesson(out, lesson, lessons, runs, title)
@@ -505,8 +504,8 @@ def read_lessons(out: Path, folders: list[Path], runs) -> tuple[dict[str, Lesson
 def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str) -> Path:
     """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path.
     A lesson whose scripts did not all pass in ``runs`` gets no page, and an earlier run's page is removed."""
+    remove_pages(out, [lesson.name])
     path = out / lesson.name / PAGE_HTML
-    path.unlink(missing_ok=True)
     broken = [f"{r.script} failed (exit {r.returncode})" for r in runs if r.lesson == lesson.name and not r.ok]
     if broken:  # results.json may still hold an earlier run's numbers for the script that failed
         raise CourseError(f"{', '.join(broken)}; a page is built only from a run whose scripts all pass")
@@ -520,5 +519,5 @@ def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, tr
 
 
 def _captions(out: Path, runs, name: str) -> dict:
-    texts = [(out / t).read_text(encoding="utf-8") for r in runs if r.lesson == name for t in r.tables]
-    return {k: v for text in texts for k, v in figure_captions(text).items()}
+    tables = [t for r in runs if r.lesson == name for t in r.tables]
+    return figure_captions(*((out / t).read_text(encoding="utf-8") for t in tables))

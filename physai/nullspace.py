@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,9 +50,6 @@ from physai.singularity import (
     jacobian_block,
 )
 from physai.transforms import pose_error
-
-if TYPE_CHECKING:
-    from physai.collision import CollisionWorld
 
 __all__ = [  # the null-space API; avoidance_step (and its gain) is defined below this module, in _avoid_step
     "DAMPER_GAIN", "RCOND", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "RedundantResult",

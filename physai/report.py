@@ -10,7 +10,6 @@ be moved as a whole. The summary's agree/disagree counts are counted from the sa
 from __future__ import annotations
 
 import ast
-import html
 import importlib.metadata
 import os
 import platform
@@ -20,6 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import jinja2
+from markupsafe import Markup
+
 from physai import _files
 from physai.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims
 from physai.lesson import out_dir as written_to
@@ -27,7 +29,13 @@ from physai.lesson import out_dir as written_to
 TABLE_GLOB = "*_output.txt"
 FIGURE_GLOB = "*.png"
 VERSIONED = ("physai", "numpy", "scipy", "mujoco", "jax", "matplotlib", "viser")
-AUDIT_FILE = "audit.html"
+AUDIT_FILE = "audit.html"  # the page, and its template in SITE
+SITE = Path(__file__).with_name("site")  # the pages' templates, macros, stylesheet and script
+BLOCKS = "blocks.html"  # the macros of the pages' blocks
+SITE_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(SITE), autoescape=True, undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True)
+"""The one Jinja2 environment every page is written through; it escapes every value, so only HTML the project
+rendered itself (Markdown, MathML, highlighted source, a macro's output) comes in, as :class:`markupsafe.Markup`."""
 FIGURE_LINE = "figure: "  # a transcript line "figure: name.png (caption)" gives the figure its caption
 
 
@@ -113,74 +121,32 @@ def versions() -> dict[str, str]:
     return out
 
 
-def figure_captions(transcript: str) -> dict[str, str]:
-    """``{file name: caption}`` from the transcript's ``figure: name.png (caption)`` lines."""
+def figure_captions(*transcripts: str) -> dict[str, str]:
+    """``{file name: caption}`` from the transcripts' ``figure: name.png (caption)`` lines."""
     out = {}
-    for line in transcript.splitlines():
+    for line in "\n".join(transcripts).splitlines():
         if line.startswith(FIGURE_LINE):
             name, _, rest = line[len(FIGURE_LINE):].partition(" ")
             out[name] = rest.strip().removeprefix("(").removesuffix(")") or name
     return out
 
 
-def claims_html(claims) -> str:
+def macro(name: str):
+    """The macro ``name`` of ``physai/site/blocks.html`` (the quiz, figure, claims table, ...): call it with the
+    block's parts -> its HTML as :class:`markupsafe.Markup`, every part that is not Markup escaped.
+
+    Examples
+    --------
+    >>> from physai.report import macro
+    >>> str(macro("transcript")("a<b.txt", "x < 1 & y"))
+    '<details><summary>transcript: a&lt;b.txt</summary><pre>x &lt; 1 &amp; y</pre></details>'
+    """
+    return getattr(SITE_ENV.get_template(BLOCKS).module, name)
+
+
+def claims_html(claims) -> Markup:
     """The claims as an HTML table: claim, source, measured, verdict, why (one row per claim)."""
-    if not claims:
-        return '<p class="meta">This run wrote no claims.</p>'
-    cols = "".join(f'<col style="width:{w}%">' for w in (27, 17, 19, 10, 27))  # fixed widths: long cells wrap
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "source", "measured", "verdict", "why"))
-    rows = "".join(
-        f'<tr class="{c.verdict}"><td>{html.escape(c.claim)}</td><td>{html.escape(c.source)}</td>'
-        f"<td>{html.escape(c.measured)}</td><td>{'✓' if c.verdict == 'agree' else '✗'} {c.verdict}</td>"
-        f"<td>{html.escape(c.why)}</td></tr>"
-        for c in claims
-    )
-    return (f'<table class="claims"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead>'
-            f"<tbody>{rows}</tbody></table>")
-
-
-def _status(run: ScriptRun) -> str:
-    return '<span class="ok">ok</span>' if run.ok else f'<span class="fail">failed (exit {run.returncode})</span>'
-
-
-def _run_html(out_dir: Path, run: ScriptRun) -> str:
-    """One script's section: status, claims table, figures with captions, transcript folded."""
-    parts = [f"<h3>{html.escape(run.script)} — {html.escape(run.title)}</h3>",
-             f'<p class="meta">{_status(run)} · {run.seconds:.1f} s · {run.count("agree")} agree, '
-             f'{run.count("disagree")} disagree</p>', claims_html(run.claims)]
-    texts = [(out_dir / t).read_text(encoding="utf-8") for t in run.tables]
-    captions = {k: v for text in texts for k, v in figure_captions(text).items()}
-    parts += [f'<figure><img src="{html.escape(f.as_posix())}" alt="{html.escape(f.name)}">'
-              f"<figcaption>{html.escape(captions.get(f.name, f.name))}</figcaption></figure>" for f in run.figures]
-    parts += [f"<details><summary>transcript: {html.escape(t.name)}</summary><pre>{html.escape(text)}</pre></details>"
-              for t, text in zip(run.tables, texts)]
-    if not run.tables:
-        parts.append('<p class="meta">This run wrote no transcript.</p>')
-    return "\n".join(parts)
-
-
-def _summary_row(run: ScriptRun) -> str:
-    lesson = html.escape(run.lesson)
-    return (f'<tr><td><a href="#{lesson}">{lesson}</a></td><td>{html.escape(run.script)}</td><td>{_status(run)}</td>'
-            f'<td class="num">{run.seconds:.1f} s</td><td class="num">{len(run.claims)}</td>'
-            f'<td class="num">{run.count("agree")}</td><td class="num">{run.count("disagree")}</td>'
-            f'<td class="num">{len(run.figures)}</td></tr>')
-
-
-_CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-h1{margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;max-width:100%} td,th{padding:.25em .6em;border-bottom:1px solid #eee;text-align:left;
-vertical-align:top;overflow-wrap:anywhere} table.claims{width:100%;font-size:.9em;table-layout:fixed}
-.num{text-align:right!important;font-variant-numeric:tabular-nums}
-pre{background:#f7f7f7;padding:.8em;font-size:.85em;line-height:1.35;white-space:pre-wrap;overflow-wrap:anywhere}
-.ok{color:#17752f;font-weight:600} .fail{color:#b00020;font-weight:600}
-tr.agree{background:#e3f5e6} tr.disagree{background:#fde4e4}
-figure{display:inline-block;margin:.5em;max-width:48%;vertical-align:top}
-figure img{max-width:100%;border:1px solid #ddd}
-figcaption{font-size:.85em;color:#555} .meta{color:#555;font-size:.9em;overflow-wrap:anywhere}
-details{margin:.5em 0} summary{cursor:pointer;color:#444}
-"""
+    return macro("claims")(claims)
 
 
 def run_stamp() -> str:
@@ -197,28 +163,13 @@ def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str],
     """Write the tour's full record ``out_dir/audit.html`` for its ``runs`` (``wall_s``: the tour's wall time);
     returns its path."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    by_lesson: dict[str, list[ScriptRun]] = {}
+    by_lesson: dict[str, list] = {}
     for run in runs:
-        by_lesson.setdefault(run.lesson, []).append(run)
-    sections = [f'<h2 id="{html.escape(lesson)}">{html.escape(lesson)}</h2>\n' + "\n".join(_run_html(out_dir, r)
-                for r in lesson_runs) for lesson, lesson_runs in by_lesson.items()]
+        texts = [(t.name, (out_dir / t).read_text(encoding="utf-8")) for t in run.tables]
+        captions = figure_captions(*(text for _, text in texts))
+        figures = [(f.as_posix(), f.name, captions.get(f.name, f.name)) for f in run.figures]
+        by_lesson.setdefault(run.lesson, []).append((run, texts, figures))
     agree, disagree = tally(runs)
-    version_rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in versions.items())
-    stamp = run_stamp()
-    page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>physai tour</title><style>{_CSS}</style></head>
-<body>
-<h1>physai tour</h1>
-<p class="meta">Every claim, table and figure below was computed in the run of {stamp}.
-Tour wall time: <b id="wall">{wall_s:.1f} s</b> ({sum(r.ok for r in runs)}/{len(runs)} scripts ok).</p>
-<p id="totals">Claims of the source material checked: <b>{agree + disagree}</b> — <span class="ok">{agree} agree</span>,
-<span class="fail">{disagree} disagree</span> (each row below says why).</p>
-<table class="summary"><thead><tr><th>lesson</th><th>script</th><th>status</th><th>time</th><th>claims</th>
-<th>agree</th><th>disagree</th><th>figures</th></tr></thead>
-<tbody>{"".join(_summary_row(r) for r in runs)}</tbody>
-</table>
-{"".join(sections)}
-<h2>Versions</h2><table class="summary">{version_rows}</table>
-</body></html>
-"""
+    page = SITE_ENV.get_template(AUDIT_FILE).render(runs=runs, by_lesson=by_lesson, agree=agree, disagree=disagree,
+                                                    versions=versions, wall_s=wall_s, stamp=run_stamp())
     return _files.write_text(out_dir / AUDIT_FILE, page)

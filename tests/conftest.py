@@ -102,6 +102,34 @@ def load_lesson(folder: str, script: str):
     return module
 
 
+@pytest.fixture(scope="module")
+def build(request):
+    """The test module's lesson's ``build.py`` (its folder is the module's ``LESSON``), imported, ``main()`` not run."""
+    return load_lesson(request.module.LESSON, "build.py")
+
+
+@pytest.fixture(scope="module")
+def ex(request):
+    """The test module's lesson's ``experiment.py`` (its folder is the module's ``LESSON``), imported, not run."""
+    return load_lesson(request.module.LESSON, "experiment.py")
+
+
+@pytest.fixture
+def run_lesson(tmp_path, monkeypatch):
+    """``run(script, *args) -> (claims, results)``: the loaded lesson ``script``'s ``main(*args)`` run with its outputs
+    in ``tmp_path`` (its ``HERE``); the claims it returned are checked to be the ones it wrote, and ``results`` is what
+    it saved for the page (its entry of ``results.json``)."""
+    from physai.lesson import read_claims, read_results
+
+    def run(script, *args):
+        monkeypatch.setattr(script, "HERE", tmp_path)
+        claims = script.main(*args)
+        assert read_claims(tmp_path) == claims
+        return claims, read_results(tmp_path)[Path(script.__file__).stem]
+
+    return run
+
+
 @pytest.fixture(scope="session")
 def chromium():
     """``(path, sync_api)``: the system Chromium and Playwright's sync API, which the browser tests drive; a test

@@ -10,7 +10,7 @@ from scipy.spatial.transform import Rotation, Slerp
 from physai import transforms as tf
 from physai.errors import InputError
 
-from conftest import load_lesson
+LESSON = "07-frames"
 
 N = 200
 
@@ -258,8 +258,7 @@ def test_pose_error_matches_scipy_rotvec_and_translation_difference():
 # ---- the lesson's steps and its claim row, against MuJoCo, SciPy and Pinocchio ----------------------------------
 
 
-def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(so101_model, so101):
-    build = load_lesson("07-frames", "build.py")
+def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(build, so101_model, so101):
     ch = build.chain_step(so101_model, so101)
     d = mujoco.MjData(so101_model)
     d.qpos[list(so101.qpos_adr)] = build.Q0
@@ -278,39 +277,33 @@ def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(so1
     assert [c.verdict for c in build.claims(ch)] == ["agree"]
 
 
-def test_experiment_drift_stays_at_round_off_against_the_exact_rotation():
-    exp = load_lesson("07-frames", "experiment.py")
-    r = exp.drift(n_steps=3000)
-    theta = np.linalg.norm(exp.STEP_ROTVEC)
-    exact = Rotation.from_rotvec(exp.STEP_ROTVEC / theta * ((3000 * theta) % (2 * np.pi))).as_matrix()
+def test_experiment_drift_stays_at_round_off_against_the_exact_rotation(ex):
+    r = ex.drift(n_steps=3000)
+    theta = np.linalg.norm(ex.STEP_ROTVEC)
+    exact = Rotation.from_rotvec(ex.STEP_ROTVEC / theta * ((3000 * theta) % (2 * np.pi))).as_matrix()
     for R in (*r["Rs"], *tf.quat_to_matrix(r["qs"])):
-        assert exp.angle_between(R, exact) < 1e-12
+        assert ex.angle_between(R, exact) < 1e-12
     assert r["trace"]["R fixed"][-1] < 1e-15 and r["trace"]["q fixed"][-1] < 1e-15
 
 
 # ---- the functions the learner types, and the numbers the lesson page quotes ----------------------------------
 
 
-@pytest.fixture(scope="module")
-def build07():
-    return load_lesson("07-frames", "build.py")
-
-
-def test_build_exercise_functions_match_numpy_inverse_scipy_and_pinocchio_action(build07, rng):
+def test_build_exercise_functions_match_numpy_inverse_scipy_and_pinocchio_action(build, rng):
     for _ in range(20):
         v, u = rng.normal(size=3), rng.normal(size=3)
         T = random_T(rng)
-        np.testing.assert_allclose(build07.skew(v) @ u, np.cross(v, u), atol=1e-15)
+        np.testing.assert_allclose(build.skew(v) @ u, np.cross(v, u), atol=1e-15)
         angle = rng.uniform(-np.pi, np.pi)
         axis = v / np.linalg.norm(v)
-        np.testing.assert_allclose(build07.rodrigues(axis, angle), Rotation.from_rotvec(angle * axis).as_matrix(),
+        np.testing.assert_allclose(build.rodrigues(axis, angle), Rotation.from_rotvec(angle * axis).as_matrix(),
                                    atol=1e-15)
-        np.testing.assert_allclose(build07.invert_transform(T), np.linalg.inv(T), atol=1e-14)
-        np.testing.assert_allclose(build07.twist_adjoint(T), pin.SE3(T).action, atol=1e-15)
+        np.testing.assert_allclose(build.invert_transform(T), np.linalg.inv(T), atol=1e-14)
+        np.testing.assert_allclose(build.twist_adjoint(T), pin.SE3(T).action, atol=1e-15)
 
 
-def test_quaternion_order_slip_is_the_angle_mujoco_gives_for_the_reordered_quaternion(build07, so101_model, so101):
-    sp = build07.spellings_step(build07.chain_step(so101_model, so101)["T_tool"][:3, :3])
+def test_quaternion_order_slip_is_the_angle_mujoco_gives_for_the_reordered_quaternion(build, so101_model, so101):
+    sp = build.spellings_step(build.chain_step(so101_model, so101)["T_tool"][:3, :3])
     w, x, y, z = sp["quat"]
     R_right, R_wrong = np.zeros(9), np.zeros(9)
     mujoco.mju_quat2Mat(R_right, np.array([w, x, y, z]))
@@ -319,9 +312,9 @@ def test_quaternion_order_slip_is_the_angle_mujoco_gives_for_the_reordered_quate
     np.testing.assert_allclose(sp["misread_deg"], np.degrees(np.arccos(np.clip(cos, -1, 1))), atol=1e-6)
 
 
-def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_scipy_euler(build07, rng):
+def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_scipy_euler(build, rng):
     R = Rotation.random(random_state=rng).as_matrix()
-    rt = build07.rates_step(R)
+    rt = build.rates_step(R)
     w = rt["omega_world"]
     np.testing.assert_allclose(rt["body"], pin.SE3(R, np.zeros(3)).actInv(pin.Motion(np.zeros(3), w)).angular,
                                atol=1e-15)
@@ -335,9 +328,9 @@ def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_
     assert rt["gap"] > 0.1  # the two are different vectors (the erratum)
 
 
-def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build07, so101_model, so101):
-    ch = build07.chain_step(so101_model, so101)
-    br = build07.break_step(so101, ch["T_tool"], ch["reversed"])
+def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101_model, so101):
+    ch = build.chain_step(so101_model, so101)
+    br = build.break_step(so101, ch["T_tool"], ch["reversed"])
     d = mujoco.MjData(so101_model)
     mujoco.mj_kinematics(so101_model, d)  # qpos = 0 = q_ref for the SO-101
     site = d.site_xpos[so101_model.site(so101.tool_name).id]
@@ -356,10 +349,9 @@ def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build07, so1
     assert br["untransposed_err"] > 0.1
 
 
-def test_float32_drift_is_orders_above_float64_for_the_same_compositions():
-    exp = load_lesson("07-frames", "experiment.py")
-    f32, f64 = exp.drift_float32(n_steps=3000), exp.drift(n_steps=3000)
-    worst64 = max(r["vs_exact"] for r in exp.drift_rows(f64))
+def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
+    f32, f64 = ex.drift_float32(n_steps=3000), ex.drift(n_steps=3000)
+    worst64 = max(r["vs_exact"] for r in ex.drift_rows(f64))
     eps32 = np.finfo(np.float32).eps
     assert f32["R_angle"] > 100 * worst64 and f32["R_ortho"] > eps32
     assert f32["R_angle"] < 3000 * 10 * eps32  # at most ~10 float32 roundings per step, all in one direction

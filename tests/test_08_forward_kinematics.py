@@ -8,9 +8,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from conftest import PANDA_XML, WXAI_XML, load_lesson
+from conftest import PANDA_XML, WXAI_XML
 from physai import conventions, robots
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, joint_frames, tool_pose
+
+LESSON = "08-forward-kinematics"
 
 WXAI_XML = WXAI_XML
 
@@ -173,16 +175,6 @@ def test_builtin_example_robots_load_by_name_without_files():
 # ---- the lesson's steps and claim rows, against closed forms, MuJoCo and the source's own code -----------------
 
 
-@pytest.fixture(scope="module")
-def build():
-    return load_lesson("08-forward-kinematics", "build.py")
-
-
-@pytest.fixture(scope="module")
-def experiment():
-    return load_lesson("08-forward-kinematics", "experiment.py")
-
-
 def test_build_walk_and_other_arms_match_mujoco(build, so101_model, so101):
     walk = build.walk_step(so101_model, so101, n_poses=5)
     assert walk["err_p"].max() <= 1e-14 and walk["err_R"].max() <= 1e-14 and walk["tool_err"] <= 1e-14
@@ -200,18 +192,18 @@ def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(b
     assert verdict == ("agree" if top <= 0.77 else "disagree")
 
 
-def test_numeric_check_and_bug_claims_against_the_sources_own_jacobian(experiment):
+def test_numeric_check_and_bug_claims_against_the_sources_own_jacobian(ex):
     chain = robots.load("wxai_illustrative")
-    num = experiment.numeric_check_step(chain, n_poses=5)
-    ref = max(np.abs(source_geometric_jacobian(q) - experiment.numeric_jacobian(chain, q, 1e-6)).max()
+    num = ex.numeric_check_step(chain, n_poses=5)
+    ref = max(np.abs(source_geometric_jacobian(q) - ex.numeric_jacobian(chain, q, 1e-6)).max()
               for q in num["qs"])
     np.testing.assert_allclose(num["worst"][1e-6], ref, rtol=1e-6)
     assert 1e-11 < ref < 1e-8  # the source's "~1e-9" at eps = 1e-6
-    bug = experiment.bug_step(chain, num["qs"])
+    bug = ex.bug_step(chain, num["qs"])
     assert bug["after"] <= 1e-15  # a hinge keeps its own axis: the source's described bug changes nothing
-    rpy = experiment.rpy_step(chain, n_poses=5)
+    rpy = ex.rpy_step(chain, n_poses=5)
     assert rpy["position rows"] <= 1e-12 and rpy["after B(phi)"] <= 1e-12 < rpy["orientation rows, raw"]
-    rows = {c.claim: c.verdict for c in experiment.claims(num, bug, rpy)}
+    rows = {c.claim: c.verdict for c in ex.claims(num, bug, rpy)}
     assert list(rows.values()) == ["agree", "disagree", "agree", "agree"]
 
 
@@ -255,11 +247,11 @@ def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, s
     assert ex["sampled"] <= ex["bound"]  # no pose beyond the links' sum
 
 
-def test_experiment_results_row_labels_and_worst_joint_follow_the_reach_statistics(experiment):
+def test_experiment_results_row_labels_and_worst_joint_follow_the_reach_statistics(ex):
     chain = robots.load("so101")
-    reach = experiment.reach_step(chain, n=300)
-    num = {"worst": {1e-6: 1e-10, 1e-5: 1e-11}}
-    res = experiment.results(reach, num, {"after": 0.0, "slips": {}}, {"position rows": 0.0,
+    reach = ex.reach_step(chain, n=300)
+    num = {"n": 20, "worst": {1e-6: 1e-10, 1e-5: 1e-11}}
+    res = ex.results(reach, num, {"after": 0.0, "slips": {}}, {"position rows": 0.0,
                              "orientation rows, raw": 1.0, "after B(phi)": 0.0}, [])
     shares = {label: s["share"] for label, s in reach["stats"].items() if label.startswith("only ")}
     assert res["worst_joint"]["label"] == max(shares, key=shares.get)

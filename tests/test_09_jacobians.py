@@ -13,6 +13,8 @@ from physai.kinematics import chain_from_mujoco, fd_jacobian, fk, hinge_column, 
 
 from conftest import load_lesson, mj_site
 
+LESSON = "09-jacobians"
+
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 
 
@@ -68,8 +70,7 @@ def test_lesson_step3_speed_and_torques_from_mj_jacSite(so101, so101_model):
         np.testing.assert_allclose(tau, row, atol=5e-5 + 1e-12)
 
 
-def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(so101, so101_model):
-    build = load_lesson("09-jacobians", "build.py")
+def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(build, so101, so101_model):
     column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=10)
     use, fd = build.use_step(so101), build.fd_step(so101, jac["poses"])
     J_mj = mj_site(so101_model, so101, Q0)[2]
@@ -82,8 +83,7 @@ def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(so101, so101_
     assert len(rows) == 9 and {c.verdict for c in rows} == {"agree"}
 
 
-def test_build_functions_written_from_scratch_match_mj_jacSite_on_the_wxai_too(wxai_chain, wxai_model):
-    build = load_lesson("09-jacobians", "build.py")
+def test_build_functions_written_from_scratch_match_mj_jacSite_on_the_wxai_too(build, wxai_chain, wxai_model):
     for q in wxai_chain.random_q(np.random.default_rng(3), 5):
         _, J_mj, _, _ = _wx_mj(wxai_model, wxai_chain, q)
         np.testing.assert_allclose(build.jacobian(wxai_chain, q), J_mj, atol=1e-14)
@@ -92,8 +92,7 @@ def test_build_functions_written_from_scratch_match_mj_jacSite_on_the_wxai_too(w
     np.testing.assert_allclose(build.hinge_column(a, o, p), [0.0, 0.3, 0.0, 0.0, 0.0, 1.0], atol=1e-15)
 
 
-def test_build_fd_jacobian_is_central_on_a_closed_form():
-    build = load_lesson("09-jacobians", "build.py")
+def test_build_fd_jacobian_is_central_on_a_closed_form(build):
 
     def f(x):
         return np.array([np.sin(x[0]) * x[1] ** 2, np.exp(x[1])])
@@ -107,8 +106,7 @@ def test_build_fd_jacobian_is_central_on_a_closed_form():
     assert 80 < e1 / e2 < 120
 
 
-def test_build_results_quote_mj_jacSite(so101, so101_model):
-    build = load_lesson("09-jacobians", "build.py")
+def test_build_results_quote_mj_jacSite(build, so101, so101_model):
     column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=5)
     r = build.results(column, jac, build.use_step(so101), build.fd_step(so101, jac["poses"]))
     J_mj = mj_site(so101_model, so101, Q0)[2]
@@ -253,43 +251,38 @@ DECADES = 10.0 ** -np.arange(1, 15)
 
 
 @pytest.fixture(scope="module")
-def exp():
-    return load_lesson("09-jacobians", "experiment.py")
+def velocity(ex, so101_model, so101):
+    return ex.velocity_step(so101_model, so101)
 
 
 @pytest.fixture(scope="module")
-def velocity(exp, so101_model, so101):
-    return exp.velocity_step(so101_model, so101)
-
-
-@pytest.fixture(scope="module")
-def sweep64(exp, so101_model, so101, velocity):
-    return exp.sweep_step(so101_model, so101, velocity["poses"])
+def sweep64(ex, so101_model, so101, velocity):
+    return ex.sweep_step(so101_model, so101, velocity["poses"])
 
 
 def verdicts(claims):
     return {c.claim: c.verdict for c in claims}
 
 
-def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_sources_claims_hold(exp, velocity, so101_model, so101):
+def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_sources_claims_hold(ex, velocity, so101_model, so101):
     speeds = [np.linalg.norm(mj_site(so101_model, so101, q)[2][:3] @ np.full(5, 5 ** -0.5)) for q in velocity["poses"]]
     np.testing.assert_allclose(velocity["speed"], np.median(speeds), rtol=1e-13)
     assert abs(np.median(speeds) - 0.306) <= 5e-4
-    assert set(verdicts(exp.velocity_claims(velocity)).values()) == {"agree"}
+    assert set(verdicts(ex.velocity_claims(velocity)).values()) == {"agree"}
 
 
-def test_velocity_map_matches_site_motion_to_first_order_in_dt(exp, so101_model, so101, velocity):
+def test_velocity_map_matches_site_motion_to_first_order_in_dt(ex, so101_model, so101, velocity):
     rng = np.random.default_rng(1)
     qdots = rng.normal(size=(10, so101.n))
     qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
-    lin, ang, _ = exp.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-6)
-    lin10, ang10, _ = exp.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-5)
+    lin, ang, _ = ex.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-6)
+    lin10, ang10, _ = ex.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-5)
     assert lin < 1e-5 and ang < 1e-5
     # truncation error O(dt): ten times the step, about ten times the error
     assert 5 < lin10 / lin < 15 and 5 < ang10 / ang < 15
 
 
-def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(exp, sweep64, velocity, so101_model,
+def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(ex, sweep64, velocity, so101_model,
                                                                             so101):
     m, d, sid, eps = so101_model, mujoco.MjData(so101_model), so101_model.site(so101.tool_name).id, 1e-3
 
@@ -302,17 +295,17 @@ def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(ex
     for q in velocity["poses"]:
         cols = [(site_xpos(q + eps * e) - site_xpos(q - eps * e)) / (2 * eps) for e in np.eye(5)]
         errs.append(np.abs(np.column_stack(cols) - mj_site(m, so101, q)[2][:3]).max())
-    row = exp.TABLE_EPS.index(eps)
+    row = ex.TABLE_EPS.index(eps)
     np.testing.assert_allclose(sweep64["table"][row, 2], np.median(errs), rtol=1e-5)
     assert abs(np.median(errs) - 4.2e-08) <= 0.05e-8  # the seed's printed value
-    claims = verdicts(exp.sweep_claims(sweep64))
-    assert len(claims) == 2 * (len(exp.TABLE_EPS) + 1) + 2 and set(claims.values()) == {"agree"}
+    claims = verdicts(ex.sweep_claims(sweep64))
+    assert len(claims) == 2 * (len(ex.TABLE_EPS) + 1) + 2 and set(claims.values()) == {"agree"}
 
 
-def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_central(exp, so101_model, so101,
+def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_central(ex, so101_model, so101,
                                                                                         velocity):
-    med = exp.sweep(so101_model, so101, velocity["poses"], DECADES)
-    best = exp.best_steps(DECADES, med)
+    med = ex.sweep(so101_model, so101, velocity["poses"], DECADES)
+    best = ex.best_steps(DECADES, med)
     # by exponent: 10.0 ** -k is not the literal 1e-k on every CPU (9.999999999999999e-06 with AVX-512)
     assert {k: round(np.log10(v)) for k, v in best.items()} == {"forward": -8, "central": -5}
     eps_mach = np.finfo(float).eps
@@ -327,28 +320,28 @@ def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_
     assert med[0, 1] < 1e-13 and med[0, 3] < 1e-13
 
 
-def test_float32_sweep_moves_the_minima_to_sqrt_and_cbrt_of_eps32(exp, so101_model, so101, velocity, sweep64):
-    hard = exp.hard_step(so101_model, so101, velocity["poses"][:10], sweep64["med"])
+def test_float32_sweep_moves_the_minima_to_sqrt_and_cbrt_of_eps32(ex, so101_model, so101, velocity, sweep64):
+    hard = ex.hard_step(so101_model, so101, velocity["poses"][:10], sweep64["med"])
     eps32 = np.finfo(np.float32).eps
     assert abs(np.log10(hard["best"]["forward"] / np.sqrt(eps32))) <= 1
     assert abs(np.log10(hard["best"]["central"] / np.cbrt(eps32))) <= 1
-    assert verdicts(exp.exercise_claims({"tau_pan": 0.0}, {"stretched": {"per_newton": 0.41}}, hard))[
+    assert verdicts(ex.exercise_claims({"tau_pan": 0.0}, {"stretched": {"per_newton": 0.41}}, hard))[
         "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)"] == "agree"
 
 
-def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(exp, so101):
-    r = exp.servo_step(so101)
-    for (source_tau, _), servo, tau in zip(exp.SOURCE_TAU, r["servo"], r["tau"]):
+def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, so101):
+    r = ex.servo_step(so101)
+    for (source_tau, _), servo, tau in zip(ex.SOURCE_TAU, r["servo"], r["tau"]):
         np.testing.assert_allclose(servo, np.array(source_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's actuators
         np.testing.assert_allclose(tau, servo, atol=1e-12)
     assert r["ncon"] == [0] * 4 and max(r["qdot"]) < 1e-12
     assert r["standin_ncon"] > 0 and r["standin_miss"] > 0.01  # why the stand-in contacts are off
-    assert set(verdicts(exp.servo_claims(r)).values()) == {"agree"}
+    assert set(verdicts(ex.servo_claims(r)).values()) == {"agree"}
 
 
-def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobian(exp, so101):
-    r = exp.payload_step(so101)
-    m = exp.so101_sim()
+def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobian(ex, so101):
+    r = ex.payload_step(so101)
+    m = ex.so101_sim()
     d = mujoco.MjData(m)
     lim = m.actuator_forcerange[:, 1][list(range(5))]
     for p in r["poses"].values():
@@ -364,21 +357,21 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
         np.testing.assert_allclose(p["force"], f.min(), rtol=1e-12)
         assert p["joint"] == so101.joint_names[int(np.argmin(f))]
         np.testing.assert_allclose(p["lever"], np.linalg.norm(mj_site(m, so101, p["q"])[2][:3, 1]), atol=1e-15)
-    assert set(verdicts(exp.payload_claims(r)).values()) == {"agree"}
+    assert set(verdicts(ex.payload_claims(r)).values()) == {"agree"}
 
 
-def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_longer_lever_mj_jacSite(exp, so101):
+def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_longer_lever_mj_jacSite(ex, so101):
     """Break it's explanation: near and mid are limited by the elbow, whose horizontal lever (|mj_jacSite z entry|)
     and gravity torque (qfrc_bias at rest) are both larger folded; the lift lever is not what decides."""
-    r = exp.payload_step(so101)["poses"]
-    m = exp.so101_sim()
+    r = ex.payload_step(so101)["poses"]
+    m = ex.so101_sim()
     d = mujoco.MjData(m)
     elbow, lift = so101.joint_index("elbow_flex"), so101.joint_index("shoulder_lift")
     ref = {}
     for name in ("near", "mid", "stretched"):
-        d.qpos[list(so101.qpos_adr)], d.qvel[:] = exp.POSES[name], 0.0
+        d.qpos[list(so101.qpos_adr)], d.qvel[:] = ex.POSES[name], 0.0
         mujoco.mj_forward(m, d)
-        Jz = mj_site(m, so101, exp.POSES[name])[2][2]
+        Jz = mj_site(m, so101, ex.POSES[name])[2][2]
         ref[name] = {"g": np.abs(d.qfrc_bias[list(so101.dof_adr)]), "per_n": np.abs(Jz)}
         np.testing.assert_allclose([r[name]["lift_per_n"], r[name]["elbow_per_n"]], np.abs(Jz[[lift, elbow]]),
                                    atol=1e-15)
@@ -390,14 +383,14 @@ def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_long
         np.testing.assert_allclose(r[name]["limit_gravity"], ref[name]["g"][elbow], atol=1e-12)
 
 
-def test_fd_figure_step_grows_to_the_right_legend_inside_and_truncation_right_of_the_minimum(exp, sweep64, tmp_path):
+def test_fd_figure_step_grows_to_the_right_legend_inside_and_truncation_right_of_the_minimum(ex, sweep64, tmp_path):
     """The page says truncation rules to the right of the minimum and round-off to the left: the figure's x axis
     must increase to the right, and in the run's sweep the error must rise with the step right of each minimum."""
-    layout = exp.plot_sweep(sweep64["med"], np.float64, tmp_path / "fd.png", exp.N_POSES)
+    layout = ex.plot_sweep(sweep64["med"], np.float64, tmp_path / "fd.png", ex.N_POSES)
     assert layout["xlim"][0] < layout["xlim"][1] and layout["legend_inside"]
-    text = (Path(exp.__file__).parent / "lesson.md").read_text()
+    text = (Path(ex.__file__).parent / "lesson.md").read_text()
     assert "To the right of the minimum, where\nthe steps are larger, truncation rules" in text
-    grid, med = exp.EPS_GRID, sweep64["med"]
+    grid, med = ex.EPS_GRID, sweep64["med"]
     for j, order in ((0, 1), (2, 2)):  # forward and central Jp: truncation O(eps), O(eps^2)
         best = int(np.argmin(med[:, j]))
         right = grid > 10 * grid[best]  # clear of the minimum's bend
@@ -408,40 +401,40 @@ def test_fd_figure_step_grows_to_the_right_legend_inside_and_truncation_right_of
         assert abs(slope + 1) < 0.15, (j, slope)  # round-off ~ eps_mach / eps
 
 
-def test_hard_exercise_figure_is_shown_only_in_its_answer(exp):
+def test_hard_exercise_figure_is_shown_only_in_its_answer(ex):
     """The float32 sweep answers the Hard exercise, so the page shows it nowhere before that exercise's answer."""
-    text = (Path(exp.__file__).parent / "lesson.md").read_text()
+    text = (Path(ex.__file__).parent / "lesson.md").read_text()
     hard = text.index('exercise("Hard"')
     assert text.count("fd_step_sweep_float32.png") == 1 and text.index("fd_step_sweep_float32.png") > hard
     assert "float32" not in text[text.index("## Experiment"):text.index("## Break it")]
 
 
-def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(exp, so101):
-    limit = exp.payload_step(so101)["poses"]["stretched"]["force"]
-    r = exp.fall_step(so101, limit)
-    lim = exp.so101_sim().actuator_forcerange[1, 1]
+def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(ex, so101):
+    limit = ex.payload_step(so101)["poses"]["stretched"]["force"]
+    r = ex.fall_step(so101, limit)
+    lim = ex.so101_sim().actuator_forcerange[1, 1]
     assert r[0.9]["drop"] < 3e-3 and abs(r[0.9]["lift"]) < lim
     assert r[1.1]["drop"] > 0.1 and r[1.1]["lift"] == pytest.approx(-lim, abs=1e-12)  # the servo clamps
-    assert set(verdicts(exp.fall_claims(r)).values()) == {"agree"}
+    assert set(verdicts(ex.fall_claims(r)).values()) == {"agree"}
 
 
-def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(exp, so101_model, so101):
-    easy, medium = exp.easy_step(so101_model, so101), exp.medium_step(so101_model, so101, n_grid=5)
-    J = mj_site(so101_model, so101, exp.Q_STEP3)[2]
+def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(ex, so101_model, so101):
+    easy, medium = ex.easy_step(so101_model, so101), ex.medium_step(so101_model, so101, n_grid=5)
+    J = mj_site(so101_model, so101, ex.Q_STEP3)[2]
     assert abs(J[2, 0]) < 1e-15 and abs(easy["tau_pan"]) < 1e-15
     # the sideways pushes: the pan's moment a . (r x F), with r from MuJoCo's site_xpos and xanchor
-    p, _, _, d = _wx_mj(so101_model, so101, exp.Q_STEP3)  # MuJoCo's site and joint frames (any arm)
+    p, _, _, d = _wx_mj(so101_model, so101, ex.Q_STEP3)  # MuJoCo's site and joint frames (any arm)
     pan = so101_model.joint("shoulder_pan").id
     r = p - d.xanchor[pan]
     np.testing.assert_allclose(easy["r"], r, atol=1e-15)
-    for key, F in (("tau_x", exp.FORCES[1]), ("tau_y", exp.FORCES[2])):
+    for key, F in (("tau_x", ex.FORCES[1]), ("tau_y", ex.FORCES[2])):
         np.testing.assert_allclose(easy[key], d.xaxis[pan] @ np.cross(r, F), atol=1e-15)
     assert abs(easy["tau_x"]) < 0.05 * abs(easy["tau_y"])  # the page's "barely" against "heavily"
-    J_str = mj_site(so101_model, so101, exp.POSES["stretched"])[2]
+    J_str = mj_site(so101_model, so101, ex.POSES["stretched"])[2]
     np.testing.assert_allclose(medium["stretched"]["per_newton"], abs(J_str[2, 1]), atol=1e-15)
     best = medium["best"]
     assert abs(J_str[2, 1]) - 1e-9 <= best["per_newton"] <= best["distance"] + 1e-15  # a lever within its distance
-    claims = verdicts(exp.exercise_claims(easy, medium, {"best": {"forward": 3e-4, "central": 5e-3}}))
+    claims = verdicts(ex.exercise_claims(easy, medium, {"best": {"forward": 3e-4, "central": 5e-3}}))
     assert claims["Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000"] == "agree"
     assert claims["Medium: lift torque per newton down, stretched pose"] == "agree"
 

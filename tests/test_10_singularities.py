@@ -4,7 +4,7 @@ MuJoCo's mj_jacSite, closed forms and NumPy's SVD at small sizes."""
 import mujoco
 import numpy as np
 import pytest
-from conftest import WXAI_XML, load_lesson, mj_site
+from conftest import WXAI_XML, mj_site
 
 from physai.lesson import verdict
 
@@ -17,11 +17,6 @@ PLANAR2R_XML = """<mujoco><worldbody>
     </body>
   </body>
 </worldbody></mujoco>"""
-
-
-@pytest.fixture(scope="module")
-def ex():
-    return load_lesson(LESSON, "experiment.py")
 
 
 @pytest.fixture(scope="module")
@@ -276,25 +271,16 @@ def test_damping_tax_matches_normal_equations_on_mj_jacSite(ex, wxai, wxai_model
     assert [c.verdict for c in ex.tax_claims(t)] == [verdict(ok) for ok in expect]
 
 
-def test_main_writes_one_claim_row_per_claim_function(ex, tmp_path, monkeypatch):
-    monkeypatch.setattr(ex, "HERE", tmp_path)
+def test_main_writes_one_claim_row_per_claim_function(ex, tmp_path, monkeypatch, run_lesson):
     monkeypatch.setattr(ex, "extension_sweep", lambda n=40, start=1.2, f=ex.extension_sweep: f(40, start))
     monkeypatch.setattr(ex, "rank_loss_map", lambda n=21, wrist=0.0, f=ex.rank_loss_map: f(21, wrist))
-    claims = ex.main(full=False)
-    from physai.lesson import read_claims
-
-    assert read_claims(tmp_path) == claims
+    claims, _ = run_lesson(ex, False)
     assert len(claims) == 19
     assert {p.name for p in tmp_path.glob("*.png")} == {"sigma_spread.png", "ellipsoids.png", "rank_loss_map.png",
                                                        "extension_sweep.png"}
 
 
 # ---- build.py ----
-
-
-@pytest.fixture(scope="module")
-def build():
-    return load_lesson(LESSON, "build.py")
 
 
 def test_svd_by_hand_matches_numpy_svd_of_mj_jacSite(build, wxai, wxai_model):

@@ -3,7 +3,7 @@ site pose and mj_jacSite and against central differences, at small sizes."""
 
 import numpy as np
 import pytest
-from conftest import WXAI_XML, load_lesson, mj_site, mujoco_distances, mujoco_errors
+from conftest import WXAI_XML, mj_site, mujoco_distances, mujoco_errors
 from scipy.linalg import lstsq
 
 from physai import mj, robots
@@ -12,11 +12,6 @@ from physai.lesson import verdict
 LESSON = "11-inverse-kinematics"
 
 TOL_P, TOL_O = 1e-4, 1e-3  # the solver's default tolerances (m, rad)
-
-
-@pytest.fixture(scope="module")
-def ex():
-    return load_lesson(LESSON, "experiment.py")
 
 
 def _solved_in_mujoco(model, chain, qs, targets, task):
@@ -98,28 +93,23 @@ def test_teleop_solutions_track_in_mujoco_on_one_branch(ex, so101, so101_model):
     assert np.abs(np.diff(t.q_solved, axis=0)).max() < 2 * np.abs(np.diff(t.q_path, axis=0)).max()
 
 
-def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
-    from physai.lesson import read_claims
-
-    monkeypatch.setattr(ex, "HERE", tmp_path)
+def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
     monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(6, 40))
     monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 20))
-    claims = ex.main(full=False)
-    assert read_claims(tmp_path) == claims and len(claims) == 4
+    claims, _ = run_lesson(ex, False)
+    assert len(claims) == 4
     assert (tmp_path / "convergence.png").stat().st_size > 0 and (tmp_path / "through_table.png").stat().st_size > 0
 
 
-def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypatch):
-    from physai.lesson import read_results, save_results
+def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypatch, run_lesson):
+    from physai.lesson import save_results
 
-    monkeypatch.setattr(ex, "HERE", tmp_path)
     monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(4, 20))
     monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 8))
     monkeypatch.setattr(ex, "teleop", lambda seconds, f=ex.teleop: f(0.5))
     monkeypatch.setattr(ex, "through_table", lambda f=ex.through_table: f(4))
     save_results(tmp_path, "experiment.py", {"stale": "an older run's number"})
-    ex.main(full=False)
-    saved = read_results(tmp_path)["experiment"]
+    _, saved = run_lesson(ex, False)
     assert "stale" not in saved  # every number on the page is this run's
     q, q_target = so101.random_q(np.random.default_rng(ex.SEED), 2)
     p, _, J = mj_site(so101_model, so101, q)
@@ -136,11 +126,6 @@ def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypa
 
 
 # ---- build.py ----
-
-
-@pytest.fixture(scope="module")
-def build():
-    return load_lesson(LESSON, "build.py")
 
 
 def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
@@ -225,7 +210,8 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
 
     monkeypatch.setattr(build, "HERE", tmp_path)
     monkeypatch.setattr(build, "lab_targets", lambda chain, f=build.lab_targets: f(chain, n=6))
-    build.main(n_targets=3)
+    monkeypatch.setattr(build, "N_TARGETS", 3)
+    build.main(False)
     saved = read_results(tmp_path)["build"]
     targets = build.lab_targets(so101)
     hand, library = build.lab_hand(so101, targets), build.lab_library(so101, targets)

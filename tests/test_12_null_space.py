@@ -4,18 +4,13 @@ MuJoCo's site pose, joint anchors and mj_jacSite, and against closed forms, at s
 import mujoco
 import numpy as np
 import pytest
-from conftest import load_lesson, mj_site
+from conftest import mj_site
 from scipy.spatial.transform import Rotation
 
 from physai import robots
 from physai.lesson import verdict
 
 LESSON = "12-null-space"
-
-
-@pytest.fixture(scope="module")
-def ex():
-    return load_lesson(LESSON, "experiment.py")
 
 
 @pytest.fixture(scope="module")
@@ -162,16 +157,12 @@ def test_saved_priority_numbers_from_mujoco_and_the_damping_bound(ex, panda_chai
         np.testing.assert_allclose([row["pos"], row["rot"]], ref, atol=1e-12)
 
 
-def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
-    from physai.lesson import read_claims, read_results
-
-    monkeypatch.setattr(ex, "HERE", tmp_path)
+def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
     monkeypatch.setattr(ex, "PRIORITY_T", 0.1)
     monkeypatch.setattr(ex, "panda_self_motion", lambda seconds=0.05, f=ex.panda_self_motion: f(0.05))
     monkeypatch.setattr(ex, "choose_on_purpose", lambda robot, n=8, f=ex.choose_on_purpose: f(robot, 8))
-    claims = ex.main(full=False)
-    assert read_claims(tmp_path) == claims and len(claims) == 2
-    saved = read_results(tmp_path)["experiment"]
+    claims, saved = run_lesson(ex, False)
+    assert len(claims) == 2
     assert [d["null"] for d in saved["dims"]] == [1, 4, 1]
     assert [row["success"] for row in saved["choice"]["panda"]["rows"]] == [1.0] * 4
     assert {p.name for p in tmp_path.glob("*.png")} == {"self_motion.png", "planar3r_self_motion.png", "priority.png",
@@ -179,11 +170,6 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch):
 
 
 # ---- build.py ----
-
-
-@pytest.fixture(scope="module")
-def build():
-    return load_lesson(LESSON, "build.py")
 
 
 def test_projector_by_hand_is_scipy_null_space_of_mj_jacSite(build, panda_chain, panda_model):

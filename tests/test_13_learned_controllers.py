@@ -5,7 +5,7 @@ with small networks trained once for this module (a few seconds of JAX compilati
 import mujoco
 import numpy as np
 import pytest
-from conftest import load_lesson, mj_site
+from conftest import mj_site
 
 from physai import robots
 from physai.learned import dls_refine, predict
@@ -15,11 +15,6 @@ LESSON = "13-learned-controllers"
 
 TINY = {"n_train": 2000, "steps": 200, "hidden": (16, 16), "lr": 1e-2}
 L1, L2 = 0.5, 0.3
-
-
-@pytest.fixture(scope="module")
-def ex():
-    return load_lesson(LESSON, "experiment.py")
 
 
 @pytest.fixture(scope="module")
@@ -141,15 +136,11 @@ def test_gap_matches_the_servo_sag_from_mujoco_statics(ex, nets_so101, so101, so
         1e-4, 10 * np.median(gp.kinematic["DLS x100"])))
 
 
-def test_main_writes_its_claims(ex, tmp_path, monkeypatch, nets_2r, nets_so101, so101, so101_model):
-    from physai.lesson import read_claims, read_results
-
-    monkeypatch.setattr(ex, "HERE", tmp_path)
+def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson, nets_2r, nets_so101, so101, so101_model):
     monkeypatch.setattr(ex, "train_nets", lambda robot, s: nets_2r if robot == "planar2r" else nets_so101)
-    monkeypatch.setitem(ex.SETTINGS, "tiny", TINY | {"n_test": 40, "n_probe": 100, "n_band": 20, "n_sim": 2})
-    claims = ex.main("tiny")
-    assert read_claims(tmp_path) == claims and len(claims) == 6
-    saved = read_results(tmp_path)["experiment"]
+    monkeypatch.setitem(ex.SETTINGS, "tour", TINY | {"n_test": 40, "n_probe": 100, "n_band": 20, "n_sim": 2})
+    claims, saved = run_lesson(ex, False)
+    assert len(claims) == 6
     # the page's numbers, in mm, against the 2R's closed-form tip and MuJoCo's joint ranges
     g = ex.multimodality(nets_2r, 40)
     for row in saved["multimodality"]:
@@ -167,11 +158,6 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, nets_2r, nets_so101, 
 
 
 # ---- build.py ----
-
-
-@pytest.fixture(scope="module")
-def build():
-    return load_lesson(LESSON, "build.py")
 
 
 def test_losses_by_hand_match_the_closed_form_and_physai(build):

@@ -18,12 +18,10 @@ PNG_1X1 = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01
            b"\x00IEND\xaeB`\x82")
 LONG = "x" * 400  # one unbroken word far wider than the page: the report must wrap it, not cut it
 DEMO_BUILD = f"""\"\"\"Demo lesson: claims, a figure and a transcript.\"\"\"
-import os
-import sys
 from pathlib import Path
-from physai.lesson import Claim, claims_table, out_dir, verdict, write_claims, transcript
+from physai.lesson import Claim, claims_table, full_run, out_dir, verdict, write_claims, transcript
 here = out_dir(__file__)
-full = os.environ.get("PHYSAI_FULL") == "1" and "--full" in sys.argv
+full = full_run()
 with transcript(here / "build_output.txt"):
     claims = [Claim("01", "value", "1.00", "1.00", verdict(True), "equal to 2 decimals", "build.py"),
               Claim("01", "other value", "3.00", "2.00", verdict(False), "{LONG}", "build.py"),
@@ -212,3 +210,12 @@ def test_report_in_chromium_at_1280_px_cuts_no_text_and_loads_every_figure(lesso
     assert cut == []
     assert page_wide <= 1280
     assert images and all(w > 0 for _, w in images), images
+
+
+def test_claim_text_is_escaped_as_html_escape_writes_it_not_read_as_markup():
+    import html
+
+    text = "<script>alert(1)</script> & |a - b| < 1e-12"
+    page = str(report.claims_html([Claim("01", text, "a < b", "1 > 0", "agree", text, "build.py")]))
+    assert "<script>" not in page and page.count(html.escape(text, quote=False)) == 2
+    assert f"<td>{html.escape('a < b')}</td><td>{html.escape('1 > 0')}</td>" in page

@@ -21,7 +21,16 @@ from physai import robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    fmt_row,
+    full_run,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_results,
+    verdict,
+)
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -294,7 +303,9 @@ def results(chain, ex, ch, sp, xp, ad, rf, rt, br) -> dict:
             "rates": rt, "break": br}
 
 
-def main() -> dict:
+def main(full: bool = False) -> list[Claim]:
+    """The lesson's build steps, printed; their claims (returned), numbers and figure saved. ``full``: no larger
+    size here."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; seed {SEED}")
@@ -303,12 +314,13 @@ def main() -> dict:
     sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch["T_tool"]), refuse_step(R), rates_step(R)
     br = break_step(chain, ch["T_tool"], ch["reversed"])
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
-    publish_claims(HERE, claims(ch), SCRIPT, heading="The track's statement against this run")
+    rows = publish_claims(HERE, claims(ch), SCRIPT, heading="The track's statement against this run")
     figure(chain, joint_frames(chain, Q0)[0], ch["T_tool"], HERE / "build_frames.png")
     print("\nfigure: build_frames.png (The SO-101's joint frames at Q0, from the world through each joint to the tool, "
           "with x red, y green and z blue.)")
-    return save_results(HERE, SCRIPT, results(chain, ex, ch, sp, xp, ad, rf, rt, br))
+    save_results(HERE, SCRIPT, results(chain, ex, ch, sp, xp, ad, rf, rt, br))
+    return rows
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

@@ -15,11 +15,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
-from physai.lesson import full_run, out_dir, run_script, save_results, write_claims  # noqa: E402
+from physai.lesson import Claim, full_run, out_dir, run_script, save_results, write_claims  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
-FULL = full_run()
-N_STEPS = 1_000_000 if FULL else 100_000
+N_STEPS, N_STEPS_FULL = 100_000, 1_000_000  # sequential compositions; --full: a million
 FIX_EVERY = 1000  # re-orthonormalise / re-normalise every this many steps
 RECORD_EVERY = 1000
 STEP_ROTVEC = np.array([0.1, 0.2, -0.3])  # one step: 0.374 rad about a fixed axis
@@ -151,10 +150,13 @@ def plot_drift(r, path) -> None:
     plt.close(fig)
 
 
-def main() -> dict:
+def main(full: bool = False) -> list[Claim]:
+    """The drift and cost experiment, printed; its numbers and figure saved. No source claim here (``[]``): the
+    lesson's one is in build.py. ``full``: a million compositions, not 100,000."""
+    n_steps = N_STEPS_FULL if full else N_STEPS
     print(f"random seed {SEED}; step rotation vector {STEP_ROTVEC} ({np.linalg.norm(STEP_ROTVEC):.4f} rad); "
-          f"{N_STEPS:,} sequential compositions; fix every {FIX_EVERY} steps")
-    drift_record, cost, f32 = drift(), cost_step(), drift_float32()
+          f"{n_steps:,} sequential compositions; fix every {FIX_EVERY} steps")
+    drift_record, cost, f32 = drift(n_steps), cost_step(), drift_float32(n_steps)
     rows = drift_rows(drift_record)
     print_drift(drift_record, rows, f32)
     print_cost(cost)
@@ -163,12 +165,13 @@ def main() -> dict:
     print("\nfigure: experiment_drift.png (The shape error of the raw matrix and quaternion grows in proportion to "
           "the number of compositions, while re-normalising holds both at round-off.)")
     ns = {k: cost[k] / cost["n"] * 1e9 for k in ("matrix", "quat", "convert")}
-    return save_results(HERE, "experiment.py", {
+    save_results(HERE, "experiment.py", {
         "n_steps": drift_record["n"], "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),
         "rows": rows, "pow_vs_exact": angle_between(drift_record["R_pow"], drift_record["R_exact"]),
         "float32": f32, "cost": {"n": cost["n"], "ns": ns, "agree": cost["agree"],
                                  "quat_over_matrix": ns["quat"] / ns["matrix"]}})
+    return []
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

@@ -16,7 +16,7 @@ from physai import mj, robots
 from physai import transforms as tf
 from physai.chain import reach_bound
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict
+from physai.lesson import Claim, fmt_row, full_run, out_dir, publish_claims, run_script, save_results, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
@@ -195,23 +195,26 @@ def claims(reach) -> list[Claim]:
     ]
 
 
-def main() -> dict:
+def main(full: bool = False) -> list[Claim]:
+    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+    here."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; random seed {SEED}")
     walk, arms, reach = walk_step(m, chain), other_arms_step(), reach_step()
     br, ex = break_step(chain), exercises_step(chain)
     print_steps(walk, arms, reach, br, ex)
-    publish_claims(HERE, claims(reach), SCRIPT)
+    rows = publish_claims(HERE, claims(reach), SCRIPT)
     walk_rows = [{"body": b, "p": p, "err_p": ep, "err_R": eR, "err_axis": ea} for b, p, ep, eR, ea in
                  zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"], walk["err_axis"])]
-    return save_results(HERE, SCRIPT, {
+    save_results(HERE, SCRIPT, {
         "q0": Q0, "n_poses": walk["n"], "n_arm_poses": N_POSES, "n_reach": N_REACH,
         "walk": walk_rows,
         "walk_worst": max(float(np.max(walk[k])) for k in ("err_p", "err_R", "err_axis")),
         "tool_q0": walk["tool_q0"], "tool_err": walk["tool_err"], "lib_err": walk["lib_err"], "home": walk["home"],
         "arms": arms, "reach": reach, "break": br, "exercises": ex})
+    return rows
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

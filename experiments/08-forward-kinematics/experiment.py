@@ -31,9 +31,8 @@ from physai.lesson import (  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
-FULL = full_run()
-N_REACH = 20_000 if FULL else 4_000
-N_CHECK = 100 if FULL else 20  # poses of the numeric check (the source lesson uses 100)
+N_REACH, N_REACH_FULL = 4_000, 20_000  # random poses of the reach envelope; --full: the larger
+N_CHECK, N_CHECK_FULL = 20, 100  # poses of the numeric check (the source lesson uses 100)
 FAR = 0.03  # m: a tool point this far from every within-limits point is outside that envelope
 EPS_GRID = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 SOURCE_EPS_TEXT = "1e-6"  # the source lesson's finite-difference step, as it prints it
@@ -67,7 +66,7 @@ def reach_step(chain, n=N_REACH) -> dict:
                      "share": float(np.mean(tree.query(pts)[0] > FAR)), "max_dist": float(tree.query(pts)[0].max())}
              for label, pts in rows.items()}
     return {"limited": limited, "free": rows["all free in [-pi, pi]"], "stats": stats,
-            "spans": np.degrees(chain.upper - chain.lower), "names": chain.joint_names}
+            "spans": np.degrees(chain.upper - chain.lower), "names": chain.joint_names, "n": n}
 
 
 def numeric_jacobian(chain, q, eps):
@@ -78,8 +77,9 @@ def numeric_jacobian(chain, q, eps):
 def numeric_check_step(chain, n_poses=N_CHECK) -> dict:
     """Worst |J_geo - J_num| over poses uniform in [-1.5, 1.5] (random seed 0; the first ``n_poses``) per step."""
     qs = np.random.default_rng(SEED).uniform(-1.5, 1.5, size=(n_poses, 6))
-    return {"qs": qs, "worst": {eps: max(np.abs(jacobian(chain, q) - numeric_jacobian(chain, q, eps)).max()
-                                         for q in qs) for eps in EPS_GRID}}
+    return {"n": n_poses, "qs": qs,
+            "worst": {eps: max(np.abs(jacobian(chain, q) - numeric_jacobian(chain, q, eps)).max() for q in qs)
+                      for eps in EPS_GRID}}
 
 
 def bug_step(chain, qs) -> dict:
@@ -138,7 +138,7 @@ def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[dict]:
 
 
 def print_reach(r) -> None:
-    print(f"== Reach envelope of SO-101, {N_REACH:,} random poses per row (random seed {SEED}) ==")
+    print(f"== Reach envelope of SO-101, {r['n']:,} random poses per row (random seed {SEED}) ==")
     print("distance from each tool point to the nearest point of the within-limits cloud: how far outside the\n"
           "limited envelope freeing a joint takes the tool (the second within-limits sample is the noise floor)")
     print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {f'share > {FAR * 100:.0f} cm':>13s} "
@@ -152,15 +152,16 @@ def print_reach(r) -> None:
 
 def print_numeric(num, bug) -> None:
     print("\n== Numeric check: geometric J vs central differences with vee(dR R^T) (wxai_illustrative) ==")
-    print(f"{'eps':>7s} {f'worst |J_geo - J_num| over {N_CHECK} poses':>38s}")
+    n = num["n"]
+    print(f"{'eps':>7s} {f'worst |J_geo - J_num| over {n} poses':>38s}")
     for eps, worst in num["worst"].items():
         print(f"{eps:7.0e} {worst:38.1e}")
     print("\n-- the off-by-one-frame bug --")
-    print(f"axes read AFTER each joint's own rotation: max difference {bug['after']:.1e} over {N_CHECK} poses: "
+    print(f"axes read AFTER each joint's own rotation: max difference {bug['after']:.1e} over {n} poses: "
           "harmless,\n"
           "because a hinge leaves its own axis and anchor fixed (R Rot(a, q) a = R a). The bug the check catches is\n"
           "reading joint i's axis and origin from the NEXT joint's frame (the DH z_i vs z_(i-1) slip):")
-    print(f"{'bug in joint':>12s}   {f'worst error per column over {N_CHECK} poses':>48s}   flagged column")
+    print(f"{'bug in joint':>12s}   {f'worst error per column over {n} poses':>48s}   flagged column")
     for k, worst in bug["slips"].items():
         print(f"{k:12d}   {fmt_row(worst, 7, 1).replace(' 0.0', ' ~0 ')}   {np.flatnonzero(worst > WRONG).tolist()}")
 
@@ -223,7 +224,7 @@ def results(reach, num, bug, rpy, pitch) -> dict:
     joint_rows = [row for row in stats if row["label"].startswith("only ")]
     worst = max(joint_rows, key=lambda row: row["share"])
     return {"check_eps": SOURCE_EPS,
-            "n_reach": N_REACH, "n_check": N_CHECK, "far": FAR, "reach": stats, "worst_joint": worst,
+            "n_reach": reach["n"], "n_check": num["n"], "far": FAR, "reach": stats, "worst_joint": worst,
             "spans_deg": dict(zip(reach["names"], reach["spans"])),
             "numeric": [{"eps": eps, "worst": w} for eps, w in num["worst"].items()],
             "best_eps": min(num["worst"], key=num["worst"].get), "at_check_eps": num["worst"][SOURCE_EPS],
@@ -234,10 +235,12 @@ def results(reach, num, bug, rpy, pitch) -> dict:
                     "converted": rpy["after B(phi)"]}, "pitch": pitch}
 
 
-def main() -> dict:
-    reach = reach_step(robots.load("so101"))
+def main(full: bool = False) -> list[Claim]:
+    """The reach envelope and the numeric Jacobian check, printed; their claims (returned), numbers and figure
+    saved. ``full``: the larger sizes (N_REACH_FULL, N_CHECK_FULL)."""
+    reach = reach_step(robots.load("so101"), N_REACH_FULL if full else N_REACH)
     wx = robots.load("wxai_illustrative")
-    num = numeric_check_step(wx)
+    num = numeric_check_step(wx, N_CHECK_FULL if full else N_CHECK)
     bug = bug_step(wx, num["qs"])
     rpy, pitch = rpy_step(wx), pitch_step(wx)
     print_reach(reach)
@@ -248,8 +251,9 @@ def main() -> dict:
     plot_reach(reach, HERE / "experiment_reach.png")
     print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
           "into places below and around the base that the limited arm never visits.)")
-    return save_results(HERE, SCRIPT, results(reach, num, bug, rpy, pitch))
+    save_results(HERE, SCRIPT, results(reach, num, bug, rpy, pitch))
+    return rows
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

@@ -17,6 +17,7 @@ from physai.lesson import (
     Claim,
     factor_claim,
     fmt_row,
+    full_run,
     number_claim,
     out_dir,
     publish_claims,
@@ -172,7 +173,9 @@ def results(column, jac, use, fd) -> dict:
                      "speed": SOURCE_SPEED, "fd": SOURCE_FD}}
 
 
-def main() -> dict:
+def main(full: bool = False) -> list[Claim]:
+    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+    here."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; random seed {SEED}")
@@ -181,8 +184,9 @@ def main() -> dict:
     print_steps(chain, column, jac, use, fd)
     rows = claims(column, jac, use, fd)
     publish_claims(HERE, rows, SCRIPT)
-    return save_results(HERE, SCRIPT, results(column, jac, use, fd))
+    save_results(HERE, SCRIPT, results(column, jac, use, fd))
+    return rows
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

@@ -39,9 +39,8 @@ from physai.lesson import (
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
-FULL = full_run()
 N_POSES = 50
-N_POSES_F32 = N_POSES if FULL else 10  # the float32 exercise: its minima need few poses
+N_POSES_F32 = 10  # the float32 exercise: its minima need few poses (--full: all N_POSES)
 DT = 1e-6  # s, Step 1's look-ahead
 EPS_GRID = 10.0 ** (-np.arange(2, 29) / 2)  # 1e-1 .. 1e-14 in half decades
 TABLE_EPS = (1e-1, 1e-3, 1e-5, 1e-7, 1e-8, 1e-10, 1e-12, 1e-14)
@@ -317,7 +316,8 @@ def medium_step(m, chain, n_grid=11) -> dict:
 def hard_step(m, chain, poses, med64) -> dict:
     """Exercise Hard: the sweep with site states rounded to float32 before differencing."""
     med32 = sweep(m, chain, poses, dtype=np.float32)
-    return {"med": med32, "best": best_steps(EPS_GRID, med32), "best64": best_steps(EPS_GRID, med64)}
+    return {"med": med32, "best": best_steps(EPS_GRID, med32), "best64": best_steps(EPS_GRID, med64),
+            "n": len(poses)}
 
 
 # ---- printers ------------------------------------------------------------------------------------
@@ -571,11 +571,13 @@ def results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
         "easy": {k: easy[k] for k in ("axis", "Jz", "tau_pan", "r", "tau_x", "tau_y", "force_x", "force_y")},
         "medium": medium,
         "hard": {"rows": sweep_rows(table_rows(hard["med"])), "best": hard["best"], "eps32": eps32,
-                 "sqrt_eps32": np.sqrt(eps32), "cbrt_eps32": np.cbrt(eps32), "n_poses": N_POSES_F32},
+                 "sqrt_eps32": np.sqrt(eps32), "cbrt_eps32": np.cbrt(eps32), "n_poses": hard["n"]},
     }
 
 
-def main() -> dict:
+def main(full: bool = False) -> list[Claim]:
+    """The velocity, finite-difference, servo and payload experiments, printed; their claims (returned), numbers
+    and figures saved. ``full``: the float32 sweep over all N_POSES poses, not N_POSES_F32."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; MuJoCo {mujoco.__version__}, NumPy "
@@ -586,7 +588,7 @@ def main() -> dict:
     payload = payload_step(chain)
     falls = fall_step(chain, payload["poses"]["stretched"]["force"])
     easy, medium = easy_step(m, chain), medium_step(m, chain)
-    hard = hard_step(m, chain, velocity["poses"][:N_POSES_F32], sweep64["med"])
+    hard = hard_step(m, chain, velocity["poses"][:N_POSES if full else N_POSES_F32], sweep64["med"])
     for printer, record in ((print_velocity, velocity), (print_sweep, sweep64), (print_servo, servo),
                             (print_payload, payload), (print_fall, falls)):
         printer(record)
@@ -595,16 +597,17 @@ def main() -> dict:
               + fall_claims(falls) + exercise_claims(easy, medium, hard))
     publish_claims(HERE, claims, SCRIPT)
     figures = {"float64": plot_sweep(sweep64["med"], np.float64, HERE / "fd_step_sweep.png", N_POSES),
-               "float32": plot_sweep(hard["med"], np.float32, HERE / "fd_step_sweep_float32.png", N_POSES_F32)}
+               "float32": plot_sweep(hard["med"], np.float32, HERE / "fd_step_sweep_float32.png", hard["n"])}
     print("\nfigure: fd_step_sweep.png (In float64 the position columns' finite-difference error is V-shaped in the "
           "step: round-off grows to the left of each minimum, truncation to the right, and the minima sit near "
           "sqrt(eps) for forward and cbrt(eps) for central differences; the rotation columns, free of truncation, "
           "only improve as the step grows.)")
     print("figure: fd_step_sweep_float32.png (With positions rounded to float32 the same V shapes sit at much larger "
           "steps, near the float32 sqrt(eps) and cbrt(eps).)")
-    return save_results(HERE, SCRIPT, results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
-                        | {"figures": figures})
+    save_results(HERE, SCRIPT, results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
+                 | {"figures": figures})
+    return claims
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

@@ -31,7 +31,6 @@ HERE = out_dir(__file__)  # where this run writes its transcript, claims, result
 WXAI = robots.model_path("wxai")
 G0 = 9.80665  # m/s^2, MuJoCo's default gravity
 SEED = 0
-FULL = full_run()
 LESSON, SCRIPT = "09", "wxai.py"
 
 N_VELOCITY_POSES = 2000
@@ -55,9 +54,9 @@ SOURCE_TEXT = {"bound": "0.77", "reach": "0.769 m", "payload_torque": "11.3 N m"
              "repeatability": "~1 mm", "bow": "beyond ~1 mm repeatability"}
 TABLE = {"center": (0.5, 0.0), "half_size": (0.15, 0.3, 0.02), "top_z": 0.05}  # m
 THRESHOLD = 2.0  # N, the guarded descent's estimated vertical force
-FRICTIONS = (0.0, FRICTION, 0.5) if FULL else (FRICTION,)  # N m per joint
-PRESS_X = (0.40, 0.56) if FULL else (0.40,)  # m, tool x of the force-estimation presses
-MAP_GRID = (41, 31) if FULL else (21, 16)  # shoulder x elbow samples of the payload map
+FRICTIONS, FRICTIONS_FULL = (FRICTION,), (0.0, FRICTION, 0.5)  # N m per joint
+PRESS_X, PRESS_X_FULL = (0.40,), (0.40, 0.56)  # m, tool x of the force-estimation presses
+MAP_GRID, MAP_GRID_FULL = (21, 16), (41, 31)  # shoulder x elbow samples of the payload map
 GUARD_HZ = (50, 100, 500)
 
 
@@ -475,13 +474,16 @@ def results(vel, st, pmap, desc, force, guard) -> dict:
             "colour_kg": pmap["colour_kg"]}
 
 
-def main() -> dict:
+def main(full: bool = False) -> list[Claim]:
+    """The WidowX AI's statics and force-estimation experiments, printed; their claims (returned), numbers and
+    figures saved. ``full``: the finer payload map, more frictions and both presses (the ``*_FULL`` sizes)."""
     m = mujoco.MjModel.from_xml_path(str(WXAI))
     chain = robots.load("wxai")
     print(f"MuJoCo {mujoco.__version__}; {chain.name}: joints {', '.join(chain.joint_names)}, tool {chain.tool_name}; "
-          f"servo limits {statics.actuator_force_limits(m, chain)} N m; {'full' if FULL else 'default'} sizes\n")
-    vel, st, pmap = velocity_step(chain), statics_step(m, chain), payload_map_step(m, chain)
-    desc, force, guard = descent_step(chain), force_step(chain), guard_step(chain)
+          f"servo limits {statics.actuator_force_limits(m, chain)} N m; {'full' if full else 'default'} sizes\n")
+    grid, frictions, press_x = (MAP_GRID_FULL, FRICTIONS_FULL, PRESS_X_FULL) if full else (MAP_GRID, FRICTIONS, PRESS_X)
+    vel, st, pmap = velocity_step(chain), statics_step(m, chain), payload_map_step(m, chain, grid)
+    desc, force, guard = descent_step(chain), force_step(chain, frictions, press_x), guard_step(chain)
     for printer, record in ((print_velocity, vel), (print_statics, st), (print_payload_map, pmap),
                             (print_descent, desc), (print_force, force), (print_guard, guard)):
         printer(record)
@@ -496,8 +498,9 @@ def main() -> dict:
              "milliseconds of contact at every control rate, and the true force peaks at about the same value.")):
         plot(record, HERE / name)
         print(f"figure: {name} ({caption})")
-    return save_results(HERE, SCRIPT, results(vel, st, pmap, desc, force, guard))
+    save_results(HERE, SCRIPT, results(vel, st, pmap, desc, force, guard))
+    return claims
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

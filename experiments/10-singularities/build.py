@@ -17,10 +17,11 @@ import numpy as np
 
 from physai import mj, robots, singularity
 from physai.kinematics import jacobian
-from physai.lesson import Claim, fmt_row, out_dir, publish_claims, run_script, save_results, verdict
+from physai.lesson import Claim, fmt_row, full_run, out_dir, publish_claims, run_script, save_results, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
+N_POSES = 50  # random poses per robot of the by-hand checks
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # lesson 09's SO-101 pose
 LAMBDA = 0.05  # m/rad
 ROBOTS = ("so101", "wxai")  # Step 2's arms
@@ -138,7 +139,10 @@ def results(pose: dict, checks: list[Checks]) -> dict:
             "peak_gain": max(c.peak_gain for c in checks)}
 
 
-def main(n_poses: int = 50) -> list[Claim]:
+def main(full: bool = False) -> list[Claim]:
+    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+    here."""
+    n_poses = N_POSES
     pose = one_pose()
     print(f"\n== Step 2. Hand-built SVD, manipulability and DLS vs NumPy, physai.singularity and MuJoCo "
           f"({n_poses} random poses each, seed {SEED}; largest differences) ==")
@@ -154,4 +158,4 @@ def main(n_poses: int = 50) -> list[Claim]:
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

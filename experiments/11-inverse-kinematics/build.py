@@ -25,11 +25,12 @@ import numpy as np  # noqa: E402
 from physai import mj, robots  # noqa: E402
 from physai.ik import DEFAULT_RESTARTS, solve_ik  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
-from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
 
 EXERCISE = ("damped_step", "ik_by_hand", "solve_by_hand")  # what `physai exercise 11` leaves for you to write
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
+N_TARGETS = 20  # random targets of the by-hand solver's run
 LAMBDA = 0.02  # m/rad
 TOL = 1e-4  # m
 MAX_STEP = 0.3  # rad, the largest joint change per step
@@ -301,8 +302,10 @@ def claims(r: BuildRun) -> list[Claim]:
                   "build.py")]
 
 
-def main(n_targets: int = 20) -> list[Claim]:
-    r = run(n_targets)
+def main(full: bool = False) -> list[Claim]:
+    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+    here."""
+    r = run(N_TARGETS)
     print_run(r)
     chain = robots.load("so101")
     targets = lab_targets(chain)
@@ -319,4 +322,4 @@ def main(n_targets: int = 20) -> list[Claim]:
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

@@ -17,10 +17,11 @@ from physai import mj, robots
 from physai import nullspace as ns
 from physai.ik import task_residual
 from physai.kinematics import tool_pose, tool_pose_and_jacobian
-from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict
+from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
+N_POSES = 50  # random poses of the by-hand checks
 EXERCISE = ("pinv_by_hand", "projector_by_hand", "redundant_rate_by_hand", "null_space_step")
 # libfranka's "ready" pose: the preferred posture of Step 2
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
@@ -113,8 +114,10 @@ def claims(c: Checks) -> list[Claim]:
                   "MuJoCo's J times the hand-built N, within 10 eps kappa^2 (round-off)", "build.py")]
 
 
-def main(n_poses: int = 50) -> list[Claim]:
-    c = check_panda(n_poses)
+def main(full: bool = False) -> list[Claim]:
+    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+    here."""
+    c = check_panda(N_POSES)
     print(f"== Null-space projector and redundant rate by hand vs physai.nullspace and mj_jacSite "
           f"(Panda, {c.n_poses} random poses, seed {SEED}; largest differences) ==")
     print(f"  N vs ns.projector {c.projector_vs_library:.1e}; qdot vs ns.redundant_rate {c.rate_vs_library:.1e}")
@@ -143,4 +146,4 @@ def main(n_poses: int = 50) -> list[Claim]:
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

@@ -16,12 +16,13 @@ import numpy as np
 from physai import jaxkin, robots
 from physai.kinematics import jacobian
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
-from physai.lesson import Claim, out_dir, publish_claims, run_script, save_results, verdict
+from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict
 from physai.example_robots import PLANAR2R_LINKS
 from physai.singularity import damped_solve
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
+N_TARGETS = 200  # random targets of the by-hand checks
 L1, L2 = PLANAR2R_LINKS
 EXERCISE = ("mlp_forward", "tip", "fk_loss_by_hand", "joint_loss_by_hand", "elbows", "dls_step")
 DAMPING = 0.01  # m/rad, the hybrid's damping (as the experiment's)
@@ -133,8 +134,10 @@ def claims(b: BuildRun) -> list[Claim]:
                   "closed form: the mean of q2 and -q2 is 0, the straight arm reaches r = L1 + L2", "build.py")]
 
 
-def main(n_targets: int = 200) -> list[Claim]:
-    b = run(n_targets)
+def main(full: bool = False) -> list[Claim]:
+    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+    here."""
+    b = run(N_TARGETS)
     print(f"== Step 1. The forward pass and the two losses by hand vs physai.learned (planar 2R, untrained network, "
           f"{len(b.r)} targets, seed {SEED}) ==")
     print(f"  mlp_forward vs physai.learned.predict: largest difference {b.forward_gap:.1e} rad")
@@ -160,4 +163,4 @@ def main(n_targets: int = 200) -> list[Claim]:
 
 
 if __name__ == "__main__":
-    run_script(main, __file__)
+    run_script(main, __file__, full_run())

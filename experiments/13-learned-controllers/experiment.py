@@ -453,7 +453,10 @@ def results(setting: str, mm: Guesses, ex: Extrapolation, sing: NearSingularity,
     }
 
 
-def main(setting: str = "tour") -> list[Claim]:
+def main(full: bool = False) -> list[Claim]:
+    """The learned controllers against the solver and MuJoCo, printed; their claims (returned), numbers and figures
+    saved. ``full``: the ``"full"`` setting (larger training and test sets), else ``"tour"``."""
+    setting = "full" if full else "tour"
     s = SETTINGS[setting]
     print(f"Lesson 13: learned controllers and the gap to reality. Setting: {setting} (n_train {s['n_train']}, "
           f"{s['steps']} Adam steps, hidden {s['hidden']}, lr {s['lr']}; {s['n_test']} test targets, {s['n_sim']} in "
@@ -486,4 +489,4 @@ def main(setting: str = "tour") -> list[Claim]:
 
 
 if __name__ == "__main__":
-    run_script(main, __file__, "full" if full_run() else "tour")
+    run_script(main, __file__, full_run())

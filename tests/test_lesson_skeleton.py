@@ -1,0 +1,38 @@
+"""Every lesson script has the one skeleton: ``main(full: bool = False) -> list[Claim]`` (the claims it wrote), run
+by ``run_script(main, __file__, full_run())``; no module-level ``FULL`` flag and no copy of ``full_run``."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+SCRIPTS = sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*/*.py") if not p.name.startswith("_"))
+
+
+def _main(tree: ast.Module) -> ast.FunctionDef:
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
+    assert len(found) == 1, "one top-level main()"
+    return found[0]
+
+
+def test_every_lesson_folder_has_scripts():
+    assert {p.parent.name for p in SCRIPTS} == {p.name for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir()}
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_main_has_the_one_signature(script):
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    main = _main(tree)
+    signature = ast.unparse(main.args), ast.unparse(main.returns) if main.returns else None
+    assert signature == ("full: bool=False", "list[Claim]")
+    runs = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "run_script"]
+    assert runs == ["run_script(main, __file__, full_run())"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_full_flag_and_no_copy_of_full_run(script):
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    assert "FULL" not in assigned and "full_run" not in defined
