@@ -201,7 +201,8 @@ def _shown(value) -> str:
 def worked_calls(folder: Path) -> dict[str, str]:
     """Each exercise's worked call from the lesson's ``_check.py`` (``EXAMPLES``: name -> a call written in the
     build.py's names), with what the lesson's own solution returns for it, as comment text for the stub."""
-    calls = getattr(load(Path(folder) / CHECK_FILE), "EXAMPLES", {})
+    checker = Path(folder) / CHECK_FILE
+    calls = getattr(load(checker), "EXAMPLES", {}) if checker.exists() else {}  # a lesson without a grader: none
     if not calls:
         return {}
     reference = vars(load(Path(folder) / BUILD_FILE))
