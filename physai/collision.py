@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, fields
 import mujoco
 import numpy as np
 
-from physai import _avoid_step, _engine
+from physai import _avoid_step, _engine, _files
 from physai._validate import count, finite_array, generator, nonnegative, one_of, positive, real
 from physai.chain import _frozen
 from physai.errors import InputError
@@ -863,14 +863,11 @@ def _store_self_stats(key: str, stats: dict) -> None:
     """Keep ``stats`` in the user's cache folder (written whole, then renamed); a folder that cannot be written
     only means they are measured again next time. Never inside the package."""
     import json
-    import tempfile
 
     path = _self_pairs_files(key)[-1]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as f:
-            json.dump({key: stats}, f)
-        os.replace(f.name, path)
+        _files.write_text(path, json.dumps({key: stats}))
     except OSError:
         pass
 
@@ -899,7 +896,7 @@ def write_stored_self_pairs() -> list:
     for name, info in ROBOTS.items():
         if info.bundled:
             out = (_MODELS / info.bundled).with_name(SELF_PAIRS_FILE)
-            out.write_text(json.dumps(self_pairs_record(name), indent=0) + "\n")
+            _files.write_text(out, json.dumps(self_pairs_record(name), indent=0) + "\n")
             written.append(out)
     return written
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from physai import example_robots
+from physai import _files, example_robots
 from physai._validate import one_of
 from physai.errors import InputError, ModelNotFoundError, UnknownNameError
 from physai.kinematics import (
@@ -411,7 +411,7 @@ def write_stored_chains() -> list[Path]:
             out = _stored_chain_path(info)
             record = compiled_chain_record(name)
             fields = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in record["chain"].items())
-            out.write_text(f'{{"model_sha256": {json.dumps(record["model_sha256"])},\n "chain": {{\n{fields}\n}}}}\n')
+            _files.write_text(out, f'{{"model_sha256": {json.dumps(record["model_sha256"])},\n "chain": {{\n{fields}\n}}}}\n')
             written.append(out)
     return written
 
