@@ -244,7 +244,7 @@ def main() -> dict:
     print_numeric(num, bug)
     print_rpy(rpy, pitch)
     rows = claims(num, bug, rpy)
-    publish_claims(HERE, rows, SCRIPT, heading="The source lesson's statements against this run's numbers")
+    publish_claims(HERE, rows, SCRIPT, heading="The lesson's statements checked against this run")
     plot_reach(reach, HERE / "experiment_reach.png")
     print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
           "into places below and around the base that the limited arm never visits.)")
