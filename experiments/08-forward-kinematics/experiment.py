@@ -210,9 +210,11 @@ def plot_reach(r, path) -> None:
         axes[1].scatter(np.hypot(pts[:, 0], pts[:, 1]), pts[:, 2], s=0.5, c=color, label=label, rasterized=True)
     axes[0].set(xlabel="x (m)", ylabel="y (m)", title="top view", aspect="equal")
     axes[1].set(xlabel="distance from the z axis (m)", ylabel="z (m)", title="side view (all azimuths)", aspect="equal")
-    axes[1].legend(markerscale=10, loc="lower left")
+    axes[1].axhline(r["limited"][:, 2].min(), color="k", lw=0.8, ls="--", label="lowest point within limits")
+    # the legend goes below the plots: inside, it would cover the low region the page points at
+    fig.legend(*axes[1].get_legend_handles_labels(), markerscale=10, loc="lower center", ncol=3)
     fig.suptitle("SO-101 tool point (gripperframe) over random joint positions")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
