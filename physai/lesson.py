@@ -206,7 +206,7 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
 
 
 def publish_claims(folder: str | Path, claims: list[Claim], script: str,
-                   heading: str = "The source material's numbers against this run's") -> list[Claim]:
+                   heading: str = "The lesson's statements checked against this run") -> list[Claim]:
     """Print the claims table under ``heading``, merge the rows into ``folder/claims.json`` and return them (the last
     step of a lesson script's ``main``: ``return publish_claims(HERE, rows, "build.py")``)."""
     print(f"\n== {heading} ==")

@@ -153,6 +153,23 @@ def test_rpy_rate_matrix_maps_rpy_rates_to_angular_velocity_by_finite_difference
     assert np.linalg.det(tf.rpy_rate_matrix([0.3, np.pi / 2, 0.2])) == pytest.approx(0.0, abs=1e-15)
 
 
+def test_rpy_rate_matrix_is_the_closed_form_lesson_07_displays(rng):
+    for phi, theta, psi in rng.uniform(-3, 3, (20, 3)):
+        cp, sp, ct, st = np.cos(psi), np.sin(psi), np.cos(theta), np.sin(theta)
+        B = np.array([[cp * ct, -sp, 0.0], [sp * ct, cp, 0.0], [-st, 0.0, 1.0]])
+        assert np.abs(tf.rpy_rate_matrix([phi, theta, psi]) - B).max() <= 1e-15
+
+
+def test_rpy_rates_of_step_6_are_no_unit_vector_and_map_back_to_omega(build07, so101_model, so101):
+    R = build07.chain_step(so101_model, so101)["T_tool"][:3, :3]
+    rt = build07.rates_step(R)
+    np.testing.assert_allclose(tf.rpy_rate_matrix(tf.matrix_to_rpy(R)) @ rt["rpy_rates"], rt["omega_world"],
+                               atol=1e-14)
+    assert np.linalg.norm(rt["body"]) == pytest.approx(1.0, abs=1e-14)
+    assert abs(np.linalg.norm(rt["rpy_rates"]) - 1.0) > 0.1
+    assert np.abs(rt["body"] - rt["rpy_rates"]).min() > 0.1  # no component matches
+
+
 def test_quat_multiply_conjugate_match_mju_and_scipy(rots):
     q = rots.as_quat(scalar_first=True)
     p = np.roll(q, 1, axis=0)

@@ -7,7 +7,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from physai import mj, robots
+from physai import mj, robots, statics
 from physai.errors import InputError, PhysaiError, UnknownNameError, UnsupportedJointError
 from physai.kinematics import chain_from_mujoco, fd_jacobian, fk, hinge_column, jacobian, tool_pose
 
@@ -339,6 +339,20 @@ def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, s
     assert set(verdicts(ex.servo_claims(r)).values()) == {"agree"}
 
 
+def test_servos_supply_minus_the_generalised_force_mj_applyFT_gives_for_a_push_on_the_tool(ex, so101):
+    """The page's sign convention: F is the push on the tool, J^T F what it puts on the joints, -J^T F the servos'."""
+    m = ex.so101_sim(gravity=False, frictionloss=False)
+    F = np.asarray(ex.FORCES[0], dtype=float)
+    d = ex.hold(m, so101, ex.Q_STEP3, F, ex.HOLD_S)
+    sid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, so101.tool_name)
+    push = np.zeros(m.nv)
+    mujoco.mj_applyFT(m, d, F, np.zeros(3), d.site_xpos[sid], m.site_bodyid[sid], push)
+    acts = list(statics.joint_actuators(m, so101))
+    dofs = [m.jnt_dofadr[m.joint(name).id] for name in so101.joint_names]
+    np.testing.assert_allclose(d.actuator_force[acts], -push[dofs], atol=1e-9)
+    assert np.abs(push[dofs]).max() > 0.1
+
+
 def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobian(ex, so101):
     r = ex.payload_step(so101)
     m = ex.so101_sim()
@@ -547,6 +561,17 @@ def test_wxai_descent_deviation_is_second_order_in_the_step_and_the_path_is_mujo
     assert 1e-7 < fast.max_deviation < 1e-5
     np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 100, rtol=0.3)
     assert slow.max_deviation < wx.REPEATABILITY < r["rows"][edge, "5 Hz (10 mm steps)"]["open"].max_deviation
+
+
+def test_wxai_open_loop_deviation_grows_like_the_step_and_a_faster_guard_stops_nearer_the_impact_peak(wx, wxai_chain):
+    r = wx.descent_step(wxai_chain)
+    edge = r["starts"][1]
+    fast, slow = (r["rows"][edge, tick]["open"] for tick in wx.TICKS)
+    np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 10, rtol=0.3)  # not 100: no feedback
+    g = wx.guard_step(wxai_chain, rates=(50, 500))
+    assert g[500]["stop_ms"] < g[50]["stop_ms"] and g[500]["true"] > g[50]["true"]
+    assert abs(g[500]["peak"] - g[50]["peak"]) < 0.1 * g[50]["peak"]  # the same impact, caught earlier on its decay
+    assert g[500]["pre"] > 0.1  # the free-air estimate is not zero
 
 
 def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caught_in_two_cycles(wx, wxai_chain):

@@ -1,4 +1,4 @@
-"""Lesson 07, Experiment: a million compositions. How far do rotation matrices and quaternions drift, does
+"""Lesson 07, Experiment: 100,000 compositions (a million with --full). How far do rotation matrices and quaternions drift, does
 re-orthonormalisation help, and what does each composition cost?
 
 Run: uv run python experiments/07-frames/experiment.py [--full]

@@ -211,9 +211,11 @@ def plot_reach(r, path) -> None:
         axes[1].scatter(np.hypot(pts[:, 0], pts[:, 1]), pts[:, 2], s=0.5, c=color, label=label, rasterized=True)
     axes[0].set(xlabel="x (m)", ylabel="y (m)", title="top view", aspect="equal")
     axes[1].set(xlabel="distance from the z axis (m)", ylabel="z (m)", title="side view (all azimuths)", aspect="equal")
-    axes[1].legend(markerscale=10, loc="lower left")
+    axes[1].axhline(r["limited"][:, 2].min(), color="k", lw=0.8, ls="--", label="lowest point within limits")
+    # the legend goes below the plots: inside, it would cover the low region the page points at
+    fig.legend(*axes[1].get_legend_handles_labels(), markerscale=10, loc="lower center", ncol=3)
     fig.suptitle("SO-101 tool point (gripperframe) over random joint positions")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -247,7 +249,7 @@ def main(full: bool = False) -> list[Claim]:
     print_numeric(num, bug)
     print_rpy(rpy, pitch)
     rows = claims(num, bug, rpy)
-    publish_claims(HERE, rows, SCRIPT, heading="The source lesson's statements against this run's numbers")
+    publish_claims(HERE, rows, SCRIPT, heading="The lesson's statements checked against this run")
     plot_reach(reach, HERE / "experiment_reach.png")
     print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
           "into places below and around the base that the limited arm never visits.)")

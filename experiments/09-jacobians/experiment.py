@@ -355,8 +355,8 @@ def print_sweep(r) -> None:
           f"central {r['grid_best']['central']:.1e}")
     print(f"sqrt(eps_mach) = {e(np.sqrt(eps64))}, cbrt(eps_mach) = {e(np.cbrt(eps64))}")
     print("Round-off error is eps_mach x (how the rounding errors of FK's ~100 operations add up) / eps; that sum\n"
-          f"depends on the operation order and the CPU (here MuJoCo {mujoco.__version__} on {platform.machine()}; "
-          "the source lesson ran MuJoCo 3.17.0 on an Apple M5).\nThe same sweep through physai's NumPy FK "
+          f"depends on the operation order and the CPU (here MuJoCo {mujoco.__version__} on {platform.machine()}).\n"
+          "The same sweep through physai's NumPy FK "
           "(identical maths, other operation order) moves the round-off cells:")
     print(f"   central Jp at 1e-5: MuJoCo FK {e(r['mujoco_fk'][0, 2])}, NumPy FK {e(r['numpy_fk'][0, 2])}")
     print(f"   forward Jp at 1e-14: MuJoCo FK {e(r['mujoco_fk'][1, 0])}, NumPy FK {e(r['numpy_fk'][1, 0])}")

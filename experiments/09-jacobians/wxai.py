@@ -405,9 +405,9 @@ def plot_descent(r, path) -> None:
             row_ = r["rows"][name, tick]
             fb, sim = row_["feedback"], row_["sim"]
             z0 = fb.run.p[0, 2]
-            ax.plot(fb.deviation * 1e6, z0 - fb.path[:, 2], color=color, label=f"kinematic, {tick}")
+            ax.plot(fb.deviation * 1e6, z0 - fb.path[:, 2], color=color, label=f"kinematic with feedback, {tick}")
             ax.plot(row_["sim_dev"] * 1e6, z0 - sim.sim_p[:, 2], color=color, ls=":", label=f"MuJoCo servos, {tick}")
-        ax.set(xscale="log", xlabel="distance from the commanded line (um)", title=name)
+        ax.set(xscale="log", xlabel="distance from the commanded line (µm)", title=name)
         ax.set_xlim(1e-2, None)
     axes[0].set_ylabel("descent (m)")
     axes[0].invert_yaxis()
@@ -488,7 +488,7 @@ def main(full: bool = False) -> list[Claim]:
                             (print_descent, desc), (print_force, force), (print_guard, guard)):
         printer(record)
     claims = statics_claims(vel, st, pmap) + motion_claims(desc, force, guard)
-    publish_claims(HERE, claims, SCRIPT, heading="The source lesson's statements against this run's numbers")
+    publish_claims(HERE, claims, SCRIPT, heading="The lesson's statements checked against this run")
     for plot, record, name, caption in (
             (plot_payload_map, pmap, "wxai_payload_map.png", "The payload limit falls as the tool reaches out from "
              "the base: the colour scale stops at the upper quartile so the fall with reach shows."),
