@@ -160,9 +160,9 @@ def test_rpy_rate_matrix_is_the_closed_form_lesson_07_displays(rng):
         assert np.abs(tf.rpy_rate_matrix([phi, theta, psi]) - B).max() <= 1e-15
 
 
-def test_rpy_rates_of_step_6_are_no_unit_vector_and_map_back_to_omega(build07, so101_model, so101):
-    R = build07.chain_step(so101_model, so101)["T_tool"][:3, :3]
-    rt = build07.rates_step(R)
+def test_rpy_rates_of_step_6_are_no_unit_vector_and_map_back_to_omega(build, so101_model, so101):
+    R = build.chain_step(so101_model, so101)["T_tool"][:3, :3]
+    rt = build.rates_step(R)
     np.testing.assert_allclose(tf.rpy_rate_matrix(tf.matrix_to_rpy(R)) @ rt["rpy_rates"], rt["omega_world"],
                                atol=1e-14)
     assert np.linalg.norm(rt["body"]) == pytest.approx(1.0, abs=1e-14)
