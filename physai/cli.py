@@ -254,6 +254,7 @@ def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
     index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs)
+    _write_notebooks([d for d in lesson_dirs() if (out / d.name / course.PAGE_HTML).is_file()], out)
     console.rule("[bold]summary")
     table = _table("lesson", "script", "status", "time", "claims", "agree", "disagree", "figures", title="tour")
     for r in runs:
@@ -304,8 +305,18 @@ def lesson(
         except PhysaiError as exc:
             console.print(f"[red]page not built[/red]: {escape(str(exc))}")
             raise typer.Exit(1) from None
+        _write_notebooks([folder], out)
         console.print(f"page: [bold]{page}")
     raise typer.Exit(int(rc))
+
+
+def _write_notebooks(folders: list[Path], out: Path) -> None:
+    """Each lesson's notebook beside its page, OUT/NN-name/NN-name.ipynb (the page links it), its prose's numbers
+    from the run saved there."""
+    from physai import notebook as nb
+
+    for folder in folders:
+        nb.write_notebook(folder, out / folder.name, out / folder.name)
 
 
 def _write_page(folder: Path, out: Path, runs) -> Path:

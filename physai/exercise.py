@@ -628,7 +628,14 @@ def check(folder: Path, dest: Path, seed: int | None = None, timeout: float = TI
 
 
 def lesson_folder(lesson: str | int | Path) -> Path:
-    """The folder of lesson ``lesson`` ("09", 9, or a folder)."""
+    """The folder of lesson ``lesson`` (``"09"``, ``9``, or a folder) in this installation.
+
+    Examples
+    --------
+    >>> from physai.exercise import lesson_folder
+    >>> lesson_folder(9).name
+    '09-jacobians'
+    """
     if isinstance(lesson, Path):
         return lesson
     number = str(lesson).zfill(2)

@@ -28,40 +28,21 @@ from types import ModuleType
 import jinja2
 import nbformat
 
+from physai import _files
 from physai.course import FORMATS, CourseError, Result, format_value, quiz_parts, read_lesson
 from physai.errors import InputError
-from physai.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, load
+from physai.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
 from physai.lesson import OUT_ENV, lesson_number, out_dir
 
 SUFFIX = ".ipynb"
 INSTALL = "%pip install --quiet physai"  # the one line the first cell runs where physai is missing
 FIGURES = (".png", ".svg", ".jpg")
-# An installed package carries the lessons as physai/_lessons; a clone has them in experiments/.
-_PACKAGED = Path(__file__).resolve().parent / "_lessons"
-LESSONS = _PACKAGED if _PACKAGED.is_dir() else _PACKAGED.parent.parent / "experiments"
 CELL_NAMES = ("physai", "nb", "build")  # what the cells import and name: a lesson's names never replace them
 _CELLS = "\x00cells:{}\x00"  # where the prose names a script: its cells follow that passage
 _MARK = re.compile("\x00cells:([^\x00]+)\x00")
 
 
 # ---- run in the notebook ---------------------------------------------------------------------------------------
-
-
-def lesson_folder(lesson: str | int) -> Path:
-    """The folder of lesson ``lesson`` (``"09"`` or ``9``) in this installation.
-
-    Examples
-    --------
-    >>> from physai.notebook import lesson_folder
-    >>> lesson_folder(9).name
-    '09-jacobians'
-    """
-    number = str(lesson).zfill(2)
-    found = sorted(d for d in LESSONS.glob(f"{number}-*") if d.is_dir())
-    if not found:
-        have = ", ".join(d.name for d in sorted(LESSONS.glob("[0-9][0-9]-*")))
-        raise InputError(f"unknown lesson {lesson!r}; lessons: {have or '(none)'}")
-    return found[0]
 
 
 def lesson_script(lesson: str | int, script: str = "experiment.py") -> ModuleType:
@@ -318,5 +299,4 @@ def write_notebook(folder: Path, results: Path, dest: Path, solutions: bool = Fa
     nbformat.validate(book)
     path = Path(dest) / notebook_name(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(book, path)
-    return path
+    return _files.write_text(path, nbformat.writes(book))

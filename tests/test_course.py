@@ -550,6 +550,22 @@ def test_the_track_page_lists_every_lesson_with_its_progress(site):
     assert f"about {minutes / 60:.1f} hours by their own estimates" in page
 
 
+@pytest.mark.parametrize("number", LESSONS)
+def test_each_lesson_page_and_the_track_link_its_notebook_which_nbformat_validates(site, number):
+    """The page's notebook link resolves to a notebook beside it that nbformat's schema accepts, holding the page's
+    grading cells (one ``physai.check`` per function the lesson asks for)."""
+    import nbformat
+
+    name = lesson_folder(number).name
+    assert f'href="{name}.ipynb"' in (site / name / "index.html").read_text()
+    assert f'href="{name}/{name}.ipynb"' in (site / "index.html").read_text()
+    book = nbformat.read(site / name / f"{name}.ipynb", as_version=4)
+    nbformat.validate(book)
+    grades = [c for c in book.cells if "grade" in c.metadata.get("tags", [])]
+    assert len(grades) == len(ex.exercise_names((lesson_folder(number) / "build.py").read_text()))
+    assert all("physai.check(" in c.source for c in grades)
+
+
 def test_lesson_minutes_add_the_time_fields_or_give_none():
     def lesson(time):
         return type("L", (), {"meta": {"time": time}})()
