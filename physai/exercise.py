@@ -194,7 +194,8 @@ def _shown(value) -> str:
     if isinstance(value, tuple):
         return "(" + ",\n ".join(_shown(v) for v in value) + ")"
     if isinstance(value, (float, np.floating)):
-        return f"{value:.4g}"
+        text = f"{value:.4g}"
+        return text if any(c in text for c in ".ein") else text + ".0"  # 1.0, not 1: a float, as returned
     return repr(value)
 
 
