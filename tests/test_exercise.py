@@ -183,6 +183,46 @@ def test_check_functions_reads_a_notebook_cell_from_linecache(capsys):
     assert "pass hinge_column: passed" in capsys.readouterr().out
 
 
+NOTEBOOK = """\
+SCALE = 2.0
+LIMITS = {"a": 1}
+def _cross(a, b):
+    return np.cross(a, b) * SCALE / 2
+def hinge_column(axis, o, p):
+    return np.concatenate([_cross(axis, p - o), axis])
+def _stack(cols):
+    return np.column_stack(cols)
+def jacobian(chain, q):
+    axes, anchors, p = physai.fk(chain, q)
+    return _stack([hinge_column(a, o, p) for a, o in zip(axes, anchors)])
+def _bad():
+    raise ValueError("not yet")
+def fd_jacobian(tool_pos, q, eps=1e-5):
+    return _bad()
+"""
+
+
+def test_check_functions_sends_the_sessions_helpers_and_constants_and_names_the_cell_function(capsys):
+    name = "<ipython-input-8-0123456789ab>"
+    linecache.cache[name] = (len(NOTEBOOK), None, NOTEBOOK.splitlines(keepends=True), name)
+    session = {"np": np, "physai": physai}
+    exec(compile(NOTEBOOK, name, "exec"), session)
+    try:
+        assert physai.check("09", session["hinge_column"], session["jacobian"], session["fd_jacobian"]) is False
+        out = " ".join(capsys.readouterr().out.split())
+        assert "pass hinge_column: passed" in out and "pass jacobian: passed" in out  # _cross, SCALE, _stack sent
+        assert "fail fd_jacobian: raised ValueError: not yet at line 2 of _bad: raise ValueError" in out
+        assert "build.py" not in out
+        cell = "def fd_jacobian(tool_pos, q, eps=1e-5):\n    return LIMITS\n"  # a later cell reads the dict
+        linecache.cache[name] = (len(cell), None, cell.splitlines(keepends=True), name)
+        exec(compile(cell, name, "exec"), session)
+        assert physai.check("09", session["fd_jacobian"]) is False
+        out = " ".join(capsys.readouterr().out.split())
+        assert "fail fd_jacobian: uses LIMITS, a dict defined in your session that cannot be sent" in out
+    finally:
+        linecache.cache.pop(name, None)
+
+
 def test_a_jax_array_is_graded_as_its_numpy_array_and_jax_float32_gets_the_float64_hint(tmp_path):
     folder = ex.lesson_folder("13")
     source = (folder / "build.py").read_text()
