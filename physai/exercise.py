@@ -406,6 +406,23 @@ def _fork(cwd: str, conn_fd: int, out_fd: int) -> int:
     raise AssertionError("unreachable")
 
 
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (children, theirs, ...), read from /proc; [] where there is none (macOS)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()  # after "pid (comm)": comm may hold spaces
+        except OSError:  # it ended while the table was read
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        out += below
+        todo += below
+    return out
+
+
 class _Child:
     """One child process that has imported the learner's file (see :mod:`physai._exercise_child`)."""
 
@@ -431,19 +448,20 @@ class _Child:
             output.drain(self.proc.stdout)
         self.conn = Connection(ours.detach())
         self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden))
-        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}")
+        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}",
+                                     f"{IMPORT_FACTOR} x --timeout for the import")
         if status == "raise":
             self.close()
             raise LearnerError(*value)
         self.names: list[str] = value
 
-    def receive(self, timeout: float, doing: str) -> tuple:
-        """The child's next message, or :class:`Stopped` (the process is ended) if none comes in ``timeout`` s."""
+    def receive(self, timeout: float, doing: str, limit: str = "--timeout per function") -> tuple:
+        """The child's next message, or :class:`Stopped` (the process is ended, SIGKILL) if none comes in
+        ``timeout`` s (``limit`` says which limit that is)."""
         try:
             if not self.conn.poll(max(timeout, 0.0)):
                 self.close()
-                raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is "
-                              "--timeout)")
+                raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is {limit})")
             message = _decode(_PlainUnpickler(io.BytesIO(self.conn.recv_bytes())).load())
         except (EOFError, OSError):
             self.close()
@@ -465,15 +483,19 @@ class _Child:
 
     def close(self, wait: float = 0.0) -> None:
         """End the child (after up to ``wait`` s: it exits by itself when the socket closes) and anything it
-        started (its process group)."""
+        started: its process group, and every process below it, also one in a session of its own (the child is a
+        subreaper, so even a daemon's orphaned grandchild stays below it)."""
+        spawned = _descendants(self.pid)
         self.conn.close()
         deadline = time.monotonic() + wait
         while self._alive() and time.monotonic() < deadline:
             time.sleep(0.01)
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        spawned += _descendants(self.pid)
+        for pid, group in ((self.pid, True), *((p, False) for p in spawned)):
+            try:
+                (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         if self.proc is not None:
             self.proc.wait()
         self.scratch.cleanup()

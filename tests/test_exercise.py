@@ -76,6 +76,40 @@ def test_sys_exit_at_import_fails_every_function_forked_or_started_fresh(tmp_pat
     assert check(tmp_path / "me", "--seed", -1)[0] == 2
 
 
+def _ended(pid: int) -> bool:
+    """Whether process ``pid`` is gone or a zombie (ended, not yet reaped by whoever adopted it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_processes_the_file_starts_in_sessions_of_their_own_end_with_the_grader(tmp_path):
+    pids = tmp_path / "pids"
+    spawn = (f"import subprocess as _sp\n_sp.run(['sh', '-c', 'setsid sleep 301 & echo $! > {pids}'])\n"  # orphaned
+             f"_p = _sp.Popen(['sleep', '300'], start_new_session=True)\n"  # in a session of its own
+             f"open({str(pids)!r}, 'a').write(f' {{_p.pid}}')\n")
+    code, _ = check(learner(tmp_path, ("EXERCISE = (", spawn + "EXERCISE = (")), "--timeout", 5)
+    assert code == 0
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2
+    deadline = time.monotonic() + 5
+    while not all(_ended(p) for p in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_ended(p) for p in started)
+
+
+def test_an_import_that_ignores_sigterm_is_killed_at_the_import_limit_it_names(tmp_path):
+    hang = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\nEXERCISE = ("
+    start = time.monotonic()
+    code, out = check(learner(tmp_path, ("EXERCISE = (", hang)), "--timeout", 1)
+    assert time.monotonic() - start < 25  # the 3 s import limit, then SIGKILL, never the 600 s sleep
+    assert code == 1
+    assert "stopped after 3 s importing build.py: an endless loop? (the limit is 3 x --timeout for the import)" in (
+        " ".join(out.split()))
+
+
 def test_a_file_that_patches_the_grader_changes_no_verdict(tmp_path):
     blank = ex.write_exercise(FOLDER, tmp_path / "blank").parent
     text = (blank / "build.py").read_text().replace("EXERCISE = (", (
