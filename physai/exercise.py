@@ -513,6 +513,16 @@ class _Session:
         self.forbidden: dict = getattr(checker, "OWN", {})
         self.output, self.child, self.import_error = _Output(), None, ""
         self.grading, self.budget, self.low_precision = "", timeout, False
+        self.timed_out: list[str] = []  # the graded functions stopped by the time limit, in order
+
+    def calls(self, name: str) -> set[str]:
+        """The names function ``name`` of the learner's file calls directly (read from its text, never run)."""
+        try:
+            tree = ast.parse(self.path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            return set()
+        return {c.func.id for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name
+                for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
 
     def begin(self, name: str) -> None:
         self.grading, self.budget, self.low_precision = name, self.timeout, False
@@ -599,7 +609,10 @@ def grade(checker: ModuleType, session: _Session, name: str, rng: np.random.Gene
     try:
         getattr(checker, f"check_{name}")(Learner(session), rng)
     except Stopped as exc:
-        return Grade(name, False, str(exc))
+        culprits = [n for n in session.timed_out if n in session.calls(name)]
+        session.timed_out += [name] if str(exc).startswith("stopped after") else []
+        return Grade(name, False, str(exc) + (f"; {culprits[0]}, which it calls, ran out of time too: fix "
+                                              f"{culprits[0]} first" if culprits and name in session.timed_out else ""))
     except LearnerError as exc:  # this function, or a function of the learner's that it calls
         where = f" at {exc.where}" if exc.where else ""
         if exc.type_name == "NotImplementedError":

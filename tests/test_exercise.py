@@ -66,6 +66,13 @@ def test_an_endless_loop_sys_exit_and_os_exit_each_fail_their_function_within_th
     assert got["fd_jacobian"].startswith("fail the process running your code ended while running fd_jacobian")
 
 
+def test_a_function_calling_a_looping_function_names_it_as_the_cause(tmp_path):
+    me = learner(tmp_path, (HINGE, "    while True:\n        pass\n"))  # jacobian, unchanged, calls hinge_column
+    grades = {g.function: g.message for g in ex.check(FOLDER, me, timeout=1, only=("hinge_column", "jacobian")).grades}
+    assert grades["hinge_column"].startswith("stopped after 1 s running hinge_column: an endless loop?")
+    assert grades["jacobian"].endswith("; hinge_column, which it calls, ran out of time too: fix hinge_column first")
+
+
 @pytest.mark.parametrize("fork_server", [True, False])
 def test_sys_exit_at_import_fails_every_function_forked_or_started_fresh(tmp_path, monkeypatch, fork_server):
     monkeypatch.setattr(ex, "FORK_SERVER", fork_server)  # False: a fresh interpreter per file (macOS, Windows)
