@@ -1,9 +1,11 @@
 """Grader of lesson 11's Build it and Hands-On Lab (``physai check 11 DIR``).
 
 ``damped_step`` against SciPy's least squares of the stacked problem ``[J; lam I] dq = [e; 0]``; ``ik_by_hand``
-(the lab) against ``physai.solve_ik`` on the lab's 50 targets, one attempt each from the mid-range pose: success
-within ``LAB_MARGIN`` of the library's and median iterations within ``LAB_FACTOR`` of its; ``solve_by_hand``
-against ``solve_ik`` with its random restarts on 30 further targets. The targets, the scoring and the thresholds
+(the lab) against ``physai.solve_ik`` on 50 targets drawn like the lab's, one attempt each from the mid-range pose:
+success within ``LAB_MARGIN`` of the library's and median iterations within ``LAB_FACTOR`` of its (or of the
+lesson's own loop's, where that does worse on the draw); ``solve_by_hand`` against ``solve_ik`` with its random
+restarts on 30 further targets, its step count exactly what the learner's own ``ik_by_hand`` attempts add up to. The
+targets, the scoring and the thresholds
 are the lesson's own build.py's (loaded from beside this file), so the page, the lab and the grade agree.
 """
 
@@ -130,14 +132,19 @@ def check_ik_by_hand(build, rng) -> None:
         raise Hint(f"{outside} of {n} answers lie outside the joint limits: clip q + dq into chain.lower, chain.upper "
                    "after every step")
     hand = lesson.score(chain, targets, q, np.array([len(e) - 1 for e in errors]))
-    library = lesson.lab_library(chain, targets)
-    if hand.success < library.success - lesson.LAB_MARGIN:
-        raise Hint(f"success {hand.success:.0%} of {n} targets, solve_ik {library.success:.0%} (at least "
-                   f"{library.success - lesson.LAB_MARGIN:.0%} needed): is the loop stopping early (TOL, stalled) "
-                   "or taking too little of each step (lam too large)?")
-    if hand.median_iterations > lesson.LAB_FACTOR * library.median_iterations:
-        raise Hint(f"median {hand.median_iterations:g} iterations, solve_ik {library.median_iterations:g} (at most "
-                   f"{lesson.LAB_FACTOR:g} x): too much damping makes each step a short gradient step")
+    # the lab's rule is met by the lesson's own loop on the lab's targets, not on every draw (on about 1 in 5 its
+    # success trails solve_ik's by more than LAB_MARGIN): the bar is the lower of solve_ik's and the lesson's own
+    library, own = lesson.lab_library(chain, targets), lesson.lab_hand(chain, targets)
+    needed = min(library.success, own.success) - lesson.LAB_MARGIN
+    if hand.success < needed:
+        raise Hint(f"success {hand.success:.0%} of {n} targets, solve_ik {library.success:.0%}, the lesson's own loop "
+                   f"{own.success:.0%} (at least {needed:.0%} needed): is the loop stopping early (TOL, stalled) or "
+                   "taking too little of each step (lam too large)?")
+    allowed = lesson.LAB_FACTOR * max(library.median_iterations, own.median_iterations)
+    if hand.median_iterations > allowed:
+        raise Hint(f"median {hand.median_iterations:g} iterations, solve_ik {library.median_iterations:g}, the "
+                   f"lesson's own loop {own.median_iterations:g} (at most {allowed:g}): too much damping makes each "
+                   "step a short gradient step")
 
 
 def _attempts(build, chain, p, rng, restarts: int) -> tuple[int, int, int]:
