@@ -284,3 +284,8 @@ def test_lesson_11s_own_loop_passes_its_lab_on_a_draw_where_it_trails_solve_ik_b
     me = learner(tmp_path, source=(folder / "build.py").read_text())
     grades = ex.check(folder, me, seed=53287, only=("ik_by_hand", "solve_by_hand")).grades
     assert [(g.function, g.message) for g in grades if not g.passed] == []
+
+
+def test_a_worked_call_shows_a_float_as_a_float():
+    assert [ex._shown(v) for v in (1.0, np.float64(4.0), 0.123456, 2.5e-20, np.inf, 3)] == [
+        "1.0", "4.0", "0.1235", "2.5e-20", "inf", "3"]
