@@ -737,6 +737,8 @@ def _dependencies(functions, provided: set[str]) -> tuple[list[str], dict[str, s
                 if value.__name__ != name:
                     lines.append(f"{name} = {value.__name__}")
                 todo.append(value)
+            elif isinstance(value, np.ufunc) and getattr(np, value.__name__, None) is value:
+                lines.append(f"from numpy import {value.__name__} as {name}")
             elif module and callable(value) and getattr(sys.modules.get(module), getattr(value, "__qualname__", ""),
                                                         None) is value:
                 lines.append(f"from {module} import {value.__qualname__} as {name}")

@@ -228,7 +228,7 @@ NOTEBOOK = """\
 SCALE = 2.0
 LIMITS = {"a": 1}
 def _cross(a, b):
-    return np.cross(a, b) * SCALE / 2
+    return np.cross(a, b) * SCALE / sqrt(4.0)
 def hinge_column(axis, o, p):
     return np.concatenate([_cross(axis, p - o), axis])
 def _stack(cols):
@@ -246,12 +246,12 @@ def fd_jacobian(tool_pos, q, eps=1e-5):
 def test_check_functions_sends_the_sessions_helpers_and_constants_and_names_the_cell_function(capsys):
     name = "<ipython-input-8-0123456789ab>"
     linecache.cache[name] = (len(NOTEBOOK), None, NOTEBOOK.splitlines(keepends=True), name)
-    session = {"np": np, "physai": physai}
+    session = {"np": np, "physai": physai, "sqrt": np.sqrt}  # from numpy import sqrt: a ufunc
     exec(compile(NOTEBOOK, name, "exec"), session)
     try:
         assert physai.check("09", session["hinge_column"], session["jacobian"], session["fd_jacobian"]) is False
         out = " ".join(capsys.readouterr().out.split())
-        assert "pass hinge_column: passed" in out and "pass jacobian: passed" in out  # _cross, SCALE, _stack sent
+        assert "pass hinge_column: passed" in out and "pass jacobian: passed" in out  # _cross, SCALE, sqrt, _stack sent
         assert "fail fd_jacobian: raised ValueError: not yet at line 2 of _bad: raise ValueError" in out
         assert "build.py" not in out
         cell = "def fd_jacobian(tool_pos, q, eps=1e-5):\n    return LIMITS\n"  # a later cell reads the dict
