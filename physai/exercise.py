@@ -19,7 +19,8 @@ Example (``physai exercise 09 my-09`` and ``physai check 09 my-09`` from the she
     report = check(lesson_folder("09"), Path("my-09"))
     report.seed, [(g.function, g.passed) for g in report.grades]   # 123, [("hinge_column", True), ...]
 
-From a notebook, ``physai.check("09", hinge_column, jacobian)`` grades functions defined in the session.
+From a notebook, ``physai.check("09", hinge_column, jacobian)`` grades functions defined in the session (with the
+session's helpers they use).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import inspect
 import io
 import os
 import pickle
+import re
 import secrets
 import signal
 import socket
@@ -194,7 +196,8 @@ def _shown(value) -> str:
     if isinstance(value, tuple):
         return "(" + ",\n ".join(_shown(v) for v in value) + ")"
     if isinstance(value, (float, np.floating)):
-        return f"{value:.4g}"
+        text = f"{value:.4g}"
+        return text if any(c in text for c in ".ein") else text + ".0"  # 1.0, not 1: a float, as returned
     return repr(value)
 
 
@@ -404,6 +407,23 @@ def _fork(cwd: str, conn_fd: int, out_fd: int) -> int:
     raise AssertionError("unreachable")
 
 
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (children, theirs, ...), read from /proc; [] where there is none (macOS)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()  # after "pid (comm)": comm may hold spaces
+        except OSError:  # it ended while the table was read
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        below = children.get(todo.pop(), [])
+        out += below
+        todo += below
+    return out
+
+
 class _Child:
     """One child process that has imported the learner's file (see :mod:`physai._exercise_child`)."""
 
@@ -429,19 +449,20 @@ class _Child:
             output.drain(self.proc.stdout)
         self.conn = Connection(ours.detach())
         self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden))
-        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}")
+        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}",
+                                     f"{IMPORT_FACTOR} x --timeout for the import")
         if status == "raise":
             self.close()
             raise LearnerError(*value)
         self.names: list[str] = value
 
-    def receive(self, timeout: float, doing: str) -> tuple:
-        """The child's next message, or :class:`Stopped` (the process is ended) if none comes in ``timeout`` s."""
+    def receive(self, timeout: float, doing: str, limit: str = "--timeout per function") -> tuple:
+        """The child's next message, or :class:`Stopped` (the process is ended, SIGKILL) if none comes in
+        ``timeout`` s (``limit`` says which limit that is)."""
         try:
             if not self.conn.poll(max(timeout, 0.0)):
                 self.close()
-                raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is "
-                              "--timeout)")
+                raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is {limit})")
             message = _decode(_PlainUnpickler(io.BytesIO(self.conn.recv_bytes())).load())
         except (EOFError, OSError):
             self.close()
@@ -463,15 +484,19 @@ class _Child:
 
     def close(self, wait: float = 0.0) -> None:
         """End the child (after up to ``wait`` s: it exits by itself when the socket closes) and anything it
-        started (its process group)."""
+        started: its process group, and every process below it, also one in a session of its own (the child is a
+        subreaper, so even a daemon's orphaned grandchild stays below it)."""
+        spawned = _descendants(self.pid)
         self.conn.close()
         deadline = time.monotonic() + wait
         while self._alive() and time.monotonic() < deadline:
             time.sleep(0.01)
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        spawned += _descendants(self.pid)
+        for pid, group in ((self.pid, True), *((p, False) for p in spawned)):
+            try:
+                (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         if self.proc is not None:
             self.proc.wait()
         self.scratch.cleanup()
@@ -489,6 +514,16 @@ class _Session:
         self.forbidden: dict = getattr(checker, "OWN", {})
         self.output, self.child, self.import_error = _Output(), None, ""
         self.grading, self.budget, self.low_precision = "", timeout, False
+        self.timed_out: list[str] = []  # the graded functions stopped by the time limit, in order
+
+    def calls(self, name: str) -> set[str]:
+        """The names function ``name`` of the learner's file calls directly (read from its text, never run)."""
+        try:
+            tree = ast.parse(self.path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            return set()
+        return {c.func.id for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name
+                for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
 
     def begin(self, name: str) -> None:
         self.grading, self.budget, self.low_precision = name, self.timeout, False
@@ -575,7 +610,10 @@ def grade(checker: ModuleType, session: _Session, name: str, rng: np.random.Gene
     try:
         getattr(checker, f"check_{name}")(Learner(session), rng)
     except Stopped as exc:
-        return Grade(name, False, str(exc))
+        culprits = [n for n in session.timed_out if n in session.calls(name)]
+        session.timed_out += [name] if str(exc).startswith("stopped after") else []
+        return Grade(name, False, str(exc) + (f"; {culprits[0]}, which it calls, ran out of time too: fix "
+                                              f"{culprits[0]} first" if culprits and name in session.timed_out else ""))
     except LearnerError as exc:  # this function, or a function of the learner's that it calls
         where = f" at {exc.where}" if exc.where else ""
         if exc.type_name == "NotImplementedError":
@@ -656,6 +694,82 @@ def _with_functions(source: str, functions: dict[str, str]) -> str:
     return "".join(lines)
 
 
+def _top_level(source: str) -> set[str]:
+    """The names a module's ``source`` binds at top level (functions, classes, assignments, imports)."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        else:
+            names |= {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    return names
+
+
+def _global_names(code) -> set[str]:
+    """The global names ``code`` and the functions, lambdas and comprehensions inside it may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _global_names(const)
+    return names
+
+
+_SIMPLE = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _dependencies(functions, provided: set[str]) -> tuple[list[str], dict[str, str]]:
+    """What ``functions`` (of this session) read from their globals that a build.py lacks (``provided``): lines
+    that define them in a module (an import, ``NAME = literal``, a helper's source, found in turn) -> ``(lines,
+    {name: why it cannot be sent})``."""
+    lines, missing, seen, todo = [], {}, set(provided), list(functions)
+    while todo:
+        f = todo.pop()
+        for name in sorted(_global_names(f.__code__) - seen):
+            if name not in f.__globals__:
+                continue  # a builtin, an attribute name, or a name the function itself never reaches
+            seen.add(name)
+            value = f.__globals__[name]
+            module = getattr(value, "__module__", None)
+            if inspect.ismodule(value):
+                lines.append(f"import {value.__name__} as {name}")
+            elif isinstance(value, _SIMPLE) or (isinstance(value, tuple) and all(isinstance(v, _SIMPLE) for v in value)):
+                lines.append(f"{name} = {value!r}")
+            elif inspect.isfunction(value) and module == f.__module__:
+                try:
+                    lines.append(textwrap.dedent(inspect.getsource(value)))
+                except (OSError, TypeError):
+                    missing[name] = "a function whose source could not be read"
+                    continue
+                if value.__name__ != name:
+                    lines.append(f"{name} = {value.__name__}")
+                todo.append(value)
+            elif isinstance(value, np.ufunc) and getattr(np, value.__name__, None) is value:
+                lines.append(f"from numpy import {value.__name__} as {name}")
+            elif module and callable(value) and getattr(sys.modules.get(module), getattr(value, "__qualname__", ""),
+                                                        None) is value:
+                lines.append(f"from {module} import {value.__qualname__} as {name}")
+            else:
+                missing[name] = f"a {type(value).__name__}"
+    return lines, missing
+
+
+def _located(message: str, blocks: list[tuple[str, int]]) -> str:
+    """``message`` with a location in the scratch build.py (``at build.py:12: text``) named by the session's
+    function it falls in (``at line 3 of hinge_column: text``)."""
+
+    def name(match):
+        line = int(match.group(1))
+        for block, first in blocks:
+            if first <= line < first + block.count("\n") + 1:
+                head = re.match(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)", block)
+                return f"at line {line - first + 1} of {head.group(1) if head else 'your code'}: "
+        return "in the lesson's own code: "
+
+    return re.sub(rf"at {re.escape(BUILD_FILE)}:(\d+): ", name, message)
+
+
 def check_functions(lesson: str | int | Path, *functions: Callable, seed: int | None = None,
                     timeout: float = TIMEOUT) -> bool:
     """Grade functions defined in this session (a notebook, a script) against lesson ``lesson``'s checks, with the
@@ -682,10 +796,23 @@ def check_functions(lesson: str | int | Path, *functions: Callable, seed: int | 
             texts[name] = textwrap.dedent(inspect.getsource(f))
         except (OSError, TypeError) as exc:  # a lambda's line, a built-in, a cell that is gone
             unreadable[name] = f"its source could not be read ({exc}): define it with def in a cell"
+    provided = _top_level(source) | set(names)
+    for f in [f for f in functions if f.__name__ in texts]:
+        missing = _dependencies([f], provided)[1]
+        if missing:
+            name = sorted(missing)[0]
+            unreadable[f.__name__] = (f"uses {name}, {missing[name]} defined in your session that cannot be sent "
+                                      "to the grader (only functions, modules, numbers and strings are): define "
+                                      "it inside the function")
+            del texts[f.__name__]
+    extra = _dependencies([f for f in functions if f.__name__ in texts], provided)[0]
+    text = _with_functions(source, texts) + "".join(f"\n\n{line.rstrip()}\n" for line in extra)
     with tempfile.TemporaryDirectory(prefix="physai-notebook-") as scratch:
-        (Path(scratch) / BUILD_FILE).write_text(_with_functions(source, texts), encoding="utf-8")
+        (Path(scratch) / BUILD_FILE).write_text(text, encoding="utf-8")
         report = check(folder, Path(scratch), seed, timeout, only=tuple(texts))
-    grades = [*report.grades, *(Grade(n, False, m) for n, m in unreadable.items())]
+    blocks = [(b, text[:text.index(b)].count("\n") + 1) for b in [*texts.values(), *extra]]
+    grades = [*(Grade(g.function, g.passed, _located(g.message, blocks)) for g in report.grades),
+              *(Grade(n, False, m) for n, m in unreadable.items())]
     print(f"lesson {lesson_number(folder)}, seed {report.seed}")
     for g in grades:
         print(f"{'pass' if g.passed else 'fail'} {g.function}: {g.message}")

@@ -39,6 +39,9 @@ MUTATIONS = [
     ("(tool_pos(q + dq) - tool_pos(q - dq))", "(tool_pos(q - dq) - tool_pos(q + dq))", "sign"),
     ("tool_pos(q - dq)) / (2 * eps)", "tool_pos(q)) / eps", "forward"),
     ("tool_pos(q - dq)) / (2 * eps)", "tool_pos(q - dq)) / eps", "2 eps"),
+    ("        dq[i] = eps\n        cols.append((tool_pos(q + dq) - tool_pos(q - dq)) / (2 * eps))",
+     "        dq[i] = 1e-14\n        cols.append((tool_pos(q + dq) - tool_pos(q)) / 1e-14)",
+     "eps argument is ignored; forward differences at a step of 1e-14"),
     ("eps: float = 1e-5", "eps: float = 1e-14", "too small"),
     ("eps: float = 1e-5", "eps: float = 1e-2", "too large"),
 ]
@@ -177,10 +180,19 @@ def _central(f, x, eps) -> np.ndarray:
     return np.column_stack([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(len(x))])
 
 
+def _forward(f, x, h) -> np.ndarray:
+    return np.column_stack([(f(x + h * e) - f(x)) / h for e in np.eye(len(x))])
+
+
 def _fd_hint(J, J_ref, f, x, eps) -> str:
-    fwd = np.column_stack([(f(x + eps * e) - f(x)) / eps for e in np.eye(len(x))])
-    if _close(J, fwd, 1e-9 * max(1.0, np.abs(J_ref).max())):
+    tol = 1e-9 * max(1.0, np.abs(J_ref).max())
+    if _close(J, _forward(f, x, eps), tol):
         return "that is a forward difference (error O(eps)); use central differences (x(q+eps) - x(q-eps)) / (2 eps)"
+    for h in 10.0 ** np.arange(-16, 0):
+        if _close(J, _forward(f, x, h), tol):
+            return (f"forward differences at a step of {h:.0e}, not the eps given ({eps:g}): round-off "
+                    "(eps_mach |x| / h) swamps a tiny step; use central differences (x(q+eps) - x(q-eps)) / (2 eps) "
+                    "with the eps argument")
     if _close(J, -J_ref, 1e-6):
         return "sign flipped: difference x(q + eps e_i) - x(q - eps e_i), in that order"
     if _close(J, 2 * J_ref, 1e-6):
@@ -212,7 +224,10 @@ def check_fd_jacobian(build, rng) -> None:
         raise Hint("transposed: one row per output of tool_pos and one column per joint, (m, n)")
     J = shaped(J, (2, 3), "fd_jacobian")
     if not _close(J, J_ref, 1e-7):  # central truncation at eps = 1e-4: eps^2 |x'''| / 6 < 3e-8 here
-        raise Hint(f"on a closed form, error {np.abs(J - J_ref).max():.1e} at eps = 1e-4: "
+        again = build.fd_jacobian(_cubic, x, eps=1e-3)
+        ignored = ("the same answer at eps = 1e-3: the eps argument is ignored; " if isinstance(again, np.ndarray)
+                   and np.array_equal(again, J) else "")
+        raise Hint(f"on a closed form, error {np.abs(J - J_ref).max():.1e} at eps = 1e-4: {ignored}"
                    + _fd_hint(J, J_ref, _cubic, x, 1e-4))
     for arm in arms(rng)[:2]:
         q = arm.chain.random_q(rng)

@@ -30,6 +30,7 @@ MUTATIONS = [
     ("eig, U = eig[::-1], U[:, ::-1]", "eig, U = eig, U", "descending"),
     ("eig, U = eig[::-1], U[:, ::-1]", "eig, U = eig[::-1], U", "reorder"),
     ("np.sqrt(max(np.linalg.det(J @ J.T), 0.0))", "max(np.linalg.det(J @ J.T), 0.0)", "square root"),
+    ("np.sqrt(max(np.linalg.det(J @ J.T), 0.0))", "np.sqrt(np.linalg.det(J @ J.T))", "clip"),
     ("float(sigma[0] / sigma[-1])", "float(sigma[-1] / sigma[0])", "inverted"),
     ("J @ J.T + lam**2 * np.eye(len(J))", "J @ J.T - lam**2 * np.eye(len(J))", "sign"),
     ("J @ J.T + lam**2 * np.eye(len(J))", "J @ J.T + lam * np.eye(len(J))", "lam^2"),
@@ -56,6 +57,20 @@ def _singular() -> np.ndarray:
     return U @ np.diag([S[0], S[1], 0.0]) @ Vt
 
 
+def _rank_deficient(rng, k: int = 3) -> list[np.ndarray]:
+    """:func:`_singular`, then ``k`` random 3 x 5 blocks of rank 2 for which NumPy's ``det(J J^T)`` comes out
+    negative (round-off: about 4 in 10 do), so a square root without the clip at 0 gives NaN."""
+    out = [_singular()]
+    for _ in range(100 * k):
+        U, Vt = np.linalg.qr(rng.normal(size=(3, 3)))[0], np.linalg.qr(rng.normal(size=(5, 5)))[0][:3]
+        J = U @ np.diag([*rng.uniform(0.05, 0.5, 2), 0.0]) @ Vt
+        if np.linalg.det(J @ J.T) < 0:
+            out.append(J)
+        if len(out) > k:
+            break
+    return out
+
+
 def _tol(J) -> float:
     """Relative round-off of a method that squares J (eigenvalues of J J^T): eps kappa^2, with room."""
     return 1e3 * EPS * np.linalg.cond(J) ** 2
@@ -65,11 +80,18 @@ def _rel(a, b) -> float:
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(np.abs(b).max(), 1e-300))
 
 
+def _svd_shape_advice(got, m: int, n: int) -> str:
+    """Why a part of svd_by_hand's answer for an ``(m, n)`` J has the wrong shape, where the shape tells."""
+    square = {(n, n): "eigen-decompose J J^T (m x m), not J^T J (n x n)", (n,): "eigen-decompose J J^T (m x m), "
+              "not J^T J (n x n): one sigma per row of J"}
+    return square.get(getattr(got, "shape", None), f"U (m, m), sigma (m,), V (n, m) for J of shape (m, n) = {(m, n)}")
+
+
 def check_svd_by_hand(build, rng) -> None:
     for J in _jacobians(rng):
         out = parts(build.svd_by_hand(J), 3, "svd_by_hand", "three arrays (U, sigma, V)")
         m, n = J.shape
-        U, S, V = (shaped(x, shape, f"svd_by_hand's {what}", "eigen-decompose J J^T (m x m), not J^T J")
+        U, S, V = (shaped(x, shape, f"svd_by_hand's {what}", _svd_shape_advice(x, m, n))
                    for x, shape, what in zip(out, ((m, m), (m,), (n, m)), ("U", "sigma", "V")))
         S0, tol = np.linalg.svd(J, compute_uv=False), _tol(J)
         if np.allclose(S, S0[::-1], rtol=tol):
@@ -106,10 +128,11 @@ def check_manipulability(build, rng) -> None:
             raise Hint("zero for a healthy 3 x n block: J^T J is n x n and singular when n > 3; use det(J J^T)")
         if abs(w - w0) > tol * w0:
             raise Hint(f"{w:.6g} differs from the product of the singular values {w0:.6g}: sqrt(det(J J^T))")
-    w = scalar(build.manipulability(_singular()), "manipulability")
-    if not (np.isfinite(w) and abs(w) <= 1e-8):
-        raise Hint(f"at a singularity the volume is zero, got {w!r}: clip det(J J^T) at 0 before the square root "
-                   "(round-off can make it slightly negative)")
+    for J in _rank_deficient(rng):
+        w = scalar(build.manipulability(J), "manipulability")
+        if not (np.isfinite(w) and abs(w) <= 1e-8):
+            raise Hint(f"at a singularity the volume is zero, got {w!r}: clip det(J J^T) at 0 before the square "
+                       "root (round-off can make it slightly negative)")
 
 
 def check_condition_number(build, rng) -> None:

@@ -1,9 +1,11 @@
 """Grader of lesson 11's Build it and Hands-On Lab (``physai check 11 DIR``).
 
 ``damped_step`` against SciPy's least squares of the stacked problem ``[J; lam I] dq = [e; 0]``; ``ik_by_hand``
-(the lab) against ``physai.solve_ik`` on the lab's 50 targets, one attempt each from the mid-range pose: success
-within ``LAB_MARGIN`` of the library's and median iterations within ``LAB_FACTOR`` of its; ``solve_by_hand``
-against ``solve_ik`` with its random restarts on 30 further targets. The targets, the scoring and the thresholds
+(the lab) against ``physai.solve_ik`` on 50 targets drawn like the lab's, one attempt each from the mid-range pose:
+success within ``LAB_MARGIN`` of the library's and median iterations within ``LAB_FACTOR`` of its (or of the
+lesson's own loop's, where that does worse on the draw); ``solve_by_hand`` against ``solve_ik`` with its random
+restarts on 30 further targets, its step count exactly what the learner's own ``ik_by_hand`` attempts add up to. The
+targets, the scoring and the thresholds
 are the lesson's own build.py's (loaded from beside this file), so the page, the lab and the grade agree.
 """
 
@@ -16,7 +18,7 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from physai import robots
-from physai.exercise import Hint, close, load, parts, shaped
+from physai.exercise import Hint, close, load, parts, scalar, shaped
 from physai.ik import solve_ik
 from physai.kinematics import fk, jacobian
 
@@ -130,14 +132,40 @@ def check_ik_by_hand(build, rng) -> None:
         raise Hint(f"{outside} of {n} answers lie outside the joint limits: clip q + dq into chain.lower, chain.upper "
                    "after every step")
     hand = lesson.score(chain, targets, q, np.array([len(e) - 1 for e in errors]))
-    library = lesson.lab_library(chain, targets)
-    if hand.success < library.success - lesson.LAB_MARGIN:
-        raise Hint(f"success {hand.success:.0%} of {n} targets, solve_ik {library.success:.0%} (at least "
-                   f"{library.success - lesson.LAB_MARGIN:.0%} needed): is the loop stopping early (TOL, stalled) "
-                   "or taking too little of each step (lam too large)?")
-    if hand.median_iterations > lesson.LAB_FACTOR * library.median_iterations:
-        raise Hint(f"median {hand.median_iterations:g} iterations, solve_ik {library.median_iterations:g} (at most "
-                   f"{lesson.LAB_FACTOR:g} x): too much damping makes each step a short gradient step")
+    # the lab's rule is met by the lesson's own loop on the lab's targets, not on every draw (on about 1 in 5 its
+    # success trails solve_ik's by more than LAB_MARGIN): the bar is the lower of solve_ik's and the lesson's own
+    library, own = lesson.lab_library(chain, targets), lesson.lab_hand(chain, targets)
+    needed = min(library.success, own.success) - lesson.LAB_MARGIN
+    if hand.success < needed:
+        raise Hint(f"success {hand.success:.0%} of {n} targets, solve_ik {library.success:.0%}, the lesson's own loop "
+                   f"{own.success:.0%} (at least {needed:.0%} needed): is the loop stopping early (TOL, stalled) or "
+                   "taking too little of each step (lam too large)?")
+    allowed = lesson.LAB_FACTOR * max(library.median_iterations, own.median_iterations)
+    if hand.median_iterations > allowed:
+        raise Hint(f"median {hand.median_iterations:g} iterations, solve_ik {library.median_iterations:g}, the "
+                   f"lesson's own loop {own.median_iterations:g} (at most {allowed:g}): too much damping makes each "
+                   "step a short gradient step")
+
+
+def _attempts(build, chain, p, rng, restarts: int) -> tuple[int, int, int]:
+    """The documented restarts replayed with the learner's own ``ik_by_hand``: ``(steps over all attempts, the
+    attempts made, the last attempt's steps)``."""
+    steps = attempts = 0
+    for q0 in [0.5 * (chain.lower + chain.upper)] + list(chain.random_q(rng, restarts)):
+        errors = np.atleast_1d(np.asarray(build.ik_by_hand(chain, p, q0)[1], dtype=float))
+        steps, attempts = steps + len(errors) - 1, attempts + 1
+        if errors[-1] < _lesson().TOL:
+            break
+    return steps, attempts, len(errors) - 1
+
+
+def _ik_fails(build, rng) -> str:
+    """'' if the learner's ik_by_hand passes its own check, else the lead of a hint saying so."""
+    try:
+        check_ik_by_hand(build, rng)
+    except Hint:
+        return "ik_by_hand fails its own check and solve_by_hand calls it, so fix ik_by_hand first; then: "
+    return ""
 
 
 def check_solve_by_hand(build, rng) -> None:
@@ -152,17 +180,22 @@ def check_solve_by_hand(build, rng) -> None:
         out = parts(build.solve_by_hand(chain, p, np.random.default_rng(s)), 2, "solve_by_hand",
                     "a pair (q (n,), steps over all attempts)")
         runs.append((shaped(out[0], (chain.n,), "solve_by_hand's q"), out[1]))
-        first = np.atleast_1d(build.ik_by_hand(chain, p, 0.5 * (chain.lower + chain.upper))[1])
-        if first[-1] >= lesson.TOL and not int(out[1]) >= len(first) - 1:  # your mid-range attempt failed
-            raise Hint(f"{int(out[1])} steps, fewer than the {len(first) - 1} of the failed first attempt from the "
-                       "mid-range pose: return the steps of all attempts together, not the last attempt's")
+        got = scalar(out[1], "solve_by_hand's steps")
+        want, attempts, last = _attempts(build, chain, p, np.random.default_rng(s), lesson.RESTARTS)
+        if got != want:
+            why = ("each attempt's errors hold k + 1 entries for k steps: add len(errors) - 1" if got == want + attempts
+                   else "that is the last attempt's count: return the steps of all attempts together"
+                   if got == last != want else "count len(errors) - 1 steps for every attempt made, the failed "
+                   "ones included, and stop at the first that converges")
+            raise Hint(f"{_ik_fails(build, rng)}{got:g} steps where your ik_by_hand's {attempts} attempt(s) "
+                       f"(mid-range pose, then chain.random_q(rng, restarts)) took {want}: {why}")
         hand = lesson.score(chain, targets[: i + 1], np.array([q for q, _ in runs]),
                             np.array([int(k) for _, k in runs]))
         if (1 - hand.success) * (i + 1) > allowed:
-            raise Hint(f"with restarts {(1 - hand.success) * (i + 1):.0f} of the first {i + 1} targets were missed "
-                       f"(solve_ik misses {1 - library.success:.0%} of {len(targets)}): after a failed attempt, "
-                       "restart ik_by_hand from the next random in-limit pose (chain.random_q(rng, restarts)) and "
-                       "return the first answer that converges (and if ik_by_hand fails its own check, fix that first)")
+            raise Hint(f"{_ik_fails(build, rng)}with restarts {(1 - hand.success) * (i + 1):.0f} of the first {i + 1} "
+                       f"targets were missed (solve_ik misses {1 - library.success:.0%} of {len(targets)}): after a "
+                       "failed attempt, restart ik_by_hand from the next random in-limit pose (chain.random_q(rng, "
+                       "restarts)) and return the first answer that converges")
     if hand.median_iterations > lesson.LAB_FACTOR * library.median_iterations:
         raise Hint(f"median {hand.median_iterations:g} steps over all attempts, solve_ik {library.median_iterations:g}"
                    f" (at most {lesson.LAB_FACTOR:g} x): stop at the first attempt that converges")
@@ -185,6 +218,7 @@ MUTATIONS = [
     ("or len(errors) > iterations:", "or len(errors) > 100:", "iterations"),
     ("            return q, np.array(errors)", "            return q, np.array(errors[1:])", "errors[0]"),
     ("        steps += len(errors) - 1", "        steps = len(errors) - 1", "all attempts"),
+    ("        steps += len(errors) - 1", "        steps += len(errors)", "k + 1 entries"),
     ("[0.5 * (chain.lower + chain.upper)] + list(chain.random_q(rng, restarts))",
      "[0.5 * (chain.lower + chain.upper)]", "restart"),
 ]

@@ -88,7 +88,11 @@ def ik_by_hand(chain, p_target: np.ndarray, q0: np.ndarray, lam: float = LAMBDA,
 
 def solve_by_hand(chain, p_target: np.ndarray, rng: np.random.Generator, restarts: int = RESTARTS):
     """:func:`ik_by_hand` from the mid-range pose, then from up to ``restarts`` random in-limit poses
-    (``chain.random_q(rng, restarts)``) until one converges -> ``(q: (n,) rad, steps over all attempts)``."""
+    (``chain.random_q(rng, restarts)``) until one converges -> ``(q: (n,) rad, steps over all attempts)``.
+
+    An attempt whose ``errors`` has ``k + 1`` entries took ``k`` steps. ``q`` is the converged attempt's answer;
+    when none converges, the last attempt's (the steps still count every attempt).
+    """
     starts = [0.5 * (chain.lower + chain.upper)] + list(chain.random_q(rng, restarts))
     steps = 0
     for q0 in starts:

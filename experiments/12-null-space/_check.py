@@ -4,11 +4,13 @@ likely mistake."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.linalg import lstsq, null_space
 
 from physai import mj, robots
-from physai.exercise import Hint, close, shaped
+from physai.exercise import Hint, LearnerError, close, shaped
 
 ALPHA = 0.3
 OWN = {"pinv_by_hand": ("physai.nullspace.pinv",), "projector_by_hand": ("physai.nullspace.projector",
@@ -36,6 +38,29 @@ def _shape(name: str, out, shape) -> np.ndarray:
     return shaped(out, shape, name, "check which side J and J^T go on")
 
 
+def _pinv_first(check):
+    """``check`` with its hint led by "pinv_by_hand is wrong ... fix it first" when the learner's pinv_by_hand
+    fails at the first case of a fixed draw (the lesson builds the other three from it)."""
+
+    @functools.wraps(check)
+    def checked(build, rng) -> None:
+        try:
+            check(build, rng)
+        except Hint as hint:
+            J = next(_cases(np.random.default_rng(0), 1))[0]
+            try:
+                P = build.pinv_by_hand(J)
+                right = isinstance(P, np.ndarray) and P.shape == (7, len(J)) and _close(P, np.linalg.pinv(J), J)
+            except LearnerError:
+                right = False
+            if right:
+                raise
+            raise Hint(f"pinv_by_hand is wrong, and the others are built from it: fix pinv_by_hand first ({hint})"
+                       ) from None
+
+    return checked
+
+
 def check_pinv_by_hand(build, rng) -> None:
     for J, *_ in _cases(rng):
         P = _shape("pinv_by_hand", build.pinv_by_hand(J), (7, len(J)))
@@ -50,6 +75,7 @@ def check_pinv_by_hand(build, rng) -> None:
                    "only in the row space")
 
 
+@_pinv_first
 def check_projector_by_hand(build, rng) -> None:
     for J, *_ in _cases(rng):
         N = _shape("projector_by_hand", build.projector_by_hand(J), (7, 7))
@@ -68,6 +94,7 @@ def check_projector_by_hand(build, rng) -> None:
         raise Hint("N kills the task directions but is not the orthogonal projector I - J^+ J (not symmetric?)")
 
 
+@_pinv_first
 def check_redundant_rate_by_hand(build, rng) -> None:
     for J, v, qdot0, _ in _cases(rng):
         qdot = _shape("redundant_rate_by_hand", build.redundant_rate_by_hand(J, v, qdot0), (7,))
@@ -86,6 +113,7 @@ def check_redundant_rate_by_hand(build, rng) -> None:
         raise Hint("J qdot = v holds but the null-space part differs from N qdot0: project qdot0 with I - J^+ J")
 
 
+@_pinv_first
 def check_null_space_step(build, rng) -> None:
     for J, _, _, g in _cases(rng):
         step = _shape("null_space_step", build.null_space_step(J, g, ALPHA), (7,))
@@ -120,4 +148,6 @@ MUTATIONS = [
     ("    return -alpha * projector_by_hand(J) @ grad_H", "    return alpha * projector_by_hand(J) @ grad_H", "uphill"),
     ("    return np.eye(J.shape[1]) - pinv_by_hand(J) @ J", "    return pinv_by_hand(J) @ J", "row space"),
     ("    return J.T @ np.linalg.inv(J @ J.T)", "    return J.T", "inverse"),
+    ("    return J.T @ np.linalg.inv(J @ J.T)", "    return np.linalg.inv(J.T @ J + 1e-12 * np.eye(J.shape[1])) @ J.T",
+     "fix pinv_by_hand first"),
 ]
