@@ -74,6 +74,14 @@ def save_results(folder: str | Path, script: str, data: dict) -> dict:
     return data
 
 
+def save_figure(fig, path: str | Path, dpi: int = 110) -> Path:
+    """Save the matplotlib figure ``fig`` as a PNG at ``path`` (``dpi`` dots per inch), written whole or not at all:
+    a run killed mid-save leaves the previous figure, never half of one, beside the page that shows it -> ``path``."""
+    with _files.replacing(path, binary=True) as fh:
+        fig.savefig(fh, format="png", dpi=dpi)
+    return Path(path)
+
+
 def read_results(folder: str | Path) -> dict:
     """What the lesson folder's scripts saved with :func:`save_results` (``{}`` when nothing)."""
     path = Path(folder) / RESULTS_FILE

@@ -7,7 +7,7 @@ import pytest
 
 from physai.errors import InputError
 from physai.lesson import (Claim, claims_table, factor_claim, number_claim, printed_tol, publish_claims, read_claims,
-                           run_script, transcript, verdict, write_claims)
+                           run_script, save_figure, transcript, verdict, write_claims)
 
 
 @pytest.mark.parametrize("text, tol", [("0.312", 5e-4), ("7.9e-07", 5e-9), ("147.4", 0.05), ("-0.909", 5e-4),
@@ -81,3 +81,27 @@ def test_transcript_writes_what_is_printed(tmp_path, capsys):
     with transcript(tmp_path / "x_output.txt"):
         print("line one")
     assert (tmp_path / "x_output.txt").read_text() == "line one\n" and capsys.readouterr().out == "line one\n"
+
+
+def test_save_figure_writes_a_png_matplotlib_reads_back_and_a_failed_save_keeps_the_previous_one(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.plot([0, 1], [0, 1])
+    path = save_figure(fig, tmp_path / "f.png", dpi=50)
+    assert matplotlib.image.imread(path).shape[:2] == (50, 100)  # 2 x 1 inches at 50 dpi
+    before = path.read_bytes()
+
+    class Broken:
+        def savefig(self, fh, **kw):
+            fh.write(b"half a png")
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        save_figure(Broken(), path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["f.png"]
+    plt.close(fig)

@@ -28,6 +28,7 @@ from physai.lesson import (  # noqa: E402
     out_dir,
     publish_claims,
     run_script,
+    save_figure,
     save_results,
     verdict,
 )
@@ -285,7 +286,7 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
            title="SO-101 joint frames at q = (0, -0.6, 0.9, 0.4, 0.3)\nx red, y green, z blue")
     ax.set_box_aspect(np.ptp(pts, axis=0) + 0.06)
     ax.set_yticks([0.0])  # the arm stays within a few cm of y = 0: more ticks overlap the x axis's
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
 
 

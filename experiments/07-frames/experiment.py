@@ -1,5 +1,5 @@
-"""Lesson 07, Experiment: 100,000 compositions (a million with --full). How far do rotation matrices and quaternions drift, does
-re-orthonormalisation help, and what does each composition cost?
+"""Lesson 07, Experiment: 100,000 compositions (a million with --full). How far do rotation matrices and
+quaternions drift, does re-orthonormalisation help, and what does each composition cost?
 
 Run: uv run python experiments/07-frames/experiment.py [--full]
 (writes experiment_output.txt and experiment_drift.png; --full or PHYSAI_FULL=1 composes a million steps, not 100,000)
@@ -15,7 +15,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
-from physai.lesson import Claim, full_run, out_dir, run_script, save_results, write_claims  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    full_run,
+    out_dir,
+    run_script,
+    save_figure,
+    save_results,
+    write_claims,
+)
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 N_STEPS, N_STEPS_FULL = 100_000, 1_000_000  # sequential compositions; --full: a million
@@ -146,7 +154,7 @@ def plot_drift(r, path) -> None:
     ax.set(xlabel="compositions", ylabel="|R R^T - I|  or  ||q| - 1|", title="Drift of repeated composition")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
 
 

@@ -25,6 +25,7 @@ from physai.lesson import (  # noqa: E402
     out_dir,
     publish_claims,
     run_script,
+    save_figure,
     save_results,
     verdict,
 )
@@ -216,7 +217,7 @@ def plot_reach(r, path) -> None:
     fig.legend(*axes[1].get_legend_handles_labels(), markerscale=10, loc="lower center", ncol=3)
     fig.suptitle("SO-101 tool point (gripperframe) over random joint positions")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 

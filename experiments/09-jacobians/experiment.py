@@ -33,6 +33,7 @@ from physai.lesson import (
     out_dir,
     publish_claims,
     run_script,
+    save_figure,
     save_results,
     verdict,
 )
@@ -536,7 +537,7 @@ def plot_sweep(med, dtype, path, n_poses) -> dict:
     fig.canvas.draw()
     box, frame = legend.get_window_extent(), ax.get_window_extent()
     inside = bool(box.x0 >= frame.x0 and box.y0 >= frame.y0 and box.x1 <= frame.x1 and box.y1 <= frame.y1)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return {"xlim": [float(x) for x in ax.get_xlim()], "legend_inside": inside}
 

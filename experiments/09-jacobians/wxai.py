@@ -25,7 +25,16 @@ from scipy.optimize import least_squares, minimize  # noqa: E402
 
 from physai import control, robots, statics  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose  # noqa: E402
-from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    full_run,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_figure,
+    save_results,
+    verdict,
+)
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 WXAI = robots.model_path("wxai")
@@ -394,7 +403,7 @@ def plot_payload_map(r, path) -> None:
     ax.set(xlabel="tool distance from the base axis (m)", ylabel="tool height (m)", aspect="equal",
            title="WidowX AI payload limit, wrist straight (27 / 7 N m servos)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -414,7 +423,7 @@ def plot_descent(r, path) -> None:
     axes[1].legend(fontsize=8)
     fig.suptitle("Resolved-rate descent at 5 cm/s: 50 Hz vs 5 Hz ticks")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
@@ -429,7 +438,7 @@ def plot_guard(r, path) -> None:
            title="Guarded descent onto a table (WidowX AI in MuJoCo)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 
