@@ -371,6 +371,11 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
         np.testing.assert_allclose(p["force"], f.min(), rtol=1e-12)
         assert p["joint"] == so101.joint_names[int(np.argmin(f))]
         np.testing.assert_allclose(p["lever"], np.linalg.norm(mj_site(m, so101, p["q"])[2][:3, 1]), atol=1e-15)
+        # the page's rule, read off its own table: at the saturating joint the push adds to the gravity torque
+        # (g and Jz = -c of one sign), so f = (limit - |g|) / |c|
+        key, i = {"shoulder_lift": "lift", "elbow_flex": "elbow"}[p["joint"]], so101.joint_index(p["joint"])
+        assert np.sign(g[i]) == np.sign(Jz[i])
+        np.testing.assert_allclose(p["force"], (lim[i] - abs(p[key])) / p[f"{key}_per_n"], rtol=1e-12)
     assert set(verdicts(ex.payload_claims(r)).values()) == {"agree"}
 
 
@@ -390,6 +395,9 @@ def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_long
         np.testing.assert_allclose([r[name]["lift_per_n"], r[name]["elbow_per_n"]], np.abs(Jz[[lift, elbow]]),
                                    atol=1e-15)
     assert r["near"]["joint"] == r["mid"]["joint"] == "elbow_flex" and r["stretched"]["joint"] == "shoulder_lift"
+    # the quiz on mid against stretched: stretched, the lift's lever and its gravity torque are both larger
+    assert ref["stretched"]["per_n"][lift] > ref["mid"]["per_n"][lift]
+    assert ref["stretched"]["g"][lift] > ref["mid"]["g"][lift]
     assert r["near"]["lever"] < r["mid"]["lever"] and r["near"]["force"] < r["mid"]["force"]  # the puzzle
     assert ref["near"]["per_n"][elbow] > ref["mid"]["per_n"][elbow] and ref["near"]["g"][elbow] > ref["mid"]["g"][elbow]
     for name in ("near", "mid"):

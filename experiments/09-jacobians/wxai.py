@@ -503,8 +503,8 @@ def main(full: bool = False) -> list[Claim]:
              "the base: the colour scale stops at the upper quartile so the fall with reach shows."),
             (plot_descent, desc, "wxai_descent.png", "At 5 Hz the kinematic path strays about a hundred times farther "
              "from the commanded line than at 50 Hz; in MuJoCo the servos' lag dominates both."),
-            (plot_guard, guard, "wxai_guarded_descent.png", "The force estimate crosses the threshold within a few "
-             "milliseconds of contact at every control rate, and the true force peaks at about the same value.")):
+            (plot_guard, guard, "wxai_guarded_descent.png", "The force estimate rises through the threshold soon after "
+             "contact at every control rate, and the true force peaks at about the same value.")):
         plot(record, HERE / name)
         print(f"figure: {name} ({caption})")
     save_results(HERE, SCRIPT, results(vel, st, pmap, desc, force, guard))
