@@ -31,6 +31,7 @@ import nbformat
 from physai import _files
 from physai.course import FORMATS, CourseError, Result, format_value, quiz_parts, read_lesson
 from physai.errors import InputError
+from physai.report import SITE
 from physai.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
 from physai.lesson import OUT_ENV, lesson_number, out_dir
 
@@ -123,8 +124,16 @@ def _number(fmt: str):
     return apply
 
 
+# Markdown, not HTML: nothing is escaped (a notebook renders the Markdown, as the page's own text)
+_MARKDOWN_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(SITE), autoescape=False,
+                                   undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
 def _folded(head: str, label: str, body: str) -> str:
-    return f"\n\n{head}\n\n<details><summary>{label}</summary>\n\n{inspect.cleandoc(body)}\n\n</details>\n\n"
+    """``head`` shown, then ``body`` folded under ``label`` (a Markdown ``details`` block, from the site's
+    ``notebook_folded.md``)."""
+    return _MARKDOWN_ENV.get_template("notebook_folded.md").render(head=head, label=label,
+                                                                    body=inspect.cleandoc(body))
 
 
 def _quiz(question: str, caller) -> str:
