@@ -19,6 +19,7 @@ robot instead of 40 and 1 s of self-motion instead of 0.25 s.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import matplotlib
@@ -352,7 +353,7 @@ def plot_priority(p: Priority) -> None:
     a2.bar(range(len(p.labels)), p.peak_speed, color=[f"C{i}" for i in range(len(p.labels))])
     a2.set_yscale("log")
     a2.set_ylabel("peak max |qdot| (rad/s)")
-    a2.set_xticks(range(len(p.labels)), p.labels, fontsize=7)
+    a2.set_xticks(range(len(p.labels)), [textwrap.fill(label, 22) for label in p.labels], fontsize=7)
     _save(fig, "priority.png")
 
 
