@@ -164,7 +164,7 @@ def plot_convergence(c: Convergence) -> None:
     for m, curve in zip(c.methods, c.curves):
         ax.semilogy(curve, label=m)
     ax.axhline(1e-4, color="k", ls=":", lw=1)
-    ax.set_xlabel("iteration")
+    ax.set_xlabel("iteration (a curve ends at its method's longest attempt)")
     ax.set_ylabel("median of √(|Δp|² + (0.3 m · |Δθ|)²)  (m)")
     ax.set_title("Panda IK from the same starts")
     ax.legend()
