@@ -126,11 +126,11 @@ def format_value(value, fmt: str, digits: int) -> str:
     return FORMATS[fmt](value, digits)
 
 
-def _filter(fmt: str):
+def _filter(fmt: str, blocks: _Blocks):
     def apply(node, digits: int = 0) -> str:
         if not isinstance(node, Result):
             raise CourseError(f"| {fmt}: format a result of the run (R....), not {node!r} typed into the page")
-        return macro("num")(node._path, fmt, digits, format_value(node._value, fmt, digits))
+        return blocks.put_inline(macro("num")(node._path, fmt, digits, format_value(node._value, fmt, digits)))
 
     return apply
 
@@ -141,16 +141,23 @@ def _filter(fmt: str):
 @dataclass
 class _Blocks:
     """HTML blocks made while the template renders, stood in for by a placeholder paragraph until Markdown is done
-    (so Markdown never re-reads their HTML)."""
+    (so Markdown never re-reads their HTML), and the numbers' spans, stood in for by a placeholder word (so one in a
+    code span or a block's summary still shows as a number, never as its escaped tag)."""
 
     md: MarkdownIt
     html: dict[str, Markup] = field(default_factory=dict)
+    spans: dict[str, Markup] = field(default_factory=dict)
     counter: itertools.count = field(default_factory=itertools.count)
 
     def put(self, markup: Markup) -> str:
         key = f"PHYSAIBLOCK{next(self.counter)}X"
         self.html[key] = markup
         return f"\n\n{key}\n\n"
+
+    def put_inline(self, markup: Markup) -> str:
+        key = f"PHYSAINUM{next(self.counter)}X"  # letters only: Markdown leaves it as it is wherever it stands
+        self.spans[key] = markup
+        return key
 
     def block(self, text: str) -> Markup:
         return Markup(self.md.render(inspect.cleandoc(text)))  # Markdown the page's source wrote, rendered here
@@ -164,6 +171,8 @@ class _Blocks:
             if alone not in page:  # Markdown kept it inline: in a table cell, a list item, a line of text
                 raise CourseError(f"a block ({markup[:60]}...) must stand in a paragraph of its own")
             page = page.replace(alone, markup)
+        for key, markup in self.spans.items():  # after the blocks: their HTML holds keys too
+            page = page.replace(key, markup)
         return page
 
 
@@ -209,7 +218,7 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
     """The environment of a page's source: a template that writes Markdown, every value escaped (the numbers and
     blocks it inserts are the project's own HTML, as Markup)."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=True, keep_trailing_newline=True)
-    env.filters.update({name: _filter(name) for name in FORMATS})
+    env.filters.update({name: _filter(name, blocks) for name in FORMATS})
 
     def figure(name: str, alt: str) -> str:
         if not alt.strip():

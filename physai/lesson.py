@@ -194,7 +194,7 @@ def factor_claim(lesson: str, claim: str, source: str, measured: float, *, scrip
 
 def claims_table(claims: list[Claim]) -> str:
     """The claims as a plain-text table (claim, source, measured, verdict, why) for the lesson's transcript."""
-    head = ("claim", "source", "measured", "verdict", "why")
+    head = ("claim", "published", "measured", "verdict", "why")
     rows = [head] + [(c.claim, c.source, c.measured, c.verdict, c.why) for c in claims]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = [" | ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
@@ -214,7 +214,7 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
 
 
 def publish_claims(folder: str | Path, claims: list[Claim], script: str,
-                   heading: str = "The lesson's statements checked against this run") -> list[Claim]:
+                   heading: str = "Published figures checked against this run") -> list[Claim]:
     """Print the claims table under ``heading``, merge the rows into ``folder/claims.json`` and return them (the last
     step of a lesson script's ``main``: ``return publish_claims(HERE, rows, "build.py")``)."""
     print(f"\n== {heading} ==")

@@ -145,7 +145,7 @@ def macro(name: str):
 
 
 def claims_html(claims) -> Markup:
-    """The claims as an HTML table: claim, source, measured, verdict, why (one row per claim)."""
+    """The claims as an HTML table: claim, published (the ``source`` value), measured, verdict, why (one row per claim)."""
     return macro("claims")(claims)
 
 

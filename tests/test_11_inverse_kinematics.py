@@ -197,7 +197,10 @@ def test_near_singular_steps_from_mujocos_jacobian(build, so101, so101_model):
     assert np.abs(damped).max() < build.MAX_STEP  # unscaled, and inside the bound |e| / (2 lam)
     np.testing.assert_allclose(ns.first_step["built"], np.abs(damped).max(), rtol=1e-9)
     assert np.linalg.norm(damped) <= build.PULL / (2 * build.LAMBDA)
-    q1 = np.clip(q0 + np.linalg.pinv(J[:3]) @ e, so101.lower, so101.upper)
+    undamped = np.linalg.pinv(J[:3]) @ e
+    np.testing.assert_allclose(ns.asked, np.abs(undamped).max(), rtol=1e-6)
+    assert ns.asked > ns.first_step["wild"]  # the joint limit cut the step short
+    q1 = np.clip(q0 + undamped, so101.lower, so101.upper)
     np.testing.assert_allclose(ns.first_step["wild"], np.abs(q1 - q0).max(), rtol=1e-9)
     np.testing.assert_allclose(ns.errors["wild"][1], np.linalg.norm(ns.target - mj_site(so101_model, so101, q1)[0]),
                                rtol=1e-9)

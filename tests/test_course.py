@@ -135,6 +135,13 @@ def test_numbers_render_from_the_results_as_pythons_format_writes_them(demo):
     assert 'data-ref="build.rows[1][1]" data-fmt="sci:1"' in page
 
 
+def test_a_number_in_a_code_span_or_a_blocks_summary_shows_as_a_number_not_as_its_tag(demo):
+    page = render(demo, "`avoid={{ R.build.name | text }}`\n\n{% call predict('Where?') %}\nThe capsule of "
+                        "`{{ R.build.name | text }}`, at {{ R.build.lever | fix(2) }}.\n{% endcall %}")
+    assert [s for s, _ in spans(page)] == ["shoulder_lift", "shoulder_lift", f"{0.22021234:.2f}"]
+    assert tag_text(page) == []
+
+
 @pytest.mark.parametrize("body, words", [
     ("{{ R.build.lever }}", "without a format"),
     ("{{ R.build.levr | fix(2) }}", "lever"),  # the message lists what the run saved
@@ -451,6 +458,31 @@ def visible_text(page: str) -> str:
     return " ".join(parsed.text)
 
 
+class _AllText(HTMLParser):
+    """Every text node of a page (code included; scripts and styles left out), its entities decoded."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.text, self._skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self._skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self._skip -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+
+
+def tag_text(page: str) -> list[str]:
+    """The text nodes that show markup as text (an escaped tag or attribute a reader would see)."""
+    parser = _AllText()
+    parser.feed(page)
+    return [t for t in parser.text if re.search(r"<\s*/?\s*(span|div|p|a|code)\b|data-ref=|data-fmt=", t)]
+
+
 SOURCE_TALK = re.compile(r"\berrat(um|a)\b|\bseed|\bthe track (says|introduces|calls)|"
                          r"\bthe widowx ai lesson\b|\bthe tests\b|\btest suite\b|\bthis page was\b|\bclaims checked\b", re.I)
 
@@ -477,6 +509,11 @@ def test_the_body_count_leaves_out_the_appendix_collapsed_blocks_and_hidden_text
             '<div class="why" hidden><p>not shown</p></div><p>four <code>x y z</code> <math><mi>q</mi></math></p>'
             '<section class="appendix"><p>audit rows</p></section></main>')
     assert body_text(page).split() == ["one", "two", "three", "four"]
+
+
+@pytest.mark.parametrize("path", ["index.html"] + pages(LESSONS))
+def test_no_page_shows_a_tag_as_text(site, path):
+    assert tag_text((site / path).read_text()) == []
 
 
 @pytest.mark.parametrize("path", ["index.html"] + pages(LESSONS))

@@ -317,7 +317,7 @@ def main(full: bool = False) -> list[Claim]:
     sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch["T_tool"]), refuse_step(R), rates_step(R)
     br = break_step(chain, ch["T_tool"], ch["reversed"])
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
-    rows = publish_claims(HERE, claims(ch), SCRIPT, heading="The lesson's statements checked against this run")
+    rows = publish_claims(HERE, claims(ch), SCRIPT)
     figure(chain, [row[0] for row in ch["rows"]], joint_frames(chain, Q0)[0], ch["T_tool"], HERE / "build_frames.png")
     print("\nfigure: build_frames.png (The SO-101's joint frames at Q0, from the world through each joint to the tool, "
           "with x red, y green and z blue.)")

@@ -250,7 +250,7 @@ def main(full: bool = False) -> list[Claim]:
     print_numeric(num, bug)
     print_rpy(rpy, pitch)
     rows = claims(num, bug, rpy)
-    publish_claims(HERE, rows, SCRIPT, heading="The lesson's statements checked against this run")
+    publish_claims(HERE, rows, SCRIPT)
     plot_reach(reach, HERE / "experiment_reach.png")
     print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
           "into places below and around the base that the limited arm never visits.)")

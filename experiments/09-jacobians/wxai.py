@@ -497,7 +497,7 @@ def main(full: bool = False) -> list[Claim]:
                             (print_descent, desc), (print_force, force), (print_guard, guard)):
         printer(record)
     claims = statics_claims(vel, st, pmap) + motion_claims(desc, force, guard)
-    publish_claims(HERE, claims, SCRIPT, heading="The lesson's statements checked against this run")
+    publish_claims(HERE, claims, SCRIPT)
     for plot, record, name, caption in (
             (plot_payload_map, pmap, "wxai_payload_map.png", "The payload limit falls as the tool reaches out from "
              "the base: the colour scale stops at the upper quartile so the fall with reach shows."),

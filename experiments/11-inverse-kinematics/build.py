@@ -213,6 +213,7 @@ class NearSingular:
     sigma_min: float  # m/rad, smallest singular value of the position rows at the start
     target: np.ndarray  # (3,) m
     first_step: dict  # label -> largest joint change of the first step, rad
+    asked: float  # rad, largest joint change the undamped first step asks for, before the joint limits clip it
     peak_error: dict  # label -> largest |e| on the way, m
     final_error: dict  # label -> m
     distance: dict  # label -> max |q - q_start| of the answer, rad
@@ -235,7 +236,8 @@ def near_singular(chain) -> NearSingular:
         out["peak_error"][label], out["final_error"][label] = errors.max(), errors[-1]
         out["distance"][label] = np.abs(q - Q_STRETCHED).max()
         out["errors"][label] = errors
-    return NearSingular(float(S[-1]), target, **out)
+    asked = float(np.abs(damped_step(J, target - p0, 0.0)).max())
+    return NearSingular(float(S[-1]), target, asked=asked, **out)
 
 
 def print_break(rows: dict, ns: NearSingular) -> None:
@@ -292,7 +294,7 @@ def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingul
         "break_none": [row for row in variants if row["median_iterations"] is None],
         "heavy": next(row for row in variants if row["key"] == "heavy"),  # Break it's and the quiz's stop counts
         "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "step_bound": PULL / (2 * LAMBDA),
-                     "first_step": ns.first_step, "peak_error": ns.peak_error, "final_error": ns.final_error,
+                     "first_step": ns.first_step, "asked": ns.asked, "peak_error": ns.peak_error, "final_error": ns.final_error,
                      "distance": ns.distance},
         "source": {"lm": SOURCE_LM},
     }

@@ -19,6 +19,7 @@ robot instead of 40 and 1 s of self-motion instead of 0.25 s.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import matplotlib
@@ -343,15 +344,16 @@ def print_priority(p: Priority) -> None:
 
 
 def plot_priority(p: Priority) -> None:
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    for label, zs in zip(p.labels, p.heights):
-        a1.plot(np.arange(len(zs)) * PRIORITY_DT, zs, label=label)
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6.5), height_ratios=(3, 2))  # a time axis over bars by case
+    for i, (label, zs) in enumerate(zip(p.labels, p.heights)):
+        a1.plot(np.arange(len(zs)) * PRIORITY_DT, zs, label=label, color=f"C{i}")
+    a1.set_xlabel("time (s)")
     a1.set_ylabel("elbow height (m)")
     a1.legend(fontsize=7)
-    a2.bar(range(len(p.labels)), p.peak_speed)
+    a2.bar(range(len(p.labels)), p.peak_speed, color=[f"C{i}" for i in range(len(p.labels))])
     a2.set_yscale("log")
     a2.set_ylabel("peak max |qdot| (rad/s)")
-    a2.set_xlabel("case (in the order of the legend)")
+    a2.set_xticks(range(len(p.labels)), [textwrap.fill(label, 22) for label in p.labels], fontsize=7)
     _save(fig, "priority.png")
 
 

@@ -385,7 +385,7 @@ def gap_claims(gp: Gap) -> list[Claim]:
 # ---- figures ---------------------------------------------------------------------------------------
 
 
-def plot_2r(g: Guesses, e: Extrapolation, setting: str) -> None:
+def plot_2r(g: Guesses, e: Extrapolation) -> None:
     chain = robots.load("planar2r")
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.5))
     err = position_error(chain, g.q["FK-consistency"], g.x)
@@ -400,11 +400,11 @@ def plot_2r(g: Guesses, e: Extrapolation, setting: str) -> None:
     a2.set_xlabel("|polar angle| (deg); trained up to 90")
     a2.set_ylabel("error (mm)")
     a2.legend(fontsize=7)
-    fig.suptitle(f"Planar 2R: a learned inverse inside and outside its data [{setting}]")
+    fig.suptitle("Planar 2R: a learned inverse inside and outside its data")
     _save(fig, "multimodality_2r.png")
 
 
-def plot_so101(g: Guesses, gp: Gap, setting: str) -> None:
+def plot_so101(g: Guesses, gp: Gap) -> None:
     chain = robots.load("so101")
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for k, q in g.q.items():
@@ -421,7 +421,7 @@ def plot_so101(g: Guesses, gp: Gap, setting: str) -> None:
     a2.legend(fontsize=7)
     a2.set_xlabel("kinematic error (mm)")
     a2.set_ylabel("MuJoCo miss after settling (mm)")
-    fig.suptitle(f"SO-101: error CDF and the gap to reality [{setting}]")
+    fig.suptitle("SO-101: error CDF and the gap to reality")
     _save(fig, "so101_learned.png")
 
 
@@ -467,7 +467,7 @@ def main(full: bool = False) -> list[Claim]:
     print_extrapolation(ex, setting)
     ns_ = near_singularity(nets_2r, s["n_band"])
     print_near_singularity(ns_, setting)
-    plot_2r(mm, ex, setting)
+    plot_2r(mm, ex)
     g = so101_guesses(nets_so101, s["n_test"])
     print_so101(g, setting)
     h = hybrid(nets_so101, g.x)
@@ -475,7 +475,7 @@ def main(full: bool = False) -> list[Claim]:
     gp = gap(g, ("FK-consistency", "FK-consistency, bounded", "hybrid (FK, bounded + 3 DLS)", f"DLS x{DLS_ITERATIONS}"),
              s["n_sim"])
     print_gap(gp, setting)
-    plot_so101(g, gp, setting)
+    plot_so101(g, gp)
     claims = (multimodality_claims(mm) + extrapolation_claims(ex) + singularity_claims(ns_)
               + limits_hybrid_claims(g, h) + gap_claims(gp))
     print(f"\nfigure: multimodality_2r.png (On the planar 2R, the FK-consistency network misses by millimetres to "
