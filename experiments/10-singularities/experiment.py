@@ -38,6 +38,7 @@ from physai.lesson import (  # noqa: E402
     out_dir,
     publish_claims,
     run_script,
+    save_figure,
     save_results,
     verdict,
 )
@@ -72,7 +73,7 @@ SOURCE_SIGMAS, SOURCE_SIGMA_NEAR, SOURCE_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005
 
 def _save(fig, name: str) -> None:
     fig.tight_layout()
-    fig.savefig(HERE / name, dpi=110)
+    save_figure(fig, HERE / name, dpi=110)
     plt.close(fig)
 
 

@@ -25,7 +25,16 @@ import numpy as np  # noqa: E402
 from physai import mj, robots  # noqa: E402
 from physai.ik import DEFAULT_RESTARTS, solve_ik  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
-from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    full_run,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_figure,
+    save_results,
+    verdict,
+)
 
 EXERCISE = ("damped_step", "ik_by_hand", "solve_by_hand")  # what `physai exercise 11` leaves for you to write
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
@@ -269,7 +278,7 @@ def plot_near_singular(ns: NearSingular) -> None:
     ax.set_title(f"SO-101 from a stretched pose, sigma_min {ns.sigma_min:.4f} m/rad")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(HERE / "singular_start.png", dpi=110)
+    save_figure(fig, HERE / "singular_start.png", dpi=110)
     plt.close(fig)
 
 

@@ -38,6 +38,7 @@ from physai.lesson import (  # noqa: E402
     out_dir,
     publish_claims,
     run_script,
+    save_figure,
     save_results,
     verdict,
 )
@@ -169,7 +170,7 @@ def plot_convergence(c: Convergence) -> None:
     ax.set_title("Panda IK from the same starts")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(HERE / "convergence.png", dpi=110)
+    save_figure(fig, HERE / "convergence.png", dpi=110)
     plt.close(fig)
 
 
@@ -441,7 +442,7 @@ def plot_through_table(t: ThroughTable) -> None:
     ax.set_title("SO-101 targets just above a table: clearance of each IK answer")
     ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(HERE / "through_table.png", dpi=110)
+    save_figure(fig, HERE / "through_table.png", dpi=110)
     plt.close(fig)
 
 

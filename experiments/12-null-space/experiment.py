@@ -33,7 +33,16 @@ from physai.nullspace import DAMPER_GAIN  # noqa: E402
 from physai import robots  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
-from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    full_run,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_figure,
+    save_results,
+    verdict,
+)
 from physai.transforms import pose_error  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
@@ -56,7 +65,7 @@ K_TOOL_SECONDARY = 10.0  # 1/s, the tool pose gain when it is demoted to the sec
 
 def _save(fig, name: str) -> None:
     fig.tight_layout()
-    fig.savefig(HERE / name, dpi=110)
+    save_figure(fig, HERE / name, dpi=110)
     plt.close(fig)
 
 

@@ -45,7 +45,16 @@ from physai.learned import (  # noqa: E402
     train,
 )
 from physai.example_robots import PLANAR2R_LINKS  # noqa: E402
-from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict  # noqa: E402
+from physai.lesson import (  # noqa: E402
+    Claim,
+    full_run,
+    out_dir,
+    publish_claims,
+    run_script,
+    save_figure,
+    save_results,
+    verdict,
+)
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 LESSON = "13"
@@ -85,7 +94,7 @@ def two_r_solutions(x):
 
 def _save(fig, name: str) -> None:
     fig.tight_layout()
-    fig.savefig(HERE / name, dpi=110)
+    save_figure(fig, HERE / name, dpi=110)
     plt.close(fig)
 
 
