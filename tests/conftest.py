@@ -170,3 +170,19 @@ def small_fs(tmp_path):
     os.chdir(tmp_path)  # a test may be working in one (monkeypatch puts the working folder back afterwards)
     for folder in mounted:
         subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """``physai tour`` once for the session, its lesson outputs kept out of the source tree -> the course folder
+    (the pages, each lesson's results and notebook under ``NN-name/``)."""
+    from typer.testing import CliRunner
+
+    from physai import cli
+
+    out = tmp_path_factory.mktemp("course") / "out"
+    with pytest.MonkeyPatch.context() as env:  # session-scoped: the function-scoped monkeypatch is not available
+        env.setenv("PHYSAI_LESSON_OUT", str(out.parent / "runs"))
+        res = CliRunner().invoke(cli.app, ["tour", "--out", str(out)])
+    assert res.exit_code == 0, res.output[-3000:]
+    return out

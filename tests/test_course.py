@@ -282,17 +282,6 @@ def test_check_of_a_missing_folder_names_the_command_that_writes_it(demo, tmp_pa
 # ---- the real course ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    """``physai tour`` once, its lesson outputs kept out of the source tree -> the course folder."""
-    out = tmp_path_factory.mktemp("course") / "out"
-    with pytest.MonkeyPatch.context() as env:  # session-scoped: the function-scoped monkeypatch is not available
-        env.setenv("PHYSAI_LESSON_OUT", str(out.parent / "runs"))
-        res = invoke("tour", "--out", out)
-    assert res.exit_code == 0, res.output[-3000:]
-    return out
-
-
 def lesson_folder(number: str) -> Path:
     return next(d for d in cli.lesson_dirs() if d.name.startswith(number + "-"))
 

@@ -144,3 +144,25 @@ def test_an_unknown_lesson_or_a_results_folder_without_its_run_is_refused_in_one
         res = CliRunner().invoke(cli.app, args)
         assert res.exit_code == 2 and res.stderr.count("\n") == 1 and res.stderr.startswith("physai: error:"), args
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(not GRADES, reason="this physai has no physai.check")
+@pytest.mark.parametrize("number", ["07", "08", "10", "11", "12", "13"])
+def test_every_lesson_notebook_grades_its_functions_blank_then_with_the_lessons_own_code(site, number, tmp_path):
+    """The notebook the tour wrote beside lesson ``number``'s page, and its ``--solutions`` twin, run through their
+    setup, function and grading cells (lesson 09 runs whole above): blank, every grading cell says "not written
+    yet"; with the lesson's own code, every one passes. The grader is the one ``physai check`` uses."""
+    folder = next(d for d in cli.lesson_dirs() if d.name.startswith(number + "-"))
+    names = exercise_names((folder / "build.py").read_text(encoding="utf-8"))
+    graded = ("setup", "context", "exercise", "grade")
+    blank_book = nbformat.read(site / folder.name / nb.notebook_name(folder), as_version=4)
+    for solutions, book in ((False, blank_book), (True, nb.notebook(folder, site / folder.name, solutions=True))):
+        book.cells = [c for c in book.cells if c.cell_type == "code" and set(graded) & set(c.metadata["tags"])]
+        grades = tagged(execute(book, tmp_path), "grade")
+        assert len(grades) == len(names)
+        for cell in grades:
+            assert not errors(cell), (cell.source, errors(cell))
+            if solutions:
+                assert "not written yet" not in text_of(cell) and "True" in text_of(cell), text_of(cell)
+            else:
+                assert "not written yet" in text_of(cell), text_of(cell)
