@@ -160,14 +160,17 @@ class Report:
         return all(g.passed for g in self.grades)
 
 
-def exercise_names(source: str, path: str | Path = BUILD_FILE) -> tuple[str, ...]:
-    """The names in the module-level ``EXERCISE = (...)`` of a build.py's ``source``."""
+def exercise_names(source: str, path: str | Path = BUILD_FILE, required: bool = True) -> tuple[str, ...]:
+    """The names in the module-level ``EXERCISE = (...)`` of a build.py's ``source`` (``()`` where it has none and
+    not ``required``)."""
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == LIST_NAME for t in node.targets):
             names = ast.literal_eval(node.value)
             if isinstance(names, str) or not all(isinstance(n, str) for n in names):
                 raise InputError(f"{path}: {LIST_NAME} must be a tuple of function names, got {names!r}")
             return tuple(names)
+    if not required:
+        return ()
     raise InputError(f"{path}: no module-level {LIST_NAME} = (...) listing the functions a learner writes")
 
 

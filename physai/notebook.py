@@ -249,8 +249,8 @@ def notebook(folder: Path, results: Path, solutions: bool = False) -> nbformat.N
     folder, number = Path(folder), lesson_number(folder)
     meta, text = page_markdown(folder, results)
     source = (folder / BUILD_FILE).read_text(encoding="utf-8")
-    names = exercise_names(source, folder / BUILD_FILE)
-    code = _functions(source if solutions else blank(source, number, folder / BUILD_FILE), names)
+    names = exercise_names(source, folder / BUILD_FILE, required=False)  # a lesson may ask for no function
+    code = _functions(source if solutions or not names else blank(source, number, folder / BUILD_FILE), names)
     build_it = text.find("\n## Build it")
     build_end = _section_end(text, text.find("\n", build_it + 1)) if build_it >= 0 else len(text)
     cuts: list[tuple[int, int, list]] = []  # (offset, order, cells): the cells go in before that offset
