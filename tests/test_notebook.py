@@ -149,16 +149,21 @@ def test_an_unknown_lesson_or_a_results_folder_without_its_run_is_refused_in_one
 @pytest.mark.skipif(not GRADES, reason="this physai has no physai.check")
 @pytest.mark.parametrize("number", ["07", "08", "10", "11", "12", "13"])
 def test_every_lesson_notebook_grades_its_functions_blank_then_with_the_lessons_own_code(site, number, tmp_path):
-    """The notebook the tour wrote beside lesson ``number``'s page, and its ``--solutions`` twin, run through their
-    setup, function and grading cells (lesson 09 runs whole above): blank, every grading cell says "not written
-    yet"; with the lesson's own code, every one passes. The grader is the one ``physai check`` uses."""
+    """The notebook the tour wrote beside lesson ``number``'s page runs top to bottom with no error, and every
+    grading cell says "not written yet"; its ``--solutions`` twin, run through its setup, function and grading
+    cells, passes every one. The grader is the one ``physai check`` uses."""
     folder = next(d for d in cli.lesson_dirs() if d.name.startswith(number + "-"))
     names = exercise_names((folder / "build.py").read_text(encoding="utf-8"))
     graded = ("setup", "context", "exercise", "grade")
-    blank_book = nbformat.read(site / folder.name / nb.notebook_name(folder), as_version=4)
-    for solutions, book in ((False, blank_book), (True, nb.notebook(folder, site / folder.name, solutions=True))):
-        book.cells = [c for c in book.cells if c.cell_type == "code" and set(graded) & set(c.metadata["tags"])]
-        grades = tagged(execute(book, tmp_path), "grade")
+    blank_book = execute(nbformat.read(site / folder.name / nb.notebook_name(folder), as_version=4), tmp_path)
+    assert not [(c.source, errors(c)) for c in blank_book.cells if c.cell_type == "code" and errors(c)]
+    assert tagged(blank_book, "script")  # the lesson's own scripts ran in it
+    solutions_book = nb.notebook(folder, site / folder.name, solutions=True)
+    solutions_book.cells = [c for c in solutions_book.cells
+                            if c.cell_type == "code" and set(graded) & set(c.metadata["tags"])]
+    (tmp_path / "solutions").mkdir()
+    for solutions, book in ((False, blank_book), (True, execute(solutions_book, tmp_path / "solutions"))):
+        grades = tagged(book, "grade")
         assert len(grades) == len(names)
         for cell in grades:
             assert not errors(cell), (cell.source, errors(cell))
