@@ -2,11 +2,15 @@
 CollisionAvoidanceLimit, on the same scenes and targets.
 
     uv sync --group bench      # once (mink)
-    uv run python benchmarks/collision.py [--targets 1000] [--seed 0] [--robots so101 wxai panda] [--markdown]
+    uv run python benchmarks/collision.py [--targets 1000] [--seed 0] [--robots so101 wxai panda]
+                                          [--scenes tabletop clutter] [--markdown]
 
 Each bundled arm stands on a table with a shelf and two boxes in its workspace (the same layout, scaled to the arm's
-reach). Targets are the tool poses of uniform random joint vectors that MuJoCo finds collision-free (every pair of
-the world at least the margin apart), so a collision-free answer exists for every target. Every answer is judged by
+reach): the ``tabletop`` scene. The ``clutter`` scene adds a post, and a quarter of its targets are hard ones: targets
+whose answer from plain IK (``solve_ik_batch`` without ``avoid=``) MuJoCo finds within the margin of an obstacle or
+of the arm's own links (as many as the draws hold, up to a quarter; the table says how many). Targets are the tool
+poses of uniform random joint vectors that MuJoCo finds collision-free (every pair of the world at least its margin
+apart), so a collision-free answer exists for every target. Every answer is judged by
 MuJoCo directly (``mj_geomDistance`` on each pair of the world, no physai code) and by the task's errors (position
 < 1e-4 m, orientation < 1e-3 rad). "claimed colliding" counts answers a solver reports converged that MuJoCo finds
 within the margin. Times are wall-clock per target: physai's over one batched call, mink's per target over all its
@@ -36,17 +40,24 @@ TASKS = {"so101": "position", "wxai": "pose", "panda": "pose"}
 SCALE = {"so101": 1.0, "wxai": 1.6, "panda": 2.2}  # the layout below is the SO-101's, scaled to each arm's reach
 
 
-def obstacles(robot: str) -> list[C.Obstacle]:
-    """A table under the arm, a shelf board in front of it, and two boxes beside it (m, SO-101 scale times s)."""
+SCENES = {"tabletop": 0.0, "clutter": 0.25}  # each scene's share of hard targets
+
+
+def obstacles(robot: str, scene: str = "tabletop") -> list[C.Obstacle]:
+    """A table under the arm, a shelf board in front of it, and two boxes beside it (m, SO-101 scale times s); the
+    clutter scene adds a post behind and beside the arm."""
     s = SCALE[robot]
 
     def box(name, half, pos):
         return C.Obstacle(name, "box", tuple(s * x for x in half), tuple(s * x for x in pos))
 
-    return [box("table", (0.5, 0.5, 0.02), (0.0, 0.0, -0.02)),
-            box("shelf", (0.06, 0.2, 0.01), (0.26, 0.0, 0.2)),
-            box("box_left", (0.04, 0.04, 0.04), (0.16, 0.17, 0.04)),
-            box("box_right", (0.03, 0.03, 0.06), (0.14, -0.18, 0.06))]
+    tabletop = [box("table", (0.5, 0.5, 0.02), (0.0, 0.0, -0.02)),
+                box("shelf", (0.06, 0.2, 0.01), (0.26, 0.0, 0.2)),
+                box("box_left", (0.04, 0.04, 0.04), (0.16, 0.17, 0.04)),
+                box("box_right", (0.03, 0.03, 0.06), (0.14, -0.18, 0.06))]
+    if scene == "tabletop":
+        return tabletop
+    return tabletop + [C.Obstacle("post", "capsule", (0.015 * s, 0.12 * s), (-0.05 * s, 0.2 * s, 0.12 * s))]
 
 
 def mujoco_clearance(world: C.CollisionWorld, q: np.ndarray) -> np.ndarray:
@@ -62,12 +73,28 @@ def mujoco_clearance(world: C.CollisionWorld, q: np.ndarray) -> np.ndarray:
     return out
 
 
-def make_targets(world: C.CollisionWorld, task: str, n: int, rng: np.random.Generator):
-    """``(targets, q_source)``: tool poses (positions for the position task) of clear random joint vectors."""
-    q = world.chain.random_q(rng, 30 * n)
-    q = q[mujoco_clearance(world, q) >= MARGIN][:n]
-    T = kinematics.tool_pose(world.chain, q)
-    return (T[:, :3, 3] if task == "position" else T), T, q
+def make_targets(world: C.CollisionWorld, task: str, n: int, rng: np.random.Generator, hard: float = 0.0):
+    """``(targets, T_all, n_hard)``: tool poses (positions for the position task) of clear random joint vectors, the
+    first ``n_hard`` of them (up to ``hard * n``, from at most 60 n draws) targets whose plain-IK answer MuJoCo finds
+    colliding."""
+    want, found_T, found_hard = round(hard * n), [], []
+    for _ in range(1 if hard == 0 else 6):
+        q = world.chain.random_q(rng, 10 * n if hard else 30 * n)
+        q = q[mujoco_clearance(world, q) >= MARGIN]
+        T = kinematics.tool_pose(world.chain, q)
+        through = np.zeros(len(q), bool)
+        if hard:
+            targets = T[:, :3, 3] if task == "position" else T
+            plain = physai.solve_ik_batch(world.chain, targets, task=task)
+            through = judge(world, task, T, plain.q, plain.converged)[1]
+        found_T.append(T)
+        found_hard.append(through)
+        if np.concatenate(found_hard).sum() >= want:
+            break
+    T, through = np.concatenate(found_T), np.concatenate(found_hard)
+    hard_rows = np.flatnonzero(through)[:want]
+    rows = np.concatenate([hard_rows, np.flatnonzero(~through)[:n - len(hard_rows)]])
+    return (T[rows, :3, 3] if task == "position" else T[rows]), T[rows], len(hard_rows)
 
 
 def task_errors(chain, task, T_target, q):
@@ -165,18 +192,19 @@ def run_mink(world, task, T_all, seed: int):
     return np.array(qs), float(np.median(times)), float(np.mean(times))
 
 
-def run(robots=("so101", "wxai", "panda"), n: int = 1000, seed: int = 0, rounds: int = 3, peers=True) -> list[dict]:
+def run(robots=("so101", "wxai", "panda"), n: int = 1000, seed: int = 0, rounds: int = 3, peers=True,
+        scenes=("tabletop", "clutter")) -> list[dict]:
     rows = []
-    for robot in robots:
+    for scene, robot in ((scene, robot) for scene in scenes for robot in robots):
         task = TASKS[robot]
         chain = physai.load(robot)
-        world = C.collision_world(C.scene(robot, obstacles(robot)), chain, margin=MARGIN)
-        targets, T_all, _ = make_targets(world, task, n, np.random.default_rng(seed))
+        world = C.collision_world(C.scene(robot, obstacles(robot, scene)), chain, margin=MARGIN)
+        targets, T_all, n_hard = make_targets(world, task, n, np.random.default_rng(seed), SCENES[scene])
         plain, avoid, tp, ta, ratio = run_physai(world, task, targets, rounds)
         ok_p, claimed_p = judge(world, task, T_all, plain.q, plain.converged)
         ok_a, claimed_a = judge(world, task, T_all, avoid.q, avoid.converged)
-        row = {"robot": robot, "task": task, "targets": len(targets), "pairs": len(world.pairs),
-               "dropped": len(world.dropped),
+        row = {"scene": scene, "robot": robot, "task": task, "targets": len(targets), "hard": n_hard,
+               "pairs": len(world.pairs), "dropped": len(world.dropped),
                "plain_success": ok_p.mean(), "plain_claimed_colliding": int(claimed_p.sum()), "plain_ms": tp * 1e3,
                "avoid_success": ok_a.mean(), "avoid_claimed_colliding": int(claimed_a.sum()), "avoid_ms": ta * 1e3,
                "avoid_cost_ratio": ratio}
@@ -190,25 +218,29 @@ def run(robots=("so101", "wxai", "panda"), n: int = 1000, seed: int = 0, rounds:
 
 
 def markdown(rows, args) -> str:
-    head = ("| arm | task | targets | pairs (dropped) | plain IK: clear & converged | plain: claimed colliding | "
-            "plain ms/target | avoid=: clear & converged | avoid=: claimed colliding | avoid= ms/target | "
-            "avoid/plain cost | mink: clear & converged | mink ms/target (mean; median) |")
-    lines = [head, "|" + "---|" * 13]
+    head = ("| scene | arm | task | targets (hard) | pairs (dropped) | plain IK: clear & converged | "
+            "plain: claimed colliding | plain ms/target | avoid=: clear & converged | avoid=: claimed colliding | "
+            "avoid= ms/target | avoid/plain cost | mink: clear & converged | mink ms/target (mean; median) |")
+    lines = [head, "|" + "---|" * 14]
     for r in rows:
         mink = "not run | -"
         if "mink_success" in r:
             mink = f"{100 * r['mink_success']:.1f} % | {r['mink_ms']:.2f}; {r['mink_median_ms']:.2f}"
-        lines.append(f"| {r['robot']} | {r['task']} | {r['targets']} | {r['pairs']} ({r['dropped']}) | "
+        lines.append(f"| {r['scene']} | {r['robot']} | {r['task']} | {r['targets']} ({r['hard']}) | "
+                     f"{r['pairs']} ({r['dropped']}) | "
                      f"{100 * r['plain_success']:.1f} % | {r['plain_claimed_colliding']} | {r['plain_ms']:.3f} | "
                      f"{100 * r['avoid_success']:.1f} % | {r['avoid_claimed_colliding']} | {r['avoid_ms']:.3f} | "
                      f"{r['avoid_cost_ratio']:.2f}x | {mink} |")
     versions = ", ".join(f"{p} {md.version(p)}" for p in ("mujoco", "numpy", "mink") if _has(p))
     return "\n".join([
         "# Collision-aware IK: physai avoid= and mink on the same scenes and targets", "",
-        f"`uv run python benchmarks/collision.py --targets {args.targets} --seed {args.seed} --markdown` "
+        f"`uv run python benchmarks/collision.py --targets {args.targets} --seed {args.seed} "
+        f"--scenes {' '.join(args.scenes)} --markdown` "
         f"({platform.machine()}, {platform.python_version()}, {versions}).", "",
-        "Scenes: each bundled arm on a table with a shelf board and two boxes (benchmarks/collision.py `obstacles`), "
-        f"margin {MARGIN} m. Targets: tool poses of random joint vectors that MuJoCo finds clear. Success: task "
+        "Scenes: each bundled arm on a table with a shelf board and two boxes (`tabletop`), and the same with a post "
+        "(`clutter`) (benchmarks/collision.py `obstacles`), margin "
+        f"{MARGIN} m. Targets: tool poses of random joint vectors that MuJoCo finds clear; on `clutter` a quarter are "
+        "hard (the count in brackets): plain IK's answer to them collides. Success: task "
         "errors within 1e-4 m / 1e-3 rad and every pair of the world at least the margin apart by MuJoCo's "
         "`mj_geomDistance` (no physai code in the verdict). Claimed colliding: reported converged but within the "
         "margin. physai times are per target over one batched call; avoid/plain is the median over rounds of the "
@@ -231,7 +263,7 @@ def goals(rows) -> list[str]:
         if "mink_success" in r:
             parts.append(f"more successes and less time than mink: "
                          f"{verdict(r['avoid_success'] > r['mink_success'] and r['avoid_ms'] < r['mink_ms'])}")
-        out.append(f"- {r['robot']}: " + "; ".join(parts))
+        out.append(f"- {r['scene']}, {r['robot']}: " + "; ".join(parts))
     return out
 
 
@@ -250,10 +282,11 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--robots", nargs="+", default=["so101", "wxai", "panda"], choices=sorted(TASKS))
+    p.add_argument("--scenes", nargs="+", default=list(SCENES), choices=list(SCENES))
     p.add_argument("--no-peers", action="store_true", help="skip mink")
     p.add_argument("--markdown", action="store_true", help="write benchmarks/COLLISION_RESULTS.md")
     args = p.parse_args()
-    rows = run(args.robots, args.targets, args.seed, args.rounds, peers=not args.no_peers)
+    rows = run(args.robots, args.targets, args.seed, args.rounds, peers=not args.no_peers, scenes=args.scenes)
     (HERE / "collision.json").write_text(json.dumps(rows, indent=1, default=float))
     text = markdown(rows, args)
     print(text)

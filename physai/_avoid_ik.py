@@ -35,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from physai import _engine, _ik_solve, collision, kinematics
+from physai._threads import in_threads
 from physai._ik_record import COLLISION, IKOptions, IKProblem, Rows
 from physai._ik_solve import _LM_DOWN, _LM_MU0, _LM_MU_MIN, _LM_UP, limit_blocked, task_residual
 from physai.singularity import _damped_solve, _scale_to_limit
@@ -44,6 +45,8 @@ ROUND = 64  # attempts per batched round of restarts, shared among the targets s
 REPAIRS = 4  # colliding answers per target repaired by the penalty LM: the first solve's, then the restarts'
 ITERATIONS, PATIENCE = 40, 8  # penalty-LM steps per repair; steps without 1 % progress before it gives up
 BUFFER = 0.005  # m beyond the margin where the penalty starts
+SEEDS = 8  # a colliding target's first restarts: the world's clear postures whose tool poses are nearest its target
+ROTATION_LENGTH = 0.1  # m per rad: how much the tool's rotation counts against its position in "nearest"
 EXHAUSTED, RUN = 3, 4  # a target's restarts: its draws spent, or still to run (beside physai.collision.CLEAR, ASK)
 
 
@@ -63,36 +66,65 @@ def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
     s = _State.of(first)
     s.clear[s.conv] = world._clear(first.q[s.conv], world.pair_margin)
     candidates = {b: [first.q[b]] for b in np.flatnonzero(s.conv & ~s.clear)}  # colliding answers, to repair
-    tried = min(RESTARTS, uniforms.shape[1])
-    if p.compiled if compiled_restarts is None else compiled_restarts:
-        _compiled_restarts(world, chain, T_target, uniforms, tried, o, s, candidates)
-    else:
-        _restart_rounds(world, chain, T_target, uniforms, tried, plain, s, candidates)
+    tried, rows = min(RESTARTS, uniforms.shape[1]), np.array(list(candidates), dtype=int)
+    if len(rows):
+        U = _clear_seeds_first(world, chain, T_target[rows], uniforms[rows], o)
+        if p.compiled if compiled_restarts is None else compiled_restarts:
+            _compiled_restarts(world, chain, T_target, rows, U, tried, o, s, candidates)
+        else:
+            _restart_rounds(world, chain, T_target, rows, U, tried, plain, s, candidates)
     for b, starts in candidates.items():
         if not s.clear[b]:
             _repair(world, chain, T_target[b], starts, o, s, b)
     return Rows(s.q, s.outcome, s.its, s.perr, s.oerr, s.restarts)
 
 
-def _restart_rounds(world, chain, T_target, uniforms, tried: int, plain, s, candidates) -> None:
-    """Step 2 in batched rounds of ``plain`` solves (the reference of :func:`_compiled_restarts`): draws per target
-    one at first (most targets need one), then doubling, up to a shared ``ROUND``."""
+def _clear_seeds_first(world, chain, T_target, U, o: IKOptions) -> np.ndarray:
+    """The restart draws ``U (R, restarts, n)`` of targets ``T_target (R, 4, 4)``, with the first :data:`SEEDS`
+    replaced by the world's clear postures (:attr:`physai.collision.CollisionWorld._clear_set`) whose tool poses are
+    nearest the target, nearest first: a database of seeds, as TRAC-IK and cuRobo seed their solvers. Distance: the
+    tool positions' (m), plus :data:`ROTATION_LENGTH` times the chordal distance ``2 sin(angle / 2)`` between the
+    tool frames (``"pose"``) or the tool axes (``"position+axis"``)."""
+    q, T = world._clear_set
+    k = min(SEEDS, len(q), U.shape[1])
+    if not k:
+        return U
+    p, t = T[:, :3, 3], T_target[:, :3, 3]
+    d = np.sqrt(np.maximum((t * t).sum(1)[:, None] - 2 * t @ p.T + (p * p).sum(1), 0.0))
+    if o.task == "pose":  # |R_t - R_p|_F^2 = 2 (3 - trace(R_t^T R_p)) = 8 sin^2(angle / 2)
+        chord = np.sqrt(np.maximum(3.0 - T_target[:, :3, :3].reshape(-1, 9) @ T[:, :3, :3].reshape(-1, 9).T, 0.0))
+        d += ROTATION_LENGTH * chord
+    elif o.task == "position+axis":  # |a_t - a_p|^2 = 2 - 2 a_t . a_p = 4 sin^2(angle / 2)
+        d += ROTATION_LENGTH * np.sqrt(np.maximum(2.0 - 2.0 * (T_target[:, :3, :3] @ o.axis) @ (T[:, :3, :3] @ o.axis).T,
+                                                  0.0))
+    near = np.argpartition(d, k - 1, axis=1)[:, :k]
+    near = np.take_along_axis(near, np.argsort(np.take_along_axis(d, near, axis=1), axis=1, kind="stable"), axis=1)
+    low, high = chain._sample_range
+    U = np.array(U)
+    U[:, :k] = np.clip((q[near] - low) / (high - low), 0.0, np.nextafter(1.0, 0.0))
+    return U
+
+
+def _restart_rounds(world, chain, T_target, rows, U, tried: int, plain, s, candidates) -> None:
+    """Step 2 in batched rounds of ``plain`` solves (the reference of :func:`_compiled_restarts`) for the colliding
+    targets ``rows`` and their draws ``U (R, restarts, n)``: draws per target one at first (most targets need one),
+    then doubling, up to a shared ``ROUND``."""
     a, r = 0, 0
     while a < tried:
-        rows = np.array([b for b in candidates if not s.clear[b]], dtype=int)
-        if not len(rows):
+        live = np.flatnonzero(~s.clear[rows])
+        if not len(live):
             break
-        k = min(max(1, ROUND // len(rows)), 1 << r, tried - a)
-        _restart_round(world, chain, T_target, uniforms, rows, a, k, plain, s, candidates)
+        k = min(max(1, ROUND // len(live)), 1 << r, tried - a)
+        _restart_round(world, chain, T_target, U[live], rows[live], a, k, plain, s, candidates)
         a, r = a + k, r + 1
 
 
-def _restart_round(world, chain, T_target, uniforms, rows, a: int, k: int, plain, s, candidates) -> None:
+def _restart_round(world, chain, T_target, U, rows, a: int, k: int, plain, s, candidates) -> None:
     """One plain attempt from each of draws ``a .. a+k-1`` of every target in ``rows``, in one batched call; a target
     takes its earliest clear answer (the one a round of one draw at a time would stop at), and is charged the steps
     up to it; its colliding answers before that join its repair candidates."""
-    starts = _ik_solve.starts_of(chain, uniforms[rows, a:a + k].reshape(-1, chain.n))
-    r = plain(np.repeat(T_target[rows], k, axis=0), starts, uniforms[rows.repeat(k), :0], polish=False)
+    starts = _ik_solve.starts_of(chain, U[:, a:a + k].reshape(-1, chain.n))
+    r = plain(np.repeat(T_target[rows], k, axis=0), starts, np.empty((len(starts), 0, chain.n)), polish=False)
     converged = r.outcome == 0
     ok = np.zeros(len(starts), bool)
     ok[converged] = world._clear(r.q[converged], world.pair_margin)
@@ -110,18 +142,15 @@ def _restart_round(world, chain, T_target, uniforms, rows, a: int, k: int, plain
                 candidates[b].append(r.q[i * k + jj])
 
 
-def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: IKOptions, s, candidates) -> None:
+def _compiled_restarts(world, chain, T_target, rows, U, tried: int, o: IKOptions, s, candidates) -> None:
     """Step 2 in compiled code (:func:`physai._numba_avoid.restarts`): each colliding target's draws in turn, each
     answer judged in the same loop; an answer the screen leaves to MuJoCo comes back here, and the loop resumes
     after it if MuJoCo finds it colliding. Same answers as :func:`_restart_rounds`."""
-    rows = np.array([b for b in candidates if not s.clear[b]], dtype=int)
-    if not len(rows):
-        return
     R, n = len(rows), chain.n
     st = _Restarts(np.zeros(R, np.int64), np.full(R, RUN, np.int64), np.zeros(R, np.int64),
                    np.ones(R, np.int64), np.empty((R, n + 2)), np.empty((R, REPAIRS, n)))
     st.cand[:, 0] = [candidates[b][0] for b in rows]
-    T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(uniforms[rows])
+    T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(U)
     settings, sc = _ik_solve.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen
     world.check_engine_arrays()
 
@@ -133,7 +162,7 @@ def _compiled_restarts(world, chain, T_target, uniforms, tried: int, o: IKOption
             world.pair_margin, collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
 
     while (st.status == RUN).any():
-        _ik_solve._in_threads(chunk, R)
+        in_threads(chunk, R, chunks=8)  # few kernel calls: each passes 30 arrays
         for i in np.flatnonzero(st.status == collision.ASK):
             st.settle_ask(i, bool(world._clear(st.out[i, None, :n], world.pair_margin)[0]), tried)
     for i, b in enumerate(rows.tolist()):

@@ -9,13 +9,13 @@ threads, or the vectorised NumPy loop here, all targets stepped together (the re
 from __future__ import annotations
 
 import functools
-import os
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from physai import _engine, _ik_record, kinematics
+from physai._threads import THREAD_MIN_TARGETS
+from physai._threads import in_threads as _in_threads
 from physai import transforms as tf
 from physai._ik_record import IKOptions, IKProblem, Rows
 from physai.kinematics import Chain
@@ -163,46 +163,6 @@ def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: i
         tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
         mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=chain.reach + o.tol_position,
         base=chain.T_prev_joint[0, :3, 3], polish=o.polish)
-
-
-# Targets per thread below which a batch runs on one thread: starting a thread costs about as much as a few solves.
-THREAD_MIN_TARGETS = 8
-
-
-def _in_threads(rows, B: int) -> None:
-    """``rows(lo, hi)`` over consecutive chunks of ``range(B)``, on as many threads as this process has cores.
-
-    The compiled kernel releases the GIL, so the threads run at once. Each target's answer depends on its own
-    inputs only, so the rows are bit for bit those of one thread whatever the chunks or their order; the chunks are
-    small (about 32 per thread) and taken in turn, so a thread that drew slow targets takes fewer of them.
-    """
-    workers = min(_cores(), B // THREAD_MIN_TARGETS)
-    if workers < 2:
-        rows(0, B)
-        return
-    size = max(1, B // (32 * workers))
-    chunks, errors = iter(range(0, B, size)), []  # next() on one shared range iterator is atomic under the GIL
-
-    def work():
-        try:
-            for lo in chunks:
-                rows(lo, min(lo + size, B))
-        except BaseException as exc:  # re-raised in the caller's thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(workers - 1)]
-    for t in threads:
-        t.start()
-    work()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-
-
-def _cores() -> int:
-    """The cores this process may run on (its affinity, as ``taskset`` sets it, where the platform tells)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> Rows:

@@ -28,6 +28,7 @@ with ``n`` the unit normal from geom 1 to geom 2 and ``p_1, p_2`` the nearest (o
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import warnings
@@ -38,10 +39,11 @@ import mujoco
 import numpy as np
 
 from physai import _avoid_step, _engine, _files
+from physai._threads import in_threads
 from physai._validate import count, finite_array, generator, nonnegative, one_of, positive, real
 from physai.chain import _frozen
 from physai.errors import InputError
-from physai.kinematics import Chain, fk, joint_frames
+from physai.kinematics import Chain, fk, joint_frames, tool_pose
 
 DISTMAX_BEYOND_MARGIN = 0.05  # m: distances are resolved up to margin + this; farther pairs report the cap
 ALWAYS_TOUCHING = 0.95  # a self pair in contact in this fraction of the sampled postures is never checked
@@ -199,6 +201,15 @@ class CollisionWorld:
                 (self.screen, ("kind", "radius", "half", "centre", "rbound", "exact", "hull", "hull_adr", "hull_num",
                                "hull_radius", "hull_disk"))) for name in names)))
 
+    @functools.cached_property
+    def _clear_set(self) -> tuple[np.ndarray, np.ndarray]:
+        """IK seeds near any target: ``(q (K, n), T_world_tool (K, 4, 4))``, the postures among
+        :data:`CLEAR_SET_DRAWS` uniform draws (``default_rng(0)``) that keep every pair's clearance, and their tool
+        poses. Built once per world, on first use (the first ``avoid=`` solve with a colliding answer)."""
+        q = self.chain.random_q(np.random.default_rng(0), CLEAR_SET_DRAWS)
+        q = np.ascontiguousarray(q[self._clear(q, self.pair_margin)])
+        return _frozen(q, np.float64), _frozen(tool_pose(self.chain, q), np.float64)
+
     def __reduce__(self):
         """Pickle and copy rebuild the world through its constructor from the fields it was built from, so the
         copy's arrays are read-only again and everything derived is recomputed, never taken from the stream."""
@@ -328,10 +339,15 @@ class CollisionWorld:
         self.check_engine_arrays()
         s, K, P = self.screen, len(flat), len(self.pairs)
         verdict, ask, bound = np.empty(K, np.int64), np.zeros((K, P), bool), np.empty((K, P))
-        _engine.kernels.verdicts(flat, self.chain.packed, self.last_joint,
-                                 self._local_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound, s.exact,
-                                 self.unbounded, s.hull, s.hull_adr, s.hull_num, s.hull_radius, s.hull_disk,
-                                 np.ascontiguousarray(margins, np.float64), _SAFE, _GJK_BAND, verdict, ask, bound)
+        margins = np.ascontiguousarray(margins, np.float64)
+
+        def rows(lo: int, hi: int) -> None:  # each configuration's verdict is its own: rows shared among threads
+            _engine.kernels.verdicts(flat[lo:hi], self.chain.packed, self.last_joint, self._local_rows, self.pairs,
+                                     s.kind, s.radius, s.half, s.centre, s.rbound, s.exact, self.unbounded, s.hull,
+                                     s.hull_adr, s.hull_num, s.hull_radius, s.hull_disk, margins, _SAFE, _GJK_BAND,
+                                     verdict[lo:hi], ask[lo:hi], bound[lo:hi])
+
+        in_threads(rows, K, chunks=4)  # a verdict takes some microseconds: few kernel calls
         return verdict, ask, bound
 
     def _keeps(self, q: np.ndarray, pairs: np.ndarray, margins: np.ndarray) -> bool:
@@ -453,6 +469,7 @@ SEGMENT, BOX, SPHERE_ONLY = 0, 1, 2  # a geom's core shape in the screen: a swep
 _EXACT_TYPES = {int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE), int(mujoco.mjtGeom.mjGEOM_BOX)}
 _GOLDEN_STEPS = 50  # golden-section steps of the segment-box distance: the bracket shrinks to 0.618^50 = 4e-11
 ENGINES = ("compiled", "numpy")  # the screen's two engines: physai._numba_collision, and _Screen's NumPy reference
+CLEAR_SET_DRAWS = 2000  # uniform draws behind a world's clear postures (IK seeds; about half are clear)
 CLEAR, HIT, ASK = 0, 1, 2  # a configuration's verdict against the margin: kept, not kept, MuJoCo decides
 _GJK_ITERATIONS = 32  # GJK steps per undecided convex pair before MuJoCo decides it
 _GJK_BAND = 1e-6  # m: a GJK bracket decides a verdict only this far from the margin (MuJoCo's own GJK tolerance)

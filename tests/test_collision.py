@@ -337,10 +337,12 @@ def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(scene, monke
     # The same draws, tried in compiled code one by one or in batched rounds of plain solves: the same answers, bit
     # for bit, charged the same steps and restarts. In the last scene GJK's band is wider than any gap, so MuJoCo
     # decides every hull pair the bounds leave open: answers go back from the compiled loop to MuJoCo, which finds
-    # some colliding, and the loop resumes.
+    # some colliding, and the loop resumes; there restarts start from random draws only, since starts from the
+    # world's clear postures seldom end colliding.
     robot = scene.split("-")[0]
     if scene.endswith("mujoco-decides"):
         monkeypatch.setattr(C, "_GJK_BAND", 1.0)
+        monkeypatch.setattr(_avoid_ik, "SEEDS", 0)
     world = C.collision_world(C.scene(robot, OBSTACLES[robot]), physai.load(robot))
     chain, task = world.chain, TASK[robot]
     asked = []

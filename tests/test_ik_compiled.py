@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import PANDA_XML, WXAI_XML, mujoco_errors
 
-from physai import _ik_record, _ik_solve, _numba_ik, ik, kinematics, mj, robots
+from physai import _ik_record, _ik_solve, _numba_ik, _threads, ik, kinematics, mj, robots
 from physai.errors import InputError
 from physai.ik import solve_ik, solve_ik_batch, task_residual
 
@@ -106,7 +106,7 @@ def test_batch_rows_are_bit_for_bit_the_same_on_any_number_of_threads_and_equal_
     looped = [solve_ik(chain, T, task=task, rng=g, restarts=20) for T in T_t]
     fields = ("q", "iterations", "restarts", "reason", "position_error", "orientation_error")
     for threads in (1, 2, 3, 7):
-        monkeypatch.setattr(_ik_solve, "_cores", lambda threads=threads: threads)
+        monkeypatch.setattr(_threads, "cores", lambda threads=threads: threads)
         batched = solve_ik_batch(chain, T_t, task=task, rng=np.random.default_rng(10), restarts=20)
         for name in fields:
             np.testing.assert_array_equal(getattr(batched, name), np.array([getattr(r, name) for r in looped]))
