@@ -5,7 +5,10 @@ Method (per target; an answer counts only once every pair of the world keeps its
 1. The plain solve (same options, same restart draws). Its converged answer is checked against the world: most are
    clear, and cost one distance evaluation.
 2. Restarts: for a target whose answer collides, one LM attempt from each of its first ``RESTARTS`` restart
-   draws in turn, as the plain solve runs its own restarts (a failed attempt's best point is not polished: only a
+   draws in turn, its first ``SEEDS`` draws replaced by the world's clear postures whose tool poses are nearest the
+   target (:func:`_clear_seeds_first`: an attempt from a nearby clear posture tends to stay clear and converges in a
+   few steps; measured on the clutter scene of ``benchmarks/collision.py``, it cut the attempts a hard target needs
+   from 6.5 to 2.8 on the SO-101 and from 5.0 to 2.4 on the Panda), as the plain solve runs its own restarts (a failed attempt's best point is not polished: only a
    converged answer counts), each converged answer checked, until one is clear: the earliest clear draw wins. The
    compiled engine judges each answer in the same loop (:mod:`physai._numba_avoid`: the collision screen, GJK, and
    MuJoCo for what they leave undecided); elsewhere attempts run in batched rounds of plain solves (one draw per

@@ -443,7 +443,8 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     ``mj_geomDistance``); a target with no such answer found is ``converged=False`` with reason
     ``"collision: no answer keeps the margin"`` and ``"collision"`` in ``unmet``. Method (:mod:`physai._avoid_ik`):
     the plain solve, its answer checked; for a colliding one, one plain attempt from each of the target's restart
-    draws in turn until an answer is clear; then Levenberg-Marquardt with a quadratic penalty row per close pair
+    draws in turn until an answer is clear, the first draws replaced by the world's clear postures whose tool poses
+    are nearest the target; then Levenberg-Marquardt with a quadratic penalty row per close pair
     from the colliding answers (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the contact-normal
     Jacobian). A ``q0`` that
     penetrates an obstacle is refused (:class:`InputError` naming the pair).

@@ -14,10 +14,18 @@ _spec.loader.exec_module(bench)
 
 
 def test_smoke_run_judges_by_mujoco_and_writes_the_table():
-    rows = bench.run(robots=("wxai",), n=4, seed=1, rounds=1, peers=False)
+    rows = bench.run(robots=("wxai",), n=4, seed=1, rounds=1, peers=False, scenes=("tabletop",))
     assert rows[0]["targets"] == 4 and rows[0]["avoid_claimed_colliding"] == 0
-    text = bench.markdown(rows, type("Args", (), {"targets": 4, "seed": 1})())
-    assert "| wxai | pose | 4 |" in text and "Goals (this run):" in text
+    text = bench.markdown(rows, type("Args", (), {"targets": 4, "seed": 1, "scenes": ["tabletop"]})())
+    assert "| tabletop | wxai | pose | 4 (0) |" in text and "Goals (this run):" in text
+
+
+def test_clutter_scene_holds_a_quarter_of_targets_that_plain_ik_answers_through_an_obstacle():
+    """The hard targets are those whose plain-IK answer MuJoCo finds within the margin: plain IK claims them, avoid=
+    answers every target clear."""
+    row = bench.run(robots=("so101",), n=8, seed=1, rounds=1, peers=False, scenes=("clutter",))[0]
+    assert (row["targets"], row["hard"]) == (8, 2)
+    assert row["plain_claimed_colliding"] >= 1 and row["avoid_claimed_colliding"] == 0 and row["avoid_success"] == 1
 
 
 def test_judge_counts_an_answer_through_the_table_as_claimed_colliding():

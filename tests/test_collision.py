@@ -321,6 +321,46 @@ def test_start_in_collision_is_refused_naming_the_pair():
         ik.solve_ik(physai.load("wxai"), np.eye(4), avoid=world)
 
 
+def test_clear_set_postures_keep_every_margin_by_mj_geomDistance_and_carry_mujocos_tool_pose(world):
+    """The restart seeds of avoid=: every posture keeps each pair's margin and its tool pose is MuJoCo's site pose."""
+    q, T = world._clear_set
+    assert len(q) > 0.2 * C.CLEAR_SET_DRAWS and not q.flags.writeable and not T.flags.writeable
+    for k in range(0, len(q), max(1, len(q) // 30)):
+        assert (mujoco_distances(world, q[k], cap=1.0) >= world.pair_margin).all()
+        d = mujoco.MjData(world.model)
+        d.qpos[world.qpos_adr] = q[k]
+        mujoco.mj_kinematics(world.model, d)
+        site = mujoco.mj_name2id(world.model, mujoco.mjtObj.mjOBJ_SITE, world.chain.tool_name)
+        np.testing.assert_allclose(T[k, :3, 3], d.site_xpos[site], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(T[k, :3, :3], d.site_xmat[site].reshape(3, 3), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("task", ["pose", "position", "position+axis"])
+def test_a_colliding_target_restarts_first_from_the_clear_postures_nearest_it(task):
+    """The first SEEDS restart draws of a colliding target map to the clear postures whose tool poses are nearest,
+    nearest first, by position (m) plus ROTATION_LENGTH times 2 sin(angle / 2), the angle between the tool frames
+    (SciPy's rotation magnitude) or the tool axes; the later draws are the generator's, untouched."""
+    from scipy.spatial.transform import Rotation
+
+    world = C.collision_world(C.scene("panda", OBSTACLES["panda"]), physai.load("panda"))
+    chain, (q, T) = world.chain, world._clear_set
+    p = ik.check_problem(chain, clear_targets(world, np.random.default_rng(8), 3), None, 1,
+                         dict(avoid=world, rng=np.random.default_rng(9), task=task))
+    U = _avoid_ik._clear_seeds_first(world, chain, p.T_target, p.uniforms, p.options)
+    for b, T_t in enumerate(p.T_target):
+        if task == "pose":
+            angle = (Rotation.from_matrix(T[:, :3, :3]).inv() * Rotation.from_matrix(T_t[:3, :3])).magnitude()
+        else:
+            a_t, a_p = T_t[:3, :3] @ p.options.axis, T[:, :3, :3] @ p.options.axis
+            angle = np.arccos(np.clip(a_p @ a_t, -1, 1))
+        d = np.linalg.norm(T[:, :3, 3] - T_t[:3, 3], axis=1)
+        if task != "position":
+            d = d + _avoid_ik.ROTATION_LENGTH * 2 * np.sin(angle / 2)
+        nearest = np.argsort(d)[:_avoid_ik.SEEDS]
+        np.testing.assert_allclose(_ik_solve.starts_of(chain, U[b, :_avoid_ik.SEEDS]), q[nearest], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(U[b, _avoid_ik.SEEDS:], p.uniforms[b, _avoid_ik.SEEDS:])
+
+
 def test_avoid_batch_equals_a_loop_of_single_solves():
     world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
     targets = clear_targets(world, np.random.default_rng(5), 8)
