@@ -5,14 +5,15 @@ Method (per target; an answer counts only once every pair of the world keeps its
 1. The plain solve (same options, same restart draws). Its converged answer is checked against the world: most are
    clear, and cost one distance evaluation.
 2. Restarts: for a target whose answer collides, one LM attempt from each of its first ``RESTARTS`` restart
-   draws in turn, its first ``SEEDS`` draws replaced by the world's clear postures whose tool poses are nearest the
-   target (:func:`_clear_seeds_first`: an attempt from a nearby clear posture tends to stay clear and converges in a
-   few steps; measured on the clutter scene of ``benchmarks/collision.py``, it cut the attempts a hard target needs
-   from 6.5 to 2.8 on the SO-101 and from 5.0 to 2.4 on the Panda), as the plain solve runs its own restarts (a failed attempt's best point is not polished: only a
-   converged answer counts), each converged answer checked, until one is clear: the earliest clear draw wins. The
-   compiled engine judges each answer in the same loop (:mod:`physai._numba_avoid`: the collision screen, GJK, and
-   MuJoCo for what they leave undecided); elsewhere attempts run in batched rounds of plain solves (one draw per
-   target, then two, four, ...). Both give the same answers.
+   draws in turn, as the plain solve runs its own restarts (a failed attempt's best point is not polished: only a
+   converged answer counts), each converged answer checked, until one is clear: the earliest clear draw wins. Its
+   first ``SEEDS`` draws are replaced by the world's clear postures whose tool poses are nearest the target
+   (:func:`_clear_seeds_first`): an attempt from a nearby clear posture tends to end clear, in a few steps. Measured
+   on the clutter scene of ``benchmarks/collision.py``, this cut the attempts a hard target needs from 6.5 to 2.8 on
+   the SO-101 and from 5.0 to 2.4 on the Panda. The compiled engine judges each answer in the same loop
+   (:mod:`physai._numba_avoid`: the collision screen, GJK, and MuJoCo for what they leave undecided); elsewhere
+   attempts run in batched rounds of plain solves (one draw per target, then two, four, ...). Both give the same
+   answers.
    Starts are not screened: a colliding start often converges to a clear answer, and on a cluttered scene most random
    starts collide (measured: screening them cut the Panda's success from 100 % to 95 % on the tests' scene). Another
    IK branch (elbow up instead of down, another self-motion) is often clear, and a plain attempt costs less than a
@@ -36,6 +37,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from physai import _engine, _ik_solve, collision, kinematics
 from physai._threads import in_threads
@@ -43,10 +45,10 @@ from physai._ik_record import COLLISION, IKOptions, IKProblem, Rows
 from physai._ik_solve import _LM_DOWN, _LM_MU0, _LM_MU_MIN, _LM_UP, limit_blocked, task_residual
 from physai.singularity import _damped_solve, _scale_to_limit
 
-RESTARTS = 200  # restart draws tried per colliding target, one plain attempt each, answers checked
+RESTARTS = 100  # restart draws tried per colliding target, one plain attempt each, answers checked
 ROUND = 64  # attempts per batched round of restarts, shared among the targets still colliding
-REPAIRS = 4  # colliding answers per target repaired by the penalty LM: the first solve's, then the restarts'
-ITERATIONS, PATIENCE = 40, 8  # penalty-LM steps per repair; steps without 1 % progress before it gives up
+REPAIRS = 2  # colliding answers per target repaired by the penalty LM: the first solve's, then the restarts'
+ITERATIONS, PATIENCE = 30, 6  # penalty-LM steps per repair; steps without 1 % progress before it gives up
 BUFFER = 0.005  # m beyond the margin where the penalty starts
 SEEDS = 8  # a colliding target's first restarts: the world's clear postures whose tool poses are nearest its target
 ROTATION_LENGTH = 0.1  # m per rad: how much the tool's rotation counts against its position in "nearest"
@@ -84,28 +86,30 @@ def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
 
 def _clear_seeds_first(world, chain, T_target, U, o: IKOptions) -> np.ndarray:
     """The restart draws ``U (R, restarts, n)`` of targets ``T_target (R, 4, 4)``, with the first :data:`SEEDS`
-    replaced by the world's clear postures (:attr:`physai.collision.CollisionWorld._clear_set`) whose tool poses are
-    nearest the target, nearest first: a database of seeds, as TRAC-IK and cuRobo seed their solvers. Distance: the
-    tool positions' (m), plus :data:`ROTATION_LENGTH` times the chordal distance ``2 sin(angle / 2)`` between the
-    tool frames (``"pose"``) or the tool axes (``"position+axis"``)."""
+    replaced by the world's clear postures (``CollisionWorld._clear_set``, sampled as the world is built) whose tool
+    poses are nearest the target, nearest first: a database of seeds. Distance:
+    ``sqrt(|p_t - p|^2 + (ROTATION_LENGTH c)^2)`` with ``c = 2 sin(angle / 2)`` the chordal distance between the
+    tool frames (``"pose"``: ``|R_t - R|_F / sqrt(2)``) or the tool axes (``"position+axis"``: ``|a_t - a|``), no
+    rotation term for ``"position"``; a k-d tree (SciPy's) finds them."""
     q, T = world._clear_set
     k = min(SEEDS, len(q), U.shape[1])
     if not k:
         return U
-    p, t = T[:, :3, 3], T_target[:, :3, 3]
-    d = np.sqrt(np.maximum((t * t).sum(1)[:, None] - 2 * t @ p.T + (p * p).sum(1), 0.0))
-    if o.task == "pose":  # |R_t - R_p|_F^2 = 2 (3 - trace(R_t^T R_p)) = 8 sin^2(angle / 2)
-        chord = np.sqrt(np.maximum(3.0 - T_target[:, :3, :3].reshape(-1, 9) @ T[:, :3, :3].reshape(-1, 9).T, 0.0))
-        d += ROTATION_LENGTH * chord
-    elif o.task == "position+axis":  # |a_t - a_p|^2 = 2 - 2 a_t . a_p = 4 sin^2(angle / 2)
-        d += ROTATION_LENGTH * np.sqrt(np.maximum(2.0 - 2.0 * (T_target[:, :3, :3] @ o.axis) @ (T[:, :3, :3] @ o.axis).T,
-                                                  0.0))
-    near = np.argpartition(d, k - 1, axis=1)[:, :k]
-    near = np.take_along_axis(near, np.argsort(np.take_along_axis(d, near, axis=1), axis=1, kind="stable"), axis=1)
+    tree = cKDTree(_pose_features(T, o))
+    near = tree.query(_pose_features(T_target, o), k=k)[1].reshape(len(U), k)
     low, high = chain._sample_range
     U = np.array(U)
     U[:, :k] = np.clip((q[near] - low) / (high - low), 0.0, np.nextafter(1.0, 0.0))
     return U
+
+
+def _pose_features(T, o: IKOptions) -> np.ndarray:
+    """Points ``(K, d)`` whose Euclidean distances are :func:`_clear_seeds_first`'s distances between poses ``T``."""
+    if o.task == "pose":  # |R_t - R|_F^2 = 8 sin^2(angle / 2)
+        return np.concatenate([T[:, :3, 3], ROTATION_LENGTH / np.sqrt(2.0) * T[:, :3, :3].reshape(-1, 9)], axis=1)
+    if o.task == "position+axis":  # |a_t - a|^2 = 4 sin^2(angle / 2)
+        return np.concatenate([T[:, :3, 3], ROTATION_LENGTH * np.einsum("kij,j->ki", T[:, :3, :3], o.axis)], axis=1)
+    return np.ascontiguousarray(T[:, :3, 3])
 
 
 def _restart_rounds(world, chain, T_target, rows, U, tried: int, plain, s, candidates) -> None:

@@ -28,7 +28,6 @@ with ``n`` the unit normal from geom 1 to geom 2 and ``p_1, p_2`` the nearest (o
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import warnings
@@ -157,6 +156,9 @@ class CollisionWorld:
     _local_rows: np.ndarray = field(init=False, repr=False)  # T_joint_geom in the kernels' layout (ngeom, 12)
     _local: threading.local = field(init=False, repr=False)
     _engine_refs: tuple = field(init=False, repr=False)  # model, chain, screen, (owner, name, array, shape) as built
+    # IK seeds (physai._avoid_ik): the postures among CLEAR_SET_DRAWS uniform draws (default_rng(0)) that keep every
+    # pair's clearance (K, n), and their tool poses (K, 4, 4); sampled once, as the world is built, not in a solve
+    _clear_set: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)
 
     @property
     def arm_geoms(self) -> np.ndarray:
@@ -200,15 +202,9 @@ class CollisionWorld:
                 (self, ("pairs", "pair_margin", "unbounded", "last_joint", "_local_rows", "T_joint_geom", "qpos_adr")),
                 (self.screen, ("kind", "radius", "half", "centre", "rbound", "exact", "hull", "hull_adr", "hull_num",
                                "hull_radius", "hull_disk"))) for name in names)))
-
-    @functools.cached_property
-    def _clear_set(self) -> tuple[np.ndarray, np.ndarray]:
-        """IK seeds near any target: ``(q (K, n), T_world_tool (K, 4, 4))``, the postures among
-        :data:`CLEAR_SET_DRAWS` uniform draws (``default_rng(0)``) that keep every pair's clearance, and their tool
-        poses. Built once per world, on first use (the first ``avoid=`` solve with a colliding answer)."""
         q = self.chain.random_q(np.random.default_rng(0), CLEAR_SET_DRAWS)
         q = np.ascontiguousarray(q[self._clear(q, self.pair_margin)])
-        return _frozen(q, np.float64), _frozen(tool_pose(self.chain, q), np.float64)
+        object.__setattr__(self, "_clear_set", (_frozen(q, np.float64), _frozen(tool_pose(self.chain, q), np.float64)))
 
     def __reduce__(self):
         """Pickle and copy rebuild the world through its constructor from the fields it was built from, so the

@@ -338,8 +338,9 @@ def test_clear_set_postures_keep_every_margin_by_mj_geomDistance_and_carry_mujoc
 @pytest.mark.parametrize("task", ["pose", "position", "position+axis"])
 def test_a_colliding_target_restarts_first_from_the_clear_postures_nearest_it(task):
     """The first SEEDS restart draws of a colliding target map to the clear postures whose tool poses are nearest,
-    nearest first, by position (m) plus ROTATION_LENGTH times 2 sin(angle / 2), the angle between the tool frames
-    (SciPy's rotation magnitude) or the tool axes; the later draws are the generator's, untouched."""
+    nearest first, by the root sum of squares of the position (m) and ROTATION_LENGTH times 2 sin(angle / 2), the
+    angle between the tool frames (SciPy's rotation magnitude) or the tool axes, sorted here by brute force; the
+    later draws are the generator's, untouched."""
     from scipy.spatial.transform import Rotation
 
     world = C.collision_world(C.scene("panda", OBSTACLES["panda"]), physai.load("panda"))
@@ -355,7 +356,7 @@ def test_a_colliding_target_restarts_first_from_the_clear_postures_nearest_it(ta
             angle = np.arccos(np.clip(a_p @ a_t, -1, 1))
         d = np.linalg.norm(T[:, :3, 3] - T_t[:3, 3], axis=1)
         if task != "position":
-            d = d + _avoid_ik.ROTATION_LENGTH * 2 * np.sin(angle / 2)
+            d = np.hypot(d, _avoid_ik.ROTATION_LENGTH * 2 * np.sin(angle / 2))
         nearest = np.argsort(d)[:_avoid_ik.SEEDS]
         np.testing.assert_allclose(_ik_solve.starts_of(chain, U[b, :_avoid_ik.SEEDS]), q[nearest], rtol=0, atol=1e-12)
         np.testing.assert_array_equal(U[b, _avoid_ik.SEEDS:], p.uniforms[b, _avoid_ik.SEEDS:])
