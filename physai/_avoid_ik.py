@@ -246,7 +246,7 @@ def _evaluate(world, chain, T_target, q, o):
     errors, whether ``q`` is a clear answer, and whether it is clear at all."""
     T, J = kinematics._pose_and_jacobian(chain, q, "compiled")
     e, Jt, perr, oerr = task_residual(o.task, T[None], J[None], T_target[None], o.axis)
-    d, G = world._evaluate(q, True)
+    d, G = world._evaluate(q, True, float(world.pair_margin.max()) + BUFFER)  # pairs farther have no penalty row
     near = d < world.pair_margin + BUFFER
     r = np.concatenate([e[0] * o.sqrt_weights, (world.pair_margin + BUFFER - d)[near]])
     A = np.concatenate([Jt[0] * o.sqrt_weights[:, None], G[near]])
