@@ -3,8 +3,8 @@
     uv run python benchmarks/clutter_scenes.py make targets.npz [--targets 50] [--seed 0]
     uv run python benchmarks/clutter_scenes.py solve targets.npz
 
-Each arm stands on a table with a shelf, two boxes and a post, sized to its reach (benchmarks/collision.py's layout
-plus a post), margin 0.01 m. ``make`` draws uniform joint vectors and keeps those MuJoCo finds clear for the world
+Each arm stands on a table with a shelf, two boxes and a post, sized to its reach (benchmarks/collision.py's
+``clutter`` scene), margin 0.01 m. ``make`` draws uniform joint vectors and keeps those MuJoCo finds clear for the world
 built now: every obstacle pair at least the margin apart, every pair of the robot's own that the world checks at
 least its ``self_margin`` apart (``mj_geomDistance``, no physai code); their tool poses are the targets, saved with
 the pairs and margins that judged them. ``solve`` answers the saved targets with the physai it imports (so the same
@@ -27,14 +27,9 @@ from physai import collision as C
 from physai import ik, kinematics
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from collision import MARGIN, SCALE, TASKS, obstacles  # noqa: E402  (the layout shared with the mink benchmark)
+from collision import MARGIN, TASKS, obstacles  # noqa: E402  (the layout shared with the mink benchmark)
 
 ROBOTS = ("wxai", "panda", "so101")
-
-
-def scene_obstacles(robot: str) -> list[C.Obstacle]:
-    s = SCALE[robot]
-    return obstacles(robot) + [C.Obstacle("post", "capsule", (0.015 * s, 0.12 * s), (-0.05 * s, 0.2 * s, 0.12 * s))]
 
 
 def mujoco_keeps(m, qpos_adr, pairs, margins, q) -> np.ndarray:
@@ -52,7 +47,7 @@ def make(path: str, n: int, seed: int) -> None:
     saved = {}
     for robot in ROBOTS:
         chain = physai.load(robot)
-        world = C.collision_world(C.scene(robot, scene_obstacles(robot)), chain, margin=MARGIN)
+        world = C.collision_world(C.scene(robot, obstacles(robot, "clutter")), chain, margin=MARGIN)
         q = chain.random_q(np.random.default_rng(seed), 40 * n)
         q = q[mujoco_keeps(world.model, world.qpos_adr, world.pairs.tolist(), world.pair_margin, q)][:n]
         T = kinematics.tool_pose(chain, q)
@@ -68,7 +63,7 @@ def solve(path: str, seed: int) -> None:
     print(f"physai at {Path(physai.__file__).parent}")
     for robot in ROBOTS:
         chain = physai.load(robot)
-        world = C.collision_world(C.scene(robot, scene_obstacles(robot)), chain, margin=MARGIN)
+        world = C.collision_world(C.scene(robot, obstacles(robot, "clutter")), chain, margin=MARGIN)
         targets = saved[f"{robot}_targets"]
         t = time.perf_counter()
         res = ik.solve_ik_batch(chain, targets, task=TASKS[robot], avoid=world, rng=np.random.default_rng(seed))
