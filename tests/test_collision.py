@@ -310,6 +310,18 @@ def test_target_inside_an_obstacle_is_a_collision_verdict_never_converged():
     assert ik.solve_ik(world.chain, inside_post, task="position", restarts=5).converged  # plain IK goes through
 
 
+def test_pose_target_inside_an_obstacle_spends_the_whole_budget_and_is_refused():
+    """The Panda's tool frame asked inside the post, all default options: every seed, restart and repair is tried,
+    and the answer is a collision verdict."""
+    world = C.collision_world(C.scene("panda", OBSTACLES["panda"]), physai.load("panda"))
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = np.diag([1.0, -1.0, -1.0]), (0.45, 0.3, 0.3)  # the post's centre, tool pointing down
+    res = ik.solve_ik(world.chain, T, avoid=world)
+    assert not res.converged and res.reason == "collision: no answer keeps the margin"
+    assert res.restarts >= _avoid_ik.RESTARTS
+    assert ik.solve_ik(world.chain, T).converged  # plain IK goes through
+
+
 def test_start_in_collision_is_refused_naming_the_pair():
     world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
     q_bad = next(q for q in world.chain.random_q(np.random.default_rng(0), 200) if world.distances(q).min() < -0.005)
