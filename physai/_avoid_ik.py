@@ -169,7 +169,7 @@ def _compiled_restarts(world, chain, T_target, rows, U, tried: int, o: IKOptions
             world.pair_margin, collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
 
     while (st.status == RUN).any():
-        in_threads(chunk, R, chunks=8)  # few kernel calls: each passes 30 arrays
+        in_threads(chunk, R, per_thread=8)  # few kernel calls: each passes 30 arrays
         for i in np.flatnonzero(st.status == collision.ASK):
             st.settle_ask(i, bool(world._clear(st.out[i, None, :n], world.pair_margin)[0]), tried)
     for i, b in enumerate(rows.tolist()):

@@ -11,19 +11,19 @@ from collections.abc import Callable
 THREAD_MIN_TARGETS = 8
 
 
-def in_threads(rows: Callable[[int, int], None], B: int, chunks: int = 32) -> None:
+def in_threads(rows: Callable[[int, int], None], B: int, per_thread: int = 32) -> None:
     """``rows(lo, hi)`` over consecutive chunks of ``range(B)``, on as many threads as this process has cores.
 
     The compiled kernel releases the GIL, so the threads run at once. Each row's answer depends on its own
     inputs only, so the rows are bit for bit those of one thread whatever the chunks or their order; the chunks are
-    small (about ``chunks`` per thread) and taken in turn, so a thread that drew slow rows takes fewer of them. Each
+    small (about ``per_thread`` per thread) and taken in turn, so a thread that drew slow rows takes fewer of them. Each
     chunk is one kernel call (some microseconds to dispatch): fewer, larger chunks suit rows that are quick.
     """
     workers = min(cores(), B // THREAD_MIN_TARGETS)
     if workers < 2:
         rows(0, B)
         return
-    size = max(1, B // (chunks * workers))
+    size = max(1, B // (per_thread * workers))
     chunks, errors = iter(range(0, B, size)), []  # next() on one shared range iterator is atomic under the GIL
 
     def work():

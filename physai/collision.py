@@ -343,7 +343,7 @@ class CollisionWorld:
                                      s.hull_adr, s.hull_num, s.hull_radius, s.hull_disk, margins, _SAFE, _GJK_BAND,
                                      verdict[lo:hi], ask[lo:hi], bound[lo:hi])
 
-        in_threads(rows, K, chunks=4)  # a verdict takes some microseconds: few kernel calls
+        in_threads(rows, K, per_thread=4)  # a verdict takes some microseconds: few kernel calls
         return verdict, ask, bound
 
     def _keeps(self, q: np.ndarray, pairs: np.ndarray, margins: np.ndarray) -> bool:
