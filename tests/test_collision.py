@@ -7,7 +7,7 @@ import pytest
 from conftest import mujoco_distances
 
 import physai
-from physai import _avoid_ik, _ik_solve, ik
+from physai import _avoid_ik, _ik_solve, _threads, ik
 from physai import collision as C
 from physai.chain import BodySpec, JointSpec, chain_from_bodies
 from physai.errors import InputError, PhysaiError
@@ -331,6 +331,19 @@ def test_start_in_collision_is_refused_naming_the_pair():
         ik.solve_ik(world.chain, [0.2, 0.0, 0.1], task="position", avoid="table")
     with pytest.raises(InputError, match="avoid: the world was built for chain"):
         ik.solve_ik(physai.load("wxai"), np.eye(4), avoid=world)
+
+
+def test_verdicts_are_bit_for_bit_the_same_on_any_number_of_threads(world, monkeypatch):
+    """The configurations of a verdict batch are shared among threads; each row is its own, so every thread count
+    gives one thread's verdicts, pairs asked and bounds (bitwise equality is the point)."""
+    q = np.ascontiguousarray(world.chain.random_q(np.random.default_rng(12), 300))
+    monkeypatch.setattr(_threads, "cores", lambda: 1)
+    one = world._verdicts(q, world.pair_margin)
+    assert len(set(one[0].tolist())) > 1  # the sample holds more than one verdict
+    for threads in (2, 3, 7):
+        monkeypatch.setattr(_threads, "cores", lambda threads=threads: threads)
+        for a, b in zip(world._verdicts(q, world.pair_margin), one):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_clear_set_postures_keep_every_margin_by_mj_geomDistance_and_carry_mujocos_tool_pose(world):
