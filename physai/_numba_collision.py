@@ -236,7 +236,7 @@ def _near_verdict(i, a, b, bound, x_geom, R_geom, screen_arrays, hulls, margin, 
                              GJK_ITERATIONS, hull_disk[a], hull_disk[b])
         if lo >= margin + band:
             return CLEAR, lo
-        if hi < margin - band:
+        if hi < margin - band or hi <= -(hull_radius[a] + hull_radius[b]):  # overlapping cores: below any margin
             return HIT, bound
         bound = max(bound, lo)
     return ASK, bound

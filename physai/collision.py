@@ -486,7 +486,8 @@ class _Screen:
     (``exact``), so a verdict needs no MuJoCo call. A pair of convex hulls (box, mesh, or a sphere or capsule as the
     hull of its centre or segment grown by its radius, a cylinder as its axis swept by a disk) that the bound leaves
     undecided is bracketed by GJK (:func:`gjk_bracket`), which decides it unless the bracket holds the margin within
-    ``_GJK_BAND``."""
+    ``_GJK_BAND``; hulls GJK finds overlapping are short of any margin (margins are >= 0), so MuJoCo is not asked
+    for their depth."""
 
     g1: np.ndarray
     g2: np.ndarray
@@ -557,7 +558,8 @@ class _Screen:
         for k, i in zip(*np.nonzero(~clear & ~hit & convex)):
             (A, ra, disk_a), (B, rb, disk_b) = (self._hull(xpos[k], xmat[k], g) for g in (self.g1[i], self.g2[i]))
             lo, hi = gjk_bracket(A, ra, B, rb, margins[i], _GJK_BAND, _GJK_ITERATIONS, disk_a, disk_b)
-            clear[k, i], hit[k, i] = lo >= margins[i] + _GJK_BAND, hi < margins[i] - _GJK_BAND
+            # hulls found overlapping (hi = -ra - rb): the distance lies below every margin, which is >= 0
+            clear[k, i], hit[k, i] = lo >= margins[i] + _GJK_BAND, hi < margins[i] - _GJK_BAND or hi <= -(ra + rb)
             bound[k, i] = max(bound[k, i], lo)
         ask = ~clear & ~hit & ~hit.any(axis=1, keepdims=True)
         verdict = np.where(hit.any(axis=1), HIT, np.where(ask.any(axis=1), ASK, CLEAR))

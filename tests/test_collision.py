@@ -348,6 +348,21 @@ def test_verdicts_are_bit_for_bit_the_same_on_any_number_of_threads(world, monke
         np.testing.assert_array_equal(bound[ask], one[2][one[1]])  # bounds are defined for the pairs asked
 
 
+def test_hulls_gjk_finds_overlapping_are_a_hit_without_asking_mujoco():
+    """The Panda's wrist folded into link5 (mesh hulls against the hand's box, self_margin 0): GJK finds the hulls
+    overlapping, so the posture is a HIT in compiled code, with no pair left to MuJoCo; MuJoCo's mj_geomDistance
+    confirms each such pair penetrates."""
+    world = C.collision_world(C.scene("panda", []), physai.load("panda"))
+    q = world.chain.random_q(np.random.default_rng(4), 3000)
+    D = np.array([mujoco_distances(world, x, cap=1.0) for x in q[:600]])
+    overlapping = D.min(axis=1) < -1e-4
+    assert overlapping.sum() > 20  # the sample holds self-penetrating postures
+    for engine in ("compiled", "numpy"):
+        verdict, ask, _ = world.verdicts(q[:600], 0.0, engine=engine)
+        assert (verdict[overlapping] == C.HIT).all() and not ask[overlapping].any()
+        assert (verdict[~overlapping] != C.HIT).all() or (D[~overlapping].min(axis=1) < 0).all()
+
+
 def test_clear_set_postures_keep_every_margin_by_mj_geomDistance_and_carry_mujocos_tool_pose(world):
     """The restart seeds of avoid=: every posture keeps each pair's margin and its tool pose is MuJoCo's site pose."""
     q, T = world._clear_set
