@@ -8,7 +8,7 @@ import io
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from pathlib import Path
 
 from physai import _env, _files
@@ -54,7 +54,10 @@ def full_run() -> bool:
 
 
 def _plain(x):
-    """``x`` with NumPy scalars and arrays (at any depth) turned into JSON's numbers and lists."""
+    """``x`` with dataclass instances (a step's result) turned into dicts of their fields, and NumPy scalars and
+    arrays (at any depth) into JSON's numbers and lists."""
+    if is_dataclass(x) and not isinstance(x, type):
+        return {f.name: _plain(getattr(x, f.name)) for f in fields(x)}
     if isinstance(x, dict):
         return {str(k): _plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -66,7 +69,8 @@ def _plain(x):
 
 def save_results(folder: str | Path, script: str, data: dict) -> dict:
     """Merge ``data`` into ``folder/results.json`` under the script's stem (``"experiment.py"`` -> ``"experiment"``),
-    other scripts' entries kept; returns ``data``. The lesson page reads its numbers from here, at full precision."""
+    other scripts' entries kept; returns ``data``. A value may be a step's frozen dataclass, stored as the dict of its
+    fields (``{"sweep": sweep_step(n)}`` is read on the page as ``R.experiment.sweep.worst``). The lesson page reads its numbers from here, at full precision."""
     path = Path(folder) / RESULTS_FILE
     stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     stored[Path(script).stem] = _plain(data)
