@@ -71,14 +71,15 @@ def test_lesson_step3_speed_and_torques_from_mj_jacSite(so101, so101_model):
 
 
 def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(build, so101, so101_model):
-    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=10)
-    use, fd = build.use_step(so101), build.fd_step(so101, jac["poses"])
+    poses = build.random_poses(so101, 10)
+    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, poses)
+    use, fd = build.use_step(so101), build.fd_step(so101, poses)
     J_mj = mj_site(so101_model, so101, Q0)[2]
-    np.testing.assert_allclose(column["ours"], J_mj[:, 1], atol=1e-15)
-    np.testing.assert_allclose(use["speed"], np.linalg.norm(J_mj[:3] @ np.full(5, 5**-0.5)), atol=1e-15)
-    for F, tau in zip(build.FORCES, use["tau"]):
+    np.testing.assert_allclose(np.concatenate([column.linear, column.angular]), J_mj[:, 1], atol=1e-15)
+    np.testing.assert_allclose(use.speed, np.linalg.norm(J_mj[:3] @ np.full(5, 5**-0.5)), atol=1e-15)
+    for F, tau in zip(build.FORCES, use.tau):
         np.testing.assert_allclose(tau, J_mj[:3].T @ F, atol=1e-15)
-    assert jac["linear"] <= 1e-14 and jac["angular"] <= 1e-14 and fd["median"] < 1e-10
+    assert jac.linear <= 1e-14 and jac.angular <= 1e-14 and fd.median < 1e-10
     rows = build.claims(column, jac, use, fd)
     assert len(rows) == 9 and {c.verdict for c in rows} == {"agree"}
 
@@ -107,14 +108,15 @@ def test_build_fd_jacobian_is_central_on_a_closed_form(build):
 
 
 def test_build_results_quote_mj_jacSite(build, so101, so101_model):
-    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=5)
-    r = build.results(column, jac, build.use_step(so101), build.fd_step(so101, jac["poses"]))
+    poses = build.random_poses(so101, 5)
+    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, poses)
+    use, fd = build.use_step(so101), build.fd_step(so101, poses)
     J_mj = mj_site(so101_model, so101, Q0)[2]
-    np.testing.assert_allclose(r["column_linear"], J_mj[:3, 1], atol=1e-15)
-    np.testing.assert_allclose(r["lever"], np.linalg.norm(J_mj[:3, 1]), atol=1e-15)
-    np.testing.assert_allclose(r["tau"], [J_mj[:3].T @ F for F in build.FORCES], atol=1e-15)
-    np.testing.assert_allclose(r["lift_push_down"], 2.0 * -J_mj[2, 1], atol=1e-15)
-    assert r["column_vs_library"] <= 1e-15 and r["jac_vs_library"] <= 1e-14 and r["fd_median"] < 1e-10
+    np.testing.assert_allclose(column.linear, J_mj[:3, 1], atol=1e-15)
+    np.testing.assert_allclose(column.lever, np.linalg.norm(J_mj[:3, 1]), atol=1e-15)
+    np.testing.assert_allclose(use.tau, [J_mj[:3].T @ F for F in build.FORCES], atol=1e-15)
+    np.testing.assert_allclose(use.lift_push_down, 2.0 * -J_mj[2, 1], atol=1e-15)
+    assert column.vs_library <= 1e-15 and jac.vs_library <= 1e-14 and fd.median < 1e-10
 
 
 def test_fd_jacobian_central_matches_analytic_below_1e_10(so101):
