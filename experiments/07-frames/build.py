@@ -24,6 +24,7 @@ from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     fmt_row,
     full_run,
     out_dir,
@@ -252,7 +253,8 @@ def adjoint_step(T_world_tool) -> Adjoint:
 @dataclass(frozen=True)
 class Refusal:
     """Step 5: the refusals' messages (``message`` for the drifted matrix, ``zero_message`` for a zero quaternion),
-    the drift ``|R R^T - I|`` before and after orthonormalize, how far it moved the matrix, and the accepted quaternion."""
+    the drift ``|R R^T - I|`` before and after orthonormalize, how far it moved the matrix, and the accepted
+    quaternion."""
 
     message: str | None
     zero_message: str | None
@@ -411,10 +413,17 @@ def main(full: bool = False) -> list[Claim]:
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
     rows = publish_claims(HERE, claims(ch), SCRIPT)
     figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
-    print("\nfigure: build_frames.png (The SO-101's joint frames at Q0, from the world through each joint to the tool, "
-          "with x red, y green and z blue.)")
+    figures = [
+        Figure("build_frames.png",
+               "The SO-101's joint frames at Q0, from the world through each joint to the tool, "
+               "with x red, y green and z blue.",
+               "Three-dimensional plot of the SO-101's frames at the pose q0: the world frame at the origin, one "
+               "small red-green-blue triad per joint along a grey polyline, each labelled with its body's name as in "
+               "the table and its joint's name in brackets, and the gripperframe tool triad at the end of the chain, "
+               "tilted downward."),
+    ]
     save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
-                                "refuse": rf, "rates": rt, "break": br})
+                                "refuse": rf, "rates": rt, "break": br}, figures=figures)
     return rows
 
 

@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     full_run,
     out_dir,
     run_script,
@@ -219,12 +220,19 @@ def main(full: bool = False) -> list[Claim]:
     print_cost(cost)
     write_claims(HERE, [], "experiment.py")  # no source numbers here: the lesson's one source claim is in build.py
     plot_drift(drift_record, HERE / "experiment_drift.png")
-    print("\nfigure: experiment_drift.png (The shape error of the raw matrix and quaternion grows in proportion to "
-          "the number of compositions, while re-normalising holds both at round-off.)")
+    figures = [
+        Figure("experiment_drift.png",
+               "The shape error of the raw matrix and quaternion grows in proportion to "
+               "the number of compositions, while re-normalising holds both at round-off.",
+               "Log-log plot of shape error against the number of compositions for four runs: the raw matrix and raw "
+               "quaternion errors climb along straight lines, in proportion to the number of compositions, while the "
+               "re-normalised matrix and quaternion stay flat at round-off; where an error is exactly zero its point "
+               "is drawn on the bottom edge of the plot."),
+    ]
     save_results(HERE, "experiment.py", {
         "n_steps": drift_record.n, "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),
         "rows": rows, "pow_vs_exact": angle_between(drift_record.R_pow, drift_record.R_exact), "float32": f32,
-        "cost": cost})
+        "cost": cost}, figures=figures)
     return []
 
 

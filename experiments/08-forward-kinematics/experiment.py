@@ -21,6 +21,7 @@ from physai import transforms as tf  # noqa: E402
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, tool_pose  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     factor_claim,
     fmt_row,
     full_run,
@@ -334,12 +335,20 @@ def main(full: bool = False) -> list[Claim]:
     rows = claims(num, bug, rpy)
     publish_claims(HERE, rows, SCRIPT)
     plot_reach(reach, HERE / "experiment_reach.png")
-    print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
-          "into places below and around the base that the limited arm never visits.)")
+    figures = [
+        Figure("experiment_reach.png",
+               "Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
+               "into places below and around the base that the limited arm never visits.",
+               "Two scatter plots of SO-101 tool points, blue for poses within the joint limits, grey for poses with "
+               "the joints free. Top view: both clouds fill a disc of about the same radius around the base. Side "
+               "view (distance from the vertical axis against height): both reach about the same distance, and the "
+               "grey points fill regions near and below the base that the blue cloud leaves empty, some of them "
+               "below the dashed line that marks the lowest point within the limits."),
+    ]
     save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "far": FAR, "n_reach": reach.n, "reach": reach.rows,
                                 "worst_joint": reach.worst_joint, "spans_deg": reach.spans_deg, "n_check": num.n,
                                 "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,
-                                "bug": bug, "rpy": rpy, "pitch": pitch})
+                                "bug": bug, "rpy": rpy, "pitch": pitch}, figures=figures)
     return rows
 
 

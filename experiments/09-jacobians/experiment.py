@@ -26,6 +26,7 @@ from physai import mj, robots, statics
 from physai.kinematics import fk, jacobian, tool_pose
 from physai.lesson import (
     Claim,
+    Figure,
     factor_claim,
     fmt_row,
     full_run,
@@ -597,16 +598,29 @@ def main(full: bool = False) -> list[Claim]:
     claims = (velocity_claims(velocity) + sweep_claims(sweep64) + servo_claims(servo) + payload_claims(payload)
               + fall_claims(falls) + exercise_claims(easy, medium, hard))
     publish_claims(HERE, claims, SCRIPT)
-    figures = {"float64": plot_sweep(sweep64["med"], np.float64, HERE / "fd_step_sweep.png", N_POSES),
-               "float32": plot_sweep(hard["med"], np.float32, HERE / "fd_step_sweep_float32.png", hard["n"])}
-    print("\nfigure: fd_step_sweep.png (In float64 the position columns' finite-difference error is V-shaped in the "
-          "step: round-off grows to the left of each minimum, truncation to the right, and the minima sit near "
-          "sqrt(eps) for forward and cbrt(eps) for central differences; the rotation columns, free of truncation, "
-          "only improve as the step grows.)")
-    print("figure: fd_step_sweep_float32.png (With positions rounded to float32 the same V shapes sit at much larger "
-          "steps, near the float32 sqrt(eps) and cbrt(eps).)")
+    axes = {"float64": plot_sweep(sweep64["med"], np.float64, HERE / "fd_step_sweep.png", N_POSES),
+            "float32": plot_sweep(hard["med"], np.float32, HERE / "fd_step_sweep_float32.png", hard["n"])}
+    figures = [
+        Figure("fd_step_sweep.png",
+               "In float64 the position columns' finite-difference error is V-shaped in the "
+               "step: round-off grows to the left of each minimum, truncation to the right, and the minima sit near "
+               "sqrt(eps) for forward and cbrt(eps) for central differences; the rotation columns, free of truncation, "
+               "only improve as the step grows.",
+               "Log-log plot of finite-difference Jacobian error against step size, the step growing from left to "
+               "right. The position columns trace a V: to the left of each minimum the error falls as the step grows "
+               "(round-off), to the right it rises (truncation); forward differences are best near the square root "
+               "of machine epsilon, central differences near its cube root. The rotation columns fall all the way to "
+               "the largest step."),
+        Figure("fd_step_sweep_float32.png",
+               "With positions rounded to float32 the same V shapes sit at much larger "
+               "steps, near the float32 sqrt(eps) and cbrt(eps).",
+               "Log-log plot of the same finite-difference sweep with positions rounded to float32, the step growing "
+               "from left to right: the V shapes of the position columns now bottom out near the float32 square and "
+               "cube roots of machine epsilon, and at the smallest steps the error flattens at the size of the "
+               "entries themselves."),
+    ]
     save_results(HERE, SCRIPT, results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
-                 | {"figures": figures})
+                 | {"figures": axes}, figures=figures)
     return claims
 
 

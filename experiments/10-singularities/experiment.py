@@ -33,6 +33,7 @@ from physai.chain import reach_bound  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     fmt_row,
     full_run,
     out_dir,
@@ -51,18 +52,35 @@ LAMBDA = 0.05  # m/rad, the lesson's lambda_max on the position block
 SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
 QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
-FIGURES = {
-    "sigma_spread.png": "The WidowX AI's three position-block singular values over random poses inside its joint "
-                        "limits: the smallest one spreads widest.",
-    "rank_loss_map.png": "The SO-101's smallest singular value over shoulder_lift and elbow_flex: the dark bands are "
-                         "where a direction is lost, the vertical one where the upper and lower arm line up, the "
-                         "diagonal ones (dashed) where the tool passes over the pan axis.",
-    "extension_sweep.png": "The WidowX AI walked to full extension: the smallest singular value falls, and the exact "
-                           "joint speeds for a 5 cm/s request grow past the servo limit, while damped ones stay "
-                           "bounded; poses right of the grey line are past the elbow's limit.",
-    "ellipsoids.png": "The velocity ellipsoid of the WidowX AI's position block is round at a typical pose and flat "
-                      "near full extension.",
-}
+FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn)
+    Figure("sigma_spread.png",
+           "The WidowX AI's three position-block singular values over random poses inside its joint limits: the "
+           "smallest one spreads widest.",
+           "Histograms of the three singular values of the WidowX AI's position block over random poses, on a log "
+           "axis: the largest and middle ones cluster tightly, and the smallest spreads widely with a tail toward "
+           "zero; dotted lines mark each one's median."),
+    Figure("rank_loss_map.png",
+           "The SO-101's smallest singular value over shoulder_lift and elbow_flex: the dark bands are where a "
+           "direction is lost, the vertical one where the upper and lower arm line up, the diagonal ones (dashed) "
+           "where the tool passes over the pan axis.",
+           "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
+           "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
+           "traced by a dashed line where the tool is above the pan axis, and a red cross at the smallest value on "
+           "the vertical band."),
+    Figure("extension_sweep.png",
+           "The WidowX AI walked to full extension: the smallest singular value falls, and the exact joint speeds "
+           "for a 5 cm/s request grow past the servo limit, while damped ones stay bounded; poses right of the grey "
+           "line are past the elbow's limit.",
+           "Two panels against the WidowX AI's elbow angle, with the poses past the elbow's limit shaded grey. Left: "
+           "the smallest singular value falls steeply toward zero past the limit. Right, log scale: the largest "
+           "exact joint speed shoots past the servo limit, fixed damping stays under the bound and then falls, and "
+           "adaptive damping follows the exact curve until its threshold, then the damped one."),
+    Figure("ellipsoids.png",
+           "The velocity ellipsoid of the WidowX AI's position block is round at a typical pose and flat near full "
+           "extension.",
+           "Two 3-D velocity ellipsoids of the WidowX AI's position block: at a typical pose a rounded ellipsoid, "
+           "near full extension a flat disc, with one axis almost gone."),
+)
 # The source material's 2-DoF worked example, as it prints it (compared in the page's appendix).
 SOURCE_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
                    "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
@@ -613,11 +631,8 @@ def main(full: bool = False) -> list[Claim]:
     print_tax(tax)
     claims = (two_link_claims(two) + typical_claims(spread) + rank_loss_claims(rmap) + sweep_claims(sweep)
               + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
-    print()
-    for name, caption in FIGURES.items():
-        print(f"figure: {name} ({caption})")
     rows = publish_claims(HERE, claims, "experiment.py")
-    save_results(HERE, "experiment.py", results(two, spread, rmap, sweep, dual, unit, tax))
+    save_results(HERE, "experiment.py", results(two, spread, rmap, sweep, dual, unit, tax), figures=FIGURES)
     return rows
 
 

@@ -27,6 +27,7 @@ from physai.ik import DEFAULT_RESTARTS, solve_ik  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     full_run,
     out_dir,
     publish_claims,
@@ -330,9 +331,15 @@ def main(full: bool = False) -> list[Claim]:
     ns = near_singular(chain)
     print_break(rows, ns)
     plot_near_singular(ns)
-    print("\nfigure: singular_start.png (The error per step from the stretched pose: the damped, step-limited loop "
-          "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back.)")
-    save_results(HERE, "build.py", results(r, hand, library, rows, ns))
+    figures = [
+        Figure("singular_start.png",
+               "The error per step from the stretched pose: the damped, step-limited loop "
+               "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back.",
+               "Position error per step, log scale, from the stretched SO-101 pose. The as-built loop's error falls "
+               "at every step to below the tolerance in four steps; the undamped loop without a step limit first "
+               "jumps far above the starting error, then falls back and converges a step later."),
+    ]
+    save_results(HERE, "build.py", results(r, hand, library, rows, ns), figures=figures)
     return publish_claims(HERE, claims(r), "build.py")
 
 
