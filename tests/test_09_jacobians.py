@@ -2,6 +2,7 @@
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import mujoco
 import numpy as np
@@ -259,7 +260,7 @@ def velocity(ex, so101_model, so101):
 
 @pytest.fixture(scope="module")
 def sweep64(ex, so101_model, so101, velocity):
-    return ex.sweep_step(so101_model, so101, velocity["poses"])
+    return ex.sweep_step(so101_model, so101, velocity.poses)
 
 
 def verdicts(claims):
@@ -267,8 +268,8 @@ def verdicts(claims):
 
 
 def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_sources_claims_hold(ex, velocity, so101_model, so101):
-    speeds = [np.linalg.norm(mj_site(so101_model, so101, q)[2][:3] @ np.full(5, 5 ** -0.5)) for q in velocity["poses"]]
-    np.testing.assert_allclose(velocity["speed"], np.median(speeds), rtol=1e-13)
+    speeds = [np.linalg.norm(mj_site(so101_model, so101, q)[2][:3] @ np.full(5, 5 ** -0.5)) for q in velocity.poses]
+    np.testing.assert_allclose(velocity.speed, np.median(speeds), rtol=1e-13)
     assert abs(np.median(speeds) - 0.306) <= 5e-4
     assert set(verdicts(ex.velocity_claims(velocity)).values()) == {"agree"}
 
@@ -277,8 +278,8 @@ def test_velocity_map_matches_site_motion_to_first_order_in_dt(ex, so101_model, 
     rng = np.random.default_rng(1)
     qdots = rng.normal(size=(10, so101.n))
     qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
-    lin, ang, _ = ex.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-6)
-    lin10, ang10, _ = ex.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-5)
+    lin, ang, _ = ex.velocity_map(so101_model, so101, velocity.poses[:10], qdots, dt=1e-6)
+    lin10, ang10, _ = ex.velocity_map(so101_model, so101, velocity.poses[:10], qdots, dt=1e-5)
     assert lin < 1e-5 and ang < 1e-5
     # truncation error O(dt): ten times the step, about ten times the error
     assert 5 < lin10 / lin < 15 and 5 < ang10 / ang < 15
@@ -294,11 +295,11 @@ def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(ex
         return d.site_xpos[sid].copy()
 
     errs = []
-    for q in velocity["poses"]:
+    for q in velocity.poses:
         cols = [(site_xpos(q + eps * e) - site_xpos(q - eps * e)) / (2 * eps) for e in np.eye(5)]
         errs.append(np.abs(np.column_stack(cols) - mj_site(m, so101, q)[2][:3]).max())
     row = ex.TABLE_EPS.index(eps)
-    np.testing.assert_allclose(sweep64["table"][row, 2], np.median(errs), rtol=1e-5)
+    np.testing.assert_allclose(sweep64.table[row, 2], np.median(errs), rtol=1e-5)
     assert abs(np.median(errs) - 4.2e-08) <= 0.05e-8  # the seed's printed value
     claims = verdicts(ex.sweep_claims(sweep64))
     assert len(claims) == 2 * (len(ex.TABLE_EPS) + 1) + 2 and set(claims.values()) == {"agree"}
@@ -306,7 +307,7 @@ def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(ex
 
 def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_central(ex, so101_model, so101,
                                                                                         velocity):
-    med = ex.sweep(so101_model, so101, velocity["poses"], DECADES)
+    med = ex.sweep(so101_model, so101, velocity.poses, DECADES)
     best = ex.best_steps(DECADES, med)
     # by exponent: 10.0 ** -k is not the literal 1e-k on every CPU (9.999999999999999e-06 with AVX-512)
     assert {k: round(np.log10(v)) for k, v in best.items()} == {"forward": -8, "central": -5}
@@ -323,21 +324,22 @@ def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_
 
 
 def test_float32_sweep_moves_the_minima_to_sqrt_and_cbrt_of_eps32(ex, so101_model, so101, velocity, sweep64):
-    hard = ex.hard_step(so101_model, so101, velocity["poses"][:10], sweep64["med"])
+    hard = ex.hard_step(so101_model, so101, velocity.poses[:10], sweep64.med)
     eps32 = np.finfo(np.float32).eps
-    assert abs(np.log10(hard["best"]["forward"] / np.sqrt(eps32))) <= 1
-    assert abs(np.log10(hard["best"]["central"] / np.cbrt(eps32))) <= 1
-    assert verdicts(ex.exercise_claims({"tau_pan": 0.0}, {"stretched": {"per_newton": 0.41}}, hard))[
+    assert abs(np.log10(hard.best["forward"] / np.sqrt(eps32))) <= 1
+    assert abs(np.log10(hard.best["central"] / np.cbrt(eps32))) <= 1
+    easy, medium = SimpleNamespace(tau_pan=0.0), SimpleNamespace(stretched=SimpleNamespace(per_newton=0.41))
+    assert verdicts(ex.exercise_claims(easy, medium, hard))[
         "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)"] == "agree"
 
 
 def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, so101):
     r = ex.servo_step(so101)
-    for (source_tau, _), servo, tau in zip(ex.SOURCE_TAU, r["servo"], r["tau"]):
-        np.testing.assert_allclose(servo, np.array(source_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's actuators
-        np.testing.assert_allclose(tau, servo, atol=1e-12)
-    assert r["ncon"] == [0] * 4 and max(r["qdot"]) < 1e-12
-    assert r["standin_ncon"] > 0 and r["standin_miss"] > 0.01  # why the stand-in contacts are off
+    for (source_tau, _), row in zip(ex.SOURCE_TAU, r.rows):
+        np.testing.assert_allclose(row.servo, np.array(source_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's
+        np.testing.assert_allclose(row.tau, row.servo, atol=1e-12)
+    assert [row.ncon for row in r.rows] == [0] * 4 and r.qdot < 1e-12
+    assert r.standin_ncon > 0 and r.standin_miss > 0.01  # why the stand-in contacts are off
     assert set(verdicts(ex.servo_claims(r)).values()) == {"agree"}
 
 
@@ -360,31 +362,33 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
     m = ex.so101_sim()
     d = mujoco.MjData(m)
     lim = m.actuator_forcerange[:, 1][list(range(5))]
-    for p in r["poses"].values():
-        d.qpos[list(so101.qpos_adr)], d.qvel[:] = p["q"], 0.0
+    for p in r.poses:
+        d.qpos[list(so101.qpos_adr)], d.qvel[:] = p.q, 0.0
         mujoco.mj_forward(m, d)
         g = d.qfrc_bias[list(so101.dof_adr)]  # gravity torques at rest
-        Jz = mj_site(m, so101, p["q"])[2][2]
+        Jz = mj_site(m, so101, p.q)[2][2]
         # servo torque tau(f) = g - f J_p^T (0, 0, -1) = g + f Jz stays within +-lim: the first joint to saturate
         loaded = np.abs(Jz) > 1e-12
         f = np.full(5, np.inf)
         f[loaded] = (np.sign(Jz[loaded]) * lim[loaded] - g[loaded]) / Jz[loaded]
-        np.testing.assert_allclose([p["lift"], p["elbow"]], g[[1, 2]], atol=1e-12)
-        np.testing.assert_allclose(p["force"], f.min(), rtol=1e-12)
-        assert p["joint"] == so101.joint_names[int(np.argmin(f))]
-        np.testing.assert_allclose(p["lever"], np.linalg.norm(mj_site(m, so101, p["q"])[2][:3, 1]), atol=1e-15)
+        np.testing.assert_allclose([p.lift, p.elbow], g[[1, 2]], atol=1e-12)
+        np.testing.assert_allclose(p.force, f.min(), rtol=1e-12)
+        assert p.joint == so101.joint_names[int(np.argmin(f))]
+        np.testing.assert_allclose(p.lever, np.linalg.norm(mj_site(m, so101, p.q)[2][:3, 1]), atol=1e-15)
         # the page's rule, read off its own table: at the saturating joint the push adds to the gravity torque
         # (g and Jz = -c of one sign), so f = (limit - |g|) / |c|
-        key, i = {"shoulder_lift": "lift", "elbow_flex": "elbow"}[p["joint"]], so101.joint_index(p["joint"])
+        key, i = {"shoulder_lift": "lift", "elbow_flex": "elbow"}[p.joint], so101.joint_index(p.joint)
         assert np.sign(g[i]) == np.sign(Jz[i])
-        np.testing.assert_allclose(p["force"], (lim[i] - abs(p[key])) / p[f"{key}_per_n"], rtol=1e-12)
+        per_n = getattr(p, f"{key}_per_n")
+        np.testing.assert_allclose(p.force, (lim[i] - abs(getattr(p, key))) / per_n, rtol=1e-12)
     assert set(verdicts(ex.payload_claims(r)).values()) == {"agree"}
 
 
 def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_longer_lever_mj_jacSite(ex, so101):
     """Break it's explanation: near and mid are limited by the elbow, whose horizontal lever (|mj_jacSite z entry|)
     and gravity torque (qfrc_bias at rest) are both larger folded; the lift lever is not what decides."""
-    r = ex.payload_step(so101)["poses"]
+    payload = ex.payload_step(so101)
+    r = {name: payload.pose(name) for name in ex.POSES}
     m = ex.so101_sim()
     d = mujoco.MjData(m)
     elbow, lift = so101.joint_index("elbow_flex"), so101.joint_index("shoulder_lift")
@@ -394,27 +398,27 @@ def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_long
         mujoco.mj_forward(m, d)
         Jz = mj_site(m, so101, ex.POSES[name])[2][2]
         ref[name] = {"g": np.abs(d.qfrc_bias[list(so101.dof_adr)]), "per_n": np.abs(Jz)}
-        np.testing.assert_allclose([r[name]["lift_per_n"], r[name]["elbow_per_n"]], np.abs(Jz[[lift, elbow]]),
+        np.testing.assert_allclose([r[name].lift_per_n, r[name].elbow_per_n], np.abs(Jz[[lift, elbow]]),
                                    atol=1e-15)
-    assert r["near"]["joint"] == r["mid"]["joint"] == "elbow_flex" and r["stretched"]["joint"] == "shoulder_lift"
+    assert r["near"].joint == r["mid"].joint == "elbow_flex" and r["stretched"].joint == "shoulder_lift"
     # the quiz on mid against stretched: stretched, the lift's lever and its gravity torque are both larger
     assert ref["stretched"]["per_n"][lift] > ref["mid"]["per_n"][lift]
     assert ref["stretched"]["g"][lift] > ref["mid"]["g"][lift]
-    assert r["near"]["lever"] < r["mid"]["lever"] and r["near"]["force"] < r["mid"]["force"]  # the puzzle
+    assert r["near"].lever < r["mid"].lever and r["near"].force < r["mid"].force  # the puzzle
     assert ref["near"]["per_n"][elbow] > ref["mid"]["per_n"][elbow] and ref["near"]["g"][elbow] > ref["mid"]["g"][elbow]
     for name in ("near", "mid"):
-        np.testing.assert_allclose(r[name]["limit_per_n"], ref[name]["per_n"][elbow], atol=1e-15)
-        np.testing.assert_allclose(r[name]["limit_gravity"], ref[name]["g"][elbow], atol=1e-12)
+        np.testing.assert_allclose(r[name].limit_per_n, ref[name]["per_n"][elbow], atol=1e-15)
+        np.testing.assert_allclose(r[name].limit_gravity, ref[name]["g"][elbow], atol=1e-12)
 
 
 def test_fd_figure_step_grows_to_the_right_legend_inside_and_truncation_right_of_the_minimum(ex, sweep64, tmp_path):
     """The page says truncation rules to the right of the minimum and round-off to the left: the figure's x axis
     must increase to the right, and in the run's sweep the error must rise with the step right of each minimum."""
-    layout = ex.plot_sweep(sweep64["med"], np.float64, tmp_path / "fd.png", ex.N_POSES)
+    layout = ex.plot_sweep(sweep64.med, np.float64, tmp_path / "fd.png", ex.N_POSES)
     assert layout["xlim"][0] < layout["xlim"][1] and layout["legend_inside"]
     text = (Path(ex.__file__).parent / "lesson.md").read_text()
     assert "To the right of the minimum, where\nthe steps are larger, truncation rules" in text
-    grid, med = ex.EPS_GRID, sweep64["med"]
+    grid, med = ex.EPS_GRID, sweep64.med
     for j, order in ((0, 1), (2, 2)):  # forward and central Jp: truncation O(eps), O(eps^2)
         best = int(np.argmin(med[:, j]))
         right = grid > 10 * grid[best]  # clear of the minimum's bend
@@ -434,31 +438,31 @@ def test_hard_exercise_figure_is_shown_only_in_its_answer(ex):
 
 
 def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(ex, so101):
-    limit = ex.payload_step(so101)["poses"]["stretched"]["force"]
+    limit = ex.payload_step(so101).pose("stretched").force
     r = ex.fall_step(so101, limit)
     lim = ex.so101_sim().actuator_forcerange[1, 1]
-    assert r[0.9]["drop"] < 3e-3 and abs(r[0.9]["lift"]) < lim
-    assert r[1.1]["drop"] > 0.1 and r[1.1]["lift"] == pytest.approx(-lim, abs=1e-12)  # the servo clamps
+    assert r.at(0.9).drop < 3e-3 and abs(r.at(0.9).lift) < lim
+    assert r.at(1.1).drop > 0.1 and r.at(1.1).lift == pytest.approx(-lim, abs=1e-12)  # the servo clamps
     assert set(verdicts(ex.fall_claims(r)).values()) == {"agree"}
 
 
 def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(ex, so101_model, so101):
     easy, medium = ex.easy_step(so101_model, so101), ex.medium_step(so101_model, so101, n_grid=5)
     J = mj_site(so101_model, so101, ex.Q_STEP3)[2]
-    assert abs(J[2, 0]) < 1e-15 and abs(easy["tau_pan"]) < 1e-15
+    assert abs(J[2, 0]) < 1e-15 and abs(easy.tau_pan) < 1e-15
     # the sideways pushes: the pan's moment a . (r x F), with r from MuJoCo's site_xpos and xanchor
     p, _, _, d = _wx_mj(so101_model, so101, ex.Q_STEP3)  # MuJoCo's site and joint frames (any arm)
     pan = so101_model.joint("shoulder_pan").id
     r = p - d.xanchor[pan]
-    np.testing.assert_allclose(easy["r"], r, atol=1e-15)
+    np.testing.assert_allclose(easy.r, r, atol=1e-15)
     for key, F in (("tau_x", ex.FORCES[1]), ("tau_y", ex.FORCES[2])):
-        np.testing.assert_allclose(easy[key], d.xaxis[pan] @ np.cross(r, F), atol=1e-15)
-    assert abs(easy["tau_x"]) < 0.05 * abs(easy["tau_y"])  # the page's "barely" against "heavily"
+        np.testing.assert_allclose(getattr(easy, key), d.xaxis[pan] @ np.cross(r, F), atol=1e-15)
+    assert abs(easy.tau_x) < 0.05 * abs(easy.tau_y)  # the page's "barely" against "heavily"
     J_str = mj_site(so101_model, so101, ex.POSES["stretched"])[2]
-    np.testing.assert_allclose(medium["stretched"]["per_newton"], abs(J_str[2, 1]), atol=1e-15)
-    best = medium["best"]
-    assert abs(J_str[2, 1]) - 1e-9 <= best["per_newton"] <= best["distance"] + 1e-15  # a lever within its distance
-    claims = verdicts(ex.exercise_claims(easy, medium, {"best": {"forward": 3e-4, "central": 5e-3}}))
+    np.testing.assert_allclose(medium.stretched.per_newton, abs(J_str[2, 1]), atol=1e-15)
+    best = medium.best
+    assert abs(J_str[2, 1]) - 1e-9 <= best.per_newton <= best.distance + 1e-15  # a lever within its distance
+    claims = verdicts(ex.exercise_claims(easy, medium, SimpleNamespace(best={"forward": 3e-4, "central": 5e-3})))
     assert claims["Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000"] == "agree"
     assert claims["Medium: lift torque per newton down, stretched pose"] == "agree"
 
