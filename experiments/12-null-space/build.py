@@ -134,8 +134,14 @@ def main(full: bool = False) -> list[Claim]:
               f"{d.drift[0]:.1e} m, {d.drift[1]:.1e} rad")
     print(f"  halving alpha divides the drift by {runs[0].drift[0] / runs[1].drift[0]:.2f}: it is each step's "
           "second-order error, which the next correction removes")
-    save_results(HERE, "build.py", {"seed": SEED, "checks": c, "descent": runs,
-                                    "drift_ratio": runs[0].drift[0] / runs[1].drift[0]})
+    save_results(HERE, "build.py", {
+        "n_poses": c.n_poses, "seed": SEED, "projector_vs_library": c.projector_vs_library,
+        "rate_vs_library": c.rate_vs_library, "task_leak": c.task_leak, "idempotence": c.idempotence,
+        "tracking": c.tracking, "round_off": c.round_off,
+        "descent": [{"alpha": d.alpha, "steps": len(d.cost) - 1, "cost_start": d.cost[0], "cost_end": d.cost[-1],
+                     "pg_start": d.projected_gradient[0], "pg_end": d.projected_gradient[1],
+                     "drift_pos": d.drift[0], "drift_rot": d.drift[1]} for d in runs],
+        "drift_ratio": runs[0].drift[0] / runs[1].drift[0]})
     return publish_claims(HERE, claims(c), "build.py")
 
 

@@ -152,8 +152,13 @@ def main(full: bool = False) -> list[Claim]:
     for k, (net, avg) in zip(REFINE_STEPS, b.refined):
         print(f"  {k:3d} {net * 1e3:28.4f} {avg * 1e3:42.4f}")
     print("  The average is a straight arm: its miss is along the arm, J^T e = 0 there, and no step bends the elbow.")
-    save_results(HERE, "build.py", {"seed": SEED, "damping": DAMPING, "links": [L1, L2], "refine_steps": REFINE_STEPS,
-                                    "run": b})
+    save_results(HERE, "build.py", {
+        "n_targets": len(b.r), "seed": SEED, "damping": DAMPING, "forward_gap": b.forward_gap,
+        "loss_fk": b.loss_fk, "loss_joint": b.loss_joint, "loss_fk_gap": abs(b.loss_fk[0] - b.loss_fk[1]),
+        "loss_joint_gap": abs(b.loss_joint[0] - b.loss_joint[1]), "links": [L1, L2],
+        "mean_miss_max_mm": b.mean_miss.max() * 1e3, "mean_miss_gap": np.abs(b.mean_miss - (L1 + L2 - b.r)).max(),
+        "step_gap": b.step_gap, "refine": [{"k": k, "network_mm": net * 1e3, "average_mm": avg * 1e3}
+                                           for k, (net, avg) in zip(REFINE_STEPS, b.refined)]})
     return publish_claims(HERE, claims(b), "build.py")
 
 
