@@ -8,7 +8,7 @@ import io
 import json
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from physai import _env, _files
@@ -21,6 +21,7 @@ LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSON
 OUT_ENV = _env.LESSON_OUT  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
 RESULTS_FILE = "results.json"
 FIGURES_KEY = "figures"  # results.json's entry of the figures' captions and alt texts, beside the scripts' entries
+_UNSAVED = "physai.lesson.unsaved"  # a dataclass field's metadata key: save_results leaves the field out
 
 
 def lesson_number(folder: str | Path) -> str:
@@ -54,11 +55,18 @@ def full_run() -> bool:
     return "--full" in sys.argv[1:] or _env.full()
 
 
+def unsaved(**kwargs):
+    """A step dataclass's field that :func:`save_results` leaves out of ``results.json`` (and ``repr``): a large
+    record (per-tick arrays, a simulation's trace) that the script's printers and figures read and the page does not.
+    ``kwargs`` go to :func:`dataclasses.field` (``default=...``)."""
+    return field(repr=False, metadata={_UNSAVED: True}, **kwargs)
+
+
 def _plain(x):
-    """``x`` with dataclass instances (a step's result) turned into dicts of their fields, and NumPy scalars and
-    arrays (at any depth) into JSON's numbers and lists."""
+    """``x`` with dataclass instances (a step's result) turned into dicts of their fields (less the
+    :func:`unsaved` ones), and NumPy scalars and arrays (at any depth) into JSON's numbers and lists."""
     if is_dataclass(x) and not isinstance(x, type):
-        return {f.name: _plain(getattr(x, f.name)) for f in fields(x)}
+        return {f.name: _plain(getattr(x, f.name)) for f in fields(x) if not f.metadata.get(_UNSAVED)}
     if isinstance(x, dict):
         return {str(k): _plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -93,7 +101,7 @@ def save_results(folder: str | Path, script: str, data: dict, figures: Iterable[
     other scripts' entries kept; returns ``data``. The lesson page reads its numbers from here, at full precision.
 
     A value may be a step's frozen dataclass, stored as the dict of its fields (``{"sweep": sweep_step(n)}`` is read
-    on the page as ``R.experiment.sweep.worst``). ``figures`` are the :class:`Figure` records of the figures the
+    on the page as ``R.experiment.sweep.worst``), less those declared :func:`unsaved`. ``figures`` are the :class:`Figure` records of the figures the
     script wrote in ``folder``: they replace the script's earlier ones under the file's ``"figures"`` entry
     (``{name: {"script", "caption", "alt"}}``, see :func:`read_figures`); a figure not in ``folder`` is refused.
     """

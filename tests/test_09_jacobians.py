@@ -501,10 +501,10 @@ def test_wxai_linear_entries_stay_below_0p77_and_the_base_column_is_the_radius(w
     r = wx.velocity_step(wxai_chain, n_poses=200)
     ref = max(np.abs(_wx_mj(wxai_model, wxai_chain, q)[1][:3]).max()
               for q in wxai_chain.random_q(np.random.default_rng(0), 200))
-    np.testing.assert_allclose(r["max_entry"], ref, atol=1e-14)
+    np.testing.assert_allclose(r.max_entry, ref, atol=1e-14)
     assert ref <= 0.77
     p = _wx_mj(wxai_model, wxai_chain, wx.solve_pose(wxai_chain, 0.30, 0.25, 0.9))[0]
-    np.testing.assert_allclose(r["sweep_speed"], np.hypot(p[0], p[1]), atol=1e-14)  # base axis is vertical at 0
+    np.testing.assert_allclose(r.sweep_speed, np.hypot(p[0], p[1]), atol=1e-14)  # base axis is vertical at 0
     np.testing.assert_allclose(np.hypot(p[0], p[1]), 0.3, atol=1e-9)
 
 
@@ -527,40 +527,42 @@ def test_wxai_entry_bound_is_each_columns_own_lever_not_the_reach_from_the_shoul
         offset.append(np.linalg.norm(np.cross(axes[0], anchors[1] - anchors[0])))
         assert lev[0] <= shoulder[-1] + offset[-1] + 1e-12  # triangle inequality about the base axis
     levers = np.array(levers)
-    np.testing.assert_allclose(r["max_entry"], max(entries), atol=1e-12)
-    np.testing.assert_allclose(r["max_lever"], levers.max(), atol=1e-12)
-    np.testing.assert_allclose(r["max_shoulder"], max(shoulder), atol=1e-12)
-    np.testing.assert_allclose(r["shoulder_offset"], offset[0], atol=1e-12)
-    assert r["lever_joint"] == r["entry_joint"] == "joint_0" and r["slack"] <= 1e-12
-    assert r["max_lever"] > r["max_shoulder"] > r["lever_shoulder"]  # what the page says of these poses
+    np.testing.assert_allclose(r.max_entry, max(entries), atol=1e-12)
+    np.testing.assert_allclose(r.max_lever, levers.max(), atol=1e-12)
+    np.testing.assert_allclose(r.max_shoulder, max(shoulder), atol=1e-12)
+    np.testing.assert_allclose(r.shoulder_offset, offset[0], atol=1e-12)
+    assert r.lever_joint == r.entry_joint == "joint_0" and r.slack <= 1e-12
+    assert r.max_lever > r.max_shoulder > r.lever_shoulder  # what the page says of these poses
 
 
 def test_wxai_payload_map_colour_scale_spans_the_collapse_it_shows(wx, wxai_model, wxai_chain):
     """The median limits near the base and at full reach must sit inside the colour range and far apart on it."""
     r = wx.payload_map_step(wxai_model, wxai_chain, grid=(11, 9))
-    lo, hi = r["colour_kg"]
-    near, far = r["bins"][0][3], r["bins"][-1][3]
+    lo, hi = r.colour_kg
+    near, far = r.bins[0].median, r.bins[-1].median
     assert lo <= far < near <= hi and (near - far) / (hi - lo) > 0.4
-    assert (r["kg"] > hi).mean() <= 0.25 + 1e-12  # only the top quartile shares the top colour
+    assert (r.kg > hi).mean() <= 0.25 + 1e-12  # only the top quartile shares the top colour
 
 
 def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):
     r = wx.statics_step(wxai_model, wxai_chain)
     m = wxai_model
-    for key in ("straight", "within"):
-        row = r[key]
-        p, J, g, d = _wx_mj(m, wxai_chain, row["q"])
+    for row in (r.straight, r.within):
+        p, J, g, d = _wx_mj(m, wxai_chain, row.q)
         anchor = d.xanchor[m.joint("joint_1").id]
-        np.testing.assert_allclose(row["lever"], p[0] - anchor[0], atol=1e-12)
-        np.testing.assert_allclose(row["payload"], 1.5 * 9.80665 * J[2, 1], atol=1e-12)  # servos hold -J^T (0, 0, -mg)
-        np.testing.assert_allclose(row["links"], g[1], atol=1e-12)
-    assert abs(r["straight"]["lever"] - 0.769) <= 5e-4 and abs(abs(r["straight"]["payload"]) - 11.3) <= 0.05
-    assert 0.5 < abs(r["within"]["total"]) / 27 < 1 and m.actuator_forcerange[1, 1] == 27
+        np.testing.assert_allclose(row.lever, p[0] - anchor[0], atol=1e-12)
+        np.testing.assert_allclose(row.tau_payload, 1.5 * 9.80665 * J[2, 1], atol=1e-12)  # servos hold -J^T (0, 0, -mg)
+        np.testing.assert_allclose(row.tau_links, g[1], atol=1e-12)
+        np.testing.assert_allclose([row.payload, row.links, row.total],
+                                   np.abs([1.5 * 9.80665 * J[2, 1], g[1], 1.5 * 9.80665 * J[2, 1] + g[1]]), atol=1e-12)
+    assert abs(r.straight.lever - 0.769) <= 5e-4 and abs(r.straight.payload - 11.3) <= 0.05
+    assert 0.5 < r.within.total / 27 < 1 and m.actuator_forcerange[1, 1] == 27
+    np.testing.assert_allclose(r.share, r.within.total / m.actuator_forcerange[1, 1], rtol=1e-15)
 
 
 def test_wxai_payload_limit_shrinks_with_extension_on_a_coarse_map(wx, wxai_model, wxai_chain):
     r = wx.payload_map_step(wxai_model, wxai_chain, grid=(11, 9))
-    near, far = r["bins"][0][3], r["bins"][-1][3]
+    near, far = r.bins[0].median, r.bins[-1].median
     assert far < 2 / 3 * near
     claims = verdicts(wx.statics_claims(wx.velocity_step(wxai_chain, 50), wx.statics_step(wxai_model, wxai_chain), r))
     assert set(claims.values()) == {"agree"}
@@ -568,33 +570,35 @@ def test_wxai_payload_limit_shrinks_with_extension_on_a_coarse_map(wx, wxai_mode
 
 def test_wxai_descent_deviation_is_second_order_in_the_step_and_the_path_is_mujocos(wx, wxai_model, wxai_chain):
     r = wx.descent_step(wxai_chain)
-    edge = r["starts"][1]
-    fast, slow = (r["rows"][edge, tick]["feedback"] for tick in wx.TICKS)
+    edge = r.starts[1]
+    fast, slow = (r.row(edge, tick).feedback for tick in wx.TICKS)
     for q, p in zip(fast.run.q[::10], fast.run.p[::10]):  # the tool path is MuJoCo's site position
         np.testing.assert_allclose(p, _wx_mj(wxai_model, wxai_chain, q)[0], atol=1e-12)
     assert 1e-7 < fast.max_deviation < 1e-5
     np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 100, rtol=0.3)
-    assert slow.max_deviation < wx.REPEATABILITY < r["rows"][edge, "5 Hz (10 mm steps)"]["open"].max_deviation
+    assert slow.max_deviation < wx.REPEATABILITY < r.row(edge, "5 Hz (10 mm steps)").open.max_deviation
+    np.testing.assert_allclose(r.edge_ratio, slow.max_deviation / fast.max_deviation, rtol=1e-12)
 
 
 def test_wxai_open_loop_deviation_grows_like_the_step_and_a_faster_guard_stops_nearer_the_impact_peak(wx, wxai_chain):
     r = wx.descent_step(wxai_chain)
-    edge = r["starts"][1]
-    fast, slow = (r["rows"][edge, tick]["open"] for tick in wx.TICKS)
+    edge = r.starts[1]
+    fast, slow = (r.row(edge, tick).open for tick in wx.TICKS)
     np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 10, rtol=0.3)  # not 100: no feedback
     g = wx.guard_step(wxai_chain, rates=(50, 500))
-    assert g[500]["stop_ms"] < g[50]["stop_ms"] and g[500]["true"] > g[50]["true"]
-    assert abs(g[500]["peak"] - g[50]["peak"]) < 0.1 * g[50]["peak"]  # the same impact, caught earlier on its decay
-    assert g[500]["pre"] > 0.1  # the free-air estimate is not zero
+    fast, slow = g.at(500), g.at(50)
+    assert fast.stop_ms < slow.stop_ms and fast.true > slow.true
+    assert abs(fast.peak - slow.peak) < 0.1 * slow.peak  # the same impact, caught earlier on its decay
+    assert fast.pre > 0.1  # the free-air estimate is not zero
 
 
 def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caught_in_two_cycles(wx, wxai_chain):
     force = wx.force_step(wxai_chain, frictions=(0.0, 0.1, 0.5), press_x=(0.40,))
-    bands = [force[fr]["band"] for fr in (0.0, 0.1, 0.5)]
+    bands = [force.at(fr).band for fr in (0.0, 0.1, 0.5)]
     assert bands[0] < bands[1] < bands[2] and 0.15 <= bands[1] <= 0.35
     guard = wx.guard_step(wxai_chain, rates=(50,))
-    row = guard[50]
-    assert 1 <= row["cycles"] <= 2 and row["hat"] > wx.THRESHOLD and row["true"] > 0
+    row = guard.at(50)
+    assert 1 <= row.cycles <= 2 and row.hat > wx.THRESHOLD and row.true > 0
     desc = wx.descent_step(wxai_chain)
     claims = verdicts(wx.motion_claims(desc, force, guard))
     assert claims["10 mm steps (5 Hz) visibly bow near the edge"] == "disagree"  # per-tick feedback keeps it < 1 mm

@@ -51,14 +51,7 @@ def test_figures_are_recorded_through_save_results_never_printed_for_a_parser(sc
     assert not [t for t in texts if t.lstrip("\n").startswith("figure: ")]
 
 
-
-# wxai.py's steps still return dicts of simulation records: the one script not yet on the skeleton
-DICT_STEPS = {"09-jacobians/wxai.py"}
-
-
-@pytest.mark.parametrize("script", [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="returns dicts"))
-                                    if f"{s.parent.name}/{s.name}" in DICT_STEPS else s for s in SCRIPTS],
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_step_returns_a_dict(script):
     """Steps return frozen dataclasses (their fields are what results.json stores), not dicts built by hand."""
     tree = ast.parse(script.read_text(encoding="utf-8"))
