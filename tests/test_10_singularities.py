@@ -337,7 +337,7 @@ def test_build_pose_results_follow_the_filter_factor_closed_form(build, so101, s
     np.testing.assert_allclose(pose["gain_weak_exact"], 1 / S[-1], rtol=1e-13)
 
 
-def test_two_link_results_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
+def test_two_link_fields_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
     r = ex.two_link()
     # the seed's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
     eig = 0.41 + np.array([1, -1]) * np.sqrt(0.41**2 - (0.18 * 0.64 - 0.24**2))
@@ -351,7 +351,7 @@ def test_two_link_results_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
     np.testing.assert_allclose(r.sigma, np.linalg.svd(J_mj, compute_uv=False), rtol=1e-13)
 
 
-def test_sweep_results_obey_the_closed_form_bounds(ex, sweep):
+def test_sweep_fields_the_page_reads_obey_the_closed_form_bounds(ex, sweep):
     r = sweep
     near = r.near
     assert near.sigma_min < 0.005 <= r.at_limit.sigma_min and r.at_limit.elbow <= r.elbow_limit
