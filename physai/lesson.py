@@ -96,12 +96,13 @@ class Figure:
                 raise InputError(f"figure {self.name}: {label}: expected a non-empty text, got {text!r}")
 
 
-def save_results(folder: str | Path, script: str, data: dict, figures: Iterable[Figure] = ()) -> dict:
+def save_results(folder: str | Path, script: str, data, figures: Iterable[Figure] = ()):
     """Merge ``data`` into ``folder/results.json`` under the script's stem (``"experiment.py"`` -> ``"experiment"``),
     other scripts' entries kept; returns ``data``. The lesson page reads its numbers from here, at full precision.
 
-    A value may be a step's frozen dataclass, stored as the dict of its fields (``{"sweep": sweep_step(n)}`` is read
-    on the page as ``R.experiment.sweep.worst``), less those declared :func:`unsaved`. ``figures`` are the :class:`Figure` records of the figures the
+    ``data`` is a dict, or one step's frozen dataclass. A dataclass (there or as a value) is stored as the dict of
+    its fields (``{"sweep": sweep_step(n)}`` is read on the page as ``R.experiment.sweep.worst``), less those
+    declared :func:`unsaved`. ``figures`` are the :class:`Figure` records of the figures the
     script wrote in ``folder``: they replace the script's earlier ones under the file's ``"figures"`` entry
     (``{name: {"script", "caption", "alt"}}``, see :func:`read_figures`); a figure not in ``folder`` is refused.
     """

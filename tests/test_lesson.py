@@ -125,3 +125,5 @@ def test_save_results_stores_a_dataclass_as_its_fields_less_the_unsaved_ones(tmp
     assert read_results(tmp_path)["experiment"] == {"step": {"worst": 0.25, "rows": [1, 2]},
                                                      "steps": [{"worst": 0.25, "rows": [1, 2]}]}
     assert "trace" not in repr(step) and step.trace.shape == (3,)
+    save_results(tmp_path, "build.py", step)  # one step's dataclass as the whole entry
+    assert read_results(tmp_path)["build"] == {"worst": 0.25, "rows": [1, 2]}
