@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import matplotlib
@@ -138,10 +138,12 @@ def train_nets(robot: str, settings: dict, cache: Path | None = HERE / "models")
 
 @dataclass(frozen=True)
 class Guesses:
-    """Joint vectors several inverse maps give for the same targets."""
+    """Joint vectors several inverse maps give for the same targets ``x``, and the page's numbers: one row per map
+    (:class:`ModeRow` on the 2R, :class:`SO101Row` on the SO-101)."""
 
-    x: np.ndarray  # (k, 3) m, targets
-    q: dict  # label -> (k, n) rad
+    rows: tuple  # one per label of q
+    x: np.ndarray = unsaved()  # (k, 3) m, targets
+    q: dict = unsaved()  # label -> (k, n) rad
 
 
 @dataclass(frozen=True)
@@ -156,26 +158,16 @@ class ModeRow:
     nearest: float
 
 
-@dataclass(frozen=True)
-class Multimodality:
-    """The 2R's inverse maps on the same test targets ``x`` (m): one row per map; their answers ``q`` (unsaved)."""
-
-    rows: tuple[ModeRow, ...]
-    x: np.ndarray = unsaved()  # (k, 3) m
-    q: dict = unsaved()  # label -> (k, 2) rad
-
-
-def multimodality(nets: dict, n_targets: int = 1000) -> Multimodality:
+def multimodality(nets: dict, n_targets: int = 1000) -> Guesses:
     """The 2R networks, the mean training pose and the exact elbow-up answer on test targets (seed 1)."""
     test = dataset("planar2r", n_targets, SEEDS["test targets"])
     train_mean = dataset("planar2r", 2000, SEEDS["train data"]).q.mean(axis=0)
     q = {"mean pose": np.broadcast_to(train_mean, test.q.shape)} | {k: predict(n, test.x) for k, n in nets.items()}
-    g = Guesses(test.x, q | {"exact (elbow up)": two_r_solutions(test.x)[0]})
-    rows = tuple(ModeRow(k, v[0] * 1e3, *v[1:]) for k, v in multimodality_rows(g).items())
-    return Multimodality(rows, g.x, g.q)
+    g = Guesses((), test.x, q | {"exact (elbow up)": two_r_solutions(test.x)[0]})
+    return replace(g, rows=tuple(ModeRow(k, v[0] * 1e3, *v[1:]) for k, v in multimodality_rows(g).items()))
 
 
-def multimodality_rows(g: Guesses | Multimodality) -> dict:
+def multimodality_rows(g: Guesses) -> dict:
     """label -> (median error m, median |q2| rad, elbow-up fraction, median distance to the nearer exact answer)."""
     chain = robots.load("planar2r")
     up, down = two_r_solutions(g.x)
@@ -184,7 +176,7 @@ def multimodality_rows(g: Guesses | Multimodality) -> dict:
             for k, q in g.q.items()}
 
 
-def print_multimodality(g: Multimodality, setting: str) -> None:
+def print_multimodality(g: Guesses, setting: str) -> None:
     print(f"\n== 2. Multimodality: two elbows, one average (planar 2R, {len(g.x)} test targets) [{setting}] ==")
     print(f"{'model':<24s}{'median mm':>10s}{'median |q2|':>13s}{'elbow-up %':>12s}{'dist. to nearest (rad)':>24s}")
     for r in g.rows:
@@ -193,7 +185,7 @@ def print_multimodality(g: Multimodality, setting: str) -> None:
     print("beyond the target. FK-consistency needs no labels and picks an elbow itself.")
 
 
-def multimodality_claims(g: Multimodality) -> list[Claim]:
+def multimodality_claims(g: Guesses) -> list[Claim]:
     q2 = {r.label: r.q2 for r in g.rows}
     reg, exact = q2["joint regression"], q2["exact (elbow up)"]
     return [Claim(LESSON, "a regressor on a multimodal inverse averages the modes", "averaging two elbows",
@@ -339,16 +331,7 @@ class SO101Row:
     outside: float
 
 
-@dataclass(frozen=True)
-class SO101Guesses:
-    """The SO-101's controllers on the same test targets ``x`` (m): one row per controller; their answers ``q``."""
-
-    rows: tuple[SO101Row, ...]
-    x: np.ndarray = unsaved()  # (k, 3) m
-    q: dict = unsaved()  # label -> (k, 5) rad
-
-
-def so101_guesses(nets: dict, n_targets: int = 1000) -> SO101Guesses:
+def so101_guesses(nets: dict, n_targets: int = 1000) -> Guesses:
     """The SO-101 networks, 100 DLS steps from the middle of the limits and the hybrid (FK, bounded + 3 DLS)."""
     chain = robots.load("so101")
     x = dataset("so101", n_targets, SEEDS["test targets"]).x
@@ -356,8 +339,8 @@ def so101_guesses(nets: dict, n_targets: int = 1000) -> SO101Guesses:
     mid = np.broadcast_to(0.5 * (chain.lower + chain.upper), (n_targets, chain.n))
     q["hybrid (FK, bounded + 3 DLS)"] = dls_refine(chain, x, q["FK-consistency, bounded"], 3, damping=DLS_DAMPING).q
     q[f"DLS x{DLS_ITERATIONS}"] = dls_refine(chain, x, mid, DLS_ITERATIONS, damping=DLS_DAMPING, tol=1e-6).q
-    rows = so101_rows(Guesses(x, q))
-    return SO101Guesses(tuple(SO101Row(k, v[0] * 1e3, v[1] * 1e3, v[2], v[3]) for k, v in rows.items()), x, q)
+    g = Guesses((), x, q)
+    return replace(g, rows=tuple(SO101Row(k, v[0] * 1e3, v[1] * 1e3, v[2], v[3]) for k, v in so101_rows(g).items()))
 
 
 def so101_rows(g: Guesses) -> dict:
@@ -371,7 +354,7 @@ def so101_rows(g: Guesses) -> dict:
     return rows
 
 
-def print_so101(g: SO101Guesses, setting: str) -> None:
+def print_so101(g: Guesses, setting: str) -> None:
     print(f"\n== 5. SO-101 position targets ({len(g.x)} test targets): errors and joint limits [{setting}] ==")
     print(f"{'method':<32s}{'median mm':>10s}{'p95 mm':>10s}{'<= 1 mm %':>10s}{'outside limits %':>18s}")
     for r in g.rows:
@@ -413,7 +396,7 @@ def print_hybrid(h: Hybrid, setting: str) -> None:
         print(f"{r.k:3d}{r.hybrid_mm:18.3f}{r.dls_mm:15.3f}")
 
 
-def limits_hybrid_claims(g: SO101Guesses, hyb: Hybrid) -> list[Claim]:
+def limits_hybrid_claims(g: Guesses, hyb: Hybrid) -> list[Claim]:
     h = hyb.errors
     chain = robots.load("so101")
     out = {k: limit_violation(chain, g.q[k]).any(axis=1).mean() for k in ("FK-consistency", "FK-consistency, bounded")}
@@ -463,7 +446,7 @@ class Gap:
     no_gravity: dict = unsaved()  # label -> (k,)
 
 
-def gap(g: SO101Guesses, labels: tuple[str, ...], n_sim: int = 20) -> Gap:
+def gap(g: Guesses, labels: tuple[str, ...], n_sim: int = 20) -> Gap:
     """The first ``n_sim`` targets of ``g`` on MuJoCo's SO-101 (self-contact off: its stand-in gripper meshes
     overlap the lower arm at home, so the gap measured is servos + gravity)."""
     chain, m = robots.load("so101"), robots.mujoco_model("so101")
@@ -498,7 +481,7 @@ def gap_claims(gp: Gap) -> list[Claim]:
 # ---- figures ---------------------------------------------------------------------------------------
 
 
-def plot_2r(g: Multimodality, e: Extrapolation) -> None:
+def plot_2r(g: Guesses, e: Extrapolation) -> None:
     chain = robots.load("planar2r")
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.5))
     err = position_error(chain, g.q["FK-consistency"], g.x)
@@ -517,7 +500,7 @@ def plot_2r(g: Multimodality, e: Extrapolation) -> None:
     _save(fig, "multimodality_2r.png")
 
 
-def plot_so101(g: SO101Guesses, gp: Gap) -> None:
+def plot_so101(g: Guesses, gp: Gap) -> None:
     chain = robots.load("so101")
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for k, q in g.q.items():
