@@ -330,11 +330,11 @@ def test_condition_number_is_numpys_cond_of_mj_jacSite_and_inf_at_a_rank_loss(bu
 def test_build_pose_results_follow_the_filter_factor_closed_form(build, so101, so101_model):
     pose = build.one_pose()
     S = np.linalg.svd(mj_site(so101_model, so101, build.Q0)[2][:3], compute_uv=False)
-    np.testing.assert_allclose(pose["sigma"], S, rtol=1e-13)
-    np.testing.assert_allclose(pose["kappa"], S[0] / S[-1], rtol=1e-13)
-    np.testing.assert_allclose(pose["manipulability"], np.prod(S), rtol=1e-12)
-    np.testing.assert_allclose(pose["gain_weak"], S[-1] / (S[-1] ** 2 + build.LAMBDA**2), rtol=1e-12)
-    np.testing.assert_allclose(pose["gain_weak_exact"], 1 / S[-1], rtol=1e-13)
+    np.testing.assert_allclose(pose.sigma, S, rtol=1e-13)
+    np.testing.assert_allclose(pose.kappa, S[0] / S[-1], rtol=1e-13)
+    np.testing.assert_allclose(pose.manipulability, np.prod(S), rtol=1e-12)
+    np.testing.assert_allclose(pose.gain_weak, S[-1] / (S[-1] ** 2 + build.LAMBDA**2), rtol=1e-12)
+    np.testing.assert_allclose(pose.gain_weak_exact, 1 / S[-1], rtol=1e-13)
 
 
 def test_two_link_fields_of_the_sources_matrix_match_the_2x2_closed_forms(ex):

@@ -105,7 +105,25 @@ def print_checks(name: str, c: Checks) -> None:
           f"{c.dls_vs_library:9.1e} {c.peak_gain:9.3f}")
 
 
-def one_pose() -> dict:
+@dataclass(frozen=True)
+class OnePose:
+    """Step 1 at the SO-101 pose ``q0`` (rad): the position block's singular values (m/rad), manipulability and the
+    product of the sigmas, kappa, the weakest tool direction ``u_weak`` and the joint motion ``v_weak`` that makes
+    it, the damped (LAMBDA) and exact gain along it (rad/s per m/s), and the lift's share of ``v_weak``."""
+
+    q0: np.ndarray
+    sigma: np.ndarray
+    manipulability: float
+    prod_sigma: float
+    kappa: float
+    u_weak: np.ndarray
+    v_weak: np.ndarray
+    gain_weak: float
+    gain_weak_exact: float
+    lift_in_v_weak: float
+
+
+def one_pose() -> OnePose:
     chain = robots.load("so101")
     J = mj.site_jacobian(robots.mujoco_model("so101"), chain, Q0)[:3]
     U, S, V = svd_by_hand(J)
@@ -116,10 +134,8 @@ def one_pose() -> dict:
     print(f"weakest tool direction u_3 = {fmt_row(U[:, -1], 7, 3)}, "
           f"made by joint motion v_3 = {fmt_row(V[:, -1], 7, 3)}")
     print(f"condition number sigma_1 / sigma_3 = {condition_number(J):.3f}")
-    return {"q0": Q0, "sigma": S, "manipulability": manipulability(J), "prod_sigma": float(np.prod(S)),
-            "kappa": condition_number(J), "u_weak": U[:, -1], "v_weak": V[:, -1],
-            "gain_weak": float(np.linalg.norm(dls_by_hand(J, U[:, -1], LAMBDA))), "gain_weak_exact": 1 / S[-1],
-            "lift_in_v_weak": float(V[lift, -1])}
+    return OnePose(Q0, S, manipulability(J), float(np.prod(S)), condition_number(J), U[:, -1], V[:, -1],
+                   float(np.linalg.norm(dls_by_hand(J, U[:, -1], LAMBDA))), 1 / S[-1], float(V[lift, -1]))
 
 
 def claims(checks: list[Checks]) -> list[Claim]:
