@@ -323,7 +323,7 @@ def _write_page(folder: Path, out: Path, runs) -> Path:
     """Lesson ``folder``'s page from this run's ``runs`` (the other lessons are read for their links) -> its path."""
     from physai import course
 
-    lessons, unread = course.read_lessons(out, lesson_dirs(), runs)
+    lessons, unread = course.read_lessons(out, lesson_dirs())
     mine = lessons.get(lesson_number(folder))
     if mine is None:
         raise course.CourseError(f"{folder.name}: {unread[folder.name]}")

@@ -40,8 +40,8 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai import _files
 from physai.errors import InputError, PhysaiError
-from physai.lesson import lesson_number, read_results
-from physai.report import AUDIT_FILE, SITE, SITE_ENV, figure_captions, macro, run_stamp
+from physai.lesson import FIGURES_KEY, Figure, lesson_number, read_results
+from physai.report import AUDIT_FILE, SITE, SITE_ENV, macro, run_stamp
 
 PAGE_FILE = "lesson.md"
 PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
@@ -220,13 +220,12 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=True, keep_trailing_newline=True)
     env.filters.update({name: _filter(name, blocks) for name in FORMATS})
 
-    def figure(name: str, alt: str) -> str:
-        if not alt.strip():
-            raise CourseError(f"figure {name}: alt text is required")
+    def figure(name: str) -> str:
         if not (out / name).is_file():
             raise CourseError(f"figure {name}: the run wrote no such figure in {out}")
+        record = figure_record(lesson, name)
         # the image links to itself: a phone opens it full size to zoom
-        return blocks.put(macro("figure")(name, alt, blocks.inline(lesson.captions.get(name, alt))))
+        return blocks.put(macro("figure")(name, record.alt, blocks.inline(record.caption)))
 
     def source(dotted: str) -> str:
         module, _, name = dotted.rpartition(".")
@@ -259,13 +258,12 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
 @dataclass(frozen=True)
 class Lesson:
     """One lesson page's source: ``name`` its folder (``"09-jacobians"``), ``meta`` its front matter, ``body`` the
-    template; ``results`` what its run saved and ``captions`` its figures' captions (``{file: caption}``)."""
+    template; ``results`` what its run saved (its figures' captions and alt texts too)."""
 
     name: str
     meta: dict
     body: str
     results: dict
-    captions: dict
 
     @property
     def number(self) -> str:
@@ -287,7 +285,17 @@ def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
         raise CourseError(f"{path}: front matter: {exc}") from None
 
 
-def read_lesson(folder: Path, out: Path, captions: dict | None = None) -> Lesson:
+def figure_record(lesson: Lesson, name: str) -> Figure:
+    """The caption and alt text the run recorded for ``lesson``'s figure ``name`` (:func:`physai.lesson.save_results`);
+    a figure the run recorded none for is refused."""
+    record = lesson.results.get(FIGURES_KEY, {}).get(name)
+    if record is None:
+        raise CourseError(f"figure {name}: the run recorded no caption and alt text for it (a lesson script passes "
+                          "figures=[Figure(name, caption, alt)] to physai.lesson.save_results)")
+    return Figure(name, record["caption"], record["alt"])
+
+
+def read_lesson(folder: Path, out: Path) -> Lesson:
     """The lesson in ``folder`` with the results its run saved in ``out`` (its output folder)."""
     path = Path(folder) / PAGE_FILE
     if not path.is_file():
@@ -296,7 +304,7 @@ def read_lesson(folder: Path, out: Path, captions: dict | None = None) -> Lesson
     missing = [k for k in ("title", "module", "time", "summary") if k not in meta]
     if missing:
         raise CourseError(f"{path}: front matter lacks {', '.join(missing)}")
-    return Lesson(Path(folder).name, meta, body, read_results(out), captions or {})
+    return Lesson(Path(folder).name, meta, body, read_results(out))
 
 
 OPERATOR_NAMES = ("arg",)
@@ -474,7 +482,7 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
     pages that could not be built)``; a lesson whose scripts did not all pass gets no page."""
-    (lessons, unbuilt), title = read_lessons(out, folders, runs), read_track(experiments)[0]["title"]
+    (lessons, unbuilt), title = read_lessons(out, folders), read_track(experiments)[0]["title"]
     remove_pages(out, unbuilt)  # never leave an earlier run's page
     for lesson in lessons.values():
         try:
@@ -496,13 +504,13 @@ def remove_pages(out: Path, names: Iterable[str], track: bool = False) -> None:
         path.unlink(missing_ok=True)
 
 
-def read_lessons(out: Path, folders: list[Path], runs) -> tuple[dict[str, Lesson], dict[str, str]]:
+def read_lessons(out: Path, folders: list[Path]) -> tuple[dict[str, Lesson], dict[str, str]]:
     """Every lesson in ``folders`` that has a page, by number, with the results its run left in ``out/NN-name``;
     and ``{"NN-name": why}`` for the pages whose source cannot be read (the others are still built)."""
     lessons, unread = {}, {}
     for folder in (f for f in folders if (f / PAGE_FILE).is_file()):
         try:
-            lesson = read_lesson(folder, out / folder.name, _captions(out, runs, folder.name))
+            lesson = read_lesson(folder, out / folder.name)
         except PhysaiError as exc:
             unread[folder.name] = str(exc)
         else:
@@ -526,7 +534,3 @@ def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, tr
     write_fonts(out)
     return path
 
-
-def _captions(out: Path, runs, name: str) -> dict:
-    tables = [t for r in runs if r.lesson == name for t in r.tables]
-    return figure_captions(*((out / t).read_text(encoding="utf-8") for t in tables))

@@ -7,8 +7,8 @@ import contextlib
 import io
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from physai import _env, _files
@@ -20,6 +20,8 @@ PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
 LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSONS.parent.parent / "experiments"
 OUT_ENV = _env.LESSON_OUT  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
 RESULTS_FILE = "results.json"
+FIGURES_KEY = "figures"  # results.json's entry of the figures' captions and alt texts, beside the scripts' entries
+_UNSAVED = "physai.lesson.unsaved"  # a dataclass field's metadata key: save_results leaves the field out
 
 
 def lesson_number(folder: str | Path) -> str:
@@ -53,8 +55,18 @@ def full_run() -> bool:
     return "--full" in sys.argv[1:] or _env.full()
 
 
+def unsaved(**kwargs):
+    """A step dataclass's field that :func:`save_results` leaves out of ``results.json`` (and ``repr``): a large
+    record (per-tick arrays, a simulation's trace) that the script's printers and figures read and the page does not.
+    ``kwargs`` go to :func:`dataclasses.field` (``default=...``)."""
+    return field(repr=False, metadata={_UNSAVED: True}, **kwargs)
+
+
 def _plain(x):
-    """``x`` with NumPy scalars and arrays (at any depth) turned into JSON's numbers and lists."""
+    """``x`` with dataclass instances (a step's result) turned into dicts of their fields (less the
+    :func:`unsaved` ones), and NumPy scalars and arrays (at any depth) into JSON's numbers and lists."""
+    if is_dataclass(x) and not isinstance(x, type):
+        return {f.name: _plain(getattr(x, f.name)) for f in fields(x) if not f.metadata.get(_UNSAVED)}
     if isinstance(x, dict):
         return {str(k): _plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -64,14 +76,57 @@ def _plain(x):
     return x
 
 
-def save_results(folder: str | Path, script: str, data: dict) -> dict:
+@dataclass(frozen=True)
+class Figure:
+    """A figure a lesson script wrote: its file ``name`` in the lesson's output folder, the ``caption`` the page
+    shows under it (a sentence: what it shows) and its ``alt`` text (what is drawn, for a reader who cannot see it).
+
+    Pass it to :func:`save_results` (``figures=``), which records both in ``results.json`` for the page and the
+    audit.
+    """
+
+    name: str
+    caption: str
+    alt: str
+
+    def __post_init__(self):
+        for label in ("caption", "alt"):
+            text = getattr(self, label)
+            if not isinstance(text, str) or not text.strip():
+                raise InputError(f"figure {self.name}: {label}: expected a non-empty text, got {text!r}")
+
+
+def save_results(folder: str | Path, script: str, data, figures: Iterable[Figure] = ()):
     """Merge ``data`` into ``folder/results.json`` under the script's stem (``"experiment.py"`` -> ``"experiment"``),
-    other scripts' entries kept; returns ``data``. The lesson page reads its numbers from here, at full precision."""
-    path = Path(folder) / RESULTS_FILE
+    other scripts' entries kept; returns ``data``. The lesson page reads its numbers from here, at full precision.
+
+    ``data`` is a dict, or one step's frozen dataclass. A dataclass (there or as a value) is stored as the dict of
+    its fields (``{"sweep": sweep_step(n)}`` is read on the page as ``R.experiment.sweep.worst``), less those
+    declared :func:`unsaved`. ``figures`` are the :class:`Figure` records of the figures the
+    script wrote in ``folder``: they replace the script's earlier ones under the file's ``"figures"`` entry
+    (``{name: {"script", "caption", "alt"}}``, see :func:`read_figures`); a figure not in ``folder`` is refused.
+    """
+    folder, stem = Path(folder), Path(script).stem
+    if stem == FIGURES_KEY:
+        raise InputError(f"script {script!r}: its stem is the results file's {FIGURES_KEY!r} entry; rename it")
+    figures = list(figures)
+    missing = [f.name for f in figures if not (folder / f.name).is_file()]
+    if missing:
+        raise InputError(f"figures: {', '.join(missing)} not written in {folder}")
+    path = folder / RESULTS_FILE
     stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    stored[Path(script).stem] = _plain(data)
+    stored[stem] = _plain(data)
+    kept = {n: f for n, f in stored.get(FIGURES_KEY, {}).items() if f.get("script") != Path(script).name}
+    stored[FIGURES_KEY] = kept | {f.name: {"script": Path(script).name, "caption": f.caption, "alt": f.alt}
+                                  for f in figures}
     _files.write_text(path, json.dumps(stored, indent=1, allow_nan=False))
     return data
+
+
+def read_figures(folder: str | Path) -> dict[str, Figure]:
+    """``{file name: Figure}`` of the figures the lesson folder's scripts recorded with :func:`save_results`."""
+    return {name: Figure(name, f["caption"], f["alt"])
+            for name, f in read_results(folder).get(FIGURES_KEY, {}).items()}
 
 
 def save_figure(fig, path: str | Path, dpi: int = 110) -> Path:

@@ -29,7 +29,7 @@ import jinja2
 import nbformat
 
 from physai import _files
-from physai.course import FORMATS, CourseError, Result, format_value, quiz_parts, read_lesson
+from physai.course import FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson
 from physai.errors import InputError
 from physai.report import SITE
 from physai.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
@@ -178,7 +178,8 @@ def page_markdown(folder: Path, results: Path) -> tuple[dict, str]:
         exercise=lambda level, question, caller: _folded(f"**{level}.** {question}", "Answer", caller()),
         details=lambda summary, caller: _folded("", summary, caller()),
         misconception=_misconception,
-        figure=lambda name, alt: f"\n\n*Figure `{name}`, shown under the cell that runs the script: {alt}*\n\n",
+        figure=lambda name: (f"\n\n*Figure `{name}`, shown under the cell that runs the script: "
+                             f"{figure_record(lesson, name).alt}*\n\n"),
         source=_source,
         command=lambda script: f"`{script}` (the code cells below)" + _CELLS.format(script),
         physai=lambda args: f"`physai {args}`",

@@ -23,7 +23,7 @@ import jinja2
 from markupsafe import Markup
 
 from physai import _files
-from physai.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims
+from physai.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims, read_figures
 from physai.lesson import out_dir as written_to
 
 TABLE_GLOB = "*_output.txt"
@@ -36,7 +36,6 @@ SITE_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(SITE), autoescape=T
                               keep_trailing_newline=True)
 """The one Jinja2 environment every page is written through; it escapes every value, so only HTML the project
 rendered itself (Markdown, MathML, highlighted source, a macro's output) comes in, as :class:`markupsafe.Markup`."""
-FIGURE_LINE = "figure: "  # a transcript line "figure: name.png (caption)" gives the figure its caption
 
 
 @dataclass(frozen=True)
@@ -121,16 +120,6 @@ def versions() -> dict[str, str]:
     return out
 
 
-def figure_captions(*transcripts: str) -> dict[str, str]:
-    """``{file name: caption}`` from the transcripts' ``figure: name.png (caption)`` lines."""
-    out = {}
-    for line in "\n".join(transcripts).splitlines():
-        if line.startswith(FIGURE_LINE):
-            name, _, rest = line[len(FIGURE_LINE):].partition(" ")
-            out[name] = rest.strip().removeprefix("(").removesuffix(")") or name
-    return out
-
-
 def macro(name: str):
     """The macro ``name`` of ``physai/site/blocks.html`` (the quiz, figure, claims table, ...): call it with the
     block's parts -> its HTML as :class:`markupsafe.Markup`, every part that is not Markup escaped.
@@ -159,6 +148,13 @@ def tally(runs: list[ScriptRun]) -> tuple[int, int]:
     return sum(r.count("agree") for r in runs), sum(r.count("disagree") for r in runs)
 
 
+def _texts(figure: Path) -> tuple[str, str]:
+    """The alt text and caption its run recorded for ``figure`` (in its lesson's ``results.json``), or its file
+    name for both where the run recorded none."""
+    record = read_figures(figure.parent).get(figure.name)
+    return (record.alt, record.caption) if record else (figure.name, figure.name)
+
+
 def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str], wall_s: float) -> Path:
     """Write the tour's full record ``out_dir/audit.html`` for its ``runs`` (``wall_s``: the tour's wall time);
     returns its path."""
@@ -166,8 +162,7 @@ def write_report(out_dir: Path, runs: list[ScriptRun], versions: dict[str, str],
     by_lesson: dict[str, list] = {}
     for run in runs:
         texts = [(t.name, (out_dir / t).read_text(encoding="utf-8")) for t in run.tables]
-        captions = figure_captions(*(text for _, text in texts))
-        figures = [(f.as_posix(), f.name, captions.get(f.name, f.name)) for f in run.figures]
+        figures = [(f.as_posix(), *_texts(out_dir / f)) for f in run.figures]
         by_lesson.setdefault(run.lesson, []).append((run, texts, figures))
     agree, disagree = tally(runs)
     page = SITE_ENV.get_template(AUDIT_FILE).render(runs=runs, by_lesson=by_lesson, agree=agree, disagree=disagree,

@@ -161,13 +161,13 @@ def test_rpy_rate_matrix_is_the_closed_form_lesson_07_displays(rng):
 
 
 def test_rpy_rates_of_step_6_are_no_unit_vector_and_map_back_to_omega(build, so101_model, so101):
-    R = build.chain_step(so101_model, so101)["T_tool"][:3, :3]
+    R = build.chain_step(so101_model, so101).T_tool[:3, :3]
     rt = build.rates_step(R)
-    np.testing.assert_allclose(tf.rpy_rate_matrix(tf.matrix_to_rpy(R)) @ rt["rpy_rates"], rt["omega_world"],
+    np.testing.assert_allclose(tf.rpy_rate_matrix(tf.matrix_to_rpy(R)) @ rt.rpy_rates, rt.omega_world,
                                atol=1e-14)
-    assert np.linalg.norm(rt["body"]) == pytest.approx(1.0, abs=1e-14)
-    assert abs(np.linalg.norm(rt["rpy_rates"]) - 1.0) > 0.1
-    assert np.abs(rt["body"] - rt["rpy_rates"]).min() > 0.1  # no component matches
+    assert np.linalg.norm(rt.body) == pytest.approx(1.0, abs=1e-14)
+    assert abs(np.linalg.norm(rt.rpy_rates) - 1.0) > 0.1
+    assert np.abs(rt.body - rt.rpy_rates).min() > 0.1  # no component matches
 
 
 def test_quat_multiply_conjugate_match_mju_and_scipy(rots):
@@ -281,16 +281,16 @@ def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(bui
     d.qpos[list(so101.qpos_adr)] = build.Q0
     mujoco.mj_kinematics(so101_model, d)
     sid = so101_model.site(so101.tool_name).id
-    np.testing.assert_allclose(ch["T_tool"][:3, 3], d.site_xpos[sid], atol=1e-15)
-    np.testing.assert_allclose(ch["T_tool"][:3, :3], d.site_xmat[sid].reshape(3, 3), atol=1e-15)
-    assert max(err for _, _, err in ch["rows"]) <= 1e-15
-    sp = build.spellings_step(ch["T_tool"][:3, :3])
+    np.testing.assert_allclose(ch.T_tool[:3, 3], d.site_xpos[sid], atol=1e-15)
+    np.testing.assert_allclose(ch.T_tool[:3, :3], d.site_xmat[sid].reshape(3, 3), atol=1e-15)
+    assert max(row.err for row in ch.rows) <= 1e-15
+    sp = build.spellings_step(ch.T_tool[:3, :3])
     rot = Rotation.from_matrix(d.site_xmat[sid].reshape(3, 3))
-    np.testing.assert_allclose(sp["rotvec"], rot.as_rotvec(), atol=1e-15)
-    ours, ref = sp["quat"][[1, 2, 3, 0]], rot.as_quat()  # SciPy writes (x, y, z, w)
+    np.testing.assert_allclose(sp.rotvec, rot.as_rotvec(), atol=1e-15)
+    ours, ref = sp.quat[[1, 2, 3, 0]], rot.as_quat()  # SciPy writes (x, y, z, w)
     np.testing.assert_allclose(ours * np.sign(ours[3]), ref * np.sign(ref[3]), atol=1e-15)
-    ad = build.adjoint_step(ch["T_tool"])
-    np.testing.assert_allclose(ad["power_world"], ad["power_tool"], atol=1e-15)  # power is frame-invariant
+    ad = build.adjoint_step(ch.T_tool)
+    np.testing.assert_allclose(ad.power_world, ad.power_tool, atol=1e-15)  # power is frame-invariant
     assert [c.verdict for c in build.claims(ch)] == ["agree"]
 
 
@@ -298,9 +298,9 @@ def test_experiment_drift_stays_at_round_off_against_the_exact_rotation(ex):
     r = ex.drift(n_steps=3000)
     theta = np.linalg.norm(ex.STEP_ROTVEC)
     exact = Rotation.from_rotvec(ex.STEP_ROTVEC / theta * ((3000 * theta) % (2 * np.pi))).as_matrix()
-    for R in (*r["Rs"], *tf.quat_to_matrix(r["qs"])):
+    for R in (*r.Rs, *tf.quat_to_matrix(r.qs)):
         assert ex.angle_between(R, exact) < 1e-12
-    assert r["trace"]["R fixed"][-1] < 1e-15 and r["trace"]["q fixed"][-1] < 1e-15
+    assert r.trace["R fixed"][-1] < 1e-15 and r.trace["q fixed"][-1] < 1e-15
 
 
 # ---- the functions the learner types, and the numbers the lesson page quotes ----------------------------------
@@ -320,20 +320,20 @@ def test_build_exercise_functions_match_numpy_inverse_scipy_and_pinocchio_action
 
 
 def test_quaternion_order_slip_is_the_angle_mujoco_gives_for_the_reordered_quaternion(build, so101_model, so101):
-    sp = build.spellings_step(build.chain_step(so101_model, so101)["T_tool"][:3, :3])
-    w, x, y, z = sp["quat"]
+    sp = build.spellings_step(build.chain_step(so101_model, so101).T_tool[:3, :3])
+    w, x, y, z = sp.quat
     R_right, R_wrong = np.zeros(9), np.zeros(9)
     mujoco.mju_quat2Mat(R_right, np.array([w, x, y, z]))
     mujoco.mju_quat2Mat(R_wrong, np.array([z, w, x, y]))  # SciPy's (x, y, z, w) reading of (w, x, y, z)
     cos = (np.trace(R_right.reshape(3, 3).T @ R_wrong.reshape(3, 3)) - 1) / 2
-    np.testing.assert_allclose(sp["misread_deg"], np.degrees(np.arccos(np.clip(cos, -1, 1))), atol=1e-6)
+    np.testing.assert_allclose(sp.misread_deg, np.degrees(np.arccos(np.clip(cos, -1, 1))), atol=1e-6)
 
 
 def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_scipy_euler(build, rng):
     R = Rotation.random(random_state=rng).as_matrix()
     rt = build.rates_step(R)
-    w = rt["omega_world"]
-    np.testing.assert_allclose(rt["body"], pin.SE3(R, np.zeros(3)).actInv(pin.Motion(np.zeros(3), w)).angular,
+    w = rt.omega_world
+    np.testing.assert_allclose(rt.body, pin.SE3(R, np.zeros(3)).actInv(pin.Motion(np.zeros(3), w)).angular,
                                atol=1e-15)
     h = 1e-6
     euler = [Rotation.from_rotvec(s * h * w) * Rotation.from_matrix(R) for s in (1, -1)]
@@ -341,18 +341,18 @@ def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_
     # round-off of the difference, eps_mach / h, grows as 1/cos(pitch) through the Euler map; truncation ~h^2 is far
     # below it (over 500 random rotations the error stays under 2 eps_mach / (h |cos(pitch)|))
     pitch = Rotation.from_matrix(R).as_euler("xyz")[1]
-    np.testing.assert_allclose(rt["rpy_rates"], fd, atol=10 * np.finfo(float).eps / (h * abs(np.cos(pitch))))
-    assert rt["gap"] > 0.1  # the two are different vectors (the erratum)
+    np.testing.assert_allclose(rt.rpy_rates, fd, atol=10 * np.finfo(float).eps / (h * abs(np.cos(pitch))))
+    assert rt.gap > 0.1  # the two are different vectors (the erratum)
 
 
 def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101_model, so101):
     ch = build.chain_step(so101_model, so101)
-    br = build.break_step(so101, ch["T_tool"], ch["reversed"])
+    br = build.break_step(so101, ch.T_tool, ch.reversed)
     d = mujoco.MjData(so101_model)
     mujoco.mj_kinematics(so101_model, d)  # qpos = 0 = q_ref for the SO-101
     site = d.site_xpos[so101_model.site(so101.tool_name).id]
-    np.testing.assert_allclose(br["home"], site, atol=1e-15)
-    np.testing.assert_allclose(ch["world_in_tool"], np.linalg.inv(ch["T_tool"])[:3, 3], atol=1e-15)
+    np.testing.assert_allclose(br.home, site, atol=1e-15)
+    np.testing.assert_allclose(ch.world_in_tool, np.linalg.inv(ch.T_tool)[:3, 3], atol=1e-15)
     # the fixed factors from MuJoCo alone: each joint body in its parent joint body at q = 0, then the site
     bodies = so101_model.jnt_bodyid[[so101_model.joint(n).id for n in so101.joint_names]]
     def pose(xmat, xpos):
@@ -361,14 +361,14 @@ def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101
     frames = [np.eye(4)] + [pose(d.xmat[b], d.xpos[b]) for b in bodies]
     site_T = pose(d.site_xmat[so101_model.site(so101.tool_name).id], site)
     factors = [np.linalg.inv(a) @ b for a, b in zip(frames[:-1], frames[1:])] + [np.linalg.inv(frames[-1]) @ site_T]
-    np.testing.assert_allclose(ch["reversed"], np.linalg.multi_dot(factors[::-1])[:3, 3], atol=1e-14)
-    np.testing.assert_allclose(br["order_gap"], np.linalg.norm(site - ch["reversed"]), atol=1e-15)
-    assert br["untransposed_err"] > 0.1
+    np.testing.assert_allclose(ch.reversed, np.linalg.multi_dot(factors[::-1])[:3, 3], atol=1e-14)
+    np.testing.assert_allclose(br.order_gap, np.linalg.norm(site - ch.reversed), atol=1e-15)
+    assert br.untransposed_err > 0.1
 
 
 def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
     f32, f64 = ex.drift_float32(n_steps=3000), ex.drift(n_steps=3000)
-    worst64 = max(r["vs_exact"] for r in ex.drift_rows(f64))
+    worst64 = max(r.vs_exact for r in ex.drift_rows(f64))
     eps32 = np.finfo(np.float32).eps
-    assert f32["R_angle"] > 100 * worst64 and f32["R_ortho"] > eps32
-    assert f32["R_angle"] < 3000 * 10 * eps32  # at most ~10 float32 roundings per step, all in one direction
+    assert f32.R_angle > 100 * worst64 and f32.R_ortho > eps32
+    assert f32.R_angle < 3000 * 10 * eps32  # at most ~10 float32 roundings per step, all in one direction

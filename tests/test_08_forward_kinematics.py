@@ -177,8 +177,8 @@ def test_builtin_example_robots_load_by_name_without_files():
 
 def test_build_walk_and_other_arms_match_mujoco(build, so101_model, so101):
     walk = build.walk_step(so101_model, so101, n_poses=5)
-    assert walk["err_p"].max() <= 1e-14 and walk["err_R"].max() <= 1e-14 and walk["tool_err"] <= 1e-14
-    assert all(a["dT"] <= 1e-14 and a["dJ"] <= 1e-14 for a in build.other_arms_step(n_poses=5))
+    assert max(max(r.err_p, r.err_R) for r in walk.rows) <= 1e-14 and walk.tool_err <= 1e-14
+    assert all(a.dT <= 1e-14 and a.dJ <= 1e-14 for a in build.other_arms_step(n_poses=5))
 
 
 def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(build):
@@ -186,7 +186,7 @@ def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(b
     reach = build.reach_step(n_poses=300)
     qs = chain.random_q(np.random.default_rng(build.SEED + 2), 300)  # the step's poses: first draws of its rng
     top = max(np.abs(source_geometric_jacobian(q)[:3]).max() for q in qs)
-    np.testing.assert_allclose(reach["wxai_illustrative"]["top"], top, atol=1e-14)
+    np.testing.assert_allclose(reach["wxai_illustrative"].top, top, atol=1e-14)
     rows = {c.claim: c.verdict for c in build.claims(reach)}
     verdict = rows["no linear entry exceeds 0.77 (the source's illustrative chain)"]
     assert verdict == ("agree" if top <= 0.77 else "disagree")
@@ -194,15 +194,15 @@ def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(b
 
 def test_numeric_check_and_bug_claims_against_the_sources_own_jacobian(ex):
     chain = robots.load("wxai_illustrative")
-    num = ex.numeric_check_step(chain, n_poses=5)
-    ref = max(np.abs(source_geometric_jacobian(q) - ex.numeric_jacobian(chain, q, 1e-6)).max()
-              for q in num["qs"])
-    np.testing.assert_allclose(num["worst"][1e-6], ref, rtol=1e-6)
+    qs = ex.check_poses(5)
+    num = ex.numeric_check_step(chain, qs)
+    ref = max(np.abs(source_geometric_jacobian(q) - ex.numeric_jacobian(chain, q, 1e-6)).max() for q in qs)
+    np.testing.assert_allclose(num.at_check_eps, ref, rtol=1e-6)
     assert 1e-11 < ref < 1e-8  # the source's "~1e-9" at eps = 1e-6
-    bug = ex.bug_step(chain, num["qs"])
-    assert bug["after"] <= 1e-15  # a hinge keeps its own axis: the source's described bug changes nothing
+    bug = ex.bug_step(chain, qs)
+    assert bug.after <= 1e-15  # a hinge keeps its own axis: the source's described bug changes nothing
     rpy = ex.rpy_step(chain, n_poses=5)
-    assert rpy["position rows"] <= 1e-12 and rpy["after B(phi)"] <= 1e-12 < rpy["orientation rows, raw"]
+    assert rpy.position <= 1e-12 and rpy.converted <= 1e-12 < rpy.raw
     rows = {c.claim: c.verdict for c in ex.claims(num, bug, rpy)}
     assert list(rows.values()) == ["agree", "disagree", "agree", "agree"]
 
@@ -231,9 +231,9 @@ def test_break_sign_flip_and_missing_tool_offset_are_mujoco_distances(build, so1
     br = build.break_step(so101)
     at_q0 = mj_kinematics(m, so101, build.Q0).site_xpos[sid]
     at_minus = mj_kinematics(m, so101, -build.Q0).site_xpos[sid]
-    np.testing.assert_allclose(br["sign"], np.linalg.norm(at_minus - at_q0), atol=1e-15)
-    np.testing.assert_allclose(br["no_tool_offset"], np.linalg.norm(m.site_pos[sid]), atol=1e-15)  # site in its body
-    assert br["order"] > 0.01
+    np.testing.assert_allclose(br.sign, np.linalg.norm(at_minus - at_q0), atol=1e-15)
+    np.testing.assert_allclose(br.no_tool_offset, np.linalg.norm(m.site_pos[sid]), atol=1e-15)  # site in its body
+    assert br.order > 0.01
 
 
 def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, so101_model, so101):
@@ -242,20 +242,18 @@ def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, s
     q = build.Q0.copy()
     q[so101.joint_index("wrist_roll")] += build.ROLL_TURN
     move = np.linalg.norm(mj_kinematics(m, so101, q).site_xpos[sid] - mj_kinematics(m, so101, build.Q0).site_xpos[sid])
-    np.testing.assert_allclose(ex["roll_move"], move, atol=1e-15)
-    np.testing.assert_allclose(ex["roll_move"], 2 * ex["roll_lever"] * np.sin(build.ROLL_TURN / 2), atol=1e-15)
-    assert ex["sampled"] <= ex["bound"]  # no pose beyond the links' sum
+    np.testing.assert_allclose(ex.roll_move, move, atol=1e-15)
+    np.testing.assert_allclose(ex.roll_move, 2 * ex.roll_lever * np.sin(build.ROLL_TURN / 2), atol=1e-15)
+    assert ex.sampled <= ex.bound  # no pose beyond the links' sum
 
 
-def test_experiment_results_row_labels_and_worst_joint_follow_the_reach_statistics(ex):
+def test_experiment_worst_joint_and_best_step_follow_the_statistics(ex):
     chain = robots.load("so101")
     reach = ex.reach_step(chain, n=300)
-    num = {"n": 20, "worst": {1e-6: 1e-10, 1e-5: 1e-11}}
-    res = ex.results(reach, num, {"after": 0.0, "slips": {}}, {"position rows": 0.0,
-                             "orientation rows, raw": 1.0, "after B(phi)": 0.0}, [])
-    shares = {label: s["share"] for label, s in reach["stats"].items() if label.startswith("only ")}
-    assert res["worst_joint"]["label"] == max(shares, key=shares.get)
-    assert res["best_eps"] == 1e-5 and res["at_check_eps"] == 1e-10  # picked, not computed: equality is the point
+    shares = {s.label: s.share for s in reach.rows if s.label.startswith("only ")}
+    assert reach.worst_joint.label == max(shares, key=shares.get)
+    num = ex.numeric_summary(20, {1e-6: 1e-10, 1e-5: 1e-11})
+    assert num.best_eps == 1e-5 and num.at_check_eps == 1e-10  # picked, not computed: equality is the point
 
 
 def test_the_widowx_ais_largest_jacobian_entry_is_one_number_computed_by_lesson_09_alone():

@@ -2,6 +2,7 @@
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import mujoco
 import numpy as np
@@ -71,14 +72,15 @@ def test_lesson_step3_speed_and_torques_from_mj_jacSite(so101, so101_model):
 
 
 def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(build, so101, so101_model):
-    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=10)
-    use, fd = build.use_step(so101), build.fd_step(so101, jac["poses"])
+    poses = build.random_poses(so101, 10)
+    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, poses)
+    use, fd = build.use_step(so101), build.fd_step(so101, poses)
     J_mj = mj_site(so101_model, so101, Q0)[2]
-    np.testing.assert_allclose(column["ours"], J_mj[:, 1], atol=1e-15)
-    np.testing.assert_allclose(use["speed"], np.linalg.norm(J_mj[:3] @ np.full(5, 5**-0.5)), atol=1e-15)
-    for F, tau in zip(build.FORCES, use["tau"]):
+    np.testing.assert_allclose(np.concatenate([column.linear, column.angular]), J_mj[:, 1], atol=1e-15)
+    np.testing.assert_allclose(use.speed, np.linalg.norm(J_mj[:3] @ np.full(5, 5**-0.5)), atol=1e-15)
+    for F, tau in zip(build.FORCES, use.tau):
         np.testing.assert_allclose(tau, J_mj[:3].T @ F, atol=1e-15)
-    assert jac["linear"] <= 1e-14 and jac["angular"] <= 1e-14 and fd["median"] < 1e-10
+    assert jac.linear <= 1e-14 and jac.angular <= 1e-14 and fd.median < 1e-10
     rows = build.claims(column, jac, use, fd)
     assert len(rows) == 9 and {c.verdict for c in rows} == {"agree"}
 
@@ -107,14 +109,15 @@ def test_build_fd_jacobian_is_central_on_a_closed_form(build):
 
 
 def test_build_results_quote_mj_jacSite(build, so101, so101_model):
-    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, n_poses=5)
-    r = build.results(column, jac, build.use_step(so101), build.fd_step(so101, jac["poses"]))
+    poses = build.random_poses(so101, 5)
+    column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, poses)
+    use, fd = build.use_step(so101), build.fd_step(so101, poses)
     J_mj = mj_site(so101_model, so101, Q0)[2]
-    np.testing.assert_allclose(r["column_linear"], J_mj[:3, 1], atol=1e-15)
-    np.testing.assert_allclose(r["lever"], np.linalg.norm(J_mj[:3, 1]), atol=1e-15)
-    np.testing.assert_allclose(r["tau"], [J_mj[:3].T @ F for F in build.FORCES], atol=1e-15)
-    np.testing.assert_allclose(r["lift_push_down"], 2.0 * -J_mj[2, 1], atol=1e-15)
-    assert r["column_vs_library"] <= 1e-15 and r["jac_vs_library"] <= 1e-14 and r["fd_median"] < 1e-10
+    np.testing.assert_allclose(column.linear, J_mj[:3, 1], atol=1e-15)
+    np.testing.assert_allclose(column.lever, np.linalg.norm(J_mj[:3, 1]), atol=1e-15)
+    np.testing.assert_allclose(use.tau, [J_mj[:3].T @ F for F in build.FORCES], atol=1e-15)
+    np.testing.assert_allclose(use.lift_push_down, 2.0 * -J_mj[2, 1], atol=1e-15)
+    assert column.vs_library <= 1e-15 and jac.vs_library <= 1e-14 and fd.median < 1e-10
 
 
 def test_fd_jacobian_central_matches_analytic_below_1e_10(so101):
@@ -257,7 +260,7 @@ def velocity(ex, so101_model, so101):
 
 @pytest.fixture(scope="module")
 def sweep64(ex, so101_model, so101, velocity):
-    return ex.sweep_step(so101_model, so101, velocity["poses"])
+    return ex.sweep_step(so101_model, so101, velocity.poses)
 
 
 def verdicts(claims):
@@ -265,8 +268,8 @@ def verdicts(claims):
 
 
 def test_step1_speed_is_the_median_mj_jacSite_speed_and_the_sources_claims_hold(ex, velocity, so101_model, so101):
-    speeds = [np.linalg.norm(mj_site(so101_model, so101, q)[2][:3] @ np.full(5, 5 ** -0.5)) for q in velocity["poses"]]
-    np.testing.assert_allclose(velocity["speed"], np.median(speeds), rtol=1e-13)
+    speeds = [np.linalg.norm(mj_site(so101_model, so101, q)[2][:3] @ np.full(5, 5 ** -0.5)) for q in velocity.poses]
+    np.testing.assert_allclose(velocity.speed, np.median(speeds), rtol=1e-13)
     assert abs(np.median(speeds) - 0.306) <= 5e-4
     assert set(verdicts(ex.velocity_claims(velocity)).values()) == {"agree"}
 
@@ -275,8 +278,8 @@ def test_velocity_map_matches_site_motion_to_first_order_in_dt(ex, so101_model, 
     rng = np.random.default_rng(1)
     qdots = rng.normal(size=(10, so101.n))
     qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
-    lin, ang, _ = ex.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-6)
-    lin10, ang10, _ = ex.velocity_map(so101_model, so101, velocity["poses"][:10], qdots, dt=1e-5)
+    lin, ang, _ = ex.velocity_map(so101_model, so101, velocity.poses[:10], qdots, dt=1e-6)
+    lin10, ang10, _ = ex.velocity_map(so101_model, so101, velocity.poses[:10], qdots, dt=1e-5)
     assert lin < 1e-5 and ang < 1e-5
     # truncation error O(dt): ten times the step, about ten times the error
     assert 5 < lin10 / lin < 15 and 5 < ang10 / ang < 15
@@ -292,11 +295,11 @@ def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(ex
         return d.site_xpos[sid].copy()
 
     errs = []
-    for q in velocity["poses"]:
+    for q in velocity.poses:
         cols = [(site_xpos(q + eps * e) - site_xpos(q - eps * e)) / (2 * eps) for e in np.eye(5)]
         errs.append(np.abs(np.column_stack(cols) - mj_site(m, so101, q)[2][:3]).max())
     row = ex.TABLE_EPS.index(eps)
-    np.testing.assert_allclose(sweep64["table"][row, 2], np.median(errs), rtol=1e-5)
+    np.testing.assert_allclose(sweep64.table[row, 2], np.median(errs), rtol=1e-5)
     assert abs(np.median(errs) - 4.2e-08) <= 0.05e-8  # the seed's printed value
     claims = verdicts(ex.sweep_claims(sweep64))
     assert len(claims) == 2 * (len(ex.TABLE_EPS) + 1) + 2 and set(claims.values()) == {"agree"}
@@ -304,7 +307,7 @@ def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(ex
 
 def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_central(ex, so101_model, so101,
                                                                                         velocity):
-    med = ex.sweep(so101_model, so101, velocity["poses"], DECADES)
+    med = ex.sweep(so101_model, so101, velocity.poses, DECADES)
     best = ex.best_steps(DECADES, med)
     # by exponent: 10.0 ** -k is not the literal 1e-k on every CPU (9.999999999999999e-06 with AVX-512)
     assert {k: round(np.log10(v)) for k, v in best.items()} == {"forward": -8, "central": -5}
@@ -321,21 +324,22 @@ def test_fd_sweep_against_mj_jacSite_is_V_shaped_with_minima_at_1e8_forward_1e5_
 
 
 def test_float32_sweep_moves_the_minima_to_sqrt_and_cbrt_of_eps32(ex, so101_model, so101, velocity, sweep64):
-    hard = ex.hard_step(so101_model, so101, velocity["poses"][:10], sweep64["med"])
+    hard = ex.hard_step(so101_model, so101, velocity.poses[:10], sweep64.med)
     eps32 = np.finfo(np.float32).eps
-    assert abs(np.log10(hard["best"]["forward"] / np.sqrt(eps32))) <= 1
-    assert abs(np.log10(hard["best"]["central"] / np.cbrt(eps32))) <= 1
-    assert verdicts(ex.exercise_claims({"tau_pan": 0.0}, {"stretched": {"per_newton": 0.41}}, hard))[
+    assert abs(np.log10(hard.best["forward"] / np.sqrt(eps32))) <= 1
+    assert abs(np.log10(hard.best["central"] / np.cbrt(eps32))) <= 1
+    easy, medium = SimpleNamespace(tau_pan=0.0), SimpleNamespace(stretched=SimpleNamespace(per_newton=0.41))
+    assert verdicts(ex.exercise_claims(easy, medium, hard))[
         "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)"] == "agree"
 
 
 def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, so101):
     r = ex.servo_step(so101)
-    for (source_tau, _), servo, tau in zip(ex.SOURCE_TAU, r["servo"], r["tau"]):
-        np.testing.assert_allclose(servo, np.array(source_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's actuators
-        np.testing.assert_allclose(tau, servo, atol=1e-12)
-    assert r["ncon"] == [0] * 4 and max(r["qdot"]) < 1e-12
-    assert r["standin_ncon"] > 0 and r["standin_miss"] > 0.01  # why the stand-in contacts are off
+    for (source_tau, _), row in zip(ex.SOURCE_TAU, r.rows):
+        np.testing.assert_allclose(row.servo, np.array(source_tau, dtype=float), atol=0.5e-4 + 1e-12)  # MuJoCo's
+        np.testing.assert_allclose(row.tau, row.servo, atol=1e-12)
+    assert [row.ncon for row in r.rows] == [0] * 4 and r.qdot < 1e-12
+    assert r.standin_ncon > 0 and r.standin_miss > 0.01  # why the stand-in contacts are off
     assert set(verdicts(ex.servo_claims(r)).values()) == {"agree"}
 
 
@@ -358,31 +362,33 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
     m = ex.so101_sim()
     d = mujoco.MjData(m)
     lim = m.actuator_forcerange[:, 1][list(range(5))]
-    for p in r["poses"].values():
-        d.qpos[list(so101.qpos_adr)], d.qvel[:] = p["q"], 0.0
+    for p in r.poses:
+        d.qpos[list(so101.qpos_adr)], d.qvel[:] = p.q, 0.0
         mujoco.mj_forward(m, d)
         g = d.qfrc_bias[list(so101.dof_adr)]  # gravity torques at rest
-        Jz = mj_site(m, so101, p["q"])[2][2]
+        Jz = mj_site(m, so101, p.q)[2][2]
         # servo torque tau(f) = g - f J_p^T (0, 0, -1) = g + f Jz stays within +-lim: the first joint to saturate
         loaded = np.abs(Jz) > 1e-12
         f = np.full(5, np.inf)
         f[loaded] = (np.sign(Jz[loaded]) * lim[loaded] - g[loaded]) / Jz[loaded]
-        np.testing.assert_allclose([p["lift"], p["elbow"]], g[[1, 2]], atol=1e-12)
-        np.testing.assert_allclose(p["force"], f.min(), rtol=1e-12)
-        assert p["joint"] == so101.joint_names[int(np.argmin(f))]
-        np.testing.assert_allclose(p["lever"], np.linalg.norm(mj_site(m, so101, p["q"])[2][:3, 1]), atol=1e-15)
+        np.testing.assert_allclose([p.lift, p.elbow], g[[1, 2]], atol=1e-12)
+        np.testing.assert_allclose(p.force, f.min(), rtol=1e-12)
+        assert p.joint == so101.joint_names[int(np.argmin(f))]
+        np.testing.assert_allclose(p.lever, np.linalg.norm(mj_site(m, so101, p.q)[2][:3, 1]), atol=1e-15)
         # the page's rule, read off its own table: at the saturating joint the push adds to the gravity torque
         # (g and Jz = -c of one sign), so f = (limit - |g|) / |c|
-        key, i = {"shoulder_lift": "lift", "elbow_flex": "elbow"}[p["joint"]], so101.joint_index(p["joint"])
+        key, i = {"shoulder_lift": "lift", "elbow_flex": "elbow"}[p.joint], so101.joint_index(p.joint)
         assert np.sign(g[i]) == np.sign(Jz[i])
-        np.testing.assert_allclose(p["force"], (lim[i] - abs(p[key])) / p[f"{key}_per_n"], rtol=1e-12)
+        per_n = getattr(p, f"{key}_per_n")
+        np.testing.assert_allclose(p.force, (lim[i] - abs(getattr(p, key))) / per_n, rtol=1e-12)
     assert set(verdicts(ex.payload_claims(r)).values()) == {"agree"}
 
 
 def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_longer_lever_mj_jacSite(ex, so101):
     """Break it's explanation: near and mid are limited by the elbow, whose horizontal lever (|mj_jacSite z entry|)
     and gravity torque (qfrc_bias at rest) are both larger folded; the lift lever is not what decides."""
-    r = ex.payload_step(so101)["poses"]
+    payload = ex.payload_step(so101)
+    r = {name: payload.pose(name) for name in ex.POSES}
     m = ex.so101_sim()
     d = mujoco.MjData(m)
     elbow, lift = so101.joint_index("elbow_flex"), so101.joint_index("shoulder_lift")
@@ -392,27 +398,27 @@ def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_long
         mujoco.mj_forward(m, d)
         Jz = mj_site(m, so101, ex.POSES[name])[2][2]
         ref[name] = {"g": np.abs(d.qfrc_bias[list(so101.dof_adr)]), "per_n": np.abs(Jz)}
-        np.testing.assert_allclose([r[name]["lift_per_n"], r[name]["elbow_per_n"]], np.abs(Jz[[lift, elbow]]),
+        np.testing.assert_allclose([r[name].lift_per_n, r[name].elbow_per_n], np.abs(Jz[[lift, elbow]]),
                                    atol=1e-15)
-    assert r["near"]["joint"] == r["mid"]["joint"] == "elbow_flex" and r["stretched"]["joint"] == "shoulder_lift"
+    assert r["near"].joint == r["mid"].joint == "elbow_flex" and r["stretched"].joint == "shoulder_lift"
     # the quiz on mid against stretched: stretched, the lift's lever and its gravity torque are both larger
     assert ref["stretched"]["per_n"][lift] > ref["mid"]["per_n"][lift]
     assert ref["stretched"]["g"][lift] > ref["mid"]["g"][lift]
-    assert r["near"]["lever"] < r["mid"]["lever"] and r["near"]["force"] < r["mid"]["force"]  # the puzzle
+    assert r["near"].lever < r["mid"].lever and r["near"].force < r["mid"].force  # the puzzle
     assert ref["near"]["per_n"][elbow] > ref["mid"]["per_n"][elbow] and ref["near"]["g"][elbow] > ref["mid"]["g"][elbow]
     for name in ("near", "mid"):
-        np.testing.assert_allclose(r[name]["limit_per_n"], ref[name]["per_n"][elbow], atol=1e-15)
-        np.testing.assert_allclose(r[name]["limit_gravity"], ref[name]["g"][elbow], atol=1e-12)
+        np.testing.assert_allclose(r[name].limit_per_n, ref[name]["per_n"][elbow], atol=1e-15)
+        np.testing.assert_allclose(r[name].limit_gravity, ref[name]["g"][elbow], atol=1e-12)
 
 
 def test_fd_figure_step_grows_to_the_right_legend_inside_and_truncation_right_of_the_minimum(ex, sweep64, tmp_path):
     """The page says truncation rules to the right of the minimum and round-off to the left: the figure's x axis
     must increase to the right, and in the run's sweep the error must rise with the step right of each minimum."""
-    layout = ex.plot_sweep(sweep64["med"], np.float64, tmp_path / "fd.png", ex.N_POSES)
+    layout = ex.plot_sweep(sweep64.med, np.float64, tmp_path / "fd.png", ex.N_POSES)
     assert layout["xlim"][0] < layout["xlim"][1] and layout["legend_inside"]
     text = (Path(ex.__file__).parent / "lesson.md").read_text()
     assert "To the right of the minimum, where\nthe steps are larger, truncation rules" in text
-    grid, med = ex.EPS_GRID, sweep64["med"]
+    grid, med = ex.EPS_GRID, sweep64.med
     for j, order in ((0, 1), (2, 2)):  # forward and central Jp: truncation O(eps), O(eps^2)
         best = int(np.argmin(med[:, j]))
         right = grid > 10 * grid[best]  # clear of the minimum's bend
@@ -432,31 +438,31 @@ def test_hard_exercise_figure_is_shown_only_in_its_answer(ex):
 
 
 def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(ex, so101):
-    limit = ex.payload_step(so101)["poses"]["stretched"]["force"]
+    limit = ex.payload_step(so101).pose("stretched").force
     r = ex.fall_step(so101, limit)
     lim = ex.so101_sim().actuator_forcerange[1, 1]
-    assert r[0.9]["drop"] < 3e-3 and abs(r[0.9]["lift"]) < lim
-    assert r[1.1]["drop"] > 0.1 and r[1.1]["lift"] == pytest.approx(-lim, abs=1e-12)  # the servo clamps
+    assert r.at(0.9).drop < 3e-3 and abs(r.at(0.9).lift) < lim
+    assert r.at(1.1).drop > 0.1 and r.at(1.1).lift == pytest.approx(-lim, abs=1e-12)  # the servo clamps
     assert set(verdicts(ex.fall_claims(r)).values()) == {"agree"}
 
 
 def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(ex, so101_model, so101):
     easy, medium = ex.easy_step(so101_model, so101), ex.medium_step(so101_model, so101, n_grid=5)
     J = mj_site(so101_model, so101, ex.Q_STEP3)[2]
-    assert abs(J[2, 0]) < 1e-15 and abs(easy["tau_pan"]) < 1e-15
+    assert abs(J[2, 0]) < 1e-15 and abs(easy.tau_pan) < 1e-15
     # the sideways pushes: the pan's moment a . (r x F), with r from MuJoCo's site_xpos and xanchor
     p, _, _, d = _wx_mj(so101_model, so101, ex.Q_STEP3)  # MuJoCo's site and joint frames (any arm)
     pan = so101_model.joint("shoulder_pan").id
     r = p - d.xanchor[pan]
-    np.testing.assert_allclose(easy["r"], r, atol=1e-15)
+    np.testing.assert_allclose(easy.r, r, atol=1e-15)
     for key, F in (("tau_x", ex.FORCES[1]), ("tau_y", ex.FORCES[2])):
-        np.testing.assert_allclose(easy[key], d.xaxis[pan] @ np.cross(r, F), atol=1e-15)
-    assert abs(easy["tau_x"]) < 0.05 * abs(easy["tau_y"])  # the page's "barely" against "heavily"
+        np.testing.assert_allclose(getattr(easy, key), d.xaxis[pan] @ np.cross(r, F), atol=1e-15)
+    assert abs(easy.tau_x) < 0.05 * abs(easy.tau_y)  # the page's "barely" against "heavily"
     J_str = mj_site(so101_model, so101, ex.POSES["stretched"])[2]
-    np.testing.assert_allclose(medium["stretched"]["per_newton"], abs(J_str[2, 1]), atol=1e-15)
-    best = medium["best"]
-    assert abs(J_str[2, 1]) - 1e-9 <= best["per_newton"] <= best["distance"] + 1e-15  # a lever within its distance
-    claims = verdicts(ex.exercise_claims(easy, medium, {"best": {"forward": 3e-4, "central": 5e-3}}))
+    np.testing.assert_allclose(medium.stretched.per_newton, abs(J_str[2, 1]), atol=1e-15)
+    best = medium.best
+    assert abs(J_str[2, 1]) - 1e-9 <= best.per_newton <= best.distance + 1e-15  # a lever within its distance
+    claims = verdicts(ex.exercise_claims(easy, medium, SimpleNamespace(best={"forward": 3e-4, "central": 5e-3})))
     assert claims["Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000"] == "agree"
     assert claims["Medium: lift torque per newton down, stretched pose"] == "agree"
 
@@ -495,10 +501,10 @@ def test_wxai_linear_entries_stay_below_0p77_and_the_base_column_is_the_radius(w
     r = wx.velocity_step(wxai_chain, n_poses=200)
     ref = max(np.abs(_wx_mj(wxai_model, wxai_chain, q)[1][:3]).max()
               for q in wxai_chain.random_q(np.random.default_rng(0), 200))
-    np.testing.assert_allclose(r["max_entry"], ref, atol=1e-14)
+    np.testing.assert_allclose(r.max_entry, ref, atol=1e-14)
     assert ref <= 0.77
     p = _wx_mj(wxai_model, wxai_chain, wx.solve_pose(wxai_chain, 0.30, 0.25, 0.9))[0]
-    np.testing.assert_allclose(r["sweep_speed"], np.hypot(p[0], p[1]), atol=1e-14)  # base axis is vertical at 0
+    np.testing.assert_allclose(r.sweep_speed, np.hypot(p[0], p[1]), atol=1e-14)  # base axis is vertical at 0
     np.testing.assert_allclose(np.hypot(p[0], p[1]), 0.3, atol=1e-9)
 
 
@@ -521,40 +527,42 @@ def test_wxai_entry_bound_is_each_columns_own_lever_not_the_reach_from_the_shoul
         offset.append(np.linalg.norm(np.cross(axes[0], anchors[1] - anchors[0])))
         assert lev[0] <= shoulder[-1] + offset[-1] + 1e-12  # triangle inequality about the base axis
     levers = np.array(levers)
-    np.testing.assert_allclose(r["max_entry"], max(entries), atol=1e-12)
-    np.testing.assert_allclose(r["max_lever"], levers.max(), atol=1e-12)
-    np.testing.assert_allclose(r["max_shoulder"], max(shoulder), atol=1e-12)
-    np.testing.assert_allclose(r["shoulder_offset"], offset[0], atol=1e-12)
-    assert r["lever_joint"] == r["entry_joint"] == "joint_0" and r["slack"] <= 1e-12
-    assert r["max_lever"] > r["max_shoulder"] > r["lever_shoulder"]  # what the page says of these poses
+    np.testing.assert_allclose(r.max_entry, max(entries), atol=1e-12)
+    np.testing.assert_allclose(r.max_lever, levers.max(), atol=1e-12)
+    np.testing.assert_allclose(r.max_shoulder, max(shoulder), atol=1e-12)
+    np.testing.assert_allclose(r.shoulder_offset, offset[0], atol=1e-12)
+    assert r.lever_joint == r.entry_joint == "joint_0" and r.slack <= 1e-12
+    assert r.max_lever > r.max_shoulder > r.lever_shoulder  # what the page says of these poses
 
 
 def test_wxai_payload_map_colour_scale_spans_the_collapse_it_shows(wx, wxai_model, wxai_chain):
     """The median limits near the base and at full reach must sit inside the colour range and far apart on it."""
     r = wx.payload_map_step(wxai_model, wxai_chain, grid=(11, 9))
-    lo, hi = r["colour_kg"]
-    near, far = r["bins"][0][3], r["bins"][-1][3]
+    lo, hi = r.colour_kg
+    near, far = r.bins[0].median, r.bins[-1].median
     assert lo <= far < near <= hi and (near - far) / (hi - lo) > 0.4
-    assert (r["kg"] > hi).mean() <= 0.25 + 1e-12  # only the top quartile shares the top colour
+    assert (r.kg > hi).mean() <= 0.25 + 1e-12  # only the top quartile shares the top colour
 
 
 def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):
     r = wx.statics_step(wxai_model, wxai_chain)
     m = wxai_model
-    for key in ("straight", "within"):
-        row = r[key]
-        p, J, g, d = _wx_mj(m, wxai_chain, row["q"])
+    for row in (r.straight, r.within):
+        p, J, g, d = _wx_mj(m, wxai_chain, row.q)
         anchor = d.xanchor[m.joint("joint_1").id]
-        np.testing.assert_allclose(row["lever"], p[0] - anchor[0], atol=1e-12)
-        np.testing.assert_allclose(row["payload"], 1.5 * 9.80665 * J[2, 1], atol=1e-12)  # servos hold -J^T (0, 0, -mg)
-        np.testing.assert_allclose(row["links"], g[1], atol=1e-12)
-    assert abs(r["straight"]["lever"] - 0.769) <= 5e-4 and abs(abs(r["straight"]["payload"]) - 11.3) <= 0.05
-    assert 0.5 < abs(r["within"]["total"]) / 27 < 1 and m.actuator_forcerange[1, 1] == 27
+        np.testing.assert_allclose(row.lever, p[0] - anchor[0], atol=1e-12)
+        np.testing.assert_allclose(row.tau_payload, 1.5 * 9.80665 * J[2, 1], atol=1e-12)  # servos hold -J^T (0, 0, -mg)
+        np.testing.assert_allclose(row.tau_links, g[1], atol=1e-12)
+        np.testing.assert_allclose([row.payload, row.links, row.total],
+                                   np.abs([1.5 * 9.80665 * J[2, 1], g[1], 1.5 * 9.80665 * J[2, 1] + g[1]]), atol=1e-12)
+    assert abs(r.straight.lever - 0.769) <= 5e-4 and abs(r.straight.payload - 11.3) <= 0.05
+    assert 0.5 < r.within.total / 27 < 1 and m.actuator_forcerange[1, 1] == 27
+    np.testing.assert_allclose(r.share, r.within.total / m.actuator_forcerange[1, 1], rtol=1e-15)
 
 
 def test_wxai_payload_limit_shrinks_with_extension_on_a_coarse_map(wx, wxai_model, wxai_chain):
     r = wx.payload_map_step(wxai_model, wxai_chain, grid=(11, 9))
-    near, far = r["bins"][0][3], r["bins"][-1][3]
+    near, far = r.bins[0].median, r.bins[-1].median
     assert far < 2 / 3 * near
     claims = verdicts(wx.statics_claims(wx.velocity_step(wxai_chain, 50), wx.statics_step(wxai_model, wxai_chain), r))
     assert set(claims.values()) == {"agree"}
@@ -562,33 +570,35 @@ def test_wxai_payload_limit_shrinks_with_extension_on_a_coarse_map(wx, wxai_mode
 
 def test_wxai_descent_deviation_is_second_order_in_the_step_and_the_path_is_mujocos(wx, wxai_model, wxai_chain):
     r = wx.descent_step(wxai_chain)
-    edge = r["starts"][1]
-    fast, slow = (r["rows"][edge, tick]["feedback"] for tick in wx.TICKS)
+    edge = r.starts[1]
+    fast, slow = (r.row(edge, tick).feedback for tick in wx.TICKS)
     for q, p in zip(fast.run.q[::10], fast.run.p[::10]):  # the tool path is MuJoCo's site position
         np.testing.assert_allclose(p, _wx_mj(wxai_model, wxai_chain, q)[0], atol=1e-12)
     assert 1e-7 < fast.max_deviation < 1e-5
     np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 100, rtol=0.3)
-    assert slow.max_deviation < wx.REPEATABILITY < r["rows"][edge, "5 Hz (10 mm steps)"]["open"].max_deviation
+    assert slow.max_deviation < wx.REPEATABILITY < r.row(edge, "5 Hz (10 mm steps)").open.max_deviation
+    np.testing.assert_allclose(r.edge_ratio, slow.max_deviation / fast.max_deviation, rtol=1e-12)
 
 
 def test_wxai_open_loop_deviation_grows_like_the_step_and_a_faster_guard_stops_nearer_the_impact_peak(wx, wxai_chain):
     r = wx.descent_step(wxai_chain)
-    edge = r["starts"][1]
-    fast, slow = (r["rows"][edge, tick]["open"] for tick in wx.TICKS)
+    edge = r.starts[1]
+    fast, slow = (r.row(edge, tick).open for tick in wx.TICKS)
     np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 10, rtol=0.3)  # not 100: no feedback
     g = wx.guard_step(wxai_chain, rates=(50, 500))
-    assert g[500]["stop_ms"] < g[50]["stop_ms"] and g[500]["true"] > g[50]["true"]
-    assert abs(g[500]["peak"] - g[50]["peak"]) < 0.1 * g[50]["peak"]  # the same impact, caught earlier on its decay
-    assert g[500]["pre"] > 0.1  # the free-air estimate is not zero
+    fast, slow = g.at(500), g.at(50)
+    assert fast.stop_ms < slow.stop_ms and fast.true > slow.true
+    assert abs(fast.peak - slow.peak) < 0.1 * slow.peak  # the same impact, caught earlier on its decay
+    assert fast.pre > 0.1  # the free-air estimate is not zero
 
 
 def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caught_in_two_cycles(wx, wxai_chain):
     force = wx.force_step(wxai_chain, frictions=(0.0, 0.1, 0.5), press_x=(0.40,))
-    bands = [force[fr]["band"] for fr in (0.0, 0.1, 0.5)]
+    bands = [force.at(fr).band for fr in (0.0, 0.1, 0.5)]
     assert bands[0] < bands[1] < bands[2] and 0.15 <= bands[1] <= 0.35
     guard = wx.guard_step(wxai_chain, rates=(50,))
-    row = guard[50]
-    assert 1 <= row["cycles"] <= 2 and row["hat"] > wx.THRESHOLD and row["true"] > 0
+    row = guard.at(50)
+    assert 1 <= row.cycles <= 2 and row.hat > wx.THRESHOLD and row.true > 0
     desc = wx.descent_step(wxai_chain)
     claims = verdicts(wx.motion_claims(desc, force, guard))
     assert claims["10 mm steps (5 Hz) visibly bow near the edge"] == "disagree"  # per-tick feedback keeps it < 1 mm

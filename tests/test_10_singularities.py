@@ -102,10 +102,11 @@ def test_typical_sigmas_match_svd_of_mj_jacSite(ex, wxai, wxai_model):
     qs = wxai.random_q(np.random.default_rng(3), 40)
     S = np.linalg.svd(_mj_position_jacobians(wxai_model, wxai, qs), compute_uv=False)
     np.testing.assert_allclose(r.sigmas, S, atol=1e-13)
-    U, S0, _ = np.linalg.svd(mj_site(wxai_model, wxai, r.q_typical)[2][:3])
+    U, S0, _ = np.linalg.svd(mj_site(wxai_model, wxai, r.q)[2][:3])
     np.testing.assert_allclose(r.radii, S0, atol=1e-13)
     np.testing.assert_allclose(np.abs(np.sum(r.directions * U, axis=0)), 1.0, atol=1e-12)  # same axes up to sign
     lo, hi = np.percentile(S, [10, 90], axis=0)
+    np.testing.assert_allclose([r.p10, r.p90], [lo, hi], atol=1e-13)
     seed = np.array([0.5, 0.3, 0.08])
     assert ex.typical_claims(r)[0].verdict == verdict(bool(np.all((lo <= seed) & (seed <= hi))))
 
@@ -116,11 +117,12 @@ def test_typical_sigmas_match_svd_of_mj_jacSite(ex, wxai, wxai_model):
 def test_rank_loss_map_matches_mj_jacSite(ex, so101, so101_model):
     r = ex.rank_loss_map(n=21)
     for i, j in [(0, 0), (5, 17), (20, 20)]:
-        q = np.array([0.0, r.lift[i], r.elbow[j], 0.0, 0.0])
+        q = np.array([0.0, r.lift_grid[i], r.elbow_grid[j], 0.0, 0.0])
         S = np.linalg.svd(mj_site(so101_model, so101, q)[2][:3], compute_uv=False)
-        np.testing.assert_allclose([r.sigma_min[i, j], r.sigma_max[i, j]], [S[-1], S[0]], atol=1e-14)
+        np.testing.assert_allclose([r.sigma_min[i, j], r.sigma_max_grid[i, j]], [S[-1], S[0]], atol=1e-14)
     S = np.linalg.svd(mj_site(so101_model, so101, r.q_min)[2][:3], compute_uv=False)
-    assert S[-1] == pytest.approx(r.sigma_min.min(), abs=1e-14)
+    assert S[-1] == pytest.approx(r.sigma_min.min(), abs=1e-14) and S[-1] == pytest.approx(r.sigma_min_min, abs=1e-14)
+    np.testing.assert_allclose([r.sigma_max, r.ratio, r.exact_norm], [S[0], S[-1] / S[0], 0.05 / S[-1]], rtol=1e-12)
     assert ex.rank_loss_claims(r)[0].verdict == verdict(S[-1] / S[0] < 0.02 and S[0] > 0.1)
 
 
@@ -131,7 +133,7 @@ def test_rank_map_pan_band_is_the_tool_over_mujocos_pan_axis(ex, so101, so101_mo
     d = mujoco.MjData(so101_model)
     pan = so101_model.joint(so101.joint_names[0]).id
     for i, j in [(0, 0), (5, 17), (20, 20), (10, 3)]:
-        q = np.array([0.0, r.lift[i], r.elbow[j], 0.0, 0.0])
+        q = np.array([0.0, r.lift_grid[i], r.elbow_grid[j], 0.0, 0.0])
         p = mj_site(so101_model, so101, q)[0]
         d.qpos[list(so101.qpos_adr)] = q
         mujoco.mj_kinematics(so101_model, d)
@@ -143,7 +145,7 @@ def test_rank_map_pan_band_is_the_tool_over_mujocos_pan_axis(ex, so101, so101_mo
     near_axis = np.argwhere(np.abs(r.pan_offset) < 0.005)
     assert len(near_axis)
     for i, j in near_axis:
-        p, _, J = mj_site(so101_model, so101, np.array([0.0, r.lift[i], r.elbow[j], 0.0, 0.0]))
+        p, _, J = mj_site(so101_model, so101, np.array([0.0, r.lift_grid[i], r.elbow_grid[j], 0.0, 0.0]))
         across = np.linalg.norm(J[:3].T @ d.xaxis[pan + 1])
         assert r.sigma_min[i, j] <= across + 1e-12 and across < 0.015
 
@@ -190,7 +192,7 @@ def test_extension_sweep_rates_match_mj_jacSite_and_closed_forms(ex, sweep, wxai
     np.testing.assert_allclose(r.fixed_peak, np.abs(fixed).max(axis=1), rtol=1e-9)  # a joint's speed, not the norm
     np.testing.assert_allclose(r.fixed_weak, np.einsum("kij,kj,ki->k", Jp, fixed, U[..., -1]), atol=1e-12)
     assert np.all(r.fixed_norm <= 0.05 / (2 * 0.05) + 1e-12)  # the 1/(2 lambda) bound
-    assert np.all(r.adaptive_peak <= 6.28 + 1e-12)
+    assert np.all(r.adaptive_peaks <= 6.28 + 1e-12)
     exact = np.array([np.linalg.lstsq(J, vi, rcond=None)[0] for J, vi in zip(Jp, v)])
     np.testing.assert_allclose(r.exact_peak, np.abs(exact).max(axis=1), rtol=1e-8)
     tool = np.einsum("kij,kj->ki", Jp, np.clip(exact, -6.28, 6.28))
@@ -200,8 +202,8 @@ def test_extension_sweep_rates_match_mj_jacSite_and_closed_forms(ex, sweep, wxai
     lam = 0.05 * np.sqrt(1 - np.clip(S[:, -1] / 0.03, 0, 1) ** 2)
     adaptive = np.array([J.T @ np.linalg.solve(J @ J.T + li**2 * np.eye(3), vi) for J, li, vi in zip(Jp, lam, v)])
     np.testing.assert_allclose(r.adaptive_lam, lam, atol=1e-12)
-    np.testing.assert_allclose(r.adaptive_peak, np.minimum(np.abs(adaptive).max(axis=1), 6.28), rtol=1e-9)
-    assert r.adaptive_peak.max() > 0.05 / (2 * 0.05)  # the printed point: the ramp gives up the fixed-lambda bound
+    np.testing.assert_allclose(r.adaptive_peaks, np.minimum(np.abs(adaptive).max(axis=1), 6.28), rtol=1e-9)
+    assert r.adaptive_peak == r.adaptive_peaks.max() > 0.05 / (2 * 0.05)  # the printed point: the ramp gives up the fixed-lambda bound
 
 
 def test_sweep_claims_follow_the_mujoco_numbers(ex, sweep, wxai, wxai_model):
@@ -235,8 +237,8 @@ def test_force_duality_is_J_transpose_of_mj_jacSite(ex, sweep, wxai, wxai_model)
     near = int(np.argmax(sweep.sigma_min < 0.005))
     J = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, sweep.elbow[near:near + 1]))[0]
     U, S, _ = np.linalg.svd(J)
-    np.testing.assert_allclose(d.torque_per_newton, np.linalg.norm(J.T @ U, axis=0), atol=1e-13)
-    np.testing.assert_allclose(d.torque_per_newton, S, atol=1e-13)  # |J^T u_i| = sigma_i
+    np.testing.assert_allclose(d.torque, np.linalg.norm(J.T @ U, axis=0), atol=1e-13)
+    np.testing.assert_allclose(d.torque, S, atol=1e-13)  # |J^T u_i| = sigma_i
     np.testing.assert_allclose(np.abs(np.sum(d.directions * U, axis=0)), 1.0, atol=1e-12)  # same axes up to sign
     assert ex.duality_claims(d)[0].verdict == verdict(S[-1] / S[0] < 0.02)
 
@@ -246,10 +248,10 @@ def test_units_condition_numbers_from_mj_jacSite(ex, wxai, wxai_model):
     u = ex.units(q)
     J = mj_site(wxai_model, wxai, q)[2]
     cond = lambda A: (s := np.linalg.svd(A, compute_uv=False))[0] / s[-1]
-    np.testing.assert_allclose(u.kappa_m, cond(J), rtol=1e-12)
-    np.testing.assert_allclose(u.kappa_mm, cond(np.r_[1000 * J[:3], J[3:]]), rtol=1e-12)
-    np.testing.assert_allclose(u.kappa_scaled, cond(np.r_[J[:3], 0.3 * J[3:]]), rtol=1e-12)
-    np.testing.assert_allclose(u.kappa_position_mm, u.kappa_position_m, rtol=1e-12)  # a block is unit-free
+    np.testing.assert_allclose(u.m, cond(J), rtol=1e-12)
+    np.testing.assert_allclose(u.mm, cond(np.r_[1000 * J[:3], J[3:]]), rtol=1e-12)
+    np.testing.assert_allclose(u.scaled, cond(np.r_[J[:3], 0.3 * J[3:]]), rtol=1e-12)
+    np.testing.assert_allclose(u.position_mm, u.position, rtol=1e-12)  # a block is unit-free
     assert ex.units_claims(u)[0].verdict == verdict(cond(np.r_[1000 * J[:3], J[3:]]) / cond(J) > 10)
 
 
@@ -328,33 +330,33 @@ def test_condition_number_is_numpys_cond_of_mj_jacSite_and_inf_at_a_rank_loss(bu
 def test_build_pose_results_follow_the_filter_factor_closed_form(build, so101, so101_model):
     pose = build.one_pose()
     S = np.linalg.svd(mj_site(so101_model, so101, build.Q0)[2][:3], compute_uv=False)
-    np.testing.assert_allclose(pose["sigma"], S, rtol=1e-13)
-    np.testing.assert_allclose(pose["kappa"], S[0] / S[-1], rtol=1e-13)
-    np.testing.assert_allclose(pose["manipulability"], np.prod(S), rtol=1e-12)
-    np.testing.assert_allclose(pose["gain_weak"], S[-1] / (S[-1] ** 2 + build.LAMBDA**2), rtol=1e-12)
-    np.testing.assert_allclose(pose["gain_weak_exact"], 1 / S[-1], rtol=1e-13)
+    np.testing.assert_allclose(pose.sigma, S, rtol=1e-13)
+    np.testing.assert_allclose(pose.kappa, S[0] / S[-1], rtol=1e-13)
+    np.testing.assert_allclose(pose.manipulability, np.prod(S), rtol=1e-12)
+    np.testing.assert_allclose(pose.gain_weak, S[-1] / (S[-1] ** 2 + build.LAMBDA**2), rtol=1e-12)
+    np.testing.assert_allclose(pose.gain_weak_exact, 1 / S[-1], rtol=1e-13)
 
 
-def test_two_link_results_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
-    r = ex.two_link_results(ex.two_link())
+def test_two_link_fields_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
+    r = ex.two_link()
     # the seed's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
     eig = 0.41 + np.array([1, -1]) * np.sqrt(0.41**2 - (0.18 * 0.64 - 0.24**2))
-    np.testing.assert_allclose(r["source_J_sigma"], np.sqrt(eig), rtol=1e-13)
+    np.testing.assert_allclose(r.source_J_sigma, np.sqrt(eig), rtol=1e-13)
     # Cramer's rule with v = (0, 0.1): det J = 0.24, J^-1 = [[0, 0.3], [-0.8, -0.3]] / det, qdot = [0.03, -0.03] / det
-    np.testing.assert_allclose(r["source_J_qdot"], [0.03 / 0.24, -0.03 / 0.24], rtol=1e-13)
-    np.testing.assert_allclose(r["reach"], np.hypot(0.5, 0.3), rtol=1e-14)
-    np.testing.assert_allclose(r["extended"], 0.5 + 0.3, rtol=1e-14)  # L1 + L2, the arm straight
+    np.testing.assert_allclose(r.source_J_qdot, [0.03 / 0.24, -0.03 / 0.24], rtol=1e-13)
+    np.testing.assert_allclose(r.reach, np.hypot(0.5, 0.3), rtol=1e-14)
+    np.testing.assert_allclose(r.extended, 0.5 + 0.3, rtol=1e-14)  # L1 + L2, the arm straight
     tip, J_mj = _planar2r_jacobian_from_mujoco([0.0, np.pi / 2])
-    np.testing.assert_allclose(r["J"], J_mj, atol=1e-15)
-    np.testing.assert_allclose(r["sigma"], np.linalg.svd(J_mj, compute_uv=False), rtol=1e-13)
+    np.testing.assert_allclose(r.J, J_mj, atol=1e-15)
+    np.testing.assert_allclose(r.sigma, np.linalg.svd(J_mj, compute_uv=False), rtol=1e-13)
 
 
-def test_sweep_results_obey_the_closed_form_bounds(ex, sweep):
-    r = ex.sweep_results(sweep)
-    near = r["near"]
-    assert near["sigma_min"] < 0.005 <= r["at_limit"]["sigma_min"] and r["at_limit"]["elbow"] <= r["elbow_limit"]
+def test_sweep_fields_the_page_reads_obey_the_closed_form_bounds(ex, sweep):
+    r = sweep
+    near = r.near
+    assert near.sigma_min < 0.005 <= r.at_limit.sigma_min and r.at_limit.elbow <= r.elbow_limit
     # along u_min the exact rate is |v| / sigma_min; the solve's relative error is ~eps_mach kappa, kappa ~ 1e2 here
-    np.testing.assert_allclose(near["exact_norm"], ex.V_WEAK / near["sigma_min"], rtol=1e-12)
-    assert r["fixed_max"] <= r["bound"] + 1e-12
+    np.testing.assert_allclose(near.exact_norm, ex.V_WEAK / near.sigma_min, rtol=1e-12)
+    assert r.fixed_max <= r.bound + 1e-12
     # adaptive damping is undamped above sigma_h, so its rate is at most |v| / sigma_h there, and damped below
-    assert r["bound"] < r["adaptive_peak"] <= r["adaptive_bound"] + 1e-12
+    assert r.bound < r.adaptive_peak <= r.adaptive_bound + 1e-12

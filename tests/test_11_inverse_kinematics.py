@@ -45,13 +45,14 @@ def test_convergence_verdicts_from_mujoco_site_pose(ex, panda, panda_model):
     q_true = panda.random_q(np.random.default_rng(1), 6, margin=0.2)
     np.testing.assert_allclose(c.targets, [mj.site_pose(panda_model, panda, q) for q in q_true], atol=1e-14)
     rate = {}
-    for method, qs, ok in zip(c.methods, c.solutions, c.ok):
+    for method, qs, ok in zip(c.names, c.solutions, c.ok):
         truth = _solved_in_mujoco(panda_model, panda, qs, c.targets, "pose")
         np.testing.assert_array_equal(ok, truth)
         rate[method] = truth.mean()
-    np.testing.assert_allclose(c.converged, [rate[m] for m in c.methods])
+    np.testing.assert_allclose(c.converged, [rate[m] for m in c.names])
+    assert [c.methods[m].converged for m in c.names] == list(c.converged)
     assert ex.convergence_claims(c)[0].verdict == verdict(min(rate["pinv"], rate["dls"], rate["lm"]) >= 0.9)
-    assert c.median_iterations[c.methods.index("transpose")] > 5 * c.median_iterations[c.methods.index("lm")]
+    assert c.median_iterations[c.names.index("transpose")] > 5 * c.median_iterations[c.names.index("lm")]
 
 
 @pytest.mark.parametrize("robot, task", [("so101", "position"), ("so101", "position+axis"), ("wxai", "pose")])
@@ -133,7 +134,8 @@ def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
     q_true = so101.random_q(np.random.default_rng(3), 6)
     np.testing.assert_allclose(r.targets, [mj_site(so101_model, so101, q)[0] for q in q_true], atol=1e-15)
     p_hand = np.array([mj_site(so101_model, so101, q)[0] for q in r.q_hand])
-    np.testing.assert_allclose(r.mujoco_error_hand, np.linalg.norm(p_hand - r.targets, axis=1), atol=1e-15)
+    np.testing.assert_allclose(r.errors_hand, np.linalg.norm(p_hand - r.targets, axis=1), atol=1e-15)
+    assert r.mujoco_error_hand == np.median(r.errors_hand) and r.converged == np.sum(r.errors_hand < 1e-4)
     assert np.all((r.q_hand >= so101.lower) & (r.q_hand <= so101.upper))
     rate = np.mean(np.linalg.norm(p_hand - r.targets, axis=1) < 1e-4)
     assert build.claims(r)[0].verdict == verdict(rate >= 0.9)
@@ -262,11 +264,10 @@ def test_through_table_plain_answers_collide_avoid_answers_clear_by_mj_geomDista
     half, pos = ex.TABLE
     plain = _table_distances(t.plain_q, half, pos)
     avoid = _table_distances(t.avoid_q, half, pos)
-    assert np.sum(t.plain_converged & (plain < t.margin)) >= 1  # Break it: plain IK reports answers in the table
-    assert t.avoid_converged.mean() >= 0.9
-    assert np.all(avoid[t.avoid_converged] >= t.margin)  # never a converged answer within the margin of the table
-    r = ex.through_table_results(t)
-    assert r["avoid_colliding"] == 0 and r["plain_colliding"] >= np.sum(t.plain_converged & (plain < t.margin))
+    assert np.sum(t.plain_ok & (plain < t.margin)) >= 1  # Break it: plain IK reports answers in the table
+    assert t.avoid_ok.mean() >= 0.9
+    assert np.all(avoid[t.avoid_ok] >= t.margin)  # never a converged answer within the margin of the table
+    assert t.avoid_colliding == 0 and t.plain_colliding >= np.sum(t.plain_ok & (plain < t.margin))
 
 
 def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
@@ -279,22 +280,21 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
                                       so101, margin=t.margin)
     on_table = np.array(["table" in pair for pair in world.pair_names])
     plain, avoid = (np.array([mujoco_distances(world, q, cap=1.0) for q in qs]) for qs in (t.plain_q, t.avoid_q))
-    conv, closest = t.plain_converged, plain.min(axis=1)
-    r = ex.through_table_results(t)
-    assert r["plain_near_table"] == np.sum(conv & (_table_distances(t.plain_q, half, pos) < t.margin))
-    assert r["plain_near_self"] == np.sum(conv & (plain[:, ~on_table].min(axis=1) < t.margin))
-    assert r["plain_colliding"] == np.sum(conv & (closest < t.margin)) >= 1
-    assert r["plain_penetrating"] == np.sum(conv & (closest < 0))
-    np.testing.assert_allclose(r["plain_deepest_mm"], -1000 * closest.min(), atol=1e-9)
-    np.testing.assert_allclose(r["avoid_closest_mm"], 1000 * avoid[t.avoid_converged].min(axis=1).min(), atol=1e-9)
+    conv, closest, r = t.plain_ok, plain.min(axis=1), t
+    assert r.plain_near_table == np.sum(conv & (_table_distances(t.plain_q, half, pos) < t.margin))
+    assert r.plain_near_self == np.sum(conv & (plain[:, ~on_table].min(axis=1) < t.margin))
+    assert r.plain_colliding == np.sum(conv & (closest < t.margin)) >= 1
+    assert r.plain_penetrating == np.sum(conv & (closest < 0))
+    np.testing.assert_allclose(r.plain_deepest_mm, -1000 * closest.min(), atol=1e-9)
+    np.testing.assert_allclose(r.avoid_closest_mm, 1000 * avoid[t.avoid_ok].min(axis=1).min(), atol=1e-9)
     changed = np.any(t.avoid_q != t.plain_q, axis=1)  # bitwise: a clear plain answer comes back as it was
     np.testing.assert_array_equal(changed, conv & (closest < t.margin))
-    assert r["avoid_changed"] == r["plain_colliding"] and r["plain_clear"] == np.sum(conv & (closest >= t.margin))
+    assert r.avoid_changed == r.plain_colliding and r.plain_clear == np.sum(conv & (closest >= t.margin))
     # the figure's flat top is the shoulder's gap to the table, the same at every answer (it only turns in place)
     shoulder = on_table & np.array([any(x.startswith("shoulder#") for x in pair) for pair in world.pair_names])
     gap = plain[:, shoulder].min(axis=1)
-    np.testing.assert_allclose(r["shoulder_gap_mm"], 1000 * gap.min(), atol=1e-9)
-    np.testing.assert_allclose(r["shoulder_spread_mm"], 1000 * np.ptp(gap), atol=1e-9)
-    assert r["shoulder_spread_mm"] < 1e-6  # mm: round-off
-    np.testing.assert_allclose(r["top_mm"], 1000 * max(closest.max(), avoid.min(axis=1).max()), atol=1e-9)
-    np.testing.assert_allclose(r["top_mm"], r["shoulder_gap_mm"], atol=1e-6)
+    np.testing.assert_allclose(r.shoulder_gap_mm, 1000 * gap.min(), atol=1e-9)
+    np.testing.assert_allclose(r.shoulder_spread_mm, 1000 * np.ptp(gap), atol=1e-9)
+    assert r.shoulder_spread_mm < 1e-6  # mm: round-off
+    np.testing.assert_allclose(r.top_mm, 1000 * max(closest.max(), avoid.min(axis=1).max()), atol=1e-9)
+    np.testing.assert_allclose(r.top_mm, r.shoulder_gap_mm, atol=1e-6)

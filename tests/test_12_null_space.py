@@ -42,15 +42,19 @@ def _mj_elbow(model, qs, chain):
 def test_null_dimensions_from_the_rank_of_mj_jacSite(ex, panda_chain, panda_model):
     dims = ex.null_dimensions()
     J = mj_site(panda_model, panda_chain, ex.PANDA_READY)[2]
-    assert dims[("panda", "pose")] == (7, np.linalg.matrix_rank(J), 7 - np.linalg.matrix_rank(J)) == (7, 6, 1)
-    assert dims[("panda", "position")] == (7, 3, 4)
+    def row(robot, task):
+        d = dims.at(robot, task)
+        return d.joints, d.rank, d.null
+
+    assert row("panda", "pose") == (7, np.linalg.matrix_rank(J), 7 - np.linalg.matrix_rank(J)) == (7, 6, 1)
+    assert row("panda", "position") == (7, 3, 4)
     # planar 3R, L = 0.5, 0.3, 0.2: the 2 x 3 position Jacobian in closed form has rank 2
     q = ex.PLANAR_Q0
     c = np.cumsum(q)
     L = np.array([0.5, 0.3, 0.2])
     Jp = np.array([[-np.sum(L[i:] * np.sin(c[i:])) for i in range(3)],
                    [np.sum(L[i:] * np.cos(c[i:])) for i in range(3)]])
-    assert dims[("planar3r", "2-D position")] == (3, np.linalg.matrix_rank(Jp), 1)
+    assert row("planar3r", "2-D position") == (3, np.linalg.matrix_rank(Jp), 1)
 
 
 def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
@@ -68,12 +72,15 @@ def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
 
 
 def test_planar_family_holds_the_tip_in_closed_form(ex):
-    fam = ex.planar_family()
+    family = ex.planar_family()
+    fam = family.q
     L = np.array([0.5, 0.3, 0.2])
     c = np.cumsum(fam, axis=1)
     tip = np.c_[np.cos(c) @ L, np.sin(c) @ L]
     assert np.abs(tip - tip[fam.shape[0] // 2]).max() < 1e-4
     assert np.ptp(c[:, -1]) > 1.0  # a real family: the last link turns through more than a radian
+    np.testing.assert_allclose(family.last_link_range, np.ptp(c[:, -1]), rtol=1e-14)
+    np.testing.assert_allclose(family.tip, tip[fam.shape[0] // 2], atol=1e-4)
 
 
 def _manipulability(J):
@@ -97,7 +104,8 @@ def test_choose_on_purpose_from_mujoco(ex, robot, so101_model, panda_model):
         posture = np.linalg.norm(qs - c.q_pref, axis=1)
         rows.append([conv.mean(), np.median(margin), np.median(manip), np.median(posture)])
     rows = np.array(rows)
-    np.testing.assert_allclose(ex.choice_measures(c), rows, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(c.measures, rows, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose([[r.success, r.margin, r.manip, r.posture] for r in c.rows], rows, rtol=1e-9, atol=1e-15)
     better = [rows[1, 1] > rows[0, 1], rows[2, 2] > rows[0, 2], rows[3, 3] < rows[0, 3],
               np.all(rows[1:, 0] == rows[0, 0])]
     assert ex.choice_claims([c])[0].verdict == verdict(all(better))
@@ -125,8 +133,7 @@ def test_home_null_vector_counter_rotates_the_coaxial_joints_in_mujoco(ex, panda
     (e1 - e3) / sqrt 2, the vector the page shows."""
     from scipy.linalg import null_space
 
-    saved = np.array(ex.results(ex.null_dimensions(), ex.panda_self_motion(0.01), {}, [], _tiny_priority(ex))
-                     ["home_null_vector"])
+    saved = ex.null_dimensions().home_null_vector
     Z = null_space(mj_site(panda_model, panda_chain, ex.PANDA_HOME)[2])
     assert Z.shape == (7, 1)
     closed = np.r_[1.0, 0, -1.0, 0, 0, 0, 0] / np.sqrt(2)
@@ -144,17 +151,17 @@ def _tiny_priority(ex):
 
 def test_saved_priority_numbers_from_mujoco_and_the_damping_bound(ex, panda_chain, panda_model):
     p = _tiny_priority(ex)
-    r = ex.results(ex.null_dimensions(), ex.panda_self_motion(0.01), {}, [], p)["priority"]
+    r = p
     elbow = _mj_elbow(panda_model, np.array([p.q_start, ex.PANDA_READY]), panda_chain)
-    np.testing.assert_allclose([r["z_start"], r["z_top"]], elbow[:, 2], atol=1e-14)
+    np.testing.assert_allclose([r.z_start, r.z_top], elbow[:, 2], atol=1e-14)
     # the damped gain sigma / (sigma^2 + lam^2) peaks at sigma = lam: 1 / (2 lam), by a grid over sigma
     sigma = np.linspace(0, 1, 100_001)
-    np.testing.assert_allclose(r["gain_bound"], np.max(sigma / (sigma**2 + ex.LAM2**2)), rtol=1e-8)
-    np.testing.assert_allclose(r["secondary_bound"], ex.K_ELBOW * (elbow[1, 2] + 0.03 - elbow[0, 2]) * r["gain_bound"],
+    np.testing.assert_allclose(r.gain_bound, np.max(sigma / (sigma**2 + ex.LAM2**2)), rtol=1e-8)
+    np.testing.assert_allclose(r.secondary_bound, ex.K_ELBOW * (elbow[1, 2] + 0.03 - elbow[0, 2]) * r.gain_bound,
                                rtol=1e-12)
-    for row, q in zip(r["rows"], p.q_final):
+    for row, q in zip(r.rows, p.q_final):
         ref = _mj_drift(panda_model, panda_chain, np.array([p.q_start, q]))
-        np.testing.assert_allclose([row["pos"], row["rot"]], ref, atol=1e-12)
+        np.testing.assert_allclose([row.pos, row.rot], ref, atol=1e-12)
 
 
 def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
@@ -271,37 +278,36 @@ def test_elbow_post_avoid_keeps_the_margin_and_the_tool_by_mujoco(ex, post):
     np.testing.assert_allclose(avoid[resolved], e.avoid_post[resolved], atol=1e-12)
     for tool in (tool_free, tool_avoid):
         assert np.linalg.norm(tool - tool[0], axis=1).max() < 1e-4  # the tool holds its pose throughout
-    r = ex.elbow_post_results(e)
-    assert r["avoid_cost_end"] < r["cost_start"]  # the objective still progressed as far as the post allows
+    assert e.avoid_cost_end < e.cost_start  # the objective still progressed as far as the post allows
 
 
 def test_elbow_post_page_numbers_from_mujoco(ex, post, panda_chain, panda_model):
     """What the page quotes, from MuJoCo: how deep the free walk goes into the post and with which link, the closest
     avoid= approach, the tool drift (tcp site), the elbow's travel and rest (joint4's anchor); the damper acts only
     on a pair within the world's influence distance."""
-    e, r = post, ex.elbow_post_results(post)
+    e = r = post
     free, free_body, tool_free = _post_walk(ex, e.free.q)
     avoid, _, tool_avoid = _post_walk(ex, e.avoid.q)
-    np.testing.assert_allclose(r["free_depth_mm"], -1000 * free.min(), atol=1e-9)
-    np.testing.assert_allclose(r["free_end_depth_mm"], -1000 * free[-1], atol=1e-9)
-    assert r["post_link"] == free_body[int(np.argmin(free))]
-    np.testing.assert_allclose(r["avoid_closest_mm"], 1000 * avoid.min(), atol=1e-9)
-    for key, tool in (("free_tool_drift_mm", tool_free), ("avoid_tool_drift_mm", tool_avoid)):
-        np.testing.assert_allclose(r[key], 1000 * np.linalg.norm(tool - tool[0], axis=1).max(), atol=1e-9)
+    np.testing.assert_allclose(r.free_depth_mm, -1000 * free.min(), atol=1e-9)
+    np.testing.assert_allclose(r.free_end_depth_mm, -1000 * free[-1], atol=1e-9)
+    assert r.post_link == free_body[int(np.argmin(free))]
+    np.testing.assert_allclose(r.avoid_closest_mm, 1000 * avoid.min(), atol=1e-9)
+    for value, tool in ((r.free_tool_drift_mm, tool_free), (r.avoid_tool_drift_mm, tool_avoid)):
+        np.testing.assert_allclose(value, 1000 * np.linalg.norm(tool - tool[0], axis=1).max(), atol=1e-9)
     elbow_free, elbow_avoid = _mj_elbow(panda_model, e.free.q, panda_chain), _mj_elbow(panda_model, e.avoid.q,
                                                                                        panda_chain)
-    np.testing.assert_allclose(r["elbow_free_mm"], 1000 * np.linalg.norm(elbow_free - elbow_free[0], axis=1).max(),
+    np.testing.assert_allclose(r.elbow_free_mm, 1000 * np.linalg.norm(elbow_free - elbow_free[0], axis=1).max(),
                                atol=1e-9)
-    np.testing.assert_allclose(r["elbow_avoid_mm"], 1000 * np.linalg.norm(elbow_avoid - elbow_avoid[0], axis=1).max(),
+    np.testing.assert_allclose(r.elbow_avoid_mm, 1000 * np.linalg.norm(elbow_avoid - elbow_avoid[0], axis=1).max(),
                                atol=1e-9)
-    np.testing.assert_allclose(r["elbow_short_mm"], 1000 * np.linalg.norm(elbow_avoid[-1] - elbow_free[-1]), atol=1e-9)
+    np.testing.assert_allclose(r.elbow_short_mm, 1000 * np.linalg.norm(elbow_avoid[-1] - elbow_free[-1]), atol=1e-9)
     moved = np.linalg.norm(np.diff(elbow_avoid, axis=0), axis=1)  # per step, from step 1
-    at_rest = r["rest_mm"] / 1000
-    assert r["rest_step"] == 1 + int(np.argmax(moved < at_rest)) and moved[r["rest_step"] - 2] >= at_rest
-    assert np.all(moved[r["rest_step"] - 1:] < at_rest)  # the page: at rest from that step on
-    k = r["damper_step"]  # the damper first changes step k, taken from q[k - 1]: a pair there within the influence
-    assert free[k - 1] < r["influence_mm"] / 1000 and np.array_equal(e.free.q[:k], e.avoid.q[:k])
+    at_rest = r.rest_mm / 1000
+    assert r.rest_step == 1 + int(np.argmax(moved < at_rest)) and moved[r.rest_step - 2] >= at_rest
+    assert np.all(moved[r.rest_step - 1:] < at_rest)  # the page: at rest from that step on
+    k = r.damper_step  # the damper first changes step k, taken from q[k - 1]: a pair there within the influence
+    assert free[k - 1] < r.influence_mm / 1000 and np.array_equal(e.free.q[:k], e.avoid.q[:k])
     assert not np.array_equal(e.free.q[k], e.avoid.q[k])
-    assert r["free_depth_mm"] > 2 * r["post_radius_mm"]  # the page: deeper than the post is wide
-    np.testing.assert_allclose(r["cost_start"], 0.5 * (r["joint3_pref"] - r["joint3_start"]) ** 2, rtol=1e-12)
-    np.testing.assert_allclose(r["avoid_cost_end"], 0.5 * (r["joint3_pref"] - r["avoid_joint3_end"]) ** 2, rtol=1e-12)
+    assert r.free_depth_mm > 2 * r.post_radius_mm  # the page: deeper than the post is wide
+    np.testing.assert_allclose(r.cost_start, 0.5 * (r.joint3_pref - r.joint3_start) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(r.avoid_cost_end, 0.5 * (r.joint3_pref - r.avoid_joint3_end) ** 2, rtol=1e-12)

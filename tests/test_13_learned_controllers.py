@@ -91,7 +91,8 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
     ids = [so101_model.joint(n).id for n in so101.joint_names]
     lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
     outside = {k: np.mean(np.any((q < lo) | (q > hi), axis=1)) for k, q in g.q.items()}
-    h = ex.hybrid(nets_so101, g.x, ks=(0, 1, 2, 3))
+    hyb = ex.hybrid(nets_so101, g.x, ks=(0, 1, 2, 3))
+    h = hyb.errors
 
     def miss(qs):
         return np.median([np.linalg.norm(mj_site(so101_model, so101, q)[0] - x) for q, x in zip(qs, g.x)])
@@ -102,7 +103,7 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
     dls3 = miss(dls_refine(so101, g.x, mid, 3, damping=ex.DLS_DAMPING).q)
     np.testing.assert_allclose(h[3], [hybrid3, dls3], atol=1e-14)
     expect = [outside["FK-consistency"] > 0 and outside["FK-consistency, bounded"] == 0, hybrid3 < dls3]
-    assert [c.verdict for c in ex.limits_hybrid_claims(g, h)] == [verdict(ok) for ok in expect]
+    assert [c.verdict for c in ex.limits_hybrid_claims(g, hyb)] == [verdict(ok) for ok in expect]
 
 
 def test_gap_matches_the_servo_sag_from_mujoco_statics(ex, nets_so101, so101, so101_model):

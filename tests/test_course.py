@@ -10,6 +10,7 @@ fails, the lesson's own build.py passes, a sign flip fails with a hint.
 from __future__ import annotations
 
 import ast
+import html
 import json
 import re
 import shutil
@@ -22,6 +23,8 @@ from typer.testing import CliRunner
 
 from physai import cli, course
 from physai import exercise as ex
+from physai.errors import InputError
+from physai.lesson import Figure, read_figures, save_results
 
 LESSONS = ("07", "08", "09", "10", "11", "12", "13")
 # The pages held to the teaching rules below (no talk of source documents or of how the page was made, the word
@@ -124,7 +127,7 @@ def demo(tmp_path, monkeypatch):
 
 def render(folder: Path, body: str) -> str:
     lesson = course.read_lesson(folder, folder)
-    return course.render_body(course.Lesson(lesson.name, lesson.meta, body, lesson.results, {}), folder)
+    return course.render_body(course.Lesson(lesson.name, lesson.meta, body, lesson.results), folder)
 
 
 def test_numbers_render_from_the_results_as_pythons_format_writes_them(demo):
@@ -173,27 +176,56 @@ def test_a_wrong_options_why_not_renders_on_that_option_with_its_number(demo):
     assert "<em>force</em>" in options[0] and 'data-ref="build.lever" data-fmt="fix:2"' in options[0]
 
 
+def _plot(folder: Path, figures=(Figure("plot.png", "A *plot* & its caption.", "a line <rising>"),)) -> None:
+    """A figure written in ``folder`` and recorded by a script ``plot.py`` (the demo's build.py draws none)."""
+    (folder / "plot.png").write_bytes(b"")
+    save_results(folder, "plot.py", {}, figures=figures)
+
+
 def test_a_block_inside_a_block_is_rendered_and_one_inside_a_line_is_refused(demo):
-    (demo / "plot.png").write_bytes(b"")
-    page = render(demo, '{% call details("More") %}\nText.\n\n{{ figure("plot.png", "a plot") }}\n{% endcall %}')
+    _plot(demo)
+    page = render(demo, '{% call details("More") %}\nText.\n\n{{ figure("plot.png") }}\n{% endcall %}')
     assert "PHYSAIBLOCK" not in page and page.count("<figure>") == 1 and page.index("<details") < page.index("<img")
     with pytest.raises(course.CourseError, match="paragraph of its own"):
-        render(demo, 'See {{ figure("plot.png", "a plot") | trim }} here.')  # trim: no blank lines around it
+        render(demo, 'See {{ figure("plot.png") | trim }} here.')  # trim: no blank lines around it
 
 
-def test_a_figure_must_be_written_by_the_run_and_have_alt_text(demo):
+def test_a_figure_shows_the_caption_and_alt_text_its_run_recorded_escaped(demo):
+    _plot(demo)
+    page = render(demo, '{{ figure("plot.png") }}')
+    assert '<img src="plot.png" alt="a line &lt;rising&gt;">' in page
+    assert "<figcaption>A <em>plot</em> &amp; its caption." in page  # the caption is Markdown, like the page
+
+
+def test_a_figure_must_be_written_and_recorded_by_the_run(demo):
     with pytest.raises(course.CourseError, match="no such figure"):
-        render(demo, '{{ figure("missing.png", "a plot") }}')
+        render(demo, '{{ figure("missing.png") }}')
     (demo / "plot.png").write_bytes(b"")
-    with pytest.raises(course.CourseError, match="alt text"):
-        render(demo, '{{ figure("plot.png", " ") }}')
+    with pytest.raises(course.CourseError, match="no caption and alt text"):
+        render(demo, '{{ figure("plot.png") }}')
+
+
+@pytest.mark.parametrize("caption, alt, words", [("", "a line", "caption"), ("A line.", " ", "alt")])
+def test_a_figure_without_caption_or_alt_text_is_refused_when_recorded(caption, alt, words):
+    with pytest.raises(InputError, match=f"plot.png: {words}"):
+        Figure("plot.png", caption, alt)
+
+
+def test_a_recorded_figure_must_exist_and_a_rerun_replaces_the_scripts_records(demo):
+    with pytest.raises(InputError, match="not written"):
+        save_results(demo, "plot.py", {}, figures=[Figure("missing.png", "A plot.", "a line")])
+    _plot(demo)
+    _plot(demo, [Figure("plot.png", "Another caption.", "another line")])
+    assert read_figures(demo) == {"plot.png": Figure("plot.png", "Another caption.", "another line")}
+    save_results(demo, "plot.py", {})
+    assert read_figures(demo) == {}
 
 
 @pytest.mark.parametrize("value, shown", [(False, "no"), (True, "yes"), (0.0, "no"), ([], "no"), ([0], "yes")])
 def test_a_condition_on_a_result_tests_the_saved_value_as_python_does(demo, value, shown):
     lesson = course.read_lesson(demo, demo)
     body = "{% if R.build.flag %}yes{% else %}no{% endif %}"
-    page = course.render_body(course.Lesson(lesson.name, lesson.meta, body, {"build": {"flag": value}}, {}), demo)
+    page = course.render_body(course.Lesson(lesson.name, lesson.meta, body, {"build": {"flag": value}}), demo)
     assert page.strip() == f"<p>{shown}</p>"
 
 
@@ -517,6 +549,18 @@ def test_every_figure_opens_full_size_and_has_alt_text(site, number):
     figures = re.findall(r'<figure><a class="full" href="([^"]+)"><img src="([^"]+)" alt="([^"]+)">', page)
     assert figures and len(figures) == page.count("<figure><"), "every figure is a link to its image"
     assert all(href == src and alt.strip() for href, src, alt in figures)
+
+
+@pytest.mark.parametrize("number", LESSONS)
+def test_every_figure_a_lesson_writes_has_its_caption_and_alt_text_recorded_and_shown(site, number):
+    name = lesson_folder(number).name
+    written = {p.name for p in (site.parent / "runs" / name).glob("*.png")}  # what the lesson's scripts wrote
+    recorded = read_figures(site / name)  # the results.json the page was built from
+    assert written and set(recorded) == written
+    assert all(len(f.alt) >= 40 and f.alt != f.caption and f.caption.endswith(".") for f in recorded.values())
+    page = (site / name / "index.html").read_text()
+    shown = dict(re.findall(r'<img src="([^"]+)" alt="([^"]+)">', page))
+    assert {src: html.unescape(alt) for src, alt in shown.items()} == {n: f.alt for n, f in recorded.items()}
 
 
 @pytest.mark.parametrize("number", TEACHING)

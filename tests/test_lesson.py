@@ -105,3 +105,25 @@ def test_save_figure_writes_a_png_matplotlib_reads_back_and_a_failed_save_keeps_
         save_figure(Broken(), path)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["f.png"]
     plt.close(fig)
+
+
+def test_save_results_stores_a_dataclass_as_its_fields_less_the_unsaved_ones(tmp_path):
+    import dataclasses
+
+    import numpy as np
+
+    from physai.lesson import read_results, save_results, unsaved
+
+    @dataclasses.dataclass(frozen=True)
+    class Step:
+        worst: float
+        rows: tuple
+        trace: np.ndarray = unsaved()
+
+    step = Step(np.float64(0.25), (1, 2), np.arange(3.0))
+    save_results(tmp_path, "experiment.py", {"step": step, "steps": [step]})
+    assert read_results(tmp_path)["experiment"] == {"step": {"worst": 0.25, "rows": [1, 2]},
+                                                     "steps": [{"worst": 0.25, "rows": [1, 2]}]}
+    assert "trace" not in repr(step) and step.trace.shape == (3,)
+    save_results(tmp_path, "build.py", step)  # one step's dataclass as the whole entry
+    assert read_results(tmp_path)["build"] == {"worst": 0.25, "rows": [1, 2]}

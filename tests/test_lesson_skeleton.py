@@ -36,3 +36,24 @@ def test_no_full_flag_and_no_copy_of_full_run(script):
     assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     assert "FULL" not in assigned and "full_run" not in defined
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_figures_are_recorded_through_save_results_never_printed_for_a_parser(script):
+    """A script that saves a figure passes its caption and alt text to ``save_results(..., figures=...)``; no line
+    it prints is read back (the pages take captions from results.json, not from transcripts)."""
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    saves = [n for n in calls if ast.unparse(n.func) == "save_results"]
+    if any(ast.unparse(n.func) == "save_figure" for n in calls):
+        assert saves and all(any(k.arg == "figures" for k in n.keywords) for n in saves)
+    texts = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    assert not [t for t in texts if t.lstrip("\n").startswith("figure: ")]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_step_returns_a_dict(script):
+    """Steps return frozen dataclasses (their fields are what results.json stores), not dicts built by hand."""
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    steps = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.endswith("_step")]
+    assert [n.name for n in steps if n.returns is None or ast.unparse(n.returns) == "dict"] == []

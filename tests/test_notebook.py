@@ -88,7 +88,8 @@ def test_the_pages_numbers_are_the_runs_written_as_the_page_formats_them(blank):
     results = json.loads((folder / "physai-out" / "09-jacobians" / "results.json").read_text(encoding="utf-8"))
     markdown = "\n".join(c.source for c in book.cells if c.cell_type == "markdown")
     # the notebook's own run measured the same lever as the run its page was written from
-    assert f"Its length, the lever from the lift axis to the tool, is {results['build']['lever']:.4f} m." in markdown
+    lever = results["build"]["column"]["lever"]
+    assert f"Its length, the lever from the lift axis to the tool, is {lever:.4f} m." in markdown
 
 
 def test_the_blank_notebook_runs_to_the_end_printing_tables_and_showing_figures(blank):

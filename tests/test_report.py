@@ -19,7 +19,8 @@ PNG_1X1 = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01
 LONG = "x" * 400  # one unbroken word far wider than the page: the report must wrap it, not cut it
 DEMO_BUILD = f"""\"\"\"Demo lesson: claims, a figure and a transcript.\"\"\"
 from pathlib import Path
-from physai.lesson import Claim, claims_table, full_run, out_dir, verdict, write_claims, transcript
+from physai.lesson import (Claim, Figure, claims_table, full_run, out_dir, save_results, verdict, write_claims,
+                           transcript)
 here = out_dir(__file__)
 full = full_run()
 with transcript(here / "build_output.txt"):
@@ -30,7 +31,8 @@ with transcript(here / "build_output.txt"):
     print(claims_table(claims))
     print("{LONG}")
     (here / "build_line.png").write_bytes({PNG_1X1!r})
-    print("figure: build_line.png (a one-pixel line)")
+    print("figure: build_line.png (not a caption: the transcript is only read)")
+    save_results(here, "build.py", {{}}, figures=[Figure("build_line.png", "A one-pixel line.", "one grey pixel")])
     write_claims(here, claims, "build.py")
 """
 
@@ -112,7 +114,8 @@ def test_tour_runs_every_script_and_the_summary_counts_the_claim_rows(lessons, t
     assert summary["01-demo", "build.py"][4:7] == ["3", "2", "1"]  # claims, agree, disagree: counted from the rows
     assert summary["02-broken", "experiment.py"][4:7] == ["0", "0", "0"]
     assert "failed (exit 3)" in page and "stale numbers" not in page
-    assert '<img src="01-demo/build_line.png"' in page and "<figcaption>a one-pixel line</figcaption>" in page
+    assert '<img src="01-demo/build_line.png"' in page and "<figcaption>A one-pixel line.</figcaption>" in page
+    assert 'alt="one grey pixel"' in page  # the caption and alt text the run recorded in results.json
     assert (out / "01-demo" / "build_line.png").read_bytes() == PNG_1X1
     assert "<details><summary>transcript: build_output.txt</summary>" in page
     assert report.versions()["mujoco"] in page and 'id="wall"' in page
@@ -171,11 +174,6 @@ def test_script_title_is_the_docstrings_first_paragraph(tmp_path):
     assert report.script_title(script) == "Lesson 99: a title that runs over two lines."
     script.write_text("x = 1\n")
     assert report.script_title(script) == ""
-
-
-def test_figure_captions_come_from_the_transcripts_figure_lines():
-    text = "a\nfigure: drift.png (drift of repeated composition)\nfigure: bare.png\n"
-    assert report.figure_captions(text) == {"drift.png": "drift of repeated composition", "bare.png": "bare.png"}
 
 
 CUT_OFF = """() => [...document.querySelectorAll('pre, td, th, p, figcaption, summary, h1, h2, h3')]

@@ -7,6 +7,7 @@ Run: uv run python experiments/07-frames/build.py   (writes build_output.txt, cl
 build_frames.png)
 """
 
+from dataclasses import dataclass
 
 import matplotlib
 
@@ -23,6 +24,7 @@ from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     fmt_row,
     full_run,
     out_dir,
@@ -95,7 +97,15 @@ def random_transform(rng):
     return tf.make_transform(Rotation.random(random_state=rng).as_matrix(), 0.3 * rng.normal(size=3))
 
 
-def exercise_step(n=N_CHECK) -> dict:
+@dataclass(frozen=True)
+class Exercise:
+    """Step 0: the largest difference of each hand-written function from its reference over ``n`` inputs."""
+
+    n: int
+    err: dict[str, float]
+
+
+def exercise_step(n=N_CHECK) -> Exercise:
     """Step 0: the four hand-written functions against np.cross, SciPy, MuJoCo's mju_negPose and Pinocchio."""
     rng = np.random.default_rng(SEED + 2)
     err = dict.fromkeys(EXERCISE, 0.0)
@@ -113,10 +123,34 @@ def exercise_step(n=N_CHECK) -> dict:
                                       np.abs(Ti[:3, :3] - tf.quat_to_matrix(quat)).max())
         err["twist_adjoint"] = max(err["twist_adjoint"],
                                    np.abs(twist_adjoint(T) @ twist - pin.SE3(T).act(pin.Motion(twist)).vector).max())
-    return {"n": n, "err": {k: float(e) for k, e in err.items()}}
+    return Exercise(n, {k: float(e) for k, e in err.items()})
 
 
-def chain_step(m, chain, q=Q0) -> dict:
+@dataclass(frozen=True)
+class FrameRow:
+    """One joint frame of Step 1: its body's name, its origin ``p`` (m, world) and ``|p - MuJoCo xpos|``."""
+
+    body: str
+    p: np.ndarray
+    err: float
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Step 1: the chain's joint frames, the tool pose ``T_tool`` (4x4, world) and its checks."""
+
+    rows: tuple[FrameRow, ...]
+    tool: str
+    T_tool: np.ndarray
+    tool_p: np.ndarray
+    tool_err: float
+    worst_body_err: float
+    reversed: np.ndarray
+    inverse_err: float
+    world_in_tool: np.ndarray
+
+
+def chain_step(m, chain, q=Q0) -> Chain:
     """Step 1: T_world_tool = T_world_j0 @ M_0 @ T_j0_j1 @ M_1 @ ... @ T_j4_tool, each joint frame vs MuJoCo's
     body position, the tool vs its site; the same factors right-to-left; T @ inverse(T) - I."""
     d = mujoco.MjData(m)
@@ -127,19 +161,36 @@ def chain_step(m, chain, q=Q0) -> dict:
         motion = tf.make_transform(rodrigues(chain.axis_joint[i], q[i] - chain.q_ref[i]), np.zeros(3))
         T = tf.compose(T, chain.T_prev_joint[i], motion)
         body = m.jnt_bodyid[m.joint(name).id]
-        rows.append((m.body(body).name, T[:3, 3].copy(), float(np.abs(T[:3, 3] - d.xpos[body]).max())))
+        rows.append(FrameRow(m.body(body).name, T[:3, 3].copy(), float(np.abs(T[:3, 3] - d.xpos[body]).max())))
     T_tool = tf.compose(T, chain.T_last_tool)
     sid = m.site(chain.tool_name).id
     site = np.eye(4)
     site[:3, :3], site[:3, 3] = d.site_xmat[sid].reshape(3, 3), d.site_xpos[sid]
     reversed_p = tf.compose(chain.T_last_tool, *chain.T_prev_joint[::-1])[:3, 3]
     T_tool_world = invert_transform(T_tool)
-    return {"rows": rows, "T_tool": T_tool, "tool_err": float(np.abs(T_tool - site).max()), "reversed": reversed_p,
-            "inverse_err": float(np.abs(tf.compose(T_tool, T_tool_world) - np.eye(4)).max()),
-            "world_in_tool": T_tool_world[:3, 3]}
+    return Chain(tuple(rows), chain.tool_name, T_tool, T_tool[:3, 3], float(np.abs(T_tool - site).max()),
+                 max(r.err for r in rows), reversed_p,
+                 float(np.abs(tf.compose(T_tool, T_tool_world) - np.eye(4)).max()), T_tool_world[:3, 3])
 
 
-def spellings_step(R) -> dict:
+@dataclass(frozen=True)
+class Spellings:
+    """Step 2: one orientation as a quaternion (w, x, y, z), roll-pitch-yaw and a rotation vector (rad), each with
+    its difference from MuJoCo or SciPy; ``misread_deg`` the angle (deg) of the scalar-order slip."""
+
+    quat: np.ndarray
+    quat_err: float
+    scipy_quat: np.ndarray
+    rpy: np.ndarray
+    rpy_err: float
+    XYZ: np.ndarray
+    rotvec: np.ndarray
+    rotvec_err: float
+    angle: float
+    misread_deg: float
+
+
+def spellings_step(R) -> Spellings:
     """Step 2: one orientation as a quaternion, roll-pitch-yaw and a rotation vector, against MuJoCo and SciPy; and
     the rotation you get by handing MuJoCo's (w, x, y, z) to SciPy's default (x, y, z, w) reader."""
     mj_quat = np.zeros(4)
@@ -147,24 +198,47 @@ def spellings_step(R) -> dict:
     rot = Rotation.from_matrix(R)
     quat, rpy, rotvec = tf.matrix_to_quat(R), tf.matrix_to_rpy(R), tf.so3_log(R)
     misread = Rotation.from_quat(quat)  # the order slip: w read as z, x as w...
-    return {"quat": quat, "quat_err": float(np.abs(quat - mj_quat).max()), "scipy_quat": rot.as_quat(),
-            "rpy": rpy, "rpy_err": float(np.abs(rpy - rot.as_euler("xyz")).max()), "XYZ": rot.as_euler("XYZ"),
-            "rotvec": rotvec, "rotvec_err": float(np.abs(rotvec - rot.as_rotvec()).max()),
-            "angle": float(np.linalg.norm(rotvec)),
-            "misread_deg": float(np.degrees((misread * rot.inv()).magnitude()))}
+    return Spellings(quat, float(np.abs(quat - mj_quat).max()), rot.as_quat(), rpy,
+                     float(np.abs(rpy - rot.as_euler("xyz")).max()), rot.as_euler("XYZ"), rotvec,
+                     float(np.abs(rotvec - rot.as_rotvec()).max()), float(np.linalg.norm(rotvec)),
+                     float(np.degrees((misread * rot.inv()).magnitude())))
 
 
-def exp_step(n=N_TWISTS) -> dict:
+@dataclass(frozen=True)
+class ExpRoundTrip:
+    """Step 3: over ``n`` twists, the worst ``|se3_log(se3_exp(V)) - V|`` and ``|se3_exp - pin.exp6|``."""
+
+    n: int
+    round_trip: float
+    pin: float
+
+
+def exp_step(n=N_TWISTS) -> ExpRoundTrip:
     """Step 3: se3_exp / se3_log round trips over random twists with |w| < pi, and se3_exp vs pin.exp6."""
     V = np.random.default_rng(SEED).normal(size=(n, 6)) * [0.5, 0.5, 0.5, 1.0, 1.0, 1.0]
     V = V[np.linalg.norm(V[:, 3:], axis=1) < np.pi]
     T = tf.se3_exp(V)
-    return {"n": len(V), "round_trip": float(np.abs(tf.se3_log(T) - V).max()),
-            "pin": max(float(np.abs(T[k] - pin.exp6(pin.Motion(V[k, :3], V[k, 3:])).homogeneous).max())
-                       for k in range(len(V)))}
+    return ExpRoundTrip(len(V), float(np.abs(tf.se3_log(T) - V).max()),
+                        max(float(np.abs(T[k] - pin.exp6(pin.Motion(V[k, :3], V[k, 3:])).homogeneous).max())
+                            for k in range(len(V))))
 
 
-def adjoint_step(T_world_tool) -> dict:
+@dataclass(frozen=True)
+class Adjoint:
+    """Step 4: a tool-frame twist (m/s, rad/s) and wrench (N, N m) in world terms, their differences from
+    Pinocchio, and the power F.V (W) in both frames."""
+
+    twist: np.ndarray
+    wrench: np.ndarray
+    twist_world: np.ndarray
+    wrench_world: np.ndarray
+    twist_pin: float
+    wrench_pin: float
+    power_tool: float
+    power_world: float
+
+
+def adjoint_step(T_world_tool) -> Adjoint:
     """Step 4: a tool-frame twist and wrench moved to the world frame with twist_adjoint, vs Pinocchio's SE3.act;
     the power F.V in both frames."""
     twist = np.array([0.0, 0.0, 0.05, 0.0, 0.0, 0.0])  # 5 cm/s along the tool's own z
@@ -172,101 +246,137 @@ def adjoint_step(T_world_tool) -> dict:
     M = pin.SE3(T_world_tool)
     tw = twist_adjoint(T_world_tool) @ twist
     wr = twist_adjoint(invert_transform(T_world_tool)).T @ wrench  # F_world = Ad(T_tool_world)^T F_tool
-    return {"twist": twist, "wrench": wrench, "twist_world": tw, "wrench_world": wr,
-            "twist_pin": float(np.abs(tw - M.act(pin.Motion(twist)).vector).max()),
-            "wrench_pin": float(np.abs(wr - M.act(pin.Force(wrench)).vector).max()),
-            "power_tool": float(wrench @ twist), "power_world": float(wr @ tw)}
+    return Adjoint(twist, wrench, tw, wr, float(np.abs(tw - M.act(pin.Motion(twist)).vector).max()),
+                   float(np.abs(wr - M.act(pin.Force(wrench)).vector).max()), float(wrench @ twist), float(wr @ tw))
 
 
-def refuse_step(R) -> dict:
+@dataclass(frozen=True)
+class Refusal:
+    """Step 5: the refusals' messages (``message`` for the drifted matrix, ``zero_message`` for a zero quaternion),
+    the drift ``|R R^T - I|`` before and after orthonormalize, how far it moved the matrix, and the accepted
+    quaternion."""
+
+    message: str | None
+    zero_message: str | None
+    noise: float
+    tol: float
+    drift: float
+    ortho: float
+    moved: float
+    accepted: np.ndarray
+
+
+def _refusal(call) -> str | None:
+    """The message of the InputError ``call()`` raises (None when it accepts)."""
+    try:
+        call()
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def refuse_step(R) -> Refusal:
     """Step 5: what is not a rotation is refused (the messages); orthonormalize repairs a drifted matrix."""
     drifted = R + NOISE * np.random.default_rng(SEED + 1).normal(size=(3, 3))
-    messages = {}
-    for label, call in [(DRIFTED, lambda: tf.matrix_to_quat(drifted)),
-                        ("quat_to_matrix([0, 0, 0, 0])", lambda: tf.quat_to_matrix(np.zeros(4)))]:
-        try:
-            call()
-            messages[label] = None
-        except InputError as exc:
-            messages[label] = str(exc)
     fixed = tf.orthonormalize(drifted)
-    return {"messages": messages, "noise": NOISE, "tol": tf.ROTATION_TOL,
-            "drift": float(np.abs(drifted @ drifted.T - np.eye(3)).max()),
-            "ortho": float(np.abs(fixed @ fixed.T - np.eye(3)).max()),
-            "moved": float(np.abs(fixed - drifted).max()), "accepted": tf.matrix_to_quat(fixed)}
+    return Refusal(_refusal(lambda: tf.matrix_to_quat(drifted)), _refusal(lambda: tf.quat_to_matrix(np.zeros(4))),
+                   NOISE, tf.ROTATION_TOL, float(np.abs(drifted @ drifted.T - np.eye(3)).max()),
+                   float(np.abs(fixed @ fixed.T - np.eye(3)).max()), float(np.abs(fixed - drifted).max()),
+                   tf.matrix_to_quat(fixed))
 
 
-def rates_step(R, omega_world=OMEGA_WORLD) -> dict:
+@dataclass(frozen=True)
+class Rates:
+    """Step 6: one angular velocity ``omega_world`` (rad/s, world axes) in the tool's axes (``body``) and as
+    roll-pitch-yaw rates (``rpy_rates``, rad/s), and the norm of their difference."""
+
+    omega_world: np.ndarray
+    body: np.ndarray
+    rpy_rates: np.ndarray
+    gap: float
+
+
+def rates_step(R, omega_world=OMEGA_WORLD) -> Rates:
     """Step 6: one angular velocity (world axes) written in the tool's axes (the body twist's angular part, R^T w)
     and as roll-pitch-yaw rates (B(phi)^-1 w, what an analytic Jacobian's rows hold): two different vectors."""
     body = R.T @ omega_world
     rpy_rates = np.linalg.solve(tf.rpy_rate_matrix(tf.matrix_to_rpy(R)), omega_world)
-    return {"omega_world": omega_world, "body": body, "rpy_rates": rpy_rates,
-            "gap": float(np.linalg.norm(body - rpy_rates))}
+    return Rates(omega_world, body, rpy_rates, float(np.linalg.norm(body - rpy_rates)))
 
 
-def break_step(chain, T_world_tool, reversed_p) -> dict:
+@dataclass(frozen=True)
+class Broken:
+    """Break it: the tool point (m) with the fixed factors left-to-right and right-to-left, their distance, and
+    ``|T @ T_inv - I|`` for an inverse that keeps R."""
+
+    home: np.ndarray
+    reversed: np.ndarray
+    order_gap: float
+    untransposed_err: float
+
+
+def break_step(chain, T_world_tool, reversed_p) -> Broken:
     """Break it: the chain's fixed factors multiplied right-to-left, and an inverse that keeps R instead of R^T."""
     R, p = T_world_tool[:3, :3], T_world_tool[:3, 3]
     bad = tf.make_transform(R, -R @ p)
     home = tf.compose(*chain.T_prev_joint, chain.T_last_tool)[:3, 3]  # the same factors left-to-right (q = q_ref)
-    return {"home": home, "reversed": reversed_p, "order_gap": float(np.linalg.norm(home - reversed_p)),
-            "untransposed_err": float(np.abs(T_world_tool @ bad - np.eye(4)).max())}
+    return Broken(home, reversed_p, float(np.linalg.norm(home - reversed_p)),
+                  float(np.abs(T_world_tool @ bad - np.eye(4)).max()))
 
 
 # ---- printing, claims, figure -----------------------------------------------------------------------------------
 
 
 def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
-    print(f"\n== Step 0. Your functions against the references ({ex['n']} random inputs each) ==")
+    print(f"\n== Step 0. Your functions against the references ({ex.n} random inputs each) ==")
     refs = {"skew": "np.cross", "rodrigues": "SciPy Rotation.from_rotvec", "invert_transform": "MuJoCo mju_negPose",
             "twist_adjoint": "Pinocchio SE3.act(Motion)"}
-    for name, e in ex["err"].items():
+    for name, e in ex.err.items():
         print(f"{name:17s} vs {refs[name]:27s} max |difference| {e:.1e}")
     print("\n== Step 1. A chain of transforms: T_world_tool = T_world_j0 @ M_0 @ T_j0_j1 @ M_1 @ ... @ T_j4_tool ==")
     print(f"{'frame':>14s} {'x':>8s} {'y':>8s} {'z':>8s}   |p - MuJoCo xpos|")
-    for body, p, err in ch["rows"]:
-        print(f"{body:>14s} {fmt_row(p)}   {err:.1e}")
-    print(f"{chain.tool_name:>14s} {fmt_row(ch['T_tool'][:3, 3])}   {ch['tool_err']:.1e} (whole 4x4 vs the site)")
-    print(f"T_world_tool @ invert_transform(T_world_tool) - I: {ch['inverse_err']:.1e} (R^T and -R^T p); the world "
-          f"origin in tool coordinates: {fmt_row(ch['world_in_tool'])}")
+    for row in ch.rows:
+        print(f"{row.body:>14s} {fmt_row(row.p)}   {row.err:.1e}")
+    print(f"{chain.tool_name:>14s} {fmt_row(ch.T_tool[:3, 3])}   {ch.tool_err:.1e} (whole 4x4 vs the site)")
+    print(f"T_world_tool @ invert_transform(T_world_tool) - I: {ch.inverse_err:.1e} (R^T and -R^T p); the world "
+          f"origin in tool coordinates: {fmt_row(ch.world_in_tool)}")
     print("\n== Step 2. One orientation, four spellings (tool at Q0) ==")
-    print(f"quaternion (w,x,y,z): {fmt_row(sp['quat'])}   |q - mju_mat2Quat| = {sp['quat_err']:.1e}")
-    print(f"SciPy as_quat() order (x,y,z,w): {fmt_row(sp['scipy_quat'])}  <- same numbers, scalar last")
-    print(f"roll, pitch, yaw (rad): {fmt_row(sp['rpy'])}   |rpy - SciPy as_euler('xyz')| = {sp['rpy_err']:.1e}")
-    print(f"SciPy as_euler('XYZ') (intrinsic, a different convention): {fmt_row(sp['XYZ'])}")
-    print(f"rotation vector (rad): {fmt_row(sp['rotvec'])}, angle {sp['angle']:.4f} rad   "
-          f"|w - SciPy as_rotvec| = {sp['rotvec_err']:.1e}")
-    print(f"(w,x,y,z) handed to SciPy's default from_quat (x,y,z,w): a rotation {sp['misread_deg']:.1f} deg away")
+    print(f"quaternion (w,x,y,z): {fmt_row(sp.quat)}   |q - mju_mat2Quat| = {sp.quat_err:.1e}")
+    print(f"SciPy as_quat() order (x,y,z,w): {fmt_row(sp.scipy_quat)}  <- same numbers, scalar last")
+    print(f"roll, pitch, yaw (rad): {fmt_row(sp.rpy)}   |rpy - SciPy as_euler('xyz')| = {sp.rpy_err:.1e}")
+    print(f"SciPy as_euler('XYZ') (intrinsic, a different convention): {fmt_row(sp.XYZ)}")
+    print(f"rotation vector (rad): {fmt_row(sp.rotvec)}, angle {sp.angle:.4f} rad   "
+          f"|w - SciPy as_rotvec| = {sp.rotvec_err:.1e}")
+    print(f"(w,x,y,z) handed to SciPy's default from_quat (x,y,z,w): a rotation {sp.misread_deg:.1f} deg away")
     print(f"\n== Step 3. Exponential coordinates: round trips over {N_TWISTS} random twists ==")
-    print(f"{xp['n']} twists with |w| < pi: |se3_log(se3_exp(V)) - V| max {xp['round_trip']:.1e}; "
-          f"|se3_exp - pin.exp6| max {xp['pin']:.1e}")
+    print(f"{xp.n} twists with |w| < pi: |se3_log(se3_exp(V)) - V| max {xp.round_trip:.1e}; "
+          f"|se3_exp - pin.exp6| max {xp.pin:.1e}")
     print("\n== Step 4. Twists and wrenches between frames with twist_adjoint (tool at Q0) ==")
-    print(f"twist in tool axes  {fmt_row(ad['twist'])} -> world origin, world axes {fmt_row(ad['twist_world'])}  "
-          f"|d pin| {ad['twist_pin']:.1e}")
-    print(f"wrench in tool axes {fmt_row(ad['wrench'])} -> about world origin {fmt_row(ad['wrench_world'])}  "
-          f"|d pin| {ad['wrench_pin']:.1e}")
-    print(f"power F.V: tool frame {ad['power_tool']:+.6f} W, world frame {ad['power_world']:+.6f} W")
+    print(f"twist in tool axes  {fmt_row(ad.twist)} -> world origin, world axes {fmt_row(ad.twist_world)}  "
+          f"|d pin| {ad.twist_pin:.1e}")
+    print(f"wrench in tool axes {fmt_row(ad.wrench)} -> about world origin {fmt_row(ad.wrench_world)}  "
+          f"|d pin| {ad.wrench_pin:.1e}")
+    print(f"power F.V: tool frame {ad.power_tool:+.6f} W, world frame {ad.power_world:+.6f} W")
     print("\n== Step 5. What is not a rotation is refused ==")
-    for label, message in rf["messages"].items():
+    for label, message in [(DRIFTED, rf.message), ("quat_to_matrix([0, 0, 0, 0])", rf.zero_message)]:
         print(f"{label}: InputError: {message}")
-    print(f"orthonormalize(R + noise): |R R^T - I| {rf['drift']:.1e} -> {rf['ortho']:.1e}, moved {rf['moved']:.1e} "
+    print(f"orthonormalize(R + noise): |R R^T - I| {rf.drift:.1e} -> {rf.ortho:.1e}, moved {rf.moved:.1e} "
           "from the input; matrix_to_quat accepts it")
-    print(f"\n== Step 6. One angular velocity, w = {fmt_row(rt['omega_world'], 4, 0)} rad/s (world axes) ==")
-    print(f"in the tool's axes (body twist, R^T w):      {fmt_row(rt['body'])}")
-    print(f"as roll-pitch-yaw rates (B(phi)^-1 w):       {fmt_row(rt['rpy_rates'])}   |difference| {rt['gap']:.4f}")
+    print(f"\n== Step 6. One angular velocity, w = {fmt_row(rt.omega_world, 4, 0)} rad/s (world axes) ==")
+    print(f"in the tool's axes (body twist, R^T w):      {fmt_row(rt.body)}")
+    print(f"as roll-pitch-yaw rates (B(phi)^-1 w):       {fmt_row(rt.rpy_rates)}   |difference| {rt.gap:.4f}")
     print("\n== Break it ==")
-    print(f"fixed factors left-to-right (q = 0): tool at {fmt_row(br['home'])}; "
-          f"right-to-left: {fmt_row(br['reversed'])}"
-          f"; {br['order_gap']:.4f} m apart")
-    print(f"an inverse that keeps R instead of R^T: |T @ T_inv - I| = {br['untransposed_err']:.4f}")
+    print(f"fixed factors left-to-right (q = 0): tool at {fmt_row(br.home)}; "
+          f"right-to-left: {fmt_row(br.reversed)}"
+          f"; {br.order_gap:.4f} m apart")
+    print(f"an inverse that keeps R instead of R^T: |T @ T_inv - I| = {br.untransposed_err:.4f}")
 
 
 def claims(ch) -> list[Claim]:
     """The track overview's statement about this lesson, measured on the SO-101 chain."""
     return [Claim(LESSON, "a 4x4 matrix moves you between frames; the algebra is matrix multiplication",
-                  "T_world_tool = product of 4x4 transforms", f"|product - MuJoCo site pose| = {ch['tool_err']:.1e}",
-                  verdict(ch["tool_err"] <= 1e-14), "the product of the chain's 4x4s equals MuJoCo's site pose to "
+                  "T_world_tool = product of 4x4 transforms", f"|product - MuJoCo site pose| = {ch.tool_err:.1e}",
+                  verdict(ch.tool_err <= 1e-14), "the product of the chain's 4x4s equals MuJoCo's site pose to "
                   "1e-14", SCRIPT)]
 
 
@@ -290,22 +400,6 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     plt.close(fig)
 
 
-def results(chain, ex, ch, sp, xp, ad, rf, rt, br) -> dict:
-    """Everything the lesson page quotes, at full precision."""
-    return {"q0": Q0, "exercise": ex,
-            "chain": {"rows": [{"body": b, "p": p, "err": e} for b, p, e in ch["rows"]], "tool": chain.tool_name,
-                      "tool_p": ch["T_tool"][:3, 3], "tool_err": ch["tool_err"], "inverse_err": ch["inverse_err"],
-                      "world_in_tool": ch["world_in_tool"],
-                      "worst_body_err": max(e for _, _, e in ch["rows"])},
-            "spell": {k: sp[k] for k in ("quat", "quat_err", "scipy_quat", "rpy", "rpy_err", "XYZ", "rotvec",
-                                         "rotvec_err", "angle", "misread_deg")},
-            "exp": xp, "adjoint": ad,
-            "refuse": {"noise": rf["noise"], "tol": rf["tol"], "drift": rf["drift"], "ortho": rf["ortho"],
-                       "moved": rf["moved"],
-                       "message": rf["messages"][DRIFTED]},
-            "rates": rt, "break": br}
-
-
 def main(full: bool = False) -> list[Claim]:
     """The lesson's build steps, printed; their claims (returned), numbers and figure saved. ``full``: no larger
     size here."""
@@ -313,15 +407,23 @@ def main(full: bool = False) -> list[Claim]:
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; seed {SEED}")
     ex, ch = exercise_step(), chain_step(m, chain)
-    R = ch["T_tool"][:3, :3]
-    sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch["T_tool"]), refuse_step(R), rates_step(R)
-    br = break_step(chain, ch["T_tool"], ch["reversed"])
+    R = ch.T_tool[:3, :3]
+    sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch.T_tool), refuse_step(R), rates_step(R)
+    br = break_step(chain, ch.T_tool, ch.reversed)
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
     rows = publish_claims(HERE, claims(ch), SCRIPT)
-    figure(chain, [row[0] for row in ch["rows"]], joint_frames(chain, Q0)[0], ch["T_tool"], HERE / "build_frames.png")
-    print("\nfigure: build_frames.png (The SO-101's joint frames at Q0, from the world through each joint to the tool, "
-          "with x red, y green and z blue.)")
-    save_results(HERE, SCRIPT, results(chain, ex, ch, sp, xp, ad, rf, rt, br))
+    figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
+    figures = [
+        Figure("build_frames.png",
+               "The SO-101's joint frames at Q0, from the world through each joint to the tool, "
+               "with x red, y green and z blue.",
+               "Three-dimensional plot of the SO-101's frames at the pose q0: the world frame at the origin, one "
+               "small red-green-blue triad per joint along a grey polyline, each labelled with its body's name as in "
+               "the table and its joint's name in brackets, and the gripperframe tool triad at the end of the chain, "
+               "tilted downward."),
+    ]
+    save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
+                                "refuse": rf, "rates": rt, "break": br}, figures=figures)
     return rows
 
 

@@ -6,6 +6,7 @@ Run: uv run python experiments/07-frames/experiment.py [--full]
 """
 
 import time
+from dataclasses import dataclass
 from decimal import Decimal, getcontext
 
 import matplotlib
@@ -17,6 +18,7 @@ import numpy as np  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     full_run,
     out_dir,
     run_script,
@@ -39,7 +41,21 @@ def angle_between(R_a, R_b) -> float:
     return float(np.linalg.norm(tf.so3_log(tf.orthonormalize(R_a).T @ tf.orthonormalize(R_b))))
 
 
-def drift(n_steps=N_STEPS) -> dict:
+@dataclass(frozen=True)
+class Drift:
+    """``n`` compositions: the final matrices ``Rs`` (raw, re-orthonormalised) and quaternions ``qs`` (raw,
+    re-normalised), the shape error every RECORD_EVERY steps (``trace``), and the two references ``R_pow`` (binary
+    powering of the float step) and ``R_exact`` (the exact rotation)."""
+
+    n: int
+    Rs: np.ndarray
+    qs: np.ndarray
+    trace: dict[str, list[float]]
+    R_pow: np.ndarray
+    R_exact: np.ndarray
+
+
+def drift(n_steps=N_STEPS) -> Drift:
     """Compose the same step ``n_steps`` times as a matrix and as a quaternion, raw and re-normalised every
     FIX_EVERY steps; the shape error every RECORD_EVERY steps, and two references for the final rotation."""
     dR = tf.so3_exp(STEP_ROTVEC)
@@ -63,10 +79,22 @@ def drift(n_steps=N_STEPS) -> dict:
     R_pow = np.linalg.matrix_power(dR, n_steps)
     # ... and the exact rotation by N * |step| (mod 2 pi), which also sees the step's own rounding
     R_exact = drift_reference(n_steps)
-    return {"n": n_steps, "Rs": Rs, "qs": qs, "trace": trace, "R_pow": R_pow, "R_exact": R_exact}
+    return Drift(n_steps, Rs, qs, trace, R_pow, R_exact)
 
 
-def drift_float32(n_steps=N_STEPS) -> dict:
+@dataclass(frozen=True)
+class Float32Drift:
+    """Break it: after ``n`` raw float32 compositions, the shape errors ``|R R^T - I|`` and ``||q| - 1|``, and each
+    one's angle (rad) from the exact rotation."""
+
+    n: int
+    R_ortho: float
+    q_norm: float
+    R_angle: float
+    q_angle: float
+
+
+def drift_float32(n_steps=N_STEPS) -> Float32Drift:
     """Break it: the same raw compositions in float32 (as on many GPUs); final shape error and angle error."""
     dR = tf.so3_exp(STEP_ROTVEC).astype(np.float32)
     Q_step = tf.quat_multiply(np.eye(4), tf.matrix_to_quat(tf.so3_exp(STEP_ROTVEC))).astype(np.float32)
@@ -76,9 +104,8 @@ def drift_float32(n_steps=N_STEPS) -> dict:
         q = q @ Q_step
     R64, q64 = R.astype(float), q.astype(float)
     exact = drift_reference(n_steps)
-    return {"n": n_steps, "R_ortho": float(np.abs(R64 @ R64.T - np.eye(3)).max()),
-            "q_norm": float(abs(np.linalg.norm(q64) - 1.0)), "R_angle": angle_between(R64, exact),
-            "q_angle": angle_between(tf.quat_to_matrix(q64), exact)}
+    return Float32Drift(n_steps, float(np.abs(R64 @ R64.T - np.eye(3)).max()), float(abs(np.linalg.norm(q64) - 1.0)),
+                        angle_between(R64, exact), angle_between(tf.quat_to_matrix(q64), exact))
 
 
 def drift_reference(n_steps) -> np.ndarray:
@@ -99,58 +126,81 @@ def best_time(f, repeats=3) -> float:
     return best
 
 
-def cost_step(n_batch=N_BATCH) -> dict:
-    """Seconds (best of 3) to compose ``n_batch`` random pairs as matrices, as quaternions, and to convert."""
+@dataclass(frozen=True)
+class Cost:
+    """Nanoseconds per pair (best of 3) over ``n`` pairs, by operation (``ns``: matrix, quat, convert), the largest
+    difference between the two products, and the quaternion product's time over the matrix product's."""
+
+    n: int
+    ns: dict[str, float]
+    agree: float
+    quat_over_matrix: float
+
+
+def cost_step(n_batch=N_BATCH) -> Cost:
+    """Time (best of 3) to compose ``n_batch`` random pairs as matrices, as quaternions, and to convert."""
     rng = np.random.default_rng(SEED)
     qa, qb = (tf.quat_normalize(rng.normal(size=(n_batch, 4))) for _ in range(2))
     Ra, Rb = tf.quat_to_matrix(qa), tf.quat_to_matrix(qb)
-    return {"n": n_batch, "matrix": best_time(lambda: np.matmul(Ra, Rb)),
-            "quat": best_time(lambda: tf.quat_multiply(qa, qb)), "convert": best_time(lambda: tf.quat_to_matrix(qa)),
-            "agree": float(np.abs(tf.quat_to_matrix(tf.quat_multiply(qa, qb)) - Ra @ Rb).max())}
+    seconds = {"matrix": best_time(lambda: np.matmul(Ra, Rb)), "quat": best_time(lambda: tf.quat_multiply(qa, qb)),
+               "convert": best_time(lambda: tf.quat_to_matrix(qa))}
+    ns = {k: t / n_batch * 1e9 for k, t in seconds.items()}
+    return Cost(n_batch, ns, float(np.abs(tf.quat_to_matrix(tf.quat_multiply(qa, qb)) - Ra @ Rb).max()),
+                ns["quat"] / ns["matrix"])
 
 
-def drift_rows(r) -> list[dict]:
+@dataclass(frozen=True)
+class DriftRow:
+    """One representation after the compositions: its shape error, and its angle (rad) to dR^N by powering and to
+    the exact rotation."""
+
+    label: str
+    shape: float
+    vs_pow: float
+    vs_exact: float
+
+
+def drift_rows(r: Drift) -> list[DriftRow]:
     """Per representation: the shape error, and the angle (rad) to dR^N by powering and to the exact rotation."""
-    rows = [("matrix, raw", r["Rs"][0], r["trace"]["R raw"][-1]),
-            (f"matrix, orthonormalize /{FIX_EVERY}", r["Rs"][1], r["trace"]["R fixed"][-1]),
-            ("quaternion, raw", tf.quat_to_matrix(r["qs"][0]), r["trace"]["q raw"][-1]),
-            (f"quaternion, normalize /{FIX_EVERY}", tf.quat_to_matrix(r["qs"][1]), r["trace"]["q fixed"][-1])]
-    return [{"label": label, "shape": float(shape), "vs_pow": angle_between(R, r["R_pow"]),
-             "vs_exact": angle_between(R, r["R_exact"])} for label, R, shape in rows]
+    rows = [("matrix, raw", r.Rs[0], r.trace["R raw"][-1]),
+            (f"matrix, orthonormalize /{FIX_EVERY}", r.Rs[1], r.trace["R fixed"][-1]),
+            ("quaternion, raw", tf.quat_to_matrix(r.qs[0]), r.trace["q raw"][-1]),
+            (f"quaternion, normalize /{FIX_EVERY}", tf.quat_to_matrix(r.qs[1]), r.trace["q fixed"][-1])]
+    return [DriftRow(label, float(shape), angle_between(R, r.R_pow), angle_between(R, r.R_exact))
+            for label, R, shape in rows]
 
 
 def print_drift(r, rows, f32) -> None:
-    print(f"\n== Drift after {r['n']:,} compositions ==")
+    print(f"\n== Drift after {r.n:,} compositions ==")
     print(f"{'representation':32s} {'|R R^T - I| or ||q|-1|':>24s} {'angle vs dR^N (pow)':>20s} "
           f"{'angle vs exact':>16s}")
     for row in rows:
-        print(f"{row['label']:32s} {row['shape']:24.1e} {row['vs_pow']:20.1e} {row['vs_exact']:16.1e}")
-    print(f"binary powering dR^N vs exact rotation by N|w| mod 2pi: {angle_between(r['R_pow'], r['R_exact']):.1e} rad")
+        print(f"{row.label:32s} {row.shape:24.1e} {row.vs_pow:20.1e} {row.vs_exact:16.1e}")
+    print(f"binary powering dR^N vs exact rotation by N|w| mod 2pi: {angle_between(r.R_pow, r.R_exact):.1e} rad")
     print("Reading: re-orthonormalisation keeps the matrix a rotation (shape error back to ~1e-16) but cannot undo\n"
           "the accumulated angle error; that comes from rounding in each product and in the step itself.\n"
           "A quaternion stays a rotation whatever its norm once normalised for use (quat_to_matrix does it).")
-    print(f"\n-- Break it: the same {f32['n']:,} raw compositions in float32 --")
-    print(f"matrix:     |R R^T - I| {f32['R_ortho']:.1e}, angle vs exact {f32['R_angle']:.1e} rad")
-    print(f"quaternion: ||q| - 1|   {f32['q_norm']:.1e}, angle vs exact {f32['q_angle']:.1e} rad")
+    print(f"\n-- Break it: the same {f32.n:,} raw compositions in float32 --")
+    print(f"matrix:     |R R^T - I| {f32.R_ortho:.1e}, angle vs exact {f32.R_angle:.1e} rad")
+    print(f"quaternion: ||q| - 1|   {f32.q_norm:.1e}, angle vs exact {f32.q_angle:.1e} rad")
 
 
-def print_cost(r) -> None:
-    n = r["n"]
-    print(f"\n== Cost of composing {n:,} random pairs at once (best of 3, this machine) ==")
+def print_cost(r: Cost) -> None:
+    print(f"\n== Cost of composing {r.n:,} random pairs at once (best of 3, this machine) ==")
     print(f"{'operation':36s} {'flops/pair':>11s} {'ns/pair':>9s}")
-    print(f"{'matrix product R_a @ R_b':36s} {'27 mul+18 add':>11s} {r['matrix'] / n * 1e9:9.1f}")
-    print(f"{'quaternion product q_a * q_b':36s} {'16 mul+12 add':>11s} {r['quat'] / n * 1e9:9.1f}")
-    print(f"{'quaternion -> matrix':36s} {'':>11s} {r['convert'] / n * 1e9:9.1f}")
-    print(f"both give the same rotation: max |R(q_a q_b) - R_a R_b| = {r['agree']:.1e}")
+    print(f"{'matrix product R_a @ R_b':36s} {'27 mul+18 add':>11s} {r.ns['matrix']:9.1f}")
+    print(f"{'quaternion product q_a * q_b':36s} {'16 mul+12 add':>11s} {r.ns['quat']:9.1f}")
+    print(f"{'quaternion -> matrix':36s} {'':>11s} {r.ns['convert']:9.1f}")
+    print(f"both give the same rotation: max |R(q_a q_b) - R_a R_b| = {r.agree:.1e}")
     print("Fewer flops do not guarantee less time in NumPy: the matrix product runs in one compiled call, the\n"
           "quaternion product in several array expressions; the counts matter in compiled code (C, JAX, numba).")
 
 
 def plot_drift(r, path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
-    steps = np.arange(1, len(r["trace"]["R raw"]) + 1) * RECORD_EVERY
-    for key, style in zip(r["trace"], ("C0-", "C0--", "C1-", "C1--")):
-        ax.loglog(steps, np.maximum(r["trace"][key], 1e-17), style, label=key)
+    steps = np.arange(1, len(r.trace["R raw"]) + 1) * RECORD_EVERY
+    for key, style in zip(r.trace, ("C0-", "C0--", "C1-", "C1--")):
+        ax.loglog(steps, np.maximum(r.trace[key], 1e-17), style, label=key)
     ax.set(xlabel="compositions", ylabel="|R R^T - I|  or  ||q| - 1|", title="Drift of repeated composition")
     ax.legend()
     fig.tight_layout()
@@ -170,14 +220,19 @@ def main(full: bool = False) -> list[Claim]:
     print_cost(cost)
     write_claims(HERE, [], "experiment.py")  # no source numbers here: the lesson's one source claim is in build.py
     plot_drift(drift_record, HERE / "experiment_drift.png")
-    print("\nfigure: experiment_drift.png (The shape error of the raw matrix and quaternion grows in proportion to "
-          "the number of compositions, while re-normalising holds both at round-off.)")
-    ns = {k: cost[k] / cost["n"] * 1e9 for k in ("matrix", "quat", "convert")}
+    figures = [
+        Figure("experiment_drift.png",
+               "The shape error of the raw matrix and quaternion grows in proportion to "
+               "the number of compositions, while re-normalising holds both at round-off.",
+               "Log-log plot of shape error against the number of compositions for four runs: the raw matrix and raw "
+               "quaternion errors climb along straight lines, in proportion to the number of compositions, while the "
+               "re-normalised matrix and quaternion stay flat at round-off; where an error is exactly zero its point "
+               "is drawn on the bottom edge of the plot."),
+    ]
     save_results(HERE, "experiment.py", {
-        "n_steps": drift_record["n"], "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),
-        "rows": rows, "pow_vs_exact": angle_between(drift_record["R_pow"], drift_record["R_exact"]),
-        "float32": f32, "cost": {"n": cost["n"], "ns": ns, "agree": cost["agree"],
-                                 "quat_over_matrix": ns["quat"] / ns["matrix"]}})
+        "n_steps": drift_record.n, "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),
+        "rows": rows, "pow_vs_exact": angle_between(drift_record.R_pow, drift_record.R_exact), "float32": f32,
+        "cost": cost}, figures=figures)
     return []
 
 

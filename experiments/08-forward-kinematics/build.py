@@ -8,6 +8,7 @@ Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_ou
 results.json beside it)
 """
 
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
@@ -71,7 +72,33 @@ def axes_and_anchors(chain, T_world_joint):
 # ---- the steps ------------------------------------------------------------------------------------------------
 
 
-def walk_step(m, chain, n_poses=N_POSES) -> dict:
+@dataclass(frozen=True)
+class WalkRow:
+    """One joint body: its name, its frame's origin at Q0 (m, world) and its worst position, rotation and
+    axis/anchor difference from MuJoCo over the poses."""
+
+    body: str
+    p: np.ndarray
+    err_p: float
+    err_R: float
+    err_axis: float
+
+
+@dataclass(frozen=True)
+class Walk:
+    """Step 1 over ``n`` poses: the body rows, the worst difference anywhere, the tool point at Q0 (m), the tool
+    pose's worst difference from MuJoCo's site and from physai's ``tool_pose``, and the tool point at q = 0."""
+
+    n: int
+    rows: tuple[WalkRow, ...]
+    worst: float
+    tool_q0: np.ndarray
+    tool_err: float
+    lib_err: float
+    home: np.ndarray
+
+
+def walk_step(m, chain, n_poses=N_POSES) -> Walk:
     """Step 1: your walk at Q0 and random poses: every joint body's frame vs MuJoCo's ``xpos``/``xmat``, axes and
     anchors vs ``xaxis``/``xanchor``, the tool vs the site, and the library's ``tool_pose``."""
     poses = np.vstack([Q0, chain.random_q(np.random.default_rng(SEED), n_poses)])
@@ -93,26 +120,47 @@ def walk_step(m, chain, n_poses=N_POSES) -> dict:
         lib_err = max(lib_err, np.abs(T_tool - tool_pose(chain, q)).max())
         if k == 0:
             p_q0, T_tool_q0 = frames[:, :3, 3], T_tool
-    return {"bodies": [m.body(b).name for b in bodies], "p_q0": p_q0, "err_p": err_p.max(axis=0),
-            "err_R": err_R.max(axis=0), "err_axis": err_axis.max(axis=0), "tool_q0": T_tool_q0[:3, 3],
-            "tool_err": float(tool_err), "lib_err": float(lib_err), "n": len(poses),
-            "home": walk_chain(chain, np.zeros(chain.n))[1][:3, 3]}
+    rows = tuple(WalkRow(m.body(b).name, p, float(ep), float(eR), float(ea)) for b, p, ep, eR, ea in
+                 zip(bodies, p_q0, err_p.max(axis=0), err_R.max(axis=0), err_axis.max(axis=0)))
+    return Walk(len(poses), rows, float(max(err_p.max(), err_R.max(), err_axis.max())), T_tool_q0[:3, 3],
+                float(tool_err), float(lib_err), walk_chain(chain, np.zeros(chain.n))[1][:3, 3])
 
 
-def other_arms_step(n_poses=N_POSES) -> list[dict]:
+@dataclass(frozen=True)
+class ArmCheck:
+    """Step 2: one arm loaded by path, its tool site and joint count, and its worst FK and Jacobian difference
+    from MuJoCo."""
+
+    model: str
+    site: str
+    n: int
+    dT: float
+    dJ: float
+
+
+def other_arms_step(n_poses=N_POSES) -> list[ArmCheck]:
     """Step 2: the WidowX AI and the Panda loaded by path; worst FK and Jacobian difference from MuJoCo."""
     rng, out = np.random.default_rng(SEED + 1), []
     for name, site in [("wxai", "ee_site"), ("panda", "tcp")]:
         path = robots.model_path(name)
         c, mm = robots.load(path, site=site), robots.mujoco_model(path)
         qs = c.random_q(rng, n_poses)
-        out.append({"model": f"{path.parent.name}/{path.name}", "site": site, "n": c.n,
-                    "dT": max(np.abs(tool_pose(c, q) - mj.site_pose(mm, c, q)).max() for q in qs),
-                    "dJ": max(np.abs(jacobian(c, q) - mj.site_jacobian(mm, c, q)).max() for q in qs)})
+        out.append(ArmCheck(f"{path.parent.name}/{path.name}", site, c.n,
+                            float(max(np.abs(tool_pose(c, q) - mj.site_pose(mm, c, q)).max() for q in qs)),
+                            float(max(np.abs(jacobian(c, q) - mj.site_jacobian(mm, c, q)).max() for q in qs))))
     return out
 
 
-def reach_step(n_poses=N_REACH) -> dict:
+@dataclass(frozen=True)
+class Reach:
+    """Step 3: one arm's largest shoulder-to-tool distance (m) and, for the illustrative chain, its largest
+    linear Jacobian entry (m/rad; None for the real arm, whose entry is lesson 09's)."""
+
+    reach: float
+    top: float | None = None
+
+
+def reach_step(n_poses=N_REACH) -> dict[str, Reach]:
     """Step 3: shoulder-to-tool reach of the illustrative chain and the real arm, and the illustrative chain's
     largest linear Jacobian entry (its claim row); the real arm's largest entry is lesson 09's (wxai.py)."""
     rng, out = np.random.default_rng(SEED + 2), {}
@@ -120,13 +168,21 @@ def reach_step(n_poses=N_REACH) -> dict:
         c = robots.load(name)
         qs = c.random_q(rng, n_poses)
         shoulder = joint_frames(c, qs)[0][:, 1, :3, 3]
-        out[name] = {"reach": float(np.linalg.norm(tool_pose(c, qs)[:, :3, 3] - shoulder, axis=1).max())}
-        if name == "wxai_illustrative":
-            out[name]["top"] = float(np.abs(jacobian(c, qs)[:, :3]).max())
+        top = float(np.abs(jacobian(c, qs)[:, :3]).max()) if name == "wxai_illustrative" else None
+        out[name] = Reach(float(np.linalg.norm(tool_pose(c, qs)[:, :3, 3] - shoulder, axis=1).max()), top)
     return out
 
 
-def break_step(chain, q=Q0) -> dict:
+@dataclass(frozen=True)
+class Broken:
+    """Break it: how far (m) each slip puts the tool point at Q0 from the right one."""
+
+    order: float
+    sign: float
+    no_tool_offset: float
+
+
+def break_step(chain, q=Q0) -> Broken:
     """Break it, at Q0: the joint's motion applied before its placement (M @ T_prev_joint), every angle's sign flipped
     (transposed rotations), the tool offset forgotten; how far each puts the tool point from the right one (m)."""
     frames, T_tool = walk_chain(chain, q)
@@ -136,11 +192,22 @@ def break_step(chain, q=Q0) -> dict:
         T = T @ joint_transform(np.eye(4), chain.axis_joint[i], q[i] - chain.q_ref[i]) @ chain.T_prev_joint[i]
     swapped = (T @ chain.T_last_tool)[:3, 3]
     flipped = walk_chain(chain, 2 * chain.q_ref - q)[1][:3, 3]
-    return {name: float(np.linalg.norm(p - right)) for name, p in
-            (("order", swapped), ("sign", flipped), ("no_tool_offset", no_tool))}
+    return Broken(*(float(np.linalg.norm(p - right)) for p in (swapped, flipped, no_tool)))
 
 
-def exercises_step(chain) -> dict:
+@dataclass(frozen=True)
+class Exercises:
+    """The page's exercises: the tool's move (m) when wrist_roll turns by ``roll_turn`` (rad) and the roll axis's
+    distance from the tool point (m); the SO-101's shoulder-to-tool bound and the farthest sampled pose (m)."""
+
+    roll_move: float
+    roll_lever: float
+    roll_turn: float
+    bound: float
+    sampled: float
+
+
+def exercises_step(chain) -> Exercises:
     """The page's exercises: the tool's move when wrist_roll turns by ROLL_TURN at Q0 and the roll axis's distance
     from the tool point; the SO-101's shoulder-to-tool bound and the farthest of N_REACH random in-limit poses."""
     roll = chain.joint_index("wrist_roll")
@@ -151,46 +218,45 @@ def exercises_step(chain) -> dict:
     lever = np.linalg.norm(np.cross(axes[roll], T_tool[:3, 3] - anchors[roll]))
     qs = chain.random_q(np.random.default_rng(SEED + 3), N_REACH)
     F, P = joint_frames(chain, qs)
-    return {"roll_move": float(np.linalg.norm(walk_chain(chain, q)[1][:3, 3] - T_tool[:3, 3])),
-            "roll_lever": float(lever), "roll_turn": ROLL_TURN, "bound": reach_bound(chain),
-            "sampled": float(np.linalg.norm(P[:, :3, 3] - F[:, 0, :3, 3], axis=1).max())}
+    return Exercises(float(np.linalg.norm(walk_chain(chain, q)[1][:3, 3] - T_tool[:3, 3])), float(lever), ROLL_TURN,
+                     reach_bound(chain), float(np.linalg.norm(P[:, :3, 3] - F[:, 0, :3, 3], axis=1).max()))
 
 
 # ---- printing and claims ----------------------------------------------------------------------------------------
 
 
 def print_steps(walk, arms, reach, br, ex) -> None:
-    print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {walk['n']} poses) ==")
+    print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {walk.n} poses) ==")
     print(f"{'body':>10s} {'position at Q0 (m)':>27s} {'|dp| max':>9s} {'|dR| max':>9s} {'axis/anchor':>11s}")
-    for body, p, ep, eR, ea in zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"], walk["err_axis"]):
-        print(f"{body:>10s} {fmt_row(p)} {ep:9.1e} {eR:9.1e} {ea:11.1e}")
-    print(f"{'tool site':>10s} {fmt_row(walk['tool_q0'])} {walk['tool_err']:9.1e}  (whole 4x4)")
-    print(f"your walk vs physai's tool_pose: {walk['lib_err']:.1e}; tool at q = 0: {fmt_row(walk['home'])}")
+    for r in walk.rows:
+        print(f"{r.body:>10s} {fmt_row(r.p)} {r.err_p:9.1e} {r.err_R:9.1e} {r.err_axis:11.1e}")
+    print(f"{'tool site':>10s} {fmt_row(walk.tool_q0)} {walk.tool_err:9.1e}  (whole 4x4)")
+    print(f"your walk vs physai's tool_pose: {walk.lib_err:.1e}; tool at q = 0: {fmt_row(walk.home)}")
     print(f"\n== Step 2. Other arms loaded by path: FK and Jacobian vs MuJoCo at {N_POSES} random in-limit poses ==")
     print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'|dJ| max':>9s}")
     for a in arms:
-        print(f"{a['model']:36s} {a['site']:>8s} {a['n']:6d} {a['dT']:9.1e} {a['dJ']:9.1e}")
+        print(f"{a.model:36s} {a.site:>8s} {a.n:6d} {a.dT:9.1e} {a.dJ:9.1e}")
     print(f"\n== Step 3. Reach from the shoulder ({N_REACH} random poses) ==")
     for name, r in reach.items():
-        top = f"; largest |linear entry| of J {r['top']:.3f} m/rad" if "top" in r else ""
-        print(f"{name:18s}: max distance shoulder -> tool {r['reach']:.3f} m{top}")
+        top = f"; largest |linear entry| of J {r.top:.3f} m/rad" if r.top is not None else ""
+        print(f"{name:18s}: max distance shoulder -> tool {r.reach:.3f} m{top}")
     print("An entry is bounded by the distance from its own joint's axis to the tool (lesson 09 computes the real "
           "arm's);\nthe illustrative chain reaches further than the real arm.")
     print("\n== Break it: the tool point at Q0 when the walk goes wrong ==")
-    print(f"motion before placement (M @ T_prev_joint): {br['order']:.4f} m off; every angle's sign flipped: "
-          f"{br['sign']:.4f} m off; tool offset forgotten: {br['no_tool_offset']:.4f} m off")
+    print(f"motion before placement (M @ T_prev_joint): {br.order:.4f} m off; every angle's sign flipped: "
+          f"{br.sign:.4f} m off; tool offset forgotten: {br.no_tool_offset:.4f} m off")
     print("\n== Exercises ==")
-    print(f"wrist_roll + {ex['roll_turn']} rad at Q0 moves the tool point {ex['roll_move'] * 1000:.2f} mm "
-          f"(the roll axis passes {ex['roll_lever'] * 1000:.2f} mm from it)")
-    print(f"SO-101 shoulder_pan anchor -> tool: at most {ex['bound']:.4f} m (the links); farthest of {N_REACH} random "
-          f"poses {ex['sampled']:.4f} m")
+    print(f"wrist_roll + {ex.roll_turn} rad at Q0 moves the tool point {ex.roll_move * 1000:.2f} mm "
+          f"(the roll axis passes {ex.roll_lever * 1000:.2f} mm from it)")
+    print(f"SO-101 shoulder_pan anchor -> tool: at most {ex.bound:.4f} m (the links); farthest of {N_REACH} random "
+          f"poses {ex.sampled:.4f} m")
 
 
 def claims(reach) -> list[Claim]:
     ill, bound = reach["wxai_illustrative"], SOURCE_TEXT["bound"]
     return [
         Claim(LESSON, f"no linear entry exceeds {bound} (the source's illustrative chain)", f"<= {bound}",
-              f"{ill['top']:.3f}", verdict(ill["top"] <= float(bound)), f"largest |J_ij|, rows 0-2, {N_REACH} poses",
+              f"{ill.top:.3f}", verdict(ill.top <= float(bound)), f"largest |J_ij|, rows 0-2, {N_REACH} poses",
               SCRIPT),
     ]
 
@@ -205,14 +271,8 @@ def main(full: bool = False) -> list[Claim]:
     br, ex = break_step(chain), exercises_step(chain)
     print_steps(walk, arms, reach, br, ex)
     rows = publish_claims(HERE, claims(reach), SCRIPT)
-    walk_rows = [{"body": b, "p": p, "err_p": ep, "err_R": eR, "err_axis": ea} for b, p, ep, eR, ea in
-                 zip(walk["bodies"], walk["p_q0"], walk["err_p"], walk["err_R"], walk["err_axis"])]
-    save_results(HERE, SCRIPT, {
-        "q0": Q0, "n_poses": walk["n"], "n_arm_poses": N_POSES, "n_reach": N_REACH,
-        "walk": walk_rows,
-        "walk_worst": max(float(np.max(walk[k])) for k in ("err_p", "err_R", "err_axis")),
-        "tool_q0": walk["tool_q0"], "tool_err": walk["tool_err"], "lib_err": walk["lib_err"], "home": walk["home"],
-        "arms": arms, "reach": reach, "break": br, "exercises": ex})
+    save_results(HERE, SCRIPT, {"q0": Q0, "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
+                                "reach": reach, "break": br, "exercises": ex})
     return rows
 
 

@@ -6,6 +6,8 @@ Run: uv run python experiments/08-forward-kinematics/experiment.py [--full]
      samples 20,000 poses per reach row instead of 4,000 and checks 100 poses instead of 20)
 """
 
+from dataclasses import dataclass
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -19,6 +21,7 @@ from physai import transforms as tf  # noqa: E402
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, tool_pose  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     factor_claim,
     fmt_row,
     full_run,
@@ -48,7 +51,32 @@ LESSON, SCRIPT = "08", "experiment.py"
 # ---- steps: each returns its numbers ---------------------------------------------------------------
 
 
-def reach_step(chain, n=N_REACH) -> dict:
+@dataclass(frozen=True)
+class ReachRow:
+    """One row of the envelope: which joints are free, the farthest tool point from the base and the lowest (m), the
+    share of points more than FAR from every within-limits point, and the largest such distance (m)."""
+
+    label: str
+    max_r: float
+    min_z: float
+    share: float
+    max_dist: float
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """The reach envelope over ``n`` poses per row: the tool points within the limits and with every joint free
+    ((n, 3), m), the rows, the one-joint row that leaves the envelope most, and each joint's range (deg)."""
+
+    n: int
+    limited: np.ndarray
+    free: np.ndarray
+    rows: tuple[ReachRow, ...]
+    worst_joint: ReachRow
+    spans_deg: dict[str, float]
+
+
+def reach_step(chain, n=N_REACH) -> Envelope:
     """Tool points within the limits, with all joints free and with one joint free at a time; for each row the
     distance of its points from the nearest within-limits point (how far outside the envelope it goes)."""
     rng = np.random.default_rng(SEED)
@@ -63,11 +91,12 @@ def reach_step(chain, n=N_REACH) -> dict:
     rows = {"within limits (2nd sample)": sample(np.zeros(chain.n, bool)),
             "all free in [-pi, pi]": sample(np.ones(chain.n, bool))}
     rows |= {f"only {name} free": sample(np.arange(chain.n) == i) for i, name in enumerate(chain.joint_names)}
-    stats = {label: {"max_r": float(np.linalg.norm(pts, axis=1).max()), "min_z": float(pts[:, 2].min()),
-                     "share": float(np.mean(tree.query(pts)[0] > FAR)), "max_dist": float(tree.query(pts)[0].max())}
-             for label, pts in rows.items()}
-    return {"limited": limited, "free": rows["all free in [-pi, pi]"], "stats": stats,
-            "spans": np.degrees(chain.upper - chain.lower), "names": chain.joint_names, "n": n}
+    stats = tuple(ReachRow(label, float(np.linalg.norm(pts, axis=1).max()), float(pts[:, 2].min()),
+                           float(np.mean(tree.query(pts)[0] > FAR)), float(tree.query(pts)[0].max()))
+                  for label, pts in rows.items())
+    worst = max((row for row in stats if row.label.startswith("only ")), key=lambda row: row.share)
+    spans = dict(zip(chain.joint_names, np.degrees(chain.upper - chain.lower).tolist()))
+    return Envelope(n, limited, rows["all free in [-pi, pi]"], stats, worst, spans)
 
 
 def numeric_jacobian(chain, q, eps):
@@ -75,15 +104,63 @@ def numeric_jacobian(chain, q, eps):
     return conventions.numeric_geometric_jacobian(lambda x: tool_pose(chain, x), q, eps)
 
 
-def numeric_check_step(chain, n_poses=N_CHECK) -> dict:
-    """Worst |J_geo - J_num| over poses uniform in [-1.5, 1.5] (random seed 0; the first ``n_poses``) per step."""
-    qs = np.random.default_rng(SEED).uniform(-1.5, 1.5, size=(n_poses, 6))
-    return {"n": n_poses, "qs": qs,
-            "worst": {eps: max(np.abs(jacobian(chain, q) - numeric_jacobian(chain, q, eps)).max() for q in qs)
-                      for eps in EPS_GRID}}
+def check_poses(n_poses=N_CHECK) -> np.ndarray:
+    """The numeric check's poses (n_poses, 6): uniform in [-1.5, 1.5] rad (random seed 0; the first ``n_poses``)."""
+    return np.random.default_rng(SEED).uniform(-1.5, 1.5, size=(n_poses, 6))
 
 
-def bug_step(chain, qs) -> dict:
+@dataclass(frozen=True)
+class EpsRow:
+    """One finite-difference step ``eps`` and the worst |J_geo - J_num| at it."""
+
+    eps: float
+    worst: float
+
+
+@dataclass(frozen=True)
+class NumericCheck:
+    """The numeric check over ``n`` poses: one row per step, the step with the smallest worst error, and the worst
+    error at the source's step."""
+
+    n: int
+    rows: tuple[EpsRow, ...]
+    best_eps: float
+    at_check_eps: float
+
+
+def numeric_summary(n: int, worst: dict[float, float]) -> NumericCheck:
+    """The check's rows from ``{eps: worst error}`` over ``n`` poses; the best step is picked, not computed."""
+    return NumericCheck(n, tuple(EpsRow(eps, float(w)) for eps, w in worst.items()), min(worst, key=worst.get),
+                        float(worst[SOURCE_EPS]))
+
+
+def numeric_check_step(chain, qs) -> NumericCheck:
+    """Worst |J_geo - J_num| over the poses ``qs`` (n, 6), per finite-difference step of EPS_GRID."""
+    return numeric_summary(len(qs), {eps: max(np.abs(jacobian(chain, q) - numeric_jacobian(chain, q, eps)).max()
+                                              for q in qs) for eps in EPS_GRID})
+
+
+@dataclass(frozen=True)
+class Slip:
+    """The off-by-one-frame slip at ``joint``: the worst error per column, the columns above WRONG, and the worst
+    error in the joint's own column and in the others."""
+
+    joint: int
+    worst: np.ndarray
+    flagged: tuple[int, ...]
+    own: float
+    others: float
+
+
+@dataclass(frozen=True)
+class Bugs:
+    """The largest axis difference when axes are read after each joint's own rotation, and one row per slip."""
+
+    after: float
+    slips: tuple[Slip, ...]
+
+
+def bug_step(chain, qs) -> Bugs:
     """Axes read after each joint's own rotation (harmless for a hinge) and the off-by-one-frame slip (joint k's axis
     and anchor read from joint k+1): worst error per column against the numeric Jacobian at SOURCE_EPS."""
     after = 0.0
@@ -93,7 +170,7 @@ def bug_step(chain, qs) -> dict:
             R = R @ chain.T_prev_joint[i, :3, :3] @ tf.rotation_about_axis(chain.axis_joint[i], q[i])
             axes_after.append(R @ chain.axis_joint[i])
         after = max(after, np.abs(np.array(axes_after) - fk(chain, q).axes).max())
-    slips = {}
+    slips = []
     for k in BUG_JOINTS:
         worst = np.zeros(chain.n)
         for q in qs:
@@ -102,12 +179,22 @@ def bug_step(chain, qs) -> dict:
             axes_bug[k], anchors_bug[k] = axes[k + 1], anchors[k + 1]
             J_bug = jacobian_from_fk(chain, FK(axes_bug, anchors_bug, p))
             worst = np.maximum(worst, np.abs(J_bug - numeric_jacobian(chain, q, SOURCE_EPS)).max(axis=0))
-        slips[k] = worst
-    return {"after": float(after), "slips": slips}
+        slips.append(Slip(k, worst, tuple(int(i) for i in np.flatnonzero(worst > WRONG)), float(worst[k]),
+                          float(np.delete(worst, k).max())))
+    return Bugs(float(after), tuple(slips))
+
+
+@dataclass(frozen=True)
+class RpyRows:
+    """The worst |analytic - geometric| over the poses: position rows, angular rows raw and after B(phi)."""
+
+    position: float
+    raw: float
+    converted: float
 
 
 @jaxkin.float64  # the comparison needs 1e-12: JAX float64 for this step only (the caller's setting is restored)
-def rpy_step(chain, n_poses=N_RPY) -> dict:
+def rpy_step(chain, n_poses=N_RPY) -> RpyRows:
     """jax.jacfwd of FK returning (p, roll, pitch, yaw) vs the geometric Jacobian, before and after B(phi)."""
     jac_rpy = jax.jit(jax.jacfwd(lambda q: jaxkin.tool_position_rpy(chain, q)))
     rows = {"position rows": [], "orientation rows, raw": [], "after B(phi)": []}
@@ -117,21 +204,33 @@ def rpy_step(chain, n_poses=N_RPY) -> dict:
         rows["position rows"].append(np.abs(J_a[:3] - J_g[:3]).max())
         rows["orientation rows, raw"].append(np.abs(J_a[3:] - J_g[3:]).max())
         rows["after B(phi)"].append(np.abs(B @ J_a[3:] - J_g[3:]).max())
-    return {k: float(max(v)) for k, v in rows.items()}
+    return RpyRows(*(float(max(v)) for v in rows.values()))
 
 
-def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[dict]:
+@dataclass(frozen=True)
+class PitchRow:
+    """One tilt ``d`` (rad) towards pitch = -90 deg: the tool pitch (deg), cond B(phi), sigma_min of J_geo, and the
+    largest entry of the rpy and quaternion Jacobians."""
+
+    d: float
+    pitch: float
+    cond_B: float
+    sigma_min: float
+    rpy: float
+    quat: float
+
+
+def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[PitchRow]:
     """Tilt towards pitch = -90 deg: cond B(phi), sigma_min of J_geo and the size of the rpy and quaternion
     Jacobians (a representation singularity, not a kinematic one)."""
     out = []
     for d in ds:
         q = np.array([0.3, -np.pi / 2 + d, 0.8, 0.0, -0.8, 0.2])
         rpy = tf.matrix_to_rpy(tool_pose(chain, q)[:3, :3])
-        out.append({"d": d, "pitch": float(np.degrees(rpy[1])),
-                    "cond_B": float(np.linalg.cond(tf.rpy_rate_matrix(rpy))),
-                    "sigma_min": float(np.linalg.svd(jacobian(chain, q), compute_uv=False)[-1]),
-                    "rpy": float(np.abs(conventions.rpy_jacobian(chain, q)).max()),
-                    "quat": float(np.abs(conventions.quat_jacobian(chain, q)).max())})
+        out.append(PitchRow(d, float(np.degrees(rpy[1])), float(np.linalg.cond(tf.rpy_rate_matrix(rpy))),
+                            float(np.linalg.svd(jacobian(chain, q), compute_uv=False)[-1]),
+                            float(np.abs(conventions.rpy_jacobian(chain, q)).max()),
+                            float(np.abs(conventions.quat_jacobian(chain, q)).max())))
     return out
 
 
@@ -139,37 +238,38 @@ def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[dict]:
 
 
 def print_reach(r) -> None:
-    print(f"== Reach envelope of SO-101, {r['n']:,} random poses per row (random seed {SEED}) ==")
+    print(f"== Reach envelope of SO-101, {r.n:,} random poses per row (random seed {SEED}) ==")
     print("distance from each tool point to the nearest point of the within-limits cloud: how far outside the\n"
           "limited envelope freeing a joint takes the tool (the second within-limits sample is the noise floor)")
     print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {f'share > {FAR * 100:.0f} cm':>13s} "
           f"{'max dist (m)':>13s}")
-    for label, s in r["stats"].items():
-        print(f"{label:28s} {s['max_r']:11.3f} {s['min_z']:10.3f} {s['share']:13.1%} {s['max_dist']:13.3f}")
-    print("joint ranges (deg): " + ", ".join(f"{n} {s:.0f}" for n, s in zip(r["names"], r["spans"])))
+    for s in r.rows:
+        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:13.1%} {s.max_dist:13.3f}")
+    print("joint ranges (deg): " + ", ".join(f"{n} {s:.0f}" for n, s in r.spans_deg.items()))
     print("Read: rows above the noise floor are the joints whose limits cut the workspace; the maximum reach\n"
           "hardly changes (the limits remove poses, not the arm's length).")
 
 
 def print_numeric(num, bug) -> None:
     print("\n== Numeric check: geometric J vs central differences with vee(dR R^T) (wxai_illustrative) ==")
-    n = num["n"]
+    n = num.n
     print(f"{'eps':>7s} {f'worst |J_geo - J_num| over {n} poses':>38s}")
-    for eps, worst in num["worst"].items():
-        print(f"{eps:7.0e} {worst:38.1e}")
+    for row in num.rows:
+        print(f"{row.eps:7.0e} {row.worst:38.1e}")
     print("\n-- the off-by-one-frame bug --")
-    print(f"axes read AFTER each joint's own rotation: max difference {bug['after']:.1e} over {n} poses: "
+    print(f"axes read AFTER each joint's own rotation: max difference {bug.after:.1e} over {n} poses: "
           "harmless,\n"
           "because a hinge leaves its own axis and anchor fixed (R Rot(a, q) a = R a). The bug the check catches is\n"
           "reading joint i's axis and origin from the NEXT joint's frame (the DH z_i vs z_(i-1) slip):")
     print(f"{'bug in joint':>12s}   {f'worst error per column over {n} poses':>48s}   flagged column")
-    for k, worst in bug["slips"].items():
-        print(f"{k:12d}   {fmt_row(worst, 7, 1).replace(' 0.0', ' ~0 ')}   {np.flatnonzero(worst > WRONG).tolist()}")
+    for s in bug.slips:
+        print(f"{s.joint:12d}   {fmt_row(s.worst, 7, 1).replace(' 0.0', ' ~0 ')}   {list(s.flagged)}")
 
 
 def print_rpy(rows, pitch) -> None:
     print("\n== jax.jacfwd of FK returning (p, roll, pitch, yaw) vs the geometric Jacobian (wxai_illustrative) ==")
-    for k, v in rows.items():
+    for k, v in (("position rows", rows.position), ("orientation rows, raw", rows.raw),
+                 ("after B(phi)", rows.converted)):
         print(f"{k:24s} max |difference| over {N_RPY} poses: {v:.1e}")
     print("rpy rates are not the angular velocity: w = B(phi) d(phi)/dt, so J_g[3:] = B(phi) J_a[3:].")
     print("\n-- representation singularity vs kinematic singularity: tilt the shoulder towards pitch = -90 deg --")
@@ -177,42 +277,42 @@ def print_rpy(rows, pitch) -> None:
     print(f"{'d':>7s} {'tool pitch (deg)':>17s} {'cond B(phi)':>12s} {'sigma_min J_geo':>16s} {'|J_rpy| max':>12s} "
           f"{'|J_quat| max':>13s}")
     for r in pitch:
-        print(f"{r['d']:7.0e} {r['pitch']:17.4f} {r['cond_B']:12.1e} {r['sigma_min']:16.4f} {r['rpy']:12.1e} "
-              f"{r['quat']:13.3f}")
+        print(f"{r.d:7.0e} {r.pitch:17.4f} {r.cond_B:12.1e} {r.sigma_min:16.4f} {r.rpy:12.1e} "
+              f"{r.quat:13.3f}")
     print("sigma_min of the geometric Jacobian settles (the mechanism is fine); the rpy rates grow like 1/cos(pitch):\n"
           "a singularity of the representation. The quaternion Jacobian stays bounded.")
 
 
 def claims(num, bug, rpy) -> list[Claim]:
-    worst = num["worst"][SOURCE_EPS]
-    structured = rpy["position rows"] <= 1e-12 < rpy["orientation rows, raw"] and rpy["after B(phi)"] <= 1e-12
-    flagged = {k: np.flatnonzero(w > WRONG).tolist() for k, w in bug["slips"].items()}
+    worst = num.at_check_eps
+    structured = rpy.position <= 1e-12 < rpy.raw and rpy.converted <= 1e-12
+    flagged = {s.joint: list(s.flagged) for s in bug.slips}
     return [
         factor_claim(LESSON, f"numeric check at eps = {SOURCE_EPS_TEXT}: agreement", SOURCE_AGREEMENT, worst,
                      script=SCRIPT, factor=10.0,
                      why=f"the source's '~{SOURCE_AGREEMENT}': within 10x either way"),
         Claim(LESSON, "axis read after the joint's own rotation: one column wrong everywhere", "one column wrong",
-              f"max axis difference {bug['after']:.1e}", verdict(bug["after"] > WRONG),
+              f"max axis difference {bug.after:.1e}", verdict(bug.after > WRONG),
               f"a hinge leaves its own axis fixed, so this reading gives the same axes (to {WRONG:.0e})", SCRIPT),
         Claim(LESSON, "an off-by-one-frame slip shows as one wrong column", "one column wrong",
               "; ".join(f"slip at {k}: columns {v}" for k, v in flagged.items()),
               verdict(all(v == [k] for k, v in flagged.items())), f"columns with error > {WRONG:.0e} vs J_num",
               SCRIPT),
         Claim(LESSON, "geometric vs analytic: position rows agree, angular rows differ by B(phi)",
-              "angular rows off by a structured factor", f"position {rpy['position rows']:.1e}, angular raw "
-              f"{rpy['orientation rows, raw']:.1e}, after B(phi) {rpy['after B(phi)']:.1e}", verdict(structured),
+              "angular rows off by a structured factor", f"position {rpy.position:.1e}, angular raw "
+              f"{rpy.raw:.1e}, after B(phi) {rpy.converted:.1e}", verdict(structured),
               "position and B(phi)-converted rows within 1e-12, raw angular rows not", SCRIPT),
     ]
 
 
 def plot_reach(r, path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
-    for pts, color, label in ((r["free"], "0.8", "joints free"), (r["limited"], "C0", "within limits")):
+    for pts, color, label in ((r.free, "0.8", "joints free"), (r.limited, "C0", "within limits")):
         axes[0].scatter(pts[:, 0], pts[:, 1], s=0.5, c=color, label=label, rasterized=True)
         axes[1].scatter(np.hypot(pts[:, 0], pts[:, 1]), pts[:, 2], s=0.5, c=color, label=label, rasterized=True)
     axes[0].set(xlabel="x (m)", ylabel="y (m)", title="top view", aspect="equal")
     axes[1].set(xlabel="distance from the z axis (m)", ylabel="z (m)", title="side view (all azimuths)", aspect="equal")
-    axes[1].axhline(r["limited"][:, 2].min(), color="k", lw=0.8, ls="--", label="lowest point within limits")
+    axes[1].axhline(r.limited[:, 2].min(), color="k", lw=0.8, ls="--", label="lowest point within limits")
     # the legend goes below the plots: inside, it would cover the low region the page points at
     fig.legend(*axes[1].get_legend_handles_labels(), markerscale=10, loc="lower center", ncol=3)
     fig.suptitle("SO-101 tool point (gripperframe) over random joint positions")
@@ -221,30 +321,13 @@ def plot_reach(r, path) -> None:
     plt.close(fig)
 
 
-def results(reach, num, bug, rpy, pitch) -> dict:
-    """Everything the lesson page quotes, at full precision."""
-    stats = [{"label": label, **s} for label, s in reach["stats"].items()]
-    joint_rows = [row for row in stats if row["label"].startswith("only ")]
-    worst = max(joint_rows, key=lambda row: row["share"])
-    return {"check_eps": SOURCE_EPS,
-            "n_reach": reach["n"], "n_check": num["n"], "far": FAR, "reach": stats, "worst_joint": worst,
-            "spans_deg": dict(zip(reach["names"], reach["spans"])),
-            "numeric": [{"eps": eps, "worst": w} for eps, w in num["worst"].items()],
-            "best_eps": min(num["worst"], key=num["worst"].get), "at_check_eps": num["worst"][SOURCE_EPS],
-            "bug": {"after": bug["after"], "slips": [
-                {"joint": k, "worst": w, "flagged": np.flatnonzero(w > WRONG), "own": w[k],
-                 "others": np.delete(w, k).max()} for k, w in bug["slips"].items()]},
-            "rpy": {"position": rpy["position rows"], "raw": rpy["orientation rows, raw"],
-                    "converted": rpy["after B(phi)"]}, "pitch": pitch}
-
-
 def main(full: bool = False) -> list[Claim]:
     """The reach envelope and the numeric Jacobian check, printed; their claims (returned), numbers and figure
     saved. ``full``: the larger sizes (N_REACH_FULL, N_CHECK_FULL)."""
     reach = reach_step(robots.load("so101"), N_REACH_FULL if full else N_REACH)
     wx = robots.load("wxai_illustrative")
-    num = numeric_check_step(wx, N_CHECK_FULL if full else N_CHECK)
-    bug = bug_step(wx, num["qs"])
+    qs = check_poses(N_CHECK_FULL if full else N_CHECK)
+    num, bug = numeric_check_step(wx, qs), bug_step(wx, qs)
     rpy, pitch = rpy_step(wx), pitch_step(wx)
     print_reach(reach)
     print_numeric(num, bug)
@@ -252,9 +335,20 @@ def main(full: bool = False) -> list[Claim]:
     rows = claims(num, bug, rpy)
     publish_claims(HERE, rows, SCRIPT)
     plot_reach(reach, HERE / "experiment_reach.png")
-    print("\nfigure: experiment_reach.png (Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
-          "into places below and around the base that the limited arm never visits.)")
-    save_results(HERE, SCRIPT, results(reach, num, bug, rpy, pitch))
+    figures = [
+        Figure("experiment_reach.png",
+               "Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
+               "into places below and around the base that the limited arm never visits.",
+               "Two scatter plots of SO-101 tool points, blue for poses within the joint limits, grey for poses with "
+               "the joints free. Top view: both clouds fill a disc of about the same radius around the base. Side "
+               "view (distance from the vertical axis against height): both reach about the same distance, and the "
+               "grey points fill regions near and below the base that the blue cloud leaves empty, some of them "
+               "below the dashed line that marks the lowest point within the limits."),
+    ]
+    save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "far": FAR, "n_reach": reach.n, "reach": reach.rows,
+                                "worst_joint": reach.worst_joint, "spans_deg": reach.spans_deg, "n_check": num.n,
+                                "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,
+                                "bug": bug, "rpy": rpy, "pitch": pitch}, figures=figures)
     return rows
 
 

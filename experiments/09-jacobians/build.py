@@ -7,6 +7,7 @@ Run: uv run python experiments/09-jacobians/build.py
 (writes build_output.txt, claims.json and results.json beside this file)
 """
 
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -86,52 +87,98 @@ def fd_jacobian(tool_pos, q: np.ndarray, eps: float = 1e-5) -> np.ndarray:
     return np.column_stack(cols)
 
 
-def column_step(m, chain, q=Q0) -> dict:
+@dataclass(frozen=True)
+class Column:
+    """Step 1: the shoulder_lift column ``[a x (p - o); a]`` split into its linear (m/rad) and angular (1/rad) parts,
+    MuJoCo's column, the lever ``|a x (p - o)|`` (m), and the largest difference from MuJoCo's and physai's."""
+
+    linear: np.ndarray
+    angular: np.ndarray
+    mujoco: np.ndarray
+    lever: float
+    diff: float
+    vs_library: float
+
+
+def column_step(m, chain, q=Q0) -> Column:
     """Step 1: the shoulder_lift column ``[a x (p - o); a]`` at ``q``, ours and MuJoCo's."""
     axes, anchors, p = fk(chain, q)
-    return {"ours": hinge_column(axes[1], anchors[1], p), "mujoco": mj.site_jacobian(m, chain, q)[:, 1],
-            "library": lib.hinge_column(axes[1], anchors[1], p)}
+    ours, mujoco = hinge_column(axes[1], anchors[1], p), mj.site_jacobian(m, chain, q)[:, 1]
+    return Column(ours[:3], ours[3:], mujoco, float(np.linalg.norm(ours[:3])), float(np.abs(ours - mujoco).max()),
+                  float(np.abs(ours - lib.hinge_column(axes[1], anchors[1], p)).max()))
 
 
-def jacobian_step(m, chain, n_poses=N_POSES) -> dict:
-    """Step 2: max entry error of the hinge-column Jacobian against mj_jacSite over random poses (and against
+def random_poses(chain, n_poses=N_POSES) -> np.ndarray:
+    """Step 2's and Step 4's poses ``(n_poses, n)`` (rad), within the limits (random seed SEED)."""
+    return chain.random_q(np.random.default_rng(SEED), n_poses)
+
+
+@dataclass(frozen=True)
+class JacobianCheck:
+    """Step 2: over ``n`` poses, the largest entry error of the linear and angular rows against mj_jacSite, and
+    against physai's own ``jacobian``."""
+
+    n: int
+    linear: float
+    angular: float
+    vs_library: float
+
+
+def jacobian_step(m, chain, poses) -> JacobianCheck:
+    """Step 2: max entry error of the hinge-column Jacobian against mj_jacSite over the ``poses`` (and against
     physai's own ``jacobian``)."""
-    poses = chain.random_q(np.random.default_rng(SEED), n_poses)
     err = np.array([np.abs(jacobian(chain, q) - mj.site_jacobian(m, chain, q)) for q in poses])
     lib_err = max(np.abs(jacobian(chain, q) - lib.jacobian(chain, q)).max() for q in poses)
-    return {"poses": poses, "linear": float(err[:, :3].max()), "angular": float(err[:, 3:].max()),
-            "library": float(lib_err)}
+    return JacobianCheck(len(poses), float(err[:, :3].max()), float(err[:, 3:].max()), float(lib_err))
 
 
-def use_step(chain, q=Q0) -> dict:
+@dataclass(frozen=True)
+class Use:
+    """Step 3: the tool speed (m/s) with every joint at 1/sqrt(n) rad/s, the forces (N), J^T F for each (N m), and
+    the torque on shoulder_lift under the first (the downward push)."""
+
+    speed: float
+    forces: np.ndarray
+    tau: tuple[np.ndarray, ...]
+    lift_push_down: float
+
+
+def use_step(chain, q=Q0) -> Use:
     """Step 3: tool speed with every joint at 1/sqrt(n) rad/s, and J^T F for the three forces."""
     J = jacobian(chain, q)
-    return {"speed": float(np.linalg.norm(J[:3] @ np.full(chain.n, chain.n**-0.5))),
-            "tau": [J[:3].T @ F for F in FORCES]}
+    tau = tuple(J[:3].T @ F for F in FORCES)
+    return Use(float(np.linalg.norm(J[:3] @ np.full(chain.n, chain.n**-0.5))), FORCES, tau, float(tau[0][1]))
 
 
-def fd_step(chain, poses, eps=FD_EPS) -> dict:
+@dataclass(frozen=True)
+class FiniteDiff:
+    """Step 4: the step ``eps`` (rad) and the median over poses of the largest entry error of central differences."""
+
+    eps: float
+    median: float
+
+
+def fd_step(chain, poses, eps=FD_EPS) -> FiniteDiff:
     """Step 4: median over poses of the max entry error of central differences of our FK vs our Jacobian."""
     errs = [np.abs(fd_jacobian(lambda x: fk(chain, x).p, q, eps=eps) - jacobian(chain, q)[:3]).max() for q in poses]
-    return {"median": float(np.median(errs)), "eps": eps}
+    return FiniteDiff(eps, float(np.median(errs)))
 
 
 def print_steps(chain, column, jac, use, fd) -> None:
     q0 = "(" + ", ".join(f"{x:g}" for x in Q0) + ")"
     print(f"\n== Step 1. One hinge column at q = {q0} ==")
-    print(f"shoulder_lift column, ours:   {fmt_row(column['ours'])}")
-    print(f"shoulder_lift column, MuJoCo: {fmt_row(column['mujoco'])}")
-    print(f"lever |a x (p - o)| = {np.linalg.norm(column['ours'][:3]):.4f} m, max difference "
-          f"{np.abs(column['ours'] - column['mujoco']).max():.1e}")
-    print(f"\n== Step 2. Jacobian from hinge columns vs mj_jacSite ({len(jac['poses'])} poses) ==")
-    print(f"max entry error: linear rows {jac['linear']:.1e}, angular rows {jac['angular']:.1e}")
+    print(f"shoulder_lift column, ours:   {fmt_row(np.concatenate([column.linear, column.angular]))}")
+    print(f"shoulder_lift column, MuJoCo: {fmt_row(column.mujoco)}")
+    print(f"lever |a x (p - o)| = {column.lever:.4f} m, max difference {column.diff:.1e}")
+    print(f"\n== Step 2. Jacobian from hinge columns vs mj_jacSite ({jac.n} poses) ==")
+    print(f"max entry error: linear rows {jac.linear:.1e}, angular rows {jac.angular:.1e}")
     print(f"\n== Step 3. Use it at q = {q0} ==")
-    print(f"tool speed for every joint at 1/sqrt({chain.n}) rad/s: {use['speed']:.3f} m/s")
-    for F, tau in zip(FORCES, use["tau"]):
+    print(f"tool speed for every joint at 1/sqrt({chain.n}) rad/s: {use.speed:.3f} m/s")
+    for F, tau in zip(use.forces, use.tau):
         label = "[" + ", ".join("0" if v == 0 else f"{v:.1f}" for v in F) + "] N"
         print(f"F = {label:>16s}  ->  J^T F = {fmt_row(tau)} N m")
-    print(f"\n== Step 4. Central differences of our FK vs our analytic Jacobian (eps = {fd['eps']:.0e}) ==")
-    print(f"median max entry error: {fd['median']:.1e}")
+    print(f"\n== Step 4. Central differences of our FK vs our analytic Jacobian (eps = {fd.eps:.0e}) ==")
+    print(f"median max entry error: {fd.median:.1e}")
 
 
 def at_roundoff(name, source, measured, bound=1e-14) -> Claim:
@@ -141,36 +188,22 @@ def at_roundoff(name, source, measured, bound=1e-14) -> Claim:
 
 def claims(column, jac, use, fd) -> list[Claim]:
     out = [number_claim(LESSON, "Step 1: shoulder_lift lever |a x (p - o)|", SOURCE_LEVER,
-                        float(np.linalg.norm(column["ours"][:3])), unit="m", script=SCRIPT),
-           at_roundoff("Step 1: column vs MuJoCo, max difference", SOURCE_COLUMN_DIFF,
-                       float(np.abs(column["ours"] - column["mujoco"]).max())),
-           at_roundoff("Step 2: max entry error vs mj_jacSite, linear rows", SOURCE_MAX_ERR["linear"], jac["linear"]),
+                        column.lever, unit="m", script=SCRIPT),
+           at_roundoff("Step 1: column vs MuJoCo, max difference", SOURCE_COLUMN_DIFF, column.diff),
+           at_roundoff("Step 2: max entry error vs mj_jacSite, linear rows", SOURCE_MAX_ERR["linear"], jac.linear),
            at_roundoff("Step 2: max entry error vs mj_jacSite, angular rows", SOURCE_MAX_ERR["angular"],
-                       jac["angular"]),
-           number_claim(LESSON, "Step 3: tool speed at 1/sqrt(5) rad/s per joint", SOURCE_SPEED, use["speed"],
+                       jac.angular),
+           number_claim(LESSON, "Step 3: tool speed at 1/sqrt(5) rad/s per joint", SOURCE_SPEED, use.speed,
                         unit="m/s", script=SCRIPT)]
-    for F, tau, source in zip(FORCES, use["tau"], SOURCE_TAU):
+    for F, tau, source in zip(use.forces, use.tau, SOURCE_TAU):
         off = np.abs(tau - np.array(source, dtype=float)).max()
         out.append(Claim(LESSON, f"Step 3: J^T F for F = {F.tolist()} N", ", ".join(source) + " N m",
                          ", ".join(fmt_row([x]).strip() for x in tau) + " N m", verdict(off <= 0.5e-4 + 1e-12),
                          "every entry to the printed 4 decimals", SCRIPT))
-    out.append(factor_claim(LESSON, f"Step 4: median central-difference error at eps = {fd['eps']:.0e}", SOURCE_FD,
-                            fd["median"],
+    out.append(factor_claim(LESSON, f"Step 4: median central-difference error at eps = {fd.eps:.0e}", SOURCE_FD,
+                            fd.median,
                             script=SCRIPT, factor=ROUNDOFF, why=f"round-off dominated: within {ROUNDOFF:g}x"))
     return out
-
-
-def results(column, jac, use, fd) -> dict:
-    """Every number the lesson page shows from this script, at full precision, and the source's as it prints them."""
-    return {"q0": Q0, "column_linear": column["ours"][:3], "column_angular": column["ours"][3:],
-            "lever": float(np.linalg.norm(column["ours"][:3])),
-            "column_diff": float(np.abs(column["ours"] - column["mujoco"]).max()),
-            "column_vs_library": float(np.abs(column["ours"] - column["library"]).max()),
-            "n_poses": len(jac["poses"]), "jac_linear": jac["linear"], "jac_angular": jac["angular"],
-            "jac_vs_library": jac["library"], "speed": use["speed"], "forces": FORCES, "tau": use["tau"],
-            "lift_push_down": float(use["tau"][0][1]), "fd_eps": fd["eps"], "fd_median": fd["median"],
-            "source": {"lever": SOURCE_LEVER, "column_diff": SOURCE_COLUMN_DIFF, "max_err": SOURCE_MAX_ERR,
-                     "speed": SOURCE_SPEED, "fd": SOURCE_FD}}
 
 
 def main(full: bool = False) -> list[Claim]:
@@ -179,12 +212,14 @@ def main(full: bool = False) -> list[Claim]:
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; random seed {SEED}")
-    column, jac, use = column_step(m, chain), jacobian_step(m, chain), use_step(chain)
-    fd = fd_step(chain, jac["poses"])
+    poses = random_poses(chain)
+    column, jac, use, fd = column_step(m, chain), jacobian_step(m, chain, poses), use_step(chain), fd_step(chain, poses)
     print_steps(chain, column, jac, use, fd)
     rows = claims(column, jac, use, fd)
     publish_claims(HERE, rows, SCRIPT)
-    save_results(HERE, SCRIPT, results(column, jac, use, fd))
+    save_results(HERE, SCRIPT, {"q0": Q0, "column": column, "jac": jac, "use": use, "fd": fd, "source": {
+        "lever": SOURCE_LEVER, "column_diff": SOURCE_COLUMN_DIFF, "max_err": SOURCE_MAX_ERR, "speed": SOURCE_SPEED,
+        "fd": SOURCE_FD}})
     return rows
 
 

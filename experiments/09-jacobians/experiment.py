@@ -13,6 +13,7 @@ Deterministic (random seed 0).
 from __future__ import annotations
 
 import platform
+from dataclasses import dataclass
 
 import matplotlib
 
@@ -26,6 +27,7 @@ from physai import mj, robots, statics
 from physai.kinematics import fk, jacobian, tool_pose
 from physai.lesson import (
     Claim,
+    Figure,
     factor_claim,
     fmt_row,
     full_run,
@@ -216,14 +218,24 @@ def fall(m, chain, q, force_down, seconds=BREAK_S):
 # ---- steps: each returns its numbers ---------------------------------------------------------------
 
 
-def velocity_step(m, chain, n_poses=N_POSES) -> dict:
+@dataclass(frozen=True)
+class Velocity:
+    """Step 1 over the ``poses`` (n, 5) rad: the largest relative error of ``J qdot`` against the site's motion,
+    linear and angular, and the median site speed (m/s) for unit joint velocities."""
+
+    poses: np.ndarray
+    linear: float
+    angular: float
+    speed: float
+
+
+def velocity_step(m, chain, n_poses=N_POSES) -> Velocity:
     """Step 1: ``J qdot`` vs the site's motion over DT at ``n_poses`` random poses and unit joint velocities."""
     rng = np.random.default_rng(SEED)
     poses = chain.random_q(rng, n_poses)
     qdots = rng.normal(size=poses.shape)
     qdots /= np.linalg.norm(qdots, axis=1, keepdims=True)
-    lin, ang, speed = velocity_map(m, chain, poses, qdots)
-    return {"poses": poses, "linear": lin, "angular": ang, "speed": speed}
+    return Velocity(poses, *(float(x) for x in velocity_map(m, chain, poses, qdots)))
 
 
 def table_rows(med, eps_grid=EPS_GRID):
@@ -231,66 +243,227 @@ def table_rows(med, eps_grid=EPS_GRID):
     return med[[int(np.argmin(np.abs(np.log10(eps_grid / x)))) for x in TABLE_EPS]]
 
 
-def sweep_step(m, chain, poses) -> dict:
+@dataclass(frozen=True)
+class SweepRow:
+    """One row of the table: the step (rad) and the median largest error of each column (COLUMNS)."""
+
+    eps: float
+    fwd_p: float
+    fwd_r: float
+    cen_p: float
+    cen_r: float
+
+
+def sweep_rows(table) -> tuple[SweepRow, ...]:
+    return tuple(SweepRow(eps, *(float(x) for x in row)) for eps, row in zip(TABLE_EPS, table))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Two round-off cells of a sweep: central Jp at 1e-5 and forward Jp at 1e-14."""
+
+    cen_1e5: float
+    fwd_1e14: float
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Step 2: the sweep's medians on EPS_GRID (``med``) and at the table's steps (``table``, and as ``rows``), the
+    best steps among the rows and on the grid, sqrt and cbrt of eps_mach, and two round-off cells through
+    MuJoCo's FK and physai's NumPy FK."""
+
+    med: np.ndarray
+    table: np.ndarray
+    rows: tuple[SweepRow, ...]
+    best: dict[str, float]
+    grid_best: dict[str, float]
+    sqrt_eps: float
+    cbrt_eps: float
+    mujoco_fk: Probe
+    numpy_fk: Probe
+
+
+def sweep_step(m, chain, poses) -> Sweep:
     """Step 2: the float64 sweep against mj_jacSite, its rows at the table's steps and the best steps there;
     and the same sweep through physai's NumPy FK at two steps (same maths, another operation order)."""
     med = sweep(m, chain, poses)
     table = table_rows(med)
     probe = np.array([1e-5, 1e-14])
     numpy_fk = sweep(m, chain, poses, probe, state=lambda x: pose_state(tool_pose(chain, x)))
-    return {"med": med, "table": table, "best": best_steps(np.array(TABLE_EPS), table),
-            "grid_best": best_steps(EPS_GRID, med),
-                "numpy_fk": numpy_fk, "mujoco_fk": table_rows(med)[[TABLE_EPS.index(1e-5), TABLE_EPS.index(1e-14)]]}
+    mujoco_fk = table[[TABLE_EPS.index(1e-5), TABLE_EPS.index(1e-14)]]
+    eps64 = np.finfo(np.float64).eps
+    return Sweep(med, table, sweep_rows(table), best_steps(np.array(TABLE_EPS), table), best_steps(EPS_GRID, med),
+                 float(np.sqrt(eps64)), float(np.cbrt(eps64)), Probe(float(mujoco_fk[0, 2]), float(mujoco_fk[1, 0])),
+                 Probe(float(numpy_fk[0, 2]), float(numpy_fk[1, 0])))
 
 
-def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> dict:
+@dataclass(frozen=True)
+class ServoRow:
+    """One force ``force`` (N) held: J^T F and the servos' torques (N m, sign flipped), their largest difference,
+    the largest joint speed left (rad/s) and the contacts."""
+
+    force: np.ndarray
+    tau: np.ndarray
+    servo: np.ndarray
+    diff: float
+    qdot: float
+    ncon: int
+
+
+@dataclass(frozen=True)
+class Servo:
+    """Step 3: each force held for ``seconds``; the largest difference and joint speed over the forces; the
+    stand-in contacts' count and the torque they cost; the lift's settled and commanded torque for the first."""
+
+    seconds: float
+    rows: tuple[ServoRow, ...]
+    max_diff: float
+    qdot: float
+    standin_ncon: int
+    standin_miss: float
+    lift_settled: float
+    lift_commanded: float
+    lift_shift: float
+
+
+def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> Servo:
     """Step 3: each force held by the servos (gravity, friction loss, stand-in contacts off), and the first force
     again with the stand-in contacts on."""
     m = so101_sim(gravity=False, frictionloss=False)
-    rows = [servo_check(m, chain, Q_STEP3, F, seconds) for F in forces]
+    rows = tuple(ServoRow(F, tau, servo, float(np.abs(tau - servo).max()), float(qdot), int(ncon))
+                 for F, (tau, servo, qdot, ncon) in zip(forces, (servo_check(m, chain, Q_STEP3, F, seconds)
+                                                                for F in forces)))
     raw = servo_check(so101_sim(gravity=False, frictionloss=False, standin_contacts=True), chain, Q_STEP3, forces[0],
                       seconds)
-    return {"forces": forces, "tau": [r[0] for r in rows], "servo": [r[1] for r in rows], "qdot": [r[2] for r in rows],
-                "ncon": [r[3] for r in rows], "standin_miss": float(np.abs(raw[0] - raw[1]).max()),
-                "standin_ncon": raw[3]}
+    lift = chain.joint_index("shoulder_lift")
+    settled, commanded = float(rows[0].tau[lift]), float((jacobian(chain, Q_STEP3)[:3].T @ forces[0])[lift])
+    return Servo(seconds, rows, max(r.diff for r in rows), max(r.qdot for r in rows), int(raw[3]),
+                 float(np.abs(raw[0] - raw[1]).max()), settled, commanded, commanded - settled)
 
 
-def payload_step(chain) -> dict:
+@dataclass(frozen=True)
+class PayloadPose:
+    """Break it at one pose ``q`` (rad): the lift lever (m), gravity torques at lift and elbow (N m), the max extra
+    tip load (N) and the joint that limits it, and the torque per newton down (N m/N) at lift, elbow and that joint,
+    and its gravity torque (N m)."""
+
+    name: str
+    q: np.ndarray
+    lever: float
+    lift: float
+    elbow: float
+    force: float
+    joint: str
+    lift_per_n: float
+    elbow_per_n: float
+    limit_per_n: float
+    limit_gravity: float
+
+
+@dataclass(frozen=True)
+class Payload:
+    """Break it: the servos' torque limits (N m), the first one, and one row per pose of POSES."""
+
+    limits: np.ndarray
+    limit: float
+    poses: tuple[PayloadPose, ...]
+
+    def pose(self, name: str) -> PayloadPose:
+        return next(p for p in self.poses if p.name == name)
+
+
+def payload_step(chain) -> Payload:
     """Break it: per pose the lift lever, gravity torques at lift and elbow, the max extra tip load, the joint, and
     the torque per newton down at lift, elbow and the limiting joint (N m/N: each joint's horizontal lever)."""
     m = so101_sim()
     limits = statics.actuator_force_limits(m, chain)
     lift, elbow = chain.joint_index("shoulder_lift"), chain.joint_index("elbow_flex")
-    out = {}
+    out = []
     for name, q in POSES.items():
         res = statics.payload_limit(m, chain, q, limits, DOWN)
         lever = float(np.linalg.norm(mj.site_jacobian(m, chain, q)[:3, lift]))
-        out[name] = {"q": q, "lever": lever, "lift": float(res.gravity[lift]), "elbow": float(res.gravity[elbow]),
-                     "force": float(res.force), "joint": res.joint_name,
-                     "lift_per_n": abs(float(res.per_newton[lift])), "elbow_per_n": abs(float(res.per_newton[elbow])),
-                     "limit_per_n": abs(float(res.per_newton[res.joint])),
-                     "limit_gravity": abs(float(res.gravity[res.joint]))}
-    return {"limits": limits, "poses": out}
+        out.append(PayloadPose(name, q, lever, float(res.gravity[lift]), float(res.gravity[elbow]), float(res.force),
+                               res.joint_name, abs(float(res.per_newton[lift])), abs(float(res.per_newton[elbow])),
+                               abs(float(res.per_newton[res.joint])), abs(float(res.gravity[res.joint]))))
+    return Payload(limits, float(limits[0]), tuple(out))
 
 
-def fall_step(chain, limit, fractions=FRACTIONS) -> dict:
+@dataclass(frozen=True)
+class FallRow:
+    """The stretched pose pushed down by ``fraction`` of its limit: the force (N), the tip drop (m, and mm) and the
+    lift servo's torque (N m)."""
+
+    fraction: float
+    force: float
+    drop: float
+    drop_mm: float
+    lift: float
+
+
+@dataclass(frozen=True)
+class Fall:
+    """Break it: one row per fraction of the limit, each simulated for ``seconds``."""
+
+    seconds: float
+    rows: tuple[FallRow, ...]
+
+    def at(self, fraction: float) -> FallRow:
+        return next(r for r in self.rows if r.fraction == fraction)
+
+
+def fall_step(chain, limit, fractions=FRACTIONS) -> Fall:
     """Break it: the stretched pose pushed down by fractions of its payload ``limit``: tip drop (m), lift torque."""
     m = so101_sim()
     rows = {frac: fall(m, chain, POSES["stretched"], frac * limit) for frac in fractions}
-    return {frac: {"force": frac * limit, "drop": drop, "lift": tau} for frac, (drop, tau) in rows.items()}
+    return Fall(BREAK_S, tuple(FallRow(frac, frac * limit, drop, 1000 * drop, tau)
+                               for frac, (drop, tau) in rows.items()))
 
 
-def easy_step(m, chain) -> dict:
+@dataclass(frozen=True)
+class Easy:
+    """Exercise Easy at Q_STEP3: the pan axis (world), its column's vertical entry, the pan torque (N m) for the
+    downward push, the tool's offset ``r`` (m) from the pan anchor, and the pan torques for the x and y pushes."""
+
+    axis: np.ndarray
+    Jz: float
+    tau_pan: float
+    r: np.ndarray
+    tau_x: float
+    tau_y: float
+    force_x: float
+    force_y: float
+
+
+def easy_step(m, chain) -> Easy:
     """Exercise Easy, at Q_STEP3: the pan axis, the tool's offset ``r`` (m, world) from the pan anchor, and the pan
     torque (N m) for Build it's downward, x and y pushes (FORCES[0], [1], [2]). A horizontal force F loads the
     vertical pan axis with (r x F)_z = r_x F_y - r_y F_x."""
     J, f = mj.site_jacobian(m, chain, Q_STEP3), fk(chain, Q_STEP3)
     pan = [float(statics.joint_torques(J, np.r_[F, 0.0, 0.0, 0.0])[0]) for F in FORCES[:3]]
-    return {"axis": f.axes[0], "Jz": float(J[2, 0]), "tau_pan": pan[0], "r": f.p - f.anchors[0],
-            "tau_x": pan[1], "tau_y": pan[2], "force_x": float(FORCES[1][0]), "force_y": float(FORCES[2][1])}
+    return Easy(f.axes[0], float(J[2, 0]), pan[0], f.p - f.anchors[0], pan[1], pan[2], float(FORCES[1][0]),
+                float(FORCES[2][1]))
 
 
-def medium_step(m, chain, n_grid=11) -> dict:
+@dataclass(frozen=True)
+class Lever:
+    """One pose ``q`` (rad): the lift torque per newton down (N m/N), the lift axis's distance to the tip (m), and
+    the tip's offset ``r`` (m) from the lift anchor."""
+
+    q: np.ndarray
+    per_newton: float
+    distance: float
+    r: np.ndarray
+
+
+@dataclass(frozen=True)
+class Medium:
+    """Exercise Medium: the pose with the most lift torque per newton down, and the stretched pose."""
+
+    best: Lever
+    stretched: Lever
+
+
+def medium_step(m, chain, n_grid=11) -> Medium:
     """Exercise Medium: the pose with the most lift torque per newton down (grid, then L-BFGS-B), and the
     stretched pose's value. Lift torque per newton down = |(a_lift x (p - o))_z|, the horizontal lever."""
     lift = chain.joint_index("shoulder_lift")
@@ -306,19 +479,35 @@ def medium_step(m, chain, n_grid=11) -> dict:
                                 indexing="ij"), -1).reshape(-1, len(free))
     opt = minimize(lambda x: -per_newton(x), grid[np.argmax(per_newton(grid))], method="L-BFGS-B",
                    bounds=[(chain.lower[i], chain.upper[i]) for i in free])
-    out = {}
-    for label, q in (("best", full(opt.x)), ("stretched", POSES["stretched"])):
+
+    def lever(q):
         J, f = mj.site_jacobian(m, chain, q), fk(chain, q)
-        out[label] = {"q": q, "per_newton": abs(float(J[2, lift])), "distance": float(np.linalg.norm(J[:3, lift])),
-                          "r": f.p - f.anchors[lift]}
-    return out
+        return Lever(q, abs(float(J[2, lift])), float(np.linalg.norm(J[:3, lift])), f.p - f.anchors[lift])
+
+    return Medium(lever(full(opt.x)), lever(POSES["stretched"]))
 
 
-def hard_step(m, chain, poses, med64) -> dict:
+@dataclass(frozen=True)
+class Hard:
+    """Exercise Hard: the float32 sweep over ``n_poses`` poses (``med`` on EPS_GRID, ``rows`` at the table's
+    steps), its best steps and float64's, and eps_32 with its square and cube roots."""
+
+    med: np.ndarray
+    rows: tuple[SweepRow, ...]
+    best: dict[str, float]
+    best64: dict[str, float]
+    eps32: float
+    sqrt_eps32: float
+    cbrt_eps32: float
+    n_poses: int
+
+
+def hard_step(m, chain, poses, med64) -> Hard:
     """Exercise Hard: the sweep with site states rounded to float32 before differencing."""
     med32 = sweep(m, chain, poses, dtype=np.float32)
-    return {"med": med32, "best": best_steps(EPS_GRID, med32), "best64": best_steps(EPS_GRID, med64),
-            "n": len(poses)}
+    eps32 = np.finfo(np.float32).eps  # its roots in float32, as a float32 run would take them
+    return Hard(med32, sweep_rows(table_rows(med32)), best_steps(EPS_GRID, med32), best_steps(EPS_GRID, med64),
+                float(eps32), float(np.sqrt(eps32)), float(np.cbrt(eps32)), len(poses))
 
 
 # ---- printers ------------------------------------------------------------------------------------
@@ -333,10 +522,10 @@ def vec(v) -> str:
 
 
 def print_velocity(r) -> None:
-    print(f"\n== Step 1. Velocity map: J qdot vs the site's motion over {DT:.0e} s ({len(r['poses'])} poses, "
+    print(f"\n== Step 1. Velocity map: J qdot vs the site's motion over {DT:.0e} s ({len(r.poses)} poses, "
           f"random seed {SEED}) ==")
-    print(f"max relative error: linear {e(r['linear'])}, angular {e(r['angular'])}")
-    print(f"median site speed with every joint at 1/sqrt(5) rad/s (|qdot| = 1): {r['speed']:.3f} m/s")
+    print(f"max relative error: linear {e(r.linear)}, angular {e(r.angular)}")
+    print(f"median site speed with every joint at 1/sqrt(5) rad/s (|qdot| = 1): {r.speed:.3f} m/s")
 
 
 def print_table(table) -> None:
@@ -349,18 +538,17 @@ def print_sweep(r) -> None:
     print(f"\n== Step 2. Finite-difference step sweep: median over {N_POSES} poses of the largest entry error "
           "against mj_jacSite ==")
     print("(orientation differences through mju_subQuat, rotated into the world frame)")
-    print_table(r["table"])
-    eps64 = np.finfo(np.float64).eps
-    print(f"best step among the table's rows: forward {r['best']['forward']:.0e}, central {r['best']['central']:.0e}; "
-          f"on the half-decade grid of the figure: forward {r['grid_best']['forward']:.1e}, "
-          f"central {r['grid_best']['central']:.1e}")
-    print(f"sqrt(eps_mach) = {e(np.sqrt(eps64))}, cbrt(eps_mach) = {e(np.cbrt(eps64))}")
+    print_table(r.table)
+    print(f"best step among the table's rows: forward {r.best['forward']:.0e}, central {r.best['central']:.0e}; "
+          f"on the half-decade grid of the figure: forward {r.grid_best['forward']:.1e}, "
+          f"central {r.grid_best['central']:.1e}")
+    print(f"sqrt(eps_mach) = {e(r.sqrt_eps)}, cbrt(eps_mach) = {e(r.cbrt_eps)}")
     print("Round-off error is eps_mach x (how the rounding errors of FK's ~100 operations add up) / eps; that sum\n"
           f"depends on the operation order and the CPU (here MuJoCo {mujoco.__version__} on {platform.machine()}).\n"
           "The same sweep through physai's NumPy FK "
           "(identical maths, other operation order) moves the round-off cells:")
-    print(f"   central Jp at 1e-5: MuJoCo FK {e(r['mujoco_fk'][0, 2])}, NumPy FK {e(r['numpy_fk'][0, 2])}")
-    print(f"   forward Jp at 1e-14: MuJoCo FK {e(r['mujoco_fk'][1, 0])}, NumPy FK {e(r['numpy_fk'][1, 0])}")
+    print(f"   central Jp at 1e-5: MuJoCo FK {e(r.mujoco_fk.cen_1e5)}, NumPy FK {e(r.numpy_fk.cen_1e5)}")
+    print(f"   forward Jp at 1e-14: MuJoCo FK {e(r.mujoco_fk.fwd_1e14)}, NumPy FK {e(r.numpy_fk.fwd_1e14)}")
 
 
 def print_servo(r) -> None:
@@ -368,25 +556,25 @@ def print_servo(r) -> None:
           f"q = ({', '.join(f'{x:g}' for x in Q_STEP3)}) ==")
     print(f"{'F at site (N)':>15s} | {'J^T F (N m), joints 1-5':42s} | {'servo torque (N m), sign flipped':42s} | "
           "max diff")
-    for F, tau, servo in zip(r["forces"], r["tau"], r["servo"]):
-        label = "(" + ", ".join(f"{x:g}" for x in F) + ")"
-        print(f"{label:>15s} | {vec(tau):42s} | {vec(servo):42s} | {e(np.abs(tau - servo).max())}")
-    print(f"max |qdot| after {HOLD_S:.0f} s per force: {', '.join(e(x) for x in r['qdot'])} rad/s; "
-          f"contacts: {r['ncon']}")
+    for row in r.rows:
+        label = "(" + ", ".join(f"{x:g}" for x in row.force) + ")"
+        print(f"{label:>15s} | {vec(row.tau):42s} | {vec(row.servo):42s} | {e(row.diff)}")
+    print(f"max |qdot| after {HOLD_S:.0f} s per force: {', '.join(e(row.qdot) for row in r.rows)} rad/s; "
+          f"contacts: {[row.ncon for row in r.rows]}")
     print("Note: the contacts of the gripper's group-4 collision meshes are switched off. In physai's bundled SO-101 "
-          f"they are stand-in boxes that overlap the lower arm; with them on, {r['standin_ncon']} contacts push back "
-          f"and the servo torques miss J^T F by {r['standin_miss']:.2f} N m for F = (0, 0, -2) N.")
+          f"they are stand-in boxes that overlap the lower arm; with them on, {r.standin_ncon} contacts push back "
+          f"and the servo torques miss J^T F by {r.standin_miss:.2f} N m for F = (0, 0, -2) N.")
 
 
 def print_payload(r) -> None:
     print("\n== Break it. Payload limit: tau = g(q) - f J_p^T(-z) within the servos' limits (gravity on) ==")
-    print(f"servo limits from so101.xml forcerange: {', '.join(f'{x:.2f}' for x in r['limits'])} N m")
+    print(f"servo limits from so101.xml forcerange: {', '.join(f'{x:.2f}' for x in r.limits)} N m")
     print(f"{'pose (rad)':34s} | lift axis -> tip (m) | gravity torque lift / elbow (N m) | per N down lift / elbow "
           "(N m/N) | max extra tip load | limiting joint")
-    for name, p in r["poses"].items():
-        label = f"{name} ({', '.join(f'{x:g}' for x in p['q'])})"
-        print(f"{label:34s} | {p['lever']:20.3f} | {p['lift']:15.3f} / {p['elbow']:.3f}{'':11s} | "
-              f"{p['lift_per_n']:13.3f} / {p['elbow_per_n']:.3f}{'':9s} | {p['force']:16.2f} N | {p['joint']}")
+    for p in r.poses:
+        label = f"{p.name} ({', '.join(f'{x:g}' for x in p.q)})"
+        print(f"{label:34s} | {p.lever:20.3f} | {p.lift:15.3f} / {p.elbow:.3f}{'':11s} | "
+              f"{p.lift_per_n:13.3f} / {p.elbow_per_n:.3f}{'':9s} | {p.force:16.2f} N | {p.joint}")
     print("A pose's limit is set by its first joint to saturate: (limit - |gravity torque|) / (torque per N down) at "
           "that joint.")
     print(STANDIN)
@@ -395,30 +583,29 @@ def print_payload(r) -> None:
 def print_fall(r) -> None:
     print(f"\nStretched pose simulated for {BREAK_S:.0f} s with a downward tip force (servos commanded to the pose):")
     print(f"{'tip force (N)':>13s} | x limit | tip drop after {BREAK_S:.0f} s | lift servo torque")
-    for frac, row in r.items():
-        print(f"{row['force']:13.2f} | {frac:7.1f} | {1000 * row['drop']:15.1f} mm | {row['lift']:13.3f} N m")
+    for row in r.rows:
+        print(f"{row.force:13.2f} | {row.fraction:7.1f} | {row.drop_mm:15.1f} mm | {row.lift:13.3f} N m")
 
 
 def print_exercises(easy, medium, hard) -> None:
     print("\n== Exercises, computed ==")
-    print(f"Easy. The pan axis in the world is {vec(easy['axis'])} (vertical), so its column's vertical entry "
-          f"(a x (p - o))_z = {easy['Jz']:.1e} and tau_pan = {easy['tau_pan']:.1e} N m for F = (0, 0, -2) N:\n"
+    print(f"Easy. The pan axis in the world is {vec(easy.axis)} (vertical), so its column's vertical entry "
+          f"(a x (p - o))_z = {easy.Jz:.1e} and tau_pan = {easy.tau_pan:.1e} N m for F = (0, 0, -2) N:\n"
           "   a vertical force has no moment about a vertical axis.")
-    print(f"   The tool sits r = ({vec(easy['r'])}) m from the pan anchor, so a push of {easy['force_x']:g} N along x "
-          f"loads the pan with {easy['tau_x']:.4f} N m\n   (r_y F_x) and {easy['force_y']:g} N along y with "
-          f"{easy['tau_y']:.4f} N m (r_x F_y).")
+    print(f"   The tool sits r = ({vec(easy.r)}) m from the pan anchor, so a push of {easy.force_x:g} N along x "
+          f"loads the pan with {easy.tau_x:.4f} N m\n   (r_y F_x) and {easy.force_y:g} N along y with "
+          f"{easy.tau_y:.4f} N m (r_x F_y).")
     print("Medium. Lift torque per newton down = |(a_lift x (p - o))_z| = the horizontal lever from the lift axis to "
           "the tip;\n   at most the full distance |a x (p - o)|. Searching the joint ranges (grid + L-BFGS-B):")
-    for label, row in medium.items():
-        print(f"   {label} q = ({', '.join(f'{x:.3f}' for x in row['q'])}): {row['per_newton']:.4f} N m/N "
-              f"(mj_jacSite), distance {row['distance']:.4f} m; tip {row['r'][0]:+.3f} m along x, "
-              f"{row['r'][2]:+.3f} m up from the lift axis")
-    eps32 = np.finfo(np.float32).eps
-    print(f"Hard. The sweep with positions and quaternions rounded to float32 (eps_32 = {e(eps32)}):")
-    print_table(table_rows(hard["med"]))
-    print(f"   best steps (half-decade grid): forward {hard['best']['forward']:.1e} (float64 "
-          f"{hard['best64']['forward']:.1e}), central {hard['best']['central']:.1e} (float64 "
-          f"{hard['best64']['central']:.1e}); sqrt(eps_32) = {e(np.sqrt(eps32))}, cbrt(eps_32) = {e(np.cbrt(eps32))}.")
+    for label, row in (("best", medium.best), ("stretched", medium.stretched)):
+        print(f"   {label} q = ({', '.join(f'{x:.3f}' for x in row.q)}): {row.per_newton:.4f} N m/N "
+              f"(mj_jacSite), distance {row.distance:.4f} m; tip {row.r[0]:+.3f} m along x, "
+              f"{row.r[2]:+.3f} m up from the lift axis")
+    print(f"Hard. The sweep with positions and quaternions rounded to float32 (eps_32 = {e(hard.eps32)}):")
+    print_table(table_rows(hard.med))
+    print(f"   best steps (half-decade grid): forward {hard.best['forward']:.1e} (float64 "
+          f"{hard.best64['forward']:.1e}), central {hard.best['central']:.1e} (float64 "
+          f"{hard.best64['central']:.1e}); sqrt(eps_32) = {e(hard.sqrt_eps32)}, cbrt(eps_32) = {e(hard.cbrt_eps32)}.")
     print("   Round-off grows to eps_32 |x| / eps, so the V's bottom moves right, to ~sqrt(eps_32) forward and "
           "~cbrt(eps_32) central.")
 
@@ -444,9 +631,9 @@ def at_roundoff(name, source, measured, bound, unit) -> Claim:
 
 
 def velocity_claims(r) -> list[Claim]:
-    return [claim("Step 1: max relative error of J qdot, linear", SOURCE_STEP1["linear"], r["linear"]),
-            claim("Step 1: max relative error of J qdot, angular", SOURCE_STEP1["angular"], r["angular"]),
-            claim("Step 1: median site speed at |qdot| = 1", SOURCE_STEP1["speed"], r["speed"], unit="m/s")]
+    return [claim("Step 1: max relative error of J qdot, linear", SOURCE_STEP1["linear"], r.linear),
+            claim("Step 1: max relative error of J qdot, angular", SOURCE_STEP1["angular"], r.angular),
+            claim("Step 1: median site speed at |qdot| = 1", SOURCE_STEP1["speed"], r.speed, unit="m/s")]
 
 
 def sweep_claims(r) -> list[Claim]:
@@ -455,66 +642,69 @@ def sweep_claims(r) -> list[Claim]:
     for scheme, j in (("forward", 0), ("central", 2)):
         best = float(SOURCE_BEST[scheme])
         for k, eps in enumerate(TABLE_EPS):
-            name, source, x = f"Step 2: {scheme} Jp error at eps = {eps:.0e}", SOURCE_SWEEP[eps][j], r["table"][k, j]
+            name, source, x = f"Step 2: {scheme} Jp error at eps = {eps:.0e}", SOURCE_SWEEP[eps][j], r.table[k, j]
             out.append(claim(name, source, x) if eps > best else roundoff(name, source, x))
-        out.append(Claim(LESSON, f"Step 2: best {scheme} step", SOURCE_BEST[scheme], f"{r['best'][scheme]:.0e}",
-                         verdict(r["best"][scheme] == best), "the table row with the smallest Jp error", SCRIPT))
-    out += [roundoff(f"Step 2: {s} Jr error at eps = 1e-01 (no truncation)", SOURCE_SWEEP[1e-1][j], r["table"][0, j])
+        out.append(Claim(LESSON, f"Step 2: best {scheme} step", SOURCE_BEST[scheme], f"{r.best[scheme]:.0e}",
+                         verdict(r.best[scheme] == best), "the table row with the smallest Jp error", SCRIPT))
+    out += [roundoff(f"Step 2: {s} Jr error at eps = 1e-01 (no truncation)", SOURCE_SWEEP[1e-1][j], r.table[0, j])
             for s, j in (("forward", 1), ("central", 3))]
     return out
 
 
 def servo_claims(r) -> list[Claim]:
     out = []
-    for F, tau, servo, (source_tau, source_diff) in zip(r["forces"], r["tau"], r["servo"], SOURCE_TAU):
+    for row, (source_tau, source_diff) in zip(r.rows, SOURCE_TAU):
+        F, tau = row.force, row.tau
         label = "(" + ", ".join(f"{x:g}" for x in F) + ") N"
         off = np.abs(tau - np.array(source_tau, dtype=float)).max()
         out.append(Claim(LESSON, f"Step 3: J^T F at the settled pose, F = {label}", ", ".join(source_tau) + " N m",
                          vec(tau) + " N m", verdict(off <= 0.5e-4 + 1e-12), "every entry to the printed 4 decimals",
                          SCRIPT))
         out.append(at_roundoff(f"Step 3: max |J^T F - servo torque|, F = {label}", source_diff,
-                               np.abs(tau - servo).max(), 1e-12, "N m"))
-    out.append(at_roundoff("Step 3: max |qdot| after 20 s", SOURCE_QDOT, max(r["qdot"]), 1e-12, "rad/s"))
+                               row.diff, 1e-12, "N m"))
+    out.append(at_roundoff("Step 3: max |qdot| after 20 s", SOURCE_QDOT, r.qdot, 1e-12, "rad/s"))
     return out
 
 
 def payload_claims(r) -> list[Claim]:
     out, why = [], f"within {TORQUE_TOL:.0e} N m / {FORCE_TOL} N: the camera-mount stand-in moves them"
-    for name, p in r["poses"].items():
+    for p in r.poses:
+        name = p.name
         lever, lift, elbow, force, joint = SOURCE_PAYLOAD[name]
-        out += [claim(f"Break it, {name}: lift axis -> tip", lever, p["lever"], unit="m"),
-                claim(f"Break it, {name}: gravity torque, lift", lift, p["lift"], tol=TORQUE_TOL + 0.5e-3,
+        out += [claim(f"Break it, {name}: lift axis -> tip", lever, p.lever, unit="m"),
+                claim(f"Break it, {name}: gravity torque, lift", lift, p.lift, tol=TORQUE_TOL + 0.5e-3,
                       unit="N m", why=why),
-                claim(f"Break it, {name}: gravity torque, elbow", elbow, p["elbow"], tol=TORQUE_TOL + 0.5e-3,
+                claim(f"Break it, {name}: gravity torque, elbow", elbow, p.elbow, tol=TORQUE_TOL + 0.5e-3,
                       unit="N m", why=why),
-                claim(f"Break it, {name}: max extra tip load", force, p["force"], tol=FORCE_TOL, unit="N", why=why),
-                Claim(LESSON, f"Break it, {name}: limiting joint", joint, p["joint"], verdict(p["joint"] == joint),
+                claim(f"Break it, {name}: max extra tip load", force, p.force, tol=FORCE_TOL, unit="N", why=why),
+                Claim(LESSON, f"Break it, {name}: limiting joint", joint, p.joint, verdict(p.joint == joint),
                       "the same joint saturates first", SCRIPT)]
     return out
 
 
 def fall_claims(r) -> list[Claim]:
     out = []
-    for frac, row in r.items():
+    for row in r.rows:
+        frac = row.fraction
         _, drop, lift = SOURCE_FALL[frac]
-        out += [claim(f"Break it, stretched x{frac:g} limit: tip drop after {BREAK_S:g} s", drop, 1000 * row["drop"],
+        out += [claim(f"Break it, stretched x{frac:g} limit: tip drop after {BREAK_S:g} s", drop, row.drop_mm,
                       unit="mm"),
-                claim(f"Break it, stretched x{frac:g} limit: lift servo torque", lift, row["lift"],
+                claim(f"Break it, stretched x{frac:g} limit: lift servo torque", lift, row.lift,
                       tol=TORQUE_TOL + 0.5e-3, unit="N m", why=f"within {TORQUE_TOL:.0e} N m (camera-mount stand-in)")]
     return out
 
 
 def exercise_claims(easy, medium, hard) -> list[Claim]:
     eps32 = np.finfo(np.float32).eps
-    near = {s: abs(np.log10(hard["best"][s] / ref)) <= 1 for s, ref in (("forward", np.sqrt(eps32)),
+    near = {s: abs(np.log10(hard.best[s] / ref)) <= 1 for s, ref in (("forward", np.sqrt(eps32)),
                                                                         ("central", np.cbrt(eps32)))}
-    return [at_roundoff("Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000", "0.0000", easy["tau_pan"], 1e-12,
+    return [at_roundoff("Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000", "0.0000", easy.tau_pan, 1e-12,
                         "N m"),
             claim("Medium: lift torque per newton down, stretched pose", SOURCE_MEDIUM,
-                  medium["stretched"]["per_newton"], unit="N m/N"),
+                  medium.stretched.per_newton, unit="N m/N"),
             Claim(LESSON, "Hard: float32 best steps near sqrt(eps_32), cbrt(eps_32)",
                   f"{np.sqrt(eps32):.1e}, {np.cbrt(eps32):.1e}",
-                  f"{hard['best']['forward']:.1e}, {hard['best']['central']:.1e}",
+                  f"{hard.best['forward']:.1e}, {hard.best['central']:.1e}",
                   verdict(all(near.values())), "each within a decade", SCRIPT)]
 
 
@@ -542,40 +732,6 @@ def plot_sweep(med, dtype, path, n_poses) -> dict:
     return {"xlim": [float(x) for x in ax.get_xlim()], "legend_inside": inside}
 
 
-def sweep_rows(table) -> list[dict]:
-    return [dict(eps=eps, **dict(zip(("fwd_p", "fwd_r", "cen_p", "cen_r"), row))) for eps, row in zip(TABLE_EPS, table)]
-
-
-def results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard) -> dict:
-    """Every number the lesson page shows from this script, at full precision."""
-    eps64, eps32 = np.finfo(np.float64).eps, np.finfo(np.float32).eps
-    J0 = jacobian(chain, Q_STEP3)
-    lift = chain.joint_index("shoulder_lift")
-    settled, commanded = float(servo["tau"][0][lift]), float((J0[:3].T @ FORCES[0])[lift])
-    return {
-        "mujoco": mujoco.__version__, "n_poses": N_POSES, "dt": DT,
-        "velocity": {k: velocity[k] for k in ("linear", "angular", "speed")},
-        "sweep": {"rows": sweep_rows(sweep64["table"]), "best": sweep64["best"], "grid_best": sweep64["grid_best"],
-                  "sqrt_eps": np.sqrt(eps64), "cbrt_eps": np.cbrt(eps64),
-                  "mujoco_fk": {"cen_1e5": sweep64["mujoco_fk"][0, 2], "fwd_1e14": sweep64["mujoco_fk"][1, 0]},
-                  "numpy_fk": {"cen_1e5": sweep64["numpy_fk"][0, 2], "fwd_1e14": sweep64["numpy_fk"][1, 0]}},
-        "servo": {"seconds": HOLD_S, "rows": [{"force": F, "tau": t, "servo": sv, "diff": float(np.abs(t - sv).max())}
-                                             for F, t, sv in zip(servo["forces"], servo["tau"], servo["servo"])],
-                  "max_diff": max(float(np.abs(t - sv).max()) for t, sv in zip(servo["tau"], servo["servo"])),
-                  "qdot": max(servo["qdot"]), "standin_ncon": servo["standin_ncon"],
-                  "standin_miss": servo["standin_miss"], "lift_settled": settled, "lift_commanded": commanded,
-                  "lift_shift": commanded - settled},
-        "payload": {"limit": payload["limits"][0],
-                    "poses": [dict(name=name, **p) for name, p in payload["poses"].items()]},
-        "fall": {"seconds": BREAK_S, "rows": [{"fraction": frac, "force": row["force"], "drop_mm": 1000 * row["drop"],
-                                               "lift": row["lift"]} for frac, row in falls.items()]},
-        "easy": {k: easy[k] for k in ("axis", "Jz", "tau_pan", "r", "tau_x", "tau_y", "force_x", "force_y")},
-        "medium": medium,
-        "hard": {"rows": sweep_rows(table_rows(hard["med"])), "best": hard["best"], "eps32": eps32,
-                 "sqrt_eps32": np.sqrt(eps32), "cbrt_eps32": np.cbrt(eps32), "n_poses": hard["n"]},
-    }
-
-
 def main(full: bool = False) -> list[Claim]:
     """The velocity, finite-difference, servo and payload experiments, printed; their claims (returned), numbers
     and figures saved. ``full``: the float32 sweep over all N_POSES poses, not N_POSES_F32."""
@@ -584,12 +740,12 @@ def main(full: bool = False) -> list[Claim]:
     print(f"SO-101 from {chain.source}; tool site {chain.tool_name!r}; MuJoCo {mujoco.__version__}, NumPy "
           f"{np.__version__}, {platform.machine()}; random seed {SEED}")
     velocity = velocity_step(m, chain)
-    sweep64 = sweep_step(m, chain, velocity["poses"])
+    sweep64 = sweep_step(m, chain, velocity.poses)
     servo = servo_step(chain)
     payload = payload_step(chain)
-    falls = fall_step(chain, payload["poses"]["stretched"]["force"])
+    falls = fall_step(chain, payload.pose("stretched").force)
     easy, medium = easy_step(m, chain), medium_step(m, chain)
-    hard = hard_step(m, chain, velocity["poses"][:N_POSES if full else N_POSES_F32], sweep64["med"])
+    hard = hard_step(m, chain, velocity.poses[:N_POSES if full else N_POSES_F32], sweep64.med)
     for printer, record in ((print_velocity, velocity), (print_sweep, sweep64), (print_servo, servo),
                             (print_payload, payload), (print_fall, falls)):
         printer(record)
@@ -597,16 +753,30 @@ def main(full: bool = False) -> list[Claim]:
     claims = (velocity_claims(velocity) + sweep_claims(sweep64) + servo_claims(servo) + payload_claims(payload)
               + fall_claims(falls) + exercise_claims(easy, medium, hard))
     publish_claims(HERE, claims, SCRIPT)
-    figures = {"float64": plot_sweep(sweep64["med"], np.float64, HERE / "fd_step_sweep.png", N_POSES),
-               "float32": plot_sweep(hard["med"], np.float32, HERE / "fd_step_sweep_float32.png", hard["n"])}
-    print("\nfigure: fd_step_sweep.png (In float64 the position columns' finite-difference error is V-shaped in the "
-          "step: round-off grows to the left of each minimum, truncation to the right, and the minima sit near "
-          "sqrt(eps) for forward and cbrt(eps) for central differences; the rotation columns, free of truncation, "
-          "only improve as the step grows.)")
-    print("figure: fd_step_sweep_float32.png (With positions rounded to float32 the same V shapes sit at much larger "
-          "steps, near the float32 sqrt(eps) and cbrt(eps).)")
-    save_results(HERE, SCRIPT, results(chain, velocity, sweep64, servo, payload, falls, easy, medium, hard)
-                 | {"figures": figures})
+    axes = {"float64": plot_sweep(sweep64.med, np.float64, HERE / "fd_step_sweep.png", N_POSES),
+            "float32": plot_sweep(hard.med, np.float32, HERE / "fd_step_sweep_float32.png", hard.n_poses)}
+    figures = [
+        Figure("fd_step_sweep.png",
+               "In float64 the position columns' finite-difference error is V-shaped in the "
+               "step: round-off grows to the left of each minimum, truncation to the right, and the minima sit near "
+               "sqrt(eps) for forward and cbrt(eps) for central differences; the rotation columns, free of truncation, "
+               "only improve as the step grows.",
+               "Log-log plot of finite-difference Jacobian error against step size, the step growing from left to "
+               "right. The position columns trace a V: to the left of each minimum the error falls as the step grows "
+               "(round-off), to the right it rises (truncation); forward differences are best near the square root "
+               "of machine epsilon, central differences near its cube root. The rotation columns fall all the way to "
+               "the largest step."),
+        Figure("fd_step_sweep_float32.png",
+               "With positions rounded to float32 the same V shapes sit at much larger "
+               "steps, near the float32 sqrt(eps) and cbrt(eps).",
+               "Log-log plot of the same finite-difference sweep with positions rounded to float32, the step growing "
+               "from left to right: the V shapes of the position columns now bottom out near the float32 square and "
+               "cube roots of machine epsilon, and at the smallest steps the error flattens at the size of the "
+               "entries themselves."),
+    ]
+    save_results(HERE, SCRIPT, {"mujoco": mujoco.__version__, "n_poses": N_POSES, "dt": DT, "velocity": velocity,
+                                "sweep": sweep64, "servo": servo, "payload": payload, "fall": falls, "easy": easy,
+                                "medium": medium, "hard": hard, "figures": axes}, figures=figures)
     return claims
 
 

@@ -20,7 +20,7 @@ more poses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import matplotlib
 
@@ -33,6 +33,7 @@ from physai.chain import reach_bound  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     fmt_row,
     full_run,
     out_dir,
@@ -40,6 +41,7 @@ from physai.lesson import (  # noqa: E402
     run_script,
     save_figure,
     save_results,
+    unsaved,
     verdict,
 )
 
@@ -51,18 +53,35 @@ LAMBDA = 0.05  # m/rad, the lesson's lambda_max on the position block
 SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
 QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
-FIGURES = {
-    "sigma_spread.png": "The WidowX AI's three position-block singular values over random poses inside its joint "
-                        "limits: the smallest one spreads widest.",
-    "rank_loss_map.png": "The SO-101's smallest singular value over shoulder_lift and elbow_flex: the dark bands are "
-                         "where a direction is lost, the vertical one where the upper and lower arm line up, the "
-                         "diagonal ones (dashed) where the tool passes over the pan axis.",
-    "extension_sweep.png": "The WidowX AI walked to full extension: the smallest singular value falls, and the exact "
-                           "joint speeds for a 5 cm/s request grow past the servo limit, while damped ones stay "
-                           "bounded; poses right of the grey line are past the elbow's limit.",
-    "ellipsoids.png": "The velocity ellipsoid of the WidowX AI's position block is round at a typical pose and flat "
-                      "near full extension.",
-}
+FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn)
+    Figure("sigma_spread.png",
+           "The WidowX AI's three position-block singular values over random poses inside its joint limits: the "
+           "smallest one spreads widest.",
+           "Histograms of the three singular values of the WidowX AI's position block over random poses, on a log "
+           "axis: the largest and middle ones cluster tightly, and the smallest spreads widely with a tail toward "
+           "zero; dotted lines mark each one's median."),
+    Figure("rank_loss_map.png",
+           "The SO-101's smallest singular value over shoulder_lift and elbow_flex: the dark bands are where a "
+           "direction is lost, the vertical one where the upper and lower arm line up, the diagonal ones (dashed) "
+           "where the tool passes over the pan axis.",
+           "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
+           "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
+           "traced by a dashed line where the tool is above the pan axis, and a red cross at the smallest value on "
+           "the vertical band."),
+    Figure("extension_sweep.png",
+           "The WidowX AI walked to full extension: the smallest singular value falls, and the exact joint speeds "
+           "for a 5 cm/s request grow past the servo limit, while damped ones stay bounded; poses right of the grey "
+           "line are past the elbow's limit.",
+           "Two panels against the WidowX AI's elbow angle, with the poses past the elbow's limit shaded grey. Left: "
+           "the smallest singular value falls steeply toward zero past the limit. Right, log scale: the largest "
+           "exact joint speed shoots past the servo limit, fixed damping stays under the bound and then falls, and "
+           "adaptive damping follows the exact curve until its threshold, then the damped one."),
+    Figure("ellipsoids.png",
+           "The velocity ellipsoid of the WidowX AI's position block is round at a typical pose and flat near full "
+           "extension.",
+           "Two 3-D velocity ellipsoids of the WidowX AI's position block: at a typical pose a rounded ellipsoid, "
+           "near full extension a flat disc, with one axis almost gone."),
+)
 # The source material's 2-DoF worked example, as it prints it (compared in the page's appendix).
 SOURCE_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
                    "JJT": "[[0.18, -0.24], [-0.24, 0.64]]", "eig": "0.7225, 0.1025", "sigma": "0.85, 0.32",
@@ -83,15 +102,23 @@ def _save(fig, name: str) -> None:
 @dataclass(frozen=True)
 class TwoLink:
     tip: np.ndarray  # (2,) m
+    reach: float  # m, the tip's distance from the base
     J: np.ndarray  # (2, 2) position rows x, y (m/rad)
     sigma: np.ndarray  # (2,) m/rad, descending
+    eig: np.ndarray  # (2,) m^2/rad^2, eigenvalues of J J^T (sigma^2)
     kappa: float
     qdot: np.ndarray  # (2,) rad/s, J^-1 v
     qdot_damped: np.ndarray  # (2,) rad/s, J^T (J J^T + lam^2 I)^-1 v
     speed_damped: float  # m/s the damped rates deliver
-    v: np.ndarray  # (2,) m/s, the requested tip velocity
+    shrink: float  # |qdot_damped| / |qdot|
+    velocity: np.ndarray  # (2,) m/s, the requested tip velocity
+    v: float  # m/s, its speed
     lam: float  # m/rad, the damping
     extended: float  # m, the tip's distance from the base with the arm straight (L1 + L2)
+    source_J_sigma: np.ndarray  # (2,) m/rad, the singular values of the source's printed J (SOURCE_J)
+    source_J_kappa: float
+    source_J_qdot: np.ndarray  # (2,) rad/s, SOURCE_J^-1 velocity
+    source: dict[str, str] = field(default_factory=lambda: dict(SOURCE_TWO_LINK))  # as the source prints them
 
 
 def two_link(q=(0.0, np.pi / 2), v=(0.0, 0.1), lam: float = 0.1) -> TwoLink:
@@ -101,28 +128,29 @@ def two_link(q=(0.0, np.pi / 2), v=(0.0, 0.1), lam: float = 0.1) -> TwoLink:
     J = jacobian(chain, q)[:2]  # x, y rows: the planar arm moves in its x-y plane
     sigma = np.linalg.svd(J, compute_uv=False)
     qd_damped = singularity.damped_solve(J, v, lam)
-    return TwoLink(fk(chain, q).p[:2], J, sigma, float(sigma[0] / sigma[1]), np.linalg.solve(J, v), qd_damped,
-                   float(np.linalg.norm(J @ qd_damped)), v, lam, reach_bound(chain))
+    tip, qdot, own_sigma = fk(chain, q).p[:2], np.linalg.solve(J, v), np.linalg.svd(SOURCE_J, compute_uv=False)
+    return TwoLink(tip, float(np.linalg.norm(tip)), J, sigma, sigma**2, float(sigma[0] / sigma[1]), qdot, qd_damped,
+                   float(np.linalg.norm(J @ qd_damped)), float(np.linalg.norm(qd_damped) / np.linalg.norm(qdot)), v,
+                   float(np.linalg.norm(v)), lam, reach_bound(chain), own_sigma, float(own_sigma[0] / own_sigma[1]),
+                   np.linalg.solve(SOURCE_J, v))
 
 
 def print_two_link(r: TwoLink) -> None:
     print("== 1. The 2-DoF worked example (L1 = 0.5 m, L2 = 0.3 m, q = [0, pi/2], "
-          f"v = [{r.v[0]:g}, {r.v[1]:g}] m/s) ==")
+          f"v = [{r.velocity[0]:g}, {r.velocity[1]:g}] m/s) ==")
     print(f"tip ({r.tip[0]:.3f}, {r.tip[1]:.3f}) m: link 1 along x, link 2 straight up -> bent 90 deg, not extended")
     print(f"J = [{fmt_row(r.J[0], 6, 3)} ; {fmt_row(r.J[1], 6, 3)}]  (row 2 is L1 cos q1 + L2 cos(q1+q2) = L1)")
     print(f"sigma = {fmt_row(r.sigma, 6, 4)} m/rad, eig(J J^T) = {fmt_row(r.sigma**2, 6, 4)}, kappa = {r.kappa:.3f}")
     print(f"qdot = J^-1 v = {fmt_row(r.qdot, 6, 3)} rad/s; damped (lambda {r.lam:g}) {fmt_row(r.qdot_damped, 6, 3)} "
-          f"rad/s, tip speed {r.speed_damped:.4f} of {np.linalg.norm(r.v):g} m/s")
+          f"rad/s, tip speed {r.speed_damped:.4f} of {r.v:g} m/s")
 
 
 def two_link_claims(r: TwoLink) -> list[Claim]:
     close = lambda a, b, tol: bool(np.allclose(a, b, atol=tol, rtol=0))
-    shrink = np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)
-    own_sigma, own_qdot = np.linalg.svd(SOURCE_J, compute_uv=False), np.linalg.solve(SOURCE_J, r.v)
+    shrink, own_sigma, own_qdot = r.shrink, r.source_J_sigma, r.source_J_qdot
     return [
         Claim(LESSON, "2-DoF q = [0, pi/2] is 'fully extended vertically'", "fully extended",
-              f"|tip| = {np.linalg.norm(r.tip):.3f} m, bent 90 deg",
-              verdict(abs(np.linalg.norm(r.tip) - r.extended) < 1e-3),
+              f"|tip| = {r.reach:.3f} m, bent 90 deg", verdict(abs(r.reach - r.extended) < 1e-3),
               f"fully extended puts the tip L1 + L2 = {r.extended:g} m from the base"),
         Claim(LESSON, "2-DoF Jacobian", "[[-0.3, -0.3], [0.8, 0]]",
               f"[[{r.J[0, 0]:.1f}, {r.J[0, 1]:.1f}], [{r.J[1, 0]:.1f}, {r.J[1, 1]:.1f}]]",
@@ -145,10 +173,16 @@ def two_link_claims(r: TwoLink) -> list[Claim]:
 
 @dataclass(frozen=True)
 class SigmaSpread:
-    sigmas: np.ndarray  # (n_poses, 3) m/rad, position block, descending per pose
-    q_typical: np.ndarray  # (6,) the pose whose sigmas are closest to the medians
-    radii: np.ndarray  # (3,) m/s per rad/s of joint speed, the ellipsoid at q_typical
+    n: int  # poses
+    p10: np.ndarray  # (3,) m/rad, the 10th percentile of each singular value
+    median: np.ndarray  # (3,) m/rad
+    p90: np.ndarray  # (3,) m/rad
+    q: np.ndarray  # (6,) the typical pose: the one whose sigmas are closest to the medians
+    radii: np.ndarray  # (3,) m/s per rad/s of joint speed, the ellipsoid at q
     directions: np.ndarray  # (3, 3) columns: unit axes in the base frame
+    thin: np.ndarray  # (3,) the thinnest axis (the last column of directions)
+    sigmas: np.ndarray = unsaved()  # (n_poses, 3) m/rad, position block, descending per pose
+    source: str = SOURCE_SIGMAS  # the source's typical values, as it prints them
 
 
 def typical_sigmas(n_poses: int = 5000, seed: int = SEED) -> SigmaSpread:
@@ -158,24 +192,24 @@ def typical_sigmas(n_poses: int = 5000, seed: int = SEED) -> SigmaSpread:
     S = np.linalg.svd(jacobian(chain, q)[:, :3], compute_uv=False)
     i = int(np.argmin(np.abs(np.log(S / np.median(S, axis=0))).sum(axis=1)))
     radii, directions = singularity.ellipsoid_axes(jacobian(chain, q[i]), "position")
-    return SigmaSpread(S, q[i], radii, directions)
+    lo, med, hi = np.percentile(S, [10, 50, 90], axis=0)
+    return SigmaSpread(len(S), lo, med, hi, q[i], radii, directions, directions[:, -1], S)
 
 
 def print_typical(r: SigmaSpread) -> None:
-    lo, med, hi = np.percentile(r.sigmas, [10, 50, 90], axis=0)
-    print(f"\n== 2. WidowX AI position block over {len(r.sigmas)} random in-limit poses (seed {SEED}) ==")
-    for name, row in (("10th percentile", lo), ("median", med), ("90th percentile", hi)):
+    print(f"\n== 2. WidowX AI position block over {r.n} random in-limit poses (seed {SEED}) ==")
+    for name, row in (("10th percentile", r.p10), ("median", r.median), ("90th percentile", r.p90)):
         print(f"  {name:16s} sigma = {fmt_row(row, 7, 3)} m/rad")
-    print(f"  velocity ellipsoid at the most typical pose q = {fmt_row(r.q_typical, 6, 2)}: "
+    print(f"  velocity ellipsoid at the most typical pose q = {fmt_row(r.q, 6, 2)}: "
           f"radii {fmt_row(r.radii, 6, 3)} "
-          "m/s per rad/s; the thinnest axis points along " + fmt_row(r.directions[:, -1], 6, 2))
+          "m/s per rad/s; the thinnest axis points along " + fmt_row(r.thin, 6, 2))
 
 
 def plot_typical(r: SigmaSpread) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     bins = np.geomspace(r.sigmas.min(), r.sigmas.max(), 41)
     ax.hist(r.sigmas, bins=bins, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
-    for k, s in enumerate(np.median(r.sigmas, axis=0)):
+    for k, s in enumerate(r.median):
         ax.axvline(s, color=f"C{k}", ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_xlabel("singular value (m/rad, log scale); dotted: each one's median")
@@ -186,7 +220,7 @@ def plot_typical(r: SigmaSpread) -> None:
 
 
 def typical_claims(r: SigmaSpread) -> list[Claim]:
-    lo, med, hi = np.percentile(r.sigmas, [10, 50, 90], axis=0)
+    lo, med, hi = r.p10, r.median, r.p90
     source = np.array([0.5, 0.3, 0.08])
     return [Claim(LESSON, "WidowX AI mid-workspace position-block sigmas (m/rad)", "~0.5, 0.3, 0.08",
                   "median " + ", ".join(f"{s:.2f}" for s in med), verdict(bool(np.all((lo <= source) & (source <= hi)))),
@@ -198,13 +232,22 @@ def typical_claims(r: SigmaSpread) -> list[Claim]:
 
 @dataclass(frozen=True)
 class RankLossMap:
-    lift: np.ndarray  # (n,) rad, shoulder_lift
-    elbow: np.ndarray  # (n,) rad, elbow_flex
-    sigma_min: np.ndarray  # (n, n) m/rad, position block, [lift, elbow]
-    sigma_max: np.ndarray  # (n, n) m/rad
+    n: int  # grid points per joint
     q_min: np.ndarray  # (5,) the grid pose with the smallest sigma_min
-    bend_deg: np.ndarray  # (2,) upper->lower arm and lower arm->tool angles there (deg)
-    pan_offset: np.ndarray  # (n, n) m, the tool's signed horizontal distance from the shoulder_pan axis
+    lift: float  # rad, shoulder_lift there
+    elbow: float  # rad, elbow_flex there
+    elbow_deg: float
+    bend: np.ndarray  # (2,) upper->lower arm and lower arm->tool angles there (deg)
+    sigma_min_min: float  # m/rad, the smallest sigma_min on the grid
+    sigma_min_max: float  # m/rad, the largest
+    sigma_max: float  # m/rad, sigma_max where sigma_min is smallest
+    ratio: float  # sigma_min / sigma_max there
+    exact_norm: float  # rad/s, |pinv(J) v| for V_WEAK along the lost direction there: |v| / sigma_min
+    lift_grid: np.ndarray = unsaved()  # (n,) rad, shoulder_lift
+    elbow_grid: np.ndarray = unsaved()  # (n,) rad, elbow_flex
+    sigma_min: np.ndarray = unsaved()  # (n, n) m/rad, position block, [lift, elbow]
+    sigma_max_grid: np.ndarray = unsaved()  # (n, n) m/rad
+    pan_offset: np.ndarray = unsaved()  # (n, n) m, the tool's signed horizontal distance from the shoulder_pan axis
 
 
 def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
@@ -224,25 +267,27 @@ def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
     pan, lift_axis = g.axes[..., 0, :], g.axes[..., 1, :]
     across = np.cross(lift_axis, pan)
     offset = np.sum((g.p - g.anchors[..., 0, :]) * across, axis=-1) / np.linalg.norm(across, axis=-1)
-    return RankLossMap(lift, elbow, S[..., -1], S[..., 0], q[i, j], np.degrees(np.arccos(np.clip(cos, -1, 1))),
-                       offset)
+    smin, smax = S[i, j, -1], S[i, j, 0]
+    return RankLossMap(n, q[i, j], float(q[i, j, 1]), float(q[i, j, 2]), float(np.degrees(q[i, j, 2])),
+                       np.degrees(np.arccos(np.clip(cos, -1, 1))), float(smin), float(S[..., -1].max()), float(smax),
+                       float(smin / smax), float(V_WEAK / smin), lift, elbow, S[..., -1], S[..., 0], offset)
 
 
 def print_rank_loss(r: RankLossMap) -> None:
-    print(f"\n== 3. SO-101 rank loss: position-block sigma_min on a {len(r.lift)} x {len(r.elbow)} grid "
+    print(f"\n== 3. SO-101 rank loss: position-block sigma_min on a {r.n} x {r.n} grid "
           "(shoulder_lift x elbow_flex, other joints 0) ==")
-    print(f"  sigma_min {r.sigma_min.min():.5f} .. {r.sigma_min.max():.4f} m/rad; smallest at lift {r.q_min[1]:+.3f}, "
-          f"elbow {r.q_min[2]:+.3f} rad, where the arm bends {r.bend_deg[0]:.1f} deg (upper->lower arm) and "
-          f"{r.bend_deg[1]:.1f} deg (lower arm->tool): the pitch chain is stretched, the radial direction is lost")
-    print(f"  there sigma_max is still {r.sigma_max.flat[np.argmin(r.sigma_min)]:.3f} m/rad: the other directions move")
+    print(f"  sigma_min {r.sigma_min_min:.5f} .. {r.sigma_min_max:.4f} m/rad; smallest at lift {r.lift:+.3f}, "
+          f"elbow {r.elbow:+.3f} rad, where the arm bends {r.bend[0]:.1f} deg (upper->lower arm) and "
+          f"{r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is stretched, the radial direction is lost")
+    print(f"  there sigma_max is still {r.sigma_max:.3f} m/rad: the other directions move")
 
 
 def plot_rank_loss(r: RankLossMap) -> None:
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    im = ax.pcolormesh(r.elbow, r.lift, r.sigma_min, shading="auto", cmap="viridis")
+    im = ax.pcolormesh(r.elbow_grid, r.lift_grid, r.sigma_min, shading="auto", cmap="viridis")
     fig.colorbar(im, ax=ax, label="sigma_min (m/rad)")
-    ax.contour(r.elbow, r.lift, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1)
-    ax.plot(r.q_min[2], r.q_min[1], "r+", ms=12)
+    ax.contour(r.elbow_grid, r.lift_grid, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1)
+    ax.plot(r.elbow, r.lift, "r+", ms=12)
     ax.set_xlabel("elbow_flex (rad)")
     ax.set_ylabel("shoulder_lift (rad)")
     ax.set_title("SO-101: where the position block loses rank (+: the smallest)\n"
@@ -251,12 +296,10 @@ def plot_rank_loss(r: RankLossMap) -> None:
 
 
 def rank_loss_claims(r: RankLossMap) -> list[Claim]:
-    k = np.argmin(r.sigma_min)
-    ratio = r.sigma_min.flat[k] / r.sigma_max.flat[k]
     return [Claim(LESSON, "a singularity loses a direction, the others stay controllable",
                   "rank loss, rest controllable",
-                  f"SO-101 sigma_min/sigma_max = {ratio:.1e}, sigma_max {r.sigma_max.flat[k]:.3f} m/rad",
-                  verdict(ratio < 0.02 and r.sigma_max.flat[k] > 0.1),
+                  f"SO-101 sigma_min/sigma_max = {r.ratio:.1e}, sigma_max {r.sigma_max:.3f} m/rad",
+                  verdict(r.ratio < 0.02 and r.sigma_max > 0.1),
                   "one singular value below 2 % of the largest while the largest stays above 0.1 m/rad")]
 
 
@@ -279,22 +322,60 @@ def stretch_poses(chain, elbow: np.ndarray, n_wrist: int = 201) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ExtensionSweep:
-    """A 5 cm/s request along the weakest direction of the position block at each pose of the sweep."""
+class SweepRow:
+    """One pose of the sweep, as the page's table shows it (units as in ExtensionSweep)."""
 
-    elbow: np.ndarray  # (k,) rad, joint_2, ending at the straight arm (past its upper limit)
+    elbow: float
+    sigma_min: float
+    exact_norm: float
+    exact_peak: float
+    fixed_norm: float
+    fixed_peak: float
+    fixed_weak: float
+    adaptive_peak: float
+    adaptive_lam: float
+    cos_clip: float
+    inside: bool  # within the elbow's limit
+
+
+@dataclass(frozen=True)
+class ExtensionSweep:
+    """A 5 cm/s request along the weakest direction of the position block at each pose of the sweep: the settings,
+    the table's rows (the first pose, the last inside the elbow's limit, the first with sigma_min below 0.01 and
+    below 0.005, the straight arm), and the numbers the page quotes; the per-pose arrays (unsaved)."""
+
+    n: int  # poses
+    v: float  # m/s, the request
+    lam: float  # m/rad, the fixed damping
+    bound: float  # rad/s, |v| / (2 lam): fixed damping's bound on |qdot|
+    qdot_limit: float  # rad/s
+    sigma_healthy: float  # m/rad, adaptive damping's threshold
+    adaptive_bound: float  # rad/s, |v| / sigma_healthy: the undamped rate at the threshold
     elbow_limit: float  # rad, joint_2's upper limit
-    sigma_min: np.ndarray  # (k,) m/rad
-    sigma_max: np.ndarray  # (k,) m/rad
-    exact_norm: np.ndarray  # (k,) rad/s, |pinv(J) v|
-    exact_peak: np.ndarray  # (k,) rad/s, the largest single joint rate of pinv(J) v
-    fixed_norm: np.ndarray  # (k,) rad/s, |DLS v| with lambda = 0.05 m/rad
-    fixed_peak: np.ndarray  # (k,) rad/s, the largest single joint rate of DLS v
-    fixed_weak: np.ndarray  # (k,) m/s the fixed-lambda rates deliver along the weak direction
-    adaptive_peak: np.ndarray  # (k,) rad/s, largest joint rate of damped_step (adaptive lambda, then scaling)
-    adaptive_lam: np.ndarray  # (k,) m/rad
-    cos_clip: np.ndarray  # (k,) cosine between J clip(qdot) and v (per-joint clipping at 6.28 rad/s)
-    cos_scaled: np.ndarray  # (k,) cosine between J scale(qdot) and v (uniform scaling to 6.28 rad/s)
+    elbow_limit_deg: float
+    rows: tuple[SweepRow, ...]
+    at_limit: SweepRow  # the last pose inside the elbow's limit
+    near: SweepRow  # the first pose with sigma_min < 0.005
+    past: float  # rad, how far past the elbow's limit ``near`` is
+    short: float  # rad, how far short of straight the elbow's limit stops the arm
+    fixed_max: float  # rad/s, the largest |qdot| with fixed damping
+    fixed_peak_max: float  # rad/s, its largest single joint rate
+    near_fixed_weak_mm: float  # mm/s the fixed-damping rates deliver along the weak direction at ``near``
+    adaptive_peak: float  # rad/s, the largest joint rate with adaptive damping ...
+    adaptive_peak_sigma: float  # m/rad ... and sigma_min there
+    cos_scaled_min: float  # the smallest cosine between J scale(qdot) and v
+    elbow: np.ndarray = unsaved()  # (k,) rad, joint_2, ending at the straight arm (past its upper limit)
+    sigma_min: np.ndarray = unsaved()  # (k,) m/rad
+    sigma_max: np.ndarray = unsaved()  # (k,) m/rad
+    exact_norm: np.ndarray = unsaved()  # (k,) rad/s, |pinv(J) v|
+    exact_peak: np.ndarray = unsaved()  # (k,) rad/s, the largest single joint rate of pinv(J) v
+    fixed_norm: np.ndarray = unsaved()  # (k,) rad/s, |DLS v| with lambda = 0.05 m/rad
+    fixed_peak: np.ndarray = unsaved()  # (k,) rad/s, the largest single joint rate of DLS v
+    fixed_weak: np.ndarray = unsaved()  # (k,) m/s the fixed-lambda rates deliver along the weak direction
+    adaptive_peaks: np.ndarray = unsaved()  # (k,) rad/s, largest joint rate of damped_step (adaptive lambda, scaling)
+    adaptive_lam: np.ndarray = unsaved()  # (k,) m/rad
+    cos_clip: np.ndarray = unsaved()  # (k,) cosine between J clip(qdot) and v (per-joint clipping at 6.28 rad/s)
+    cos_scaled: np.ndarray = unsaved()  # (k,) cosine between J scale(qdot) and v (uniform scaling to 6.28 rad/s)
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -319,21 +400,33 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
     clipped = np.clip(exact, -QDOT_LIMIT, QDOT_LIMIT)
     scaled, _ = singularity.scale_to_limit(exact, QDOT_LIMIT)
     tool = lambda qd: (Jp @ qd[..., None])[..., 0]
+    curves = {"elbow": elbow, "sigma_min": S[:, -1], "sigma_max": S[:, 0], "exact_norm": np.linalg.norm(exact, axis=1),
+              "exact_peak": np.abs(exact).max(axis=1), "fixed_norm": np.linalg.norm(fixed, axis=1),
+              "fixed_peak": np.abs(fixed).max(axis=1), "fixed_weak": np.sum(tool(fixed) * U[..., -1], axis=1),
+              "adaptive_peaks": np.array([np.abs(dq).max() for dq, _ in steps]),
+              "adaptive_lam": np.array([h.lam for _, h in steps]), "cos_clip": _cos(tool(clipped), v),
+              "cos_scaled": _cos(tool(scaled), v)}
+    limit = float(chain.upper[2])
+    lim = int(np.searchsorted(elbow, limit, side="right")) - 1  # the last pose inside the elbow's limit
+    near = _first_below(S[:, -1], 0.005)
+    k = int(np.argmax(curves["adaptive_peaks"]))
+
+    def row(i):
+        return SweepRow(*(float(curves[key][i]) for key in ("elbow", "sigma_min", "exact_norm", "exact_peak",
+                                                            "fixed_norm", "fixed_peak", "fixed_weak", "adaptive_peaks",
+                                                            "adaptive_lam", "cos_clip")), bool(elbow[i] <= limit))
+
     return ExtensionSweep(
-        elbow, float(chain.upper[2]), S[:, -1], S[:, 0], np.linalg.norm(exact, axis=1), np.abs(exact).max(axis=1),
-        np.linalg.norm(fixed, axis=1), np.abs(fixed).max(axis=1), np.sum(tool(fixed) * U[..., -1], axis=1),
-        np.array([np.abs(dq).max() for dq, _ in steps]), np.array([h.lam for _, h in steps]),
-        _cos(tool(clipped), v), _cos(tool(scaled), v))
+        n, V_WEAK, LAMBDA, V_WEAK / (2 * LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, V_WEAK / SIGMA_HEALTHY, limit,
+        float(np.degrees(limit)), tuple(row(i) for i in sorted({0, lim, _first_below(S[:, -1], 0.01), near, n - 1})),
+        row(lim), row(near), float(elbow[near] - limit), float(elbow[-1] - limit), float(curves["fixed_norm"].max()),
+        float(curves["fixed_peak"].max()), float(curves["fixed_weak"][near] * 1000),
+        float(curves["adaptive_peaks"][k]), float(S[k, -1]), float(curves["cos_scaled"].min()), **curves)
 
 
-def _at_limit(r: ExtensionSweep) -> int:
-    """Index of the last sweep pose inside the elbow's limit."""
-    return int(np.searchsorted(r.elbow, r.elbow_limit, side="right")) - 1
-
-
-def _first_below(r: ExtensionSweep, sigma: float) -> int:
-    """Index of the first sweep pose (walking toward the straight arm) with sigma_min below ``sigma``."""
-    return int(np.argmax(r.sigma_min < sigma))
+def _first_below(sigma_min: np.ndarray, sigma: float) -> int:
+    """Index of the first sweep pose (walking toward the straight arm) with ``sigma_min`` below ``sigma``."""
+    return int(np.argmax(sigma_min < sigma))
 
 
 def print_sweep(r: ExtensionSweep) -> None:
@@ -344,16 +437,14 @@ def print_sweep(r: ExtensionSweep) -> None:
           f"adaptive = damped_step (then uniform scaling to {QDOT_LIMIT} rad/s)")
     print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
           f"{'v_weak fixed':>12s} {'adaptive max':>12s} {'lambda':>7s} {'clip cos':>8s}")
-    limit = _at_limit(r)
-    for i in sorted({0, limit, _first_below(r, 0.01), _first_below(r, 0.005), len(r.elbow) - 1}):
-        print(f"{r.elbow[i]:11.3f} {r.sigma_min[i]:9.5f} {r.exact_norm[i]:10.2f} {r.exact_peak[i]:9.2f} "
-              f"{r.fixed_norm[i]:10.3f} {r.fixed_weak[i]:12.5f} {r.adaptive_peak[i]:12.3f} {r.adaptive_lam[i]:7.4f} "
-              f"{r.cos_clip[i]:8.4f}")
-    k = int(np.argmax(r.adaptive_peak))
+    for row in r.rows:
+        print(f"{row.elbow:11.3f} {row.sigma_min:9.5f} {row.exact_norm:10.2f} {row.exact_peak:9.2f} "
+              f"{row.fixed_norm:10.3f} {row.fixed_weak:12.5f} {row.adaptive_peak:12.3f} {row.adaptive_lam:7.4f} "
+              f"{row.cos_clip:8.4f}")
     print(f"  adaptive damping (lambda 0 above sigma_min {SIGMA_HEALTHY}) gives up the 1/(2 lambda_max) bound near its "
-          f"threshold: peak {r.adaptive_peak[k]:.2f} rad/s at sigma_min {r.sigma_min[k]:.4f} m/rad")
-    print(f"  at the elbow limit the arm is {r.elbow[-1] - r.elbow_limit:.3f} rad short of straight; uniform scaling "
-          f"keeps the direction everywhere (min cos {r.cos_scaled.min():.12f})")
+          f"threshold: peak {r.adaptive_peak:.2f} rad/s at sigma_min {r.adaptive_peak_sigma:.4f} m/rad")
+    print(f"  at the elbow limit the arm is {r.short:.3f} rad short of straight; uniform scaling "
+          f"keeps the direction everywhere (min cos {r.cos_scaled_min:.12f})")
 
 
 def plot_sweep(r: ExtensionSweep) -> None:
@@ -362,7 +453,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
     a1.axhline(0.005, color="k", ls=":", lw=1, label="0.005 m/rad")
     a2.semilogy(r.elbow, r.exact_peak, label="exact (pinv)")
     a2.semilogy(r.elbow, r.fixed_peak, label=f"fixed damping, lambda {LAMBDA}")
-    a2.semilogy(r.elbow, r.adaptive_peak, label="adaptive damping")
+    a2.semilogy(r.elbow, r.adaptive_peaks, label="adaptive damping")
     a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit")
     a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda), bound on the norm")
     for ax in (a1, a2):
@@ -377,27 +468,27 @@ def plot_sweep(r: ExtensionSweep) -> None:
 
 
 def sweep_claims(r: ExtensionSweep) -> list[Claim]:
-    lim, near = _at_limit(r), _first_below(r, 0.005)
-    past = f"{r.elbow[near] - r.elbow_limit:.2f} rad past the elbow limit"
+    lim, near = r.at_limit, r.near
+    past = f"{r.past:.2f} rad past the elbow limit"
     row = lambda claim, source, measured, ok, why: Claim(LESSON, claim, source, measured, verdict(ok), why)
     return [
         row("near full extension sigma_min < 0.005 (within the joint limits)", "< 0.005 m/rad",
-            f"{r.sigma_min[lim]:.4f} at the elbow limit", r.sigma_min[lim] < 0.005,
+            f"{lim.sigma_min:.4f} at the elbow limit", lim.sigma_min < 0.005,
             "the 135 deg elbow limit stops the arm short of straight"),
         row("near full extension sigma_min < 0.005 (kinematics past the limit)", "< 0.005 m/rad",
-            f"{r.sigma_min[near]:.4f} from {past}", r.sigma_min[near] < 0.005, "the straight arm is singular"),
+            f"{near.sigma_min:.4f} from {past}", near.sigma_min < 0.005, "the straight arm is singular"),
         row("5 cm/s along the weak direction then demands > 10 rad/s", "> 10 rad/s",
-            f"{r.exact_norm[near]:.1f} rad/s ({past})", r.exact_norm[near] > 10, "|qdot| = |v| / sigma_min"),
+            f"{near.exact_norm:.1f} rad/s ({past})", near.exact_norm > 10, "|qdot| = |v| / sigma_min"),
         row("... past the 6.3 rad/s limit of the proximal joints", "> 6.3 rad/s on a joint",
-            f"max joint {r.exact_peak[near]:.2f} rad/s", r.exact_peak[near] > QDOT_LIMIT, "largest single joint rate"),
+            f"max joint {near.exact_peak:.2f} rad/s", near.exact_peak > QDOT_LIMIT, "largest single joint rate"),
         row("clipping the rates distorts the direction of motion", "direction distorts",
-            f"cos(J clip(qdot), v) = {r.cos_clip[near]:.3f}", r.cos_clip[near] < 0.99,
+            f"cos(J clip(qdot), v) = {near.cos_clip:.3f}", near.cos_clip < 0.99,
             "per-joint clipping at 6.28 rad/s; uniform scaling keeps cos = 1"),
         row("lambda = 0.05: a 5 cm/s request never commands more than 0.5 rad/s", "<= 0.5 rad/s",
-            f"max {r.fixed_norm.max():.4f} rad/s over the sweep", r.fixed_norm.max() <= V_WEAK / (2 * LAMBDA) + 1e-12,
+            f"max {r.fixed_max:.4f} rad/s over the sweep", r.fixed_max <= r.bound + 1e-12,
             "gain sigma / (sigma^2 + lambda^2) <= 1 / (2 lambda)"),
         row("the price: along the weak direction the arm moves slower than asked", "slower than 5 cm/s",
-            f"{r.fixed_weak[near] * 1000:.2f} mm/s ({past})", r.fixed_weak[near] < 0.5 * V_WEAK,
+            f"{r.near_fixed_weak_mm:.2f} mm/s ({past})", near.fixed_weak < 0.5 * V_WEAK,
             "the DLS rates' tool speed along u_min, below half the request"),
     ]
 
@@ -409,22 +500,25 @@ def sweep_claims(r: ExtensionSweep) -> list[Claim]:
 class Duality:
     sigma: np.ndarray  # (3,) m/rad at the pose
     directions: np.ndarray  # (3, 3) columns u_i: the tool directions, base frame
-    torque_per_newton: np.ndarray  # (3,) N m per N: |J^T u_i| for a 1 N tool force along each left singular vector
+    torque: np.ndarray  # (3,) N m per N: |J^T u_i| for a 1 N tool force along each left singular vector
+    weak_mnm: float  # mN m per N along the weakest direction
+    ratio: float  # the weakest direction's torque per newton over the strongest's
 
 
 def force_duality(r: ExtensionSweep, sigma: float = 0.005) -> Duality:
     """At the first sweep pose with sigma_min < ``sigma``: the joint torque that holds 1 N along each axis."""
     chain = robots.load("wxai")
-    elbow = r.elbow[_first_below(r, sigma)]
+    elbow = r.elbow[_first_below(r.sigma_min, sigma)]
     Jp = jacobian(chain, stretch_poses(chain, np.array([elbow]))[0])[:3]
     U, S, _ = np.linalg.svd(Jp)
-    return Duality(S, U, np.linalg.norm(Jp.T @ U, axis=0))
+    torque = np.linalg.norm(Jp.T @ U, axis=0)
+    return Duality(S, U, torque, float(torque[-1] * 1000), float(torque[-1] / torque[0]))
 
 
 def print_duality(d: Duality) -> None:
     print("\n== 5. Mobility and force are dual (same pose, sigma_min < 0.005) ==")
     print(f"  sigma {fmt_row(d.sigma, 8, 5)} m/rad; |tau| holding 1 N along u_1, u_2, u_3: "
-          f"{fmt_row(d.torque_per_newton, 8, 5)} N m (tau = J^T F, so |tau| = sigma_i)")
+          f"{fmt_row(d.torque, 8, 5)} N m (tau = J^T F, so |tau| = sigma_i)")
 
 
 def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
@@ -446,10 +540,8 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
 
 
 def duality_claims(d: Duality) -> list[Claim]:
-    ratio = d.torque_per_newton[-1] / d.torque_per_newton[0]
     return [Claim(LESSON, "the singular direction holds force with minimal joint torque", "minimal torque",
-                  f"{d.torque_per_newton[-1] * 1000:.2f} mN m per N vs {d.torque_per_newton[0]:.3f} N m per N",
-                  verdict(ratio < 0.02), "torque along the weak direction below 2 % of the strong one's")]
+                  f"{d.weak_mnm:.2f} mN m per N vs {d.torque[0]:.3f} N m per N", verdict(d.ratio < 0.02), "torque along the weak direction below 2 % of the strong one's")]
 
 
 # ---- 6. units and block scaling --------------------------------------------------------------------
@@ -457,11 +549,14 @@ def duality_claims(d: Duality) -> list[Claim]:
 
 @dataclass(frozen=True)
 class Units:
-    kappa_m: float  # cond of the raw 6 x 6 J, linear rows in m/rad
-    kappa_mm: float  # the same J with the linear rows in mm/rad
-    kappa_position_m: float  # cond of the position block, m/rad
-    kappa_position_mm: float  # ... in mm/rad (a rescaled block has the same condition number)
-    kappa_scaled: float  # cond of J with the angular rows times the 0.3 m characteristic length
+    """Condition numbers of one Jacobian, each named by the units of its linear rows."""
+
+    m: float  # cond of the raw 6 x 6 J, linear rows in m/rad
+    mm: float  # the same J with the linear rows in mm/rad
+    position: float  # cond of the position block, m/rad
+    position_mm: float  # ... in mm/rad (a rescaled block has the same condition number)
+    scaled: float  # cond of J with the angular rows times the characteristic length
+    char_length: float = CHAR_LENGTH  # m
 
 
 def units(q: np.ndarray) -> Units:
@@ -474,14 +569,14 @@ def units(q: np.ndarray) -> Units:
 
 def print_units(u: Units) -> None:
     print("\n== 6. Units: one Jacobian, several condition numbers (the pose of step 2) ==")
-    print(f"  raw 6 x 6, linear rows in m/rad: kappa {u.kappa_m:9.2f};  in mm/rad: {u.kappa_mm:9.1f}")
-    print(f"  position block alone: {u.kappa_position_m:.6f} (m) = {u.kappa_position_mm:.6f} (mm);  angular rows x "
-          f"{CHAR_LENGTH} m: {u.kappa_scaled:.2f}")
+    print(f"  raw 6 x 6, linear rows in m/rad: kappa {u.m:9.2f};  in mm/rad: {u.mm:9.1f}")
+    print(f"  position block alone: {u.position:.6f} (m) = {u.position_mm:.6f} (mm);  angular rows x "
+          f"{u.char_length} m: {u.scaled:.2f}")
 
 
 def units_claims(u: Units) -> list[Claim]:
     return [Claim(LESSON, "the raw 6 x 6 condition number depends on the unit choice", "depends on units",
-                  f"kappa {u.kappa_m:.1f} (m) vs {u.kappa_mm:.0f} (mm)", verdict(u.kappa_mm / u.kappa_m > 10),
+                  f"kappa {u.m:.1f} (m) vs {u.mm:.0f} (mm)", verdict(u.mm / u.m > 10),
                   "a factor above 10 between m and mm; the blocks' kappa does not change")]
 
 
@@ -491,10 +586,16 @@ def units_claims(u: Units) -> list[Claim]:
 @dataclass(frozen=True)
 class DampingTax:
     sigma_min: float  # m/rad at the healthy pose
-    fixed: np.ndarray  # (n,) relative tracking error |J qdot - v| / |v| with lambda = 0.05
-    adaptive: np.ndarray  # (n,) ... with damped_step's adaptive lambda
-    lam_ramp: np.ndarray  # (k,) adaptive lambda for sigma_min = ramp_sigma
-    ramp_sigma: np.ndarray  # (k,) m/rad, 0 .. 2 x the health threshold
+    n: int  # request directions
+    fixed_median: float  # the median relative tracking error with lambda = 0.05 ...
+    fixed_max: float  # ... and the largest
+    adaptive_max: float  # the largest with damped_step's adaptive lambda
+    ramp: np.ndarray  # (3,) m/rad, adaptive lambda at sigma_min = 0, SIGMA_HEALTHY / 2, SIGMA_HEALTHY
+    ramp_step: float  # m/rad, the largest jump of lam_ramp between neighbouring ramp_sigma
+    fixed: np.ndarray = unsaved()  # (n,) relative tracking error |J qdot - v| / |v| with lambda = 0.05
+    adaptive: np.ndarray = unsaved()  # (n,) ... with damped_step's adaptive lambda
+    lam_ramp: np.ndarray = unsaved()  # (k,) adaptive lambda for sigma_min = ramp_sigma
+    ramp_sigma: np.ndarray = unsaved()  # (k,) m/rad, 0 .. 2 x the health threshold
 
 
 def damping_tax(q: np.ndarray, n_directions: int = 200, seed: int = SEED) -> DampingTax:
@@ -507,88 +608,36 @@ def damping_tax(q: np.ndarray, n_directions: int = 200, seed: int = SEED) -> Dam
                                                  qdot_limit=QDOT_LIMIT)[0] for vi in v])
     err = lambda qd: np.linalg.norm((J[:3] @ qd.T).T - v, axis=1) / V_WEAK
     ramp = np.linspace(0.0, 2 * SIGMA_HEALTHY, 121)
-    return DampingTax(float(np.linalg.svd(J[:3], compute_uv=False)[-1]), err(fixed), err(adaptive),
-                      singularity.adaptive_damping(ramp, SIGMA_HEALTHY, LAMBDA), ramp)
+    lam = singularity.adaptive_damping(ramp, SIGMA_HEALTHY, LAMBDA)
+    fixed, adaptive = err(fixed), err(adaptive)
+    return DampingTax(float(np.linalg.svd(J[:3], compute_uv=False)[-1]), len(fixed), float(np.median(fixed)),
+                      float(fixed.max()), float(adaptive.max()),
+                      np.interp([0, SIGMA_HEALTHY / 2, SIGMA_HEALTHY], ramp, lam), float(np.abs(np.diff(lam)).max()),
+                      fixed, adaptive, lam, ramp)
 
 
 def print_tax(t: DampingTax) -> None:
     print(f"\n== 7. The damping tax at a healthy pose (sigma_min {t.sigma_min:.3f} m/rad, "
-          f"{len(t.fixed)} directions) ==")
-    print(f"  fixed lambda {LAMBDA}: tracking error median {np.median(t.fixed):.2%}, max {t.fixed.max():.2%}")
-    print(f"  adaptive (0 above sigma_min {SIGMA_HEALTHY}): max {t.adaptive.max():.1e}")
-    print(f"  adaptive lambda at sigma_min = 0, {SIGMA_HEALTHY / 2}, {SIGMA_HEALTHY}: "
-          f"{fmt_row(np.interp([0, SIGMA_HEALTHY / 2, SIGMA_HEALTHY], t.ramp_sigma, t.lam_ramp), 6, 4)} m/rad")
+          f"{t.n} directions) ==")
+    print(f"  fixed lambda {LAMBDA}: tracking error median {t.fixed_median:.2%}, max {t.fixed_max:.2%}")
+    print(f"  adaptive (0 above sigma_min {SIGMA_HEALTHY}): max {t.adaptive_max:.1e}")
+    print(f"  adaptive lambda at sigma_min = 0, {SIGMA_HEALTHY / 2}, {SIGMA_HEALTHY}: {fmt_row(t.ramp, 6, 4)} m/rad")
 
 
 def tax_claims(t: DampingTax) -> list[Claim]:
-    steps = np.abs(np.diff(t.lam_ramp)).max()
+    steps = t.ramp_step
     return [
         Claim(LESSON, "fixed lambda pays a small tracking tax even in healthy poses", "small tax",
-              f"median {np.median(t.fixed):.1%}, max {t.fixed.max():.1%}",
-              verdict(0.0 < np.median(t.fixed) < 0.1), "median relative tracking error above 0 and below 10 %"),
+              f"median {t.fixed_median:.1%}, max {t.fixed_max:.1%}",
+              verdict(0.0 < t.fixed_median < 0.1), "median relative tracking error above 0 and below 10 %"),
         Claim(LESSON, "adaptive damping: lambda = 0 when healthy, ramps smoothly to lambda_max", "0 ... 0.05 m/rad",
-              f"tax {t.adaptive.max():.0e}; lambda {t.lam_ramp[0]:.3f} at sigma 0, max step {steps:.4f}",
-              verdict(t.adaptive.max() < 1e-12 and t.lam_ramp[0] == LAMBDA and steps < 0.2 * LAMBDA),
+              f"tax {t.adaptive_max:.0e}; lambda {t.lam_ramp[0]:.3f} at sigma 0, max step {steps:.4f}",
+              verdict(t.adaptive_max < 1e-12 and t.lam_ramp[0] == LAMBDA and steps < 0.2 * LAMBDA),
               "no tracking error above the threshold; lambda_max at sigma 0; no jump above 20 % of lambda_max"),
     ]
 
 
 # ---- the lesson ------------------------------------------------------------------------------------
-
-
-def two_link_results(r: TwoLink) -> dict:
-    own_sigma = np.linalg.svd(SOURCE_J, compute_uv=False)
-    return {"tip": r.tip, "reach": float(np.linalg.norm(r.tip)), "extended": r.extended, "J": r.J, "sigma": r.sigma,
-            "eig": r.sigma**2, "kappa": r.kappa, "qdot": r.qdot, "qdot_damped": r.qdot_damped,
-            "speed_damped": r.speed_damped, "shrink": float(np.linalg.norm(r.qdot_damped) / np.linalg.norm(r.qdot)),
-            "lam": r.lam, "v": float(np.linalg.norm(r.v)), "source_J_sigma": own_sigma,
-            "source_J_kappa": float(own_sigma[0] / own_sigma[1]),
-            "source_J_qdot": np.linalg.solve(SOURCE_J, r.v), "source": SOURCE_TWO_LINK}
-
-
-def sweep_results(r: ExtensionSweep) -> dict:
-    lim, near = _at_limit(r), _first_below(r, 0.005)
-    k = int(np.argmax(r.adaptive_peak))
-    keys = ("elbow", "sigma_min", "exact_norm", "exact_peak", "fixed_norm", "fixed_peak", "fixed_weak",
-            "adaptive_peak", "adaptive_lam", "cos_clip")
-    rows = [{key: float(getattr(r, key)[i]) for key in keys} | {"inside": bool(r.elbow[i] <= r.elbow_limit)}
-            for i in sorted({0, lim, _first_below(r, 0.01), near, len(r.elbow) - 1})]
-    return {"elbow_limit": r.elbow_limit, "elbow_limit_deg": float(np.degrees(r.elbow_limit)), "rows": rows,
-            "at_limit": rows[[x["elbow"] for x in rows].index(float(r.elbow[lim]))],
-            "near": rows[[x["elbow"] for x in rows].index(float(r.elbow[near]))],
-            "past": float(r.elbow[near] - r.elbow_limit), "short": float(r.elbow[-1] - r.elbow_limit),
-            "fixed_max": float(r.fixed_norm.max()), "fixed_peak_max": float(r.fixed_peak.max()),
-            "near_fixed_weak_mm": float(r.fixed_weak[near] * 1000),
-            "adaptive_peak": float(r.adaptive_peak[k]), "adaptive_peak_sigma": float(r.sigma_min[k]),
-            "cos_scaled_min": float(r.cos_scaled.min()), "adaptive_bound": V_WEAK / SIGMA_HEALTHY, "v": V_WEAK,
-            "lam": LAMBDA, "bound": V_WEAK / (2 * LAMBDA),
-            "qdot_limit": QDOT_LIMIT, "sigma_healthy": SIGMA_HEALTHY, "n": len(r.elbow)}
-
-
-def results(two, spread, rmap, sweep, dual, unit, tax) -> dict:
-    """Every number the lesson page shows from this script, at full precision, and the source material's as it prints them."""
-    lo, med, hi = np.percentile(spread.sigmas, [10, 50, 90], axis=0)
-    k = int(np.argmin(rmap.sigma_min))
-    return {
-        "two_link": two_link_results(two),
-        "typical": {"n": len(spread.sigmas), "p10": lo, "median": med, "p90": hi, "q": spread.q_typical,
-                    "radii": spread.radii, "thin": spread.directions[:, -1], "source": SOURCE_SIGMAS},
-        "rank_loss": {"n": len(rmap.lift), "sigma_min_min": rmap.sigma_min.min(), "sigma_min_max": rmap.sigma_min.max(),
-                      "lift": rmap.q_min[1], "elbow": rmap.q_min[2], "elbow_deg": np.degrees(rmap.q_min[2]), "bend": rmap.bend_deg,
-                      "sigma_max": rmap.sigma_max.flat[k], "ratio": rmap.sigma_min.flat[k] / rmap.sigma_max.flat[k],
-                      "exact_norm": V_WEAK / rmap.sigma_min.min()},  # |pinv v| = |v| / sigma_min there
-        "sweep": sweep_results(sweep),
-        "duality": {"sigma": dual.sigma, "torque": dual.torque_per_newton,
-                    "weak_mnm": dual.torque_per_newton[-1] * 1000,
-                    "ratio": dual.torque_per_newton[-1] / dual.torque_per_newton[0]},
-        "units": {"m": unit.kappa_m, "mm": unit.kappa_mm, "position": unit.kappa_position_m,
-                  "position_mm": unit.kappa_position_mm, "scaled": unit.kappa_scaled, "char_length": CHAR_LENGTH},
-        "tax": {"sigma_min": tax.sigma_min, "n": len(tax.fixed), "fixed_median": np.median(tax.fixed),
-                "fixed_max": tax.fixed.max(), "adaptive_max": tax.adaptive.max(),
-                "ramp": np.interp([0, SIGMA_HEALTHY / 2, SIGMA_HEALTHY], tax.ramp_sigma, tax.lam_ramp),
-                "ramp_step": np.abs(np.diff(tax.lam_ramp)).max()},
-        "source": {"sigma_near": SOURCE_SIGMA_NEAR, "qdot_near": SOURCE_QDOT_NEAR},
-    }
 
 
 def main(full: bool = False) -> list[Claim]:
@@ -607,17 +656,17 @@ def main(full: bool = False) -> list[Claim]:
     dual = force_duality(sweep)
     print_duality(dual)
     plot_ellipsoids(spread, dual)
-    unit = units(spread.q_typical)
+    unit = units(spread.q)
     print_units(unit)
-    tax = damping_tax(spread.q_typical)
+    tax = damping_tax(spread.q)
     print_tax(tax)
     claims = (two_link_claims(two) + typical_claims(spread) + rank_loss_claims(rmap) + sweep_claims(sweep)
               + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
-    print()
-    for name, caption in FIGURES.items():
-        print(f"figure: {name} ({caption})")
     rows = publish_claims(HERE, claims, "experiment.py")
-    save_results(HERE, "experiment.py", results(two, spread, rmap, sweep, dual, unit, tax))
+    save_results(HERE, "experiment.py", {"two_link": two, "typical": spread, "rank_loss": rmap, "sweep": sweep,
+                                         "duality": dual, "units": unit, "tax": tax,
+                                         "source": {"sigma_near": SOURCE_SIGMA_NEAR, "qdot_near": SOURCE_QDOT_NEAR}},
+                 figures=FIGURES)
     return rows
 
 

@@ -27,12 +27,14 @@ from physai.ik import DEFAULT_RESTARTS, solve_ik  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     full_run,
     out_dir,
     publish_claims,
     run_script,
     save_figure,
     save_results,
+    unsaved,
     verdict,
 )
 
@@ -114,12 +116,19 @@ def solve_by_hand(chain, p_target: np.ndarray, rng: np.random.Generator, restart
 
 @dataclass(frozen=True)
 class BuildRun:
-    targets: np.ndarray  # (k, 3) m
-    q_hand: np.ndarray  # (k, 5) the hand-built solver's answers
-    q_lib: np.ndarray  # (k, 5) solve_ik's answers (position task)
-    steps: np.ndarray  # (k,) hand-built steps taken over all attempts
-    mujoco_error_hand: np.ndarray  # (k,) m, |p_target - MuJoCo site position at q_hand|
-    mujoco_error_lib: np.ndarray  # (k,) m
+    n: int  # targets
+    converged: int  # hand-built answers within TOL of the target (MuJoCo's site position)
+    rate: float  # converged / n
+    steps_median: float  # hand-built steps over all attempts, median over the targets ...
+    steps_max: int  # ... and the most
+    mujoco_error_hand: float  # m, median |p_target - MuJoCo site position| at the hand-built answers ...
+    mujoco_error_lib: float  # m, ... and at solve_ik's
+    targets: np.ndarray = unsaved()  # (k, 3) m
+    q_hand: np.ndarray = unsaved()  # (k, 5) the hand-built solver's answers
+    q_lib: np.ndarray = unsaved()  # (k, 5) solve_ik's answers (position task)
+    steps: np.ndarray = unsaved()  # (k,) hand-built steps taken over all attempts
+    errors_hand: np.ndarray = unsaved()  # (k,) m, |p_target - MuJoCo site position at q_hand|
+    errors_lib: np.ndarray = unsaved()  # (k,) m
 
 
 def run(n_targets: int = 20, seed: int = SEED) -> BuildRun:
@@ -133,19 +142,22 @@ def run(n_targets: int = 20, seed: int = SEED) -> BuildRun:
     def err(qs):
         return np.array([np.linalg.norm(p - mj.site_pose(model, chain, q)[:3, 3]) for p, q in zip(targets, qs)])
 
-    q_hand = np.array([q for q, _ in hand])
-    return BuildRun(targets, q_hand, np.array(lib), np.array([n for _, n in hand]), err(q_hand), err(lib))
+    q_hand, steps = np.array([q for q, _ in hand]), np.array([n for _, n in hand])
+    e_hand, e_lib = err(q_hand), err(lib)
+    ok = e_hand < TOL
+    return BuildRun(len(ok), int(ok.sum()), float(ok.mean()), float(np.median(steps)), int(steps.max()),
+                    float(np.median(e_hand)), float(np.median(e_lib)), targets, q_hand, np.array(lib), steps, e_hand,
+                    e_lib)
 
 
 def print_run(r: BuildRun) -> None:
     print(f"== IK by hand: damped least squares on the position error (lambda {LAMBDA} m/rad), SO-101, "
-          f"{len(r.targets)} random reachable targets, from the mid-range pose then up to {RESTARTS} random "
+          f"{r.n} random reachable targets, from the mid-range pose then up to {RESTARTS} random "
           "restarts ==")
-    ok = r.mujoco_error_hand < TOL
-    print(f"  converged (MuJoCo site within {TOL:g} m): {ok.sum()} of {len(ok)}; "
-          f"steps median {np.median(r.steps):.0f}, max {r.steps.max()}")
-    print(f"  MuJoCo error at the hand-built answers: median {np.median(r.mujoco_error_hand):.1e} m; "
-          f"at solve_ik's: median {np.median(r.mujoco_error_lib):.1e} m")
+    print(f"  converged (MuJoCo site within {TOL:g} m): {r.converged} of {r.n}; "
+          f"steps median {r.steps_median:.0f}, max {r.steps_max}")
+    print(f"  MuJoCo error at the hand-built answers: median {r.mujoco_error_hand:.1e} m; "
+          f"at solve_ik's: median {r.mujoco_error_lib:.1e} m")
 
 
 # ---- the lab: your loop against the library's solver ----------------------------------------------------
@@ -161,8 +173,8 @@ class Score:
 
     success: float  # fraction with |p(q) - p_target| < TOL and q inside the joint limits
     median_iterations: float | None  # steps, median over the successful targets (None: none succeeded)
-    q: np.ndarray  # (k, n) rad
-    iterations: np.ndarray  # (k,) steps
+    q: np.ndarray = unsaved()  # (k, n) rad
+    iterations: np.ndarray = unsaved()  # (k,) steps
     stops: dict | None = None  # {reason: attempts} for each of STOPS (ik_by_hand's attempts only)
 
 
@@ -198,12 +210,34 @@ def passes(hand: Score, library: Score) -> bool:
             and hand.median_iterations <= LAB_FACTOR * library.median_iterations)
 
 
-def print_lab(hand: Score, library: Score) -> None:
-    print(f"\n== The lab: {len(hand.q)} SO-101 targets (seed {LAB_SEED}), one attempt each from the mid-range pose ==")
-    for label, s in (("ik_by_hand", hand), ("solve_ik (lm)", library)):
+@dataclass(frozen=True)
+class Lab:
+    """The lab's verdict on ``n`` targets (``seed``): both scores, the rule (``margin``, ``factor``), whether the
+    hand-built loop passes, and the rule's two thresholds (success, median iterations) it is held to."""
+
+    n: int
+    seed: int
+    margin: float
+    factor: float
+    hand: Score
+    library: Score
+    passes: bool
+    success_needed: float
+    iterations_allowed: float
+
+
+def judge_lab(hand: Score, library: Score) -> Lab:
+    """The lab's rule (:func:`passes`) applied to the hand-built loop's and ``solve_ik``'s scores."""
+    return Lab(len(hand.q), LAB_SEED, LAB_MARGIN, LAB_FACTOR, hand, library, passes(hand, library),
+               library.success - LAB_MARGIN, LAB_FACTOR * library.median_iterations)
+
+
+def print_lab(lab: Lab) -> None:
+    print(f"\n== The lab: {lab.n} SO-101 targets (seed {lab.seed}), one attempt each from the mid-range pose ==")
+    for label, s in (("ik_by_hand", lab.hand), ("solve_ik (lm)", lab.library)):
         its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
         print(f"  {label:14s} success {s.success:6.1%}   median iterations {its}")
-    print(f"  passes (success >= solve_ik's - {LAB_MARGIN:g}, iterations <= {LAB_FACTOR:g} x): {passes(hand, library)}")
+    print(f"  passes (success >= solve_ik's - {lab.margin:g}, iterations <= {lab.factor:g} x): {lab.passes}")
 
 
 # ---- break it: no damping, no step limit, too much damping ----------------------------------------
@@ -216,17 +250,58 @@ PULL = 0.03  # m: the target there, this far back along the direction the arm ca
 
 
 @dataclass(frozen=True)
-class NearSingular:
-    """One solve from ``Q_STRETCHED`` as built and undamped without a step limit (keys ``"built"``, ``"wild"``)."""
+class Variant:
+    """The lab's loop with parts removed (one of VARIANTS): its damping (m/rad), step limit (rad; None: none) and
+    its score on the lab's targets."""
 
+    key: str
+    label: str
+    lam: float
+    max_step: float | None
+    success: float
+    median_iterations: float | None  # None: no target reached
+    stops: dict  # {reason: attempts} for each of STOPS
+
+
+@dataclass(frozen=True)
+class BreakIt:
+    """Every variant of VARIANTS on the lab's targets; those that solved some targets, those that solved none, and
+    the heavy damping one (the page's stop counts); each variant's Score (unsaved)."""
+
+    variants: tuple[Variant, ...]
+    solved: tuple[Variant, ...]
+    unsolved: tuple[Variant, ...]
+    heavy: Variant
+    scores: dict[str, Score] = unsaved()
+
+
+def break_step(chain, targets: np.ndarray) -> BreakIt:
+    """The lab's loop (:func:`lab_hand`) with each of VARIANTS' damping and step limit on ``targets``."""
+    scores = {key: lab_hand(chain, targets, lam=lam, max_step=max_step) for key, _, lam, max_step in VARIANTS}
+    variants = tuple(Variant(key, label, lam, max_step if np.isfinite(max_step) else None, scores[key].success,
+                             scores[key].median_iterations, scores[key].stops)
+                     for key, label, lam, max_step in VARIANTS)
+    return BreakIt(variants, tuple(v for v in variants if v.median_iterations is not None),
+                   tuple(v for v in variants if v.median_iterations is None),
+                   next(v for v in variants if v.key == "heavy"), scores)
+
+
+@dataclass(frozen=True)
+class NearSingular:
+    """One solve from ``q`` (Q_STRETCHED) as built and undamped without a step limit (keys ``"built"``,
+    ``"wild"``), toward a target ``pull`` m back along the weak direction."""
+
+    q: np.ndarray  # (5,) rad, the start
     sigma_min: float  # m/rad, smallest singular value of the position rows at the start
+    pull: float  # m
+    step_bound: float  # rad, pull / (2 LAMBDA): the damped step's largest length
     target: np.ndarray  # (3,) m
     first_step: dict  # label -> largest joint change of the first step, rad
     asked: float  # rad, largest joint change the undamped first step asks for, before the joint limits clip it
     peak_error: dict  # label -> largest |e| on the way, m
     final_error: dict  # label -> m
     distance: dict  # label -> max |q - q_start| of the answer, rad
-    errors: dict  # label -> (k + 1,) m, |e| after each step
+    errors: dict = unsaved()  # label -> (k + 1,) m, |e| after each step
 
 
 def near_singular(chain) -> NearSingular:
@@ -246,14 +321,14 @@ def near_singular(chain) -> NearSingular:
         out["distance"][label] = np.abs(q - Q_STRETCHED).max()
         out["errors"][label] = errors
     asked = float(np.abs(damped_step(J, target - p0, 0.0)).max())
-    return NearSingular(float(S[-1]), target, asked=asked, **out)
+    return NearSingular(Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, asked=asked, **out)
 
 
-def print_break(rows: dict, ns: NearSingular) -> None:
+def print_break(brk: BreakIt, ns: NearSingular) -> None:
     print("\n== Break it: the lab's loop with parts removed (same targets and start) ==")
     print(f"  {'variant':24s} {'lambda':>6s} {'max_step':>8s} {'success':>8s} {'median it':>9s}   stopped: "
           + ", ".join(STOPS))
-    for (_, label, lam, max_step), s in zip(VARIANTS, rows.values()):
+    for (_, label, lam, max_step), s in zip(VARIANTS, brk.variants):
         its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
         print(f"  {label:24s} {lam:6g} {max_step:8g} {s.success:8.1%} {its:>9s}   "
               + ", ".join(str(s.stops[k]) for k in STOPS))
@@ -262,10 +337,6 @@ def print_break(rows: dict, ns: NearSingular) -> None:
     for label in ns.first_step:
         print(f"  {label:24s} first step {ns.first_step[label]:.3f} rad, peak error {ns.peak_error[label]:.3f} m, "
               f"final {ns.final_error[label]:.1e} m, answer {ns.distance[label]:.3f} rad from the start")
-
-
-def _brief(s: Score) -> dict:
-    return {"success": s.success, "median_iterations": s.median_iterations} | ({"stops": s.stops} if s.stops else {})
 
 
 def plot_near_singular(ns: NearSingular) -> None:
@@ -282,38 +353,10 @@ def plot_near_singular(ns: NearSingular) -> None:
     plt.close(fig)
 
 
-def results(r: BuildRun, hand: Score, library: Score, rows: dict, ns: NearSingular) -> dict:
-    """Every number the lesson page shows from this script, at full precision."""
-    ok = r.mujoco_error_hand < TOL
-    variants = [{"key": key, "label": label, "lam": lam, "max_step": max_step if np.isfinite(max_step) else None,
-                 **_brief(rows[key])} for key, label, lam, max_step in VARIANTS]
-    return {
-        "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS, "restarts": RESTARTS,
-        "library_restarts": DEFAULT_RESTARTS,
-        "run": {"n": len(ok), "converged": int(ok.sum()), "rate": float(ok.mean()),
-                "steps_median": float(np.median(r.steps)), "steps_max": int(r.steps.max()),
-                "mujoco_error_hand": float(np.median(r.mujoco_error_hand)),
-                "mujoco_error_lib": float(np.median(r.mujoco_error_lib))},
-        "lab": {"n": len(hand.q), "seed": LAB_SEED, "margin": LAB_MARGIN, "factor": LAB_FACTOR,
-                "hand": _brief(hand), "library": _brief(library), "passes": passes(hand, library),
-                "success_needed": library.success - LAB_MARGIN,
-                "iterations_allowed": LAB_FACTOR * library.median_iterations},
-        # variants that solved some targets, and those that solved none (no median to show)
-        "break": [row for row in variants if row["median_iterations"] is not None],
-        "break_none": [row for row in variants if row["median_iterations"] is None],
-        "heavy": next(row for row in variants if row["key"] == "heavy"),  # Break it's and the quiz's stop counts
-        "singular": {"q": Q_STRETCHED, "sigma_min": ns.sigma_min, "pull": PULL, "step_bound": PULL / (2 * LAMBDA),
-                     "first_step": ns.first_step, "asked": ns.asked, "peak_error": ns.peak_error, "final_error": ns.final_error,
-                     "distance": ns.distance},
-        "source": {"lm": SOURCE_LM},
-    }
-
-
 def claims(r: BuildRun) -> list[Claim]:
-    rate = float(np.mean(r.mujoco_error_hand < TOL))
     return [Claim("11", "iterate the damped step on a pose error and you have Levenberg-Marquardt IK",
-                  "it solves IK", f"{rate:.0%} of {len(r.targets)} targets within {TOL:g} m (MuJoCo)",
-                  verdict(rate >= 0.9), "at least 90 % of reachable targets with at most 50 restarts (solve_ik: 200)",
+                  "it solves IK", f"{r.rate:.0%} of {r.n} targets within {TOL:g} m (MuJoCo)",
+                  verdict(r.rate >= 0.9), "at least 90 % of reachable targets with at most 50 restarts (solve_ik: 200)",
                   "build.py")]
 
 
@@ -324,15 +367,25 @@ def main(full: bool = False) -> list[Claim]:
     print_run(r)
     chain = robots.load("so101")
     targets = lab_targets(chain)
-    rows = {key: lab_hand(chain, targets, lam=lam, max_step=max_step) for key, _, lam, max_step in VARIANTS}
-    hand, library = rows["built"], lab_library(chain, targets)  # "built": the lab's loop as written
-    print_lab(hand, library)
+    brk = break_step(chain, targets)
+    lab = judge_lab(brk.scores["built"], lab_library(chain, targets))  # "built": the lab's loop as written
+    print_lab(lab)
     ns = near_singular(chain)
-    print_break(rows, ns)
+    print_break(brk, ns)
     plot_near_singular(ns)
-    print("\nfigure: singular_start.png (The error per step from the stretched pose: the damped, step-limited loop "
-          "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back.)")
-    save_results(HERE, "build.py", results(r, hand, library, rows, ns))
+    figures = [
+        Figure("singular_start.png",
+               "The error per step from the stretched pose: the damped, step-limited loop "
+               "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back.",
+               "Position error per step, log scale, from the stretched SO-101 pose. The as-built loop's error falls "
+               "at every step to below the tolerance in four steps; the undamped loop without a step limit first "
+               "jumps far above the starting error, then falls back and converges a step later."),
+    ]
+    save_results(HERE, "build.py", {
+        "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS,
+        "restarts": RESTARTS, "library_restarts": DEFAULT_RESTARTS, "run": r, "lab": lab,
+        "break": brk.solved, "break_none": brk.unsolved, "heavy": brk.heavy,  # break_none: no median to show
+        "singular": ns, "source": {"lm": SOURCE_LM}}, figures=figures)
     return publish_claims(HERE, claims(r), "build.py")
 
 

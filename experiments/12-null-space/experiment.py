@@ -35,12 +35,14 @@ from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
 from physai.lesson import (  # noqa: E402
     Claim,
+    Figure,
     full_run,
     out_dir,
     publish_claims,
     run_script,
     save_figure,
     save_results,
+    unsaved,
     verdict,
 )
 from physai.transforms import pose_error  # noqa: E402
@@ -106,23 +108,45 @@ def self_motion(chain, q0, task, speed, dt, steps, correct):
 # ---- 1. how many answers ---------------------------------------------------------------------------
 
 
-def null_dimensions() -> dict:
-    """``{(robot, task): (joints, task rank, null-space dimension)}`` at the Panda's 'ready' pose and at a
-    planar 3R pose."""
+@dataclass(frozen=True)
+class Dimension:
+    """One robot and task: its joints, the task Jacobian's rank and the null space's dimension."""
+
+    robot: str
+    task: str
+    joints: int
+    rank: int
+    null: int
+
+
+@dataclass(frozen=True)
+class Dimensions:
+    """The Panda at 'ready' (pose and position tasks) and a planar 3R pose; and the Panda's null vector at the
+    keyframe 'home' (unit, joint space)."""
+
+    rows: tuple[Dimension, ...]
+    home_null_vector: np.ndarray  # (7,)
+
+    def at(self, robot: str, task: str) -> Dimension:
+        return next(d for d in self.rows if (d.robot, d.task) == (robot, task))
+
+
+def null_dimensions() -> Dimensions:
+    """Joints, task rank and null-space dimension at the Panda's 'ready' pose and at a planar 3R pose."""
     panda, planar3r = robots.load("panda"), robots.load("planar3r")
-    out = {}
+    out = []
     for chain, rows, task, q in ((panda, 6, "pose", PANDA_READY), (panda, 3, "position", PANDA_READY),
                                  (planar3r, 2, "2-D position", PLANAR_Q0)):
         rank = int(np.linalg.matrix_rank(jacobian(chain, q)[:rows]))
-        out[(chain.name, task)] = (chain.n, rank, chain.n - rank)
-    return out
+        out.append(Dimension(chain.name, task, chain.n, rank, chain.n - rank))
+    return Dimensions(tuple(out), ns.null_basis(jacobian(panda, PANDA_HOME))[:, 0])
 
 
-def print_dimensions(dims: dict) -> None:
+def print_dimensions(dims: Dimensions) -> None:
     print("== 1. More joints than task dimensions: a null space of joint motions that leave the task alone ==")
-    for (robot, task), (n, rank, dim) in dims.items():
-        print(f"  {robot:9s} {task:13s}: n = {n}, task rank {rank}, null space dimension {dim}")
-    n_home = ns.null_basis(jacobian(robots.load("panda"), PANDA_HOME))[:, 0]
+    for d in dims.rows:
+        print(f"  {d.robot:9s} {d.task:13s}: n = {d.joints}, task rank {d.rank}, null space dimension {d.null}")
+    n_home = dims.home_null_vector
     print(f"  at the keyframe 'home' (joint2 = 0) the null vector is {np.round(n_home, 3)}: joints 1 and 3 are")
     print("  coaxial and counter-rotate, a self-motion that moves nothing, not even the elbow. Start from 'ready'.")
 
@@ -131,13 +155,28 @@ def print_dimensions(dims: dict) -> None:
 
 
 @dataclass(frozen=True)
+class DriftRow:
+    """One resolved-rate variant: its time step (s), whether it feeds the task error back, and the largest tool
+    position (m) and orientation (rad) change."""
+
+    label: str
+    dt: float
+    corrected: bool
+    pos: float
+    rot: float
+
+
+@dataclass(frozen=True)
 class SelfMotion:
-    variants: tuple[str, ...]
-    dts: tuple[float, ...]  # s, each variant's time step
-    corrected: tuple[bool, ...]  # whether each variant feeds the task error back
-    drift: np.ndarray  # (variants, 2) largest tool position (m) and orientation (rad) change
-    trajectory: np.ndarray  # (ticks + 1, 7) the corrected dt = 1e-3 run
-    elbow: np.ndarray  # (ticks + 1, 3) m, the elbow (joint4 anchor) along it
+    seconds: float  # of self-motion
+    speed: float  # rad/s along the null space
+    variants: tuple[DriftRow, ...]
+    elbow_swing: float  # m, the elbow's largest distance from its start (corrected dt = 1e-3 run)
+    joint_travel: float  # rad, the largest joint change over that run
+    open_over_corrected: float  # the open loop's position drift over the corrected dt = 1e-3 run's
+    drift: np.ndarray = unsaved()  # (variants, 2) largest tool position (m) and orientation (rad) change
+    trajectory: np.ndarray = unsaved()  # (ticks + 1, 7) the corrected dt = 1e-3 run
+    elbow: np.ndarray = unsaved()  # (ticks + 1, 3) m, the elbow (joint4 anchor) along it
 
 
 def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
@@ -149,19 +188,21 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
                 ("with correction J^+ e/dt, dt = 1e-3", True, DT))
     runs = [self_motion(panda, PANDA_READY, "pose", SELF_SPEED, dt, round(seconds / dt), correct)
             for _, correct, dt in variants]
-    return SelfMotion(tuple(v[0] for v in variants), tuple(v[2] for v in variants), tuple(v[1] for v in variants),
-                      np.array([drift(panda, tr, T0) for tr in runs]), runs[-1],
-                      fk(panda, runs[-1]).anchors[:, ELBOW])
+    drifts, trajectory = np.array([drift(panda, tr, T0) for tr in runs]), runs[-1]
+    elbow = fk(panda, trajectory).anchors[:, ELBOW]
+    return SelfMotion((len(trajectory) - 1) * DT, SELF_SPEED,
+                      tuple(DriftRow(label, dt, correct, d[0], d[1]) for (label, correct, dt), d in zip(variants, drifts)),
+                      np.linalg.norm(elbow - elbow[0], axis=-1).max(), np.abs(trajectory[-1] - trajectory[0]).max(),
+                      drifts[0, 0] / drifts[-1, 0], drifts, trajectory, elbow)
 
 
 def print_self_motion(s: SelfMotion) -> None:
     print(f"\n== 2. Self-motion: the joints move, the tool does not (Panda from 'ready', {SELF_SPEED} rad/s along "
-          f"the null space for {(len(s.trajectory) - 1) * DT:g} s) ==")
+          f"the null space for {s.seconds:g} s) ==")
     print(f"  {'resolved-rate variant':44s} {'pos drift (m)':>14s} {'rot drift (rad)':>16s}")
-    for label, (dp, dr) in zip(s.variants, s.drift):
-        print(f"  {label:44s} {dp:14.2e} {dr:16.2e}")
-    swing = np.linalg.norm(s.elbow - s.elbow[0], axis=-1).max()
-    print(f"  the elbow moved up to {swing:.3f} m; joint travel {np.abs(s.trajectory[-1] - s.trajectory[0]).max():.3f} "
+    for v in s.variants:
+        print(f"  {v.label:44s} {v.pos:14.2e} {v.rot:16.2e}")
+    print(f"  the elbow moved up to {s.elbow_swing:.3f} m; joint travel {s.joint_travel:.3f} "
           "rad max. Open loop, each Euler tick leaves a second-order error that accumulates; the correction")
     print("  J^+ e/dt removes it every tick, so only one tick's second-order error remains.")
 
@@ -182,31 +223,36 @@ def plot_self_motion(s: SelfMotion) -> None:
 
 def self_motion_claims(s: SelfMotion) -> list[Claim]:
     dp, dr = s.drift[-1]
-    swing = np.linalg.norm(s.elbow - s.elbow[0], axis=-1).max()
+    swing = s.elbow_swing
     return [Claim(LESSON, "more joints than task dimensions: infinitely many answers", "a family of answers",
                   f"elbow swings {swing:.3f} m, tool drifts {dp:.0e} m / {dr:.0e} rad",
                   verdict(swing > 0.01 and dp < 1e-6 and dr < 1e-5),
                   "a continuous self-motion: elbow moves > 1 cm while the tool stays within 1e-6 m, 1e-5 rad")]
 
 
-def planar_family() -> np.ndarray:
-    """Joint vectors of the planar 3R with its tip held at the tip of ``PLANAR_Q0``: 2 x 2.5 s of self-motion."""
+@dataclass(frozen=True)
+class PlanarFamily:
+    """The planar 3R with its tip held at the tip of ``PLANAR_Q0``: the tip (m), its largest drift (m) and the
+    range of the last link's absolute angle (rad) over the family ``q`` (joint vectors, unsaved)."""
+
+    tip: np.ndarray  # (2,)
+    drift: float
+    last_link_range: float
+    q: np.ndarray = unsaved()  # (k, 3) rad
+
+
+def planar_family() -> PlanarFamily:
+    """2 x 2.5 s of the planar 3R's self-motion about ``PLANAR_Q0``, tip held."""
     planar3r = robots.load("planar3r")
     halves = [self_motion(planar3r, PLANAR_Q0, "position", sign, 2e-2, 125, True) for sign in (1.0, -1.0)]
-    return np.concatenate([halves[0], halves[1][::-1]])
-
-
-def planar_numbers(fam: np.ndarray) -> dict:
-    """The planar 3R family: the held tip (m), its largest drift (m), the range of the last link's angle (rad)."""
-    planar3r = robots.load("planar3r")
+    fam = np.concatenate([halves[0], halves[1][::-1]])
     p0 = tool_pose(planar3r, PLANAR_Q0)[:3, 3]
-    return {"tip": p0[:2], "drift": drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))[0],
-            "last_link_range": np.ptp(fam.sum(axis=1))}
+    return PlanarFamily(p0[:2], drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))[0], np.ptp(fam.sum(axis=1)), fam)
 
 
-def plot_planar(fam: np.ndarray) -> None:
-    planar3r = robots.load("planar3r")
-    p0 = tool_pose(planar3r, PLANAR_Q0)[:3, 3]
+def plot_planar(family: PlanarFamily) -> None:
+    planar3r, fam = robots.load("planar3r"), family.q
+    p0 = family.tip
     fig, ax = plt.subplots(figsize=(6, 6))
     for q in fam[:: len(fam) // 24]:
         pts = np.vstack([[0, 0, 0], fk(planar3r, q).anchors[1:], tool_pose(planar3r, q)[:3, 3]])
@@ -216,27 +262,42 @@ def plot_planar(fam: np.ndarray) -> None:
     ax.set_title("planar 3R self-motion: one tip position, a 1-D family of arms")
     ax.legend()
     _save(fig, "planar3r_self_motion.png")
-    n = planar_numbers(fam)
-    print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m: tip drift {n['drift']:.1e} m while the last link's "
-          f"absolute angle ranges over {n['last_link_range']:.2f} rad (planar3r_self_motion.png)")
+    print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m: tip drift {family.drift:.1e} m while the last "
+          f"link's absolute angle ranges over {family.last_link_range:.2f} rad (planar3r_self_motion.png)")
 
 
 # ---- 3. choosing on purpose ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
+class ChoiceRow:
+    """Plain IK or one refinement: success, median limit margin, median manipulability, median |q - q_pref| (rad),
+    and the fraction of solved targets whose objective went down (None for plain IK)."""
+
+    label: str
+    success: float
+    margin: float
+    manip: float
+    posture: float
+    lowered: float | None
+
+
+@dataclass(frozen=True)
 class Choice:
-    """Plain IK and three null-space refinements of it on the same targets."""
+    """Plain IK and three null-space refinements of it on the same ``n_targets`` targets."""
 
     robot: str
     task: str
     block: str  # manipulability block
-    q_pref: np.ndarray  # (n,) the preferred posture
-    targets: np.ndarray  # (k, 4, 4) tool poses (only the translation is asked for "position")
-    labels: tuple[str, ...]  # "plain IK", then "+ <objective name>"
-    solutions: np.ndarray  # (labels, k, n)
-    converged: np.ndarray  # (labels, k)
-    cost_lowered: np.ndarray  # (labels - 1,) fraction of solved targets whose objective went down
+    n_targets: int
+    rows: tuple[ChoiceRow, ...]  # plain IK, then each refinement
+    q_pref: np.ndarray = unsaved()  # (n,) the preferred posture
+    targets: np.ndarray = unsaved()  # (k, 4, 4) tool poses (only the translation is asked for "position")
+    labels: tuple[str, ...] = unsaved()  # "plain IK", then "+ <objective name>"
+    solutions: np.ndarray = unsaved()  # (labels, k, n)
+    converged: np.ndarray = unsaved()  # (labels, k)
+    cost_lowered: np.ndarray = unsaved()  # (labels - 1,) fraction of solved targets whose objective went down
+    measures: np.ndarray = unsaved()  # (labels, 4) the rows' success, margin, manip and posture
 
 
 def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
@@ -254,20 +315,23 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
         sols.append([r.q for r in res])
         conv.append([r.converged for r in res])
         lowered.append(np.mean([r.cost_final < r.cost_initial for r in res if r.converged]))
-    return Choice(robot, task, block, q_pref, T, tuple(labels), np.array(sols), np.array(conv), np.array(lowered))
+    sols, conv, lowered = np.array(sols), np.array(conv), np.array(lowered)
+    m = choice_measures(chain, block, q_pref, sols, conv)
+    rows = tuple(ChoiceRow(label, *m[i], lowered[i - 1] if i else None) for i, label in enumerate(labels))
+    return Choice(robot, task, block, len(T), rows, q_pref, T, tuple(labels), sols, conv, lowered, m)
 
 
-def choice_measures(c: Choice) -> np.ndarray:
-    """(labels, 4): success, median limit margin, median manipulability, median |q - q_pref| per variant."""
-    chain = robots.load(c.robot)
+def choice_measures(chain, block: str, q_pref: np.ndarray, solutions: np.ndarray, converged: np.ndarray) -> np.ndarray:
+    """(labels, 4): success, median limit margin, median manipulability (``block``), median |q - q_pref| per
+    variant of ``solutions: (labels, k, n)``."""
     return np.array([[conv.mean(), np.median(ns.limit_margin(chain, qs)),
-                      np.median(ns.manipulability(chain, qs, c.block)),
-                      np.median(np.linalg.norm(qs - c.q_pref, axis=-1))] for qs, conv in zip(c.solutions, c.converged)])
+                      np.median(ns.manipulability(chain, qs, block)),
+                      np.median(np.linalg.norm(qs - q_pref, axis=-1))] for qs, conv in zip(solutions, converged)])
 
 
 def print_choice(c: Choice) -> None:
-    m = choice_measures(c)
-    print(f"\n  {c.robot} ({c.task}, {c.targets.shape[0]} targets; manipulability of the '{c.block}' block)")
+    m = c.measures
+    print(f"\n  {c.robot} ({c.task}, {c.n_targets} targets; manipulability of the '{c.block}' block)")
     print(f"  {'solutions':22s} {'success':>8s} {'med margin':>10s} {'med manip':>10s} {'med |q-q_pref|':>14s} "
           f"{'cost lowered':>12s}")
     for i, label in enumerate(c.labels):
@@ -278,7 +342,7 @@ def print_choice(c: Choice) -> None:
 def choice_claims(choices: list[Choice]) -> list[Claim]:
     better = []
     for c in choices:
-        m = choice_measures(c)
+        m = c.measures
         better += [m[1, 1] > m[0, 1], m[2, 2] > m[0, 2], m[3, 3] < m[0, 3], np.all(m[1:, 0] == m[0, 0])]
     return [Claim(LESSON, "choose among the answers on purpose", "a secondary objective picks one",
                   f"{sum(better)} of {len(better)} checks: each objective improves its own measure, success kept",
@@ -312,12 +376,40 @@ def swung_start() -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class PriorityRow:
+    """One case: final elbow height (m), peak max |qdot| (rad/s), tool position (m) and rotation (rad) error."""
+
+    label: str
+    z: float
+    peak: float
+    pos: float
+    rot: float
+
+
+@dataclass(frozen=True)
 class Priority:
-    q_start: np.ndarray  # (7,) same tool pose as 'ready', elbow swung out and down
-    labels: tuple[str, ...]
-    heights: tuple[np.ndarray, ...]  # elbow z (m) per tick, per case
-    peak_speed: np.ndarray  # (cases,) rad/s
-    q_final: np.ndarray  # (cases, 7)
+    """The priority runs' settings (time step and length in s, damping lam2, its gain bound 1/(2 lam2), gains in
+    1/s), the elbow heights (m) at the start, at 'ready' (the top of the self-motion) and asked for in the
+    compatible and conflicting cases, the undamped secondary's rate bound at the start (rad/s), and one row per
+    case; the runs themselves (unsaved)."""
+
+    dt: float
+    seconds: float
+    lam2: float
+    gain_bound: float
+    k_elbow: float
+    k_tool_secondary: float
+    z_start: float
+    z_top: float
+    z_compatible: float
+    z_conflict: float
+    secondary_bound: float
+    rows: tuple[PriorityRow, ...]
+    q_start: np.ndarray = unsaved()  # (7,) same tool pose as 'ready', elbow swung out and down
+    labels: tuple[str, ...] = unsaved()
+    heights: tuple[np.ndarray, ...] = unsaved()  # elbow z (m) per tick, per case
+    peak_speed: np.ndarray = unsaved()  # (cases,) rad/s
+    q_final: np.ndarray = unsaved()  # (cases, 7)
 
 
 def priority(q_start: np.ndarray) -> Priority:
@@ -329,24 +421,23 @@ def priority(q_start: np.ndarray) -> Priority:
              (f"conflict: elbow to {z_top + 0.03:.3f} m, damped lam2 = {LAM2}", z_top + 0.03, LAM2, False),
              (f"conflict, swapped: elbow first, tool gain {K_TOOL_SECONDARY:.0f}/s", z_top + 0.03, LAM2, True))
     runs = [_priority_run(panda, q_start, z, lam2, swapped) for _, z, lam2, swapped in cases]
-    return Priority(q_start, tuple(c[0] for c in cases), tuple(r[0] for r in runs),
-                    np.array([r[1].max() for r in runs]), np.array([r[2] for r in runs]))
-
-
-def priority_rows(p: Priority) -> np.ndarray:
-    """(cases, 4): final elbow height (m), peak max |qdot| (rad/s), tool position (m) and rotation (rad) error."""
-    panda = robots.load("panda")
-    T0 = tool_pose(panda, p.q_start)
-    return np.array([[zs[-1], peak, *(drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf))]
-                     for zs, peak, q in zip(p.heights, p.peak_speed, p.q_final)])
+    labels, heights = tuple(c[0] for c in cases), tuple(r[0] for r in runs)
+    peak, q_final = np.array([r[1].max() for r in runs]), np.array([r[2] for r in runs])
+    T0 = tool_pose(panda, q_start)
+    rows = np.array([[zs[-1], pk, *(drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf))]
+                     for zs, pk, q in zip(heights, peak, q_final)])
+    return Priority(PRIORITY_DT, PRIORITY_T, LAM2, 1 / (2 * LAM2), K_ELBOW, K_TOOL_SECONDARY, z0, z_top, z0 + 0.02,
+                    z_top + 0.03, K_ELBOW * (z_top + 0.03 - z0) / (2 * LAM2),  # rad/s, at the start
+                    tuple(PriorityRow(label, *r) for label, r in zip(labels, rows)), q_start, labels, heights, peak,
+                    q_final)
 
 
 def print_priority(p: Priority) -> None:
     print(f"\n== 4. Task priority: primary = hold the tool pose, secondary = elbow height (dt = {PRIORITY_DT} s, "
           f"{PRIORITY_T} s) ==")
     print(f"  {'case':52s} {'final elbow z':>13s} {'peak |qdot|':>12s} {'tool pos err':>12s} {'tool rot err':>12s}")
-    for label, (z, peak, dp, dr) in zip(p.labels, priority_rows(p)):
-        print(f"  {label:52s} {z:13.4f} {peak:12.3g} {dp:12.1e} {dr:12.1e}")
+    for r in p.rows:
+        print(f"  {r.label:52s} {r.z:13.4f} {r.peak:12.3g} {r.pos:12.1e} {r.rot:12.1e}")
     print("  Conflict: the elbow rises to the highest point of its self-motion and stops; J2 N1 loses rank (an")
     print("  algorithmic singularity) and the undamped secondary demands |residual| / sigma joint speed. Damping")
     print("  bounds that gain by 1/(2 lam2). Swapped, the elbow wins and the tool gives way: priority is an order.")
@@ -371,18 +462,45 @@ def plot_priority(p: Priority) -> None:
 
 @dataclass(frozen=True)
 class ElbowPost:
+    """The self-motion into a post without a thought for it (``free``) and with ``avoid=``: the settings, and the
+    numbers the page quotes (lengths in mm, joint3 in rad, the posture cost in rad^2; steps count from 1: step k
+    takes q[k - 1] to q[k]); the walks themselves (unsaved)."""
+
     margin: float  # m
     post: tuple  # (radius, half-length, centre) of the vertical capsule (m)
-    free: ns.SelfMotionResult  # the self-motion with no obstacle in mind
-    avoid: ns.SelfMotionResult  # the same with avoid=world
-    free_post: np.ndarray  # (N+1,) distance from the arm to the post along the free walk (m)
-    avoid_post: np.ndarray  # (N+1,) the same along the collision-aware walk
-    elbow_free: np.ndarray  # (N+1, 3) the elbow (link4 origin) along each walk
-    elbow_avoid: np.ndarray
     post_link: str  # the arm body whose geom goes deepest into the post on the free walk
     step: float  # rad, the largest joint change per step of the posture objective
     pref: float  # rad, where the posture objective wants joint3
     distmax: float  # m, the world resolves distances up to this; a damper acts on pairs closer than it
+    margin_mm: float
+    post_radius_mm: float
+    steps: int
+    joint3_start: float
+    joint3_pref: float
+    free_joint3_end: float
+    avoid_joint3_end: float
+    free_depth_mm: float  # how deep the free walk goes into the post ...
+    free_end_depth_mm: float  # ... and where it ends
+    avoid_closest_mm: float  # the avoid= walk's closest approach to the post
+    free_tool_drift_mm: float
+    avoid_tool_drift_mm: float
+    free_cost_end: float
+    avoid_cost_end: float
+    cost_start: float
+    elbow_free_mm: float  # the elbow's largest distance from its start on each walk
+    elbow_avoid_mm: float
+    elbow_short_mm: float  # how far from the free walk's end the avoid= walk's elbow stops
+    gain: float  # the velocity damper's gain
+    influence_mm: float  # the damper acts on pairs closer than this (distmax)
+    damper_step: int  # the first step the damper changes
+    rest_mm: float  # an elbow moving less than this per step has come to rest ...
+    rest_step: int  # ... from this step on (steps + 1: never)
+    free: ns.SelfMotionResult = unsaved()  # the self-motion with no obstacle in mind
+    avoid: ns.SelfMotionResult = unsaved()  # the same with avoid=world
+    free_post: np.ndarray = unsaved()  # (N+1,) distance from the arm to the post along the free walk (m)
+    avoid_post: np.ndarray = unsaved()  # (N+1,) the same along the collision-aware walk
+    elbow_free: np.ndarray = unsaved()  # (N+1, 3) the elbow (link4 origin) along each walk
+    elbow_avoid: np.ndarray = unsaved()
 
 
 POST = (0.03, 0.25, (-0.05, 0.26, 0.55))  # radius, half-length, centre (m): a vertical post in the elbow's path
@@ -412,8 +530,22 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
     deepest = world.pairs[on_post][np.argmin(d_free.min(axis=0))]  # the post and one arm geom
     link = world.model.geom_bodyid[deepest[deepest != world.model.geom("post").id][0]]
     elbow_free, elbow_avoid = (fk(panda, run.q).anchors[:, ELBOW] for run in (free, avoid))
-    return ElbowPost(margin, POST, free, avoid, d_free.min(axis=1), d_avoid.min(axis=1), elbow_free, elbow_avoid,
-                     world.model.body(link).name, step, POST_JOINT3, world.distmax)
+    free_post, avoid_post = d_free.min(axis=1), d_avoid.min(axis=1)
+
+    def travel(elbow):
+        return 1000 * float(np.linalg.norm(elbow - elbow[0], axis=1).max())
+
+    apart = np.any(avoid.q != free.q, axis=1)  # bitwise: the walks are the same computation until a damper acts
+    rest = np.linalg.norm(np.diff(elbow_avoid, axis=0), axis=1) < AT_REST  # (N,) per step
+    return ElbowPost(
+        margin, POST, world.model.body(link).name, step, POST_JOINT3, world.distmax, 1000 * margin, 1000 * POST[0],
+        len(avoid.scale), float(free.q[0, 2]), POST_JOINT3, float(free.q[-1, 2]), float(avoid.q[-1, 2]),
+        -1000 * float(free_post.min()), -1000 * float(free_post[-1]), 1000 * float(avoid_post.min()),
+        1000 * float(free.pose_drift.max()), 1000 * float(avoid.pose_drift.max()), float(free.cost[-1]),
+        float(avoid.cost[-1]), float(free.cost[0]), travel(elbow_free), travel(elbow_avoid),
+        1000 * float(np.linalg.norm(elbow_avoid[-1] - elbow_free[-1])), DAMPER_GAIN, 1000 * world.distmax,
+        int(np.argmax(apart)), 1000 * AT_REST, int(np.argmax(rest)) + 1 if rest.any() else len(rest) + 1,
+        free, avoid, free_post, avoid_post, elbow_free, elbow_avoid)
 
 
 def print_elbow_post(e: ElbowPost) -> None:
@@ -423,33 +555,10 @@ def print_elbow_post(e: ElbowPost) -> None:
         print(f"  {label:20s}: closest to the post {post.min() * 1000:7.1f} mm, tool drift "
               f"{run.pose_drift.max() * 1000:.3f} mm, posture cost {run.cost[0]:.3f} -> {run.cost[-1]:.3f}, "
               f"joint3 {run.q[0, 2]:.3f} -> {run.q[-1, 2]:.3f} rad")
-    r = elbow_post_results(e)
-    print(f"  without avoid= {e.post_link} goes {r['free_depth_mm']:.0f} mm into the post; with it the damper first "
-          f"acts at step {r['damper_step']}, the elbow is at rest (< {AT_REST * 1000:g} mm per step) from step "
-          f"{r['rest_step']}, {r['elbow_short_mm']:.0f} mm short of where it went without; the post's pairs at least "
-          f"{r['avoid_closest_mm']:.3f} mm apart (margin {r['margin_mm']:g} mm)")
-
-
-def elbow_post_results(e: ElbowPost) -> dict:
-    def travel(elbow):
-        return 1000 * float(np.linalg.norm(elbow - elbow[0], axis=1).max())
-
-    # steps count from 1: step k takes q[k - 1] to q[k]
-    apart = np.any(e.avoid.q != e.free.q, axis=1)  # bitwise: the walks are the same computation until a damper acts
-    rest = np.linalg.norm(np.diff(e.elbow_avoid, axis=0), axis=1) < AT_REST  # (N,) per step
-    return {"margin_mm": 1000 * e.margin, "post_radius_mm": 1000 * e.post[0],
-            "steps": len(e.avoid.scale), "step": e.step, "joint3_start": float(e.free.q[0, 2]), "joint3_pref": e.pref,
-            "free_joint3_end": float(e.free.q[-1, 2]), "avoid_joint3_end": float(e.avoid.q[-1, 2]),
-            "free_depth_mm": -1000 * float(e.free_post.min()), "free_end_depth_mm": -1000 * float(e.free_post[-1]),
-            "post_link": e.post_link, "avoid_closest_mm": 1000 * float(e.avoid_post.min()),
-            "free_tool_drift_mm": 1000 * float(e.free.pose_drift.max()),
-            "avoid_tool_drift_mm": 1000 * float(e.avoid.pose_drift.max()),
-            "free_cost_end": float(e.free.cost[-1]), "avoid_cost_end": float(e.avoid.cost[-1]),
-            "cost_start": float(e.free.cost[0]), "elbow_free_mm": travel(e.elbow_free),
-            "elbow_avoid_mm": travel(e.elbow_avoid),
-            "elbow_short_mm": 1000 * float(np.linalg.norm(e.elbow_avoid[-1] - e.elbow_free[-1])),
-            "gain": DAMPER_GAIN, "influence_mm": 1000 * e.distmax, "damper_step": int(np.argmax(apart)),
-            "rest_mm": 1000 * AT_REST, "rest_step": int(np.argmax(rest)) + 1 if rest.any() else len(rest) + 1}
+    print(f"  without avoid= {e.post_link} goes {e.free_depth_mm:.0f} mm into the post; with it the damper first "
+          f"acts at step {e.damper_step}, the elbow is at rest (< {e.rest_mm:g} mm per step) from step "
+          f"{e.rest_step}, {e.elbow_short_mm:.0f} mm short of where it went without; the post's pairs at least "
+          f"{e.avoid_closest_mm:.3f} mm apart (margin {e.margin_mm:g} mm)")
 
 
 def plot_elbow_post(e: ElbowPost) -> None:
@@ -471,36 +580,6 @@ def plot_elbow_post(e: ElbowPost) -> None:
 # ---- the lesson ------------------------------------------------------------------------------------
 
 
-def results(dims: dict, motion: SelfMotion, planar: dict, choices: list[Choice], prio: Priority) -> dict:
-    """Every number the lesson's page shows, at full precision (saved to results.json)."""
-    panda = robots.load("panda")
-    rows = priority_rows(prio)
-    z0, z_top = fk(panda, prio.q_start).anchors[ELBOW, 2], fk(panda, PANDA_READY).anchors[ELBOW, 2]
-    return {
-        "dims": [{"robot": r, "task": t, "joints": n, "rank": k, "null": d} for (r, t), (n, k, d) in dims.items()],
-        "home_null_vector": ns.null_basis(jacobian(panda, PANDA_HOME))[:, 0],
-        "self_motion": {"seconds": (len(motion.trajectory) - 1) * DT, "speed": SELF_SPEED,
-                        "variants": [{"label": v, "dt": dt, "corrected": c, "pos": d[0], "rot": d[1]}
-                                     for v, dt, c, d in zip(motion.variants, motion.dts, motion.corrected,
-                                                            motion.drift)],
-                        "elbow_swing": np.linalg.norm(motion.elbow - motion.elbow[0], axis=-1).max(),
-                        "joint_travel": np.abs(motion.trajectory[-1] - motion.trajectory[0]).max(),
-                        "open_over_corrected": motion.drift[0, 0] / motion.drift[-1, 0]},
-        "planar": planar,
-        "choice": {c.robot: {"task": c.task, "n_targets": len(c.targets),
-                             "rows": [{"label": lab, "success": m[0], "margin": m[1], "manip": m[2], "posture": m[3],
-                                       "lowered": c.cost_lowered[i - 1] if i else None}
-                                      for i, (lab, m) in enumerate(zip(c.labels, choice_measures(c)))]}
-                   for c in choices},
-        "priority": {"dt": PRIORITY_DT, "seconds": PRIORITY_T, "lam2": LAM2, "gain_bound": 1 / (2 * LAM2),
-                     "k_elbow": K_ELBOW, "k_tool_secondary": K_TOOL_SECONDARY, "z_start": z0, "z_top": z_top,
-                     "z_compatible": z0 + 0.02, "z_conflict": z_top + 0.03,
-                     "secondary_bound": K_ELBOW * (z_top + 0.03 - z0) / (2 * LAM2),  # rad/s, at the start
-                     "rows": [{"label": lab, "z": r[0], "peak": r[1], "pos": r[2], "rot": r[3]}
-                              for lab, r in zip(prio.labels, rows)]},
-    }
-
-
 def main(full: bool = False) -> list[Claim]:
     print(f"Lesson 12: redundancy and the null space. Targets seed {SEED_TARGETS}, IK seed {SEED_IK}\n")
     dims = null_dimensions()
@@ -508,8 +587,8 @@ def main(full: bool = False) -> list[Claim]:
     motion = panda_self_motion(SELF_T if full else SELF_T / 4)
     print_self_motion(motion)
     plot_self_motion(motion)
-    fam = planar_family()
-    plot_planar(fam)
+    planar = planar_family()
+    plot_planar(planar)
     print("\n== 3. Choosing on purpose: plain IK vs null-space refinement (margin = distance to the nearest limit "
           "as a fraction of the range) ==")
     choices = [choose_on_purpose(robot, 1000 if full else 40) for robot in ("panda", "so101")]
@@ -522,15 +601,37 @@ def main(full: bool = False) -> list[Claim]:
     post = elbow_post()
     print_elbow_post(post)
     plot_elbow_post(post)
-    print("\nfigure: self_motion.png (During self-motion the Panda's joints and elbow height change while the tool "
-          "pose stays put.)")
-    print("figure: planar3r_self_motion.png (A planar 3R holding one tip point is a one-parameter family of arms.)")
-    print("figure: priority.png (The elbow's height under task priority, and the peak joint speed of each case: the "
-          "undamped conflict's peak dwarfs the others.)")
-    print("figure: elbow_post.png (The distance from the arm to the post along the self-motion, without and with "
-          "avoid=, and how far the elbow moves per step: with avoid= it slows as the gap closes and comes to rest.)")
-    save_results(HERE, "experiment.py", {**results(dims, motion, planar_numbers(fam), choices, prio),
-                                         "collision": elbow_post_results(post)})
+    figures = [
+        Figure("self_motion.png",
+               "During self-motion the Panda's joints and elbow height change while the tool "
+               "pose stays put.",
+               "Two stacked plots against time for the Panda's self-motion. Top: the seven joint angles, several "
+               "changing steadily. Bottom: the height of the elbow, which changes by a few centimetres, while the "
+               "title reports a tool drift of a few times ten to the minus eight."),
+        Figure("planar3r_self_motion.png",
+               "A planar 3R holding one tip point is a one-parameter family of arms.",
+               "Overlaid drawings of a planar three-link arm in about two dozen configurations, all with their tips "
+               "on the same starred point: the elbow and wrist sweep through an arc while the tip stays fixed."),
+        Figure("priority.png",
+               "The elbow's height under task priority, and the peak joint speed of each case: the "
+               "undamped conflict's peak dwarfs the others.",
+               "Top: elbow height against time for the four priority cases; the compatible case settles near its "
+               "target, the damped conflict flattens at the top of the self-motion, the swapped case climbs higher, "
+               "and the undamped conflict swings wildly down and up. Bottom: a bar chart on a log scale of the peak "
+               "joint speed per case, with the undamped conflict several orders of magnitude above the others."),
+        Figure("elbow_post.png",
+               "The distance from the arm to the post along the self-motion, without and with "
+               "avoid=, and how far the elbow moves per step: with avoid= it slows as the gap closes and comes to rest.",
+               "Two stacked plots against the step number. Top: distance from the arm to the post. Both walks start "
+               "at the capped distance and fall together; the free walk plunges through zero deep into the shaded "
+               "overlap band and stays there, while the avoid= walk bends over and settles on the dotted margin "
+               "line. Bottom: how far the elbow moves per step; the free walk keeps moving for most of the run, the "
+               "avoid= walk decays to zero soon after the damper acts."),
+    ]
+    save_results(HERE, "experiment.py", {"dims": dims.rows, "home_null_vector": dims.home_null_vector,
+                                         "self_motion": motion, "planar": planar,
+                                         "choice": {c.robot: c for c in choices}, "priority": prio,
+                                         "collision": post}, figures=figures)
     return publish_claims(HERE, claims, "experiment.py")
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from physai import jaxkin, robots
 from physai.kinematics import jacobian
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
-from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, verdict
+from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, unsaved, verdict
 from physai.example_robots import PLANAR2R_LINKS
 from physai.singularity import damped_solve
 
@@ -97,14 +97,35 @@ def refine(q0: np.ndarray, x: np.ndarray, steps: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class RefineRow:
+    """The median miss (mm) after ``k`` damped steps, from the network's guesses and from the elbows' average."""
+
+    k: int
+    network_mm: float
+    average_mm: float
+
+
+@dataclass(frozen=True)
 class BuildRun:
+    """Steps 1 to 3 on ``n_targets`` targets of the planar 2R (links, m), ``seed``; the refinement's damping
+    (m/rad)."""
+
+    n_targets: int
+    seed: int
+    damping: float
+    links: tuple[float, float]
     loss_fk: tuple[float, float]  # (by hand, physai.learned.fk_loss) on an untrained network's guesses
     loss_joint: tuple[float, float]  # (by hand, physai.learned.joint_loss)
+    loss_fk_gap: float  # |by hand - physai|
+    loss_joint_gap: float
     forward_gap: float  # rad, largest |mlp_forward - physai.learned.predict|
-    r: np.ndarray  # (k,) m, target distances from the base
-    mean_miss: np.ndarray  # (k,) m, miss of the average of the two elbows
+    mean_miss_max_mm: float  # the largest miss of the average of the two elbows
+    mean_miss_gap: float  # m, largest |that miss - (L1 + L2 - r)|: the straight arm's closed form
     step_gap: float  # rad, largest |dls_step - physai.singularity.damped_solve| over the refinement's first step
-    refined: np.ndarray  # (len(REFINE_STEPS), 2) median miss (m) after k steps: from the network, from the average
+    refine: tuple[RefineRow, ...]  # one row per REFINE_STEPS
+    r: np.ndarray = unsaved()  # (k,) m, target distances from the base
+    mean_miss: np.ndarray = unsaved()  # (k,) m, miss of the average of the two elbows
+    refined: np.ndarray = unsaved()  # (len(REFINE_STEPS), 2) median miss (m) after k steps: network, average
 
 
 @jaxkin.float64  # physai.learned's losses run in the caller's precision: float64 here, restored after
@@ -119,16 +140,19 @@ def run(n_targets: int = 200, seed: int = SEED) -> BuildRun:
     step_gap = np.abs(dls_step(J, e, DAMPING) - damped_solve(J, e, DAMPING)).max()
     refined = np.array([[np.median(np.linalg.norm(tip(refine(q0, data.x, k)) - data.x[:, :2], axis=1))
                          for q0 in (q_pred, mean)] for k in REFINE_STEPS])
-    return BuildRun((fk_loss_by_hand(q_pred, data.x), float(fk_loss(model.params, model, chain, data.x))),
-                    (joint_loss_by_hand(q_pred, data.q, model.q_half),
-                     float(joint_loss(model.params, model, data.x, data.q))),
-                    np.abs(q_pred - predict(model, data.x)).max(),
-                    np.linalg.norm(data.x[:, :2], axis=1), np.linalg.norm(tip(mean) - data.x[:, :2], axis=1),
-                    step_gap, refined)
+    loss_fk = (fk_loss_by_hand(q_pred, data.x), float(fk_loss(model.params, model, chain, data.x)))
+    loss_joint = (joint_loss_by_hand(q_pred, data.q, model.q_half), float(joint_loss(model.params, model, data.x,
+                                                                                     data.q)))
+    r, mean_miss = np.linalg.norm(data.x[:, :2], axis=1), np.linalg.norm(tip(mean) - data.x[:, :2], axis=1)
+    return BuildRun(len(r), seed, DAMPING, (L1, L2), loss_fk, loss_joint, abs(loss_fk[0] - loss_fk[1]),
+                    abs(loss_joint[0] - loss_joint[1]), np.abs(q_pred - predict(model, data.x)).max(),
+                    mean_miss.max() * 1e3, np.abs(mean_miss - (L1 + L2 - r)).max(), step_gap,
+                    tuple(RefineRow(k, net * 1e3, avg * 1e3) for k, (net, avg) in zip(REFINE_STEPS, refined)), r,
+                    mean_miss, refined)
 
 
 def claims(b: BuildRun) -> list[Claim]:
-    gap = np.abs(b.mean_miss - (L1 + L2 - b.r)).max()
+    gap = b.mean_miss_gap
     return [Claim("13", "regression onto both elbows learns their mean: a straight arm that overshoots",
                   "averaging two elbows", f"miss = L1 + L2 - r to {gap:.0e} m", verdict(gap < 1e-12),
                   "closed form: the mean of q2 and -q2 is 0, the straight arm reaches r = L1 + L2", "build.py")]
@@ -139,7 +163,7 @@ def main(full: bool = False) -> list[Claim]:
     here."""
     b = run(N_TARGETS)
     print(f"== Step 1. The forward pass and the two losses by hand vs physai.learned (planar 2R, untrained network, "
-          f"{len(b.r)} targets, seed {SEED}) ==")
+          f"{b.n_targets} targets, seed {b.seed}) ==")
     print(f"  mlp_forward vs physai.learned.predict: largest difference {b.forward_gap:.1e} rad")
     print(f"  FK-consistency: {b.loss_fk[0]:.12f} by hand, {b.loss_fk[1]:.12f} physai (m^2)")
     print(f"  joint regression: {b.loss_joint[0]:.12f} by hand, {b.loss_joint[1]:.12f} physai")
@@ -149,16 +173,10 @@ def main(full: bool = False) -> list[Claim]:
     print(f"\n== Step 3. The hybrid's refinement: k damped steps (damping {DAMPING}) from a guess ==")
     print(f"  dls_step vs physai.singularity.damped_solve: largest difference {b.step_gap:.1e} rad")
     print(f"  {'k':>3s} {'from the network, median mm':>28s} {'from the average of the elbows, median mm':>42s}")
-    for k, (net, avg) in zip(REFINE_STEPS, b.refined):
-        print(f"  {k:3d} {net * 1e3:28.4f} {avg * 1e3:42.4f}")
+    for row in b.refine:
+        print(f"  {row.k:3d} {row.network_mm:28.4f} {row.average_mm:42.4f}")
     print("  The average is a straight arm: its miss is along the arm, J^T e = 0 there, and no step bends the elbow.")
-    save_results(HERE, "build.py", {
-        "n_targets": len(b.r), "seed": SEED, "damping": DAMPING, "forward_gap": b.forward_gap,
-        "loss_fk": b.loss_fk, "loss_joint": b.loss_joint, "loss_fk_gap": abs(b.loss_fk[0] - b.loss_fk[1]),
-        "loss_joint_gap": abs(b.loss_joint[0] - b.loss_joint[1]), "links": [L1, L2],
-        "mean_miss_max_mm": b.mean_miss.max() * 1e3, "mean_miss_gap": np.abs(b.mean_miss - (L1 + L2 - b.r)).max(),
-        "step_gap": b.step_gap, "refine": [{"k": k, "network_mm": net * 1e3, "average_mm": avg * 1e3}
-                                           for k, (net, avg) in zip(REFINE_STEPS, b.refined)]})
+    save_results(HERE, "build.py", b)
     return publish_claims(HERE, claims(b), "build.py")
 
 
