@@ -127,18 +127,21 @@ def run_physai(world, task, targets, rounds: int):
 
 
 def mink_solver(world: C.CollisionWorld, task: str, iterations: int = 200, attempts: int = 20):
-    """mink's QP IK with ConfigurationLimit and CollisionAvoidanceLimit on every pair of the world, iterated until
-    converged or stalled (1 % in 10 steps), restarted from clear random seeds; joints outside the chain held."""
+    """mink's QP IK with ConfigurationLimit and CollisionAvoidanceLimit on every pair of the world (the obstacle
+    pairs held to the margin, the robot's own to ``self_margin``, as physai holds them), iterated until converged or
+    stalled (1 % in 10 steps), restarted from clear random starts; joints outside the chain held."""
     import mink
 
     m, chain = world.model, world.chain
     cfg = mink.Configuration(m)
     adr = list(world.qpos_adr)
     frame = mink.FrameTask(chain.tool_name, "site", position_cost=1.0, orientation_cost=1.0 if task == "pose" else 0.0)
-    pairs = [([int(a)], [int(b)]) for a, b in world.pairs]
-    limits = [mink.ConfigurationLimit(m),
-              mink.CollisionAvoidanceLimit(m, pairs, minimum_distance_from_collisions=MARGIN,
-                                           collision_detection_distance=world.distmax)]
+    limits = [mink.ConfigurationLimit(m)]
+    for own, distance in ((False, world.margin), (True, world.self_margin)):  # each pair held to its own margin
+        pairs = [([int(a)], [int(b)]) for (a, b), s in zip(world.pairs, world.pair_self) if s == own]
+        if pairs:
+            limits.append(mink.CollisionAvoidanceLimit(m, pairs, minimum_distance_from_collisions=distance,
+                                                       collision_detection_distance=world.distmax))
 
     def set_q(q):
         qpos = m.qpos0.copy()
@@ -166,13 +169,13 @@ def mink_solver(world: C.CollisionWorld, task: str, iterations: int = 200, attem
         return False
 
     def solve(T, rng):
-        seeds = [chain.q_middle] + [s for s in chain.random_q(rng, 4 * attempts)]
+        starts = [chain.q_middle] + [s for s in chain.random_q(rng, 4 * attempts)]
         used = 0
-        for q0 in seeds:
+        for q0 in starts:
             if used == attempts:
                 break
             if mujoco_clearance(world, q0[None])[0] < MARGIN:
-                continue  # mink's limit cannot start inside the margin: clear seeds only
+                continue  # mink's limit cannot start inside the margin: clear starts only
             used += 1
             if attempt(T, q0):
                 break
@@ -244,9 +247,10 @@ def markdown(rows, args) -> str:
         "errors within 1e-4 m / 1e-3 rad and every pair of the world at least the margin apart by MuJoCo's "
         "`mj_geomDistance` (no physai code in the verdict). Claimed colliding: reported converged but within the "
         "margin. physai times are per target over one batched call; avoid/plain is the median over rounds of the "
-        "per-round ratio. mink: `CollisionAvoidanceLimit` on every pair of the world (minimum distance = the "
-        "margin) with `ConfigurationLimit`, daqp, dt = 1, iterated until converged or stalled, up to 20 attempts "
-        "from clear seeds.", "", *lines, "", *goals(rows), ""])
+        "per-round ratio. mink: `CollisionAvoidanceLimit` on every pair of the world (minimum distance: the "
+        "margin for obstacle pairs, `self_margin` = 0 for the arm's own, as physai holds them) with "
+        "`ConfigurationLimit`, daqp, dt = 1, iterated until converged or stalled, up to 20 attempts "
+        "from clear starts.", "", *lines, "", *goals(rows), ""])
 
 
 def goals(rows) -> list[str]:

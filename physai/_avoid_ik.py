@@ -7,8 +7,8 @@ Method (per target; an answer counts only once every pair of the world keeps its
 2. Restarts: for a target whose answer collides, one LM attempt from each of its first ``RESTARTS`` restart
    draws in turn, as the plain solve runs its own restarts (a failed attempt's best point is not polished: only a
    converged answer counts), each converged answer checked, until one is clear: the earliest clear draw wins. Its
-   first ``SEEDS`` draws are replaced by the world's clear postures whose tool poses are nearest the target
-   (:func:`_clear_seeds_first`): an attempt from a nearby clear posture tends to end clear, in a few steps. Measured
+   first ``CLEAR_STARTS`` draws are replaced by the world's clear postures whose tool poses are nearest the target
+   (:func:`_clear_starts_first`): an attempt from a nearby clear posture tends to end clear, in a few steps. Measured
    on the clutter scene of ``benchmarks/collision.py``, this cut the attempts a hard target needs from 6.5 to 2.8 on
    the SO-101 and from 5.0 to 2.4 on the Panda. The compiled engine judges each answer in the same loop
    (:mod:`physai._numba_avoid`: the collision screen, GJK, and MuJoCo for what they leave undecided); elsewhere
@@ -50,7 +50,7 @@ ROUND = 64  # attempts per batched round of restarts, shared among the targets s
 REPAIRS = 2  # colliding answers per target repaired by the penalty LM: the first solve's, then the restarts'
 ITERATIONS, PATIENCE = 30, 6  # penalty-LM steps per repair; steps without 1 % progress before it gives up
 BUFFER = 0.005  # m beyond the margin where the penalty starts
-SEEDS = 8  # a colliding target's first restarts: the world's clear postures whose tool poses are nearest its target
+CLEAR_STARTS = 8  # a colliding target's first restarts: the world's clear postures with tool poses nearest it
 ROTATION_LENGTH = 0.1  # m per rad: how much the tool's rotation counts against its position in "nearest"
 EXHAUSTED, RUN = 3, 4  # a target's restarts: its draws spent, or still to run (beside physai.collision.CLEAR, ASK)
 
@@ -73,7 +73,7 @@ def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
     candidates = {b: [first.q[b]] for b in np.flatnonzero(s.conv & ~s.clear)}  # colliding answers, to repair
     tried, rows = min(RESTARTS, uniforms.shape[1]), np.array(list(candidates), dtype=int)
     if len(rows):
-        U = _clear_seeds_first(world, chain, T_target[rows], uniforms[rows], o)
+        U = _clear_starts_first(world, chain, T_target[rows], uniforms[rows], o)
         if p.compiled if compiled_restarts is None else compiled_restarts:
             _compiled_restarts(world, chain, T_target, rows, U, tried, o, s, candidates)
         else:
@@ -84,15 +84,15 @@ def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
     return Rows(s.q, s.outcome, s.its, s.perr, s.oerr, s.restarts)
 
 
-def _clear_seeds_first(world, chain, T_target, U, o: IKOptions) -> np.ndarray:
-    """The restart draws ``U (R, restarts, n)`` of targets ``T_target (R, 4, 4)``, with the first :data:`SEEDS`
+def _clear_starts_first(world, chain, T_target, U, o: IKOptions) -> np.ndarray:
+    """The restart draws ``U (R, restarts, n)`` of targets ``T_target (R, 4, 4)``, with the first :data:`CLEAR_STARTS`
     replaced by the world's clear postures (``CollisionWorld._clear_set``, sampled as the world is built) whose tool
-    poses are nearest the target, nearest first: a database of seeds. Distance:
+    poses are nearest the target, nearest first: a library of clear starts. Distance:
     ``sqrt(|p_t - p|^2 + (ROTATION_LENGTH c)^2)`` with ``c = 2 sin(angle / 2)`` the chordal distance between the
     tool frames (``"pose"``: ``|R_t - R|_F / sqrt(2)``) or the tool axes (``"position+axis"``: ``|a_t - a|``), no
     rotation term for ``"position"``; a k-d tree (SciPy's) finds them."""
     q, T = world._clear_set
-    k = min(SEEDS, len(q), U.shape[1])
+    k = min(CLEAR_STARTS, len(q), U.shape[1])
     if not k:
         return U
     tree = cKDTree(_pose_features(T, o))
@@ -104,7 +104,7 @@ def _clear_seeds_first(world, chain, T_target, U, o: IKOptions) -> np.ndarray:
 
 
 def _pose_features(T, o: IKOptions) -> np.ndarray:
-    """Points ``(K, d)`` whose Euclidean distances are :func:`_clear_seeds_first`'s distances between poses ``T``."""
+    """Points ``(K, d)`` whose Euclidean distances are :func:`_clear_starts_first`'s distances between poses ``T``."""
     if o.task == "pose":  # |R_t - R|_F^2 = 8 sin^2(angle / 2)
         return np.concatenate([T[:, :3, 3], ROTATION_LENGTH / np.sqrt(2.0) * T[:, :3, :3].reshape(-1, 9)], axis=1)
     if o.task == "position+axis":  # |a_t - a|^2 = 4 sin^2(angle / 2)

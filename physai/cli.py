@@ -214,7 +214,7 @@ def _close_figures() -> None:
         sys.modules["matplotlib.pyplot"].close("all")
 
 
-FULL_OPTION = typer.Option(False, "--full", help="the lessons' large runs (as the seeds size them); slower")
+FULL_OPTION = typer.Option(False, "--full", help="the lessons' large runs (the sizes of the published sources); slower")
 
 
 def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False) -> list:
@@ -391,7 +391,7 @@ SITE = typer.Option(None, "--tool", "--site",
                     help="tool frame: a site, an MJCF body or a URDF link (named robots have one)")
 Q = typer.Option(None, "--q", help="joint values, rad (m for slides): --q 0 -0.6 0.9 0.4 0.3; default q_ref")
 JSON = typer.Option(False, "--json", help="print JSON instead of tables")
-MAX_RESTARTS = 10_000  # each restart is a row of seeds: 10**9 of them would allocate tens of GiB before failing
+MAX_RESTARTS = 10_000  # each restart is a row of starts: 10**9 of them would allocate tens of GiB before failing
 
 
 def _load(robot: str, site: str | None):

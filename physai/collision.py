@@ -156,7 +156,7 @@ class CollisionWorld:
     _local_rows: np.ndarray = field(init=False, repr=False)  # T_joint_geom in the kernels' layout (ngeom, 12)
     _local: threading.local = field(init=False, repr=False)
     _engine_refs: tuple = field(init=False, repr=False)  # model, chain, screen, (owner, name, array, shape) as built
-    # IK seeds (physai._avoid_ik): the postures among CLEAR_SET_DRAWS uniform draws (default_rng(0)) that keep every
+    # IK starts (physai._avoid_ik): the postures among CLEAR_SET_DRAWS uniform draws (default_rng(0)) that keep every
     # pair's clearance (K, n), and their tool poses (K, 4, 4); sampled once, as the world is built, not in a solve
     _clear_set: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)
 
@@ -465,7 +465,7 @@ SEGMENT, BOX, SPHERE_ONLY = 0, 1, 2  # a geom's core shape in the screen: a swep
 _EXACT_TYPES = {int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE), int(mujoco.mjtGeom.mjGEOM_BOX)}
 _GOLDEN_STEPS = 50  # golden-section steps of the segment-box distance: the bracket shrinks to 0.618^50 = 4e-11
 ENGINES = ("compiled", "numpy")  # the screen's two engines: physai._numba_collision, and _Screen's NumPy reference
-CLEAR_SET_DRAWS = 2000  # uniform draws behind a world's clear postures (IK seeds; about half are clear)
+CLEAR_SET_DRAWS = 2000  # uniform draws behind a world's clear postures (IK starts; about half are clear)
 CLEAR, HIT, ASK = 0, 1, 2  # a configuration's verdict against the margin: kept, not kept, MuJoCo decides
 _GJK_ITERATIONS = 32  # GJK steps per undecided convex pair before MuJoCo decides it
 _GJK_BAND = 1e-6  # m: a GJK bracket decides a verdict only this far from the margin (MuJoCo's own GJK tolerance)

@@ -379,8 +379,8 @@ def test_clear_set_postures_keep_every_margin_by_mj_geomDistance_and_carry_mujoc
 
 @pytest.mark.parametrize("task", ["pose", "position", "position+axis"])
 def test_a_colliding_target_restarts_first_from_the_clear_postures_nearest_it(task):
-    """The first SEEDS restart draws of a colliding target map to the clear postures whose tool poses are nearest,
-    nearest first, by the root sum of squares of the position (m) and ROTATION_LENGTH times 2 sin(angle / 2), the
+    """The first CLEAR_STARTS restart draws of a colliding target map to the clear postures whose tool poses are
+    nearest, nearest first, by the root sum of squares of the position (m) and ROTATION_LENGTH times 2 sin(angle / 2), the
     angle between the tool frames (SciPy's rotation magnitude) or the tool axes, sorted here by brute force; the
     later draws are the generator's, untouched."""
     from scipy.spatial.transform import Rotation
@@ -389,7 +389,7 @@ def test_a_colliding_target_restarts_first_from_the_clear_postures_nearest_it(ta
     chain, (q, T) = world.chain, world._clear_set
     p = ik.check_problem(chain, clear_targets(world, np.random.default_rng(8), 3), None, 1,
                          dict(avoid=world, rng=np.random.default_rng(9), task=task))
-    U = _avoid_ik._clear_seeds_first(world, chain, p.T_target, p.uniforms, p.options)
+    U = _avoid_ik._clear_starts_first(world, chain, p.T_target, p.uniforms, p.options)
     for b, T_t in enumerate(p.T_target):
         if task == "pose":
             angle = (Rotation.from_matrix(T[:, :3, :3]).inv() * Rotation.from_matrix(T_t[:3, :3])).magnitude()
@@ -399,9 +399,9 @@ def test_a_colliding_target_restarts_first_from_the_clear_postures_nearest_it(ta
         d = np.linalg.norm(T[:, :3, 3] - T_t[:3, 3], axis=1)
         if task != "position":
             d = np.hypot(d, _avoid_ik.ROTATION_LENGTH * 2 * np.sin(angle / 2))
-        nearest = np.argsort(d)[:_avoid_ik.SEEDS]
-        np.testing.assert_allclose(_ik_solve.starts_of(chain, U[b, :_avoid_ik.SEEDS]), q[nearest], rtol=0, atol=1e-12)
-        np.testing.assert_array_equal(U[b, _avoid_ik.SEEDS:], p.uniforms[b, _avoid_ik.SEEDS:])
+        k = _avoid_ik.CLEAR_STARTS
+        np.testing.assert_allclose(_ik_solve.starts_of(chain, U[b, :k]), q[np.argsort(d)[:k]], rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(U[b, k:], p.uniforms[b, k:])
 
 
 def test_avoid_batch_equals_a_loop_of_single_solves():
@@ -425,7 +425,7 @@ def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(scene, monke
     robot = scene.split("-")[0]
     if scene.endswith("mujoco-decides"):
         monkeypatch.setattr(C, "_GJK_BAND", 1.0)
-        monkeypatch.setattr(_avoid_ik, "SEEDS", 0)
+        monkeypatch.setattr(_avoid_ik, "CLEAR_STARTS", 0)
     world = C.collision_world(C.scene(robot, OBSTACLES[robot]), physai.load(robot))
     chain, task = world.chain, TASK[robot]
     asked = []
