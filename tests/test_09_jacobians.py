@@ -33,7 +33,7 @@ def test_shoulder_lift_column_matches_mj_jacSite_at_lesson_pose(so101, so101_mod
     assert np.abs(col - J_mj[:, 1]).max() <= 1e-15
     # the lesson's printed column and lever, reproduced by MuJoCo itself
     np.testing.assert_allclose(J_mj[:, 1], [-0.0198, 0, -0.2193, 0, 1, 0], atol=5e-5)
-    assert abs(float(np.linalg.norm(J_mj[:3, 1])) - 0.2202) <= 0.5e-4  # the seed's printed value
+    assert abs(float(np.linalg.norm(J_mj[:3, 1])) - 0.2202) <= 0.5e-4  # the course source's printed value
 
 
 def test_jacobian_matches_mj_jacSite_at_50_random_poses(so101, so101_model):
@@ -59,7 +59,7 @@ def test_lesson_step3_speed_and_torques_from_mj_jacSite(so101, so101_model):
     J = jacobian(so101, Q0)
     speed = np.linalg.norm(J[:3] @ (np.ones(5) / np.sqrt(5)))
     assert speed == pytest.approx(np.linalg.norm(J_mj[:3] @ (np.ones(5) / np.sqrt(5))), abs=1e-15)
-    assert abs(speed - 0.312) <= 5e-4  # the seed's printed value
+    assert abs(speed - 0.312) <= 5e-4  # the course source's printed value
     lesson_rows = {
         (0, 0, -2.0): [0.0000, 0.4385, 0.5194, 0.2586, 0.0042],
         (2.0, 0, 0): [0.0052, -0.0397, -0.2571, -0.1873, -0.0036],
@@ -300,7 +300,7 @@ def test_sweep_truncation_cells_equal_central_differences_of_mujoco_site_xpos(ex
         errs.append(np.abs(np.column_stack(cols) - mj_site(m, so101, q)[2][:3]).max())
     row = ex.TABLE_EPS.index(eps)
     np.testing.assert_allclose(sweep64.table[row, 2], np.median(errs), rtol=1e-5)
-    assert abs(np.median(errs) - 4.2e-08) <= 0.05e-8  # the seed's printed value
+    assert abs(np.median(errs) - 4.2e-08) <= 0.05e-8  # the course source's printed value
     claims = verdicts(ex.sweep_claims(sweep64))
     assert len(claims) == 2 * (len(ex.TABLE_EPS) + 1) + 2 and set(claims.values()) == {"agree"}
 

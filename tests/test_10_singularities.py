@@ -91,7 +91,7 @@ def test_two_link_claims_follow_the_mujoco_jacobian(ex):
             0.8 < np.linalg.norm(damped) / np.linalg.norm(qd) < 1.0,
     }
     assert {k: c.verdict for k, c in claims.items()} == {k: verdict(ok) for k, ok in expect.items()}
-    assert J[1, 0] == pytest.approx(0.5, abs=1e-15)  # the seed's 0.8 is L1 + L2; cos(q1 + q2) = 0 leaves L1
+    assert J[1, 0] == pytest.approx(0.5, abs=1e-15)  # the course source's 0.8 is L1 + L2; cos(q1 + q2) = 0 leaves L1
 
 
 # ---- 2. typical singular values ----
@@ -339,7 +339,7 @@ def test_build_pose_results_follow_the_filter_factor_closed_form(build, so101, s
 
 def test_two_link_fields_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
     r = ex.two_link()
-    # the seed's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
+    # the course source's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
     eig = 0.41 + np.array([1, -1]) * np.sqrt(0.41**2 - (0.18 * 0.64 - 0.24**2))
     np.testing.assert_allclose(r.source_J_sigma, np.sqrt(eig), rtol=1e-13)
     # Cramer's rule with v = (0, 0.1): det J = 0.24, J^-1 = [[0, 0.3], [-0.8, -0.3]] / det, qdot = [0.03, -0.03] / det
