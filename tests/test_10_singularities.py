@@ -339,7 +339,7 @@ def test_build_pose_results_follow_the_filter_factor_closed_form(build, so101, s
 
 def test_two_link_fields_of_the_sources_matrix_match_the_2x2_closed_forms(ex):
     r = ex.two_link()
-    # the course source's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
+    # the source's J = [[-0.3, -0.3], [0.8, 0]]: J J^T = [[0.18, -0.24], [-0.24, 0.64]], eigenvalues 0.41 +- sqrt(0.1105)
     eig = 0.41 + np.array([1, -1]) * np.sqrt(0.41**2 - (0.18 * 0.64 - 0.24**2))
     np.testing.assert_allclose(r.source_J_sigma, np.sqrt(eig), rtol=1e-13)
     # Cramer's rule with v = (0, 0.1): det J = 0.24, J^-1 = [[0, 0.3], [-0.8, -0.3]] / det, qdot = [0.03, -0.03] / det

@@ -1,4 +1,4 @@
-"""physai.singularity pinned to closed forms: NumPy's SVD/pinv/solve, the course source's reference code, the 2-link arm."""
+"""physai.singularity pinned to closed forms: NumPy's SVD/pinv/solve, the source's reference code, the 2-link arm."""
 
 import numpy as np
 import pytest
