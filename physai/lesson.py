@@ -116,9 +116,10 @@ def save_results(folder: str | Path, script: str, data, figures: Iterable[Figure
     path = folder / RESULTS_FILE
     stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     stored[stem] = _plain(data)
-    kept = {n: f for n, f in stored.get(FIGURES_KEY, {}).items() if f.get("script") != Path(script).name}
-    stored[FIGURES_KEY] = kept | {f.name: {"script": Path(script).name, "caption": f.caption, "alt": f.alt}
-                                  for f in figures}
+    kept = {n: f for n, f in stored.pop(FIGURES_KEY, {}).items() if f.get("script") != Path(script).name}
+    recorded = kept | {f.name: {"script": Path(script).name, "caption": f.caption, "alt": f.alt} for f in figures}
+    if recorded:  # a lesson without figures keeps a results file of its scripts' entries alone
+        stored[FIGURES_KEY] = recorded
     _files.write_text(path, json.dumps(stored, indent=1, allow_nan=False))
     return data
 

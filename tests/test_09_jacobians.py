@@ -542,6 +542,8 @@ def test_wxai_payload_map_colour_scale_spans_the_collapse_it_shows(wx, wxai_mode
     near, far = r.bins[0].median, r.bins[-1].median
     assert lo <= far < near <= hi and (near - far) / (hi - lo) > 0.4
     assert (r.kg > hi).mean() <= 0.25 + 1e-12  # only the top quartile shares the top colour
+    np.testing.assert_allclose(r.upper_quartile_kg, np.percentile(r.kg, 75), rtol=0, atol=0)
+    assert r.upper_quartile_kg <= hi < r.upper_quartile_kg + 0.5  # the caption: the quartile, rounded up to 0.5 kg
 
 
 def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):
@@ -589,6 +591,8 @@ def test_wxai_open_loop_deviation_grows_like_the_step_and_a_faster_guard_stops_n
     fast, slow = g.at(500), g.at(50)
     assert fast.stop_ms < slow.stop_ms and fast.true > slow.true
     assert abs(fast.peak - slow.peak) < 0.1 * slow.peak  # the same impact, caught earlier on its decay
+    peaks = [row.peak for row in g.rows]  # the caption's "the highest N % above the lowest"
+    np.testing.assert_allclose(g.peak_spread, max(peaks) / min(peaks) - 1, rtol=1e-15)
     assert fast.pre > 0.1  # the free-air estimate is not zero
 
 

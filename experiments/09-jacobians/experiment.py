@@ -769,7 +769,8 @@ def main(full: bool = False) -> list[Claim]:
         Figure("fd_step_sweep_float32.png",
                "With positions rounded to float32 the same V shapes sit at much larger "
                "steps, near the float32 sqrt(eps) and cbrt(eps).",
-               "Log-log plot of the same finite-difference sweep with positions rounded to float32, the step growing "
+               f"Log-log plot of the finite-difference sweep repeated over {hard.n_poses} poses with positions "
+               "rounded to float32, the step growing "
                "from left to right: the V shapes of the position columns now bottom out near the float32 square and "
                "cube roots of machine epsilon, and at the smallest steps the error flattens at the size of the "
                "entries themselves."),

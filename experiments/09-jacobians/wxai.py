@@ -255,6 +255,7 @@ class PayloadMap:
     n: int
     bins: tuple[Bin, ...]
     colour_kg: tuple[float, float]
+    upper_quartile_kg: float  # the colour scale's top is this, rounded up to the half kilogram
     pts: np.ndarray = unsaved()
     kg: np.ndarray = unsaved()
 
@@ -280,8 +281,9 @@ def payload_map_step(m, chain, grid=MAP_GRID) -> PayloadMap:
         bins.append(Bin(label, int(s.sum()), float(np.median(kg[s])), float(kg[s].min()), lo, hi))
     # Colours from the lightest pose to the upper quartile: the poses above it (arm folded up over the base, up to
     # several times that) would otherwise squeeze the whole fall with reach into one end of the scale.
-    colour = (float(np.floor(2 * kg.min()) / 2), float(np.ceil(2 * np.percentile(kg, 75)) / 2))
-    return PayloadMap(len(kg), tuple(bins), colour, pts, kg)
+    quartile = float(np.percentile(kg, 75))
+    colour = (float(np.floor(2 * kg.min()) / 2), float(np.ceil(2 * quartile) / 2))
+    return PayloadMap(len(kg), tuple(bins), colour, quartile, pts, kg)
 
 
 @dataclass(frozen=True)
@@ -423,7 +425,7 @@ class Guard:
     """One guarded descent per control rate, and how far apart their true peaks lie (a fraction of the largest)."""
 
     rows: tuple[GuardRow, ...]
-    peak_spread: float
+    peak_spread: float  # how far the highest peak of the true force lies above the lowest, as a fraction of it
 
     def at(self, hz: int) -> GuardRow:
         return next(r for r in self.rows if r.hz == hz)
@@ -446,7 +448,7 @@ def guard_step(chain, rates=GUARD_HZ) -> Guard:
                              float(sim.sim_force[:, 2].max()), float(np.abs(sim.wrench_hat[sim.t < t_on, 2]).max()),
                              t_on, sim))
     peaks = [r.peak for r in rows]
-    return Guard(tuple(rows), (max(peaks) - min(peaks)) / max(peaks))
+    return Guard(tuple(rows), max(peaks) / min(peaks) - 1.0)
 
 
 # ---- printers ------------------------------------------------------------------------------------
@@ -652,11 +654,11 @@ def main(full: bool = False) -> list[Claim]:
     claims = statics_claims(vel, st, pmap) + motion_claims(desc, force, guard)
     publish_claims(HERE, claims, SCRIPT)
     strays = f"{min(desc.ratios):.0f} to {max(desc.ratios):.0f} times farther"
-    peaks = f"within {100 * guard.peak_spread:.0f} % of each other"  # the table has each, traced
+    peaks = f"the highest {100 * guard.peak_spread:.0f} % above the lowest"  # the table has each, traced
     figures = [
         Figure("wxai_payload_map.png",
                "The payload limit falls as the tool reaches out from the base: the colour scale stops at the upper "
-               "quartile so the fall with reach shows.",
+               "quartile (rounded up to the half kilogram) so the fall with reach shows.",
                "Scatter of WidowX AI tool positions, distance from the base axis against height, coloured by payload "
                "limit in kilograms on a scale that stops at the upper quartile (the poses folded up over the base, "
                "stronger still, share its top colour): the poses near and above the base are light, and the colour "
@@ -666,14 +668,14 @@ def main(full: bool = False) -> list[Claim]:
                "servos' lag dominates both.",
                "Two panels, mid-workspace and workspace edge: descent depth against distance from the commanded "
                "straight line on a log axis, for 50 Hz and 5 Hz ticks, kinematic with per-tick feedback and in "
-               f"MuJoCo. The 5 Hz kinematic curves sit {strays} from the line than the 50 Hz ones; the MuJoCo "
-               "curves, farther still, are dominated by servo lag."),
+               f"MuJoCo. The 5 Hz kinematic curves sit {strays} from the line than the 50 Hz ones; each MuJoCo "
+               "curve lies farther from the line than the kinematic curve at its rate: servo lag dominates."),
         Figure("wxai_guarded_descent.png",
-               "The force estimate rises through the threshold soon after contact at every control rate, and the "
-               f"true force's peaks at the different rates lie {peaks}.",
+               "The force estimate rises through the threshold soon after contact at every control rate; of the "
+               f"true force's peaks at the different rates, {peaks}.",
                "True and estimated vertical contact force against time from first contact, at 50, 100 and 500 Hz "
-               f"control: the estimate rises through the {THRESHOLD:g} N threshold soon after contact, and the true "
-               f"force's peaks at the different rates lie {peaks}."),
+               f"control: the estimate rises through the {THRESHOLD:g} N threshold soon after contact; of the true "
+               f"force's peaks at the different rates, {peaks}."),
     ]
     for plot, record, figure in zip((plot_payload_map, plot_descent, plot_guard), (pmap, desc, guard), figures):
         plot(record, HERE / figure.name)
