@@ -334,7 +334,8 @@ class CollisionWorld:
         """:meth:`verdicts` by the compiled engine, on checked ``flat (K, n)`` (C-contiguous) and ``margins (P,)``."""
         self.check_engine_arrays()
         s, K, P = self.screen, len(flat), len(self.pairs)
-        verdict, ask, bound = np.empty(K, np.int64), np.zeros((K, P), bool), np.empty((K, P))
+        # a hit stops a configuration's pairs: those after it keep -inf, a lower bound that holds
+        verdict, ask, bound = np.empty(K, np.int64), np.zeros((K, P), bool), np.full((K, P), -np.inf)
         margins = np.ascontiguousarray(margins, np.float64)
 
         def rows(lo: int, hi: int) -> None:  # each configuration's verdict is its own: rows shared among threads
