@@ -353,14 +353,14 @@ def test_hulls_gjk_finds_overlapping_are_a_hit_without_asking_mujoco():
     overlapping, so the posture is a HIT in compiled code, with no pair left to MuJoCo; MuJoCo's mj_geomDistance
     confirms each such pair penetrates."""
     world = C.collision_world(C.scene("panda", []), physai.load("panda"))
-    q = world.chain.random_q(np.random.default_rng(4), 3000)
-    D = np.array([mujoco_distances(world, x, cap=1.0) for x in q[:600]])
+    q = world.chain.random_q(np.random.default_rng(4), 600)
+    D = np.array([mujoco_distances(world, x, cap=1.0) for x in q])
     overlapping = D.min(axis=1) < -1e-4
     assert overlapping.sum() > 20  # the sample holds self-penetrating postures
     for engine in ("compiled", "numpy"):
-        verdict, ask, _ = world.verdicts(q[:600], 0.0, engine=engine)
+        verdict, ask, _ = world.verdicts(q, 0.0, engine=engine)
         assert (verdict[overlapping] == C.HIT).all() and not ask[overlapping].any()
-        assert (verdict[~overlapping] != C.HIT).all() or (D[~overlapping].min(axis=1) < 0).all()
+        assert (verdict[D.min(axis=1) >= 0] != C.HIT).all()  # clear by MuJoCo: never a hit
 
 
 def test_every_verdict_bound_is_a_lower_bound_of_mj_geomDistance(world):
