@@ -28,10 +28,16 @@ from physai.chain import chain_from_mujoco
 from physai.errors import InputError, UnknownNameError
 from physai.ik import DEFAULT_RESTARTS, solve_ik
 
-__all__ = ["REASONS", "RobotKinematics", "SolveReport"]
+__all__ = ["FOLLOW_DISTANCE", "REASONS", "RESTARTS", "RobotKinematics", "SolveReport"]
 
 # last_result.reason: physai's IK reasons in LeRobot's words (a pipeline reads "unreachable", not a solver's detail)
 REASONS = ("converged", "unreachable", "iteration limit")
+# A target within this distance (m) of the tool at the given joints is being followed (a teleop tick moves it by
+# millimetres): a solve that fails there has settled on the best compromise on the arm's branch, and no restart
+# may move the arm to another one. A farther target whose solve fails is searched for again from physai's seeded
+# restarts (its default count; a reachable target stops at the first that converges).
+FOLLOW_DISTANCE = 0.02
+RESTARTS = DEFAULT_RESTARTS
 _REASON = {"converged": "converged", "unreachable: best effort": "unreachable", "iteration limit": "iteration limit"}
 
 
@@ -73,9 +79,10 @@ class RobotKinematics:
     :meth:`inverse_kinematics` starts from ``current_joint_pos`` (degrees), clipped into the limits (a
     ``UserWarning`` once per joint and object: calibrated motors read a little past the URDF's limits). It first
     solves from there alone, with no restarts, so a target that moves a little each tick is tracked on the
-    branch the arm is on; only when that solve stops against a joint limit short of the target does it search
-    again from :func:`physai.solve_ik`'s seeded restarts, and takes their answer only if it converges. For a
-    target it cannot reach it returns the best compromise from the current joints and never raises;
+    branch the arm is on. Only when that solve fails outright, for a target farther than :data:`FOLLOW_DISTANCE`
+    from the tool, does it search again from :func:`physai.solve_ik`'s seeded restarts (:data:`RESTARTS`), and
+    it takes their answer only if it converges. For a target it cannot reach it returns the best compromise
+    from the current joints and never raises;
     ``last_result`` (a :class:`SolveReport`) says how it ended. ``orientation_weight == 0`` solves the
     position only. Nothing of one call is kept for the next, except which joints were already warned about.
 
@@ -160,8 +167,8 @@ class RobotKinematics:
         task = "position" if len(weights) == 3 else "pose"
         first = solve_ik(self.chain, desired_ee_pose, q0=q0, task=task, weights=weights, restarts=0)
         chosen, iterations, restarts = first, first.iterations, 0
-        if not first.converged and self._at_limit(first.q):  # stopped short by a limit: the start's branch fails
-            search = solve_ik(self.chain, desired_ee_pose, q0=q0, task=task, weights=weights, restarts=DEFAULT_RESTARTS)
+        if not first.converged and not self._follows(q0, desired_ee_pose):  # failed outright: search elsewhere
+            search = solve_ik(self.chain, desired_ee_pose, q0=q0, task=task, weights=weights, restarts=RESTARTS)
             iterations, restarts = iterations + search.iterations, search.restarts
             if search.converged:
                 chosen = search
@@ -193,8 +200,12 @@ class RobotKinematics:
                               "from the nearest limit (warned once per joint)", stacklevel=3)
         return np.clip(q0, lower, upper), tuple(self.chain.joint_names[j] for j in outside)
 
-    def _at_limit(self, q: np.ndarray) -> bool:
-        return bool(np.any((q <= self.chain.lower) | (q >= self.chain.upper)))
+    def _follows(self, q0: np.ndarray, desired_ee_pose) -> bool:
+        """Whether the target lies within :data:`FOLLOW_DISTANCE` of the tool at ``q0``: a target being followed."""
+        p_target = np.asarray(desired_ee_pose, dtype=float)[..., :3, 3] if np.shape(desired_ee_pose)[-2:] == (4, 4) \
+            else np.asarray(desired_ee_pose, dtype=float)
+        p_tool = kinematics.tool_pose(self.chain, q0)[:3, 3]
+        return bool(np.linalg.norm(p_target - p_tool) <= FOLLOW_DISTANCE)
 
 
 def _weights(position_weight, orientation_weight) -> np.ndarray:
