@@ -38,6 +38,7 @@ REASONS = ("converged", "unreachable", "iteration limit")
 # restarts (its default count; a reachable target stops at the first that converges).
 FOLLOW_DISTANCE = 0.02
 RESTARTS = DEFAULT_RESTARTS
+_ROUND_TRIP = 1e-12  # rad: the most a joint on its limit moves through rad -> deg -> rad
 _REASON = {"converged": "converged", "unreachable: best effort": "unreachable", "iteration limit": "iteration limit"}
 
 
@@ -190,7 +191,8 @@ class RobotKinematics:
     def _clipped_start(self, q0: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
         lower, upper = self.chain.lower, self.chain.upper
         """``q0`` (rad) clipped into the limits, and the names of the joints that were outside."""
-        outside = np.flatnonzero((q0 < lower) | (q0 > upper))
+        # an answer on a limit comes back a round-off past it through degrees: clipped without a word
+        outside = np.flatnonzero((q0 < lower - _ROUND_TRIP) | (q0 > upper + _ROUND_TRIP))
         for j in outside:
             name = self.chain.joint_names[j]
             if name not in self._warned:
