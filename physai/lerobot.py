@@ -17,6 +17,8 @@ copied through); poses ``T_base_tool`` ``(4, 4)`` in m, in the frame of the mode
 
 from __future__ import annotations
 
+import functools
+import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +36,8 @@ __all__ = ["FOLLOW_DISTANCE", "REASONS", "RESTARTS", "RobotKinematics", "SolveRe
 REASONS = ("converged", "unreachable", "iteration limit")
 # A target within this distance (m) of the tool at the given joints is being followed (a teleop tick moves it by
 # millimetres): a solve that fails there has settled on the best compromise on the arm's branch, and no restart
-# may move the arm to another one. A farther target whose solve fails is searched for again from physai's seeded
-# restarts (its default count; a reachable target stops at the first that converges).
+# may move the arm to another one. For a farther target, a failed attempt from the given joints is followed by
+# physai's seeded restarts (its default count; a reachable target stops at the first that converges).
 FOLLOW_DISTANCE = 0.02
 RESTARTS = DEFAULT_RESTARTS
 _ROUND_TRIP = 1e-12  # rad: the most a joint on its limit moves through rad -> deg -> rad
@@ -78,13 +80,13 @@ class RobotKinematics:
     copied through; a joint on the path left out of ``joint_names`` stays at zero.
 
     :meth:`inverse_kinematics` starts from ``current_joint_pos`` (degrees), clipped into the limits (a
-    ``UserWarning`` once per joint and object: calibrated motors read a little past the URDF's limits). It first
-    solves from there alone, with no restarts, so a target that moves a little each tick is tracked on the
-    branch the arm is on. Only when that solve fails outright, for a target farther than :data:`FOLLOW_DISTANCE`
-    from the tool, does it search again from :func:`physai.solve_ik`'s seeded restarts (:data:`RESTARTS`), and
-    it takes their answer only if it converges. For a target it cannot reach it returns the best compromise
-    from the current joints and never raises;
-    ``last_result`` (a :class:`SolveReport`) says how it ended. ``orientation_weight == 0`` solves the
+    ``UserWarning`` once per joint and object: calibrated motors read a little past the URDF's limits). It
+    solves from there first. A target within :data:`FOLLOW_DISTANCE` of the tool is being followed: that one
+    attempt is the answer, so a target that moves a little each tick is tracked on the branch the arm is on,
+    and where it cannot be met the answer settles on the best compromise there. For a farther target, only
+    when that attempt fails outright does it go on to :func:`physai.solve_ik`'s seeded restarts
+    (:data:`RESTARTS`), and it returns the best answer of all attempts. It never raises for a reachable or
+    unreachable target; ``last_result`` (a :class:`SolveReport`) says how it ended. ``orientation_weight == 0`` solves the
     position only. Nothing of one call is kept for the next, except which joints were already warned about.
 
     Examples
@@ -166,17 +168,14 @@ class RobotKinematics:
         weights = _weights(position_weight, orientation_weight)
         q0, clipped = self._clipped_start(np.deg2rad(current[self._index]))
         task = "position" if len(weights) == 3 else "pose"
-        first = solve_ik(self.chain, desired_ee_pose, q0=q0, task=task, weights=weights, restarts=0)
-        chosen, iterations, restarts = first, first.iterations, 0
-        if not first.converged and not self._follows(q0, desired_ee_pose):  # failed outright: search elsewhere
-            search = solve_ik(self.chain, desired_ee_pose, q0=q0, task=task, weights=weights, restarts=RESTARTS)
-            iterations, restarts = iterations + search.iterations, search.restarts
-            if search.converged:
-                chosen = search
-        self.last_result = SolveReport(chosen.converged, _REASON[chosen.reason], chosen.position_error,
-                                       chosen.orientation_error, iterations, restarts, clipped)
+        # A followed target gets one attempt from the current joints; a farther one, if that attempt fails,
+        # physai's seeded restarts too (solve_ik tries them only after the attempt from q0 has failed).
+        restarts = 0 if self._follows(q0, desired_ee_pose) else RESTARTS
+        result = solve_ik(self.chain, desired_ee_pose, q0=q0, task=task, weights=weights, restarts=restarts)
+        self.last_result = SolveReport(result.converged, _REASON[result.reason], result.position_error,
+                                       result.orientation_error, result.iterations, result.restarts, clipped)
         answer = current.copy()
-        answer[self._index] = np.rad2deg(chosen.q)
+        answer[self._index] = np.rad2deg(result.q)
         return answer
 
     def _joint_vector(self, joint_pos, name: str) -> np.ndarray:
@@ -184,15 +183,18 @@ class RobotKinematics:
         if q.ndim != 1 or len(q) < len(self.joint_names):
             raise InputError(f"{name}: expected a 1-D vector of at least {len(self.joint_names)} joint positions "
                              f"(degrees, order {self.joint_names}), got shape {q.shape}")
-        if not np.all(np.isfinite(q[: len(self.joint_names)])):
+        if not np.isfinite(q[: len(self.joint_names)]).all():
             raise InputError(f"{name}: joint positions must be finite, got {q}")
         return q
 
     def _clipped_start(self, q0: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
-        lower, upper = self.chain.lower, self.chain.upper
         """``q0`` (rad) clipped into the limits, and the names of the joints that were outside."""
+        lower, upper = self.chain.lower, self.chain.upper
+        q_in = np.minimum(np.maximum(q0, lower), upper)
         # an answer on a limit comes back a round-off past it through degrees: clipped without a word
-        outside = np.flatnonzero((q0 < lower - _ROUND_TRIP) | (q0 > upper + _ROUND_TRIP))
+        if np.abs(q_in - q0).max() <= _ROUND_TRIP:
+            return q_in, ()
+        outside = np.flatnonzero(np.abs(q_in - q0) > _ROUND_TRIP)
         for j in outside:
             name = self.chain.joint_names[j]
             if name not in self._warned:
@@ -200,21 +202,34 @@ class RobotKinematics:
                 warnings.warn(f"current_joint_pos: joint {name!r} = {np.rad2deg(q0[j]):.2f} deg is outside its "
                               f"limits [{np.rad2deg(lower[j]):.2f}, {np.rad2deg(upper[j]):.2f}] deg; the solve starts "
                               "from the nearest limit (warned once per joint)", stacklevel=3)
-        return np.clip(q0, lower, upper), tuple(self.chain.joint_names[j] for j in outside)
+        return q_in, tuple(self.chain.joint_names[j] for j in outside)
 
     def _follows(self, q0: np.ndarray, desired_ee_pose) -> bool:
-        """Whether the target lies within :data:`FOLLOW_DISTANCE` of the tool at ``q0``: a target being followed."""
-        p_target = np.asarray(desired_ee_pose, dtype=float)[..., :3, 3] if np.shape(desired_ee_pose)[-2:] == (4, 4) \
-            else np.asarray(desired_ee_pose, dtype=float)
+        """Whether the target lies within :data:`FOLLOW_DISTANCE` of the tool at ``q0``: a target being followed.
+        A target that is not a 4x4 array is left to :func:`physai.solve_ik` to refuse, naming it."""
+        T_target = np.asarray(desired_ee_pose)
+        if T_target.shape != (4, 4):
+            return True
         p_tool = kinematics.tool_pose(self.chain, q0)[:3, 3]
-        return bool(np.linalg.norm(p_target - p_tool) <= FOLLOW_DISTANCE)
+        return bool(np.linalg.norm(T_target[:3, 3] - p_tool) <= FOLLOW_DISTANCE)
 
 
 def _weights(position_weight, orientation_weight) -> np.ndarray:
     """The IK row weights: 3 position rows, then 3 rotation rows unless ``orientation_weight == 0``."""
-    pw, ow = float(position_weight), float(orientation_weight)
-    if not (np.isfinite(pw) and pw > 0):
-        raise InputError(f"position_weight: expected a positive number, got {position_weight!r}")
-    if not (np.isfinite(ow) and ow >= 0):
-        raise InputError(f"orientation_weight: expected a number >= 0 (0: position only), got {orientation_weight!r}")
-    return np.full(3, pw) if ow == 0 else np.array([pw, pw, pw, ow, ow, ow])
+    try:
+        pw, ow = float(position_weight), float(orientation_weight)
+    except (TypeError, ValueError):
+        raise InputError(f"position_weight, orientation_weight: expected numbers, got {position_weight!r}, "
+                         f"{orientation_weight!r}") from None
+    return _checked_weights(pw, ow)
+
+
+@functools.lru_cache(maxsize=16)  # a control loop passes the same two weights every tick
+def _checked_weights(pw: float, ow: float) -> np.ndarray:
+    if not (math.isfinite(pw) and pw > 0):
+        raise InputError(f"position_weight: expected a positive number, got {pw!r}")
+    if not (math.isfinite(ow) and ow >= 0):
+        raise InputError(f"orientation_weight: expected a number >= 0 (0: position only), got {ow!r}")
+    weights = np.full(3, pw) if ow == 0 else np.array([pw, pw, pw, ow, ow, ow])
+    weights.flags.writeable = False
+    return weights
