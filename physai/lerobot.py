@@ -210,8 +210,8 @@ class RobotKinematics:
         T_target = np.asarray(desired_ee_pose)
         if T_target.shape != (4, 4):
             return True
-        p_tool = kinematics.tool_pose(self.chain, q0)[:3, 3]
-        return bool(np.linalg.norm(T_target[:3, 3] - p_tool) <= FOLLOW_DISTANCE)
+        d = T_target[:3, 3] - kinematics.tool_pose(self.chain, q0)[:3, 3]
+        return float(d @ d) <= FOLLOW_DISTANCE**2
 
 
 def _weights(position_weight, orientation_weight) -> np.ndarray:
