@@ -7,6 +7,7 @@ LeRobot 0.6.1's signatures (read from lerobot where it is installed, else the co
 
 import importlib.util
 import inspect
+import re
 import warnings
 from pathlib import Path
 
@@ -210,6 +211,41 @@ def test_bad_input_is_one_clear_error(kin):
         kin.inverse_kinematics(np.zeros(6), np.eye(4), position_weight=0.0)
     with pytest.raises(UnknownNameError, match="wrist_yaw"):
         RobotKinematics(str(URDF), joint_names=[*ARM[:4], "wrist_yaw"])
+
+
+# ---- the lessons' "On the real robot" snippets, run as written against MuJoCo with an ideal servo -----------------
+
+LESSONS = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def _real_robot_snippet(folder: str) -> str:
+    text = (LESSONS / folder / "lesson.md").read_text()
+    section = text[text.index("## On the real robot"):]
+    section = section[: section.index("\n## ", 1)]
+    return re.search(r"```python\n(.*?)```", section, re.S)[1]
+
+
+@pytest.mark.parametrize("folder, ticks, moved", [
+    ("09-jacobians", 30, [0.03, 0.0, 0.0]),
+    ("11-inverse-kinematics", 50, [0.0, 0.0, 0.05]),
+])
+def test_lesson_snippet_moves_the_gripper_as_it_says(folder, ticks, moved, ref, monkeypatch):
+    """The page's loop, exec'd as written from the URDF's folder; the servo reaches each command exactly, and MuJoCo
+    scores where the gripper went."""
+    monkeypatch.chdir(URDF.parent)
+    arm = {"q": np.array([0.0, -30.0, 30.0, 60.0, 0.0, 20.0]), "sent": 0}
+    start = ref.pose(arm["q"])
+
+    def send_joints_deg(q_deg):
+        arm["q"], arm["sent"] = np.array(q_deg, dtype=float), arm["sent"] + 1
+
+    exec(_real_robot_snippet(folder), {"MOTORS": MOTORS, "read_joints_deg": lambda: arm["q"].copy(),
+                                       "send_joints_deg": send_joints_deg})
+    end = ref.pose(arm["q"])
+    assert arm["sent"] == ticks and arm["q"][5] == 20.0
+    np.testing.assert_allclose(end[:3, 3] - start[:3, 3], moved, atol=1e-4)
+    if folder.startswith("11"):
+        assert errors(end, start)[1] < 1e-3  # the orientation held
 
 
 # ---- the bench group: placo, LeRobot's backend, beside physai --------------------------------------------------
