@@ -55,6 +55,7 @@ class SolveReport:
 
     Examples
     --------
+    >>> from physai.lerobot import RobotKinematics
     >>> kin = RobotKinematics(str(physai.model_path("so101")), "gripperframe")
     >>> q_deg = kin.inverse_kinematics(np.zeros(6), kin.forward_kinematics(np.full(6, 20.0)))
     >>> kin.last_result.converged, kin.last_result.reason, kin.last_result.position_error < 1e-4
@@ -93,6 +94,8 @@ class RobotKinematics:
     --------
     physai's SO-101 model stands in for LeRobot's URDF here (its tool site is ``gripperframe``); the gripper, the
     sixth joint, does not move the tool and is carried through:
+
+    >>> from physai.lerobot import RobotKinematics
 
     >>> kin = RobotKinematics(str(physai.model_path("so101")), target_frame_name="gripperframe")
     >>> kin.joint_names
@@ -137,6 +140,7 @@ class RobotKinematics:
 
         Examples
         --------
+        >>> from physai.lerobot import RobotKinematics
         >>> kin = RobotKinematics(str(physai.model_path("so101")), "gripperframe")
         >>> print(np.round(kin.forward_kinematics(np.zeros(6))[:3, 3], 3))
         [ 0.391 -0.001  0.246]
@@ -156,6 +160,8 @@ class RobotKinematics:
         Examples
         --------
         A target 1 m away, beyond the SO-101's reach: the closest pose it finds, and why.
+
+        >>> from physai.lerobot import RobotKinematics
 
         >>> kin = RobotKinematics(str(physai.model_path("so101")), "gripperframe")
         >>> T_far = np.eye(4)
