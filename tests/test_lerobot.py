@@ -118,20 +118,12 @@ def _solve_all(kin, ref, targets_deg, chained: bool):
 
 
 @pytest.mark.parametrize("chained", [False, True], ids=["from-zero", "from-previous"])
-def test_reaches_random_targets_within_1mm_and_1deg(kin, ref, chained):
-    targets = ref.random_deg(np.random.default_rng(1), 150)
+def test_reaches_1000_random_targets_within_1mm_and_1deg_inside_the_limits(kin, ref, chained):
+    targets = ref.random_deg(np.random.default_rng(2), 1000)
     answers, errs = _solve_all(kin, ref, targets, chained)
     assert np.all(errs[:, 0] < ONE_MM) and np.all(errs[:, 1] < ONE_DEG)
     assert np.all(answers[:, :5] >= ref.lower) and np.all(answers[:, :5] <= ref.upper)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("chained", [False, True], ids=["from-zero", "from-previous"])
-def test_reaches_1000_random_targets_within_1mm_and_1deg(kin, ref, chained):
-    targets = ref.random_deg(np.random.default_rng(2), 1000)
-    answers, errs = _solve_all(kin, ref, targets, chained)
-    assert np.mean((errs[:, 0] < ONE_MM) & (errs[:, 1] < ONE_DEG)) == 1.0
-    assert np.all(answers[:, :5] >= ref.lower) and np.all(answers[:, :5] <= ref.upper)
+    assert np.all(answers[:, 5] == 0.0)  # the gripper, carried through
 
 
 def test_gripper_and_extra_entries_are_copied_through(kin, ref):
