@@ -1,6 +1,6 @@
 """physai.lerobot.RobotKinematics beside LeRobot's placo-based RobotKinematics on LeRobot's SO-101 URDF.
 
-    uv run --group bench python benchmarks/lerobot.py [--targets 1000] [--ticks 500] [--seed 0]
+    uv run --group lerobot python benchmarks/lerobot.py [--targets 1000] [--ticks 500] [--seed 0]
 
 writes ``benchmarks/LEROBOT_RESULTS.md``. Both objects get the same targets, starts and paths, and every answer
 is scored by MuJoCo's compile of the URDF (never by either library's own FK). LeRobot's side is its
@@ -241,7 +241,7 @@ def report(a, rows, paths, steps, far, far_result, wall_s: float) -> str:
     lines = [
         "# physai.lerobot beside LeRobot's placo kinematics (SO-101, so101_new_calib.urdf)",
         "",
-        f"`uv run --group bench python benchmarks/lerobot.py --targets {a.targets} --ticks {a.ticks} --seed {a.seed}` "
+        f"`uv run --group lerobot python benchmarks/lerobot.py --targets {a.targets} --ticks {a.ticks} --seed {a.seed}` "
         f"({wall_s:.0f} s; Python {platform.python_version()}, {platform.machine()}; placo {md.version('placo')}, "
         f"numpy {np.__version__}, mujoco {mujoco.__version__}). Every answer scored by MuJoCo's compile of the URDF. "
         "Times are wall-clock on a shared machine under load: read the ratios, measured in the same run.",

@@ -2,7 +2,7 @@
 
 References: MuJoCo's own compile of the URDF (mj_kinematics: every pose below is scored by it, never by physai),
 LeRobot 0.6.1's signatures (read from lerobot where it is installed, else the copy written here), and, in the
-``bench`` group, placo (LeRobot's backend) with LeRobot's IK call copied as it is written.
+``lerobot`` dependency group, placo (LeRobot's backend) with LeRobot's IK call copied as it is written.
 """
 
 import importlib.util
@@ -240,7 +240,7 @@ def test_lesson_snippet_moves_the_gripper_as_it_says(folder, ticks, moved, ref, 
         assert errors(end, start)[1] < 1e-3  # the orientation held
 
 
-# ---- the bench group: placo, LeRobot's backend, beside physai --------------------------------------------------
+# ---- the lerobot group: placo, LeRobot's backend, beside physai ------------------------------------------------
 
 
 def _benchmark():
@@ -256,7 +256,8 @@ def _benchmark():
 def placo():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # pinocchio's hppfcl shim warns on import
-        return pytest.importorskip("placo", reason="placo is in the bench group: uv run --group bench pytest")
+        return pytest.importorskip("placo", reason="placo is in the lerobot dependency group: "
+                                   "uv run --group lerobot pytest tests/test_lerobot.py")
 
 
 def test_placo_forward_kinematics_equals_physai(kin, placo):
