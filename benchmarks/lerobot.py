@@ -92,7 +92,8 @@ class Scorer:
     def errors(self, q_deg, T_target) -> tuple[float, float]:
         T = self.pose(q_deg)
         R = T[:3, :3].T @ T_target[:3, :3]
-        return float(np.linalg.norm(T[:3, 3] - T_target[:3, 3])), float(np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1)))
+        angle = np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1))
+        return float(np.linalg.norm(T[:3, 3] - T_target[:3, 3])), float(angle)
 
     def outside(self, q_deg) -> bool:
         return bool(np.any(q_deg[:5] < self.lower - 1e-9) or np.any(q_deg[:5] > self.upper + 1e-9))
@@ -241,7 +242,8 @@ def report(a, rows, paths, steps, far, far_result, wall_s: float) -> str:
     lines = [
         "# physai.lerobot beside LeRobot's placo kinematics (SO-101, so101_new_calib.urdf)",
         "",
-        f"`uv run --group lerobot python benchmarks/lerobot.py --targets {a.targets} --ticks {a.ticks} --seed {a.seed}` "
+        "`uv run --group lerobot python benchmarks/lerobot.py "
+        f"--targets {a.targets} --ticks {a.ticks} --seed {a.seed}` "
         f"({wall_s:.0f} s; Python {platform.python_version()}, {platform.machine()}; placo {md.version('placo')}, "
         f"numpy {np.__version__}, mujoco {mujoco.__version__}). Every answer scored by MuJoCo's compile of the URDF. "
         "Times are wall-clock on a shared machine under load: read the ratios, measured in the same run.",

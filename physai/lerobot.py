@@ -50,7 +50,7 @@ class SolveReport:
 
     ``converged``: both errors within physai's IK tolerances (0.1 mm, 1e-3 rad; position only when
     ``orientation_weight == 0``); ``reason`` one of :data:`REASONS`; ``position_error`` (m) and ``orientation_error``
-    (rad, 0 for position only) of the returned joints; ``iterations`` and ``restarts`` over both solves;
+    (rad, 0 for position only) of the returned joints; ``iterations`` over all attempts and ``restarts`` used;
     ``clipped``: the joints whose start lay outside their limits and was clipped into them.
 
     Examples
@@ -87,8 +87,9 @@ class RobotKinematics:
     and where it cannot be met the answer settles on the best compromise there. For a farther target, only
     when that attempt fails outright does it go on to :func:`physai.solve_ik`'s seeded restarts
     (:data:`RESTARTS`), and it returns the best answer of all attempts. It never raises for a reachable or
-    unreachable target; ``last_result`` (a :class:`SolveReport`) says how it ended. ``orientation_weight == 0`` solves the
-    position only. Nothing of one call is kept for the next, except which joints were already warned about.
+    unreachable target; ``last_result`` (a :class:`SolveReport`) says how it ended. ``orientation_weight == 0``
+    solves the position only. Nothing of one call is kept for the next, except which joints were already warned
+    about.
 
     Examples
     --------
@@ -96,7 +97,6 @@ class RobotKinematics:
     sixth joint, does not move the tool and is carried through:
 
     >>> from physai.lerobot import RobotKinematics
-
     >>> kin = RobotKinematics(str(physai.model_path("so101")), target_frame_name="gripperframe")
     >>> kin.joint_names
     ['shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex', 'wrist_roll', 'gripper']
@@ -117,8 +117,9 @@ class RobotKinematics:
         model = robots.mujoco_model(urdf_path)
         moving = [model.joint(j).name for j in range(model.njnt)
                   if int(model.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))]
-        if joint_names is not None and (isinstance(joint_names, str) or not all(isinstance(j, str) for j in joint_names)):
-            raise InputError(f"joint_names: expected a list of joint names, got {joint_names!r}")
+        if joint_names is not None and (isinstance(joint_names, str) or not all(isinstance(j, str) for j in joint_names)
+                                        or len(set(joint_names)) != len(joint_names)):
+            raise InputError(f"joint_names: expected a list of distinct joint names, got {joint_names!r}")
         self.joint_names = moving if joint_names is None else list(joint_names)
         for name in self.joint_names:
             if name not in moving:
