@@ -49,9 +49,11 @@ class SolveReport:
     """How the last :meth:`RobotKinematics.inverse_kinematics` call ended (LeRobot's API has no place to return it).
 
     ``converged``: both errors within physai's IK tolerances (0.1 mm, 1e-3 rad; position only when
-    ``orientation_weight == 0``); ``reason`` one of :data:`REASONS`; ``position_error`` (m) and ``orientation_error``
-    (rad, 0 for position only) of the returned joints; ``iterations`` over all attempts and ``restarts`` used;
-    ``clipped``: the joints whose start lay outside their limits and was clipped into them.
+    ``orientation_weight == 0``); ``reason`` one of :data:`REASONS`: ``"unreachable"`` when every attempt stopped
+    short of the target (for a followed target the one attempt from the given joints: not reachable on the arm's
+    present branch), ``"iteration limit"`` when one was still improving as its budget ran out; ``position_error``
+    (m) and ``orientation_error`` (rad, 0 for position only) of the returned joints; ``iterations`` over all
+    attempts and ``restarts`` used; ``clipped``: the joints whose start lay outside their limits and was clipped into them.
 
     Examples
     --------
