@@ -254,10 +254,16 @@ def _benchmark():
 
 @pytest.fixture(scope="module")
 def placo():
+    """placo, or a skip: absent (it is in the lerobot dependency group: ``uv run --group lerobot pytest
+    tests/test_lerobot.py``), or present but unable to load its Pinocchio (an environment that mixes groups)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # pinocchio's hppfcl shim warns on import
-        return pytest.importorskip("placo", reason="placo is in the lerobot dependency group: "
-                                   "uv run --group lerobot pytest tests/test_lerobot.py")
+        try:
+            import placo
+        except ImportError as exc:
+            pytest.skip(f"placo does not import ({exc}); it is in the lerobot dependency group: "
+                        "uv run --group lerobot pytest tests/test_lerobot.py")
+    return placo
 
 
 def test_placo_forward_kinematics_equals_physai(kin, placo):
