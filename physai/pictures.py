@@ -138,6 +138,13 @@ class Picture:
                 f"(links between joint anchors; no OpenGL backend rendered here: {self.why})")
         return f"{kind}, {pose}. Drawn on it: {drawn}."
 
+    def caption(self, text: str) -> str:
+        """The caption: ``text`` (what the picture shows), then how it was made and where to turn the arm around."""
+        how = ("Rendered by MuJoCo from the bundled model" if self.rendered
+               else "Drawn from the chain's own geometry (no OpenGL backend rendered here)")
+        return (f"{text} {how}; to turn the arm around and move it, run "
+                f"`{VIEW_COMMAND.format(robot=self.robot)}`.")
+
     def record(self) -> dict:
         """What a lesson saves in its results: the file, the arm and the backend that drew it."""
         return {"file": self.path.name, "robot": self.robot, "backend": self.backend, "rendered": self.rendered,
@@ -404,6 +411,11 @@ def _add_geom(scene, gtype, size, pos, mat, rgba) -> None:
     scene.ngeom += 1
 
 
+# MuJoCo 4 draws an arrow geom half as long as the size mjv_connector gives it (MuJoCo 3 drew it whole); the
+# picture test checks the drawn tip against the camera's projection of the end point
+_ARROW_LENGTH_SCALE = 2.0 if int(__import__("mujoco").__version__.split(".")[0]) >= 4 else 1.0
+
+
 def _add_arrow(scene, start, end, rgba, width) -> None:
     mujoco = _mj()
     if scene.ngeom >= scene.maxgeom or np.linalg.norm(np.subtract(end, start)) < 1e-9:
@@ -412,6 +424,7 @@ def _add_arrow(scene, start, end, rgba, width) -> None:
     mujoco.mjv_initGeom(g, mujoco.mjtGeom.mjGEOM_ARROW, np.zeros(3), np.zeros(3), np.eye(3).ravel(),
                         np.asarray(rgba, np.float32))
     mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_ARROW, width, np.asarray(start, float), np.asarray(end, float))
+    g.size[2] *= _ARROW_LENGTH_SCALE
     scene.ngeom += 1
 
 
@@ -419,11 +432,11 @@ def _add_overlays(scene, overlays, scale) -> None:
     mujoco = _mj()
     for o in overlays:
         if isinstance(o, Arrow):
-            _add_arrow(scene, o.start, o.end, o.rgba, 0.02 * scale)
+            _add_arrow(scene, o.start, o.end, o.rgba, 0.035 * scale)
         elif isinstance(o, Frame):
             for k, rgba in enumerate(_TRIAD):
                 p = o.T_world_frame[:3, 3]
-                _add_arrow(scene, p, p + o.length * o.T_world_frame[:3, k], rgba, 0.016 * scale)
+                _add_arrow(scene, p, p + o.length * o.T_world_frame[:3, k], rgba, 0.035 * scale)
         elif isinstance(o, Ellipsoid):
             radii = np.linalg.norm(o.axes, axis=0)
             R = o.axes / np.where(radii > 0, radii, 1)
