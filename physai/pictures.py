@@ -221,8 +221,8 @@ def _mj():
     return mujoco
 
 
-def scene_spec(robot: str):
-    """The robot's model in a scene: floor, sky, lights, and on an arm with no visual meshes its collision geometry
+def scene_spec(robot: str, floor_z: float = 0.0):
+    """The robot's model in a scene: floor (at height ``floor_z``, m), sky, lights, and on an arm with no visual meshes its collision geometry
     coloured, a capsule along each link and a drum at each joint. -> ``mujoco.MjSpec`` (compile it)."""
     mujoco = _mj()
     spec = mujoco.MjSpec.from_file(str(robots.model_path(robot)))
@@ -238,7 +238,8 @@ def scene_spec(robot: str):
     mat = spec.add_material(name="physai_floor", texrepeat=[10, 10], reflectance=0.05)
     mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "physai_floor"
     world = spec.worldbody
-    world.add_geom(name="physai_floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3, 3, 0.01], material="physai_floor",
+    world.add_geom(name="physai_floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3, 3, 0.01], pos=[0, 0, floor_z],
+                   material="physai_floor",
                    contype=0, conaffinity=0, group=0)
     world.add_light(pos=[0.8, -0.8, 2.0], dir=[-0.4, 0.4, -1.0], diffuse=[0.6, 0.6, 0.6], castshadow=True)
     world.add_light(pos=[-1.0, 0.6, 1.5], dir=[0.5, -0.3, -1.0], diffuse=[0.3, 0.3, 0.3], castshadow=False)
@@ -329,11 +330,12 @@ def _focus(chain, poses, overlays) -> np.ndarray:
 
 
 def picture(robot: str, poses, path, *, overlays=(), joint_names: bool = False, joint_axes: bool = False,
-            view: View = View(), title: str = "", size: tuple[int, int] = (560, 420)) -> Picture:
+            view: View = View(), title: str = "", size: tuple[int, int] = (560, 420), floor_z: float = 0.0) -> Picture:
     """Draw the bundled ``robot`` in ``poses`` (a :class:`Pose` or several; the first is the one labelled) with
     ``overlays`` (:class:`Arrow`, :class:`Frame`, :class:`Ellipsoid`, :class:`Box`, :class:`Polyline`) and write
     the PNG ``path``. ``joint_names``/``joint_axes`` label each joint and draw its axis (blue) at the first pose.
-    ``size`` is (width, height) in pixels. -> :class:`Picture` (which backend drew it, and the labelled points'
+    ``size`` is (width, height) in pixels; ``floor_z`` the floor's height (m; lower it to show what lies below a
+    table drawn as a :class:`Box`). -> :class:`Picture` (which backend drew it, and the labelled points'
     pixels).
 
     Examples
@@ -357,7 +359,7 @@ def picture(robot: str, poses, path, *, overlays=(), joint_names: bool = False, 
     gl = gl_backend()
     if gl is not None:
         try:
-            return _render(robot, chain, poses, overlays, labels, view, title, size, Path(path), gl)
+            return _render(robot, chain, poses, overlays, labels, view, title, size, Path(path), gl, floor_z)
         except Exception as exc:  # noqa: BLE001 - a picture never fails its lesson: draw it instead
             why = f"mujoco-{gl}: {type(exc).__name__}: {exc}"
     else:
@@ -455,10 +457,10 @@ def _add_overlays(scene, overlays, scale) -> None:
                     scene.ngeom += 1
 
 
-def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl) -> Picture:
+def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl, floor_z) -> Picture:
     mujoco = _mj()
     width, height = size
-    spec = scene_spec(robot)
+    spec = scene_spec(robot, floor_z)
     rendered_groups = (0, 1, 2) if _has_visual_meshes(spec) else (0, 1)
     model = spec.compile()
     model.vis.global_.offwidth, model.vis.global_.offheight = max(width, 640), max(height, 480)
