@@ -37,7 +37,7 @@ GL_ENV = "MUJOCO_GL"
 HEADLESS = ("egl", "osmesa")  # tried in this order when the user has not chosen
 _OFF = ("disable", "disabled", "off", "false", "0")
 FALLBACK = "matplotlib"
-VIEW_COMMAND = "physai view --robot {robot}"  # where a learner turns the arm around
+VIEW_COMMAND = "uv run physai view --robot {robot}"  # where a learner turns the arm around
 
 # the arm's colours: SO-101 as printed (yellow plastic, black servos), the Panda's white links
 _LINK_RGBA = {"so101": (1.0, 0.78, 0.15, 1.0), "panda": (0.92, 0.92, 0.9, 1.0)}
