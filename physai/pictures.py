@@ -235,7 +235,7 @@ def scene_spec(robot: str, floor_z: float = 0.0):
     spec.add_texture(name="physai_floor", type=mujoco.mjtTexture.mjTEXTURE_2D,
                      builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.82, 0.82, 0.8], rgb2=[0.74, 0.74, 0.72],
                      width=64, height=64)
-    mat = spec.add_material(name="physai_floor", texrepeat=[10, 10], reflectance=0.05)
+    mat = spec.add_material(name="physai_floor", texrepeat=[10, 10])
     mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "physai_floor"
     world = spec.worldbody
     world.add_geom(name="physai_floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3, 3, 0.01], pos=[0, 0, floor_z],
@@ -453,7 +453,7 @@ def _add_overlays(scene, overlays, scale) -> None:
                     g = scene.geoms[scene.ngeom]
                     mujoco.mjv_initGeom(g, mujoco.mjtGeom.mjGEOM_CAPSULE, np.zeros(3), np.zeros(3),
                                         np.eye(3).ravel(), np.asarray(o.rgba, np.float32))
-                    mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_CAPSULE, 0.004 * scale, a, b)
+                    mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_CAPSULE, 0.008 * scale, a, b)
                     scene.ngeom += 1
 
 
@@ -481,7 +481,7 @@ def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl, 
             mujoco.mjv_addGeoms(model, data, opt, mujoco.MjvPerturb(), mujoco.mjtCatBit.mjCAT_DYNAMIC, r.scene)
             _tint(r.scene, start, r.scene.ngeom, pose)
         _add_overlays(r.scene, overlays, scale)
-        image = r.render()
+        image = _on_top(r, r.render(), [o for o in overlays if _opaque(o)], scale)
         pixels = camera_pixels(r.scene, np.array([lab.point for lab in labels]).reshape(-1, 3), width, height)
     fig = plt.figure(figsize=(width / 100, height / 100))
     ax = fig.add_axes((0, 0, 1, 1))
@@ -497,6 +497,30 @@ def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl, 
     save_figure(fig, path, dpi=100)
     plt.close(fig)
     return Picture(path, robot, f"mujoco-{gl}", "", {lab.text: tuple(map(float, px)) for lab, px in zip(labels, pixels)})
+
+
+def _opaque(overlay) -> bool:
+    return isinstance(overlay, (Arrow, Frame)) or overlay.rgba[3] >= 1
+
+
+def _on_top(renderer, image, overlays, scale) -> np.ndarray:
+    """``image`` with the opaque ``overlays`` drawn over everything, like labels on a diagram: a frame or an axis
+    inside the arm's links stays in view. The overlays are rendered again alone, and MuJoCo's segmentation render
+    of that scene says which pixels they cover."""
+    scene = renderer.scene
+    scene.ngeom = 0
+    _add_overlays(scene, overlays, scale)
+    if scene.ngeom == 0:
+        return image
+    for i in range(scene.ngeom):  # segmentation reports geoms by segid; -1 would read as background
+        scene.geoms[i].segid, scene.geoms[i].objid, scene.geoms[i].objtype = i, i, 0
+    alone = renderer.render()
+    renderer.enable_segmentation_rendering()
+    try:
+        covered = renderer.render()[..., 1] >= 0
+    finally:
+        renderer.disable_segmentation_rendering()
+    return np.where(covered[..., None], alone, image)
 
 
 def _tint(scene, start, stop, pose: Pose) -> None:

@@ -78,3 +78,26 @@ def test_without_opengl_the_picture_is_drawn_from_the_chain_and_says_so(tmp_path
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=os.environ | {"MUJOCO_GL": "disable"}).stdout
     assert out.startswith("matplotlib | MUJOCO_GL=disable") and (tmp_path / "b.png").is_file()
+
+
+def test_an_arrow_inside_the_arm_is_drawn_over_it(tmp_path):
+    """A red arrow wholly inside the SO-101's shoulder block (MuJoCo would hide it) is drawn on top: the pixels
+    around camera_pixels' projection of its middle are red."""
+    import matplotlib.image as mpimg
+
+    chain = robots.load("so101")
+    q = np.zeros(5)
+    m = robots.mujoco_model("so101")
+    d = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, d)
+    body = m.joint(chain.joint_names[0]).bodyid[0]  # the shoulder, the block the pan servo turns
+    boxes = [g for g in range(m.ngeom) if m.geom_bodyid[g] == body and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX]
+    g = max(boxes, key=lambda g: np.prod(m.geom_size[g]))  # its largest box
+    base, half = d.geom_xpos[g], 0.5 * m.geom_size[g].min()  # an arrow this long fits inside it any way round
+    arrow = pictures.Arrow(base - [half, 0, 0], base + [half, 0, 0], (1.0, 0.0, 0.0, 1.0), "mid")
+    pic = pictures.picture("so101", pictures.Pose(q), tmp_path / "c.png", overlays=[arrow],
+                           view=pictures.View(90, -10, tuple(base), 0.3), size=(200, 150))
+    image = (mpimg.imread(tmp_path / "c.png")[..., :3] * 255).astype(int)
+    col, row = np.round(pic.pixels["mid"]).astype(int)  # the label sits at the arrow's end
+    patch = image[row - 2:row + 3, col - 6:col + 1]  # back along the shaft, towards the middle
+    assert np.any((patch[..., 0] > 120) & (patch[..., 1] < 60) & (patch[..., 2] < 60))

@@ -25,7 +25,7 @@ def main(full: bool = False) -> list:
     p_tool, J_world = tool_pose(chain, Q0)[:3, 3], jacobian(chain, Q0)
     arrows = [Arrow(p_tool, p_tool + RATE * J_world[:3, i], c, name)
               for i, (name, c) in enumerate(zip(chain.joint_names, COLORS))]
-    pic = picture("so101", Pose(Q0, alpha=0.5), HERE / FILE, overlays=arrows,
+    pic = picture("so101", Pose(Q0), HERE / FILE, overlays=arrows,
                   view=View(azimuth=70, elevation=-10, lookat=tuple(p_tool), distance=0.4),
                   title=f"SO-101 at Q0: Jacobian columns x {RATE} rad/s at the tool")
     speeds = np.linalg.norm(J_world[:3], axis=0)
@@ -35,7 +35,7 @@ def main(full: bool = False) -> list:
     figure = Figure(FILE, pic.caption(f"The SO-101 at Q0 with the Jacobian's linear columns drawn at the tool: "
                                       f"each arrow is the tool's velocity when that joint alone turns at {RATE} "
                                       "rad/s (the column times the rate), labelled by the joint."),
-                    pic.alt("at the pose Q0 = (0, -0.6, 0.9, 0.4, 0.3) rad, drawn see-through, seen close up at the gripper",
+                    pic.alt("at the pose Q0 = (0, -0.6, 0.9, 0.4, 0.3) rad, seen close up at the gripper",
                             "five arrows from the tool point, one per joint (labelled shoulder_pan to wrist_roll), "
                             "each the column J[:3, i] times 0.3 rad/s; the shoulder_pan arrow points sideways, the "
                             "lift and flex arrows lie in the arm's vertical plane, and the wrist_roll arrow is too "
