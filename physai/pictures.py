@@ -222,8 +222,9 @@ def _mj():
 
 
 def scene_spec(robot: str, floor_z: float = 0.0):
-    """The robot's model in a scene: floor (at height ``floor_z``, m), sky, lights, and on an arm with no visual meshes its collision geometry
-    coloured, a capsule along each link and a drum at each joint. -> ``mujoco.MjSpec`` (compile it)."""
+    """The robot's model in a scene: floor (at height ``floor_z``, m), sky, lights, and on an arm with no visual
+    meshes its collision geometry coloured, a capsule along each link and a drum at each joint.
+    -> ``mujoco.MjSpec`` (compile it)."""
     mujoco = _mj()
     spec = mujoco.MjSpec.from_file(str(robots.model_path(robot)))
     spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
@@ -496,7 +497,8 @@ def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl, 
                 bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "0.6", "alpha": 0.85})
     save_figure(fig, path, dpi=100)
     plt.close(fig)
-    return Picture(path, robot, f"mujoco-{gl}", "", {lab.text: tuple(map(float, px)) for lab, px in zip(labels, pixels)})
+    return Picture(path, robot, f"mujoco-{gl}", "",
+                   {lab.text: tuple(map(float, px)) for lab, px in zip(labels, pixels)})
 
 
 def _opaque(overlay) -> bool:

@@ -300,7 +300,8 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     np.testing.assert_allclose(r.top_mm, r.shoulder_gap_mm, atol=1e-6)
 
 
-def test_scene_pictures_the_plain_answer_inside_the_table_and_the_avoid_answer_clear(run_lesson, tmp_path, so101_model, so101):
+def test_scene_pictures_the_plain_answer_inside_the_table_and_the_avoid_answer_clear(run_lesson, tmp_path,
+                                                                                     so101_model, so101):
     """scene.py: the picture exists; the plain answer reaches into the table and the avoid= one keeps the margin,
     both at the target: checked with MuJoCo's mj_geomDistance and site position."""
     from conftest import check_picture, load_lesson

@@ -552,7 +552,8 @@ def test_a_learner_transcript_drops_the_published_figures_table_and_keeps_the_re
 
     rows = [Claim("01", "a", "1.0", "1.0", verdict(True), "tol", "build.py"),
             Claim("01", "b", "2.0", "3.0", verdict(False), "tol", "build.py")]
-    text = f"== Step 1 ==\nx | y\n\n== Published figures checked against this run ==\n{claims_table(rows)}\n== After ==\nz\n"
+    table = f"== Published figures checked against this run ==\n{claims_table(rows)}\n"
+    text = f"== Step 1 ==\nx | y\n\n{table}== After ==\nz\n"
     assert learner_transcript(text) == "== Step 1 ==\nx | y\n== After ==\nz\n"
     assert learner_transcript("== Only ==\nno table\n") == "== Only ==\nno table\n"
 

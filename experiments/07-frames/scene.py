@@ -22,12 +22,14 @@ def main(full: bool = False) -> list:
     T_world_joint, T_world_tool = joint_frames(chain, Q0)
     frames = ([Frame(np.eye(4), 0.1, "world")] + [Frame(T, 0.05) for T in T_world_joint]
               + [Frame(T_world_tool, 0.05, chain.tool_name)])
-    pic = picture("so101", Pose(Q0), HERE / FILE, overlays=frames, joint_names=True, view=View(azimuth=140, elevation=-25, distance=0.55),
+    pic = picture("so101", Pose(Q0), HERE / FILE, overlays=frames, joint_names=True,
+                  view=View(azimuth=140, elevation=-25, distance=0.55),
                   title="SO-101 at Q0: world, joint and tool frames")
-    print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; {FILE} drawn by {pic.backend}" + (f" ({pic.why})" if pic.why else ""))
+    print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; {FILE} drawn by {pic.backend}"
+          + (f" ({pic.why})" if pic.why else ""))
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 with the world frame at its base, a small frame at each "
                                       "joint (labelled by the joint's name) and the tool frame at the gripper."),
-                    pic.alt("at the pose Q0 = (0, -0.6, 0.9, 0.4, 0.3) rad, standing on the floor",
+                    pic.alt("at the pose Q0, standing on the floor",
                             "red-green-blue axis triads for the world frame at the base, for each of the five joints "
                             "(labelled shoulder_pan to wrist_roll) and for the tool frame gripperframe at the "
                             "fingertips"))

@@ -33,8 +33,8 @@ def main(full: bool = False) -> list:
           + (f" ({pic.why})" if pic.why else ""))
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 with each joint's axis drawn through it in blue and "
                                       "labelled by name, and the arc the tool point sweeps when shoulder_lift "
-                                      f"alone turns {SWEEP} rad either way."),
-                    pic.alt("at the pose Q0 = (0, -0.6, 0.9, 0.4, 0.3) rad, standing on the floor",
+                                      "alone turns a little either way."),
+                    pic.alt("at the pose Q0, standing on the floor",
                             "a blue line along each joint's axis through its anchor, labelled shoulder_pan, "
                             "shoulder_lift, elbow_flex, wrist_flex and wrist_roll (the pan axis vertical, the three "
                             "flex axes parallel and horizontal, the roll axis along the forearm), and a magenta arc "

@@ -32,12 +32,13 @@ def main(full: bool = False) -> list:
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; |J[:3, i]| (m/rad): "
           + ", ".join(f"{n} {s:.3f}" for n, s in zip(chain.joint_names, speeds))
           + f"; {FILE} drawn by {pic.backend}" + (f" ({pic.why})" if pic.why else ""))
-    figure = Figure(FILE, pic.caption(f"The SO-101 at Q0 with the Jacobian's linear columns drawn at the tool: "
-                                      f"each arrow is the tool's velocity when that joint alone turns at {RATE} "
-                                      "rad/s (the column times the rate), labelled by the joint."),
-                    pic.alt("at the pose Q0 = (0, -0.6, 0.9, 0.4, 0.3) rad, seen close up at the gripper",
+    figure = Figure(FILE, pic.caption("The SO-101 at Q0 with the Jacobian's linear columns drawn at the tool: "
+                                      "each arrow is the tool's velocity when that joint alone turns (the column "
+                                      "times one joint rate for all five), labelled by the joint."),
+                    pic.alt("at the pose Q0, seen close up at the gripper",
                             "five arrows from the tool point, one per joint (labelled shoulder_pan to wrist_roll), "
-                            "each the column J[:3, i] times 0.3 rad/s; the shoulder_pan arrow points sideways, the "
+                            "each the column J[:3, i] times the same joint rate; the shoulder_pan arrow points "
+                            "sideways, the "
                             "lift and flex arrows lie in the arm's vertical plane, and the wrist_roll arrow is too "
                             "short to see because the roll axis passes close to the tool point"))
     save_results(HERE, SCRIPT, {"q": Q0, "rate": RATE, "column_norms": dict(zip(chain.joint_names, speeds)),

@@ -36,12 +36,12 @@ def main(full: bool = False) -> list:
     print(f"Q0 = {fmt_row(Q0, 5, 2)} rad: singular values {fmt_row(s0, 6, 4)} m/rad")
     print(f"stretched {fmt_row(Q_STRETCHED, 5, 2)} rad: singular values {fmt_row(s1, 6, 4)} m/rad")
     print(f"{FILE} drawn by {pic.backend}" + (f" ({pic.why})" if pic.why else ""))
-    figure = Figure(FILE, pic.caption(f"The SO-101 at Q0 (solid) and stretched out (see-through), each with its "
-                                      f"manipulability ellipsoid at the tool, drawn {SCALE} m per m/s: at Q0 all "
+    figure = Figure(FILE, pic.caption("The SO-101 at Q0 (solid) and stretched out (see-through), each with its "
+                                      "manipulability ellipsoid at the tool, both drawn to one scale: at Q0 all "
                                       "three axes are open; stretched out, one has nearly closed, along the line of "
                                       "the arm."),
-                    pic.alt("at Q0 = (0, -0.6, 0.9, 0.4, 0.3) rad (solid) and stretched out at (0, 0, -1.45, 0, 0) "
-                            "rad (see-through)",
+                    pic.alt("at Q0 (solid) and stretched out straight up, the forearm almost in line with the upper "
+                            "arm (see-through)",
                             "a translucent blue ellipsoid at each pose's tool, its semi-axes the singular values of "
                             "the Jacobian's linear rows along their directions; the stretched pose's ellipsoid is "
                             "flattened along the arm"))

@@ -45,8 +45,7 @@ def main(full: bool = False) -> list:
           f"from the table (negative: inside it), avoid= answer {1000 * clear_avoid[k]:.1f} mm")
     print(f"{FILE} drawn by {pic.backend}" + (f" ({pic.why})" if pic.why else ""))
     figure = Figure(FILE, pic.caption("One of Break it's targets just above the table: the plain answer (red, "
-                                      f"see-through) reaches it with part of the arm {-1000 * clear_plain[k]:.1f} "
-                                      "mm inside the table, the answer "
+                                      "see-through) reaches it with part of the arm inside the table, the answer "
                                       "with avoid= (yellow) reaches the same point with the arm above the table top."),
                     pic.alt("at two IK answers for the same target a few centimetres above a table: the plain "
                             "solve_ik answer and the avoid= answer",

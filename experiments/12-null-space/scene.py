@@ -38,15 +38,16 @@ def main(full: bool = False) -> list:
     elbow = np.concatenate(elbow)
     pic = picture("panda", [Pose(PANDA_READY, alpha=0.45), *ghosts], HERE / FILE,
                   overlays=[Polyline(elbow, label="elbow (joint4) path"),
-                            Box(p_tool, np.full(3, 0.012), (0.9, 0.1, 0.1, 1), "hand, held")], view=View(azimuth=-30, elevation=-35, distance=1.6),
+                            Box(p_tool, np.full(3, 0.012), (0.9, 0.1, 0.1, 1), "hand, held")],
+                  view=View(azimuth=-30, elevation=-35, distance=1.6),
                   title="Panda: self-motion at ready (ghosts blue), tool held still")
     print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; {2 * GHOSTS} ghosts along the "
           f"self-motion, tool drift at most {drift:.1e} m; {FILE} drawn by {pic.backend}"
           + (f" ({pic.why})" if pic.why else ""))
-    figure = Figure(FILE, pic.caption("The Panda at its ready pose (see-through grey) and postures along its self-motion "
-                                      "(blue ghosts), with the path the elbow (joint4) takes along it (magenta) and the "
-                                      "hand (red cube): the elbow swings sideways while the hand stays where it is."),
-                    pic.alt("at the ready pose (0, -pi/4, 0, -3pi/4, 0, pi/2, pi/4) rad, see-through grey, with four "
+    figure = Figure(FILE, pic.caption("The Panda at ready (grey) and along its self-motion (blue ghosts), with the "
+                                      "elbow's path (magenta) and the hand (red cube): the elbow swings, the hand "
+                                      "stays."),
+                    pic.alt("at the ready pose, see-through grey, with four "
                             "see-through blue copies along its self-motion",
                             "the ghost arms fanning out at the elbow and meeting at the hand, which every copy "
                             "holds in the same place (a small red cube); a magenta line traces the elbow's path from "

@@ -35,15 +35,16 @@ def main(full: bool = False) -> list:
     print(f"target {fmt_row(target)} m; the other answer {fmt_row(q_b, 7, 3)} rad reaches it to {b_err:.1e} m; "
           f"the average posture misses by {1000 * miss:.0f} mm; {FILE} drawn by {pic.backend}"
           + (f" ({pic.why})" if pic.why else ""))
-    figure = Figure(FILE, pic.caption(f"Two answers for one target (red cube), the wrist held high (blue ghost) and "
-                                      f"low (green ghost); their joint-wise average (solid) is what a network trained by squared "
-                                      f"error on both learns, and its tool misses the target by {1000 * miss:.0f} mm."),
+    figure = Figure(FILE, pic.caption("Two answers for one target (red cube), the wrist held high (blue ghost) and "
+                                      "low (green ghost); their joint-wise average (solid) is what a network trained "
+                                      "by squared error on both learns, and its tool misses the target."),
                     pic.alt("in three postures for one target: two IK answers, the wrist held high and held low, and "
                             "the joint-wise average of the two",
                             "the target as a small red cube, the two answers as see-through "
                             "blue and green arms both touching it, and the averaged arm in solid yellow whose "
                             "gripper stops short of the cube"))
-    save_results(HERE, SCRIPT, {"target": target, "q_a": Q_A, "q_b": q_b, "q_mean": q_mean, "b_err": b_err, "miss": miss, "picture": pic.record()}, figures=[figure])
+    save_results(HERE, SCRIPT, {"target": target, "q_a": Q_A, "q_b": q_b, "q_mean": q_mean, "b_err": b_err,
+                                "miss": miss, "picture": pic.record()}, figures=[figure])
     return []
 
 
