@@ -29,11 +29,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from physai import robots  # noqa: E402
+from physai import _env, robots  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
 from physai.lesson import save_figure  # noqa: E402
 
-GL_ENV = "MUJOCO_GL"
+GL_ENV = _env.MUJOCO_GL
 HEADLESS = ("egl", "osmesa")  # tried in this order when the user has not chosen
 _OFF = ("disable", "disabled", "off", "false", "0")
 FALLBACK = "matplotlib"
@@ -184,7 +184,7 @@ def gl_backend() -> str | None:
     """The OpenGL backend MuJoCo renders through in this process, chosen once: the user's ``MUJOCO_GL`` when set,
     else the first of EGL and OSMesa that renders; None when none does (see :func:`fallback_reason`)."""
     if "gl" not in _chosen:
-        user = os.environ.get(GL_ENV, "").strip().lower()
+        user = _env.mujoco_gl()
         if user in _OFF:
             _chosen.update(gl=None, why=f"{GL_ENV}={user}")
         else:
