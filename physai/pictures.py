@@ -138,6 +138,11 @@ class Picture:
                 f"(links between joint anchors; no OpenGL backend rendered here: {self.why})")
         return f"{kind}, {pose}. Drawn on it: {drawn}."
 
+    @property
+    def drawn_by(self) -> str:
+        """What the run prints about the picture: its file and the backend that drew it (and why, for the fallback)."""
+        return f"{self.path.name} drawn by {self.backend}" + (f" ({self.why})" if self.why else "")
+
     def caption(self, text: str) -> str:
         """The caption: ``text`` (what the picture shows), then how it was made and where to turn the arm around."""
         how = ("Rendered by MuJoCo from the bundled model" if self.rendered

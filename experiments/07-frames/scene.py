@@ -25,8 +25,7 @@ def main(full: bool = False) -> list:
     pic = picture("so101", Pose(Q0), HERE / FILE, overlays=frames, joint_names=True,
                   view=View(azimuth=140, elevation=-25, distance=0.55),
                   title="SO-101 at Q0: world, joint and tool frames")
-    print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; {FILE} drawn by {pic.backend}"
-          + (f" ({pic.why})" if pic.why else ""))
+    print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; {pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 with the world frame at its base, a small frame at each "
                                       "joint (labelled by the joint's name) and the tool frame at the gripper."),
                     pic.alt("at the pose Q0, standing on the floor",

@@ -29,8 +29,7 @@ def main(full: bool = False) -> list:
                   joint_names=True, joint_axes=True, view=View(azimuth=120, elevation=-15),
                   title="SO-101 at Q0: joint axes (blue)")
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; tool path over shoulder_lift +-{SWEEP} rad, "
-          f"{1000 * np.linalg.norm(path[-1] - path[0]):.0f} mm end to end; {FILE} drawn by {pic.backend}"
-          + (f" ({pic.why})" if pic.why else ""))
+          f"{1000 * np.linalg.norm(path[-1] - path[0]):.0f} mm end to end; {pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 with each joint's axis drawn through it in blue and "
                                       "labelled by name, and the arc the tool point sweeps when shoulder_lift "
                                       "alone turns a little either way."),

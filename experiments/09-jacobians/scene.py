@@ -31,7 +31,7 @@ def main(full: bool = False) -> list:
     speeds = np.linalg.norm(J_world[:3], axis=0)
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; |J[:3, i]| (m/rad): "
           + ", ".join(f"{n} {s:.3f}" for n, s in zip(chain.joint_names, speeds))
-          + f"; {FILE} drawn by {pic.backend}" + (f" ({pic.why})" if pic.why else ""))
+          + f"; {pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 with the Jacobian's linear columns drawn at the tool: "
                                       "each arrow is the tool's velocity when that joint alone turns (the column "
                                       "times one joint rate for all five), labelled by the joint."),

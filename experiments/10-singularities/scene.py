@@ -35,7 +35,7 @@ def main(full: bool = False) -> list:
                   view=View(azimuth=110, elevation=-15), title="SO-101: manipulability ellipsoids at the tool")
     print(f"Q0 = {fmt_row(Q0, 5, 2)} rad: singular values {fmt_row(s0, 6, 4)} m/rad")
     print(f"stretched {fmt_row(Q_STRETCHED, 5, 2)} rad: singular values {fmt_row(s1, 6, 4)} m/rad")
-    print(f"{FILE} drawn by {pic.backend}" + (f" ({pic.why})" if pic.why else ""))
+    print(pic.drawn_by)
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 (solid) and stretched out (see-through), each with its "
                                       "manipulability ellipsoid at the tool, both drawn to one scale: at Q0 all "
                                       "three axes are open; stretched out, one has nearly closed, along the line of "

@@ -43,7 +43,7 @@ def main(full: bool = False) -> list:
                   floor_z=-0.25, title="SO-101: plain IK (red) through the table, avoid= (yellow) clear")
     print(f"target {k} of {len(targets)} at {fmt_row(targets[k])} m: plain answer {1000 * clear_plain[k]:.1f} mm "
           f"from the table (negative: inside it), avoid= answer {1000 * clear_avoid[k]:.1f} mm")
-    print(f"{FILE} drawn by {pic.backend}" + (f" ({pic.why})" if pic.why else ""))
+    print(pic.drawn_by)
     figure = Figure(FILE, pic.caption("One of Break it's targets just above the table: the plain answer (red, "
                                       "see-through) reaches it with part of the arm inside the table, the answer "
                                       "with avoid= (yellow) reaches the same point with the arm above the table top."),

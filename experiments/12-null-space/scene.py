@@ -42,8 +42,7 @@ def main(full: bool = False) -> list:
                   view=View(azimuth=-30, elevation=-35, distance=1.6),
                   title="Panda: self-motion at ready (ghosts blue), tool held still")
     print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; {2 * GHOSTS} ghosts along the "
-          f"self-motion, tool drift at most {drift:.1e} m; {FILE} drawn by {pic.backend}"
-          + (f" ({pic.why})" if pic.why else ""))
+          f"self-motion, tool drift at most {drift:.1e} m; {pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The Panda at ready (grey) and along its self-motion (blue ghosts), with the "
                                       "elbow's path (magenta) and the hand (red cube): the elbow swings, the hand "
                                       "stays."),

@@ -33,8 +33,7 @@ def main(full: bool = False) -> list:
                   view=View(azimuth=75, elevation=-15),
                   title="SO-101: two answers (blue, green) and their average (yellow)")
     print(f"target {fmt_row(target)} m; the other answer {fmt_row(q_b, 7, 3)} rad reaches it to {b_err:.1e} m; "
-          f"the average posture misses by {1000 * miss:.0f} mm; {FILE} drawn by {pic.backend}"
-          + (f" ({pic.why})" if pic.why else ""))
+          f"the average posture misses by {1000 * miss:.0f} mm; {pic.drawn_by}")
     figure = Figure(FILE, pic.caption("Two answers for one target (red cube), the wrist held high (blue ghost) and "
                                       "low (green ghost); their joint-wise average (solid) is what a network trained "
                                       "by squared error on both learns, and its tool misses the target."),
