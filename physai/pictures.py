@@ -576,9 +576,14 @@ def _draw(robot, chain, poses, overlays, labels, view, title, size, path) -> Non
             ax.plot(*np.asarray(o.points).T, color=o.rgba[:3], lw=1.5)
     for lab in labels:
         ax.text(*lab.point, f" {lab.text}", fontsize=7, color=_dark(lab.rgba))
-    pts = _focus(chain, poses, overlays)
-    span = np.ptp(np.vstack([pts, np.zeros(3)]), axis=0) + 0.05
-    ax.set_box_aspect(span)
+    pts = np.vstack([_focus(chain, poses, overlays), np.zeros(3)])
+    middle = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+    half = np.maximum(0.5 * np.ptp(pts, axis=0) + 0.02, 0.05)  # every axis at least 10 cm: no crowded ticks
+    ax.set(xlim=(middle[0] - half[0], middle[0] + half[0]), ylim=(middle[1] - half[1], middle[1] + half[1]),
+           zlim=(middle[2] - half[2], middle[2] + half[2]))
+    ax.set_box_aspect(half)  # metres drawn alike on the three axes
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.set_major_locator(matplotlib.ticker.MaxNLocator(4))
     ax.view_init(elev=-view.elevation, azim=view.azimuth - 180)
     ax.set(xlabel="x (m)", ylabel="y (m)", zlabel="z (m)")
     if title:
