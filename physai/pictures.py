@@ -35,7 +35,8 @@ from physai.lesson import save_figure  # noqa: E402
 
 GL_ENV = _env.MUJOCO_GL
 HEADLESS = ("egl", "osmesa")  # tried in this order when the user has not chosen
-_OFF = ("disable", "disabled", "off", "false", "0")
+_OFF = ("disable", "disabled", "off", "false", "0")  # MuJoCo's values for no OpenGL
+_PYOPENGL_PLATFORM = "PYOPENGL_PLATFORM"
 FALLBACK = "matplotlib"
 VIEW_COMMAND = "uv run physai view --robot {robot}"  # where a learner turns the arm around
 
@@ -161,26 +162,24 @@ class Picture:
 _chosen: dict = {}  # the backend this process settled on: {"gl": name} or {"gl": None, "why": reason}
 
 
-def _gl_context_module():
-    from mujoco.rendering.classic import gl_context
-
-    return gl_context
-
-
 def _try_backend(name: str) -> str:
     """Make ``name`` MuJoCo's GL backend and render one tiny frame; "" when it works, else the reason."""
     import mujoco
+    from mujoco.rendering.classic import gl_context
 
+    platform = os.environ.get(_PYOPENGL_PLATFORM)
     os.environ[GL_ENV] = name
     try:
         # mujoco picks its GL context class when imported; a lesson imports mujoco before it asks for a picture,
         # so the module that picks is read again with the variable now set
-        importlib.reload(_gl_context_module())
+        importlib.reload(gl_context)
         m = mujoco.MjModel.from_xml_string("<mujoco><worldbody><geom size='0.1'/></worldbody></mujoco>")
         with mujoco.Renderer(m, 8, 8) as r:
             r.update_scene(mujoco.MjData(m))
             r.render()
     except Exception as exc:  # noqa: BLE001 - any failure to get a GL context means: try the next, or draw
+        if platform is None:  # mujoco's EGL module names PyOpenGL's platform; the next backend needs its own
+            os.environ.pop(_PYOPENGL_PLATFORM, None)
         return f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
     return ""
 
