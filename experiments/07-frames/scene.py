@@ -8,7 +8,7 @@ import numpy as np
 
 from physai import robots
 from physai.kinematics import joint_frames
-from physai.lesson import Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.pictures import Frame, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
@@ -16,7 +16,7 @@ Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: Build it's pose
 SCRIPT, FILE = "scene.py", "scene_frames.png"
 
 
-def main(full: bool = False) -> list:
+def main(full: bool = False) -> list[Claim]:
     """Render the picture, print which backend drew it, save its record; no claims. ``full``: no larger size."""
     chain = robots.load("so101")
     T_world_joint, T_world_tool = joint_frames(chain, Q0)

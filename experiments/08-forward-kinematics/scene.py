@@ -9,7 +9,7 @@ import numpy as np
 
 from physai import robots
 from physai.kinematics import tool_pose
-from physai.lesson import Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.pictures import Polyline, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
@@ -18,7 +18,7 @@ SWEEP = 0.3  # rad either side of Q0 that shoulder_lift turns through for the dr
 SCRIPT, FILE = "scene.py", "scene_axes.png"
 
 
-def main(full: bool = False) -> list:
+def main(full: bool = False) -> list[Claim]:
     """Render the picture, print which backend drew it, save its record; no claims. ``full``: no larger size."""
     chain = robots.load("so101")
     lift = chain.joint_index("shoulder_lift")

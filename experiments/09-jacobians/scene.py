@@ -9,7 +9,7 @@ import numpy as np
 
 from physai import robots
 from physai.kinematics import jacobian, tool_pose
-from physai.lesson import Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.pictures import Arrow, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
@@ -19,7 +19,7 @@ SCRIPT, FILE = "scene.py", "scene_columns.png"
 COLORS = ((0.85, 0.1, 0.1, 1), (0.95, 0.5, 0.0, 1), (0.1, 0.6, 0.2, 1), (0.1, 0.4, 0.95, 1), (0.6, 0.2, 0.8, 1))
 
 
-def main(full: bool = False) -> list:
+def main(full: bool = False) -> list[Claim]:
     """Render the picture, print which backend drew it, save its record; no claims. ``full``: no larger size."""
     chain = robots.load("so101")
     p_tool, J_world = tool_pose(chain, Q0)[:3, 3], jacobian(chain, Q0)

@@ -10,7 +10,7 @@ import numpy as np
 
 from physai import robots
 from physai.kinematics import jacobian, tool_pose
-from physai.lesson import Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.pictures import Ellipsoid, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
@@ -27,7 +27,7 @@ def ellipsoid(chain, q) -> tuple[Ellipsoid, np.ndarray]:
     return Ellipsoid(tool_pose(chain, q)[:3, 3], SCALE * U * S), S
 
 
-def main(full: bool = False) -> list:
+def main(full: bool = False) -> list[Claim]:
     """Render the picture, print which backend drew it, save its record; no claims. ``full``: no larger size."""
     chain = robots.load("so101")
     (e0, s0), (e1, s1) = ellipsoid(chain, Q0), ellipsoid(chain, Q_STRETCHED)

@@ -10,7 +10,7 @@ import numpy as np
 from physai import collision, robots
 from physai.ik import solve_ik_batch
 from physai.kinematics import tool_pose
-from physai.lesson import Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.pictures import Box, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
@@ -20,7 +20,7 @@ TABLE_SEED, RESTART_SEED, N_TARGETS = 3, 2, 40  # as Break it: the postures whos
 SCRIPT, FILE = "scene.py", "scene_table.png"
 
 
-def main(full: bool = False) -> list:
+def main(full: bool = False) -> list[Claim]:
     """Solve Break it's table targets plain and with avoid=, picture the plain answer that reaches deepest into the
     table beside its avoid= answer; no claims. ``full``: no larger size."""
     chain = robots.load("so101")

@@ -9,7 +9,7 @@ import numpy as np
 
 from physai import robots
 from physai.kinematics import joint_frames, tool_pose
-from physai.lesson import Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.nullspace import posture_cost, self_motion
 from physai.pictures import Box, Polyline, Pose, View, picture
 
@@ -21,7 +21,7 @@ ELBOW = 3  # joint4's index: the Panda's elbow
 SCRIPT, FILE = "scene.py", "scene_self_motion.png"
 
 
-def main(full: bool = False) -> list:
+def main(full: bool = False) -> list[Claim]:
     """Run the self-motion both ways from the ready pose, picture the ghosts; no claims. ``full``: no larger size."""
     chain = robots.load("panda")
     ends, drift, elbow = [], 0.0, []

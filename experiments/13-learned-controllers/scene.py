@@ -10,7 +10,7 @@ import numpy as np
 from physai import robots
 from physai.ik import solve_ik
 from physai.kinematics import tool_pose
-from physai.lesson import Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.pictures import Box, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
@@ -19,7 +19,7 @@ START_B = np.array([-0.31, 1.70, -0.29, -1.05, 1.55])  # rad: IK's start that la
 SCRIPT, FILE = "scene.py", "scene_average.png"
 
 
-def main(full: bool = False) -> list:
+def main(full: bool = False) -> list[Claim]:
     """Solve for the other answer, average the two, picture all three; no claims. ``full``: no larger size."""
     chain = robots.load("so101")
     target = tool_pose(chain, Q_A)[:3, 3]
