@@ -186,3 +186,24 @@ def site(tmp_path_factory):
         res = CliRunner().invoke(cli.app, ["tour", "--out", str(out)])
     assert res.exit_code == 0, res.output[-3000:]
     return out
+
+
+def check_picture(folder, record, robot: str):
+    """A lesson's picture exists, is an image with more than a handful of colours, and says how it was made:
+    rendered by MuJoCo, or drawn from the chain (the fallback) with its reason given, in its record and its alt
+    text."""
+    import matplotlib.image as mpimg
+
+    from physai.lesson import read_figures
+    from physai.pictures import ARM_NAMES, FALLBACK
+
+    path = Path(folder) / record["file"]
+    image = mpimg.imread(path)
+    assert image.ndim == 3 and len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 100
+    assert record["robot"] == robot
+    alt = read_figures(folder)[record["file"]].alt
+    assert ARM_NAMES[robot] in alt
+    if record["rendered"]:
+        assert record["backend"].startswith("mujoco-") and alt.startswith("MuJoCo rendering")
+    else:
+        assert record["backend"] == FALLBACK and record["why"] and "no OpenGL backend" in alt

@@ -372,3 +372,12 @@ def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
     eps32 = np.finfo(np.float32).eps
     assert f32.R_angle > 100 * worst64 and f32.R_ortho > eps32
     assert f32.R_angle < 3000 * 10 * eps32  # at most ~10 float32 roundings per step, all in one direction
+
+
+def test_scene_pictures_the_so101_with_its_frames(run_lesson, tmp_path):
+    """scene.py: the picture exists and says how it was made; its joint labels are MuJoCo joint anchors at Q0."""
+    from conftest import check_picture, load_lesson
+
+    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    check_picture(tmp_path, saved["picture"], "so101")
+    assert saved["q"] == [0.0, -0.6, 0.9, 0.4, 0.3]

@@ -532,6 +532,35 @@ def test_the_body_count_leaves_out_the_appendix_collapsed_blocks_and_hidden_text
     assert body_text(page).split() == ["one", "two", "three", "four"]
 
 
+VERDICTS_SHOWN = ("✗", "✓ agree", "disagree")
+
+
+@pytest.mark.parametrize("path", ["index.html"] + pages(LESSONS))
+def test_no_learner_page_shows_a_verdict_on_published_figures(site, path):
+    """The comparison with published figures and its verdicts live in the audit alone; a lesson's appendix keeps the
+    run's record (each script's status, time and transcript)."""
+    page = (site / path).read_text()
+    parser = _AllText()  # every text node, the folded transcripts included; the stylesheet left out
+    parser.feed(page)
+    text = " ".join(parser.text)
+    assert [w for w in VERDICTS_SHOWN if w in text] == [] and 'class="claims"' not in page
+    if path != "index.html":
+        assert "<summary>transcript:" in page and 'href="../audit.html"' in page
+    assert "✓ agree" in (site / "audit.html").read_text()  # the audit still has them
+
+
+def test_a_learner_transcript_drops_the_published_figures_table_and_keeps_the_rest():
+    from physai.course import learner_transcript
+    from physai.lesson import Claim, claims_table, verdict
+
+    rows = [Claim("01", "a", "1.0", "1.0", verdict(True), "tol", "build.py"),
+            Claim("01", "b", "2.0", "3.0", verdict(False), "tol", "build.py")]
+    table = f"== Published figures checked against this run ==\n{claims_table(rows)}\n"
+    text = f"== Step 1 ==\nx | y\n\n{table}== After ==\nz\n"
+    assert learner_transcript(text) == "== Step 1 ==\nx | y\n== After ==\nz\n"
+    assert learner_transcript("== Only ==\nno table\n") == "== Only ==\nno table\n"
+
+
 @pytest.mark.parametrize("path", ["index.html"] + pages(LESSONS))
 def test_no_page_shows_a_tag_as_text(site, path):
     assert tag_text((site / path).read_text()) == []

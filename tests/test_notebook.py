@@ -74,7 +74,7 @@ def test_the_notebook_holds_the_page_the_functions_to_write_and_the_scripts(blan
     assert [re.search(r"^def (\w+)\(", c.source, re.M).group(1) for c in exercises] == list(names)
     assert [c.source.split(")")[0] for c in grades] == [f'physai.check("09", {n}' for n in names]
     assert all("NotImplementedError" in c.source and '"""' in c.source for c in exercises)  # blank, docstring kept
-    assert [c.source.split(" = ")[0] for c in tagged(book, "script")][1:] == ["experiment", "wxai"]
+    assert [c.source.split(" = ")[0] for c in tagged(book, "script")][1:] == ["experiment", "wxai", "scene"]
     markdown = "\n".join(c.source for c in book.cells if c.cell_type == "markdown")
     for heading in ("## The problem", "## Build it", "## Experiment", "## Break it", "## Check yourself"):
         assert f"\n{heading}\n" in markdown

@@ -391,11 +391,15 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     for T, label in zip(frames, labels):
         for k, c in enumerate("rgb"):
             ax.quiver(*T[:3, 3], *(0.03 * T[:3, k]), color=c, lw=1.5)
-        ax.text(*T[:3, 3], f" {label}", fontsize=7)
+        last = label == chain.tool_name  # the tool sits by the z axis's ticks: its label goes to its left
+        ax.text(*T[:3, 3], f"{label} " if last else f" {label}", fontsize=7, ha="right" if last else "left")
     ax.set(xlabel="x (m)", ylabel="y (m)", zlabel="z (m)",
            title="SO-101 joint frames at q = (0, -0.6, 0.9, 0.4, 0.3)\nx red, y green, z blue")
     ax.set_box_aspect(np.ptp(pts, axis=0) + 0.06)
     ax.set_yticks([0.0])  # the arm stays within a few cm of y = 0: more ticks overlap the x axis's
+    ax.set_xticks(np.arange(0.0, pts[:, 0].max() + 0.05, 0.1))  # ticks 10 cm apart leave room for the labels
+    ax.set_zticks(np.arange(0.0, pts[:, 2].max() + 0.05, 0.1))
+    ax.xaxis.labelpad = ax.zaxis.labelpad = 10
     save_figure(fig, path, dpi=120)
     plt.close(fig)
 
