@@ -84,8 +84,15 @@ __all__ = [
 ]
 
 
+DISTRIBUTION = "physai-kinematics"  # the name on the package index (``physai`` there is another project)
+
+
 def __getattr__(name: str):
-    if name in _HOME:
+    if name == "__version__":  # read on first use: importlib.metadata costs more than the rest of this import
+        from importlib.metadata import version
+
+        value = version(DISTRIBUTION)
+    elif name in _HOME:
         value = getattr(import_module(_HOME[name]), name)
     elif name in _ALIASES:
         value = getattr(import_module(_ALIASES[name][0]), _ALIASES[name][1])

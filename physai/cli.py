@@ -79,6 +79,22 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        from physai import DISTRIBUTION
+
+        typer.echo(f"{DISTRIBUTION} {version(DISTRIBUTION)}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="print the installed version and exit")) -> None:
+    """physai: robot-arm kinematics you can learn from."""
+
+
 def _fail(message: str) -> None:
     typer.echo(f"physai: error: {message}", err=True)
     raise typer.Exit(2)

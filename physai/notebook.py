@@ -11,7 +11,8 @@
 - each lesson script as a cell that runs it (:func:`lesson_script`, :func:`run`): it prints its tables and shows
   its figures inline, after the page's text that introduces it.
 
-The first cell installs physai where it is missing (Colab) and turns on matplotlib's inline backend. The cells
+The first cell installs physai (``physai-kinematics[course]``) where it is missing (Colab), says in one line when
+another package answers to ``import physai``, and turns on matplotlib's inline backend. The cells
 write only under the notebook's folder (``physai-out/NN-name/``, unless ``PHYSAI_LESSON_OUT`` says otherwise).
 """
 
@@ -36,7 +37,7 @@ from physai.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson
 from physai.lesson import OUT_ENV, lesson_number, out_dir
 
 SUFFIX = ".ipynb"
-INSTALL = "%pip install --quiet physai"  # the one line the first cell runs where physai is missing
+INSTALL = '%pip install --quiet "physai-kinematics[course]"'  # what the first cell runs where physai is missing
 FIGURES = (".png", ".svg", ".jpg")
 CELL_NAMES = ("physai", "nb", "build")  # what the cells import and name: a lesson's names never replace them
 _CELLS = "\x00cells:{}\x00"  # where the prose names a script: its cells follow that passage
@@ -228,12 +229,24 @@ def _exercise_cells(number: str, name: str, code: str) -> list:
 
 
 def _setup_cell() -> nbformat.NotebookNode:
-    return _code(f"""# Run this cell first: it installs physai where it is missing (Colab), and shows figures inline.
+    return _code(f"""# Run this cell first: it installs physai-kinematics where it is missing (Colab), and shows figures inline.
+from importlib.metadata import PackageNotFoundError, version
 try:
     import physai
 except ImportError:
     {INSTALL}
     import physai
+try:
+    ours = version("physai-kinematics") and hasattr(physai, "load")
+except PackageNotFoundError:
+    ours = False
+if not ours:  # another project answers to `import physai`: say so here, not as an AttributeError further down
+    class PhysaiClash(Exception):
+        def _render_traceback_(self):  # Jupyter shows this one line instead of a traceback
+            return [str(self)]
+    raise PhysaiClash(f"`import physai` finds another package ({{physai.__file__}}), not physai-kinematics: run "
+                      '%pip uninstall -y physai physai-kinematics, then {INSTALL.replace("--quiet ", "")}, '
+                      "and restart the kernel")
 %matplotlib inline
 from physai import notebook as nb""", "setup")
 

@@ -279,3 +279,10 @@ def test_ik_avoid_target_inside_the_table_exits_1_with_reason_collision(tmp_path
     # a margin the arm keeps from the table in no posture: refused, not a world that answers nothing
     far = invoke("ik", "--robot", path, "--tool", "tcp", "--target", 0.45, 0.1, 0.3, "--avoid", "--margin", 0.5)
     assert far.exit_code != 0 and "margin: 0.5 m" in far.output
+
+
+def test_version_is_the_installed_distributions():
+    from importlib.metadata import version  # the reference: the metadata the installer wrote
+
+    res = invoke("--version")
+    assert res.exit_code == 0 and res.stdout == f"physai-kinematics {version('physai-kinematics')}\n"

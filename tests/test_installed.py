@@ -57,7 +57,7 @@ def wheel(tmp_path_factory) -> Path:
         pytest.skip("needs uv to build and install the wheel")
     tmp = tmp_path_factory.mktemp("wheel")
     run(UV, "build", "--wheel", "--python", PYTHON, "-o", tmp, ROOT, env=CLEAN, cwd=tmp)
-    (built,) = tmp.glob("physai-*.whl")
+    (built,) = tmp.glob("physai_kinematics-*.whl")
     return built
 
 
@@ -89,7 +89,7 @@ def package(venv: Path) -> Path:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="manylinux tags are Linux's")
 def test_the_wheel_is_tagged_manylinux_for_the_newest_glibc_symbols_auditwheel_finds(wheel):
-    tag = re.fullmatch(r"physai-[^-]+-(cp\d+)-(cp\d+t?)-manylinux_2_(\d+)_(\w+)\.whl", wheel.name)
+    tag = re.fullmatch(r"physai_kinematics-[^-]+-(cp\d+)-(cp\d+t?)-manylinux_2_(\d+)_(\w+)\.whl", wheel.name)
     assert tag, wheel.name
     python = run(PYTHON, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')").stdout.strip()
     assert tag.group(1) == python
@@ -105,7 +105,7 @@ def test_without_a_c_compiler_the_wheel_builds_without_the_engine_and_says_so(tm
         pytest.skip("needs uv to build the wheel")
     no_compiler = {**CLEAN, "CC": str(tmp_path / "no-cc")}  # setuptools runs $CC: here, a file that does not exist
     out = run(UV, "build", "--wheel", "--python", PYTHON, "-o", tmp_path, ROOT, env=no_compiler, cwd=tmp_path)
-    (wheel,) = tmp_path.glob("physai-*.whl")
+    (wheel,) = tmp_path.glob("physai_kinematics-*.whl")
     assert wheel.name.endswith("-py3-none-any.whl")  # pure Python: the engine is compiled on first use instead
     assert not [n for n in zipfile.ZipFile(wheel).namelist() if re.search(r"physai_(kernels|walk)_", n)]
     said = [line for line in (out.stdout + out.stderr).splitlines() if "compiled engine was not built" in line]
