@@ -33,7 +33,7 @@ _HOME = {
     "UnsupportedJointError": "physai.errors", "ModelNotFoundError": "physai.errors",
 }
 # other names that resolve here but are not in __all__: physai.check grades a notebook's functions
-_ALIASES = {"check": ("physai.exercise", "check_functions")}
+_ALIASES = {"check": ("physai.course.exercise", "check_functions")}
 _MODULES = ("errors", "transforms", "chain", "kinematics", "robots", "ik", "nullspace", "singularity", "statics",
             "control", "conventions", "mj", "jaxkin", "jaxik", "collision")
 

@@ -32,10 +32,8 @@ from typer.core import TyperGroup
 from physai import _env
 from physai._validate import count, nonnegative
 from physai.errors import InputError, PhysaiError
-from physai.lesson import LESSONS_DIR, PACKAGED_LESSONS, lesson_number
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPERIMENTS = LESSONS_DIR
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
 SCRIPTS = ("build.py", "experiment.py")
 FULL_ENV = _env.FULL  # set to 1: the lessons' large runs (what ``--full`` passes on)
@@ -134,8 +132,10 @@ def _numbers(text: str, option: str) -> np.ndarray:
 
 def lesson_dirs() -> list[Path]:
     """Lesson folders ``NN-name`` in lesson order: a clone's ``experiments/``, an installed package's
-    ``physai/_lessons/``."""
-    return sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir())
+    ``physai/course/_lessons/`` (:data:`physai.course.lesson.LESSONS_DIR`)."""
+    from physai.course import lesson  # the course loads for the course's commands only
+
+    return sorted(p for p in lesson.LESSONS_DIR.glob("[0-9][0-9]-*") if p.is_dir())
 
 
 def _cannot_write(folder: Path) -> str | None:
@@ -163,7 +163,7 @@ def _output_folder(out: Path) -> Path:
 @contextlib.contextmanager
 def _outputs_outside_the_install(out: Path):
     """Lessons installed with the package (or not writable) write under ``out/NN-name/`` instead of beside their
-    scripts (:func:`physai.lesson.out_dir`), so nothing is written inside the install; a clone's lessons write beside
+    scripts (:func:`physai.course.lesson.out_dir`), so nothing is written inside the install; a clone's lessons write beside
     their scripts. A ``PHYSAI_LESSON_OUT`` the user set is kept, made absolute from the folder the command runs in
     (each script runs in its own folder), and checked first: a file, a folder that cannot be written or one inside
     the package ends the command with one line."""
@@ -173,7 +173,10 @@ def _outputs_outside_the_install(out: Path):
         _fail(str(exc))
     if mine is not None and (why := _cannot_write(mine)):
         _fail(f"{_env.LESSON_OUT}={os.environ[_env.LESSON_OUT]!r}: {why}")
-    if mine is None and not (EXPERIMENTS == PACKAGED_LESSONS or not os.access(EXPERIMENTS, os.W_OK)):
+    from physai.course import lesson
+
+    installed = lesson.LESSONS_DIR == lesson.PACKAGED_LESSONS or not os.access(lesson.LESSONS_DIR, os.W_OK)
+    if mine is None and not installed:
         yield
         return
     before = os.environ.get(_env.LESSON_OUT)
@@ -237,7 +240,7 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False
     """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s.
     The pages built from those lessons' results (with ``track``, the track page and the audit too) are removed
     first: the run replaces the results, and the pages are written again, whole, once it is done."""
-    from physai import course, report
+    from physai.course import course, report
 
     runs = []
     with _outputs_outside_the_install(out):
@@ -258,18 +261,18 @@ OUT_OPTION = typer.Option(Path("physai-out"), "--out", help="folder for the cour
 def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     """Run every lesson's scripts in one process, then build the course: OUT/index.html (the track), each lesson's
     page OUT/NN-name/index.html from the numbers the run saved, and the full record OUT/audit.html."""
-    from physai import course, report
+    from physai.course import course, lesson, report
 
     wall0 = time.perf_counter()
     out = _output_folder(out)
     scripts = [s for d in lesson_dirs() for s in lesson_scripts(d)]
     if not scripts:
-        typer.echo(f"physai: error: no lesson scripts found in {EXPERIMENTS}", err=True)
+        typer.echo(f"physai: error: no lesson scripts found in {lesson.LESSONS_DIR}", err=True)
         raise typer.Exit(1)
     runs = _run_scripts(scripts, out, full, track=True)
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
-    index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs)
+    index, unbuilt = course.write_site(out, lesson.LESSONS_DIR, lesson_dirs(), runs)
     _write_notebooks([d for d in lesson_dirs() if (out / d.name / course.PAGE_HTML).is_file()], out)
     console.rule("[bold]summary")
     table = _table("lesson", "script", "status", "time", "claims", "agree", "disagree", "figures", title="tour")
@@ -289,6 +292,8 @@ LESSON_NUMBER = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)")
 
 
 def _lesson_dir(number: str) -> Path:
+    from physai.course.lesson import lesson_number
+
     matches = [d for d in lesson_dirs() if lesson_number(d) == number.zfill(2)]
     if not matches:
         _fail(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs()) or '(none)'}")
@@ -305,7 +310,7 @@ def lesson(
 ) -> None:
     """Run one lesson by number (build.py, experiment.py and its variants) and write its page
     OUT/NN-name/index.html (e.g. ``physai lesson 09``; ``--build`` runs build.py alone and writes no page)."""
-    from physai import course
+    from physai.course import course
 
     folder = _lesson_dir(number)
     which = [n for n, on in zip(SCRIPTS, (build, experiment)) if on]
@@ -329,7 +334,7 @@ def lesson(
 def _write_notebooks(folders: list[Path], out: Path) -> None:
     """Each lesson's notebook beside its page, OUT/NN-name/NN-name.ipynb (the page links it), its prose's numbers
     from the run saved there."""
-    from physai import notebook as nb
+    from physai.course import notebook as nb
 
     for folder in folders:
         nb.write_notebook(folder, out / folder.name, out / folder.name)
@@ -337,13 +342,13 @@ def _write_notebooks(folders: list[Path], out: Path) -> None:
 
 def _write_page(folder: Path, out: Path, runs) -> Path:
     """Lesson ``folder``'s page from this run's ``runs`` (the other lessons are read for their links) -> its path."""
-    from physai import course
+    from physai.course import course, lesson
 
     lessons, unread = course.read_lessons(out, lesson_dirs())
-    mine = lessons.get(lesson_number(folder))
+    mine = lessons.get(lesson.lesson_number(folder))
     if mine is None:
         raise course.CourseError(f"{folder.name}: {unread[folder.name]}")
-    return course.write_lesson(out, mine, lessons, runs, course.read_track(EXPERIMENTS)[0]["title"])
+    return course.write_lesson(out, mine, lessons, runs, course.read_track(lesson.LESSONS_DIR)[0]["title"])
 
 
 @app.command()
@@ -353,7 +358,7 @@ def exercise(
     force: bool = typer.Option(False, "--force", help="overwrite an existing build.py there"),
 ) -> None:
     """Write FOLDER/build.py: the lesson's Build it with the functions you type left blank (docstrings kept)."""
-    from physai import exercise as ex
+    from physai.course import exercise as ex
 
     lesson_folder = _lesson_dir(number)
     with _bad_input():
@@ -363,7 +368,7 @@ def exercise(
         path = ex.write_exercise(lesson_folder, folder, force)
         names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
     console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "
-                  f"physai check {lesson_number(lesson_folder)} {escape(str(folder))}")
+                  f"physai check {number.zfill(2)} {escape(str(folder))}")
 
 
 @app.command()
@@ -375,7 +380,7 @@ def check(
 ) -> None:
     """Grade FOLDER/build.py function by function against the lesson's references, on fresh inputs; your file runs
     in a separate process in a scratch folder. Exit 1 unless all pass."""
-    from physai import exercise as ex
+    from physai.course import exercise as ex
 
     with _bad_input():
         report = ex.check(_lesson_dir(number), folder, seed=seed, timeout=timeout)
@@ -709,7 +714,7 @@ def _run_for_results(folders: list[Path], out: Path) -> None:
     tables are not printed (the notebooks print them)."""
     import io
 
-    from physai.lesson import OUT_ENV
+    from physai.course.lesson import OUT_ENV
 
     saved, os.environ[OUT_ENV] = os.environ.get(OUT_ENV), str(out)
     try:
@@ -744,7 +749,7 @@ def notebook(
     graded in the cell under it, its scripts printing their tables and showing their figures); ``all``: every one."""
     import tempfile
 
-    from physai import notebook as nb
+    from physai.course import notebook as nb
 
     folders = lesson_dirs() if number == "all" else [_lesson_dir(number)]
     with tempfile.TemporaryDirectory(prefix="physai-notebook-") as scratch:

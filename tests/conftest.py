@@ -119,7 +119,7 @@ def run_lesson(tmp_path, monkeypatch):
     """``run(script, *args) -> (claims, results)``: the loaded lesson ``script``'s ``main(*args)`` run with its outputs
     in ``tmp_path`` (its ``HERE``); the claims it returned are checked to be the ones it wrote, and ``results`` is what
     it saved for the page (its entry of ``results.json``)."""
-    from physai.lesson import read_claims, read_results
+    from physai.course.lesson import read_claims, read_results
 
     def run(script, *args):
         monkeypatch.setattr(script, "HERE", tmp_path)

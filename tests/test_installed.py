@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from physai import cli, course
+from physai import cli
+from physai.course import course
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,7 +121,7 @@ def test_the_wheel_carries_every_lesson_file_and_both_prebuilt_modules(installed
     sources = [ROOT / line for line in listed.splitlines() if (ROOT / line).is_file()]
     assert sources
     for source in sources:
-        copy = physai / "_lessons" / source.relative_to(ROOT / "experiments")
+        copy = physai / "course" / "_lessons" / source.relative_to(ROOT / "experiments")
         assert copy.read_bytes() == source.read_bytes(), copy
     assert len(list(physai.glob("physai_kernels_*")) + list(physai.glob("physai_walk_*"))) == 2
 

@@ -1,4 +1,4 @@
-"""The lessons as Jupyter notebooks (``physai notebook``, :mod:`physai.notebook`), executed headless and offline by
+"""The lessons as Jupyter notebooks (``physai notebook``, :mod:`physai.course.notebook`), executed headless and offline by
 nbclient on an ipykernel kernel, as a learner's "Run all" would.
 
 Lesson 09's blank notebook runs top to bottom: the lesson's scripts print their tables and show their figures,
@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 import physai
 from physai import cli
-from physai import notebook as nb
-from physai.exercise import exercise_names
+from physai.course import notebook as nb
+from physai.course.exercise import exercise_names
 
 pytestmark = pytest.mark.slow
 nbclient = pytest.importorskip("nbclient")

@@ -30,11 +30,11 @@ import jinja2
 import nbformat
 
 from physai import _files
-from physai.course import FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson
+from physai.course.course import FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson
 from physai.errors import InputError
-from physai.report import SITE
-from physai.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
-from physai.lesson import OUT_ENV, lesson_number, out_dir
+from physai.course.report import SITE
+from physai.course.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
+from physai.course.lesson import OUT_ENV, lesson_number, out_dir
 
 SUFFIX = ".ipynb"
 INSTALL = '%pip install --quiet "physai-kinematics[course]"'  # what the first cell runs where physai is missing
@@ -54,7 +54,7 @@ def lesson_script(lesson: str | int, script: str = "experiment.py") -> ModuleTyp
 
     Examples
     --------
-    >>> from physai.notebook import lesson_script
+    >>> from physai.course.notebook import lesson_script
     >>> lesson_script("09", "build.py").EXERCISE
     ('hinge_column', 'jacobian', 'fd_jacobian')
     """
@@ -80,7 +80,7 @@ def run(script: ModuleType):
 
     Examples
     --------
-    >>> from physai.notebook import lesson_script, run
+    >>> from physai.course.notebook import lesson_script, run
     >>> experiment = lesson_script("09")
     >>> results = run(experiment)  # doctest: +SKIP
     """
@@ -229,7 +229,7 @@ def _exercise_cells(number: str, name: str, code: str) -> list:
 
 
 def _setup_cell() -> nbformat.NotebookNode:
-    return _code(f"""# Run this cell first: it installs physai-kinematics where it is missing (Colab), and shows figures inline.
+    return _code(f"""# Run this cell first: it installs physai-kinematics where it is missing (Colab) and shows figures inline.
 from importlib.metadata import PackageNotFoundError, version
 try:
     import physai
@@ -248,7 +248,7 @@ if not ours:  # another project answers to `import physai`: say so here, not as 
                       '%pip uninstall -y physai physai-kinematics, then {INSTALL.replace("--quiet ", "")}, '
                       "and restart the kernel")
 %matplotlib inline
-from physai import notebook as nb""", "setup")
+from physai.course import notebook as nb""", "setup")
 
 
 def _section_end(text: str, start: int, level: int = 2) -> int:
