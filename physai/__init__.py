@@ -84,12 +84,11 @@ __all__ = [
 ]
 
 
-DISTRIBUTION = "physai-kinematics"  # the name on the package index (``physai`` there is another project)
-
-
 def __getattr__(name: str):
     if name == "__version__":  # read on first use: importlib.metadata costs more than the rest of this import
         from importlib.metadata import version
+
+        from physai._extras import DISTRIBUTION
 
         value = version(DISTRIBUTION)
     elif name in _HOME:

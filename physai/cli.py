@@ -29,9 +29,9 @@ from rich.table import Table
 from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
 
-from physai import _env
+from physai import _env, _extras
 from physai._validate import count, nonnegative
-from physai.errors import InputError, PhysaiError
+from physai.errors import InputError, MissingExtraError, PhysaiError
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
@@ -69,6 +69,8 @@ class _Group(TyperGroup):
             return super().invoke(ctx)
         except UsageError as exc:
             _fail(" ".join(exc.format_message().split()))
+        except MissingExtraError as exc:  # a command of the course or the viewer, without its extra
+            _fail(str(exc))
 
 
 app = typer.Typer(
@@ -81,7 +83,7 @@ def _print_version(value: bool) -> None:
     if value:
         from importlib.metadata import version
 
-        from physai import DISTRIBUTION
+        from physai._extras import DISTRIBUTION
 
         typer.echo(f"{DISTRIBUTION} {version(DISTRIBUTION)}")
         raise typer.Exit()
@@ -261,6 +263,7 @@ OUT_OPTION = typer.Option(Path("physai-out"), "--out", help="folder for the cour
 def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     """Run every lesson's scripts in one process, then build the course: OUT/index.html (the track), each lesson's
     page OUT/NN-name/index.html from the numbers the run saved, and the full record OUT/audit.html."""
+    _extras.require("course", "physai tour")
     from physai.course import course, lesson, report
 
     wall0 = time.perf_counter()
@@ -310,6 +313,7 @@ def lesson(
 ) -> None:
     """Run one lesson by number (build.py, experiment.py and its variants) and write its page
     OUT/NN-name/index.html (e.g. ``physai lesson 09``; ``--build`` runs build.py alone and writes no page)."""
+    _extras.require("course", "physai lesson")
     from physai.course import course
 
     folder = _lesson_dir(number)
@@ -358,6 +362,7 @@ def exercise(
     force: bool = typer.Option(False, "--force", help="overwrite an existing build.py there"),
 ) -> None:
     """Write FOLDER/build.py: the lesson's Build it with the functions you type left blank (docstrings kept)."""
+    _extras.require("course", "physai exercise")
     from physai.course import exercise as ex
 
     lesson_folder = _lesson_dir(number)
@@ -380,6 +385,7 @@ def check(
 ) -> None:
     """Grade FOLDER/build.py function by function against the lesson's references, on fresh inputs; your file runs
     in a separate process in a scratch folder. Exit 1 unless all pass."""
+    _extras.require("course", "physai check")
     from physai.course import exercise as ex
 
     with _bad_input():
@@ -747,6 +753,7 @@ def notebook(
 ) -> None:
     """Write FOLDER/NN-name.ipynb: the lesson as a Jupyter notebook (its page, the Build-it functions to write, each
     graded in the cell under it, its scripts printing their tables and showing their figures); ``all``: every one."""
+    _extras.require("course", "physai notebook")
     import tempfile
 
     from physai.course import notebook as nb

@@ -6,3 +6,7 @@
 It needs the ``course`` extra (``pip install "physai-kinematics[course]"``). The library never imports it: only the
 command line's course commands and ``physai.check`` reach it.
 """
+
+from physai._extras import require
+
+require("course", "physai.course")
