@@ -606,10 +606,12 @@ def health(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_js
     console.print(_HEALTH_NOTE)
 
 
-@app.command()
+@app.command(context_settings={"ignore_unknown_options": True})  # -0.1 is a number here, not an option
 def ik(
-    target: str = typer.Option(..., "--target", help="x y z (m, world): position task; "
-                               "x y z qw qx qy qz: full pose task"),
+    words: list[str] | None = typer.Argument(None, metavar="[ROBOT X Y Z [QW QX QY QZ]]", show_default=False,
+                                             help="the robot and the target in words: physai ik so101 0.2 0 0.1"),
+    target: str | None = typer.Option(None, "--target", help="x y z (m, world): position task; "
+                                      "x y z qw qx qy qz: full pose task"),
     robot: str = ROBOT,
     q: str | None = typer.Option(None, "--q", help="initial guess (rad), inside the joint limits; default q_ref "
                                  "(the model's qpos0) clipped into the limits"),
@@ -633,6 +635,15 @@ def ik(
     from physai.transforms import make_transform, quat_to_matrix
 
     with _bad_input():
+        if words:
+            if unknown := next((w for w in words if w.startswith("--")), None):
+                raise InputError(f"{unknown}: no such option")
+            if target is not None:
+                raise InputError(f"--target: the target is given twice (the words {' '.join(words[1:])!r} and "
+                                 "--target)")
+            robot, target = words[0], " ".join(words[1:])
+        if not target:
+            raise InputError("--target: missing (physai ik ROBOT X Y Z, or --target X Y Z)")
         seed = count(seed, "--seed", maximum=2**64 - 1)
         restarts = None if restarts is None else count(restarts, "--restarts", maximum=MAX_RESTARTS)
         chain, q0 = _robot_at(robot, site, q, seed_inside_limits=True)

@@ -14,6 +14,22 @@ from scipy.spatial.transform import Rotation
 from physai import mj
 from physai.robots import model_path
 
+# The course (lessons, pages, exercises, notebooks, the tour) and the package as built and installed: marked by file,
+# so `pytest -m "not course and not packaging"` is the library's loop. Lesson NN's tests are tests/test_NN_*.py.
+COURSE_FILES = {"test_course.py", "test_lesson.py", "test_lesson_skeleton.py", "test_report.py", "test_notebook.py",
+                "test_exercise.py", "test_robustness_commands.py"}
+PACKAGING_FILES = {"test_installed.py"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        name = item.path.name
+        if name in COURSE_FILES or name[5:7].isdigit():
+            item.add_marker(pytest.mark.course)
+        elif name in PACKAGING_FILES:
+            item.add_marker(pytest.mark.packaging)
+
+
 # The model files physai ships (the Trossen file unchanged, the Panda without meshes): MuJoCo compiles them
 # independently of physai's chain code, so they serve as the reference.
 PANDA_XML = model_path("panda")
