@@ -58,6 +58,9 @@ class CompiledEngine(BuildHookInterface):
                                      "numba, which this wheel therefore requires)")
             build_data["dependencies"] += self.metadata.core.optional_dependencies["jit"]  # pyproject.toml's
             return
+        for line in (build.stdout + build.stderr).splitlines():  # numba's pycc deprecation, said as numba says it
+            if "NumbaPendingDeprecationWarning" in line:
+                self.app.display_warning("physai: " + re.sub(r"\x1b\[[0-9;]*m", "", line.split(":", 2)[-1]).strip())
         modules = [self._out / (name + ext) for name in names]
         for module in modules:
             build_data["force_include"][str(module)] = f"physai/{module.name}"

@@ -62,25 +62,55 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory, wheel):
-    """``(env, venv, work)``: the environment of a user of the installed wheel, and a folder to work in."""
-    tmp = tmp_path_factory.mktemp("installed")
+def install(tmp, wheel, extras: tuple[str, ...], *more: str):
+    """``(env, venv, work)``: a fresh environment holding ``wheel`` with ``extras`` (the versions uv.lock pins), made
+    read-only; the environment of its user, and a folder to work in."""
     run(UV, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-q", "-o", tmp / "req.txt",
-        env=CLEAN, cwd=ROOT)
+        *(f"--extra={extra}" for extra in extras), env=CLEAN, cwd=ROOT)
     venv = tmp / "venv"
     run(UV, "venv", "-q", "--python", PYTHON, venv, env=CLEAN, cwd=tmp)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    # nbclient and ipykernel: a lesson's notebook is run on a kernel of this environment, as Jupyter would
-    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", wheel, "nbclient", "ipykernel",
-        env=CLEAN, cwd=tmp)
+    target = f"{wheel}[{','.join(extras)}]" if extras else wheel
+    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", target, *more, env=CLEAN, cwd=tmp)
     (tmp / "home").mkdir()
     (tmp / "work").mkdir()
     env = {**CLEAN, "HOME": str(tmp / "home"), "PATH": f"{python.parent}{os.pathsep}{CLEAN['PATH']}",
            "PYTHONDONTWRITEBYTECODE": "1"}  # Python's own .pyc files: pip writes them at install time
     writable(venv, False)
-    yield env, venv, tmp / "work"
+    return env, venv, tmp / "work"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, wheel):
+    """The wheel with the course extra (``physai-kinematics[course]``), and nbclient and ipykernel: a lesson's
+    notebook is run on a kernel of this environment, as Jupyter would."""
+    env, venv, work = install(tmp_path_factory.mktemp("installed"), wheel, ("course",), "nbclient", "ipykernel")
+    yield env, venv, work
     writable(venv, True)
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory, wheel):
+    """The wheel alone: the library without any extra."""
+    env, venv, work = install(tmp_path_factory.mktemp("core"), wheel, ())
+    yield env, venv, work
+    writable(venv, True)
+
+
+def test_the_core_install_solves_and_answers_ik_and_names_the_course_extra_for_the_tour(core):
+    env, venv, work = core
+    absent = run("python", "-c", "import importlib.util as u; print([m for m in ('numba', 'scipy', 'jax', "
+                 "'matplotlib', 'jinja2', 'viser', 'pinocchio') if u.find_spec(m)])", env=env, cwd=work).stdout
+    assert absent.strip() == "[]"
+    out = run("physai", "ik", "so101", "0.2", "0", "0.1", "--json", env=env, cwd=work)
+    assert json.loads(out.stdout)["converged"]
+    tour = subprocess.run(["physai", "tour"], env=env, cwd=work, capture_output=True, text=True, timeout=600)
+    assert tour.returncode == 2 and tour.stdout == "" and tour.stderr.count("\n") == 1, tour.stderr
+    assert tour.stderr.endswith('pip install "physai-kinematics[course]"\n')
+    assert not list(work.iterdir())  # the tour wrote nothing before it stopped
+    batch = ("import numpy as np, physai; c = physai.load('panda'); Q = c.random_q(np.random.default_rng(0), 300); "
+             "print(np.abs(physai.tool_pose(c, Q) - physai.tool_pose(c, Q, engine='numpy')).max() < 1e-12)")
+    assert run("python", "-c", batch, env=env, cwd=work).stdout.strip() == "True"  # a batch, without numba
 
 
 def package(venv: Path) -> Path:
