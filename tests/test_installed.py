@@ -141,6 +141,21 @@ def test_without_a_c_compiler_the_wheel_builds_without_the_engine_and_says_so(tm
     assert not [n for n in zipfile.ZipFile(wheel).namelist() if re.search(r"physai_(kernels|walk)_", n)]
     said = [line for line in (out.stdout + out.stderr).splitlines() if "compiled engine was not built" in line]
     assert len(said) == 1 and "no-cc" in said[0], out.stderr
+    assert "numba" in requirements(wheel)  # what physai's first use needs to compile the engine
+
+
+def requirements(wheel: Path) -> set[str]:
+    """The distributions ``wheel`` requires whatever extras are asked for (its METADATA's unconditional
+    ``Requires-Dist``)."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = archive.read(name).decode().splitlines()
+    return {re.split(r"[<>=!~ ;\[]", line.split(":", 1)[1].strip())[0].lower() for line in lines
+            if line.startswith("Requires-Dist:") and "extra ==" not in line}
+
+
+def test_a_wheel_with_the_engine_requires_no_numba_scipy_or_course_package(wheel):
+    assert requirements(wheel) == {"numpy", "mujoco", "mujoco-menagerie", "typer", "rich", "platformdirs", "filelock"}
 
 
 def test_the_wheel_carries_every_lesson_file_and_both_prebuilt_modules(installed):

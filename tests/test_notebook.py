@@ -174,12 +174,15 @@ def test_every_lesson_notebook_grades_its_functions_blank_then_with_the_lessons_
                 assert "not written yet" in text_of(cell), text_of(cell)
 
 
-def test_the_setup_cell_names_another_package_answering_import_physai_in_one_line(tmp_path):
-    """Another project on the index is called physai and installs an import package ``physai`` with no ``load``:
-    here a stand-in on the kernel's path answers ``import physai``. The first cell stops "Run all" with one line
-    naming the clash and the command that fixes it, never an AttributeError further down."""
+@pytest.mark.parametrize("stand_in", ["__version__ = '5.5.0'\n", "import a_framework_not_installed_here\n"],
+                         ids=["without-load", "failing-import"])
+def test_the_setup_cell_names_another_package_answering_import_physai_in_one_line(stand_in, tmp_path):
+    """Another project on the index is called physai and installs an import package ``physai`` with no ``load`` (one
+    that may not even import where its own dependencies are missing): here a stand-in on the kernel's path answers
+    ``import physai``. The first cell stops "Run all" with one line naming the clash and the command that fixes it,
+    never an AttributeError further down."""
     (tmp_path / "physai").mkdir()
-    (tmp_path / "physai" / "__init__.py").write_text("__version__ = '5.5.0'\n")  # a package without physai.load
+    (tmp_path / "physai" / "__init__.py").write_text(stand_in)
     book = nbformat.v4.new_notebook(cells=[nb._setup_cell(), nbformat.v4.new_code_cell("print('went on')")])
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(tmp_path)  # the kernel's import physai finds the stand-in first

@@ -30,6 +30,7 @@ import jinja2
 import nbformat
 
 from physai import _files
+from physai._extras import DISTRIBUTION
 from physai.course.course import FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson
 from physai.errors import InputError
 from physai.course.report import SITE
@@ -230,23 +231,29 @@ def _exercise_cells(number: str, name: str, code: str) -> list:
 
 def _setup_cell() -> nbformat.NotebookNode:
     return _code(f"""# Run this cell first: it installs physai-kinematics where it is missing (Colab) and shows figures inline.
-from importlib.metadata import PackageNotFoundError, version
-try:
-    import physai
-except ImportError:
+from importlib import invalidate_caches, metadata
+from importlib.util import find_spec
+if find_spec("physai") is None:
     {INSTALL}
-    import physai
+    invalidate_caches()
 try:
-    ours = version("physai-kinematics") and hasattr(physai, "load")
-except PackageNotFoundError:
+    metadata.version("physai-kinematics")
+    import physai
+    ours = hasattr(physai, "load")
+except ImportError:  # not installed (PackageNotFoundError), or the physai found cannot import: another project's
     ours = False
 if not ours:  # another project answers to `import physai`: say so here, not as an AttributeError further down
     class PhysaiClash(Exception):
         def _render_traceback_(self):  # Jupyter shows this one line instead of a traceback
             return [str(self)]
-    raise PhysaiClash(f"`import physai` finds another package ({{physai.__file__}}), not physai-kinematics: run "
-                      '%pip uninstall -y physai physai-kinematics, then {INSTALL.replace("--quiet ", "")}, '
-                      "and restart the kernel")
+    raise PhysaiClash(f"`import physai` finds another package ({{find_spec('physai').origin}}), not "
+                      '{DISTRIBUTION}: run %pip uninstall -y physai {DISTRIBUTION}, then '
+                      '{INSTALL.replace("--quiet ", "")}, and restart the kernel')
+try:
+    import physai.course
+except physai.errors.MissingExtraError:  # physai-kinematics without its course extra
+    {INSTALL}
+    invalidate_caches()
 %matplotlib inline
 from physai.course import notebook as nb""", "setup")
 
