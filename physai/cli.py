@@ -5,7 +5,8 @@ so a new lesson needs no edit here) in one process and builds the course site; `
 ``exercise`` and ``check`` write and grade a lesson's Build it; ``fk``, ``jacobian``, ``health`` and ``ik`` print
 one robot's numbers as tables (``--json`` for scripts); ``view`` opens the interactive 3-D viewer.
 
-Exit codes: 0 ok, 1 a lesson or benchmark failed, 2 bad input (one line on stderr naming the input).
+Exit codes: 0 ok, 1 a lesson or benchmark failed, 2 bad input (one line on stderr naming the input) or a
+missing extra (one line naming it and its install command).
 """
 
 from __future__ import annotations
@@ -165,8 +166,8 @@ def _output_folder(out: Path) -> Path:
 @contextlib.contextmanager
 def _outputs_outside_the_install(out: Path):
     """Lessons installed with the package (or not writable) write under ``out/NN-name/`` instead of beside their
-    scripts (:func:`physai.course.lesson.out_dir`), so nothing is written inside the install; a clone's lessons write beside
-    their scripts. A ``PHYSAI_LESSON_OUT`` the user set is kept, made absolute from the folder the command runs in
+    scripts (:func:`physai.course.lesson.out_dir`), so nothing is written inside the install; a clone's lessons
+    write beside their scripts. A ``PHYSAI_LESSON_OUT`` the user set is kept, made absolute from the folder the command runs in
     (each script runs in its own folder), and checked first: a file, a folder that cannot be written or one inside
     the package ends the command with one line."""
     try:
