@@ -35,7 +35,7 @@ _HOME = {
 # other names that resolve here but are not in __all__: physai.check grades a notebook's functions
 _ALIASES = {"check": ("physai.course.exercise", "check_functions")}
 _MODULES = ("errors", "transforms", "chain", "kinematics", "robots", "ik", "nullspace", "singularity", "statics",
-            "control", "conventions", "mj", "jaxkin", "jaxik", "collision")
+            "control", "conventions", "mj", "jaxkin", "jaxik", "collision", "lerobot")
 
 __all__ = [
     "ENGINES",
@@ -68,6 +68,7 @@ __all__ = [
     "jaxik",
     "jaxkin",
     "kinematics",
+    "lerobot",
     "load",
     "mj",
     "model_path",
