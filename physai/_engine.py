@@ -386,10 +386,12 @@ def _numba_module(name: str):
     try:
         return import_module(name)
     except ImportError as exc:
-        from physai.errors import InputError
+        from physai._extras import install_command
+        from physai.errors import MissingExtraError
 
-        raise InputError(f"engine='compiled' needs numba, which does not import here ({exc}); "
-                         "pass engine='numpy' for the readable NumPy engine") from exc
+        raise MissingExtraError(f"engine='compiled' needs numba here, where no prebuilt engine serves ({exc}): "
+                                f"{install_command('jit')}, or pass engine='numpy' for the readable NumPy engine"
+                                ) from None
 
 
 def jit_kernel(name: str):
@@ -404,8 +406,30 @@ def jit_kernels() -> dict:
 
 
 def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
-    """numba's batch kernel, parallel over the CPU cores (:func:`physai._numba_kin.batch`)."""
-    _numba_module("physai._numba_kin").batch(Q, P, T, J, F)
+    """numba's batch kernel, parallel over the CPU cores (:func:`physai._numba_kin.batch`). Where numba is not
+    installed and a prebuilt walk serves (a wheel's, which needs no numba), the rows go through the walk one at a
+    time instead: the same numbers (the walk is tested equal to the kernels bit for bit), on one core."""
+    if not _numba_installed() and kernels.pose is not declined:
+        _rows_through_walk(Q, P, T, J, F)
+    else:
+        _numba_module("physai._numba_kin").batch(Q, P, T, J, F)
+
+
+@functools.cache
+def _numba_installed() -> bool:
+    return importlib.util.find_spec("numba") is not None
+
+
+def _rows_through_walk(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
+    """:func:`batch` by the one-pose walk (:data:`WALK`), row by row."""
+    for b in range(Q.shape[0]):
+        q = np.ascontiguousarray(Q[b])
+        if J.shape[2]:
+            T[b], J[b] = kernels.pose_jacobian(q, P)
+        if F.shape[1]:
+            T[b], F[b] = kernels.frames(q, P)
+        if not (J.shape[2] or F.shape[1]):
+            T[b] = kernels.pose(q, P)
 
 
 def declined(q, P) -> None:

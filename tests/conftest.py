@@ -14,6 +14,22 @@ from scipy.spatial.transform import Rotation
 from physai import mj
 from physai.robots import model_path
 
+# The course (lessons, pages, exercises, notebooks, the tour) and the package as built and installed: marked by file,
+# so `pytest -m "not course and not packaging"` is the library's loop. Lesson NN's tests are tests/test_NN_*.py.
+COURSE_FILES = {"test_course.py", "test_lesson.py", "test_lesson_skeleton.py", "test_report.py", "test_notebook.py",
+                "test_exercise.py", "test_robustness_commands.py"}
+PACKAGING_FILES = {"test_installed.py"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        name = item.path.name
+        if name in COURSE_FILES or name[5:7].isdigit():
+            item.add_marker(pytest.mark.course)
+        elif name in PACKAGING_FILES:
+            item.add_marker(pytest.mark.packaging)
+
+
 # The model files physai ships (the Trossen file unchanged, the Panda without meshes): MuJoCo compiles them
 # independently of physai's chain code, so they serve as the reference.
 PANDA_XML = model_path("panda")
@@ -119,7 +135,7 @@ def run_lesson(tmp_path, monkeypatch):
     """``run(script, *args) -> (claims, results)``: the loaded lesson ``script``'s ``main(*args)`` run with its outputs
     in ``tmp_path`` (its ``HERE``); the claims it returned are checked to be the ones it wrote, and ``results`` is what
     it saved for the page (its entry of ``results.json``)."""
-    from physai.lesson import read_claims, read_results
+    from physai.course.lesson import read_claims, read_results
 
     def run(script, *args):
         monkeypatch.setattr(script, "HERE", tmp_path)
@@ -194,8 +210,8 @@ def check_picture(folder, record, robot: str):
     text."""
     import matplotlib.image as mpimg
 
-    from physai.lesson import read_figures
-    from physai.pictures import ARM_NAMES, FALLBACK
+    from physai.course.lesson import read_figures
+    from physai.course.pictures import ARM_NAMES, FALLBACK
 
     path = Path(folder) / record["file"]
     image = mpimg.imread(path)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import WXAI_XML, mj_site
 
-from physai.lesson import verdict
+from physai.course.lesson import verdict
 
 LESSON = "10-singularities"
 

@@ -7,7 +7,7 @@ from conftest import WXAI_XML, mj_site, mujoco_distances, mujoco_errors
 from scipy.linalg import lstsq
 
 from physai import mj, robots
-from physai.lesson import verdict
+from physai.course.lesson import verdict
 
 LESSON = "11-inverse-kinematics"
 
@@ -103,7 +103,7 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
 
 
 def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypatch, run_lesson):
-    from physai.lesson import save_results
+    from physai.course.lesson import save_results
 
     monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(4, 20))
     monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 8))
@@ -211,7 +211,7 @@ def test_near_singular_steps_from_mujocos_jacobian(build, so101, so101_model):
 
 
 def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path, monkeypatch):
-    from physai.lesson import read_results
+    from physai.course.lesson import read_results
 
     monkeypatch.setattr(build, "HERE", tmp_path)
     monkeypatch.setattr(build, "lab_targets", lambda chain, f=build.lab_targets: f(chain, n=6))

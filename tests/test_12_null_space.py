@@ -8,7 +8,7 @@ from conftest import mj_site
 from scipy.spatial.transform import Rotation
 
 from physai import robots
-from physai.lesson import verdict
+from physai.course.lesson import verdict
 
 LESSON = "12-null-space"
 

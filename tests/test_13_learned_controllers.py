@@ -9,7 +9,7 @@ from conftest import mj_site
 
 from physai import robots
 from physai.learned import dls_refine, predict
-from physai.lesson import verdict
+from physai.course.lesson import verdict
 
 LESSON = "13-learned-controllers"
 

@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from physai import cli, course
-from physai import exercise as ex
+from physai import cli
+from physai.course import course
+from physai.course import exercise as ex
 from physai.errors import InputError
-from physai.lesson import Figure, read_figures, save_results
+from physai.course.lesson import Figure, read_figures, save_results
 
 LESSONS = ("07", "08", "09", "10", "11", "12", "13")
 # The pages held to the teaching rules below (no talk of source documents or of how the page was made, the word
@@ -37,7 +38,7 @@ MIN_WORDS = 1500
 DEMO_BUILD = '''"""Demo lesson: a rotation written by hand."""
 import numpy as np
 
-from physai.lesson import out_dir, save_results
+from physai.course.lesson import out_dir, save_results
 
 HERE = out_dir(__file__)
 EXERCISE = ("rot", "twice")
@@ -65,7 +66,7 @@ if __name__ == "__main__":
 '''
 DEMO_CHECK = '''import numpy as np
 
-from physai.exercise import Hint
+from physai.course.exercise import Hint
 
 
 def check_rot(build, rng):
@@ -119,7 +120,7 @@ def demo(tmp_path, monkeypatch):
     (folder / "build.py").write_text(DEMO_BUILD)
     (folder / "_check.py").write_text(DEMO_CHECK)
     (folder / course.PAGE_FILE).write_text(DEMO_PAGE)
-    monkeypatch.setattr(cli, "EXPERIMENTS", folder.parent)
+    monkeypatch.setattr("physai.course.lesson.LESSONS_DIR", folder.parent)
     monkeypatch.delenv("PHYSAI_LESSON_OUT", raising=False)
     ex.load(folder / "build.py").main()
     return folder
@@ -551,7 +552,7 @@ def test_no_learner_page_shows_a_verdict_on_published_figures(site, path):
 
 def test_a_learner_transcript_drops_the_published_figures_table_and_keeps_the_rest():
     from physai.course import learner_transcript
-    from physai.lesson import Claim, claims_table, verdict
+    from physai.course.lesson import Claim, claims_table, verdict
 
     rows = [Claim("01", "a", "1.0", "1.0", verdict(True), "tol", "build.py"),
             Claim("01", "b", "2.0", "3.0", verdict(False), "tol", "build.py")]

@@ -59,6 +59,22 @@ def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
 
 
 @needs_aot
+@pytest.mark.parametrize("want_j, want_f", [(False, False), (True, False), (False, True), (True, True)])
+def test_without_numba_batches_go_row_by_row_through_the_walk_and_equal_numbas_batch_bit_for_bit(want_j, want_f,
+                                                                                                   monkeypatch):
+    chain = physai.load("panda")
+    Q = chain.random_q(np.random.default_rng(2), 300)  # past PARALLEL_MIN_ROWS: numba's parallel kernel
+    want = numba_walk(chain, Q, want_j, want_f)
+    monkeypatch.setattr(_engine, "_numba_installed", lambda: False)  # as a core install of a wheel has it
+    monkeypatch.setattr(_engine, "_numba_module", None)  # and no path back to numba
+    B, n = Q.shape
+    got = np.empty((B, 4, 4)), np.empty((B, 6, n if want_j else 0)), np.empty((B, n if want_f else 0, 6))
+    _engine.batch(Q, chain.packed, *got)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+@needs_aot
 @pytest.mark.parametrize("q", [
     np.array([0.1, np.nan, 0.0, 0.0, 0.0]), np.array([0.1, 0.0, np.inf, 0.0, 0.0]), np.zeros(6), np.zeros(4),
     np.zeros((1, 5)), np.zeros(5, np.float32), np.zeros(5, ">f8"), np.ma.zeros(5), [0.0] * 5, 0.0,

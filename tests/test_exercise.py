@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import physai
 from physai import cli
-from physai import exercise as ex
+from physai.course import exercise as ex
 
 FOLDER = ex.lesson_folder("09")
 SOURCE = (FOLDER / "build.py").read_text()
@@ -120,9 +120,9 @@ def test_an_import_that_ignores_sigterm_is_killed_at_the_import_limit_it_names(t
 def test_a_file_that_patches_the_grader_changes_no_verdict(tmp_path):
     blank = ex.write_exercise(FOLDER, tmp_path / "blank").parent
     text = (blank / "build.py").read_text().replace("EXERCISE = (", (
-        "import physai.exercise\n"
-        "physai.exercise.grade = lambda c, b, n, *a: physai.exercise.Grade(n, True, 'passed')\n"
-        "physai.exercise.Hint = physai.exercise.close = None\n"
+        "import physai.course.exercise\n"
+        "physai.course.exercise.grade = lambda c, b, n, *a: physai.course.exercise.Grade(n, True, 'passed')\n"
+        "physai.course.exercise.Hint = physai.course.exercise.close = None\n"
         "EXERCISE = ("), 1)
     (blank / "build.py").write_text(text)
     code, out = check(blank)

@@ -1,4 +1,4 @@
-"""physai.pictures: the labels' pixels pinned to where MuJoCo's rasteriser draws a marker, and the fallback drawing
+"""physai.course.pictures: the labels' pixels pinned to where MuJoCo's rasteriser draws a marker, and the fallback drawing
 used (and said) when no OpenGL backend renders."""
 
 import os
@@ -9,7 +9,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from physai import pictures, robots
+from physai import robots
+from physai.course import pictures
 from physai.kinematics import tool_pose
 
 pytestmark = pytest.mark.skipif(pictures.gl_backend() is None, reason="no OpenGL backend renders here")
@@ -73,7 +74,7 @@ def test_picture_labels_the_joints_where_the_camera_projects_their_anchors(tmp_p
 
 def test_without_opengl_the_picture_is_drawn_from_the_chain_and_says_so(tmp_path):
     """MUJOCO_GL=disable: the same call draws with matplotlib and names the reason; the lesson does not fail."""
-    code = ("import numpy as np; from physai.pictures import picture, Pose; "
+    code = ("import numpy as np; from physai.course.pictures import picture, Pose; "
             f"p = picture('so101', Pose(np.zeros(5)), r'{tmp_path / 'b.png'}'); print(p.backend, '|', p.why)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=os.environ | {"MUJOCO_GL": "disable"}).stdout

@@ -9,8 +9,8 @@ import numpy as np
 
 from physai import robots
 from physai.kinematics import tool_pose
-from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
-from physai.pictures import Polyline, Pose, View, picture
+from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.course.pictures import Polyline, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: Build it's pose

@@ -10,8 +10,8 @@ import numpy as np
 from physai import collision, robots
 from physai.ik import solve_ik_batch
 from physai.kinematics import tool_pose
-from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
-from physai.pictures import Box, Pose, View, picture
+from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.course.pictures import Box, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
 TABLE = (0.5, 0.5, 0.02), (0.0, 0.0, -0.02)  # half-sizes and centre (m), as Break it's table: its top at z = 0

@@ -9,9 +9,9 @@ import numpy as np
 
 from physai import robots
 from physai.kinematics import joint_frames, tool_pose
-from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.nullspace import posture_cost, self_motion
-from physai.pictures import Box, Polyline, Pose, View, picture
+from physai.course.pictures import Box, Polyline, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])

@@ -10,8 +10,8 @@ import numpy as np
 from physai import robots
 from physai.ik import solve_ik
 from physai.kinematics import tool_pose
-from physai.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
-from physai.pictures import Box, Pose, View, picture
+from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.course.pictures import Box, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
 Q_A = np.array([0.3, -0.2, 0.3, 1.0, 0.0])  # rad: a posture whose tool point is the target, the wrist high

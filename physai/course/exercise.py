@@ -53,9 +53,9 @@ from types import ModuleType
 import numpy as np
 
 from physai import _files
-from physai._exercise_child import OPAQUE, leaves, low_precision
+from physai.course._exercise_child import OPAQUE, leaves, low_precision
 from physai.errors import InputError, PhysaiError
-from physai.lesson import LESSONS_DIR, lesson_number
+from physai.course.lesson import LESSONS_DIR, lesson_number
 
 BUILD_FILE = "build.py"
 CHECK_FILE = "_check.py"
@@ -346,15 +346,16 @@ class _Output:
         return self.head.decode("utf-8", errors="replace")
 
 
-# Children are forked from a server that has imported what the lessons import (physai._exercise_child.serve), so
+# Children are forked from a server that has imported what the lessons import (physai.course._exercise_child.serve), so
 # a file starts in a fraction of a second; where fork is not safe (macOS, Windows) each child is a fresh interpreter.
 FORK_SERVER = sys.platform == "linux"
 # An isolated interpreter (-I: no user site, no PYTHON* variables, not the current folder on sys.path) that writes
 # no bytecode anywhere (-B: -I ignores PYTHONDONTWRITEBYTECODE) and imports this very physai (its folder first on
 # sys.path), also where only the caller's sys.path found it.
 CHILD = (sys.executable, "-I", "-B", "-u", "-c",
-         "import sys; sys.path.insert(0, sys.argv.pop(1)); import physai._exercise_child as c; c.main(sys.argv[1:])",
-         str(Path(__file__).resolve().parent.parent))
+         "import sys; sys.path.insert(0, sys.argv.pop(1)); import physai.course._exercise_child as c; "
+         "c.main(sys.argv[1:])",
+         str(Path(__file__).resolve().parents[2]))
 
 
 class _Server:
@@ -428,7 +429,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 class _Child:
-    """One child process that has imported the learner's file (see :mod:`physai._exercise_child`)."""
+    """One child process that has imported the learner's file (see :mod:`physai.course._exercise_child`)."""
 
     def __init__(self, path: Path, checker: ModuleType, forbidden: dict, output: _Output, timeout: float):
         ours, theirs = socket.socketpair()
@@ -673,7 +674,7 @@ def lesson_folder(lesson: str | int | Path) -> Path:
 
     Examples
     --------
-    >>> from physai.exercise import lesson_folder
+    >>> from physai.course.exercise import lesson_folder
     >>> lesson_folder(9).name
     '09-jacobians'
     """

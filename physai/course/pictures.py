@@ -2,7 +2,7 @@
 speaks of drawn on it (frames, joint axes and names, arrows, an ellipsoid, obstacles, ghost poses).
 
 Conventions: positions in metres in the world frame; joint angles in radians, in the chain's joint order; colours
-RGBA in [0, 1]. A picture is a PNG written through :func:`physai.lesson.save_figure`.
+RGBA in [0, 1]. A picture is a PNG written through :func:`physai.course.lesson.save_figure`.
 
 MuJoCo renders through the OpenGL backend ``MUJOCO_GL`` names. When the user has not set it, the first picture tries
 EGL, then OSMesa (both headless), and keeps the first that renders for the rest of the process. Where no backend
@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 from physai import _env, robots  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
-from physai.lesson import save_figure  # noqa: E402
+from physai.course.lesson import save_figure  # noqa: E402
 
 GL_ENV = _env.MUJOCO_GL
 HEADLESS = ("egl", "osmesa")  # tried in this order when the user has not chosen
@@ -346,7 +346,7 @@ def picture(robot: str, poses, path, *, overlays=(), joint_names: bool = False, 
     Examples
     --------
     >>> import numpy as np, tempfile, pathlib
-    >>> from physai.pictures import Pose, picture
+    >>> from physai.course.pictures import Pose, picture
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "so101.png"
     >>> pic = picture("so101", Pose(np.zeros(5)), out, size=(160, 120))
     >>> out.is_file(), pic.backend in ("mujoco-egl", "mujoco-osmesa", "mujoco-glfw", "matplotlib")

@@ -14,14 +14,14 @@ from pathlib import Path
 from physai import _env, _files
 from physai.errors import InputError
 
-# An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
+# An installed package carries the lessons as physai/course/_lessons (the wheel's copy of experiments/); a clone has them
 # in experiments/.
 PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
-LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSONS.parent.parent / "experiments"
+LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSONS.parents[2] / "experiments"
 OUT_ENV = _env.LESSON_OUT  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
 RESULTS_FILE = "results.json"
 FIGURES_KEY = "figures"  # results.json's entry of the figures' captions and alt texts, beside the scripts' entries
-_UNSAVED = "physai.lesson.unsaved"  # a dataclass field's metadata key: save_results leaves the field out
+_UNSAVED = "physai.course.lesson.unsaved"  # a dataclass field's metadata key: save_results leaves the field out
 
 
 def lesson_number(folder: str | Path) -> str:

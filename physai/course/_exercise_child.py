@@ -1,11 +1,11 @@
-"""The process that runs a learner's file for :mod:`physai.exercise`: started as ``python -I -B`` with
+"""The process that runs a learner's file for :mod:`physai.course.exercise`: started as ``python -I -B`` with
 ``main(["FD"])``, or forked by the fork server (``main(["--serve", "FD"])``) that has imported what lessons import.
 
 It imports the file, then calls its functions on the inputs the grader sends over the socket ``FD`` and sends back
 what they returned, the input arrays as they are after the call (so the grader can see a changed input), the
 physai functions the call used that the learner is asked to write, and an exception's type, text and the learner's
 line. It judges nothing: every reference and every verdict is computed in the grader's own process, so nothing the
-learner's file changes here (``physai.exercise`` included) reaches a grade. Only plain data goes back: arrays,
+learner's file changes here (``physai.course.exercise`` included) reaches a grade. Only plain data goes back: arrays,
 numbers, strings, and tuples, lists and dicts of them; anything else goes back as its type's name.
 """
 
@@ -217,7 +217,7 @@ def run(fd: int) -> None:
 # is left out: it starts threads, which a fork does not copy).
 PRELOAD = ("scipy.linalg", "scipy.spatial.transform", "mujoco", "matplotlib.pyplot", "pinocchio", "physai.chain",
            "physai.transforms", "physai.kinematics", "physai.robots", "physai.mj", "physai.singularity", "physai.ik",
-           "physai.nullspace", "physai.lesson")
+           "physai.nullspace", "physai.course.lesson")
 
 
 def serve(control_fd: int) -> None:

@@ -2,7 +2,7 @@
 
 A page's source (``experiments/NN-name/lesson.md``) is TOML front matter between ``+++`` lines, then a Jinja2
 template that produces Markdown (CommonMark, tables, ``$...$`` maths rendered to MathML, so nothing is fetched).
-Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:func:`physai.lesson.save_results`),
+Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:func:`physai.course.lesson.save_results`),
 and a value from it prints only through a format filter (``{{ R.build.lever | fix(4) }}``), which wraps it in
 ``<span class="num" data-ref="build.lever" data-fmt="fix:4">``, so a test can trace every number on a page back
 to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``misconception``,
@@ -12,7 +12,7 @@ shown when it is clicked) and its ``? why``. The page's header, its five-step ch
 storage) and its appendix (the run's claims, figures and transcripts) are added here.
 
 Every tag is written by a template: the page shells (``site/lesson.html``, ``site/track.html``) and one macro per
-block (``site/blocks.html``), all through :data:`physai.report.SITE_ENV`, which escapes every value; only HTML the
+block (``site/blocks.html``), all through :data:`physai.course.report.SITE_ENV`, which escapes every value; only HTML the
 project rendered itself (Markdown, MathML, the installed source) is passed in as :class:`markupsafe.Markup`.
 """
 
@@ -40,8 +40,8 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai import _files
 from physai.errors import InputError, PhysaiError
-from physai.lesson import FIGURES_KEY, Figure, lesson_number, read_results
-from physai.report import AUDIT_FILE, SITE, SITE_ENV, macro, run_stamp
+from physai.course.lesson import FIGURES_KEY, Figure, lesson_number, read_results
+from physai.course.report import AUDIT_FILE, SITE, SITE_ENV, macro, run_stamp
 
 PAGE_FILE = "lesson.md"
 PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
@@ -286,12 +286,12 @@ def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
 
 
 def figure_record(lesson: Lesson, name: str) -> Figure:
-    """The caption and alt text the run recorded for ``lesson``'s figure ``name`` (:func:`physai.lesson.save_results`);
+    """The caption and alt text the run recorded for ``lesson``'s figure ``name`` (:func:`physai.course.lesson.save_results`);
     a figure the run recorded none for is refused."""
     record = lesson.results.get(FIGURES_KEY, {}).get(name)
     if record is None:
         raise CourseError(f"figure {name}: the run recorded no caption and alt text for it (a lesson script passes "
-                          "figures=[Figure(name, caption, alt)] to physai.lesson.save_results)")
+                          "figures=[Figure(name, caption, alt)] to physai.course.lesson.save_results)")
     return Figure(name, record["caption"], record["alt"])
 
 
@@ -321,7 +321,7 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
 
     Examples
     --------
-    >>> from physai.course import tex_to_mathml
+    >>> from physai.course.course import tex_to_mathml
     >>> "<mi>arg</mi>" in tex_to_mathml(r"\arg\min_q f"), "\\" in tex_to_mathml(r"\arg\min_q f")
     (True, False)
     """
@@ -411,7 +411,7 @@ def cli_command(args: str) -> str:
 
     Examples
     --------
-    >>> from physai.course import cli_command
+    >>> from physai.course.course import cli_command
     >>> cli_command("check 10 my-10")
     'uv run physai check 10 my-10'
     """
@@ -429,7 +429,7 @@ _CLAIMS_HEAD = re.compile(r"^claim\s*\|\s*published\s*\|\s*measured\s*\|\s*verdi
 
 def learner_transcript(text: str) -> str:
     """A script's transcript as the lesson page shows it: without the table of published figures checked against the
-    run (a ``== heading ==`` line, then :func:`physai.lesson.claims_table`'s header, rule and rows), which the
+    run (a ``== heading ==`` line, then :func:`physai.course.lesson.claims_table`'s header, rule and rows), which the
     audit shows with its verdicts."""
     lines, kept, i = text.split("\n"), [], 0
     while i < len(lines):
@@ -447,7 +447,7 @@ def learner_transcript(text: str) -> str:
 
 def appendix(runs) -> Markup:
     """The lesson's run record: per script, its status, time and folded transcripts (``runs``:
-    ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.report.ScriptRun` per script of this lesson),
+    ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.course.report.ScriptRun` per script of this lesson),
     the comparison with published figures left to the audit (:func:`learner_transcript`)."""
     return macro("appendix")([(run, [(name, learner_transcript(text)) for name, text in texts]) for run, texts in runs])
 
@@ -491,7 +491,7 @@ def lesson_minutes(lessons: list[Lesson]) -> int | None:
 
     Examples
     --------
-    >>> from physai.course import lesson_minutes
+    >>> from physai.course.course import lesson_minutes
     >>> lesson = lambda time: type("Lesson", (), {"meta": {"time": time}})()
     >>> lesson_minutes([lesson("~40 min"), lesson("~45 min")]), lesson_minutes([lesson("an afternoon")])
     (85, None)
