@@ -23,7 +23,8 @@ The tools:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -36,10 +37,14 @@ from physai.ik import (
     TASKS,
     IKBatchResult,
     IKResult,
-    check_targets,
-    solve_ik_batch,
+    Secondary,
+    Task,
+    from_flat,
+    ik_problem,
+    solve,
     task_residual,
 )
+from physai._ik_options import check_targets
 from physai.kinematics import Chain
 from physai.singularity import (
     _pinv_of,
@@ -52,7 +57,7 @@ from physai.singularity import (
 from physai.transforms import pose_error
 
 __all__ = [  # the null-space API; avoidance_step (and its gain) is defined below this module, in _avoid_step
-    "DAMPER_GAIN", "RCOND", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "RedundantResult",
+    "DAMPER_GAIN", "RCOND", "Prefer", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "RedundantResult",
     "SelfMotionResult", "avoidance_step", "jacobian_derivative", "joint_limit_cost", "limit_margin", "manipulability",
     "manipulability_cost", "null_basis", "pinv", "point_jacobian", "posture_cost", "priority_rate", "projector",
     "redundant_rate", "refine_in_nullspace", "self_motion", "solve_ik_redundant", "solve_ik_redundant_batch",
@@ -387,46 +392,14 @@ def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
 REFINE_ITERATIONS, REFINE_STEP, REFINE_MIN_STEP = 200, 0.2, 1e-4  # refine_in_nullspace's defaults
 
 
-def refine_in_nullspace(
-    chain: Chain,
-    targets,
-    ik_results: IKBatchResult,
-    *,
-    objective: Objective,
-    task: str = "pose",
-    tol_position: float = 1e-4,
-    tol_orientation: float = 1e-3,
-    axis=(0.0, 0.0, 1.0),
-    iterations: int = REFINE_ITERATIONS,
-    step: float = REFINE_STEP,
-    min_step: float = REFINE_MIN_STEP,
-    avoid=None,
-) -> list[RedundantResult]:
-    """Lower ``objective`` along the self-motion of each converged IK solution (vectorised over targets).
-
-    ``targets`` as given to :func:`physai.ik.solve_ik_batch` (``(B, 4, 4)``, or ``(B, 3)`` for a position
-    task) and that solver's :class:`~physai.ik.IKBatchResult` ``ik_results`` for them (same ``task``, ``axis``).
-    Each iteration is a predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint change
-    ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
-    correction ``J^+ e`` at the new point, clipped into the limits. It is accepted only if the cost
-    falls *and* the primary still meets ``tol_position``/``tol_orientation``, so the plain solver's
-    success is kept target by target; ``alpha`` grows by 1.5 on acceptance and halves on rejection.
-    A target stops when ``alpha < min_step`` (``"stationary"``) or after ``iterations``. ``avoid``: a
-    :class:`physai.collision.CollisionWorld` of the chain; an iterate is then accepted only if every pair also keeps
-    the world's margin (a clear answer stays clear).
-    """
-    _check_options(objective, iterations, step, min_step)
-    T_target = check_targets(one_of(task, "task", TASKS), targets, 1)
-    if len(T_target) != len(ik_results):
-        raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
-    q = np.array(ik_results.q, float)
-    world = checked_world(avoid, chain)
-    a = finite_array(axis, "axis", (3,))
-    a = a / np.linalg.norm(a)
-    e, Jt, perr, oerr = task_residual(task, *kinematics.tool_pose_and_jacobian(chain, q), T_target, a)
+def _refine(chain, T_target, q, converged, objective, task, tol_position, tol_orientation, a, iterations, step,
+            min_step, world):
+    """The refinement loop on checked arguments: ``(q, perr, oerr, cost0, cost, its, active)`` per target."""
+    q = np.array(q, float)
+    e, Jt, perr, oerr = task_residual(task, *kinematics._pose_and_jacobian(chain, q, "compiled"), T_target, a)
     cost0 = objective.value(q)
     cost, alpha, its = cost0.copy(), np.full(len(q), float(step)), np.zeros(len(q), int)
-    active = np.array(ik_results.converged, bool)
+    active = np.array(converged, bool)
     for _ in range(int(iterations)):
         r = np.flatnonzero(active)
         if not len(r):
@@ -442,6 +415,49 @@ def refine_in_nullspace(
         alpha[r] = np.where(ok, np.minimum(alpha[r] * 1.5, step), alpha[r] * 0.5)
         its[r] += 1
         active[r[(alpha[r] < min_step) | (dmax == 0)]] = False
+    return q, perr, oerr, cost0, cost, its, active
+
+
+def refine_in_nullspace(
+    chain: Chain,
+    targets,
+    ik_results: IKBatchResult,
+    *,
+    objective: Objective,
+    task: str = "pose",
+    tol_position: float = 1e-4,
+    tol_orientation: float = 1e-3,
+    axis=(0.0, 0.0, 1.0),
+    iterations: int = REFINE_ITERATIONS,
+    step: float = REFINE_STEP,
+    min_step: float = REFINE_MIN_STEP,
+    avoid=None,
+) -> list[RedundantResult]:
+    """Deprecated: ``prefer=Prefer(objective)``. Lower ``objective`` along the self-motion of each converged IK
+    solution (vectorised over targets).
+
+    ``targets`` as given to :func:`physai.ik.solve_ik_batch` (``(B, 4, 4)``, or ``(B, 3)`` for a position
+    task) and that solver's :class:`~physai.ik.IKBatchResult` ``ik_results`` for them (same ``task``, ``axis``).
+    Each iteration is a predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint change
+    ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
+    correction ``J^+ e`` at the new point, clipped into the limits. It is accepted only if the cost
+    falls *and* the primary still meets ``tol_position``/``tol_orientation``, so the plain solver's
+    success is kept target by target; ``alpha`` grows by 1.5 on acceptance and halves on rejection.
+    A target stops when ``alpha < min_step`` (``"stationary"``) or after ``iterations``. ``avoid``: a
+    :class:`physai.collision.CollisionWorld` of the chain; an iterate is then accepted only if every pair also keeps
+    the world's margin (a clear answer stays clear).
+    """
+    warnings.warn("physai.nullspace.refine_in_nullspace is deprecated: pass prefer=physai.nullspace.Prefer(objective) "
+                  "to physai.ik.ik_problem (or solve_ik_batch)", DeprecationWarning, stacklevel=2)
+    _check_options(objective, iterations, step, min_step)
+    T_target = check_targets(one_of(task, "task", TASKS), targets, 1)
+    if len(T_target) != len(ik_results):
+        raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
+    world = checked_world(avoid, chain)
+    a = finite_array(axis, "axis", (3,))
+    q, perr, oerr, cost0, cost, its, active = _refine(
+        chain, T_target, ik_results.q, ik_results.converged, objective, task, tol_position, tol_orientation,
+        a / np.linalg.norm(a), iterations, step, min_step, world)
     out = []
     for b, res in enumerate(ik_results):
         reason = ("primary not converged: not optimised" if not res.converged
@@ -467,23 +483,76 @@ _SHARED = ("task", "tol_position", "tol_orientation", "axis", "avoid")
 
 def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective,
                              **options) -> list[RedundantResult]:
-    """:func:`physai.ik.solve_ik_batch`, then :func:`refine_in_nullspace`; one :class:`RedundantResult` per target.
-
-    ``task``, ``tol_position``, ``tol_orientation`` and ``axis`` go to both (the refinement keeps the solver's
-    success by the same tolerances); ``iterations``, ``step`` and ``min_step`` to the refinement; the rest
-    (``method``, ``restarts``, ``rng``, ...) to the solver unchanged. Defaults are theirs.
-    """
-    refine = {k: options.pop(k) for k in _REFINE_ONLY if k in options}
-    _check_options(objective, **refine)  # before the solve: a bad refinement option costs no IK
-    res = solve_ik_batch(chain, targets, q0, **options)
-    shared = {k: options[k] for k in _SHARED if k in options}
-    return refine_in_nullspace(chain, targets, res, objective=objective, **shared, **refine)
+    """Deprecated: ``solve_ik_batch(..., prefer=Prefer(objective))``. The solve, then the refinement; one
+    :class:`RedundantResult` per target. ``task``, ``tol_position``, ``tol_orientation`` and ``axis`` go to both;
+    ``iterations``, ``step`` and ``min_step`` to the refinement; the rest (``method``, ``restarts``, ``rng``, ...) to
+    the solver."""
+    warnings.warn("physai.nullspace.solve_ik_redundant(_batch) is deprecated: pass prefer=physai.nullspace.Prefer("
+                  "objective) to physai.ik.solve_ik(_batch) or ik_problem", DeprecationWarning, stacklevel=2)
+    return _redundant(chain, targets, q0, objective, options, 1)
 
 
 def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, **options) -> RedundantResult:
-    """One target (a 4x4 ``T_world_target``, or a 3-vector for ``task="position"``): :func:`solve_ik_redundant_batch`
-    on a batch of one, same options. With the same ``rng`` it equals :func:`physai.ik.solve_ik` then the refinement."""
-    return solve_ik_redundant_batch(chain, finite_array(target, "target")[None], q0, objective=objective, **options)[0]
+    """Deprecated: ``solve_ik(..., prefer=Prefer(objective))``. :func:`solve_ik_redundant_batch` on one target."""
+    warnings.warn("physai.nullspace.solve_ik_redundant is deprecated: pass prefer=physai.nullspace.Prefer(objective) "
+                  "to physai.ik.solve_ik", DeprecationWarning, stacklevel=2)
+    return _redundant(chain, finite_array(target, "target")[None], q0, objective, options, 1)[0]
+
+
+def _redundant(chain, targets, q0, objective, options, batch_ndim) -> list[RedundantResult]:
+    options = dict(options)
+    refine = {k: options.pop(k) for k in _REFINE_ONLY if k in options}
+    prefer = Prefer(objective, **refine)  # before the solve: a bad refinement option costs no IK
+    avoid, rng = options.pop("avoid", None), options.pop("rng", None)
+    task, solver, trace = from_flat(options.pop("task", "pose"), options)
+    from physai.ik import Clearance
+
+    problem = ik_problem(chain, targets, q0, task=task, limits=() if avoid is None else (Clearance(avoid),))
+    res = solve(problem, solver, rng=rng, trace=trace)
+    q, perr, oerr, cost0, cost, its, active = prefer.run(chain, problem.T_target, res, problem.task, problem.world)
+    return [RedundantResult(q[b].copy(), r.converged, float(perr[b]), float(oerr[b]), float(cost0[b]), float(cost[b]),
+                            int(its[b]), "primary not converged: not optimised" if not r.converged
+                            else "iteration limit" if active[b] else "stationary", r) for b, r in enumerate(res)]
+
+
+@dataclass(frozen=True)
+class Prefer(Secondary):
+    """The null-space secondary of an IK problem (``prefer=`` of :func:`physai.ik.ik_problem`): after the solve,
+    lower ``objective`` along the self-motion of each converged answer, keeping the task within its tolerances.
+
+    Each iteration is a predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint
+    change ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
+    correction at the new point, clipped into the limits. It is accepted only if the cost falls *and* the primary
+    still meets its tolerances (and, with a clearance limit, every pair keeps its margin); ``alpha`` grows by 1.5 on
+    acceptance and halves on rejection. A target stops when ``alpha < min_step`` or after ``iterations``. The
+    result's ``q`` is the refined one and ``cost (B,)`` the objective there.
+
+    Examples
+    --------
+    >>> panda = physai.load("panda")
+    >>> T = physai.tool_pose(panda, panda.q_middle + 0.3)
+    >>> plain = physai.solve_ik(panda, T)
+    >>> refined = physai.solve_ik(panda, T, prefer=physai.nullspace.Prefer(physai.nullspace.joint_limit_cost(panda)))
+    >>> refined.converged, bool(refined.cost <= physai.nullspace.joint_limit_cost(panda).value(plain.q))
+    (True, True)
+    """
+
+    objective: Objective
+    iterations: int = REFINE_ITERATIONS
+    step: float = REFINE_STEP
+    min_step: float = REFINE_MIN_STEP
+
+    def __post_init__(self):
+        _check_options(self.objective, self.iterations, self.step, self.min_step)
+
+    def run(self, chain, T_target, result, task: Task, world):
+        """The refinement's arrays ``(q, perr, oerr, cost0, cost, its, active)`` of a solve's ``result``."""
+        return _refine(chain, T_target, result.q, result.converged, self.objective, task.kind, task.tol_position,
+                       task.tol_orientation, task.unit_axis, self.iterations, self.step, self.min_step, world)
+
+    def refine(self, chain, T_target, result, task: Task, world) -> IKBatchResult:
+        q, perr, oerr, _, cost, _, _ = self.run(chain, T_target, result, task, world)
+        return replace(result, q=q, position_error=perr, orientation_error=oerr, cost=cost)
 
 
 # ---- self-motion with a secondary objective, clear of obstacles --------------------------------------------------
