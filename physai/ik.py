@@ -294,10 +294,15 @@ def from_flat(task, flat: dict) -> tuple[Task, Solver, list | None]:
         raise InputError("backend: 'compiled' cannot serve this method, trace or engine; pass backend='numpy' or "
                          "leave backend=None to choose")
     fields["solver"]["backend"] = "numpy" if "numpy" in (engine, backend) else backend or "auto"
-    if fields["task"]:
-        task = Task(task.kind, **{"weights": task.weights, "tol_position": task.tol_position,
-                                  "tol_orientation": task.tol_orientation, "axis": task.axis, **fields["task"]})
-    return task, Solver(**fields["solver"]), trace
+    try:
+        if fields["task"]:
+            task = Task(task.kind, **{"weights": task.weights, "tol_position": task.tol_position,
+                                      "tol_orientation": task.tol_orientation, "axis": task.axis, **fields["task"]})
+        return task, Solver(**fields["solver"]), trace
+    except InputError as error:  # named as the caller spelled it
+        field, _, rest = str(error).partition(":")
+        flat_name = next((k for k in flat if _FLAT[k][1] == field), field)
+        raise InputError(f"{flat_name}:{rest}") from None
 
 
 @_deprecated_keywords
