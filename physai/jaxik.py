@@ -224,7 +224,7 @@ def _run(chain: Chain, task: str, backend: str, p_target, R_target, q0, restarts
     q = np.array(np.broadcast_to(q0, (B, n)))
     starts = restart_draws(chain, rng, B, restarts)  # (B, restarts, n), the draws of physai.ik
     if backend == "jax":
-        require("jax", "physai.jaxik's backend='jax'")
+        require("jax", "physai.ik.Solver's backend='jax'")
     run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, steps)
     attempts = _attempts(chain, p_target, restarts, opts[2])
     done, its, used = np.zeros(B, bool), np.zeros(B, np.int64), np.zeros(B, np.int64)
