@@ -11,7 +11,9 @@ from physai._ik_record import BEST_EFFORT, COLLISION, ITERATION_LIMIT, REASONS
 from physai.kinematics import Chain
 from physai.singularity import Health, health
 
-_REASON_NAMES = np.asarray(REASONS)  # indexed by an outcome array (never written)
+# indexed by an outcome array (never written); one word for every task: an attempt out of steps and one at a
+# stationary point both fell short of the target
+_REASON_NAMES = np.asarray([REASONS[BEST_EFFORT] if k == ITERATION_LIMIT else r for k, r in enumerate(REASONS)])
 
 
 @dataclass(frozen=True)
@@ -113,13 +115,11 @@ def batch_result(q, outcome, iterations, perr, oerr, restarts, method: str, task
     an index into :data:`REASONS` (0: converged), ``iterations``, ``perr`` (m), ``oerr`` (rad) and ``restarts``
     ``(B,)``; ``unmet`` names each part of an unconverged target whose error is above its tolerance (led by
     ``"collision"`` for the collision outcome)."""
-    perr, oerr = np.asarray(perr, float), np.asarray(oerr, float)
-    # one word for every task: an attempt out of steps and one at a stationary point both fell short
-    outcome = np.where(np.asarray(outcome) == ITERATION_LIMIT, BEST_EFFORT, outcome)
-    converged = np.asarray(outcome) == 0
-    unmet = tuple(_unmet(k, p, o, tol_position, tol_orientation)
-                  for k, p, o in zip(np.asarray(outcome).tolist(), perr.tolist(), oerr.tolist()))
-    return IKBatchResult(np.array(q, float), converged, np.asarray(iterations, np.int64), perr, oerr,
+    perr, oerr, outcome = np.asarray(perr, float), np.asarray(oerr, float), np.asarray(outcome)
+    codes = outcome.tolist()
+    unmet = tuple(() if k == 0 else _unmet(k, p, o, tol_position, tol_orientation)
+                  for k, p, o in zip(codes, perr.tolist(), oerr.tolist()))
+    return IKBatchResult(np.array(q, float), outcome == 0, np.asarray(iterations, np.int64), perr, oerr,
                          _REASON_NAMES[outcome], np.asarray(restarts, np.int64), method, task, unmet)
 
 

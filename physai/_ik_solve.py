@@ -158,11 +158,19 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
 def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: int) -> np.ndarray:
     """The compiled solver's :data:`physai._ik_record.SETTINGS` record of options ``o``: ``attempts`` per target,
     ``attempts_far`` for a position provably beyond the chain's reach."""
-    return _ik_record.settings(
-        task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=attempts, attempts_far=attempts_far,
-        tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
-        mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=chain.reach + o.tol_position,
-        base=chain.T_prev_joint[0, :3, 3], polish=o.polish)
+    return _settings(o.task, o.max_iterations, o.patience, attempts, attempts_far, o.tol_position, o.tol_orientation,
+                     o.max_step, chain.reach + o.tol_position, tuple(chain.T_prev_joint[0, :3, 3].tolist()), o.polish)
+
+
+@functools.lru_cache(maxsize=256)  # a loop that solves one target per tick passes the same settings every tick
+def _settings(task, iterations, patience, attempts, attempts_far, tol_position, tol_orientation, max_step, reach, base,
+              polish) -> np.ndarray:
+    settings = _ik_record.settings(
+        task=task, iterations=iterations, patience=patience, attempts=attempts, attempts_far=attempts_far,
+        tol_position=tol_position, tol_orientation=tol_orientation, max_step=max_step, mu0=_LM_MU0, mu_down=_LM_DOWN,
+        mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach, base=base, polish=polish)
+    settings.flags.writeable = False
+    return settings
 
 
 def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> Rows:

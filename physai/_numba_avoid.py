@@ -40,7 +40,7 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
     s = settings[0]
     n = P.shape[0] - 1
     scratch = solve_scratch(n, sw.shape[0])
-    best_q, seed = np.empty(n), np.empty(n)
+    best_q, start = np.empty(n), np.empty(n)
     G = last.shape[0]
     R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))
     ask, bound = np.zeros((1, pairs.shape[0]), np.bool_), np.empty((1, pairs.shape[0]))
@@ -51,9 +51,9 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
             continue
         status[b] = EXHAUSTED
         while next_draw[b] < stop:
-            restart_start(uniforms[b, next_draw[b]], sample_range, seed)
+            restart_start(uniforms[b, next_draw[b]], sample_range, start)
             next_draw[b] += 1
-            converged, _, it, _, perr, oerr, q = _solve_target(P, lower, upper, T_target[b], axis, sw, seed,
+            converged, _, it, _, perr, oerr, q = _solve_target(P, lower, upper, T_target[b], axis, sw, start,
                                                                uniforms[b, :0], sample_range, s, 1, best_q, scratch)
             steps[b] += it
             if not converged:

@@ -232,19 +232,26 @@ class Chain:
                 )
         return q
 
-    def random_q(self, rng: np.random.Generator, size=(), margin: float = 0.0) -> np.ndarray:
-        """Uniform joint positions inside the limits shrunk by ``margin`` (unlimited joints use [-pi, pi]).
+    def random_q(self, rng: np.random.Generator, size=(), inset: float = 0.0, *, margin: float | None = None
+                 ) -> np.ndarray:
+        """Uniform joint positions inside the limits, each side moved in by ``inset`` (rad or m; unlimited joints use
+        [-pi, pi]). ``margin`` is the previous release's name of ``inset`` (deprecated: "margin" is a clearance).
 
         ``rng`` is a seeded ``numpy.random.Generator``; ``size`` is the batch shape -> ``(*size, n)``.
         """
+        if margin is not None:
+            import warnings
+
+            warnings.warn("Chain.random_q(margin=) is deprecated: pass inset=", DeprecationWarning, stacklevel=2)
+            inset = margin
         low, high = self._sample_range
-        if margin != 0:  # a solver's restarts (margin 0) skip this check: they are drawn on every call
-            if not (np.isfinite(margin) and 0 <= margin <= np.min(high - low) / 2):
+        if inset != 0:  # a solver's restarts (inset 0) skip this check: they are drawn on every call
+            if not (np.isfinite(inset) and 0 <= inset <= np.min(high - low) / 2):
                 # numpy's uniform(lo, hi) with lo > hi draws outside the limits instead of refusing
                 narrowest = self.joint_names[int(np.argmin(high - low))]
-                raise InputError(f"margin: expected 0 <= margin <= half the narrowest joint range "
-                                 f"(joint {narrowest!r}), got {margin}")
-            low, high = low + margin, high - margin
+                raise InputError(f"inset: expected 0 <= inset <= half the narrowest joint range "
+                                 f"(joint {narrowest!r}), got {inset}")
+            low, high = low + inset, high - inset
         size = (size,) if np.isscalar(size) else tuple(size)
         # Bit for bit rng.uniform(low, high, size) (numpy computes low + (high - low) * next_double too), without
         # its slow per-element broadcasting of array bounds.

@@ -54,7 +54,7 @@ def easy_poses(m, chain, task, rng, k):
     gradient descent too, whose error shrinks only by ~(1 - 1/kappa^2) per step."""
     out = []
     while len(out) < k:
-        q = chain.random_q(rng, (), margin=0.3)
+        q = chain.random_q(rng, (), inset=0.3)
         J = mj.site_jacobian(m, chain, q)
         if task == "position":
             J = J[:3]

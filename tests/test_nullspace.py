@@ -85,7 +85,7 @@ def test_projected_step_leaves_the_primary_unchanged_to_first_order_central_diff
     h = 1e-5
     for chain, task_rows, obj in ((panda, slice(0, 6), ns.joint_limit_cost(panda)),
                                   (so101, slice(0, 3), ns.manipulability_cost(so101))):
-        for q in chain.random_q(rng, 10, margin=0.1):
+        for q in chain.random_q(rng, 10, inset=0.1):
             T0 = tool_pose(chain, q)
             J = jacobian(chain, q)[task_rows]
             g = obj.gradient(q)
@@ -133,7 +133,7 @@ def test_manipulability_is_sqrt_det_and_its_gradient_matches_central_differences
     xy = np.eye(6)[:2]
     for chain, block in ((panda, "full"), (panda, "position"), (so101, "position"), (planar3r, xy)):
         obj = ns.manipulability_cost(chain, block)
-        for q in chain.random_q(rng, 5, margin=0.05):
+        for q in chain.random_q(rng, 5, inset=0.05):
             J = jacobian(chain, q)
             Jb = xy @ J if block is xy else J[:3] if block == "position" else np.r_[J[:3], 0.3 * J[3:]]
             assert abs(ns.manipulability(chain, q, block) - np.sqrt(np.linalg.det(Jb @ Jb.T))) <= 1e-12
@@ -191,7 +191,7 @@ def _constrained_lstsq(J1, v1, J2, v2):
 
 
 def test_priority_primary_exact_secondary_constrained_least_squares_and_order_matters(so101, rng):
-    for q in so101.random_q(rng, 10, margin=0.1):
+    for q in so101.random_q(rng, 10, inset=0.1):
         J = jacobian(so101, q)
         Jp, Jo = J[:3], J[3:]  # 3 + 3 rows on 5 joints: the two tasks conflict
         vp, vo = rng.normal(size=3), rng.normal(size=3)

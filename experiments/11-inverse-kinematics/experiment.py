@@ -154,7 +154,7 @@ def convergence(n_targets: int = 20, max_iterations: int = 100, seed: int = SEED
     ``max_iterations`` steps (the transpose method hits the cap: a median at the cap means "not yet")."""
     chain = robots.load("panda")
     rng = np.random.default_rng(seed)
-    q_true = chain.random_q(rng, n_targets, margin=0.2)
+    q_true = chain.random_q(rng, n_targets, inset=0.2)
     q0 = np.clip(q_true + rng.uniform(-0.4, 0.4, q_true.shape), chain.lower, chain.upper)
     T = kinematics.tool_pose(chain, q_true)
     runs, curves = [], []
