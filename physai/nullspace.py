@@ -226,11 +226,20 @@ def jacobian_derivative(J) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Objective:
-    """A secondary cost ``H(q)`` to minimise: ``value: (..., n) -> (...)``, ``gradient: (..., n) -> (..., n)``."""
+    """A secondary cost ``H(q)`` to minimise: ``value: (..., n) -> (...)``, ``gradient: (..., n) -> (..., n)``.
+
+    ``trusted_value`` and ``trusted_gradient`` (default: ``value`` and ``gradient``): the same functions for joint
+    vectors already checked (a solver's iterates), so a refinement checks its inputs once, not every step."""
 
     name: str
     value: Callable[[np.ndarray], np.ndarray]
     gradient: Callable[[np.ndarray], np.ndarray]
+    trusted_value: Callable[[np.ndarray], np.ndarray] | None = None
+    trusted_gradient: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "trusted_value", self.trusted_value or self.value)
+        object.__setattr__(self, "trusted_gradient", self.trusted_gradient or self.gradient)
 
 
 def joint_limit_cost(chain: Chain) -> Objective:
@@ -247,13 +256,14 @@ def joint_limit_cost(chain: Chain) -> Objective:
     k = int(limited.sum())
 
     def value(q):
-        d = chain.check_q(q) - c
+        d = q - c
         return np.sum(d * d * inv_range2, axis=-1) / (2 * k)
 
     def gradient(q):
-        return (chain.check_q(q) - c) * inv_range2 / k
+        return (q - c) * inv_range2 / k
 
-    return Objective("joint-limit", value, gradient)
+    return Objective("joint-limit", lambda q: value(chain.check_q(q)), lambda q: gradient(chain.check_q(q)), value,
+                     gradient)
 
 
 def posture_cost(chain: Chain, q_pref, weights=None) -> Objective:
@@ -264,13 +274,14 @@ def posture_cost(chain: Chain, q_pref, weights=None) -> Objective:
         raise InputError(f"weights: expected non-negative joint weights, got {w}")
 
     def value(q):
-        d = chain.check_q(q) - q_pref
+        d = q - q_pref
         return 0.5 * np.sum(w * d * d, axis=-1)
 
     def gradient(q):
-        return w * (chain.check_q(q) - q_pref)
+        return w * (q - q_pref)
 
-    return Objective("posture", value, gradient)
+    return Objective("posture", lambda q: value(chain.check_q(q)), lambda q: gradient(chain.check_q(q)), value,
+                     gradient)
 
 
 def _rows(block, char_length: float) -> np.ndarray:
@@ -382,7 +393,7 @@ def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
     """``(dmax, corrected)``: the projected gradient step ``-N grad H`` (largest joint change ``alpha``, ``dmax`` its
     unscaled size) plus the Newton correction, corrected once more at the new point (``_corrected``'s tuple)."""
     Jp = _pinv(Jt, 0.0, None, RCOND)[0]
-    d = -(_projector(Jt, Jp) @ objective.gradient(q)[..., None])[..., 0]
+    d = -(_projector(Jt, Jp) @ objective.trusted_gradient(q)[..., None])[..., 0]
     dmax = np.abs(d).max(axis=-1)
     scale = np.where(dmax > 0, alpha / np.where(dmax > 0, dmax, 1.0), 0.0)
     q1, e1, J1, _, _ = _corrected(chain, q + scale[:, None] * d, e, Jp, task, T_target, axis)
@@ -397,7 +408,7 @@ def _refine(chain, T_target, q, converged, objective, task, tol_position, tol_or
     """The refinement loop on checked arguments: ``(q, perr, oerr, cost0, cost, its, active)`` per target."""
     q = np.array(q, float)
     e, Jt, perr, oerr = task_residual(task, *kinematics._pose_and_jacobian(chain, q, "compiled"), T_target, a)
-    cost0 = objective.value(q)
+    cost0 = objective.trusted_value(q)
     cost, alpha, its = cost0.copy(), np.full(len(q), float(step)), np.zeros(len(q), int)
     active = np.array(converged, bool)
     for _ in range(int(iterations)):
@@ -406,7 +417,7 @@ def _refine(chain, T_target, q, converged, objective, task, tol_position, tol_or
             break
         dmax, (trial, et, Jtt, pt, ot) = _self_motion_step(chain, objective, q[r], e[r], Jt[r], alpha[r],
                                                            task, T_target[r], a)
-        ct = objective.value(trial)
+        ct = objective.trusted_value(trial)
         ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
         if world is not None:
             ok[ok] = world._clear(trial[ok], world.pair_margin)
