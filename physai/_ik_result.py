@@ -123,6 +123,16 @@ def batch_result(q, outcome, iterations, perr, oerr, restarts, method: str, task
                          _REASON_NAMES[outcome], np.asarray(restarts, np.int64), method, task, unmet)
 
 
+def one_result(q, outcome, iterations, perr, oerr, restarts, method: str, task: str, tol_position: float,
+               tol_orientation: float) -> IKResult:
+    """The :class:`IKResult` of a one-target solve's arrays (those of :func:`batch_result`, ``B = 1``), built
+    directly: the same fields as the batch's row, without the batch."""
+    outcome, perr, oerr = outcome.item(0), perr.item(0), oerr.item(0)
+    return IKResult(q[0].copy(), outcome == 0, iterations.item(0), perr, oerr, str(_REASON_NAMES[outcome]),
+                    restarts.item(0), method, task,
+                    () if outcome == 0 else _unmet(outcome, perr, oerr, tol_position, tol_orientation))
+
+
 def _unmet(outcome: int, perr: float, oerr: float, tol_position: float, tol_orientation: float) -> tuple:
     """What one target did not achieve: ``()`` when converged (``outcome`` 0), else each of
     ``("position", "orientation")`` whose error (``perr`` m, ``oerr`` rad) is above its tolerance, led by

@@ -65,8 +65,8 @@ from physai._ik_options import (
     as_task,
     check_targets,
 )
-from physai._ik_record import REASONS, IKProblem, Rows
-from physai._ik_result import IKBatchResult, IKResult, batch_result
+from physai._ik_record import REASONS, IKOptions, IKProblem, Rows
+from physai._ik_result import IKBatchResult, IKResult, batch_result, one_result
 from physai._ik_solve import (  # the solver's parts that are IK API (the lessons and peers read them)
     TASK_RANK,
     TASK_ROWS,
@@ -210,6 +210,16 @@ def solve(problem: Problem, solver: Solver = DEFAULT_SOLVER, *, rng: np.random.G
     >>> print(np.round(physai.tool_pose(chain, q)[:3, 3], 4))
     [0.202 0.    0.1  ]
     """
+    rows, o = _rows(problem, solver, rng, trace)
+    result = rows if isinstance(rows, IKBatchResult) else batch_result(*rows, o.method, o.task, o.tol_position,
+                                                                       o.tol_orientation)
+    if problem.prefer is not None:
+        result = problem.prefer.refine(problem.chain, problem.T_target, result, problem.task, problem.world)
+    return result
+
+
+def _rows(problem: Problem, solver: Solver, rng, trace) -> tuple[Rows | IKBatchResult, IKOptions]:
+    """The solver's rows of a checked problem (the JAX loop's batch result), and the options it ran."""
     if type(problem) is not Problem:
         raise InputError(f"problem: expected a physai.ik.Problem (physai.ik.ik_problem), got {type(problem).__name__}")
     if type(solver) is not Solver:
@@ -220,17 +230,12 @@ def solve(problem: Problem, solver: Solver = DEFAULT_SOLVER, *, rng: np.random.G
     if solver.backend == "jax":
         from physai import jaxik  # JAX only where it is asked for
 
-        result = jaxik.solve_checked(problem, o, rng)
-    else:
-        if solver.backend == "compiled" and trace is not None:
-            raise InputError("backend: 'compiled' cannot keep a trace; pass backend='numpy' or 'auto'")
-        p = IKProblem(chain, problem.T_target, problem.q0, restart_uniforms(chain, rng, len(problem.T_target),
-                                                                            o.restarts), o, problem.world,
-                      solver.backend != "numpy" and o.method == "lm" and trace is None, "compiled", trace)
-        result = batch_result(*_solve(p), o.method, o.task, o.tol_position, o.tol_orientation)
-    if problem.prefer is not None:
-        result = problem.prefer.refine(chain, problem.T_target, result, problem.task, problem.world)
-    return result
+        return jaxik.solve_checked(problem, o, rng), o
+    if solver.backend == "compiled" and trace is not None:
+        raise InputError("backend: 'compiled' cannot keep a trace; pass backend='numpy' or 'auto'")
+    p = IKProblem(chain, problem.T_target, problem.q0, restart_uniforms(chain, rng, len(problem.T_target), o.restarts),
+                  o, problem.world, solver.backend != "numpy" and o.method == "lm" and trace is None, "compiled", trace)
+    return _solve(p), o
 
 
 def _solve(p: IKProblem) -> Rows:
@@ -393,7 +398,11 @@ def solve_ik(chain: Chain, target, q0=None, *, task: Task | str = "pose", solver
     problem = ik_problem(chain, target, q0, task=task, limits=limits, prefer=prefer)
     if not problem.single:
         raise InputError(f"target: expected one target for solve_ik (solve_ik_batch solves {len(problem.T_target)})")
-    return solve(problem, solver, rng=rng)[0]
+    if prefer is not None:
+        return solve(problem, solver, rng=rng)[0]
+    rows, o = _rows(problem, solver, rng, None)
+    return rows[0] if isinstance(rows, IKBatchResult) else one_result(*rows, o.method, o.task, o.tol_position,
+                                                                      o.tol_orientation)
 
 
 def check_problem(chain: Chain, targets, q0, batch_ndim: int, options: dict) -> IKProblem:
