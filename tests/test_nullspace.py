@@ -205,7 +205,7 @@ def test_priority_primary_exact_secondary_constrained_least_squares_and_order_ma
 
 
 def test_priority_with_compatible_tasks_meets_both(panda, rng):
-    q = panda.random_q(rng, margin=0.2)
+    q = panda.random_q(rng, inset=0.2)
     J1 = jacobian(panda, q)
     J2 = ns.point_jacobian(panda, q, 3)[1][2:]  # elbow height
     v1, v2 = rng.normal(size=6), rng.normal(size=1)  # 6 + 1 rows on 7 joints: both feasible
@@ -215,7 +215,7 @@ def test_priority_with_compatible_tasks_meets_both(panda, rng):
 
 
 def test_singular_secondary_task_is_bounded_when_damped(panda, rng):
-    q = panda.random_q(rng, margin=0.2)
+    q = panda.random_q(rng, inset=0.2)
     J1 = jacobian(panda, q)
     n1 = ns.null_basis(J1)[:, 0]
     v1, v2 = rng.normal(size=6), np.array([1.0])
