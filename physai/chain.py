@@ -220,7 +220,9 @@ class Chain:
         Positions outside the joint limits are valid for FK and Jacobians (the arm can be driven
         there); ``within_limits=True`` refuses them, as a solver's start must not lie outside.
         """
-        q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
+        if not (type(q) is np.ndarray and q.dtype == np.float64 and q.shape[-1:] == (self.n,)
+                and np.isfinite(q).all()):  # the usual case costs these tests; anything else the full check
+            q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
         if within_limits:
             outside = (q < self.lower) | (q > self.upper)
             if np.any(outside):
