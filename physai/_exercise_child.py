@@ -19,6 +19,7 @@ import linecache
 import os
 import pickle
 import sys
+import tempfile
 import traceback
 import types
 from multiprocessing.connection import Connection
@@ -173,11 +174,25 @@ def _subreaper() -> None:
             pass
 
 
+def _confine(fd: int) -> None:
+    """Confine this process before the learner's code runs (:mod:`physai._sandbox`): a PID namespace of its own
+    where the kernel allows one, writes only in the scratch folder (the current one), temporary files there."""
+    from physai import _sandbox
+
+    scratch = os.getcwd()
+    _sandbox.pid_namespace((fd,))
+    _sandbox.confine(scratch)
+    os.environ.update(TMPDIR=scratch, MPLCONFIGDIR=scratch)
+    tempfile.tempdir = None
+
+
 def run(fd: int) -> None:
     """Import the learner's file named on the socket ``fd`` and run its functions on request until it closes."""
     conn = Connection(fd)
+    path, checker, forbidden, sandbox = conn.recv()
+    if sandbox:
+        _confine(fd)
     _subreaper()
-    path, checker, forbidden = conn.recv()
     used: set = set()
     try:
         _watch(forbidden, used)

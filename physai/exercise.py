@@ -52,7 +52,7 @@ from types import ModuleType
 
 import numpy as np
 
-from physai import _files
+from physai import _files, _sandbox
 from physai._exercise_child import OPAQUE, leaves, low_precision
 from physai.errors import InputError, PhysaiError
 from physai.lesson import LESSONS_DIR, lesson_number
@@ -292,6 +292,34 @@ def _load_checker(folder: Path) -> ModuleType:
     return module
 
 
+# What the graders import while they grade (arms, the lessons' checks), imported before any learner's code runs.
+_AHEAD = ("mujoco", "physai.robots", "physai.chain")
+
+
+def _import_ahead(checker: Path) -> None:
+    """Import every module ``checker``'s source names (also inside its functions) and :data:`_AHEAD`, before a
+    child starts, so that the grader imports nothing a learner's code could have written."""
+    names = list(_AHEAD)
+    for node in ast.walk(ast.parse(checker.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a name imported from a module, not a module; or a lesson dependency missing here
+            pass
+
+
+def _read_while_grading(folder: Path) -> list[Path]:
+    """The folders whose files the grader reads while it grades: this package, the lesson, the cached
+    self-collision statistics."""
+    from physai import _engine
+
+    return [Path(__file__).resolve().parent, Path(folder).resolve(), _engine.cache_dir() / "self_pairs"]
+
+
 # ---- what comes back from the child: plain data only -------------------------------------------------------------
 
 _PLAIN = {("numpy", "ndarray"), ("numpy", "dtype"), ("builtins", "complex")} | {
@@ -349,6 +377,7 @@ class _Output:
 # Children are forked from a server that has imported what the lessons import (physai._exercise_child.serve), so
 # a file starts in a fraction of a second; where fork is not safe (macOS, Windows) each child is a fresh interpreter.
 FORK_SERVER = sys.platform == "linux"
+SANDBOX = True  # the child confines itself (physai._sandbox); False only to test the grader without it
 # An isolated interpreter (-I: no user site, no PYTHON* variables, not the current folder on sys.path) that writes
 # no bytecode anywhere (-B: -I ignores PYTHONDONTWRITEBYTECODE) and imports this very physai (its folder first on
 # sys.path), also where only the caller's sys.path found it.
@@ -365,7 +394,8 @@ class _Server:
         self.proc = subprocess.Popen(
             [*CHILD, "--serve", str(theirs.fileno())],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True, cwd=tempfile.gettempdir())
+            stderr=subprocess.DEVNULL, start_new_session=True, cwd=tempfile.gettempdir(),
+            env=_sandbox.environment())
         theirs.close()
         self.sock, self.lock = ours, threading.Lock()
         self.sock.settimeout(120.0)  # the first answer waits for the server's imports
@@ -446,12 +476,13 @@ class _Child:
             self.proc = subprocess.Popen(
                 [*CHILD, str(theirs.fileno())],
                 pass_fds=[theirs.fileno()], cwd=self.scratch.name, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                env=_sandbox.environment())
             theirs.close()
             self.pid = self.proc.pid
             output.drain(self.proc.stdout)
         self.conn = Connection(ours.detach())
-        self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden))
+        self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden, SANDBOX))
         status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}",
                                      f"{IMPORT_FACTOR} x --timeout for the import")
         if status == "raise":
@@ -659,13 +690,20 @@ def check(folder: Path, dest: Path, seed: int | None = None, timeout: float = TI
     seed = new_seed() if seed is None else seed
     if not (isinstance(seed, (int, np.integer)) and seed >= 0):
         raise InputError(f"seed: expected a whole number >= 0 (a run prints its seed), got {seed!r}")
-    session = _Session(target.resolve(), _load_checker(folder), parameters(source), timeout)
+    checker = _load_checker(folder)
+    _import_ahead(folder / CHECK_FILE)
+    snapshot = _sandbox.Snapshot(_read_while_grading(folder))
+    session = _Session(target.resolve(), checker, parameters(source), timeout)
+    grades = []
     try:
-        grades = tuple(grade(session.checker, session, n, np.random.default_rng([seed, i]))
-                       for i, n in enumerate(names) if only is None or n in only)
+        with _sandbox.ImportGuard(snapshot):
+            for i, n in enumerate(names):
+                if only is None or n in only:
+                    grades.append(grade(session.checker, session, n, np.random.default_rng([seed, i])))
+                    snapshot.verify()  # no verdict on a changed grader
     finally:
         session.close()
-    return Report(grades, seed, session.output.text(), session.output.total)
+    return Report(tuple(grades), seed, session.output.text(), session.output.total)
 
 
 def lesson_folder(lesson: str | int | Path) -> Path:
