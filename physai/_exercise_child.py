@@ -26,7 +26,8 @@ from multiprocessing.connection import Connection
 
 import numpy as np
 
-OPAQUE = "<physai-opaque>"  # (OPAQUE, type name): a returned object that is not plain data
+from physai._reply import OPAQUE
+
 MAX_TEXT = 500  # characters of an exception's message sent back
 
 

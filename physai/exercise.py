@@ -30,7 +30,6 @@ import atexit
 import functools
 import importlib.util
 import inspect
-import io
 import os
 import pickle
 import re
@@ -52,8 +51,9 @@ from types import ModuleType
 
 import numpy as np
 
-from physai import _files, _sandbox
-from physai._exercise_child import OPAQUE, leaves, low_precision
+from physai import _files, _reply, _sandbox
+from physai._exercise_child import leaves, low_precision
+from physai._reply import Opaque
 from physai.errors import InputError, PhysaiError
 from physai.lesson import LESSONS_DIR, lesson_number
 
@@ -62,6 +62,7 @@ CHECK_FILE = "_check.py"
 LIST_NAME = "EXERCISE"
 NOT_WRITTEN = "not written yet"
 TIMEOUT = 20.0  # s of the child's time per graded function (``physai check --timeout``)
+MAX_TIMEOUT = 86400.0  # s: the longest --timeout (a longer one overflows the operating system's clocks)
 IMPORT_FACTOR = 3  # importing the file may take this many times as long (the lessons import MuJoCo, JAX, ...)
 OUTPUT_HEAD = 2000  # bytes of the learner's printed output kept to show
 FLOAT32 = ("returned float32 numbers: compute in float64 (float32 keeps about 7 significant digits, the check "
@@ -82,13 +83,6 @@ class LearnerError(Exception):
 
 class Stopped(Exception):
     """The child process stopped answering (time limit, exit, crash); the message says which."""
-
-
-@dataclass(frozen=True)
-class Opaque:
-    """What the learner returned when it was not plain data (arrays, numbers, strings, tuples, lists, dicts)."""
-
-    type_name: str
 
 
 def _kind(got) -> str:
@@ -320,35 +314,6 @@ def _read_while_grading(folder: Path) -> list[Path]:
     return [Path(__file__).resolve().parent, Path(folder).resolve(), _engine.cache_dir() / "self_pairs"]
 
 
-# ---- what comes back from the child: plain data only -------------------------------------------------------------
-
-_PLAIN = {("numpy", "ndarray"), ("numpy", "dtype"), ("builtins", "complex")} | {
-    (core, name) for core in ("numpy._core.multiarray", "numpy.core.multiarray") for name in ("_reconstruct", "scalar")}
-
-
-class _PlainUnpickler(pickle.Unpickler):
-    """Unpickles only arrays, numbers, strings and containers: the child runs the learner's code, so what it
-    sends may be anything, and an ordinary unpickle would run code here."""
-
-    def find_class(self, module, name):
-        if (module, name) in _PLAIN:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refused {module}.{name}")
-
-
-def _decode(x):
-    """The child's plain data with its ``(OPAQUE, type name)`` markers as :class:`Opaque`."""
-    if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and x[0] == OPAQUE:
-        return Opaque(str(x[1]))
-    if isinstance(x, (tuple, list)):
-        return type(x)(_decode(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _decode(v) for k, v in x.items()}
-    if isinstance(x, np.ndarray) and x.dtype.kind not in "biufc":
-        return Opaque(f"ndarray of dtype {x.dtype}")
-    return x
-
-
 class _Output:
     """Drains the child's stdout and stderr on a thread (so a flood of prints never blocks it), keeping the first
     :data:`OUTPUT_HEAD` bytes and counting the rest."""
@@ -483,29 +448,29 @@ class _Child:
             output.drain(self.proc.stdout)
         self.conn = Connection(ours.detach())
         self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden, SANDBOX))
-        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}",
+        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}", _reply.import_reply,
                                      f"{IMPORT_FACTOR} x --timeout for the import")
         if status == "raise":
             self.close()
             raise LearnerError(*value)
         self.names: list[str] = value
 
-    def receive(self, timeout: float, doing: str, limit: str = "--timeout per function") -> tuple:
-        """The child's next message, or :class:`Stopped` (the process is ended, SIGKILL) if none comes in
-        ``timeout`` s (``limit`` says which limit that is)."""
+    def receive(self, timeout: float, doing: str, check: Callable = _reply.call_reply,
+                limit: str = "--timeout per function") -> tuple:
+        """The child's next message, whole, of the shape ``check`` accepts, or :class:`Stopped` (the process is
+        ended, SIGKILL) if none comes in ``timeout`` s (``limit`` says which limit that is) or it breaks a bound."""
         try:
-            if not self.conn.poll(max(timeout, 0.0)):
-                self.close()
-                raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is {limit})")
-            message = _decode(_PlainUnpickler(io.BytesIO(self.conn.recv_bytes())).load())
+            return check(_reply.loads(_reply.read(self.conn.fileno(), time.monotonic() + max(timeout, 0.0))))
+        except _reply.TooSlow:
+            self.close()
+            raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is {limit})") from None
         except (EOFError, OSError):
             self.close()
             raise Stopped(f"the process running your code ended while {doing} (os._exit, sys.exit or a crash): a "
                           "graded function must return its answer") from None
-        except pickle.UnpicklingError as exc:
+        except _reply.BadReply as exc:
             self.close()
             raise Stopped(f"the process running your code sent something unexpected while {doing} ({exc})") from None
-        return message
 
     def _alive(self) -> bool:
         if self.proc is not None:
@@ -683,8 +648,8 @@ def check(folder: Path, dest: Path, seed: int | None = None, timeout: float = TI
     if not target.is_file():
         raise InputError(f"{target} does not exist; write it first with: physai exercise "
                          f"{lesson_number(folder)} {dest}")
-    if not (np.isfinite(timeout) and timeout > 0):
-        raise InputError(f"timeout: expected a positive number of seconds, got {timeout}")
+    if not (isinstance(timeout, (int, float)) and 0 < timeout <= MAX_TIMEOUT):
+        raise InputError(f"timeout: expected seconds, more than 0 and at most {MAX_TIMEOUT:g} (a day), got {timeout!r}")
     source = (folder / BUILD_FILE).read_text(encoding="utf-8")
     names = exercise_names(source, folder / BUILD_FILE)
     seed = new_seed() if seed is None else seed

@@ -118,3 +118,73 @@ def _running(token: str) -> list[int]:
         except (OSError, ValueError):
             continue
     return out
+
+
+# ---- replies the child's code writes to the grader's socket itself --------------------------------------------
+
+SEND = '''
+import os, pickle, stat, struct, sys, time
+import numpy as _np
+
+
+def _socket():
+    return next(fd for fd in range(3, 256) if _is_socket(fd))
+
+
+def _is_socket(fd):
+    try:
+        return stat.S_ISSOCK(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def _send(payload, header=None):
+    os.write(_socket(), struct.pack("!i", len(payload)) if header is None else header)
+    os.write(_socket(), payload)
+    time.sleep(60)  # the grader has its reply: it must end this process, not wait for the real one
+'''
+
+_SELF = "_l = []\n    _l.append(_l)\n    _send(pickle.dumps(('ok', _l, [], [], False)))"
+_DEEP = ("sys.setrecursionlimit(50000)\n    _l = []\n    for _ in range(5000):\n        _l = [_l]\n"
+         "    _send(pickle.dumps(('ok', _l, [], [], False)))")
+_TERABYTE = ("from numpy._core.multiarray import _reconstruct\n"
+             "    class _Big:\n        def __reduce__(self):\n"
+             "            return (_reconstruct, (_np.ndarray, (2**37,), b'f8'))\n"
+             "    _send(pickle.dumps(('ok', _Big(), [], [], False)))")
+BAD_REPLIES = {
+    "a header then silence": ("_send(b'', header=struct.pack('!i', 1000))", "stopped after 1 s running hinge_column"),
+    "300 MiB announced": ("_send(b'', header=struct.pack('!i', 300 * 2**20))", "a reply of 314572800 bytes"),
+    "a list that holds itself": (_SELF, "nested more than"),
+    "a 5,000-deep list": (_DEEP, "nested more than"),
+    "a tuple of the wrong shape": ("_send(pickle.dumps(('ok',)))", "a reply to a call that is not"),
+    "a terabyte array": (_TERABYTE, "an array of shape (137438953472,)"),
+    "a class to run": ("_send(pickle.dumps(('ok', os.system, [], [], False)))", "refused posix.system"),
+    "bytes that are no pickle": ("_send(b'\\x80\\x04garbage')", "a malformed reply"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_REPLIES))
+def test_a_reply_that_breaks_a_bound_fails_its_function_in_one_line_and_the_rest_are_graded(tmp_path, case):
+    body, expected = BAD_REPLIES[case]
+    source = SOURCE.replace("    return np.concatenate([np.cross(axis, p - o), axis])\n", f"    {body}\n", 1)
+    folder = tmp_path / "me"
+    folder.mkdir()
+    (folder / "build.py").write_text(source.replace("EXERCISE = (", SEND + "\nEXERCISE = (", 1))
+    start = time.monotonic()
+    report = ex.check(FOLDER, folder, seed=1, timeout=1, only=("hinge_column", "fd_jacobian"))
+    assert time.monotonic() - start < 20  # a 1 s limit over the whole reply, never the 60 s sleep
+    grades = {g.function: g for g in report.grades}
+    assert not grades["hinge_column"].passed and expected in grades["hinge_column"].message
+    assert "\n" not in grades["hinge_column"].message
+    assert grades["fd_jacobian"].passed  # a fresh child grades the next function
+
+
+def test_a_timeout_that_is_no_number_of_seconds_is_one_line_and_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from physai import cli
+
+    folder = hostile(tmp_path, "")
+    for junk in ("1e308", "inf", "nan", "-1", "0", "soon"):
+        res = CliRunner().invoke(cli.app, ["check", "09", str(folder), "--timeout", junk])
+        assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, (junk, res.output)
