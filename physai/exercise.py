@@ -29,7 +29,6 @@ import ast
 import atexit
 import functools
 import importlib.util
-import inspect
 import os
 import pickle
 import re
@@ -51,7 +50,7 @@ from types import ModuleType
 
 import numpy as np
 
-from physai import _files, _reply, _sandbox
+from physai import _files, _reply, _sandbox, _sendable
 from physai._exercise_child import leaves, low_precision
 from physai._reply import Opaque
 from physai.errors import InputError, PhysaiError
@@ -700,6 +699,20 @@ def _with_functions(source: str, functions: dict[str, str]) -> str:
     return "".join(lines)
 
 
+def _after_imports(source: str, block: str) -> str:
+    """``source`` with ``block`` put after its leading docstring and imports (so a decorator or base class it
+    defines exists before the functions below use it)."""
+    body = ast.parse(source).body
+    head = 0
+    for node in body:
+        if not (isinstance(node, (ast.Import, ast.ImportFrom))
+                or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))):
+            break
+        head = node.end_lineno
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:head]) + block + "\n" + "".join(lines[head:])
+
+
 def _top_level(source: str) -> set[str]:
     """The names a module's ``source`` binds at top level (functions, classes, assignments, imports)."""
     names = set()
@@ -711,54 +724,6 @@ def _top_level(source: str) -> set[str]:
         else:
             names |= {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
     return names
-
-
-def _global_names(code) -> set[str]:
-    """The global names ``code`` and the functions, lambdas and comprehensions inside it may read."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if inspect.iscode(const):
-            names |= _global_names(const)
-    return names
-
-
-_SIMPLE = (bool, int, float, complex, str, bytes, type(None))
-
-
-def _dependencies(functions, provided: set[str]) -> tuple[list[str], dict[str, str]]:
-    """What ``functions`` (of this session) read from their globals that a build.py lacks (``provided``): lines
-    that define them in a module (an import, ``NAME = literal``, a helper's source, found in turn) -> ``(lines,
-    {name: why it cannot be sent})``."""
-    lines, missing, seen, todo = [], {}, set(provided), list(functions)
-    while todo:
-        f = todo.pop()
-        for name in sorted(_global_names(f.__code__) - seen):
-            if name not in f.__globals__:
-                continue  # a builtin, an attribute name, or a name the function itself never reaches
-            seen.add(name)
-            value = f.__globals__[name]
-            module = getattr(value, "__module__", None)
-            if inspect.ismodule(value):
-                lines.append(f"import {value.__name__} as {name}")
-            elif isinstance(value, _SIMPLE) or (isinstance(value, tuple) and all(isinstance(v, _SIMPLE) for v in value)):
-                lines.append(f"{name} = {value!r}")
-            elif inspect.isfunction(value) and module == f.__module__:
-                try:
-                    lines.append(textwrap.dedent(inspect.getsource(value)))
-                except (OSError, TypeError):
-                    missing[name] = "a function whose source could not be read"
-                    continue
-                if value.__name__ != name:
-                    lines.append(f"{name} = {value.__name__}")
-                todo.append(value)
-            elif isinstance(value, np.ufunc) and getattr(np, value.__name__, None) is value:
-                lines.append(f"from numpy import {value.__name__} as {name}")
-            elif module and callable(value) and getattr(sys.modules.get(module), getattr(value, "__qualname__", ""),
-                                                        None) is value:
-                lines.append(f"from {module} import {value.__qualname__} as {name}")
-            else:
-                missing[name] = f"a {type(value).__name__}"
-    return lines, missing
 
 
 def _located(message: str, blocks: list[tuple[str, int]]) -> str:
@@ -793,30 +758,43 @@ def check_functions(lesson: str | int | Path, *functions: Callable, seed: int | 
     folder = lesson_folder(lesson)
     source = (folder / BUILD_FILE).read_text(encoding="utf-8")
     names = exercise_names(source, folder / BUILD_FILE)
+    if not functions:
+        raise InputError(f"physai.check grades the functions you pass it: physai.check(\"{lesson_number(folder)}\", "
+                         f"{', '.join(names)}) (any of them)")
     texts, unreadable = {}, {}
     for f in functions:
         name = getattr(f, "__name__", None)
-        if name not in names:
-            raise InputError(f"lesson {lesson_number(folder)} grades {', '.join(names)}; got {name or f!r}")
+        if name not in names or isinstance(f, type) or not callable(f):
+            raise InputError(f"lesson {lesson_number(folder)} grades the functions {', '.join(names)}; got "
+                             f"{name or f!r}" + (", a class" if isinstance(f, type) else ""))
         try:
-            texts[name] = textwrap.dedent(inspect.getsource(f))
-        except (OSError, TypeError) as exc:  # a lambda's line, a built-in, a cell that is gone
+            texts[name] = _sendable.source(f)
+            _sendable.dependencies([f], set())
+        except (OSError, TypeError, SyntaxError) as exc:  # a lambda's line, a built-in, a cell that is gone
             unreadable[name] = f"its source could not be read ({exc}): define it with def in a cell"
+            texts.pop(name, None)
     provided = _top_level(source) | set(names)
     for f in [f for f in functions if f.__name__ in texts]:
-        missing = _dependencies([f], provided)[1]
+        missing = _sendable.dependencies([f], provided)[2]
         if missing:
             name = sorted(missing)[0]
             unreadable[f.__name__] = (f"uses {name}, {missing[name]} defined in your session that cannot be sent "
-                                      "to the grader (only functions, modules, numbers and strings are): define "
-                                      "it inside the function")
+                                      "to the grader (only functions, classes, modules, numbers and strings are): "
+                                      "define it inside the function")
             del texts[f.__name__]
-    extra = _dependencies([f for f in functions if f.__name__ in texts], provided)[0]
-    text = _with_functions(source, texts) + "".join(f"\n\n{line.rstrip()}\n" for line in extra)
+    # the session's helpers as the session defines them, in place of the lesson's own of the same name
+    helpers, extra, _ = _sendable.dependencies([f for f in functions if f.__name__ in texts], provided)
+    functions_there = {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    replaced = {**{n: t for n, t in helpers.items() if n in functions_there}, **texts}
+    # imports and numbers first, then each helper after those it was found through (a decorator before its use)
+    extra = [*extra, *reversed([t for n, t in helpers.items() if n not in replaced])]
+    text = _after_imports(_with_functions(source, replaced), "".join(f"\n\n{line.rstrip()}\n" for line in extra))
+    # a number the build.py also binds keeps the session's value
+    text += "".join(f"\n{line}\n" for line in extra if line.split(" = ")[0] in provided and " = " in line)
     with tempfile.TemporaryDirectory(prefix="physai-notebook-") as scratch:
         (Path(scratch) / BUILD_FILE).write_text(text, encoding="utf-8")
         report = check(folder, Path(scratch), seed, timeout, only=tuple(texts))
-    blocks = [(b, text[:text.index(b)].count("\n") + 1) for b in [*texts.values(), *extra]]
+    blocks = [(b, text[:text.index(b.rstrip("\n"))].count("\n") + 1) for b in [*replaced.values(), *extra]]
     grades = [*(Grade(g.function, g.passed, _located(g.message, blocks)) for g in report.grades),
               *(Grade(n, False, m) for n, m in unreadable.items())]
     print(f"lesson {lesson_number(folder)}, seed {report.seed}")

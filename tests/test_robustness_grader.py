@@ -188,3 +188,67 @@ def test_a_timeout_that_is_no_number_of_seconds_is_one_line_and_exit_2(tmp_path)
     for junk in ("1e308", "inf", "nan", "-1", "0", "soon"):
         res = CliRunner().invoke(cli.app, ["check", "09", str(folder), "--timeout", junk])
         assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, (junk, res.output)
+
+
+# ---- grading a session's functions (physai.check in a notebook) ------------------------------------------------
+
+
+def session(cell: str, tag: str) -> dict:
+    """The globals of a notebook session that ran ``cell`` (its text kept in linecache, as IPython does)."""
+    import linecache
+
+    import numpy as np
+
+    name = f"<ipython-input-{tag}-0123456789ab>"
+    linecache.cache[name] = (len(cell), None, cell.splitlines(keepends=True), name)
+    namespace = {"np": np, "__name__": f"session_{tag}"}
+    exec(compile(cell, name, "exec"), namespace)
+    return namespace
+
+
+RODRIGUES = """
+def rodrigues(axis, angle):
+    K = skew(axis)
+    return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
+"""
+RIGHT_SKEW = """
+def skew(v):
+    x, y, z = v
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+"""
+
+
+def test_notebook_grading_sends_the_sessions_own_helper_never_the_lessons(capsys):
+    """The reference is SciPy's rotation (lesson 07's check): a right rodrigues on a wrong skew is wrong."""
+    wrong = session(RIGHT_SKEW.replace("[z, 0.0, -x]", "[z, 0.0, x]") + RODRIGUES, "41")
+    assert physai.check("07", wrong["rodrigues"], seed=5) is False
+    assert "fail rodrigues" in capsys.readouterr().out
+    right = session(RIGHT_SKEW + RODRIGUES, "42")
+    assert physai.check("07", right["rodrigues"], seed=5) is True
+    assert "skew" not in capsys.readouterr().out.replace("K = skew", "")  # sent, not graded
+
+
+def test_notebook_grading_of_a_decorated_function_globals_inf_and_nan_and_a_class(capsys):
+    cell = ("import functools\nfrom numpy import inf, nan\n"
+            "class Basis:\n    E = np.eye(3)\n    def col(self, i):\n        return Basis.E[:, i]\n"
+            "@functools.lru_cache(maxsize=None)\ndef _unit(i):\n    return tuple(Basis().col(i))\n"
+            "def traced(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n    return inner\n"
+            "@traced\n"
+            "def skew(v):\n    assert inf > 1e300 and nan != nan\n    x, y, z = v\n"
+            "    e = np.array(_unit(0)) + np.array(_unit(1)) + np.array(_unit(2)) - 1.0\n"
+            "    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]) + 0.0 * e.sum()\n")
+    namespace = session(cell, "43")
+    assert physai.check("07", namespace["skew"], seed=5) is True, capsys.readouterr().out
+    cached = session("import functools\n@functools.lru_cache(maxsize=None)\ndef skew(v):\n"
+                     "    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])\n", "44")
+    assert physai.check("07", cached["skew"], seed=5) is False  # an ndarray is no cache key: the learner's error
+    out = " ".join(capsys.readouterr().out.split())
+    assert "fail skew: raised TypeError: unhashable type" in out and "Traceback" not in out
+
+
+def test_notebook_grading_with_no_function_or_a_class_says_what_it_needs_in_one_line():
+    with pytest.raises(physai.InputError, match=r'physai.check\("07", skew, rodrigues, invert_transform'):
+        physai.check("07")
+    namespace = session("class skew:\n    pass\n", "45")
+    with pytest.raises(physai.InputError, match="grades the functions .*; got 'skew', a class"):
+        physai.check("07", namespace["skew"])
