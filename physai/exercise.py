@@ -217,6 +217,8 @@ def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
     """Write ``dest/build.py``: lesson ``folder``'s build.py with the learner's functions blanked -> its path.
     An existing file is kept (it may hold the learner's work) unless ``force``."""
     target = Path(dest) / BUILD_FILE
+    if target.is_dir():
+        raise InputError(f"{target} is a folder, not a file: choose another folder for the exercise")
     if target.exists() and not force:
         raise InputError(f"{target} exists (your work?); pass --force to overwrite it")
     source = (Path(folder) / BUILD_FILE).read_text(encoding="utf-8")
