@@ -252,3 +252,28 @@ def test_notebook_grading_with_no_function_or_a_class_says_what_it_needs_in_one_
     namespace = session("class skew:\n    pass\n", "45")
     with pytest.raises(physai.InputError, match="grades the functions .*; got 'skew', a class"):
         physai.check("07", namespace["skew"])
+
+
+# ---- the rule against calling physai's own version of the graded function --------------------------------------
+
+JACOBIAN = "    return np.column_stack([hinge_column(a, o, p) for a, o in zip(axes, anchors)])\n"
+BYPASSES = {
+    "the watched function itself": "    import physai\n    return physai.jacobian(chain, q)\n",
+    "__wrapped__": "    import physai\n    return physai.jacobian.__wrapped__(chain, q)\n",
+    "importlib.reload": ("    import importlib, physai.kinematics\n"
+                         "    return importlib.reload(physai.kinematics).jacobian(chain, q)\n"),
+    "a fresh import": ("    import sys\n    sys.modules.pop('physai.kinematics')\n"
+                       "    import physai.kinematics as k\n    return k.jacobian(chain, q)\n"),
+}
+
+
+@pytest.mark.parametrize("case", list(BYPASSES))
+def test_calling_physais_own_jacobian_is_named_however_it_is_reached(tmp_path, case):
+    body = "    axes, anchors, p = fk(chain, q)\n" + JACOBIAN
+    assert SOURCE.count(body) == 1
+    source = SOURCE.replace(body, BYPASSES[case])
+    report = ex.check(FOLDER, hostile(tmp_path, "", source), seed=1, only=("jacobian",))
+    (grade,) = report.grades
+    named = "uses physai.kinematics.jacobian, the function you are asked to write"
+    gone = "raised AttributeError: 'function' object has no attribute '__wrapped__'"  # no way past the watch
+    assert not grade.passed and grade.message.startswith(gone if case == "__wrapped__" else named), grade.message
