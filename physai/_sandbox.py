@@ -160,8 +160,14 @@ _WATCHED = (".py", ".json")
 
 
 class Snapshot:
-    """Hashes of the files under ``folders`` ending in :data:`_WATCHED` (their names too, so a new module is seen)
-    and of the ``files`` given; :meth:`verify` raises :class:`Tampered` naming the first one that changed."""
+    """What identifies the content of each file under ``folders`` ending in :data:`_WATCHED` (their names too, so a
+    new module is seen) and of the ``files`` given; :meth:`verify` raises :class:`Tampered` naming the first one that
+    changed.
+
+    On POSIX systems a file's size, inode, modification and change times identify its content: any write, rename or
+    ``touch`` moves the change time to now, which no process can set back without the privilege to set the clock.
+    On Windows, whose ``st_ctime`` is the creation time, the content itself is hashed.
+    """
 
     def __init__(self, folders: list[Path], files: list[Path] = ()):
         self.folders, self.files = [Path(f) for f in folders], [Path(f) for f in files]
@@ -175,13 +181,17 @@ class Snapshot:
                 out += [Path(root, n) for n in sorted(names) if n.endswith(_WATCHED)]
         return out
 
-    def _hash(self) -> dict[Path, str]:
+    def _hash(self) -> dict[Path, object]:
         out = {}
         for path in self._paths():
             try:
-                out[path] = hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+                if os.name == "nt":
+                    out[path] = hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+                else:
+                    st = os.stat(path)
+                    out[path] = (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
             except OSError:
-                out[path] = ""
+                out[path] = None
         return out
 
     def verify(self) -> None:
@@ -193,8 +203,9 @@ class Snapshot:
 
 
 class ImportGuard:
-    """A ``sys.meta_path`` entry that verifies ``snapshot`` before the grader imports any module while it grades,
-    so a module the learner's code could have written is refused before it runs."""
+    """A ``sys.meta_path`` entry that verifies ``snapshot`` before the grader imports any module while it grades
+    (and :func:`before_loading`, before it loads a file by path), so a module the learner's code could have written
+    is refused before it runs."""
 
     def __init__(self, snapshot: Snapshot):
         self.snapshot = snapshot
@@ -206,8 +217,19 @@ class ImportGuard:
 
     def __enter__(self):
         sys.meta_path.insert(0, self)
+        _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc):
+        _ACTIVE.remove(self)
         if self in sys.meta_path:
             sys.meta_path.remove(self)
+
+
+_ACTIVE: list[ImportGuard] = []
+
+
+def before_loading() -> None:
+    """Verify the snapshot of the grading under way, if any (a lesson's file is about to be loaded by path)."""
+    for guard in _ACTIVE:
+        guard.snapshot.verify()

@@ -265,6 +265,7 @@ def poses(chain, rng: np.random.Generator, k: int = 2) -> np.ndarray:
 def load(path: Path) -> ModuleType:
     """Import the file at ``path`` as a fresh module (not as ``__main__``: its ``main()`` does not run). Used for
     the lesson's own files, never for the learner's (those run in the child)."""
+    _sandbox.before_loading()  # while grading: never a file the learner's code changed
     name = f"physai_exercise_{uuid.uuid4().hex}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)

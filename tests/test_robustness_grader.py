@@ -277,3 +277,23 @@ def test_calling_physais_own_jacobian_is_named_however_it_is_reached(tmp_path, c
     named = "uses physai.kinematics.jacobian, the function you are asked to write"
     gone = "raised AttributeError: 'function' object has no attribute '__wrapped__'"  # no way past the watch
     assert not grade.passed and grade.message.startswith(gone if case == "__wrapped__" else named), grade.message
+
+
+def test_without_a_sandbox_a_lesson_file_changed_before_the_grader_loads_it_refuses_the_run(tmp_path, monkeypatch):
+    """The grader loads lesson files while it grades (lesson 11 loads its own build.py): one the learner's code
+    changed is refused before any of it runs in the grader."""
+    monkeypatch.setattr(ex, "SANDBOX", False)
+    lesson = lesson_copy(tmp_path)
+    (lesson / "_helper.py").write_text("VALUE = 1\n")
+    check = (lesson / "_check.py").read_text()
+    (lesson / "_check.py").write_text(check.replace(
+        "def check_hinge_column(build, rng) -> None:\n",
+        "def check_hinge_column(build, rng) -> None:\n    from pathlib import Path\n    from physai.exercise import load\n"
+        "    load(Path(__file__).with_name('_helper.py'))\n", 1))
+    assert "load(Path(__file__)" in (lesson / "_check.py").read_text()
+    ran = tmp_path / "ran-in-the-grader"
+    payload = f"open({str(ran)!r}, 'w').close()\n"
+    code = f"open({str(lesson / '_helper.py')!r}, 'a').write({payload!r})\n"
+    with pytest.raises(_sandbox.Tampered, match="_helper.py changed while the learner's code ran"):
+        ex.check(lesson, hostile(tmp_path, code), seed=1)
+    assert not ran.exists() and "ran-in-the-grader" in (lesson / "_helper.py").read_text()
