@@ -63,7 +63,7 @@ def copy(src: str | Path, dest: str | Path) -> Path:
     return Path(dest)
 
 
-_TMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{12}\.tmp")
+_TMP = re.compile(r"\..+\.(\d+)-[0-9a-f]{12}\.tmp")  # .NAME.PID-HEX.tmp, as replacing() names them
 
 
 def sweep(folder: str | Path) -> list[Path]:
@@ -73,7 +73,7 @@ def sweep(folder: str | Path) -> list[Path]:
     removed = []
     for tmp in Path(folder).glob(".*.tmp"):
         match = _TMP.fullmatch(tmp.name)
-        if match is None or _running(int(match["pid"])):
+        if match is None or _running(int(match[1])):
             continue
         with contextlib.suppress(OSError):
             tmp.unlink()
