@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection
 
 import numpy as np
 
+from physai import _env
 from physai._reply import OPAQUE
 
 MAX_TEXT = 500  # characters of an exception's message sent back
@@ -234,6 +235,7 @@ def run(fd: int) -> None:
     """Import the learner's file named on the socket ``fd`` and run its functions on request until it closes."""
     conn = Connection(fd)
     path, checker, forbidden, sandbox = conn.recv()
+    os.environ[_env.LESSON_OUT] = os.getcwd()  # what the file writes at import (out_dir) goes to the scratch folder
     if sandbox:
         _confine(fd)
     _subreaper()
