@@ -219,16 +219,18 @@ def _subreaper() -> None:
             pass
 
 
-def _confine(fd: int) -> None:
+def _confine(fd: int) -> str:
     """Confine this process before the learner's code runs (:mod:`physai._sandbox`): a PID namespace of its own
-    where the kernel allows one, writes only in the scratch folder (the current one), temporary files there."""
+    where the kernel allows one, writes only in the scratch folder (the current one), temporary files there ->
+    what confines its writes ('' where nothing does)."""
     from physai import _sandbox
 
     scratch = os.getcwd()
     _sandbox.pid_namespace((fd,))
-    _sandbox.confine(scratch)
+    how = _sandbox.confine(scratch)
     os.environ.update(TMPDIR=scratch, MPLCONFIGDIR=scratch)
     tempfile.tempdir = None
+    return how
 
 
 def run(fd: int) -> None:
@@ -236,8 +238,8 @@ def run(fd: int) -> None:
     conn = Connection(fd)
     path, checker, forbidden, sandbox = conn.recv()
     os.environ[_env.LESSON_OUT] = os.getcwd()  # what the file writes at import (out_dir) goes to the scratch folder
-    if sandbox:
-        _confine(fd)
+    # said before the learner's code runs, so nothing it sends can come first
+    _send(conn, ("confined", _confine(fd) if sandbox else ""))
     _subreaper()
     used: set = set()
     try:

@@ -128,6 +128,14 @@ def _strings(x, k: int) -> bool:
     return type(x) is tuple and len(x) == k and all(type(s) is str for s in x)
 
 
+def confined_reply(message) -> tuple:
+    """``("confined", how)``: what confines the child's writes ('' for nothing), sent before the learner's code
+    runs; else :class:`BadReply`."""
+    if type(message) is tuple and len(message) == 2 and message[0] == "confined" and type(message[1]) is str:
+        return message
+    raise BadReply("a first message that is not (confined, how)")
+
+
 def import_reply(message) -> tuple:
     """``("ok", [names])`` or ``("raise", (type, message, where))``, checked; else :class:`BadReply`."""
     if type(message) is tuple and len(message) == 2:

@@ -156,12 +156,13 @@ def pid_namespace(keep_fds: tuple[int, ...]) -> bool:
 
 # ---- where nothing confines the child: the files the grader reads, hashed -----------------------------------------
 
-_WATCHED = (".py", ".json")
+_WATCHED = (".py", ".json")  # in the package and the lesson: what the grader imports and reads
 
 
 class Snapshot:
-    """What identifies the content of each file under ``folders`` ending in :data:`_WATCHED` (their names too, so a
-    new module is seen) and of the ``files`` given; :meth:`verify` raises :class:`Tampered` naming the first one that
+    """What identifies the content of each file the grader may read while it grades: those ending in
+    :data:`_WATCHED` under ``folders`` (their names too, so a new module is seen) and every file under ``trees``
+    (a cache of compiled code and statistics); :meth:`verify` raises :class:`Tampered` naming the first one that
     changed.
 
     On POSIX systems a file's size, inode, modification and change times identify its content: any write, rename or
@@ -169,37 +170,53 @@ class Snapshot:
     On Windows, whose ``st_ctime`` is the creation time, the content itself is hashed.
     """
 
-    def __init__(self, folders: list[Path], files: list[Path] = ()):
-        self.folders, self.files = [Path(f) for f in folders], [Path(f) for f in files]
+    def __init__(self, folders: list[Path], trees: list[Path] = ()):
+        self.roots = [(str(f), _WATCHED) for f in folders] + [(str(t), None) for t in trees]
         self.hashes = self._hash()
+        self.confined: bool | None = None  # whether every child so far confined its writes (None: none started)
 
-    def _paths(self) -> list[Path]:
-        out = list(self.files)
-        for folder in self.folders:
-            for root, dirs, names in os.walk(folder):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                out += [Path(root, n) for n in sorted(names) if n.endswith(_WATCHED)]
-        return out
+    def note(self, confined: bool) -> None:
+        """A child started, confined (it can write nothing the grader reads) or not; :meth:`verify` is needed
+        unless every child was."""
+        self.confined = confined and self.confined is not False
 
-    def _hash(self) -> dict[Path, object]:
-        out = {}
-        for path in self._paths():
-            try:
-                if os.name == "nt":
-                    out[path] = hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
-                else:
-                    st = os.stat(path)
-                    out[path] = (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-            except OSError:
-                out[path] = None
+    def _hash(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for root, suffixes in self.roots:
+            todo = [root]
+            while todo:
+                try:
+                    entries = list(os.scandir(todo.pop()))
+                except OSError:  # gone, or not a folder: its absence is what is compared
+                    continue
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != "__pycache__":
+                            todo.append(entry.path)
+                    elif suffixes is None or entry.name.endswith(suffixes):
+                        out[entry.path] = _identity(entry.path)
         return out
 
     def verify(self) -> None:
+        if self.confined:
+            return  # no child could write a file: nothing to compare
         now = self._hash()
         if now != self.hashes:
             changed = sorted({*now, *self.hashes} - {p for p in now if now[p] == self.hashes.get(p)})
             raise Tampered(f"refused: {changed[0]} changed while the learner's code ran (the grader reads it); no "
                            "verdict is given: restore it (reinstall physai, or the lesson) and grade again")
+
+
+def _identity(path: str):
+    """What identifies the content of the file at ``path`` (:class:`Snapshot`); None if it cannot be read."""
+    try:
+        if os.name == "nt":
+            with open(path, "rb") as f:
+                return hashlib.file_digest(f, "blake2b").hexdigest()
+        st = os.stat(path)
+        return st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns
+    except OSError:
+        return None
 
 
 class ImportGuard:

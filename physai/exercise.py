@@ -295,25 +295,35 @@ _AHEAD = ("mujoco", "physai.robots", "physai.chain")
 def _import_ahead(checker: Path) -> None:
     """Import every module ``checker``'s source names (also inside its functions) and :data:`_AHEAD`, before a
     child starts, so that the grader imports nothing a learner's code could have written."""
-    names = list(_AHEAD)
+    st = checker.stat()
+    for name in (*_AHEAD, *_imported_names(checker, st.st_mtime_ns, st.st_size)):
+        parent = sys.modules.get(name.rpartition(".")[0])
+        if name in sys.modules or (parent is not None and not hasattr(parent, "__path__")):
+            continue  # imported already, or a name imported from a module (not a package)
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a name imported from a package, not a module; or a lesson dependency missing here
+            pass
+
+
+@functools.lru_cache(maxsize=16)
+def _imported_names(checker: Path, mtime_ns: int, size: int) -> tuple[str, ...]:
+    """The module names the source of ``checker`` (as of ``mtime_ns`` and ``size``) imports, or may import."""
+    names = []
     for node in ast.walk(ast.parse(checker.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ImportError:  # a name imported from a module, not a module; or a lesson dependency missing here
-            pass
+    return tuple(names)
 
 
-def _read_while_grading(folder: Path) -> list[Path]:
-    """The folders whose files the grader reads while it grades: this package, the lesson, the cached
-    self-collision statistics."""
+def _read_while_grading(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The folders whose modules and data the grader reads while it grades (this package, the lesson), and the one
+    whose every file it may load (the cache: compiled engines, numba's cache, self-collision statistics)."""
     from physai import _engine
 
-    return [Path(__file__).resolve().parent, Path(folder).resolve(), _engine.cache_dir() / "self_pairs"]
+    return [Path(__file__).resolve().parent, Path(folder).resolve()], [_engine.cache_dir()]
 
 
 class _Output:
@@ -450,6 +460,7 @@ class _Child:
             output.drain(self.proc.stdout)
         self.conn = Connection(ours.detach())
         self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden, SANDBOX))
+        self.confined = self.receive(IMPORT_FACTOR * timeout, "starting", _reply.confined_reply)[1]
         status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}", _reply.import_reply,
                                      f"{IMPORT_FACTOR} x --timeout for the import")
         if status == "raise":
@@ -510,8 +521,9 @@ class _Session:
     functions, each call sent to the child and judged here (an input changed in place, the physai function being
     written called, float32 results)."""
 
-    def __init__(self, path: Path, checker: ModuleType, params: dict, timeout: float):
+    def __init__(self, path: Path, checker: ModuleType, params: dict, timeout: float, snapshot: _sandbox.Snapshot):
         self.path, self.checker, self.params, self.timeout = Path(path), checker, params, timeout
+        self.snapshot = snapshot
         self.forbidden: dict = getattr(checker, "OWN", {})
         self.output, self.child, self.import_error = _Output(), None, ""
         self.grading, self.budget, self.low_precision = "", timeout, False
@@ -531,6 +543,7 @@ class _Session:
         if self.child is None and not self.import_error:
             try:
                 self.child = _Child(self.path, self.checker, self.forbidden, self.output, self.timeout)
+                self.snapshot.note(bool(self.child.confined))
             except Stopped as exc:
                 self.import_error = f"{self.path.name} could not be imported: {exc}"
             except LearnerError as exc:
@@ -659,8 +672,8 @@ def check(folder: Path, dest: Path, seed: int | None = None, timeout: float = TI
         raise InputError(f"seed: expected a whole number >= 0 (a run prints its seed), got {seed!r}")
     checker = _load_checker(folder)
     _import_ahead(folder / CHECK_FILE)
-    snapshot = _sandbox.Snapshot(_read_while_grading(folder))
-    session = _Session(target.resolve(), checker, parameters(source), timeout)
+    snapshot = _sandbox.Snapshot(*_read_while_grading(folder))
+    session = _Session(target.resolve(), checker, parameters(source), timeout, snapshot)
     grades = []
     try:
         with _sandbox.ImportGuard(snapshot):
