@@ -40,9 +40,11 @@ class Tampered(PhysaiError):
 
 
 def environment(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The allowlisted part of ``environ`` (``os.environ`` if None) a learner's child is started with."""
+    """The allowlisted part of ``environ`` (``os.environ`` if None) a learner's child is started with; no Python it
+    starts writes bytecode (a library that runs ``sys.executable`` would otherwise write it beside its sources)."""
     environ = os.environ if environ is None else environ
-    return {k: v for k, v in environ.items() if k in _KEEP or k.startswith(_KEEP_PREFIXES)}
+    kept = {k: v for k, v in environ.items() if k in _KEEP or k.startswith(_KEEP_PREFIXES)}
+    return {**kept, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 # ---- Landlock (linux/landlock.h), three system calls through ctypes ----------------------------------------------
