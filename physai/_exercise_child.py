@@ -1,7 +1,8 @@
 """The process that runs a learner's file for :mod:`physai.exercise`: started as ``python -I -B`` with
 ``main(["FD"])``, or forked by the fork server (``main(["--serve", "FD"])``) that has imported what lessons import.
 
-It imports the file, then calls its functions on the inputs the grader sends over the socket ``FD`` and sends back
+It first confines itself (:mod:`physai._sandbox`) and says how, before the file's first line runs; then it
+imports the file, calls its functions on the inputs the grader sends over the socket ``FD`` and sends back
 what they returned, the input arrays as they are after the call (so the grader can see a changed input), the
 physai functions the call used that the learner is asked to write, and an exception's type, text and the learner's
 line. It judges nothing: every reference and every verdict is computed in the grader's own process, so nothing the

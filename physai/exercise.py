@@ -11,8 +11,10 @@ raises :class:`Hint` naming the likely mistake.
 The learner's file runs in a child process (its own interpreter, ``python -I``, in a scratch folder), never in the
 grader's: the child only imports the file and runs the functions on the inputs it is sent; the references and the
 verdicts are computed here. Each graded function has ``timeout`` seconds of the child's time; an endless loop, an
-exit, a crash, an input changed in place, or a call of the physai function the learner is asked to write fails
-that function with one line. What the file prints is captured and shown truncated.
+exit, a crash, an input changed in place, a reply that breaks a bound, or a call of the physai function the learner
+is asked to write fails that function with one line. What the file prints is captured and shown truncated. The
+child confines itself before the file runs (:mod:`physai._sandbox`: Landlock, a PID namespace, an allowlisted
+environment); where the kernel cannot, a file the grader reads that changed refuses the run.
 
 Example (``physai exercise 09 my-09`` and ``physai check 09 my-09`` from the shell)::
 
