@@ -164,8 +164,9 @@ _WATCHED = (".py", ".json")  # in the package and the lesson: what the grader im
 class Snapshot:
     """What identifies the content of each file the grader may read while it grades: those ending in
     :data:`_WATCHED` under ``folders`` (their names too, so a new module is seen) and every file under ``trees``
-    (a cache of compiled code and statistics); :meth:`verify` raises :class:`Tampered` naming the first one that
-    changed.
+    (a cache of compiled code and statistics, which other processes add to: there a file that was present must
+    stay as it was, and new or hidden ones, another process's work in progress, do not count); :meth:`verify`
+    raises :class:`Tampered` naming the first one that changed.
 
     On POSIX systems a file's size, inode, modification and change times identify its content: any write, rename or
     ``touch`` moves the change time to now, which no process can set back without the privilege to set the clock.
@@ -192,9 +193,10 @@ class Snapshot:
                 except OSError:  # gone, or not a folder: its absence is what is compared
                     continue
                 for entry in entries:
+                    if entry.name == "__pycache__" or (suffixes is None and entry.name.startswith(".")):
+                        continue
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name != "__pycache__":
-                            todo.append(entry.path)
+                        todo.append(entry.path)
                     elif suffixes is None or entry.name.endswith(suffixes):
                         out[entry.path] = _identity(entry.path)
         return out
@@ -203,6 +205,8 @@ class Snapshot:
         if self.confined:
             return  # no child could write a file: nothing to compare
         now = self._hash()
+        trees = tuple(os.path.join(root, "") for root, suffixes in self.roots if suffixes is None)
+        now = {p: h for p, h in now.items() if p in self.hashes or not p.startswith(trees)}
         if now != self.hashes:
             changed = sorted({*now, *self.hashes} - {p for p in now if now[p] == self.hashes.get(p)})
             raise Tampered(f"refused: {changed[0]} changed while the learner's code ran (the grader reads it); no "

@@ -437,9 +437,11 @@ def _descendants(pid: int) -> list[int]:
 
 
 class _Child:
-    """One child process that has imported the learner's file (see :mod:`physai._exercise_child`)."""
+    """One child process that has imported the learner's file (see :mod:`physai._exercise_child`); what it said
+    confines it, before the file ran, is noted in ``snapshot``."""
 
-    def __init__(self, path: Path, checker: ModuleType, forbidden: dict, output: _Output, timeout: float):
+    def __init__(self, path: Path, checker: ModuleType, forbidden: dict, output: _Output, timeout: float,
+                 snapshot: _sandbox.Snapshot):
         ours, theirs = socket.socketpair()
         self.scratch = tempfile.TemporaryDirectory(prefix="physai-check-", ignore_cleanup_errors=True)
         self.proc = None
@@ -462,7 +464,7 @@ class _Child:
             output.drain(self.proc.stdout)
         self.conn = Connection(ours.detach())
         self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden, SANDBOX))
-        self.confined = self.receive(IMPORT_FACTOR * timeout, "starting", _reply.confined_reply)[1]
+        snapshot.note(bool(self.receive(IMPORT_FACTOR * timeout, "starting", _reply.confined_reply)[1]))
         status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}", _reply.import_reply,
                                      f"{IMPORT_FACTOR} x --timeout for the import")
         if status == "raise":
@@ -544,8 +546,8 @@ class _Session:
         self.grading, self.budget, self.low_precision = name, self.timeout, False
         if self.child is None and not self.import_error:
             try:
-                self.child = _Child(self.path, self.checker, self.forbidden, self.output, self.timeout)
-                self.snapshot.note(bool(self.child.confined))
+                self.child = _Child(self.path, self.checker, self.forbidden, self.output, self.timeout,
+                                    self.snapshot)
             except Stopped as exc:
                 self.import_error = f"{self.path.name} could not be imported: {exc}"
             except LearnerError as exc:
