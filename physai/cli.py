@@ -253,7 +253,7 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False
     """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s.
     The pages built from those lessons' results (with ``track``, the track page and the audit too) are removed
     first: the run replaces the results, and the pages are written again, whole, once it is done."""
-    from physai.course import course, report
+    from physai.course import course, lesson, report
 
     runs = []
     with _outputs_outside_the_install(out):
@@ -265,7 +265,7 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False
             runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
                                          **report.collect_run(script, started, out)))
         # what runs killed mid-write left behind (their writers are gone)
-        for place in {out, *(out / s.parent.name for s in scripts), *(out_dir(s) for s in scripts)}:
+        for place in {out, *(out / s.parent.name for s in scripts), *(lesson.out_dir(s) for s in scripts)}:
             _files.sweep(place)
     return runs
 

@@ -152,7 +152,7 @@ The link is {{ R.build.name | text }}; the tool is `{{ R.build.tool | text }}`.
 
 
 def test_text_from_the_results_is_escaped_in_the_notebook_and_the_page(tmp_path):
-    from physai import course
+    from physai.course import course
     from physai.course import notebook as nb
 
     folder = tmp_path / "01-demo"
