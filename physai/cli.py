@@ -30,7 +30,7 @@ from rich.table import Table
 from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
 
-from physai import _env, _extras
+from physai import _env, _extras, _files
 from physai._validate import count, nonnegative
 from physai.errors import InputError, MissingExtraError, PhysaiError
 
@@ -72,6 +72,16 @@ class _Group(TyperGroup):
             _fail(" ".join(exc.format_message().split()))
         except MissingExtraError as exc:  # a command of the course or the viewer, without its extra
             _fail(str(exc))
+        except OSError as exc:  # a path the file system refuses: too long, a file where a folder goes, /proc, ...
+            _fail(_os_error(exc))
+
+
+def _os_error(exc: OSError) -> str:
+    """``exc`` as one line naming its path (a long one cut in the middle) and the system's reason."""
+    name = str(exc.filename) if exc.filename is not None else ""
+    if len(name) > 120:
+        name = f"{name[:60]}...{name[-40:]} (a name of {len(name)} characters)"
+    return f"{name}: {exc.strerror or exc}" if name else str(exc)
 
 
 app = typer.Typer(
@@ -243,7 +253,7 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False
     """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s.
     The pages built from those lessons' results (with ``track``, the track page and the audit too) are removed
     first: the run replaces the results, and the pages are written again, whole, once it is done."""
-    from physai.course import course, report
+    from physai.course import course, lesson, report
 
     runs = []
     with _outputs_outside_the_install(out):
@@ -254,6 +264,9 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False
             rc, seconds = _run_script(script, full)
             runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
                                          **report.collect_run(script, started, out)))
+        # what runs killed mid-write left behind (their writers are gone)
+        for place in {out, *(out / s.parent.name for s in scripts), *(lesson.out_dir(s) for s in scripts)}:
+            _files.sweep(place)
     return runs
 
 
@@ -771,6 +784,9 @@ def notebook(
     from physai.course import notebook as nb
 
     folders = lesson_dirs() if number == "all" else [_lesson_dir(number)]
+    why = _cannot_write(Path(os.path.abspath(folder)))  # before the lessons run for their numbers
+    if why:
+        _fail(f"{folder}: {why}")
     with tempfile.TemporaryDirectory(prefix="physai-notebook-") as scratch:
         if results is None:
             results = Path(scratch)

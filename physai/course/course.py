@@ -165,6 +165,14 @@ class _Blocks:
     def inline(self, text: str) -> Markup:
         return Markup(self.md.renderInline(" ".join(text.split())))
 
+    def saved_text(self, text: str) -> Markup:
+        """``text`` a run saved (a figure's caption) as inline Markdown, any HTML in it shown as text, not run."""
+        self.md.disable("html_inline")
+        try:
+            return self.inline(text)
+        finally:
+            self.md.enable("html_inline")
+
     def restore(self, page: str) -> str:
         for key, markup in reversed(self.html.items()):  # outer blocks first: they hold the keys of inner ones
             alone = self.md.render(key).strip()  # the key as a paragraph of its own
@@ -225,7 +233,7 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
             raise CourseError(f"figure {name}: the run wrote no such figure in {out}")
         record = figure_record(lesson, name)
         # the image links to itself: a phone opens it full size to zoom
-        return blocks.put(macro("figure")(name, record.alt, blocks.inline(record.caption)))
+        return blocks.put(macro("figure")(name, record.alt, blocks.saved_text(record.caption)))
 
     def source(dotted: str) -> str:
         module, _, name = dotted.rpartition(".")
@@ -519,11 +527,13 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple
 
 def remove_pages(out: Path, names: Iterable[str], track: bool = False) -> None:
     """Remove the pages built from the results in ``out`` before a run replaces those results: each named lesson's
-    ``out/NN-name/index.html`` and, with ``track``, the track page and the audit (their totals). A run stopped half-way
-    (killed, a full disk) then leaves no page beside data it does not show; the pages are written again, whole, once
-    the run is done (:func:`write_site`, :func:`write_lesson`)."""
+    ``out/NN-name/index.html`` and its notebook and, with ``track``, the track page and the audit (their totals). A
+    run stopped half-way (killed, a full disk) then leaves no page beside data it does not show; the pages are written
+    again, whole, once the run is done (:func:`write_site`, :func:`write_lesson`)."""
     for path in [out / name / PAGE_HTML for name in names] + ([out / PAGE_HTML, out / AUDIT_FILE] if track else []):
         path.unlink(missing_ok=True)
+    for name in names:  # the notebook, written after the page from the same numbers
+        (out / name / f"{name}.ipynb").unlink(missing_ok=True)
 
 
 def read_lessons(out: Path, folders: list[Path]) -> tuple[dict[str, Lesson], dict[str, str]]:

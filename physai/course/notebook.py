@@ -121,9 +121,18 @@ def _number(fmt: str):
     def apply(node, digits: int = 0) -> str:
         if not isinstance(node, Result):
             raise CourseError(f"| {fmt}: format a result of the run (R....), not {node!r} typed into the page")
-        return format_value(node._value, fmt, digits)
+        text = format_value(node._value, fmt, digits)
+        return _saved_text(text) if fmt == "text" else text
 
     return apply
+
+
+def _saved_text(text: str) -> str:
+    """``text`` a run saved, as Markdown that shows it as it is, in running text, a table cell or an HTML block
+    alike: HTML and the marks that would start emphasis, a link, a code span, maths or a table cell (``< > & * | `
+    [ ] \\ $``) as character references, so a saved string can neither run in the notebook nor break a table. (Names
+    such as ``link_4`` hold none of them and are left as they are, also inside a code span.)"""
+    return re.sub(r"[<>&*|`\[\]\\$]", lambda m: f"&#{ord(m.group())};", " ".join(text.splitlines()))
 
 
 # Markdown, not HTML: nothing is escaped (a notebook renders the Markdown, as the page's own text)
@@ -181,7 +190,7 @@ def page_markdown(folder: Path, results: Path) -> tuple[dict, str]:
         details=lambda summary, caller: _folded("", summary, caller()),
         misconception=_misconception,
         figure=lambda name: (f"\n\n*Figure `{name}`, shown under the cell that runs the script: "
-                             f"{figure_record(lesson, name).alt}*\n\n"),
+                             f"{_saved_text(figure_record(lesson, name).alt)}*\n\n"),
         source=_source,
         command=lambda script: f"`{script}` (the code cells below)" + _CELLS.format(script),
         physai=lambda args: f"`physai {args}`",
