@@ -58,7 +58,7 @@ EXHAUSTED, RUN = 3, 4  # a target's restarts: its draws spent, or still to run (
 def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
     """Every target's clear answer or a collision verdict (outcome :data:`physai._ik_record.COLLISION`) for the checked
     problem ``p`` with its world. ``p.uniforms (B, restarts, n)``: the numbers in [0, 1) of the restart draws
-    (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried.
+    (``physai.ik.restart_draws``' numbers), mapped into the limits only where a restart is tried.
     ``compiled_restarts`` (default ``p.compiled``): the restarts run in compiled code (:mod:`physai._numba_avoid`),
     else in batched rounds of plain solves (their reference: the same answers)."""
     world, chain, T_target, uniforms, o = p.world, p.chain, p.T_target, p.uniforms, p.options
@@ -163,8 +163,7 @@ def _compiled_restarts(world, chain, T_target, rows, U, tried: int, o: IKOptions
                    np.ones(R, np.int64), np.empty((R, n + 2)), np.empty((R, REPAIRS, n)))
     st.cand[:, 0] = [candidates[b][0] for b in rows]
     T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(U)
-    settings, sc = _ik_solve.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen
-    world.check_engine_arrays()
+    settings, sc = _ik_solve.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen  # arrays checked
 
     def chunk(lo: int, hi: int) -> None:
         _engine.kernels.restarts(
