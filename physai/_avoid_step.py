@@ -66,7 +66,7 @@ def avoidance_step(world, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: floa
     >>> round(world.closest(q + dq)[0], 3), bool(world.clear(q + dq_safe)), round(scale, 2)  # m, -, -
     (-0.049, True, 0.04)
     """
-    if not isinstance(getattr(world, "chain", None), Chain) or not hasattr(world, "_evaluate"):
+    if not isinstance(getattr(world, "chain", None), Chain) or not hasattr(world, "evaluate_trusted"):
         raise InputError(f"world: expected a physai.collision.CollisionWorld, got {type(world).__name__}")
     n = world.chain.n
     q = world.chain.check_q(q)
@@ -90,7 +90,7 @@ def _avoid(world, q: np.ndarray, J: np.ndarray, usv, dq: np.ndarray, gain: float
     L, M = _levers(world, q)
     look = np.maximum(influence, world.pair_margin + np.minimum(_travel(L, M, world.hinge, dq, 1.0), LOOK_MAX))
     cap = max(float(look.max(initial=0.0)), world.distmax)
-    d, G = world._evaluate(q, True, cap)
+    d, G = world.evaluate_trusted(q, True, cap)
     close = d < look
     G, b = G[close], -gain * (d - world.pair_margin)[close]
     violated = G @ dq < b
@@ -150,7 +150,7 @@ def _sweep(world, q: np.ndarray, dq: np.ndarray, L: np.ndarray, M: np.ndarray, d
     turn = M[:, hinge] @ a[hinge]
 
     def keeps(t: float) -> bool:
-        return bool(np.all(world._evaluate(q + t * dq, False, cap)[0] >= keep))
+        return bool(np.all(world.evaluate_trusted(q + t * dq, False, cap)[0] >= keep))
 
     t, kept, d_t = 0.0, 0.0, d
     for _ in range(SWEEP_ITERATIONS):
@@ -167,7 +167,7 @@ def _sweep(world, q: np.ndarray, dq: np.ndarray, L: np.ndarray, M: np.ndarray, d
                 return t
             break
         t += h
-        d_t = world._evaluate(q + t * dq, False, cap)[0]
+        d_t = world.evaluate_trusted(q + t * dq, False, cap)[0]
         if np.all(d_t >= keep):
             kept = t
     lo, hi = kept, t

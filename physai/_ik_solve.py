@@ -111,7 +111,7 @@ def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restart
 def starts_of(chain: Chain, uniforms: np.ndarray) -> np.ndarray:
     """Joint vectors ``(..., n)`` from numbers in [0, 1) ``(..., n)``: ``chain.random_q``'s map into the limits, bit
     for bit (as the compiled solver maps a restart it tries)."""
-    low, high = chain._sample_range
+    low, high = chain.sample_range
     return low + (high - low) * uniforms
 
 
@@ -148,7 +148,7 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
 
     def rows(lo: int, hi: int) -> None:
         kernel(chain.packed, chain.lower, chain.upper, T_target[lo:hi], o.axis, o.sqrt_weights,
-               q_first if len(q_first) == 1 else q_first[lo:hi], uniforms[lo:hi], chain._sample_range, settings,
+               q_first if len(q_first) == 1 else q_first[lo:hi], uniforms[lo:hi], chain.sample_range, settings,
                out[lo:hi], out_int[lo:hi])
 
     _in_threads(rows, B)

@@ -160,7 +160,7 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
         twists.append(twist)
         steps.append(h)
     q_all = np.array(qs)
-    clearance = None if world is None else world._evaluate(q_all, False)[0].min(axis=-1, initial=world.distmax)
+    clearance = None if world is None else world.evaluate_trusted(q_all, False)[0].min(axis=-1, initial=world.distmax)
     return RateResult(np.arange(len(qs)) * dt, q_all, tool_pose(chain, q_all)[:, :3, 3], np.array(twists),
                       HealthLog.from_steps(steps), "ticks done", clearance)
 

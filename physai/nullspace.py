@@ -420,7 +420,7 @@ def _refine(chain, T_target, q, converged, objective, task, tol_position, tol_or
         ct = objective.trusted_value(trial)
         ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
         if world is not None:
-            ok[ok] = world._clear(trial[ok], world.pair_margin)
+            ok[ok] = world.clear_trusted(trial[ok], world.pair_margin)
         ra = r[ok]
         q[ra], e[ra], Jt[ra], perr[ra], oerr[ra], cost[ra] = trial[ok], et[ok], Jtt[ok], pt[ok], ot[ok], ct[ok]
         alpha[r] = np.where(ok, np.minimum(alpha[r] * 1.5, step), alpha[r] * 0.5)

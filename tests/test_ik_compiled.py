@@ -127,7 +127,7 @@ def test_compiled_restart_start_maps_the_uniform_numbers_as_random_q_bit_for_bit
         assert g1.random() == g2.random()  # the same state after the draw
         out = np.empty(chain.n)
         for b, k in np.ndindex(7, 9):
-            _numba_ik.restart_start(U[b, k], chain._sample_range, out)
+            _numba_ik.restart_start(U[b, k], chain.sample_range, out)
             np.testing.assert_array_equal(out, Q[b, k])
 
 
