@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 if TYPE_CHECKING:
-    from physai.kinematics import Chain
+    from physai.chain import Chain
 
 TASK_CODES = {"pose": 0, "position": 1, "position+axis": 2}
 # Every IK path reports one of these: a solve "converged", "unreachable" (its outcome codes BEST_EFFORT and

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from physai._engine import njit
+from physai._jit import njit
 from physai._numba_collision import _B1, _F1, _F2, _I1, _I2, _P, ASK, CLEAR, HIT, _poses, config_verdict
 from physai._numba_ik import _F3, _SETTINGS, _solve_target, restart_start, solve_scratch
 

@@ -25,7 +25,7 @@ alternates frozen and clipped steps there, while here a joint stays frozen while
 out. On random reachable targets this takes no more iterations (benchmarks/IK_RESULTS.md); against a
 limit, e.g. beside an unreachable target, an attempt can creep to its iteration budget and report
 ``"iteration limit"`` where the NumPy loop reports ``"unreachable: best effort"``.
-Compiled code is cached on disk (``cache=True``, in the user's cache folder: :func:`physai._engine.njit`).
+Compiled code is cached on disk (``cache=True``, in the user's cache folder: :func:`physai._jit.njit`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from physai._engine import njit  # numba.njit, its disk cache in the user's cache folder
+from physai._jit import njit  # numba.njit, its disk cache in the user's cache folder
 from physai._ik_record import BEST_EFFORT, CONVERGED, ITERATION_LIMIT, SETTINGS
 from physai._numba_kin import store_pose, walk
 

@@ -9,7 +9,7 @@ Why it is fast: the walk runs on scalars (small arrays would cost heap allocatio
 ``(B, n)`` run one compiled loop over ``B`` (``numba.prange``, parallel over the CPU cores, from 256 rows), and
 the IK kernels (:mod:`physai._numba_ik`) call the walk inside their loops. Every kernel has one explicit
 signature, compiled once and cached on disk (``cache=True``, in the user's cache folder:
-:func:`physai._engine.njit`): a process loads it instead of compiling it, and no input layout compiles a second
+:func:`physai._jit.njit`): a process loads it instead of compiling it, and no input layout compiles a second
 specialisation. One pose from Python is served by ``_walk.c``, the same walk
 in C (:mod:`physai._engine` says why).
 """
@@ -22,7 +22,7 @@ import os
 import numba
 import numpy as np
 
-from physai._engine import njit  # numba.njit, its disk cache in the user's cache folder
+from physai._jit import njit  # numba.njit, its disk cache in the user's cache folder
 
 # GNU OpenMP, numba's fastest layer here, aborts a forked child (multiprocessing's default on Linux) that enters
 # a parallel region once the parent has run one; numba's fork-safe layer (workqueue) is ~30 % slower on batches.
