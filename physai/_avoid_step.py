@@ -3,8 +3,8 @@
 A velocity damper per close pair of a :class:`physai.collision.CollisionWorld`, met in the null space of the task
 (the one projector of :func:`physai.singularity._projector`), looking ahead by how far each pair can close in the
 step, and swept along it. It reads the world through its attributes and methods only (``world`` below is a
-:class:`~physai.collision.CollisionWorld`), so it sits below the collision module, whose old name for it,
-``physai.collision.avoidance_step``, still resolves here, deprecated.
+:class:`~physai.collision.CollisionWorld`), so it sits below the collision module and beside the controllers
+(:mod:`physai.control`, :mod:`physai.nullspace`) that use it.
 """
 
 from __future__ import annotations

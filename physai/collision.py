@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 import mujoco
 import numpy as np
 
-from physai import _avoid_step, _engine, _files
+from physai import _engine, _files
 from physai._threads import in_threads
 from physai._validate import count, finite_array, generator, nonnegative, one_of, positive, real
 from physai.chain import _frozen
@@ -1306,13 +1305,3 @@ def _gjk_tetrahedron_weights(simplex: list) -> tuple[float, ...] | None:
                 best, weights = _gjk_dot(x, x), [0.0] * 4
                 weights[i], weights[j], weights[k] = w
     return None if weights is None else tuple(weights)
-
-
-def __getattr__(name: str):
-    """``avoidance_step`` and ``DAMPER_GAIN`` moved to :mod:`physai.nullspace` (a controller, not geometry): the old
-    names still resolve, with a :class:`DeprecationWarning`, to the same objects (defined below this module)."""
-    if name in ("avoidance_step", "DAMPER_GAIN"):
-        warnings.warn(f"physai.collision.{name} moved to physai.nullspace.{name}; the old name will be removed",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(_avoid_step, name)
-    raise AttributeError(f"module 'physai.collision' has no attribute {name!r}")

@@ -357,16 +357,12 @@ def test_avoidance_step_bad_input_names_the_option():
         ns.avoidance_step(object(), q, J, np.zeros(5))
 
 
-def test_collision_avoidance_step_is_the_nullspace_one_with_a_deprecation_warning():
+def test_collision_geometry_no_longer_carries_the_controller_step():
+    # the step lives beside control and nullspace; geometry does not import it
     from physai import collision
 
-    with pytest.warns(DeprecationWarning, match="physai.nullspace.avoidance_step"):
-        old = collision.avoidance_step
-    with pytest.warns(DeprecationWarning, match="physai.nullspace.DAMPER_GAIN"):
-        gain = collision.DAMPER_GAIN
-    assert old is ns.avoidance_step and gain == ns.DAMPER_GAIN
-    with pytest.raises(AttributeError):
-        collision.no_such_name  # noqa: B018
+    assert not hasattr(collision, "avoidance_step") and not hasattr(collision, "DAMPER_GAIN")
+    assert "_avoid_step" not in vars(collision)
 
 
 def test_avoidance_step_closing_bound_holds_for_every_pair_by_mj_geomDistance(rng):
