@@ -140,7 +140,19 @@ class Solver:
 @dataclass(frozen=True)
 class Clearance:
     """A limit that keeps every pair of ``world`` (a :class:`physai.collision.CollisionWorld` of the chain) at least
-    its margin apart; checked against the chain when the problem is built (:func:`physai.ik.ik_problem`)."""
+    its margin apart; checked against the chain when the problem is built (:func:`physai.ik.ik_problem`).
+
+    Examples
+    --------
+    >>> from physai import collision
+    >>> chain = physai.load("so101")
+    >>> post = collision.Obstacle("post", "box", (0.02, 0.02, 0.15), (0.2, 0.1, 0.15))  # half-sizes, centre (m)
+    >>> world = collision.collision_world(collision.scene("so101", [post]), chain)
+    >>> problem = physai.ik.ik_problem(chain, [0.2, -0.05, 0.1], task="position", limits=(physai.ik.Clearance(world),))
+    >>> result = physai.ik.solve(problem)
+    >>> result.converged, world.clear(result.q)
+    (array([ True]), array([ True]))
+    """
 
     world: object
 
