@@ -284,6 +284,8 @@ def from_flat(task, flat: dict) -> tuple[Task, Solver, list | None]:
     task = as_task(task)
     fields = {"task": {}, "solver": {}}
     for name, value in flat.items():
+        if name not in _FLAT:
+            raise TypeError(f"solve_ik() got an unexpected keyword argument {name!r}")
         home, field_name = _FLAT[name]
         if home:
             fields[home][field_name] = value

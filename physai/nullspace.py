@@ -35,6 +35,7 @@ from physai._world_check import checked_world
 from physai.errors import InputError
 from physai.ik import (
     TASKS,
+    Clearance,
     IKBatchResult,
     IKResult,
     Secondary,
@@ -444,20 +445,10 @@ def refine_in_nullspace(
     min_step: float = REFINE_MIN_STEP,
     avoid=None,
 ) -> list[RedundantResult]:
-    """Deprecated: ``prefer=Prefer(objective)``. Lower ``objective`` along the self-motion of each converged IK
-    solution (vectorised over targets).
-
-    ``targets`` as given to :func:`physai.ik.solve_ik_batch` (``(B, 4, 4)``, or ``(B, 3)`` for a position
-    task) and that solver's :class:`~physai.ik.IKBatchResult` ``ik_results`` for them (same ``task``, ``axis``).
-    Each iteration is a predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint change
-    ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
-    correction ``J^+ e`` at the new point, clipped into the limits. It is accepted only if the cost
-    falls *and* the primary still meets ``tol_position``/``tol_orientation``, so the plain solver's
-    success is kept target by target; ``alpha`` grows by 1.5 on acceptance and halves on rejection.
-    A target stops when ``alpha < min_step`` (``"stationary"``) or after ``iterations``. ``avoid``: a
-    :class:`physai.collision.CollisionWorld` of the chain; an iterate is then accepted only if every pair also keeps
-    the world's margin (a clear answer stays clear).
-    """
+    """Deprecated: ``prefer=Prefer(objective)`` (the same steps). Lower ``objective`` along the self-motion of each
+    converged answer of ``ik_results`` (the :class:`~physai.ik.IKBatchResult` of ``targets``, ``(B, 4, 4)`` or
+    ``(B, 3)`` for a position task), keeping the task within ``tol_position``/``tol_orientation`` and, with
+    ``avoid``, every pair of that world its margin."""
     warnings.warn("physai.nullspace.refine_in_nullspace is deprecated: pass prefer=physai.nullspace.Prefer(objective) "
                   "to physai.ik.ik_problem (or solve_ik_batch)", DeprecationWarning, stacklevel=2)
     _check_options(objective, iterations, step, min_step)
@@ -486,10 +477,7 @@ def _check_options(objective, iterations=REFINE_ITERATIONS, step=REFINE_STEP, mi
         raise InputError(f"step, min_step: expected 0 < min_step <= step, got {min_step}, {step}")
 
 
-# The refinement's own options; the task, tolerances, axis and collision world go to both the solver and the
-# refinement.
-_REFINE_ONLY = ("iterations", "step", "min_step")
-_SHARED = ("task", "tol_position", "tol_orientation", "axis", "avoid")
+_REFINE_ONLY = ("iterations", "step", "min_step")  # the refinement's own options (Prefer's); the rest the solve's
 
 
 def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective,
@@ -500,24 +488,22 @@ def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objec
     the solver."""
     warnings.warn("physai.nullspace.solve_ik_redundant(_batch) is deprecated: pass prefer=physai.nullspace.Prefer("
                   "objective) to physai.ik.solve_ik(_batch) or ik_problem", DeprecationWarning, stacklevel=2)
-    return _redundant(chain, targets, q0, objective, options, 1)
+    return _redundant(chain, targets, q0, objective, options)
 
 
 def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, **options) -> RedundantResult:
     """Deprecated: ``solve_ik(..., prefer=Prefer(objective))``. :func:`solve_ik_redundant_batch` on one target."""
     warnings.warn("physai.nullspace.solve_ik_redundant is deprecated: pass prefer=physai.nullspace.Prefer(objective) "
                   "to physai.ik.solve_ik", DeprecationWarning, stacklevel=2)
-    return _redundant(chain, finite_array(target, "target")[None], q0, objective, options, 1)[0]
+    return _redundant(chain, finite_array(target, "target")[None], q0, objective, options)[0]
 
 
-def _redundant(chain, targets, q0, objective, options, batch_ndim) -> list[RedundantResult]:
+def _redundant(chain, targets, q0, objective, options) -> list[RedundantResult]:
     options = dict(options)
     refine = {k: options.pop(k) for k in _REFINE_ONLY if k in options}
     prefer = Prefer(objective, **refine)  # before the solve: a bad refinement option costs no IK
     avoid, rng = options.pop("avoid", None), options.pop("rng", None)
     task, solver, trace = from_flat(options.pop("task", "pose"), options)
-    from physai.ik import Clearance
-
     problem = ik_problem(chain, targets, q0, task=task, limits=() if avoid is None else (Clearance(avoid),))
     res = solve(problem, solver, rng=rng, trace=trace)
     q, perr, oerr, cost0, cost, its, active = prefer.run(chain, problem.T_target, res, problem.task, problem.world)
@@ -535,8 +521,7 @@ class Prefer(Secondary):
     change ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
     correction at the new point, clipped into the limits. It is accepted only if the cost falls *and* the primary
     still meets its tolerances (and, with a clearance limit, every pair keeps its margin); ``alpha`` grows by 1.5 on
-    acceptance and halves on rejection. A target stops when ``alpha < min_step`` or after ``iterations``. The
-    result's ``q`` is the refined one and ``cost (B,)`` the objective there.
+    acceptance and halves on rejection; it stops below ``min_step`` or after ``iterations``. ``result.cost (B,)``.
 
     Examples
     --------
