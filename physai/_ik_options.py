@@ -179,9 +179,23 @@ def as_task(task) -> Task:
     raise InputError(f"task: expected a physai.ik.Task or one of {', '.join(map(repr, TASKS))}, got {task!r}")
 
 
-@functools.lru_cache(maxsize=64)
+_OPTIONS: dict = {}  # (id(task), id(solver)) -> (task, solver, options): the pair held, so neither id is reused
+
+
 def options(task: Task, solver: Solver) -> IKOptions:
-    """The solvers' :class:`~physai._ik_record.IKOptions` of a checked task and solver (cached: both are frozen)."""
+    """The solvers' :class:`~physai._ik_record.IKOptions` of a checked task and solver, cached by identity (both are
+    frozen; a loop passes the same two objects every tick, and hashing their fields would cost more)."""
+    hit = _OPTIONS.get((id(task), id(solver)))
+    if hit is not None and hit[0] is task and hit[1] is solver:
+        return hit[2]
+    if len(_OPTIONS) >= 256:
+        _OPTIONS.clear()
+    o = _options(task, solver)
+    _OPTIONS[id(task), id(solver)] = (task, solver, o)
+    return o
+
+
+def _options(task: Task, solver: Solver) -> IKOptions:
     return IKOptions(task.kind, solver.method, task.sqrt_weights, task.tol_position, task.tol_orientation,
                      solver.iterations, solver.restarts, task.unit_axis, solver.step, solver.damping,
                      solver.sigma_healthy, solver.lambda_max,

@@ -225,7 +225,7 @@ class Chain:
             q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
         if within_limits:
             outside = (q < self.lower) | (q > self.upper)
-            if np.any(outside):
+            if outside.any():
                 idx = tuple(int(i) for i in np.argwhere(outside)[0])
                 j = idx[-1]
                 raise InputError(

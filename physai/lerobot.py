@@ -187,11 +187,11 @@ class RobotKinematics:
         self._problems[task] = problem
         # A followed target gets one attempt from the current joints; a farther one, if that attempt fails,
         # physai's seeded restarts too (they are tried only after the attempt from q0 has failed).
-        result = solve(problem, _FOLLOW if self._follows(q0, problem.T_target[0]) else _SEEK)[0]
-        self.last_result = SolveReport(result.converged, result.reason, result.position_error,
-                                       result.orientation_error, result.iterations, result.restarts, clipped)
+        r = solve(problem, _FOLLOW if self._follows(q0, problem.T_target[0]) else _SEEK)  # one row
+        self.last_result = SolveReport(bool(r.converged[0]), str(r.reason[0]), r.position_error.item(0),
+                                       r.orientation_error.item(0), r.iterations.item(0), r.restarts.item(0), clipped)
         answer = current.copy()
-        answer[self._index] = np.rad2deg(result.q)
+        answer[self._index] = np.rad2deg(r.q[0])
         return answer
 
     def _joint_vector(self, joint_pos, name: str) -> np.ndarray:
