@@ -163,14 +163,13 @@ def _compiled_restarts(world, chain, T_target, rows, U, tried: int, o: IKOptions
                    np.ones(R, np.int64), np.empty((R, n + 2)), np.empty((R, REPAIRS, n)))
     st.cand[:, 0] = [candidates[b][0] for b in rows]
     T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(U)
-    settings, sc = _ik_solve.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen  # arrays checked
+    settings = _ik_solve.compiled_settings(chain, replace(o, polish=False), 1, 1)
+    record = world.kernel_record  # its arrays checked once, by ik_problem
 
     def chunk(lo: int, hi: int) -> None:
         _engine.kernels.restarts(
             chain.packed, chain.lower, chain.upper, T[lo:hi], o.axis, o.sqrt_weights, U[lo:hi], chain.sample_range,
-            settings, tried, world.last_joint, world.local_rows, world.pairs, sc.kind, sc.radius, sc.half, sc.centre,
-            sc.rbound, sc.exact, world.unbounded, sc.hull, sc.hull_adr, sc.hull_num, sc.hull_radius, sc.hull_disk,
-            world.pair_margin, collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
+            settings, tried, *record, *(a[lo:hi] for a in st))
 
     while (st.status == RUN).any():
         in_threads(chunk, R, per_thread=8)  # few kernel calls: each passes 30 arrays

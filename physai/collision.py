@@ -32,6 +32,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
@@ -101,6 +102,32 @@ def scene(robot: str | os.PathLike, obstacles: Sequence[Obstacle] = ()) -> mujoc
             return spec.compile()
         except ValueError as exc:  # e.g. an obstacle named like a geom of the robot
             raise InputError(f"obstacles: the scene does not compile in MuJoCo: {exc}") from None
+
+
+class KernelRecord(NamedTuple):
+    """A :class:`CollisionWorld`'s arrays in the order the compiled kernels take them
+    (:attr:`CollisionWorld.kernel_record`): the moving joint of each geom, its pose in that joint's frame
+    ``(ngeom, 12)``, the pairs ``(P, 2)``, the screen's shapes and hulls, the pairs' clearances ``(P,)`` (m), and the
+    two round-off bands (m) a verdict keeps."""
+
+    last_joint: np.ndarray
+    local_rows: np.ndarray
+    pairs: np.ndarray
+    kind: np.ndarray
+    radius: np.ndarray
+    half: np.ndarray
+    centre: np.ndarray
+    rbound: np.ndarray
+    exact: np.ndarray
+    unbounded: np.ndarray
+    hull: np.ndarray
+    hull_adr: np.ndarray
+    hull_num: np.ndarray
+    hull_radius: np.ndarray
+    hull_disk: np.ndarray
+    pair_margin: np.ndarray
+    safe: float
+    band: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -313,6 +340,16 @@ class CollisionWorld:
         margins = self.thresholds(margin)
         q = self.chain.check_q(q)
         return self.clear_trusted(q.reshape(-1, self.chain.n), margins).reshape(q.shape[:-1])
+
+    @property
+    def kernel_record(self) -> KernelRecord:
+        """The world's arrays as the compiled collision kernels read them, in their order, as one record (the solvers
+        pass it on whole: :func:`physai._numba_avoid.restarts`). Trusted: the caller checked the world
+        (:meth:`check_engine_arrays`)."""
+        s = self.screen
+        return KernelRecord(self.last_joint, self.local_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound,
+                            s.exact, self.unbounded, s.hull, s.hull_adr, s.hull_num, s.hull_radius, s.hull_disk,
+                            self.pair_margin, _SAFE, _GJK_BAND)
 
     def clear_trusted(self, flat: np.ndarray, margins: np.ndarray) -> np.ndarray:
         """:meth:`clear` of checked configurations ``flat: (K, n)`` against checked clearances ``margins: (P,)``
