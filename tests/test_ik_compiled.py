@@ -200,8 +200,8 @@ def test_single_solve_builds_the_same_result_as_the_batch_row():
 
 
 def test_default_options_given_explicitly_solve_bit_for_bit_the_same(arms):
-    """check_options passes the default objects unchecked; the same values as other objects are checked and
-    must give the identical solve."""
+    """The default values given as other objects (numpy scalars, strings parsed to floats, an unnormalised axis) are
+    checked into Task and Solver and give the identical solve."""
     _, chain = arms["panda"]
     T = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(9), 1))[0]
     given = {"tol_position": float("1e-4"), "tol_orientation": np.float64(1e-3), "max_step": float("0.5"),
