@@ -42,7 +42,7 @@ from physai import _engine, _ik_solve, collision, kinematics
 from physai._threads import in_threads
 from physai._ik_record import COLLISION, IKOptions, IKProblem, Rows
 from physai._ik_solve import _LM_DOWN, _LM_MU0, _LM_MU_MIN, _LM_UP, limit_blocked, task_residual
-from physai.singularity import _damped_solve, _scale_to_limit
+from physai.singularity import damped_solve_trusted, scale_to_limit_trusted
 
 RESTARTS = 100  # restart draws tried per colliding target, one plain attempt each, answers checked
 ROUND = 64  # attempts per batched round of restarts, shared among the targets still colliding
@@ -267,11 +267,11 @@ def _penalty_lm(world, chain, T_target, q, o):
     for k in range(1, ITERATIONS + 1):
         if done:
             return True, q, perr, oerr, k - 1, 0.0
-        dq = _damped_solve(A, r, np.sqrt(mu))
+        dq = damped_solve_trusted(A, r, np.sqrt(mu))
         blocked = limit_blocked(q, dq, chain.lower, chain.upper)
         if blocked.any():  # a joint resting on its limit loses its column, so the others keep moving (ik's rule)
-            dq = _damped_solve(A * ~blocked, r, np.sqrt(mu))
-        dq, _ = _scale_to_limit(dq, o.max_step)
+            dq = damped_solve_trusted(A * ~blocked, r, np.sqrt(mu))
+        dq, _ = scale_to_limit_trusted(dq, o.max_step)
         trial = np.clip(q + dq, chain.lower, chain.upper)
         rt, At, pt, ot, done_t, clear_t = _evaluate(world, chain, T_target, trial, o)
         Et = 0.5 * rt @ rt

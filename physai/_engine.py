@@ -28,8 +28,8 @@ Where the modules come from, first found first served:
 Where neither serves, the JIT does, each kernel compiled (or loaded from numba's cache) when first called, so a
 first ``jacobian`` waits for the kinematics kernels only: the one-pose calls then decline (return None) and their
 callers run the batch kernel on one row. Batches run numba's parallel JIT kernels either way
-(:func:`physai._numba_kin.batch`), whose disk cache lives in the cache folder too (:func:`physai._jit.njit`), never in the
-package. No failure of the build or of a cache reaches a kinematics call: it answers through the JIT, uncached if
+(:func:`physai._numba_kin.batch`), whose disk cache lives in the cache folder too (:func:`physai._jit.njit`), never
+in the package. No failure of the build or of a cache reaches a kinematics call: it answers through the JIT, uncached if
 need be.
 
 The module names are a hash of their sources (and, in the cache folder, which several environments may share, of
@@ -77,9 +77,8 @@ TRANSIENT = ("No space left on device", "Disk quota exceeded", "File too large",
 LOW_SPACE = 64 * 2**20
 _HERE = Path(__file__).resolve().parent
 # every numba module is a kernel source, so a new one cannot be left out of the hash
-_SOURCES = (*sorted(p.name for p in _HERE.glob("_numba_*.py")), "_ik_record.py", "_aot_build.py", "_engine.py", "_jit.py",
-            "_kernel_registry.py",
-            "_walk.c")
+_SOURCES = (*sorted(p.name for p in _HERE.glob("_numba_*.py")), "_ik_record.py", "_aot_build.py", "_engine.py",
+            "_jit.py", "_kernel_registry.py", "_walk.c")
 _LOCK = threading.RLock()  # one thread loads the modules; the others wait for what it found
 
 

@@ -23,8 +23,8 @@ class IKResult:
     ``q: (n,)`` joint positions, always inside the chain's limits; ``converged`` whether both errors are
     within tolerance; ``iterations`` steps taken over all attempts; ``position_error`` (m) and
     ``orientation_error`` (rad; the angle between tool and target axes for ``"position+axis"``, 0 for
-    ``"position"``) at ``q``; ``reason`` ``"converged"``, ``"unreachable"`` (no attempt met the tolerances: ``q`` is the closest point found,
-    for every task) or, with a clearance limit, ``"collision: no answer keeps the margin"``;
+    ``"position"``) at ``q``; ``reason`` ``"converged"``, ``"unreachable"`` (no attempt met the tolerances: ``q`` is the
+    closest point found, for every task) or, with a clearance limit, ``"collision: no answer keeps the margin"``;
     ``restarts`` random restarts used; ``unmet`` the parts of the target not achieved:
     ``()`` when converged, else a subset of ``("position", "orientation")``, led by ``"collision"`` when the reason
     is ``"collision: no answer keeps the margin"`` (``avoid=``; then ``q`` is the closest clear point found).

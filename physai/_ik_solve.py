@@ -19,7 +19,7 @@ from physai._threads import in_threads as _in_threads
 from physai import transforms as tf
 from physai._ik_record import IKOptions, IKProblem, Rows
 from physai.kinematics import Chain
-from physai.singularity import _damped_solve, _scale_to_limit, adaptive_damping
+from physai.singularity import damped_solve_trusted, scale_to_limit_trusted, adaptive_damping
 
 UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound (chain.reach)
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
@@ -88,7 +88,7 @@ def _step(method, Jw, ew, mu, damping, sigma_healthy, lambda_max, rank):
         lam = adaptive_damping(sigma[:, min(rank, sigma.shape[1]) - 1], sigma_healthy, lambda_max)
     else:
         lam = np.sqrt(mu)
-    return _damped_solve(Jw, ew, lam)
+    return damped_solve_trusted(Jw, ew, lam)
 
 
 def limit_blocked(q, dq, lower, upper):
@@ -241,7 +241,7 @@ def _propose(s: _LoopState, r: np.ndarray, o: IKOptions, chain: Chain, starts: n
     if len(rows):
         Jb = s.Jw[r[rows]] * ~blocked[rows][:, None, :]
         dq[rows] = _step(o.method, Jb, s.ew[r[rows]], *(x[rows] if np.ndim(x) else x for x in step_args))
-    dq, _ = _scale_to_limit(dq, o.max_step)
+    dq, _ = scale_to_limit_trusted(dq, o.max_step)
     trial = np.clip(s.q[r] + dq, chain.lower, chain.upper)
     f = s.fresh[r]
     rf = r[f]

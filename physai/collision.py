@@ -237,7 +237,8 @@ class CollisionWorld:
                                "hull_radius", "hull_disk"))) for name in names)))
         q = self.chain.random_q(np.random.default_rng(0), CLEAR_SET_DRAWS)
         q = np.ascontiguousarray(q[self.clear_trusted(q, self.pair_margin)])
-        object.__setattr__(self, "clear_postures", (_frozen(q, np.float64), _frozen(tool_pose(self.chain, q), np.float64)))
+        object.__setattr__(self, "clear_postures",
+                           (_frozen(q, np.float64), _frozen(tool_pose(self.chain, q), np.float64)))
 
     def __reduce__(self):
         """Pickle and copy rebuild the world through its constructor from the fields it was built from, so the

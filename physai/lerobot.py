@@ -54,7 +54,8 @@ class SolveReport:
     short of the target (for a followed target the one attempt from the given joints: not reachable on the arm's
     present branch); ``position_error``
     (m) and ``orientation_error`` (rad, 0 for position only) of the returned joints; ``iterations`` over all
-    attempts and ``restarts`` used; ``clipped``: the joints whose start lay outside their limits and was clipped into them.
+    attempts and ``restarts`` used; ``clipped``: the joints whose start lay outside their limits and was clipped
+    into them.
 
     Examples
     --------

@@ -48,20 +48,20 @@ from physai.ik import (
 from physai._ik_options import check_targets
 from physai.kinematics import Chain
 from physai.singularity import (
-    _pinv_of,
-    _projector,
-    _scale_to_limit,
-    _svd,
+    pinv_of_svd,
+    projector_of,
+    scale_to_limit_trusted,
+    svd_trusted,
     check_damping,
     jacobian_block,
 )
 from physai.transforms import pose_error
 
 __all__ = [  # the null-space API; avoidance_step (and its gain) is defined below this module, in _avoid_step
-    "DAMPER_GAIN", "RCOND", "Prefer", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "RedundantResult",
-    "SelfMotionResult", "avoidance_step", "jacobian_derivative", "joint_limit_cost", "limit_margin", "manipulability",
-    "manipulability_cost", "null_basis", "pinv", "point_jacobian", "posture_cost", "priority_rate", "projector",
-    "redundant_rate", "refine_in_nullspace", "self_motion", "solve_ik_redundant", "solve_ik_redundant_batch",
+    "DAMPER_GAIN", "RCOND", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "Prefer",
+    "RedundantResult", "SelfMotionResult", "avoidance_step", "jacobian_derivative", "joint_limit_cost", "limit_margin",
+    "manipulability", "manipulability_cost", "null_basis", "pinv", "point_jacobian", "posture_cost", "priority_rate",
+    "projector", "redundant_rate", "refine_in_nullspace", "self_motion", "solve_ik_redundant", "solve_ik_redundant_batch",
 ]
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
@@ -105,7 +105,7 @@ def pinv(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
 
 def _pinv(J, lam, S_half, rcond):
     """``(J^#_lam, J^#_0)`` from one SVD (the second is the exact pseudoinverse the projector needs)."""
-    return _pinv_of(_svd(J if S_half is None else J @ S_half, rcond), lam, S_half)
+    return pinv_of_svd(svd_trusted(J if S_half is None else J @ S_half, rcond), lam, S_half)
 
 
 def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
@@ -133,7 +133,7 @@ def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
     [0. 0.]
     """
     J = finite_array(J, "J")
-    return _projector(J, pinv(J, lam=lam, weights=weights, rcond=rcond))
+    return projector_of(J, pinv(J, lam=lam, weights=weights, rcond=rcond))
 
 
 def null_basis(J, rcond: float = RCOND) -> np.ndarray:
@@ -177,7 +177,7 @@ def redundant_rate(J, v, qdot0=None, *, lam=0.0, weights=None, rcond: float = RC
     if qdot0 is None:
         return qdot
     qdot0 = finite_array(qdot0, "qdot0", (n,))
-    return qdot + (_projector(J, P0) @ qdot0[..., None])[..., 0]
+    return qdot + (projector_of(J, P0) @ qdot0[..., None])[..., 0]
 
 
 def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarray:
@@ -196,7 +196,7 @@ def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarr
     v1 = finite_array(v1, "v1", (J1.shape[-2],))
     v2 = finite_array(v2, "v2", (J2.shape[-2],))
     J1p = pinv(J1, rcond=rcond)
-    N1 = _projector(J1, J1p)
+    N1 = projector_of(J1, J1p)
     qdot1 = (J1p @ v1[..., None])[..., 0]
     residual = v2 - (J2 @ qdot1[..., None])[..., 0]
     return qdot1 + (N1 @ pinv(J2 @ N1, lam=lam2, rcond=rcond) @ residual[..., None])[..., 0]
@@ -394,7 +394,7 @@ def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
     """``(dmax, corrected)``: the projected gradient step ``-N grad H`` (largest joint change ``alpha``, ``dmax`` its
     unscaled size) plus the Newton correction, corrected once more at the new point (``_corrected``'s tuple)."""
     Jp = _pinv(Jt, 0.0, None, RCOND)[0]
-    d = -(_projector(Jt, Jp) @ objective.trusted_gradient(q)[..., None])[..., 0]
+    d = -(projector_of(Jt, Jp) @ objective.trusted_gradient(q)[..., None])[..., 0]
     dmax = np.abs(d).max(axis=-1)
     scale = np.where(dmax > 0, alpha / np.where(dmax > 0, dmax, 1.0), 0.0)
     q1, e1, J1, _, _ = _corrected(chain, q + scale[:, None] * d, e, Jp, task, T_target, axis)
@@ -477,7 +477,7 @@ def _check_options(objective, iterations=REFINE_ITERATIONS, step=REFINE_STEP, mi
         raise InputError(f"step, min_step: expected 0 < min_step <= step, got {min_step}, {step}")
 
 
-_REFINE_ONLY = ("iterations", "step", "min_step")  # the refinement's own options (Prefer's); the rest the solve's
+_REFINE_ONLY = ("iterations", "step", "min_step")  # Prefer's options; the rest go to the solve
 
 
 def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective,
@@ -585,9 +585,9 @@ def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, ste
     for _ in range(steps):
         T, J = kinematics.tool_pose_and_jacobian(chain, q)
         e = pose_error(T, T0)
-        usv = _svd(J, RCOND)
-        Jp = _pinv_of(usv, 0.0)[0]
-        d = _scale_to_limit(-(_projector(J, Jp) @ objective.gradient(q)), step)[0]  # largest joint change <= step
+        usv = svd_trusted(J, RCOND)
+        Jp = pinv_of_svd(usv, 0.0)[0]
+        d = scale_to_limit_trusted(-(projector_of(J, Jp) @ objective.gradient(q)), step)[0]  # joint change <= step
         dq, scale = Jp @ e + d, 1.0
         if world is not None:
             dq, scale = _avoid(world, q, J, usv, dq)

@@ -351,8 +351,8 @@ def test_avoid_batch_checks_its_inputs_once_for_any_number_of_targets(monkeypatc
 def test_import_graph_of_physai_has_no_cycle():
     # Every import between physai's modules, at any level of a file (a deferred one, or one for type checkers only,
     # included): no module imports one that imports it back, directly or around a circle. In particular the layers
-    # collision < _avoid_ik < ik < nullspace, _avoid_step < nullspace, _ik_solve < _avoid_ik, _avoid_step < control, and the
-    # kernels' _jit < _numba_ik < _kernel_registry < _engine (modules named by a string count as imported).
+    # collision < _avoid_ik < ik < nullspace, _avoid_step < nullspace, _ik_solve < _avoid_ik, _avoid_step < control,
+    # and the kernels' _jit < _numba_ik < _kernel_registry < _engine (modules named by a string count as imported).
     import ast
     import re
     import graphlib
