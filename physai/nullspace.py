@@ -61,7 +61,8 @@ __all__ = [  # the null-space API; avoidance_step (and its gain) is defined belo
     "DAMPER_GAIN", "RCOND", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "Prefer",
     "RedundantResult", "SelfMotionResult", "avoidance_step", "jacobian_derivative", "joint_limit_cost", "limit_margin",
     "manipulability", "manipulability_cost", "null_basis", "pinv", "point_jacobian", "posture_cost", "priority_rate",
-    "projector", "redundant_rate", "refine_in_nullspace", "self_motion", "solve_ik_redundant", "solve_ik_redundant_batch",
+    "projector", "redundant_rate", "refine_in_nullspace", "self_motion", "solve_ik_redundant",
+    "solve_ik_redundant_batch",
 ]
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
@@ -477,7 +478,6 @@ def _check_options(objective, iterations=REFINE_ITERATIONS, step=REFINE_STEP, mi
         raise InputError(f"step, min_step: expected 0 < min_step <= step, got {min_step}, {step}")
 
 
-_REFINE_ONLY = ("iterations", "step", "min_step")  # Prefer's options; the rest go to the solve
 
 
 def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective,
@@ -500,7 +500,7 @@ def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, *
 
 def _redundant(chain, targets, q0, objective, options) -> list[RedundantResult]:
     options = dict(options)
-    refine = {k: options.pop(k) for k in _REFINE_ONLY if k in options}
+    refine = {k: options.pop(k) for k in ("iterations", "step", "min_step") if k in options}  # Prefer's options
     prefer = Prefer(objective, **refine)  # before the solve: a bad refinement option costs no IK
     avoid, rng = options.pop("avoid", None), options.pop("rng", None)
     task, solver, trace = from_flat(options.pop("task", "pose"), options)
