@@ -27,9 +27,8 @@ Where the modules come from, first found first served:
 
 Where neither serves, the JIT does, each kernel compiled (or loaded from numba's cache) when first called, so a
 first ``jacobian`` waits for the kinematics kernels only: the one-pose calls then decline (return None) and their
-callers run the batch kernel on one row. Batches run numba's parallel JIT kernels either way
-(:func:`physai._numba_kin.batch`), whose disk cache lives in the cache folder too (:func:`njit`), never in the
-package. No failure of the build or of a cache reaches a kinematics call: it answers through the JIT, uncached if
+callers run the batch kernel on one row. The JIT's disk cache lives in the cache folder too (:func:`njit`), never
+in the package. No failure of the build or of a cache reaches a kinematics call: it answers through the JIT, uncached if
 need be.
 
 The module names are a hash of their sources (and, in the cache folder, which several environments may share, of
@@ -62,7 +61,7 @@ from physai import _env, _files
 
 # kernel -> the module that defines it; callers pass exactly each kernel's signature types (no dispatch checks them)
 KERNELS = {
-    "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik", "screen": "physai._numba_collision",
+    "batch": "physai._numba_kin", "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik", "screen": "physai._numba_collision",
     "verdicts": "physai._numba_collision", "restarts": "physai._numba_avoid",
 }
 # The one-pose calls of _walk.c: ``(q, P)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
@@ -401,11 +400,6 @@ def jit_kernel(name: str):
 def jit_kernels() -> dict:
     """Each kernel's numba JIT function (:func:`jit_kernel`)."""
     return {k: jit_kernel(k) for k in KERNELS}
-
-
-def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
-    """numba's batch kernel, parallel over the CPU cores (:func:`physai._numba_kin.batch`)."""
-    _numba_module("physai._numba_kin").batch(Q, P, T, J, F)
 
 
 def declined(q, P) -> None:

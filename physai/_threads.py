@@ -11,15 +11,17 @@ from collections.abc import Callable
 THREAD_MIN_TARGETS = 8
 
 
-def in_threads(rows: Callable[[int, int], None], B: int, per_thread: int = 32) -> None:
-    """``rows(lo, hi)`` over consecutive chunks of ``range(B)``, on as many threads as this process has cores.
+def in_threads(rows: Callable[[int, int], None], B: int, per_thread: int = 32,
+               min_rows: int = THREAD_MIN_TARGETS) -> None:
+    """``rows(lo, hi)`` over consecutive chunks of ``range(B)``, on as many threads as this process has cores, each
+    given at least ``min_rows`` rows (one thread, the caller's, where ``B`` is smaller).
 
     The compiled kernel releases the GIL, so the threads run at once. Each row's answer depends on its own
     inputs only, so the rows are bit for bit those of one thread whatever the chunks or their order; the chunks are
     small (about ``per_thread`` per thread) and taken in turn, so a thread that drew slow rows takes fewer of them. Each
     chunk is one kernel call (some microseconds to dispatch): fewer, larger chunks suit rows that are quick.
     """
-    workers = min(cores(), B // THREAD_MIN_TARGETS)
+    workers = min(cores(), B // min_rows)
     if workers < 2:
         rows(0, B)
         return
