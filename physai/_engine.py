@@ -61,9 +61,13 @@ from physai import _env, _files
 
 # kernel -> the module that defines it; callers pass exactly each kernel's signature types (no dispatch checks them)
 KERNELS = {
-    "batch": "physai._numba_kin", "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik", "screen": "physai._numba_collision",
+    "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik", "screen": "physai._numba_collision",
     "verdicts": "physai._numba_collision", "restarts": "physai._numba_avoid",
 }
+# Kernels served by numba's JIT even where the ahead-of-time module exists: compiled for this processor's vector
+# instructions, which the batch walk is written for (the module, built for any processor of its platform, runs it at
+# two thirds of the speed).
+JIT_KERNELS = {"batch": "physai._numba_kin"}
 # The one-pose calls of _walk.c: ``(q, P)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
 # None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite,
 # and P a chain's packed constants as built.
@@ -392,9 +396,9 @@ def _numba_module(name: str):
 
 
 def jit_kernel(name: str):
-    """The numba JIT function of kernel ``name`` (of :data:`KERNELS`), called past numba's type dispatch (its
-    compiled entry point); compiled, or loaded from numba's cache, on first use."""
-    return _entry_point(getattr(_numba_module(KERNELS[name]), name))
+    """The numba JIT function of kernel ``name`` (of :data:`KERNELS` or :data:`JIT_KERNELS`), called past numba's type
+    dispatch (its compiled entry point); compiled, or loaded from numba's cache, on first use."""
+    return _entry_point(getattr(_numba_module((KERNELS | JIT_KERNELS)[name]), name))
 
 
 def jit_kernels() -> dict:
@@ -430,7 +434,7 @@ class Kernels:
                 else:
                     table, origin = dict.fromkeys(WALK, declined), f"numba JIT ({origin})"
                 self.__dict__.update(table, origin=origin)
-            if name in KERNELS and name not in self.__dict__:
+            if (name in KERNELS or name in JIT_KERNELS) and name not in self.__dict__:
                 self.__dict__[name] = jit_kernel(name)
         if name not in self.__dict__:
             raise AttributeError(f"the compiled engine has no kernel {name!r}")

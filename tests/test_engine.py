@@ -28,14 +28,14 @@ def jit():
     return _engine.jit_kernels()
 
 
-def numba_walk(chain, Q, want_j, want_f, kernel=None):
-    """numba's batch kernel (the JIT, unless ``kernel`` is given) on the rows of ``Q``: ``T (B, 4, 4)``,
-    ``J (B, 6, n)`` or None, ``F (B, n, 6)`` (world axes, anchors) or None."""
+def numba_walk(chain, Q, want_j, want_f):
+    """numba's batch kernel (the JIT) on the rows of ``Q``: ``T (B, 4, 4)``, ``J (B, 6, n)`` or None, ``F (B, n, 6)``
+    (world axes, anchors) or None."""
     B, n = Q.shape
     T, J, A, O = np.empty((B, 4, 4)), np.empty((B, 6, n)), np.empty((B, n, 3)), np.empty((B, n, 3))
     none3 = np.empty((0, 0, 0))
-    (kernel or _engine.jit_kernel("batch"))(Q, chain.packed, T, J if want_j else none3, A if want_f else none3,
-                                            O if want_f else none3, np.empty((0, 0)))
+    _engine.jit_kernel("batch")(Q, chain.packed, T, J if want_j else none3, A if want_f else none3,
+                                O if want_f else none3, np.empty((0, 0)))
     return T, J if want_j else None, np.concatenate([A, O], axis=-1) if want_f else None
 
 
@@ -57,18 +57,6 @@ def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
     np.testing.assert_array_equal(k.pose(strided, chain.packed), T[0])
     backwards = Q[1, ::-1].copy()[::-1]  # Q[1] again, read through a negative stride
     np.testing.assert_array_equal(k.jacobian(backwards, chain.packed), J[1])
-
-
-@needs_aot
-@pytest.mark.parametrize("name", ["so101", "panda", "slides"])
-def test_ahead_of_time_batch_kernel_equals_numba_jit_bit_for_bit(name):
-    """Blocks of poses, a short last block included (BLOCK + 7 rows), every output, a tool point too."""
-    from physai._numba_kin import BLOCK
-
-    chain = kinematics.chain_from_mujoco(mujoco.MjModel.from_xml_string(SLIDE_XML), "tip") if name == "slides" else physai.load(name)
-    Q = chain.random_q(np.random.default_rng(2), 3 * BLOCK + 7)
-    for a, b in zip(numba_walk(chain, Q, True, True), numba_walk(chain, Q, True, True, _engine.kernels.batch)):
-        np.testing.assert_array_equal(a, b)
 
 
 @needs_aot
