@@ -12,6 +12,12 @@ Engines: :func:`fk`, :func:`tool_pose`, :func:`jacobian` and :func:`tool_pose_an
 or ``engine="numpy"`` (the readable code below, which the lessons teach and the compiled engine is
 tested equal to, to 1e-13). The answer is the same; only the speed differs.
 
+Batches into the caller's memory: each of them takes ``out=``, a writeable C-contiguous float64 array of the
+result's shape (a pair for :func:`tool_pose_and_jacobian`, a triple for :func:`fk`), checked once, written and
+returned. A batch larger than memory runs through slices of one such array (a ``numpy.memmap`` on disk, say):
+``jacobian(chain, Q[lo:hi], out=J[lo:hi])``; :func:`jacobian_chunks` yields the Jacobians of a batch chunk by chunk
+in one reused buffer, for reductions that keep none of them.
+
 A :class:`Chain` is immutable and built once; every function here is a pure function of
 ``(chain, q)``. There is no cached "current pose" to forget to update, which makes MuJoCo's
 stale-data trap impossible here.
@@ -19,7 +25,9 @@ stale-data trap impossible here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+import time
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -40,7 +48,7 @@ from physai.errors import InputError
 
 __all__ = [
     "ENGINES", "FK", "JOINT_TYPES", "BodySpec", "Chain", "JointSpec", "chain_from_bodies", "chain_from_mujoco",
-    "fd_jacobian", "fk", "hinge_column", "jacobian", "jacobian_from_fk", "joint_frames", "joint_motion",
+    "fd_jacobian", "fk", "hinge_column", "jacobian", "jacobian_chunks", "jacobian_from_fk", "joint_frames", "joint_motion",
     "slide_column", "tool_pose", "tool_pose_and_jacobian",
 ]
 
@@ -260,6 +268,75 @@ def tool_pose_and_jacobian(chain: Chain, q, engine: str = "compiled",
     return T_world_tool, jacobian_from_fk(chain, _fk_from_frames(chain, T_world_joint, T_world_tool))
 
 
+def jacobian_chunks(chain: Chain, q, chunk: int = 65_536,
+                    progress: bool | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    """Jacobians of a batch too large to hold at once, a chunk at a time: yields ``(start, J_world)``.
+
+    ``q``: ``(B, n)`` joint positions (an array or a memory map, read a chunk at a time), or an iterable of
+    ``(b, n)`` arrays (made as they are asked for). Each ``J_world (b, 6, n)`` holds the Jacobians of rows
+    ``start .. start + b`` (world axes, linear rows then angular, as :func:`jacobian`), in order, at most ``chunk``
+    rows each. ``J_world`` is a view of one buffer that the next chunk overwrites: reduce it or copy what you keep.
+    Memory: that buffer (``chunk * 48 n`` bytes: 22 MB for 7 joints at the default) and one chunk of ``q``. To keep
+    every Jacobian instead, write them into an array of your own (a memory map for more than fits in memory) with
+    ``jacobian(chain, q[lo:hi], out=J[lo:hi])``, which is what this does into its buffer.
+    ``progress``: a progress bar on stderr (with ``rich``): True always, False never, None (the default) once the
+    run has taken 2 s, on a terminal.
+
+    Examples
+    --------
+    The most manipulable of 5 poses of the planar 2R arm, in chunks of 2:
+
+    >>> chain = physai.load("planar2r")
+    >>> Q = np.array([[0.0, a] for a in np.linspace(0.2, 3.0, 5)])
+    >>> best = 0.0
+    >>> for start, J in physai.kinematics.jacobian_chunks(chain, Q, chunk=2):
+    ...     best = max(best, np.abs(np.linalg.det(J[:, :2, :])).max())
+    >>> print(round(best, 3))  # L1 L2 |sin q2|, largest at q2 = 1.6 rad
+    0.15
+    """
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise InputError(f"chunk: expected a positive number of rows, got {chunk!r}")
+    total = len(q) if hasattr(q, "shape") else None
+    chunks = (q[lo:lo + chunk] for lo in range(0, total, chunk)) if total is not None else iter(q)
+    buffer = np.empty((int(chunk), 6, chain.n))
+    bar, began, start = None, time.monotonic(), 0
+    try:
+        for part in chunks:
+            part = chain.check_q(part, "q")
+            if part.ndim != 2:
+                raise InputError(f"q: expected chunks of shape (b, {chain.n}), got {part.shape}")
+            for lo in range(0, len(part), chunk):  # an iterable's chunk larger than the buffer: in pieces
+                rows = part[lo:lo + chunk]
+                yield start, jacobian(chain, rows, out=buffer[:len(rows)])
+                start += len(rows)
+                if bar is None and _show_progress(progress, time.monotonic() - began):
+                    bar = _progress_bar(total)
+                if bar is not None:
+                    bar[0].update(bar[1], completed=start)
+    finally:
+        if bar is not None:
+            bar[0].stop()
+
+
+def _show_progress(progress: bool | None, elapsed: float) -> bool:
+    if progress is None:
+        return elapsed >= 2.0 and sys.stderr.isatty()
+    return bool(progress)
+
+
+def _progress_bar(total: int | None):
+    """A started ``rich`` progress bar on stderr and its task, or None where ``rich`` is not installed."""
+    try:
+        from rich.console import Console
+        from rich.progress import Progress
+    except ImportError:
+        return None
+    bar = Progress(console=Console(stderr=True), transient=True)
+    task = bar.add_task("Jacobians", total=total)
+    bar.start()
+    return bar, task
+
+
 def _pose_and_jacobian(chain: Chain, q: np.ndarray, engine: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`tool_pose_and_jacobian` of checked ``q: (..., n)`` and ``engine``: the solvers' per-iteration call,
     which trusts what their public entry checked once."""
@@ -277,7 +354,8 @@ def _check_engine(engine) -> None:
 
 
 _KERNELS = _engine.kernels  # loads the kernels on first use
-# Rows per thread below which a batch runs on one thread: starting a thread costs about what a few hundred poses do.
+# Rows per thread below which a batch runs on one thread: starting threads costs what a thousand or so poses do
+# (two threads broke even at about 2,000 Panda poses on a loaded 2-core machine, and won by a quarter at 4,000).
 THREAD_MIN_ROWS = 2048
 _NOT_WANTED = {3: np.empty((0, 0, 0)), 2: np.empty((0, 0))}  # an output the batch kernel leaves out
 

@@ -323,7 +323,7 @@ def test_out_with_one_pose_equals_the_one_pose_call_bit_for_bit(so101):
 
 
 def _bad_outs(n):
-    good = np.empty((4, 6, n))
+    good = np.zeros((4, 6, n))
     readonly = np.empty((4, 6, n))
     readonly.flags.writeable = False
     unaligned = np.frombuffer(bytearray(4 * 6 * n * 8 + 1), np.float64, 4 * 6 * n, offset=1).reshape(4, 6, n)
@@ -397,3 +397,53 @@ def test_engine_sin_cos_is_within_one_ulp_of_the_c_librarys():
     assert np.signbit(got[-4, 0]) and not np.signbit(got[-5, 0])  # sin(-0) = -0
     far = np.array([1e6, -3e7, 1e300])
     np.testing.assert_array_equal([_numba_kin.sin_cos(v) for v in far], np.stack([np.sin(far), np.cos(far)], -1))
+
+
+# ---- streaming: jacobian_chunks ------------------------------------------------------------------------------
+
+
+def test_jacobian_chunks_cover_the_batch_in_order_equal_to_the_numpy_engine(panda):
+    """An array in chunks of 300 (a short last one), and an iterable whose pieces are larger than a chunk."""
+    Q = panda.random_q(np.random.default_rng(20), 1000)
+    ref = kinematics.jacobian(panda, Q, engine="numpy")
+    whole = kinematics.jacobian(panda, Q)
+    for source in (Q, (Q[lo:lo + 450] for lo in range(0, 1000, 450))):
+        starts, parts = zip(*((start, J.copy()) for start, J in kinematics.jacobian_chunks(panda, source, chunk=300)))
+        got = np.concatenate(parts)
+        assert np.abs(got - ref).max() <= 1e-13
+        np.testing.assert_array_equal(got, whole)
+        assert starts == tuple(np.cumsum([0] + [len(p) for p in parts])[:-1])
+        assert max(len(p) for p in parts) == 300
+
+
+def test_jacobian_chunks_hold_one_chunk_in_memory(panda):
+    """200,000 poses (67 MB of Jacobians) in chunks of 1000: the peak is the buffer and a chunk, not the batch."""
+    import tracemalloc
+
+    Q = panda.random_q(np.random.default_rng(21), 200_000)
+    tracemalloc.start()
+    try:
+        for _, J in kinematics.jacobian_chunks(panda, Q, chunk=1000):
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1000 * 6 * 7 * 8  # the buffer (336 kB), a checked chunk of q, the kernel's scratch
+
+
+def test_jacobian_chunks_draw_a_progress_bar_when_asked(so101, capsys):
+    Q = so101.random_q(np.random.default_rng(22), 50)
+    assert len(list(kinematics.jacobian_chunks(so101, Q, chunk=10, progress=True))) == 5
+
+
+@pytest.mark.parametrize("chunk", [0, -5, 2.5, True, "10"])
+def test_jacobian_chunks_refuse_a_chunk_that_is_no_positive_count(so101, chunk):
+    with pytest.raises(InputError, match=r"^chunk: expected a positive number of rows"):
+        next(kinematics.jacobian_chunks(so101, np.zeros((4, so101.n)), chunk=chunk))
+
+
+def test_jacobian_chunks_refuse_pieces_that_are_not_batches(so101):
+    with pytest.raises(InputError, match=r"^q: expected chunks of shape \(b, 5\), got \(5,\)"):
+        list(kinematics.jacobian_chunks(so101, [np.zeros(so101.n)]))
+    with pytest.raises(InputError, match=r"^q: entries must be finite"):
+        list(kinematics.jacobian_chunks(so101, np.full((3, so101.n), np.nan)))
