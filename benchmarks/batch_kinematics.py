@@ -194,6 +194,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=float, nargs="+", default=SIZES)
     parser.add_argument("--torch-max", type=float, default=1e6, help="largest size pytorch_kinematics runs")
     parser.add_argument("--pinocchio-max", type=float, default=1e5, help="largest size Pinocchio's loop runs")
+    parser.add_argument("--stream-size", type=float, default=1e7, help="poses streamed through out= slices")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -225,7 +226,8 @@ def main(argv=None) -> int:
                      mcell("physai"), mcell("physai out="), f"{size * 6 * chain.n * 8 / 2**20:,.0f}",
                      mcell("pytorch_kinematics"), mcell("Pinocchio loop")])
         print(rows[-1], flush=True)
-    stream = _child("stream", 10_000_000, STREAM_CHUNK)
+    streamed = int(args.stream_size)
+    stream = _child("stream", streamed, min(STREAM_CHUNK, streamed))
     print(stream, flush=True)
 
     cores = _threads.cores()
@@ -254,17 +256,17 @@ def main(argv=None) -> int:
         f"bandwidth NumPy reached here, {best_bw:.1f} GB/s (" + ", ".join(f"{k} {v:.1f} GB/s" for k, v in bw.items())
         + ", 1 GiB arrays); it leaves out the arithmetic, ~400 flops and 7 sines and cosines per Jacobian.",
         "- physai: a new `(B, 6, 7)` array per call (its pages are faulted in by the call); physai out=: the caller's "
-        "array, reused call after call. Both share batches of 4,096 poses or more among one thread per core.",
+        "array, reused call after call. Both share a batch among one thread per core from 2,048 poses per core (4,096 here).",
         f"- pytorch_kinematics runs up to {torch_max:,} poses (float64, {cores} threads), Pinocchio's loop up to "
         f"{pin_max:,} (a `computeFrameJacobian` per pose from Python: its cost per pose is flat); '-': not run at "
         "that size. At 1e7, `physai` (a new array) is not timed beside `out=` (two arrays of Jacobians would take "
         "6.7 GB); its memory is measured alone.",
         "",
-        "## 1e7 Jacobians streamed through `out=` slices",
+        f"## {streamed:,} Jacobians streamed through `out=` slices",
         "",
-        f"{10_000_000:,} poses drawn {STREAM_CHUNK:,} at a time (`chain.random_q`) and written with "
-        "`physai.jacobian(chain, Q_chunk, out=J[lo:hi])` into one `(1e7, 6, 7)` array allocated beforehand: "
-        f"{stream['seconds']:.2f} s ({stream['seconds'] / 1e7 * 1e9:.0f} ns per Jacobian, drawing `Q` included), "
+        f"{streamed:,} poses drawn {min(STREAM_CHUNK, streamed):,} at a time (`chain.random_q`) and written with "
+        f"`physai.jacobian(chain, Q_chunk, out=J[lo:hi])` into one `({streamed:,}, 6, 7)` array allocated beforehand: "
+        f"{stream['seconds']:.2f} s ({stream['seconds'] / streamed * 1e9:.0f} ns per Jacobian, drawing `Q` included), "
         f"output array {stream['output_mb']:,.0f} MB, peak resident memory {stream['peak_mb']:,.0f} MB: "
         f"**{stream['peak_above_output_mb']:,.0f} MB above the output array** (the interpreter, NumPy, numba and "
         "one chunk).",
