@@ -36,6 +36,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _timing import best_seconds, per_call_seconds  # noqa: E402
+
 SIZES = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
 STREAM_CHUNK = 100_000
 
@@ -90,7 +92,6 @@ def _peers(chain):
 def child_time(size: int, rounds: int, torch_max: int, pin_max: int) -> dict:
     """Seconds per Jacobian of each candidate at ``size`` poses (medians over the rounds)."""
     import physai
-    from _timing import per_call_seconds
 
     chain = _panda()
     Q = chain.random_q(np.random.default_rng(1), size)
@@ -103,7 +104,11 @@ def child_time(size: int, rounds: int, torch_max: int, pin_max: int) -> dict:
             cands[name] = lambda f=f: f(Q)
     calls = max(1, 100_000 // size)
     t = per_call_seconds(cands, calls=calls, rounds=rounds if size < 10_000_000 else 1)
-    return {k: float(np.median(v)) / size for k, v in t.items()}
+    cpu0 = time.process_time()  # every thread's: the work, whatever share of the cores the machine's load left us
+    for _ in range(calls):
+        cands["physai out="]()
+    cpu = (time.process_time() - cpu0) / calls
+    return {k: float(np.median(v)) / size for k, v in t.items()} | {"physai out= CPU": cpu / size}
 
 
 def child_memory(size: int, candidate: str) -> dict:
@@ -151,14 +156,6 @@ def bandwidth() -> dict:
     a, b = np.ones(2**27), np.ones(2**27)  # touched: no page faults in the timed part
     cores = len(os.sched_getaffinity(0))
 
-    def timed(f, repeats=5):
-        best = np.inf
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            f()
-            best = min(best, time.perf_counter() - t0)
-        return best
-
     def threaded(op):
         parts = np.array_split(np.arange(len(a)), cores)
 
@@ -172,9 +169,9 @@ def bandwidth() -> dict:
 
     gb = a.nbytes / 1e9
     return {
-        "fill 1 thread": gb / timed(lambda: a.fill(2.0)),
-        "copy 1 thread": gb / timed(lambda: np.copyto(a, b)),  # counts the bytes written
-        f"copy {cores} threads": gb / timed(threaded(lambda lo, hi: np.copyto(a[lo:hi], b[lo:hi]))),
+        "fill 1 thread": gb / best_seconds(lambda: a.fill(2.0)),
+        "copy 1 thread": gb / best_seconds(lambda: np.copyto(a, b)),  # counts the bytes written
+        f"copy {cores} threads": gb / best_seconds(threaded(lambda lo, hi: np.copyto(a[lo:hi], b[lo:hi]))),
     }
 
 
@@ -221,7 +218,7 @@ def main(argv=None) -> int:
             mem[cand] = _child("memory", size, cand)["peak_above_mb"]
         cell = lambda k: f"{t[k] * 1e9:,.0f}" if k in t else "-"  # noqa: E731
         mcell = lambda k: f"{mem[k]:,.0f}" if k in mem else "-"  # noqa: E731
-        rows.append([f"{size:,}", cell("physai"), cell("physai out="), f"{floor_ns:.0f}",
+        rows.append([f"{size:,}", cell("physai"), cell("physai out="), cell("physai out= CPU"), f"{floor_ns:.0f}",
                      cell("pytorch_kinematics"), cell("Pinocchio loop"),
                      mcell("physai"), mcell("physai out="), f"{size * 6 * chain.n * 8 / 2**20:,.0f}",
                      mcell("pytorch_kinematics"), mcell("Pinocchio loop")])
@@ -235,7 +232,8 @@ def main(argv=None) -> int:
     lines = [
         "# Batched Jacobians: 1e3 to 1e7 poses",
         "",
-        f"Command: `uv run python benchmarks/batch_kinematics.py {' '.join(argv if argv is not None else sys.argv[1:])}`  ",
+        "Command: `uv run python benchmarks/batch_kinematics.py "
+        f"{' '.join(argv if argv is not None else sys.argv[1:])}`  ",
         f"Machine: {platform.machine()}, {cores} cores available, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, physai engine: {physai.kinematics._KERNELS.origin.split(' ')[0]} "
         f"(batches: numba JIT).  ",
@@ -247,16 +245,19 @@ def main(argv=None) -> int:
         f"Jacobian, medians over {args.rounds} rounds (1 at 1e7); memory in MB, the peak resident memory of one call "
         "above what the process held before it (fresh process per size and candidate).",
         "",
-        "| poses | physai.jacobian | physai out= | floor | pytorch_kinematics (CPU) | Pinocchio loop | "
-        "peak MB: physai | physai out= | J itself | pytorch_kinematics | Pinocchio loop |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| poses | physai.jacobian | physai out= | physai out=, CPU time | floor | pytorch_kinematics (CPU) | "
+        "Pinocchio loop | peak MB: physai | physai out= | J itself | pytorch_kinematics | Pinocchio loop |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *("| " + " | ".join(r) + " |" for r in rows),
         "",
         f"- floor: {bytes_per} bytes per Jacobian (a 6 x 7 float64 `J` written, a 7-float64 `q` read) over the best "
         f"bandwidth NumPy reached here, {best_bw:.1f} GB/s (" + ", ".join(f"{k} {v:.1f} GB/s" for k, v in bw.items())
         + ", 1 GiB arrays); it leaves out the arithmetic, ~400 flops and 7 sines and cosines per Jacobian.",
         "- physai: a new `(B, 6, 7)` array per call (its pages are faulted in by the call); physai out=: the caller's "
-        "array, reused call after call. Both share a batch among one thread per core from 2,048 poses per core (4,096 here).",
+        "array, reused call after call. Both share a batch among one thread per core from 2,048 poses per core "
+        "(4,096 here). CPU time: the process's (every thread's) per Jacobian with `out=`, the work itself, whatever "
+        f"share of the {cores} cores the load left; on idle cores the wall time per Jacobian approaches it over "
+        f"{cores}.",
         f"- pytorch_kinematics runs up to {torch_max:,} poses (float64, {cores} threads), Pinocchio's loop up to "
         f"{pin_max:,} (a `computeFrameJacobian` per pose from Python: its cost per pose is flat); '-': not run at "
         "that size. At 1e7, `physai` (a new array) is not timed beside `out=` (two arrays of Jacobians would take "

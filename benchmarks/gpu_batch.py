@@ -29,16 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def best_of(f, repeats: int) -> float:
-    """Fastest of ``repeats`` timed calls of ``f`` (after one untimed call), seconds."""
-    f()
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from _timing import best_seconds  # noqa: E402
 
 
 def jacobian_rows(chain, sizes, repeats, gpu, jax) -> list[str]:
@@ -54,10 +47,10 @@ def jacobian_rows(chain, sizes, repeats, gpu, jax) -> list[str]:
         t0 = time.perf_counter()
         J_dev = batched(Q_dev).block_until_ready()
         compile_s = time.perf_counter() - t0
-        cpu_s = best_of(lambda: physai.jacobian(chain, Q, out=J), repeats)
+        cpu_s = best_seconds(lambda: physai.jacobian(chain, Q, out=J), repeats)
         err = float(np.abs(np.asarray(J_dev) - J).max())
-        on_device = best_of(lambda: batched(Q_dev).block_until_ready(), repeats)
-        with_transfers = best_of(lambda: np.asarray(batched(jax.device_put(Q, gpu))), repeats)
+        on_device = best_seconds(lambda: batched(Q_dev).block_until_ready(), repeats)
+        with_transfers = best_seconds(lambda: np.asarray(batched(jax.device_put(Q, gpu))), repeats)
         rows.append(f"| Jacobians | {size:,} | {on_device / size * 1e9:,.1f} ns | {with_transfers / size * 1e9:,.1f} ns"
                     f" | {cpu_s / size * 1e9:,.1f} ns | {cpu_s / on_device:,.1f} x | {cpu_s / with_transfers:,.1f} x"
                     f" | {err:.1e} | {compile_s:.1f} s |")

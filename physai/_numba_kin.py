@@ -210,7 +210,8 @@ def _keep(X, b, R, p):
     """Store lane ``b``'s running pose ``(R, p)`` in a block's scratch."""
     W = BLOCK
     X[b], X[W + b], X[2 * W + b], X[3 * W + b], X[4 * W + b], X[5 * W + b] = R[0], R[1], R[2], R[3], R[4], R[5]
-    X[6 * W + b], X[7 * W + b], X[8 * W + b], X[9 * W + b], X[10 * W + b], X[11 * W + b] = R[6], R[7], R[8], p[0], p[1], p[2]
+    X[6 * W + b], X[7 * W + b], X[8 * W + b] = R[6], R[7], R[8]
+    X[9 * W + b], X[10 * W + b], X[11 * W + b] = p[0], p[1], p[2]
 
 
 @njit(cache=True, inline="always")
@@ -287,7 +288,8 @@ def batch(Q, P, T, J, A, O, X_tool):
                 ax, ay, az = Y[6 * i, b], Y[6 * i + 1, b], Y[6 * i + 2, b]
                 if P[i, 16] != 0.0:  # a hinge: a x (p_tool - anchor); a slide: its axis
                     dx, dy, dz = p[0] - Y[6 * i + 3, b], p[1] - Y[6 * i + 4, b], p[2] - Y[6 * i + 5, b]
-                    J[lo + b, 0, i], J[lo + b, 1, i], J[lo + b, 2, i] = ay * dz - az * dy, az * dx - ax * dz, ax * dy - ay * dx
+                    J[lo + b, 0, i], J[lo + b, 1, i] = ay * dz - az * dy, az * dx - ax * dz
+                    J[lo + b, 2, i] = ax * dy - ay * dx
                     J[lo + b, 3, i], J[lo + b, 4, i], J[lo + b, 5, i] = ax, ay, az
                 else:
                     J[lo + b, 0, i], J[lo + b, 1, i], J[lo + b, 2, i] = ax, ay, az

@@ -48,8 +48,8 @@ from physai.errors import InputError
 
 __all__ = [
     "ENGINES", "FK", "JOINT_TYPES", "BodySpec", "Chain", "JointSpec", "chain_from_bodies", "chain_from_mujoco",
-    "fd_jacobian", "fk", "hinge_column", "jacobian", "jacobian_chunks", "jacobian_from_fk", "joint_frames", "joint_motion",
-    "slide_column", "tool_pose", "tool_pose_and_jacobian",
+    "fd_jacobian", "fk", "hinge_column", "jacobian", "jacobian_chunks", "jacobian_from_fk", "joint_frames",
+    "joint_motion", "slide_column", "tool_pose", "tool_pose_and_jacobian",
 ]
 
 ENGINES = ("compiled", "numpy")

@@ -329,7 +329,8 @@ def _bad_outs(n):
     unaligned = np.frombuffer(bytearray(4 * 6 * n * 8 + 1), np.float64, 4 * 6 * n, offset=1).reshape(4, 6, n)
     return {
         "a list": ([[[0.0] * n] * 6] * 4, "got list"), "float32": (good.astype(np.float32), "dtype float32"),
-        "wrong shape": (np.empty((4, 6, n + 1)), "shape (4, 6, 6)"), "missing batch": (np.empty((6, n)), "shape (6, 5)"),
+        "wrong shape": (np.empty((4, 6, n + 1)), "shape (4, 6, 6)"),
+        "missing batch": (np.empty((6, n)), "shape (6, 5)"),
         "strided": (np.empty((4, 6, 2 * n))[..., ::2], "not C-contiguous"), "read-only": (readonly, "read-only"),
         "big-endian": (good.astype(">f8"), "dtype >f8"), "unaligned": (unaligned, "unaligned"),
         "masked": (np.ma.zeros((4, 6, n)), "got MaskedArray"),
