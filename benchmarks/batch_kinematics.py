@@ -5,7 +5,8 @@
 
 Every size runs in a fresh process of its own, so that its peak resident memory (``ru_maxrss``) is that size's:
 
-- time: ``physai.jacobian(chain, Q)`` (a new array), ``physai.jacobian(chain, Q, out=J)`` (the caller's array),
+- time: ``physai.jacobian(chain, Q)`` (a new array), ``physai.jacobian(chain, Q, out=J)`` (the caller's array;
+  also held to one thread),
   pytorch_kinematics' ``jacobian`` (CPU, float64, all cores) and a Python loop of Pinocchio's
   ``computeFrameJacobian``, taking turns in each round (``_timing.per_call_seconds``), median over the rounds.
   The peers run up to the sizes ``--torch-max`` and ``--pinocchio-max`` (their cost per pose is flat by then);
@@ -92,11 +93,20 @@ def _peers(chain):
 def child_time(size: int, rounds: int, torch_max: int, pin_max: int) -> dict:
     """Seconds per Jacobian of each candidate at ``size`` poses (medians over the rounds)."""
     import physai
+    from physai import kinematics
 
     chain = _panda()
     Q = chain.random_q(np.random.default_rng(1), size)
     J = np.empty((size, 6, chain.n))
-    cands = {"physai out=": lambda: physai.jacobian(chain, Q, out=J)}
+
+    def one_thread():
+        shared, kinematics.THREAD_MIN_ROWS = kinematics.THREAD_MIN_ROWS, size
+        try:
+            physai.jacobian(chain, Q, out=J)
+        finally:
+            kinematics.THREAD_MIN_ROWS = shared
+
+    cands = {"physai out=": lambda: physai.jacobian(chain, Q, out=J), "physai out=, 1 thread": one_thread}
     if size < 10_000_000:  # at 1e7 a second array of Jacobians would need 3.4 GB more (its memory is measured alone)
         cands["physai"] = lambda: physai.jacobian(chain, Q)
     for name, f in _peers(chain).items():
@@ -104,11 +114,7 @@ def child_time(size: int, rounds: int, torch_max: int, pin_max: int) -> dict:
             cands[name] = lambda f=f: f(Q)
     calls = max(1, 100_000 // size)
     t = per_call_seconds(cands, calls=calls, rounds=rounds if size < 10_000_000 else 1)
-    cpu0 = time.process_time()  # every thread's: the work, whatever share of the cores the machine's load left us
-    for _ in range(calls):
-        cands["physai out="]()
-    cpu = (time.process_time() - cpu0) / calls
-    return {k: float(np.median(v)) / size for k, v in t.items()} | {"physai out= CPU": cpu / size}
+    return {k: float(np.median(v)) / size for k, v in t.items()}
 
 
 def child_memory(size: int, candidate: str) -> dict:
@@ -218,7 +224,7 @@ def main(argv=None) -> int:
             mem[cand] = _child("memory", size, cand)["peak_above_mb"]
         cell = lambda k: f"{t[k] * 1e9:,.0f}" if k in t else "-"  # noqa: E731
         mcell = lambda k: f"{mem[k]:,.0f}" if k in mem else "-"  # noqa: E731
-        rows.append([f"{size:,}", cell("physai"), cell("physai out="), cell("physai out= CPU"), f"{floor_ns:.0f}",
+        rows.append([f"{size:,}", cell("physai"), cell("physai out="), cell("physai out=, 1 thread"), f"{floor_ns:.0f}",
                      cell("pytorch_kinematics"), cell("Pinocchio loop"),
                      mcell("physai"), mcell("physai out="), f"{size * 6 * chain.n * 8 / 2**20:,.0f}",
                      mcell("pytorch_kinematics"), mcell("Pinocchio loop")])
@@ -245,7 +251,7 @@ def main(argv=None) -> int:
         f"Jacobian, medians over {args.rounds} rounds (1 at 1e7); memory in MB, the peak resident memory of one call "
         "above what the process held before it (fresh process per size and candidate).",
         "",
-        "| poses | physai.jacobian | physai out= | physai out=, CPU time | floor | pytorch_kinematics (CPU) | "
+        "| poses | physai.jacobian | physai out= | physai out=, 1 thread | floor | pytorch_kinematics (CPU) | "
         "Pinocchio loop | peak MB: physai | physai out= | J itself | pytorch_kinematics | Pinocchio loop |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *("| " + " | ".join(r) + " |" for r in rows),
@@ -255,9 +261,8 @@ def main(argv=None) -> int:
         + ", 1 GiB arrays); it leaves out the arithmetic, ~400 flops and 7 sines and cosines per Jacobian.",
         "- physai: a new `(B, 6, 7)` array per call (its pages are faulted in by the call); physai out=: the caller's "
         "array, reused call after call. Both share a batch among one thread per core from 2,048 poses per core "
-        "(4,096 here). CPU time: the process's (every thread's) per Jacobian with `out=`, the work itself, whatever "
-        f"share of the {cores} cores the load left; on idle cores the wall time per Jacobian approaches it over "
-        f"{cores}.",
+        "(4,096 here); physai out=, 1 thread: the same call held to one thread, the work of one core, which a "
+        "load of one other busy process leaves alone (the threaded figures are what the load left of the other).",
         f"- pytorch_kinematics runs up to {torch_max:,} poses (float64, {cores} threads), Pinocchio's loop up to "
         f"{pin_max:,} (a `computeFrameJacobian` per pose from Python: its cost per pose is flat); '-': not run at "
         "that size. At 1e7, `physai` (a new array) is not timed beside `out=` (two arrays of Jacobians would take "
