@@ -7,9 +7,11 @@ this source tree into a temporary folder, and adds both extension modules to the
 package index accepts it. Editable installs (``uv sync``) build nothing here: they build on first use, into the
 user's cache folder.
 
-Where the engine cannot be built (no C compiler, no Python headers), the wheel is built without it and says so:
-the install still works, and physai's first use compiles the engine once into the user's cache folder (or serves
-numba's JIT, cached there, where no compiler runs at all).
+Where the engine cannot be built (no C compiler, no Python headers), the wheel is built without it and says so, and
+requires the ``jit`` extra's numba: the install still works, and physai's first use compiles the engine once into the
+user's cache folder (or serves numba's JIT, cached there, where no compiler runs at all). An installer that resolves
+from the sdist's metadata alone (which cannot know whether a compiler will be found) may miss that requirement; the
+first compiled call then says in one line to install ``physai-kinematics[jit]``.
 """
 
 from __future__ import annotations
@@ -52,8 +54,13 @@ class CompiledEngine(BuildHookInterface):
             why = next((line.strip() for line in reversed((build.stdout + build.stderr).splitlines()) if line.strip()),
                        f"exit {build.returncode}")
             self.app.display_warning(f"physai: the compiled engine was not built ({why}); the wheel carries none, "
-                                     "and physai's first use compiles it once into the user's cache folder")
+                                     "and physai's first use compiles it once into the user's cache folder (with "
+                                     "numba, which this wheel therefore requires)")
+            build_data["dependencies"] += self.metadata.core.optional_dependencies["jit"]  # pyproject.toml's
             return
+        for line in (build.stdout + build.stderr).splitlines():  # numba's pycc deprecation, said as numba says it
+            if "NumbaPendingDeprecationWarning" in line:
+                self.app.display_warning("physai: " + re.sub(r"\x1b\[[0-9;]*m", "", line.split(":", 2)[-1]).strip())
         modules = [self._out / (name + ext) for name in names]
         for module in modules:
             build_data["force_include"][str(module)] = f"physai/{module.name}"

@@ -33,9 +33,9 @@ _HOME = {
     "UnsupportedJointError": "physai.errors", "ModelNotFoundError": "physai.errors",
 }
 # other names that resolve here but are not in __all__: physai.check grades a notebook's functions
-_ALIASES = {"check": ("physai.exercise", "check_functions")}
+_ALIASES = {"check": ("physai.course.exercise", "check_functions")}
 _MODULES = ("errors", "transforms", "chain", "kinematics", "robots", "ik", "nullspace", "singularity", "statics",
-            "control", "conventions", "mj", "jaxkin", "jaxik", "collision")
+            "control", "conventions", "mj", "jaxkin", "jaxik", "collision", "lerobot")
 
 __all__ = [
     "ENGINES",
@@ -68,6 +68,7 @@ __all__ = [
     "jaxik",
     "jaxkin",
     "kinematics",
+    "lerobot",
     "load",
     "mj",
     "model_path",
@@ -85,7 +86,13 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name in _HOME:
+    if name == "__version__":  # read on first use: importlib.metadata costs more than the rest of this import
+        from importlib.metadata import version
+
+        from physai._extras import DISTRIBUTION
+
+        value = version(DISTRIBUTION)
+    elif name in _HOME:
         value = getattr(import_module(_HOME[name]), name)
     elif name in _ALIASES:
         value = getattr(import_module(_ALIASES[name][0]), _ALIASES[name][1])

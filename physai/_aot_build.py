@@ -38,10 +38,10 @@ def build_kernels(out_dir: str, name: str) -> None:
     """The extension module ``name``: every kernel of :data:`physai._engine.KERNELS`."""
     from numba.core.errors import NumbaPendingDeprecationWarning
 
-    with warnings.catch_warnings():
-        # numba's ahead-of-time compiler is "pending deprecation"; where it is gone, the JIT serves the kernels.
-        warnings.simplefilter("ignore", NumbaPendingDeprecationWarning)
-        from numba.pycc import CC, compiler
+    # numba's ahead-of-time compiler is "pending deprecation" (where it is gone, the JIT serves the kernels): its
+    # warning goes to stderr, which Python's default filters would hide, and the wheel's build shows it
+    warnings.simplefilter("default", NumbaPendingDeprecationWarning)
+    from numba.pycc import CC, compiler
 
     compiler.Flags = _releasing_the_gil(compiler.Flags)
 

@@ -37,7 +37,6 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from physai import _engine, _ik_solve, collision, kinematics
 from physai._threads import in_threads
@@ -51,6 +50,7 @@ REPAIRS = 2  # colliding answers per target repaired by the penalty LM: the firs
 ITERATIONS, PATIENCE = 30, 6  # penalty-LM steps per repair; steps without 1 % progress before it gives up
 BUFFER = 0.005  # m beyond the margin where the penalty starts
 CLEAR_STARTS = 8  # a colliding target's first restarts: the world's clear postures with tool poses nearest it
+NEAREST_ROWS = 256  # targets compared with the clear postures at once (memory: rows x postures x 12 floats)
 ROTATION_LENGTH = 0.1  # m per rad: how much the tool's rotation counts against its position in "nearest"
 EXHAUSTED, RUN = 3, 4  # a target's restarts: its draws spent, or still to run (beside physai.collision.CLEAR, ASK)
 
@@ -90,13 +90,18 @@ def _clear_starts_first(world, chain, T_target, U, o: IKOptions) -> np.ndarray:
     poses are nearest the target, nearest first: a library of clear starts. Distance:
     ``sqrt(|p_t - p|^2 + (ROTATION_LENGTH c)^2)`` with ``c = 2 sin(angle / 2)`` the chordal distance between the
     tool frames (``"pose"``: ``|R_t - R|_F / sqrt(2)``) or the tool axes (``"position+axis"``: ``|a_t - a|``), no
-    rotation term for ``"position"``; a k-d tree (SciPy's) finds them."""
+    rotation term for ``"position"``; found by comparing every pair (a few thousand postures: no index pays)."""
     q, T = world._clear_set
     k = min(CLEAR_STARTS, len(q), U.shape[1])
     if not k:
         return U
-    tree = cKDTree(_pose_features(T, o))
-    near = tree.query(_pose_features(T_target, o), k=k)[1].reshape(len(U), k)
+    library, targets = _pose_features(T, o), _pose_features(T_target, o)
+    near = np.empty((len(U), k), np.intp)
+    for start in range(0, len(targets), NEAREST_ROWS):
+        rows = slice(start, start + NEAREST_ROWS)
+        d2 = np.square(targets[rows, None, :] - library[None, :, :]).sum(axis=2)
+        nearest = np.argpartition(d2, k - 1, axis=1)[:, :k]
+        near[rows] = np.take_along_axis(nearest, np.argsort(np.take_along_axis(d2, nearest, 1), 1, "stable"), 1)
     low, high = chain._sample_range
     U = np.array(U)
     U[:, :k] = np.clip((q[near] - low) / (high - low), 0.0, np.nextafter(1.0, 0.0))

@@ -389,10 +389,12 @@ def _numba_module(name: str):
     try:
         return import_module(name)
     except ImportError as exc:
-        from physai.errors import InputError
+        from physai._extras import install_command
+        from physai.errors import MissingExtraError
 
-        raise InputError(f"engine='compiled' needs numba, which does not import here ({exc}); "
-                         "pass engine='numpy' for the readable NumPy engine") from exc
+        raise MissingExtraError(f"engine='compiled' needs numba here, where no prebuilt engine serves ({exc}): "
+                                f"{install_command('jit')}, or pass engine='numpy' for the readable NumPy engine"
+                                ) from None
 
 
 def jit_kernel(name: str):
@@ -404,6 +406,30 @@ def jit_kernel(name: str):
 def jit_kernels() -> dict:
     """Each kernel's numba JIT function (:func:`jit_kernel`)."""
     return {k: jit_kernel(k) for k in KERNELS}
+
+
+@functools.cache
+def _numba_installed() -> bool:
+    return importlib.util.find_spec("numba") is not None
+
+
+def _rows_through_walk(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, A: np.ndarray, O: np.ndarray,
+                       X_tool: np.ndarray) -> None:
+    """:func:`physai._numba_kin.batch` by the one-pose walk (:data:`WALK`), row by row: what serves batches where
+    numba is not installed and a prebuilt walk is (a wheel's, which needs no numba). The same numbers (the walk is
+    tested equal to the kernels bit for bit), one pose per call."""
+    for b in range(Q.shape[0]):
+        q = np.ascontiguousarray(Q[b])
+        T_b = None if len(J) or len(A) else kernels.pose(q, P)
+        if len(J):
+            T_b, J[b] = kernels.pose_jacobian(q, P)
+        if len(A):
+            T_b, F = kernels.frames(q, P)
+            A[b], O[b] = F[:, :3], F[:, 3:]
+        if len(T):
+            T[b] = T_b
+        if len(X_tool):
+            X_tool[b] = T_b[:3, 3]
 
 
 def declined(q, P) -> None:
@@ -434,6 +460,9 @@ class Kernels:
                 else:
                     table, origin = dict.fromkeys(WALK, declined), f"numba JIT ({origin})"
                 self.__dict__.update(table, origin=origin)
+            if name in JIT_KERNELS and name not in self.__dict__ and not _numba_installed() \
+                    and self.__dict__["pose"] is not declined:
+                self.__dict__[name] = _rows_through_walk
             if (name in KERNELS or name in JIT_KERNELS) and name not in self.__dict__:
                 self.__dict__[name] = jit_kernel(name)
         if name not in self.__dict__:

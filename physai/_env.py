@@ -23,6 +23,7 @@ BUILD_TIMEOUT, DEFAULT_BUILD_TIMEOUT = "PHYSAI_BUILD_TIMEOUT", 600.0
 LESSON_OUT = "PHYSAI_LESSON_OUT"
 FULL = "PHYSAI_FULL"
 NUMBA_CACHE_DIR = "NUMBA_CACHE_DIR"
+MUJOCO_GL = "MUJOCO_GL"  # MuJoCo's own; the lessons' pictures choose a headless one when it is unset
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -86,6 +87,12 @@ def lesson_out() -> Path | None:
     if path == _PACKAGE or _PACKAGE in path.parents:
         raise InputError(f"{LESSON_OUT}={raw!r}: {path} is inside the physai package; expected a folder outside it")
     return path
+
+
+def mujoco_gl() -> str:
+    """``MUJOCO_GL``: the OpenGL backend the user chose for MuJoCo, lower case ("" when unset or empty); MuJoCo itself
+    judges the value."""
+    return os.environ.get(MUJOCO_GL, "").strip().lower()
 
 
 def numba_cache_dir() -> Path | None:

@@ -9,7 +9,9 @@ previous file or none, never half of one.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -24,7 +26,7 @@ def replacing(path: str | Path, *, binary: bool = False, keep_on_error: bool = F
     (the umask's), not a temporary file's owner-only ones.
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp")
     opened = written = False
     try:
         with open(tmp, "xb") if binary else open(tmp, "x", encoding="utf-8") as fh:
@@ -59,3 +61,43 @@ def copy(src: str | Path, dest: str | Path) -> Path:
         shutil.copyfileobj(source, fh)
     shutil.copystat(src, dest)
     return Path(dest)
+
+
+_TMP = re.compile(r"\..+\.(\d+)-[0-9a-f]{12}\.tmp")  # .NAME.PID-HEX.tmp, as replacing() names them
+
+
+def sweep(folder: str | Path) -> list[Path]:
+    """Remove the temporary files (:func:`replacing`) that processes killed mid-write left in ``folder`` (not in its
+    subfolders): those whose writer is no longer running (a live writer's file is its work in progress) -> what was
+    removed."""
+    removed = []
+    for tmp in Path(folder).glob(".*.tmp"):
+        match = _TMP.fullmatch(tmp.name)
+        if match is None or _running(int(match[1])):
+            continue
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            removed.append(tmp)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process's writes are done when it sweeps
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # none, or no process id at all
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
+
+
+def read_json(path: str | Path, kind: type):
+    """The JSON value of ``kind`` (dict or list) in the file at ``path`` physai wrote; None where the file is cut
+    short, is not JSON or holds another kind (a run killed before :func:`replacing` existed, a hand edit)."""
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, kind) else None

@@ -5,7 +5,8 @@ so a new lesson needs no edit here) in one process and builds the course site; `
 ``exercise`` and ``check`` write and grade a lesson's Build it; ``fk``, ``jacobian``, ``health`` and ``ik`` print
 one robot's numbers as tables (``--json`` for scripts); ``view`` opens the interactive 3-D viewer.
 
-Exit codes: 0 ok, 1 a lesson or benchmark failed, 2 bad input (one line on stderr naming the input).
+Exit codes: 0 ok, 1 a lesson or benchmark failed, 2 bad input (one line on stderr naming the input) or a
+missing extra (one line naming it and its install command).
 """
 
 from __future__ import annotations
@@ -29,13 +30,11 @@ from rich.table import Table
 from typer._click.exceptions import UsageError  # typer vendors click: every bad-option error derives from it
 from typer.core import TyperGroup
 
-from physai import _env
+from physai import _env, _extras, _files
 from physai._validate import count, nonnegative
-from physai.errors import InputError, PhysaiError
-from physai.lesson import LESSONS_DIR, PACKAGED_LESSONS, lesson_number
+from physai.errors import InputError, MissingExtraError, PhysaiError
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPERIMENTS = LESSONS_DIR
 BENCHMARKS = ROOT / "benchmarks" / "run.py"
 SCRIPTS = ("build.py", "experiment.py")
 FULL_ENV = _env.FULL  # set to 1: the lessons' large runs (what ``--full`` passes on)
@@ -71,12 +70,40 @@ class _Group(TyperGroup):
             return super().invoke(ctx)
         except UsageError as exc:
             _fail(" ".join(exc.format_message().split()))
+        except MissingExtraError as exc:  # a command of the course or the viewer, without its extra
+            _fail(str(exc))
+        except OSError as exc:  # a path the file system refuses: too long, a file where a folder goes, /proc, ...
+            _fail(_os_error(exc))
+
+
+def _os_error(exc: OSError) -> str:
+    """``exc`` as one line naming its path (a long one cut in the middle) and the system's reason."""
+    name = str(exc.filename) if exc.filename is not None else ""
+    if len(name) > 120:
+        name = f"{name[:60]}...{name[-40:]} (a name of {len(name)} characters)"
+    return f"{name}: {exc.strerror or exc}" if name else str(exc)
 
 
 app = typer.Typer(
     cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
     help="physai: robot-arm kinematics you can learn from.",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        from physai._extras import DISTRIBUTION
+
+        typer.echo(f"{DISTRIBUTION} {version(DISTRIBUTION)}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="print the installed version and exit")) -> None:
+    """physai: robot-arm kinematics you can learn from."""
 
 
 def _fail(message: str) -> None:
@@ -118,8 +145,10 @@ def _numbers(text: str, option: str) -> np.ndarray:
 
 def lesson_dirs() -> list[Path]:
     """Lesson folders ``NN-name`` in lesson order: a clone's ``experiments/``, an installed package's
-    ``physai/_lessons/``."""
-    return sorted(p for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir())
+    ``physai/course/_lessons/`` (:data:`physai.course.lesson.LESSONS_DIR`)."""
+    from physai.course import lesson  # the course loads for the course's commands only
+
+    return sorted(p for p in lesson.LESSONS_DIR.glob("[0-9][0-9]-*") if p.is_dir())
 
 
 def _cannot_write(folder: Path) -> str | None:
@@ -147,8 +176,8 @@ def _output_folder(out: Path) -> Path:
 @contextlib.contextmanager
 def _outputs_outside_the_install(out: Path):
     """Lessons installed with the package (or not writable) write under ``out/NN-name/`` instead of beside their
-    scripts (:func:`physai.lesson.out_dir`), so nothing is written inside the install; a clone's lessons write beside
-    their scripts. A ``PHYSAI_LESSON_OUT`` the user set is kept, made absolute from the folder the command runs in
+    scripts (:func:`physai.course.lesson.out_dir`), so nothing is written inside the install; a clone's lessons
+    write beside their scripts. A ``PHYSAI_LESSON_OUT`` the user set is kept, made absolute from the folder the command runs in
     (each script runs in its own folder), and checked first: a file, a folder that cannot be written or one inside
     the package ends the command with one line."""
     try:
@@ -157,7 +186,10 @@ def _outputs_outside_the_install(out: Path):
         _fail(str(exc))
     if mine is not None and (why := _cannot_write(mine)):
         _fail(f"{_env.LESSON_OUT}={os.environ[_env.LESSON_OUT]!r}: {why}")
-    if mine is None and not (EXPERIMENTS == PACKAGED_LESSONS or not os.access(EXPERIMENTS, os.W_OK)):
+    from physai.course import lesson
+
+    installed = lesson.LESSONS_DIR == lesson.PACKAGED_LESSONS or not os.access(lesson.LESSONS_DIR, os.W_OK)
+    if mine is None and not installed:
         yield
         return
     before = os.environ.get(_env.LESSON_OUT)
@@ -221,7 +253,7 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False
     """Run each script in this process and collect what it wrote into ``out`` -> the report's ``ScriptRun``s.
     The pages built from those lessons' results (with ``track``, the track page and the audit too) are removed
     first: the run replaces the results, and the pages are written again, whole, once it is done."""
-    from physai import course, report
+    from physai.course import course, lesson, report
 
     runs = []
     with _outputs_outside_the_install(out):
@@ -232,6 +264,9 @@ def _run_scripts(scripts: list[Path], out: Path, full: bool, track: bool = False
             rc, seconds = _run_script(script, full)
             runs.append(report.ScriptRun(script.parent.name, script.name, report.script_title(script), rc, seconds,
                                          **report.collect_run(script, started, out)))
+        # what runs killed mid-write left behind (their writers are gone)
+        for place in {out, *(out / s.parent.name for s in scripts), *(lesson.out_dir(s) for s in scripts)}:
+            _files.sweep(place)
     return runs
 
 
@@ -242,18 +277,19 @@ OUT_OPTION = typer.Option(Path("physai-out"), "--out", help="folder for the cour
 def tour(out: Path = OUT_OPTION, full: bool = FULL_OPTION) -> None:
     """Run every lesson's scripts in one process, then build the course: OUT/index.html (the track), each lesson's
     page OUT/NN-name/index.html from the numbers the run saved, and the full record OUT/audit.html."""
-    from physai import course, report
+    _extras.require("course", "physai tour")
+    from physai.course import course, lesson, report
 
     wall0 = time.perf_counter()
     out = _output_folder(out)
     scripts = [s for d in lesson_dirs() for s in lesson_scripts(d)]
     if not scripts:
-        typer.echo(f"physai: error: no lesson scripts found in {EXPERIMENTS}", err=True)
+        typer.echo(f"physai: error: no lesson scripts found in {lesson.LESSONS_DIR}", err=True)
         raise typer.Exit(1)
     runs = _run_scripts(scripts, out, full, track=True)
     wall = time.perf_counter() - wall0
     report.write_report(out, runs, report.versions(), wall)
-    index, unbuilt = course.write_site(out, EXPERIMENTS, lesson_dirs(), runs)
+    index, unbuilt = course.write_site(out, lesson.LESSONS_DIR, lesson_dirs(), runs)
     _write_notebooks([d for d in lesson_dirs() if (out / d.name / course.PAGE_HTML).is_file()], out)
     console.rule("[bold]summary")
     table = _table("lesson", "script", "status", "time", "claims", "agree", "disagree", "figures", title="tour")
@@ -273,6 +309,8 @@ LESSON_NUMBER = typer.Argument(..., help="lesson number, 07-13 (e.g. 09)")
 
 
 def _lesson_dir(number: str) -> Path:
+    from physai.course.lesson import lesson_number
+
     matches = [d for d in lesson_dirs() if lesson_number(d) == number.zfill(2)]
     if not matches:
         _fail(f"unknown lesson {number!r}; lessons: {', '.join(d.name for d in lesson_dirs()) or '(none)'}")
@@ -289,7 +327,8 @@ def lesson(
 ) -> None:
     """Run one lesson by number (build.py, experiment.py and its variants) and write its page
     OUT/NN-name/index.html (e.g. ``physai lesson 09``; ``--build`` runs build.py alone and writes no page)."""
-    from physai import course
+    _extras.require("course", "physai lesson")
+    from physai.course import course
 
     folder = _lesson_dir(number)
     which = [n for n, on in zip(SCRIPTS, (build, experiment)) if on]
@@ -313,7 +352,7 @@ def lesson(
 def _write_notebooks(folders: list[Path], out: Path) -> None:
     """Each lesson's notebook beside its page, OUT/NN-name/NN-name.ipynb (the page links it), its prose's numbers
     from the run saved there."""
-    from physai import notebook as nb
+    from physai.course import notebook as nb
 
     for folder in folders:
         nb.write_notebook(folder, out / folder.name, out / folder.name)
@@ -321,13 +360,13 @@ def _write_notebooks(folders: list[Path], out: Path) -> None:
 
 def _write_page(folder: Path, out: Path, runs) -> Path:
     """Lesson ``folder``'s page from this run's ``runs`` (the other lessons are read for their links) -> its path."""
-    from physai import course
+    from physai.course import course, lesson
 
     lessons, unread = course.read_lessons(out, lesson_dirs())
-    mine = lessons.get(lesson_number(folder))
+    mine = lessons.get(lesson.lesson_number(folder))
     if mine is None:
         raise course.CourseError(f"{folder.name}: {unread[folder.name]}")
-    return course.write_lesson(out, mine, lessons, runs, course.read_track(EXPERIMENTS)[0]["title"])
+    return course.write_lesson(out, mine, lessons, runs, course.read_track(lesson.LESSONS_DIR)[0]["title"])
 
 
 @app.command()
@@ -337,7 +376,8 @@ def exercise(
     force: bool = typer.Option(False, "--force", help="overwrite an existing build.py there"),
 ) -> None:
     """Write FOLDER/build.py: the lesson's Build it with the functions you type left blank (docstrings kept)."""
-    from physai import exercise as ex
+    _extras.require("course", "physai exercise")
+    from physai.course import exercise as ex
 
     lesson_folder = _lesson_dir(number)
     with _bad_input():
@@ -347,7 +387,7 @@ def exercise(
         path = ex.write_exercise(lesson_folder, folder, force)
         names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
     console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "
-                  f"physai check {lesson_number(lesson_folder)} {escape(str(folder))}")
+                  f"physai check {number.zfill(2)} {escape(str(folder))}")
 
 
 @app.command()
@@ -359,7 +399,8 @@ def check(
 ) -> None:
     """Grade FOLDER/build.py function by function against the lesson's references, on fresh inputs; your file runs
     in a separate process in a scratch folder. Exit 1 unless all pass."""
-    from physai import exercise as ex
+    _extras.require("course", "physai check")
+    from physai.course import exercise as ex
 
     with _bad_input():
         report = ex.check(_lesson_dir(number), folder, seed=seed, timeout=timeout)
@@ -579,10 +620,12 @@ def health(robot: str = ROBOT, q: str | None = Q, site: str | None = SITE, as_js
     console.print(_HEALTH_NOTE)
 
 
-@app.command()
+@app.command(context_settings={"ignore_unknown_options": True})  # -0.1 is a number here, not an option
 def ik(
-    target: str = typer.Option(..., "--target", help="x y z (m, world): position task; "
-                               "x y z qw qx qy qz: full pose task"),
+    words: list[str] | None = typer.Argument(None, metavar="[ROBOT X Y Z [QW QX QY QZ]]", show_default=False,
+                                             help="the robot and the target in words: physai ik so101 0.2 0 0.1"),
+    target: str | None = typer.Option(None, "--target", help="x y z (m, world): position task; "
+                                      "x y z qw qx qy qz: full pose task"),
     robot: str = ROBOT,
     q: str | None = typer.Option(None, "--q", help="initial guess (rad), inside the joint limits; default q_ref "
                                  "(the model's qpos0) clipped into the limits"),
@@ -606,6 +649,15 @@ def ik(
     from physai.transforms import make_transform, quat_to_matrix
 
     with _bad_input():
+        if words:
+            if unknown := next((w for w in words if w.startswith("--")), None):
+                raise InputError(f"{unknown}: no such option")
+            if target is not None:
+                raise InputError(f"--target: the target is given twice (the words {' '.join(words[1:])!r} and "
+                                 "--target)")
+            robot, target = words[0], " ".join(words[1:])
+        if not target:
+            raise InputError("--target: missing (physai ik ROBOT X Y Z, or --target X Y Z)")
         seed = count(seed, "--seed", maximum=2**64 - 1)
         restarts = None if restarts is None else count(restarts, "--restarts", maximum=MAX_RESTARTS)
         chain, q0 = _robot_at(robot, site, q, seed_inside_limits=True)
@@ -693,7 +745,7 @@ def _run_for_results(folders: list[Path], out: Path) -> None:
     tables are not printed (the notebooks print them)."""
     import io
 
-    from physai.lesson import OUT_ENV
+    from physai.course.lesson import OUT_ENV
 
     saved, os.environ[OUT_ENV] = os.environ.get(OUT_ENV), str(out)
     try:
@@ -726,11 +778,15 @@ def notebook(
 ) -> None:
     """Write FOLDER/NN-name.ipynb: the lesson as a Jupyter notebook (its page, the Build-it functions to write, each
     graded in the cell under it, its scripts printing their tables and showing their figures); ``all``: every one."""
+    _extras.require("course", "physai notebook")
     import tempfile
 
-    from physai import notebook as nb
+    from physai.course import notebook as nb
 
     folders = lesson_dirs() if number == "all" else [_lesson_dir(number)]
+    why = _cannot_write(Path(os.path.abspath(folder)))  # before the lessons run for their numbers
+    if why:
+        _fail(f"{folder}: {why}")
     with tempfile.TemporaryDirectory(prefix="physai-notebook-") as scratch:
         if results is None:
             results = Path(scratch)

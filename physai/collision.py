@@ -78,17 +78,24 @@ def scene(robot: str | os.PathLike, obstacles: Sequence[Obstacle] = ()) -> mujoc
     path = model_path(str(robot)) if _is_name(robot) else os.fspath(robot)
     with mujoco_warnings(os.path.basename(path)):
         spec = mujoco.MjSpec.from_file(str(path))
+    seen = set()
     for ob in obstacles:
         if not isinstance(ob, Obstacle):
             raise InputError(f"obstacles: expected physai.collision.Obstacle entries, got {type(ob).__name__}")
+        if ob.name in seen:
+            raise InputError(f"obstacle {ob.name!r} is named twice: each obstacle needs a name of its own")
+        seen.add(ob.name)
         if ob.type not in _OBSTACLE_TYPES:
             raise InputError(f"obstacle {ob.name!r}: type must be one of {sorted(_OBSTACLE_TYPES)}, got {ob.type!r}")
         size = finite_array(ob.size, f"obstacle {ob.name!r} size")
         if size.ndim != 1 or not 1 <= len(size) <= 3 or np.any(size <= 0):
             raise InputError(f"obstacle {ob.name!r}: size must hold 1-3 lengths > 0 (m), got {ob.size}")
+        quat = finite_array(ob.quat, f"obstacle {ob.name!r} quat", (4,))
+        if not np.linalg.norm(quat) > 1e-9:  # MuJoCo would compile a degenerate rotation
+            raise InputError(f"obstacle {ob.name!r}: quat {tuple(ob.quat)} has no length; a rotation (w, x, y, z) "
+                             "needs one, e.g. (1, 0, 0, 0) for none")
         spec.worldbody.add_geom(name=ob.name, type=_OBSTACLE_TYPES[ob.type], size=np.resize(size, 3),
-                                pos=finite_array(ob.pos, f"obstacle {ob.name!r} pos", (3,)),
-                                quat=finite_array(ob.quat, f"obstacle {ob.name!r} quat", (4,)),
+                                pos=finite_array(ob.pos, f"obstacle {ob.name!r} pos", (3,)), quat=quat,
                                 contype=1, conaffinity=1, rgba=[0.55, 0.45, 0.35, 1])
     with mujoco_warnings(os.path.basename(path)):
         try:
@@ -806,17 +813,50 @@ def _sampled_stats(world: CollisionWorld, q: np.ndarray) -> np.ndarray:
     postures, robot and ``self_margin`` left them (:func:`_self_key`); only the obstacle pairs are then measured."""
     own = np.flatnonzero(world.pair_self)
     key = _self_key(world, own, q)
-    known = _stored_self_stats(key)
     names = [f"{a}|{b}" for a, b in world.pair_names]
-    if known is not None and all(names[i] in known for i in own):
+    known = _trusted_self_stats(world, own, q, _stored_self_stats(key))
+    if known is not None:
         rest = np.flatnonzero(~world.pair_self)
         stats = np.empty((3, len(names)))
-        stats[:, own] = np.array([known[names[i]] for i in own], float).reshape(-1, 3).T
+        stats[:, own] = known
         stats[:, rest] = _measured(_subworld(world, rest), q)
         return stats
     stats = _measured(world, q)
     _store_self_stats(key, {names[i]: stats[:, i].tolist() for i in own})
     return stats
+
+
+_RECHECK = 16  # stored statistics are checked against MuJoCo's distances at this many of their postures
+_RECHECK_TOL = 1e-6  # m: distances within this of zero or of a margin prove nothing either way (rounding)
+
+
+def _trusted_self_stats(world: CollisionWorld, own: np.ndarray, q: np.ndarray, known) -> np.ndarray | None:
+    """Stored statistics ``known`` (label pair -> 3 numbers) of the robot's own pairs ``own`` as ``(3, len(own))``,
+    if they are well formed (fractions of ``len(q)`` postures, within at least as often as in contact, a smallest
+    distance that agrees with both) and agree with MuJoCo's distances at :data:`_RECHECK` of the postures ``q``
+    they were taken at (a pair stored as always in contact that a posture shows clear is refused); else None: they
+    are measured again, never trusted."""
+    if not isinstance(known, dict):
+        return None
+    try:
+        stats = np.array([known[f"{a}|{b}"] for a, b in (world.pair_names[i] for i in own)], dtype=float)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if stats.shape != (len(own), 3) or not np.isfinite(stats).all():
+        return None
+    contact, within, least = stats.T
+    margin = world.pair_margin[own]
+    counts = np.r_[contact, within] * len(q)
+    if not (np.all((0 <= contact) & (contact <= within) & (within <= 1)) and np.allclose(counts, np.round(counts))
+            and np.all((least < 0) == (contact > 0)) and np.all((least < margin) == (within > 0))
+            and np.all(least <= margin + NEVER_GAP)):
+        return None
+    rows = np.unique(np.linspace(0, len(q) - 1, min(_RECHECK, len(q))).astype(int))
+    D = _subworld(world, own)._evaluate(q[rows], False, float(margin.max(initial=0.0)) + NEVER_GAP)[0]
+    tol = _RECHECK_TOL
+    lies = ((D < -tol) & (contact == 0)) | ((D > tol) & (contact == 1)) | ((D < margin - tol) & (within == 0)) | (
+        (D > margin + tol) & (within == 1)) | (np.minimum(D, margin + NEVER_GAP) < least - tol)
+    return None if lies.any() else stats.T
 
 
 def _measured(world: CollisionWorld, q: np.ndarray) -> np.ndarray:
@@ -861,29 +901,40 @@ def _self_pairs_files(key: str) -> list:
     return [*sorted(_MODELS.glob(f"*/{SELF_PAIRS_FILE}")), _engine.cache_dir() / _SELF_PAIRS_CACHE / f"{key}.json"]
 
 
-def _stored_self_stats(key: str) -> dict | None:
-    """The statistics stored under ``key`` (:func:`_self_pairs_files`), else None."""
+def _digest(key: str, entry) -> str:
+    """The content hash kept beside an entry of the user's cache: SHA-256 of the key and the entry as JSON."""
+    import hashlib
     import json
 
-    for path in _self_pairs_files(key):
+    return hashlib.sha256(json.dumps([key, entry], sort_keys=True).encode()).hexdigest()
+
+
+def _stored_self_stats(key: str) -> dict | None:
+    """The statistics stored under ``key`` (:func:`_self_pairs_files`), else None. An entry of the user's cache
+    counts only beside its content hash (:func:`_digest`); a cut or edited one is measured again."""
+    import json
+
+    *bundled, cached = _self_pairs_files(key)
+    for path in [*bundled, cached]:
         try:
-            entry = json.loads(path.read_text()).get(key)
-        except (OSError, ValueError, AttributeError):
+            record = json.loads(path.read_text())
+            entry = record.get(key)
+        except (OSError, ValueError, AttributeError, RecursionError):
             continue
-        if isinstance(entry, dict):
+        if isinstance(entry, dict) and (path != cached or record.get("sha256") == _digest(key, entry)):
             return entry
     return None
 
 
 def _store_self_stats(key: str, stats: dict) -> None:
-    """Keep ``stats`` in the user's cache folder (written whole, then renamed); a folder that cannot be written
-    only means they are measured again next time. Never inside the package."""
+    """Keep ``stats`` in the user's cache folder (written whole, then renamed), its content hash beside it; a folder
+    that cannot be written only means they are measured again next time. Never inside the package."""
     import json
 
     path = _self_pairs_files(key)[-1]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _files.write_text(path, json.dumps({key: stats}))
+        _files.write_text(path, json.dumps({key: stats, "sha256": _digest(key, stats)}))
     except OSError:
         pass
 

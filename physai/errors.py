@@ -80,3 +80,16 @@ class ModelNotFoundError(PhysaiError, FileNotFoundError):
         ...
     physai.errors.ModelNotFoundError: model file 'no_such_arm.xml' does not exist
     """
+
+
+class MissingExtraError(PhysaiError, ImportError):
+    """A part of physai that needs an extra this install lacks (``physai tour`` without ``[course]``, the JAX backend
+    without ``[jax]``): the message names the extra and the command that installs it. Also an ``ImportError``.
+
+    Examples
+    --------
+    >>> raise physai.errors.MissingExtraError('physai.viewer needs physai-kinematics[viewer]: pip install ...')
+    Traceback (most recent call last):
+        ...
+    physai.errors.MissingExtraError: physai.viewer needs physai-kinematics[viewer]: pip install ...
+    """

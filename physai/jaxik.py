@@ -25,6 +25,7 @@ import functools
 
 import numpy as np
 
+from physai._extras import require
 from physai._validate import count, generator, one_of, positive
 from physai.errors import InputError
 from physai.ik import (
@@ -209,6 +210,8 @@ def dls_ik(
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
     q = np.array(np.broadcast_to(q0, (B, n)))
     starts = restart_draws(chain, rng, B, restarts)  # (B, restarts, n), the draws of physai.ik
+    if backend == "jax":
+        require("jax", "physai.jaxik's backend='jax'")
     run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, steps)
     attempts = _attempts(chain, p_target, restarts, opts[2])
     done, its, used = np.zeros(B, bool), np.zeros(B, np.int64), np.zeros(B, np.int64)

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import functools
 
-import jax
-import jax.numpy as jnp
+from physai._extras import require
+
+require("jax", "physai.jaxkin")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
 
 from physai._validate import finite_array
 from physai.errors import InputError

@@ -25,6 +25,7 @@ import threading
 import numpy as np
 
 from physai import robots
+from physai._extras import require
 from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai._world_check import checked_world
 from physai.errors import InputError
@@ -196,6 +197,8 @@ class Viewer:
     def __init__(self, robot: str = "so101", *, site: str | None = None, port: int = 8080, rate_hz: float = 30.0,
                  mesh_cell: float = 0.002, avoid=None):
         import mujoco
+
+        require("viewer", "physai's viewer")
         import viser
 
         # viser retries the next port forever when the asked one cannot be bound: refuse impossible ports first

@@ -14,6 +14,22 @@ from scipy.spatial.transform import Rotation
 from physai import mj
 from physai.robots import model_path
 
+# The course (lessons, pages, exercises, notebooks, the tour) and the package as built and installed: marked by file,
+# so `pytest -m "not course and not packaging"` is the library's loop. Lesson NN's tests are tests/test_NN_*.py.
+COURSE_FILES = {"test_course.py", "test_lesson.py", "test_lesson_skeleton.py", "test_report.py", "test_notebook.py",
+                "test_exercise.py", "test_robustness_commands.py"}
+PACKAGING_FILES = {"test_installed.py"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        name = item.path.name
+        if name in COURSE_FILES or name[5:7].isdigit():
+            item.add_marker(pytest.mark.course)
+        elif name in PACKAGING_FILES:
+            item.add_marker(pytest.mark.packaging)
+
+
 # The model files physai ships (the Trossen file unchanged, the Panda without meshes): MuJoCo compiles them
 # independently of physai's chain code, so they serve as the reference.
 PANDA_XML = model_path("panda")
@@ -119,7 +135,7 @@ def run_lesson(tmp_path, monkeypatch):
     """``run(script, *args) -> (claims, results)``: the loaded lesson ``script``'s ``main(*args)`` run with its outputs
     in ``tmp_path`` (its ``HERE``); the claims it returned are checked to be the ones it wrote, and ``results`` is what
     it saved for the page (its entry of ``results.json``)."""
-    from physai.lesson import read_claims, read_results
+    from physai.course.lesson import read_claims, read_results
 
     def run(script, *args):
         monkeypatch.setattr(script, "HERE", tmp_path)
@@ -186,3 +202,24 @@ def site(tmp_path_factory):
         res = CliRunner().invoke(cli.app, ["tour", "--out", str(out)])
     assert res.exit_code == 0, res.output[-3000:]
     return out
+
+
+def check_picture(folder, record, robot: str):
+    """A lesson's picture exists, is an image with more than a handful of colours, and says how it was made:
+    rendered by MuJoCo, or drawn from the chain (the fallback) with its reason given, in its record and its alt
+    text."""
+    import matplotlib.image as mpimg
+
+    from physai.course.lesson import read_figures
+    from physai.course.pictures import ARM_NAMES, FALLBACK
+
+    path = Path(folder) / record["file"]
+    image = mpimg.imread(path)
+    assert image.ndim == 3 and len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 100
+    assert record["robot"] == robot
+    alt = read_figures(folder)[record["file"]].alt
+    assert ARM_NAMES[robot] in alt
+    if record["rendered"]:
+        assert record["backend"].startswith("mujoco-") and alt.startswith("MuJoCo rendering")
+    else:
+        assert record["backend"] == FALLBACK and record["why"] and "no OpenGL backend" in alt

@@ -372,3 +372,24 @@ def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
     eps32 = np.finfo(np.float32).eps
     assert f32.R_angle > 100 * worst64 and f32.R_ortho > eps32
     assert f32.R_angle < 3000 * 10 * eps32  # at most ~10 float32 roundings per step, all in one direction
+
+
+def test_scene_pictures_the_so101_with_its_frames(run_lesson, tmp_path):
+    """scene.py: the picture exists and says how it was made; its joint labels are MuJoCo joint anchors at Q0."""
+    from conftest import check_picture, load_lesson
+
+    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    check_picture(tmp_path, saved["picture"], "so101")
+    assert saved["q"] == [0.0, -0.6, 0.9, 0.4, 0.3]
+
+
+def test_without_pinocchio_the_steps_leave_its_checks_out_and_say_how_to_install_it(build, monkeypatch):
+    """Pinocchio is a test and bench dependency, not the course's: without it the lesson runs, its checks against
+    Pinocchio are None (the page says how to add them), and the other references still give numbers."""
+    monkeypatch.setattr(build, "pin", None)
+    ex, xp = build.exercise_step(n=5), build.exp_step(n=20)
+    ad = build.adjoint_step(tf.make_transform(Rotation.from_rotvec([0.3, -0.2, 0.5]).as_matrix(), [0.1, 0.2, 0.3]))
+    assert ex.err["twist_adjoint"] is None and xp.pin is None and (ad.twist_pin, ad.wrench_pin) == (None, None)
+    assert all(e < 1e-12 for k, e in ex.err.items() if k != "twist_adjoint") and xp.round_trip < 1e-12
+    assert ad.power_tool == pytest.approx(ad.power_world, abs=1e-15)  # F.V is the same in both frames
+    assert "pip install pin" in build.NO_PIN

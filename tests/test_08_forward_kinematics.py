@@ -264,3 +264,21 @@ def test_the_widowx_ais_largest_jacobian_entry_is_one_number_computed_by_lesson_
     page09 = (root / "09-jacobians" / "lesson.md").read_text()
     assert not re.search(r"R\.build\.reach\.\w+\.top", page08) and "wxai_illustrative.reach" not in page08
     assert page09.count("R.wxai.velocity.max_entry") == 1 and "R.wxai.velocity.max_lever" in page09
+
+
+def test_scene_pictures_the_so101_with_axes_as_its_alt_text_says(run_lesson, tmp_path, so101_model, so101):
+    """scene.py: the picture exists; the alt text says the pan axis is vertical and the three flex axes parallel and
+    horizontal at Q0: checked on MuJoCo's joint axes (xaxis)."""
+    import mujoco
+
+    from conftest import check_picture, load_lesson
+
+    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    check_picture(tmp_path, saved["picture"], "so101")
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = saved["q"]
+    mujoco.mj_kinematics(so101_model, d)
+    axis = {n: d.xaxis[so101_model.joint(n).id] for n in so101.joint_names}
+    assert abs(abs(axis["shoulder_pan"][2]) - 1) < 1e-12
+    for n in ("shoulder_lift", "elbow_flex", "wrist_flex"):
+        assert abs(axis[n][2]) < 1e-12 and abs(abs(axis[n] @ axis["shoulder_lift"]) - 1) < 1e-12

@@ -642,3 +642,16 @@ def test_an_exercises_answer_is_given_nowhere_before_it_on_its_page(folder, leve
     answer = text[start:text.index("{% endcall %}", start)]
     for ref in refs:
         assert ref in answer and ref not in text[:start] + text[start + len(answer):], ref
+
+
+def test_scene_pictures_the_jacobian_columns_with_the_short_roll_column(run_lesson, tmp_path, so101_model, so101):
+    """scene.py: the picture exists; its column lengths are MuJoCo's mj_jacSite columns, and wrist_roll's is the
+    short one the alt text says (under a tenth of every other)."""
+    from conftest import check_picture
+
+    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    check_picture(tmp_path, saved["picture"], "so101")
+    J = mj_site(so101_model, so101, np.array(saved["q"]))[2]
+    norms = saved["column_norms"]
+    np.testing.assert_allclose([norms[n] for n in so101.joint_names], np.linalg.norm(J[:3], axis=0), atol=1e-12)
+    assert all(norms["wrist_roll"] < 0.1 * norms[n] for n in so101.joint_names[:-1])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import WXAI_XML, mj_site
 
-from physai.lesson import verdict
+from physai.course.lesson import verdict
 
 LESSON = "10-singularities"
 
@@ -360,3 +360,25 @@ def test_sweep_fields_the_page_reads_obey_the_closed_form_bounds(ex, sweep):
     assert r.fixed_max <= r.bound + 1e-12
     # adaptive damping is undamped above sigma_h, so its rate is at most |v| / sigma_h there, and damped below
     assert r.bound < r.adaptive_peak <= r.adaptive_bound + 1e-12
+
+
+def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson, tmp_path, so101_model, so101):
+    """scene.py: the picture exists; the singular values are those of MuJoCo's site Jacobian, and stretched out the
+    smallest axis (the one the caption says nearly closed) is under a fifth of Q0's and lies along the forearm."""
+    from conftest import check_picture, load_lesson
+
+    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    check_picture(tmp_path, saved["picture"], "so101")
+    for q, s in ((saved["q"], saved["sigma"]), (saved["q_stretched"], saved["sigma_stretched"])):
+        J = mj_site(so101_model, so101, np.array(q))[2]
+        np.testing.assert_allclose(s, np.linalg.svd(J[:3], compute_uv=False), atol=1e-12)
+    assert saved["sigma_stretched"][-1] < 0.2 * saved["sigma"][-1]
+    import mujoco
+
+    p_tool, _, J = mj_site(so101_model, so101, np.array(saved["q_stretched"]))
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = saved["q_stretched"]
+    mujoco.mj_kinematics(so101_model, d)
+    U = np.linalg.svd(J[:3])[0]
+    forearm = p_tool - d.xpos[so101_model.joint("elbow_flex").bodyid[0]]
+    assert abs(U[:, -1] @ forearm) / np.linalg.norm(forearm) > 0.9

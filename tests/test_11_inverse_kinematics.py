@@ -7,7 +7,7 @@ from conftest import WXAI_XML, mj_site, mujoco_distances, mujoco_errors
 from scipy.linalg import lstsq
 
 from physai import mj, robots
-from physai.lesson import verdict
+from physai.course.lesson import verdict
 
 LESSON = "11-inverse-kinematics"
 
@@ -103,7 +103,7 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
 
 
 def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypatch, run_lesson):
-    from physai.lesson import save_results
+    from physai.course.lesson import save_results
 
     monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(4, 20))
     monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 8))
@@ -211,7 +211,7 @@ def test_near_singular_steps_from_mujocos_jacobian(build, so101, so101_model):
 
 
 def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path, monkeypatch):
-    from physai.lesson import read_results
+    from physai.course.lesson import read_results
 
     monkeypatch.setattr(build, "HERE", tmp_path)
     monkeypatch.setattr(build, "lab_targets", lambda chain, f=build.lab_targets: f(chain, n=6))
@@ -298,3 +298,16 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     assert r.shoulder_spread_mm < 1e-6  # mm: round-off
     np.testing.assert_allclose(r.top_mm, 1000 * max(closest.max(), avoid.min(axis=1).max()), atol=1e-9)
     np.testing.assert_allclose(r.top_mm, r.shoulder_gap_mm, atol=1e-6)
+
+
+def test_scene_pictures_the_plain_answer_inside_the_table_and_the_avoid_answer_clear(run_lesson, tmp_path,
+                                                                                     so101_model, so101):
+    """scene.py: the picture exists; the plain answer reaches into the table and the avoid= one keeps the margin,
+    both at the target: checked with MuJoCo's mj_geomDistance and site position."""
+    from conftest import check_picture, load_lesson
+
+    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    check_picture(tmp_path, saved["picture"], "so101")
+    assert saved["clear_plain_mm"] < 0 < saved["margin_mm"] - 1e-6 <= saved["clear_avoid_mm"]
+    for q in (saved["q_plain"], saved["q_avoid"]):
+        assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3

@@ -8,7 +8,7 @@ from conftest import mj_site
 from scipy.spatial.transform import Rotation
 
 from physai import robots
-from physai.lesson import verdict
+from physai.course.lesson import verdict
 
 LESSON = "12-null-space"
 
@@ -311,3 +311,16 @@ def test_elbow_post_page_numbers_from_mujoco(ex, post, panda_chain, panda_model)
     assert r.free_depth_mm > 2 * r.post_radius_mm  # the page: deeper than the post is wide
     np.testing.assert_allclose(r.cost_start, 0.5 * (r.joint3_pref - r.joint3_start) ** 2, rtol=1e-12)
     np.testing.assert_allclose(r.avoid_cost_end, 0.5 * (r.joint3_pref - r.avoid_joint3_end) ** 2, rtol=1e-12)
+
+
+def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, panda_model, panda):
+    """scene.py: the picture exists; every ghost holds the Panda's tool where the ready pose has it (MuJoCo's site) to
+    the drift saved, under 0.1 mm, while its elbow moves."""
+    from conftest import check_picture, load_lesson
+
+    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    check_picture(tmp_path, saved["picture"], "panda")
+    p0 = mj_site(panda_model, panda, np.array(saved["q"]))[0]
+    gaps = [np.linalg.norm(mj_site(panda_model, panda, np.array(q))[0] - p0) for q in saved["ghosts"]]
+    assert max(gaps) <= saved["drift"] + 1e-9 and saved["drift"] < 1e-4
+    assert np.ptp(np.array(saved["ghosts"])[:, 0]) > 0.5

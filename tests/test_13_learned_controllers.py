@@ -9,7 +9,7 @@ from conftest import mj_site
 
 from physai import robots
 from physai.learned import dls_refine, predict
-from physai.lesson import verdict
+from physai.course.lesson import verdict
 
 LESSON = "13-learned-controllers"
 
@@ -208,3 +208,26 @@ def test_refinement_cannot_leave_the_averaged_elbows_in_closed_form(build):
     np.testing.assert_allclose(b.refined[ks.index(1), 1], b.refined[ks.index(0), 1], rtol=1e-9)
     np.testing.assert_allclose(b.refined[0, 1], np.median(L1 + L2 - b.r), rtol=1e-12)  # the straight arm's miss
     assert b.refined[-1, 0] < 1e-9
+
+
+def test_scene_pictures_two_answers_and_their_average_that_misses(run_lesson, tmp_path, so101_model, so101):
+    """scene.py: the picture exists; both answers reach the target and their average misses by the distance saved
+    (MuJoCo's site positions)."""
+    from conftest import check_picture, load_lesson
+
+    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    check_picture(tmp_path, saved["picture"], "so101")
+    site = lambda q: mj_site(so101_model, so101, np.array(q))[0]  # noqa: E731
+    assert np.linalg.norm(site(saved["q_a"]) - saved["target"]) < 1e-12
+    assert np.linalg.norm(site(saved["q_b"]) - saved["target"]) < 1e-4
+    assert abs(np.linalg.norm(site(saved["q_mean"]) - saved["target"]) - saved["miss"]) < 1e-12 and saved["miss"] > 0.02
+    assert np.abs(np.subtract(saved["q_a"], saved["q_b"])).max() > 1.0  # two distinct answers, not one twice
+    import mujoco
+
+    wrist_z = []
+    for q in (saved["q_a"], saved["q_b"]):  # the caption's wrist held high and held low: MuJoCo's joint anchors
+        d = mujoco.MjData(so101_model)
+        d.qpos[list(so101.qpos_adr)] = q
+        mujoco.mj_kinematics(so101_model, d)
+        wrist_z.append(d.xanchor[so101_model.joint("wrist_flex").id][2])
+    assert wrist_z[0] - wrist_z[1] > 0.1

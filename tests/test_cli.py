@@ -279,3 +279,29 @@ def test_ik_avoid_target_inside_the_table_exits_1_with_reason_collision(tmp_path
     # a margin the arm keeps from the table in no posture: refused, not a world that answers nothing
     far = invoke("ik", "--robot", path, "--tool", "tcp", "--target", 0.45, 0.1, 0.3, "--avoid", "--margin", 0.5)
     assert far.exit_code != 0 and "margin: 0.5 m" in far.output
+
+
+def test_version_is_the_installed_distributions():
+    from importlib.metadata import version  # the reference: the metadata the installer wrote
+
+    res = invoke("--version")
+    assert res.exit_code == 0 and res.stdout == f"physai-kinematics {version('physai-kinematics')}\n"
+
+
+def test_ik_takes_the_robot_and_target_as_words_as_the_options_give_them(so101_model, so101):
+    words = invoke("ik", "so101", "0.2", "-0.05", "0.1", "--json")
+    options = invoke("ik", "--robot", "so101", "--target", "0.2", "-0.05", "0.1", "--json")
+    assert words.exit_code == options.exit_code == 0, words.output
+    assert json.loads(words.stdout) == json.loads(options.stdout)
+    q = json.loads(words.stdout)["q"]
+    np.testing.assert_allclose(mj.site_pose(so101_model, so101, np.array(q))[:3, 3], [0.2, -0.05, 0.1], atol=1e-4)
+
+
+@pytest.mark.parametrize("args, says", [
+    ((), "--target: missing"), (("so101",), "--target: missing"),
+    (("so101", "0.2", "0", "0.1", "--target", "1", "2", "3"), "--target: the target is given twice"),
+    (("so101", "0.2", "0", "0.1", "--nope"), "--nope: no such option"),
+])
+def test_ik_without_a_target_or_with_two_says_so_in_one_line(args, says):
+    res = invoke("ik", *args)
+    assert res.exit_code == 2 and res.stderr.startswith(f"physai: error: {says}") and res.stderr.count("\n") == 1

@@ -307,3 +307,79 @@ def test_other_settings_are_measured_once_then_read_from_the_user_cache(monkeypa
                               rng=np.random.default_rng(1))  # other postures: measured again
     assert calls[2] > 0 and len(other.pair_names) > 0
 
+
+
+# ---- a user cache edited on disk is measured again, never trusted (MuJoCo judges clear) ---------------------------
+
+
+def cached_world(monkeypatch, tmp_path, robot="so101"):
+    """``robot``'s world with settings no bundled file holds (so its own pairs come from the user cache)."""
+    from physai import _engine
+
+    monkeypatch.setattr(_engine, "cache_dir", lambda: tmp_path)
+    return C.collision_world(robot, physai.load(robot), self_margin=0.002, samples=200)
+
+
+def edit_cache(tmp_path, edit, rehash=True):
+    """Rewrite the one cache file: ``edit(entry) -> new entry``; its content hash recomputed unless not ``rehash``."""
+    import json
+
+    (path,) = (tmp_path / C._SELF_PAIRS_CACHE).glob("*.json")
+    record = json.loads(path.read_text())
+    (key,) = [k for k in record if k != "sha256"]
+    record[key] = edit(record[key])
+    if rehash:
+        record["sha256"] = C._digest(key, record[key])
+    path.write_text(json.dumps(record))
+
+
+def test_a_cache_marking_every_self_pair_always_in_contact_is_measured_again_and_mujocos_collisions_stay_seen(
+        monkeypatch, tmp_path):
+    honest = cached_world(monkeypatch, tmp_path, "panda")
+    assert honest.pair_self.sum() > 0
+    edit_cache(tmp_path, lambda e: {k: [1.0, 1.0, -0.01] for k in e})  # hash recomputed: only the check stands
+    calls = spy_measured(monkeypatch)
+    again = cached_world(monkeypatch, tmp_path, "panda")
+    assert calls and calls[0] > 0  # measured again, not read
+    assert again.pair_names == honest.pair_names and again.allowed == honest.allowed
+    q = physai.load("panda").random_q(np.random.default_rng(11), 200)
+    D = np.array([mujoco_distances(again, qk, cap=1.0) for qk in q])
+    colliding = np.any(D < again.pair_margin, axis=1)
+    assert colliding.any()  # postures MuJoCo finds inside a checked pair's margin exist...
+    assert not again.clear(q[colliding]).any()  # ...and none is called clear
+
+
+@pytest.mark.parametrize("entry", [
+    lambda e: {k: [[1], [1], [0]] for k in e},  # the shape of three numbers, not three numbers
+    lambda e: [0.5, 0.5],  # two numbers
+    lambda e: "always",  # a string
+    lambda e: {k: ["a", "b", "c"] for k in e},
+    lambda e: {k: [0.5, 0.25, 0.1] for k in e},  # within less often than in contact
+    lambda e: dict(list(e.items())[1:]),  # a pair left out
+])
+def test_a_malformed_cache_entry_is_measured_again_not_a_crash(monkeypatch, tmp_path, entry):
+    honest = cached_world(monkeypatch, tmp_path)
+    edit_cache(tmp_path, entry)
+    calls = spy_measured(monkeypatch)
+    again = cached_world(monkeypatch, tmp_path)
+    assert calls[0] > 0 and again.pair_names == honest.pair_names and again.allowed == honest.allowed
+
+
+def test_a_cache_entry_edited_without_its_hash_is_measured_again_and_a_cut_file_too(monkeypatch, tmp_path):
+    honest = cached_world(monkeypatch, tmp_path)
+    edit_cache(tmp_path, lambda e: {k: [v[0], v[1], v[2] + 1e-3] for k, v in e.items()}, rehash=False)
+    calls = spy_measured(monkeypatch)
+    assert cached_world(monkeypatch, tmp_path).allowed == honest.allowed and calls[0] > 0
+    (path,) = (tmp_path / C._SELF_PAIRS_CACHE).glob("*.json")
+    path.write_text(path.read_text()[:40])
+    assert cached_world(monkeypatch, tmp_path).allowed == honest.allowed and calls[1] > 0
+    assert cached_world(monkeypatch, tmp_path).allowed == honest.allowed and calls[2:] == [0]  # stored again, whole
+
+
+def test_an_obstacle_with_a_zero_quaternion_or_a_repeated_name_is_refused_naming_it():
+    with pytest.raises(InputError, match=r"obstacle 'shelf': quat \(0, 0, 0, 0\) has no length"):
+        C.scene("so101", [C.Obstacle("shelf", "box", (0.1, 0.1, 0.1), (0.3, 0.0, 0.2), (0, 0, 0, 0))])
+    with pytest.raises(InputError, match="obstacle 'table' is named twice"):
+        C.scene("so101", [TABLE, C.Obstacle("table", "sphere", (0.05,), (0.3, 0.0, 0.2))])
+    tilted = C.scene("so101", [C.Obstacle("shelf", "box", (0.1, 0.1, 0.1), (0.3, 0.0, 0.2), (2.0, 0, 0, 0))])
+    np.testing.assert_allclose(tilted.geom("shelf").quat, [1, 0, 0, 0])  # MuJoCo normalises a nonzero length

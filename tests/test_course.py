@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from physai import cli, course
-from physai import exercise as ex
+from physai import cli
+from physai.course import course
+from physai.course import exercise as ex
 from physai.errors import InputError
-from physai.lesson import Figure, read_figures, save_results
+from physai.course.lesson import Figure, read_figures, save_results
 
 LESSONS = ("07", "08", "09", "10", "11", "12", "13")
 # The pages held to the teaching rules below (no talk of source documents or of how the page was made, the word
@@ -37,7 +38,7 @@ MIN_WORDS = 1500
 DEMO_BUILD = '''"""Demo lesson: a rotation written by hand."""
 import numpy as np
 
-from physai.lesson import out_dir, save_results
+from physai.course.lesson import out_dir, save_results
 
 HERE = out_dir(__file__)
 EXERCISE = ("rot", "twice")
@@ -65,7 +66,7 @@ if __name__ == "__main__":
 '''
 DEMO_CHECK = '''import numpy as np
 
-from physai.exercise import Hint
+from physai.course.exercise import Hint
 
 
 def check_rot(build, rng):
@@ -119,7 +120,7 @@ def demo(tmp_path, monkeypatch):
     (folder / "build.py").write_text(DEMO_BUILD)
     (folder / "_check.py").write_text(DEMO_CHECK)
     (folder / course.PAGE_FILE).write_text(DEMO_PAGE)
-    monkeypatch.setattr(cli, "EXPERIMENTS", folder.parent)
+    monkeypatch.setattr("physai.course.lesson.LESSONS_DIR", folder.parent)
     monkeypatch.delenv("PHYSAI_LESSON_OUT", raising=False)
     ex.load(folder / "build.py").main()
     return folder
@@ -530,6 +531,35 @@ def test_the_body_count_leaves_out_the_appendix_collapsed_blocks_and_hidden_text
             '<div class="why" hidden><p>not shown</p></div><p>four <code>x y z</code> <math><mi>q</mi></math></p>'
             '<section class="appendix"><p>audit rows</p></section></main>')
     assert body_text(page).split() == ["one", "two", "three", "four"]
+
+
+VERDICTS_SHOWN = ("✗", "✓ agree", "disagree")
+
+
+@pytest.mark.parametrize("path", ["index.html"] + pages(LESSONS))
+def test_no_learner_page_shows_a_verdict_on_published_figures(site, path):
+    """The comparison with published figures and its verdicts live in the audit alone; a lesson's appendix keeps the
+    run's record (each script's status, time and transcript)."""
+    page = (site / path).read_text()
+    parser = _AllText()  # every text node, the folded transcripts included; the stylesheet left out
+    parser.feed(page)
+    text = " ".join(parser.text)
+    assert [w for w in VERDICTS_SHOWN if w in text] == [] and 'class="claims"' not in page
+    if path != "index.html":
+        assert "<summary>transcript:" in page and 'href="../audit.html"' in page
+    assert "✓ agree" in (site / "audit.html").read_text()  # the audit still has them
+
+
+def test_a_learner_transcript_drops_the_published_figures_table_and_keeps_the_rest():
+    from physai.course import learner_transcript
+    from physai.course.lesson import Claim, claims_table, verdict
+
+    rows = [Claim("01", "a", "1.0", "1.0", verdict(True), "tol", "build.py"),
+            Claim("01", "b", "2.0", "3.0", verdict(False), "tol", "build.py")]
+    table = f"== Published figures checked against this run ==\n{claims_table(rows)}\n"
+    text = f"== Step 1 ==\nx | y\n\n{table}== After ==\nz\n"
+    assert learner_transcript(text) == "== Step 1 ==\nx | y\n== After ==\nz\n"
+    assert learner_transcript("== Only ==\nno table\n") == "== Only ==\nno table\n"
 
 
 @pytest.mark.parametrize("path", ["index.html"] + pages(LESSONS))

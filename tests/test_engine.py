@@ -60,6 +60,26 @@ def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
 
 
 @needs_aot
+@pytest.mark.parametrize("rows", [300, 5000])  # one thread; shared among threads
+def test_without_numba_batches_go_row_by_row_through_the_walk_and_equal_numbas_batch_bit_for_bit(rows, monkeypatch):
+    chain = physai.load("panda")
+    Q = chain.random_q(np.random.default_rng(2), rows)
+    T, J, F = numba_walk(chain, Q, want_j=True, want_f=True)
+    monkeypatch.setattr(_engine, "_numba_installed", lambda: False)  # as a core install of a wheel has it
+    monkeypatch.setattr(_engine, "_numba_module", None)  # and no path back to numba
+    monkeypatch.setattr(kinematics, "_KERNELS", _engine.Kernels())
+    assert kinematics._KERNELS.batch is _engine._rows_through_walk
+    np.testing.assert_array_equal(kinematics.tool_pose(chain, Q), T)
+    np.testing.assert_array_equal(kinematics.jacobian(chain, Q), J)
+    T2, J2 = kinematics.tool_pose_and_jacobian(chain, Q)
+    np.testing.assert_array_equal(T2, T)
+    np.testing.assert_array_equal(J2, J)
+    axes, anchors, p = kinematics.fk(chain, Q)
+    np.testing.assert_array_equal(np.concatenate([axes, anchors], axis=-1), F)
+    np.testing.assert_array_equal(p, T[:, :3, 3])
+
+
+@needs_aot
 @pytest.mark.parametrize("q", [
     np.array([0.1, np.nan, 0.0, 0.0, 0.0]), np.array([0.1, 0.0, np.inf, 0.0, 0.0]), np.zeros(6), np.zeros(4),
     np.zeros((1, 5)), np.zeros(5, np.float32), np.zeros(5, ">f8"), np.ma.zeros(5), [0.0] * 5, 0.0,

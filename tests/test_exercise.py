@@ -7,6 +7,7 @@ precision pass. Each file is graded in one child process (a fresh one only after
 from __future__ import annotations
 
 import linecache
+import secrets
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 
 import physai
 from physai import cli
-from physai import exercise as ex
+from physai.course import exercise as ex
 
 FOLDER = ex.lesson_folder("09")
 SOURCE = (FOLDER / "build.py").read_text()
@@ -91,20 +92,36 @@ def _ended(pid: int) -> bool:
         return True
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
-def test_processes_the_file_starts_in_sessions_of_their_own_end_with_the_grader(tmp_path):
-    pids = tmp_path / "pids"
-    spawn = (f"import subprocess as _sp\n_sp.run(['sh', '-c', 'setsid sleep 301 & echo $! > {pids}'])\n"  # orphaned
-             f"_p = _sp.Popen(['sleep', '300'], start_new_session=True)\n"  # in a session of its own
-             f"open({str(pids)!r}, 'a').write(f' {{_p.pid}}')\n")
-    code, _ = check(learner(tmp_path, ("EXERCISE = (", spawn + "EXERCISE = (")), "--timeout", 5)
-    assert code == 0
-    started = [int(p) for p in pids.read_text().split()]
-    assert len(started) == 2
-    deadline = time.monotonic() + 5
-    while not all(_ended(p) for p in started) and time.monotonic() < deadline:
+def _running(token: str) -> list[int]:
+    """The live (not zombie) processes whose command line holds ``token``."""
+    out = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if token.encode() in cmdline.read_bytes() and not _ended(int(cmdline.parent.name)):
+                out.append(int(cmdline.parent.name))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _gone(token: str, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while _running(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert all(_ended(p) for p in started)
+    return not _running(token)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_processes_the_file_starts_in_sessions_of_their_own_end_with_the_grader(tmp_path, monkeypatch, sandbox):
+    monkeypatch.setattr(ex, "SANDBOX", sandbox)  # False: the subreaper and the sweep of the process table alone
+    token = f"30{secrets.randbelow(10**6)}.5"  # a sleep only this test starts, found by its command line
+    spawn = (f"import subprocess as _sp\n_sp.run(['sh', '-c', 'setsid sleep {token} & echo orphan started'])\n"
+             f"_p = _sp.Popen(['sleep', '{token}'], start_new_session=True)\n"  # in a session of its own
+             "print('session started')\n")
+    code, out = check(learner(tmp_path, ("EXERCISE = (", spawn + "EXERCISE = (")), "--timeout", 5)
+    assert code == 0 and "orphan started" in out and "session started" in out, out
+    assert _gone(token)
 
 
 def test_an_import_that_ignores_sigterm_is_killed_at_the_import_limit_it_names(tmp_path):
@@ -120,9 +137,9 @@ def test_an_import_that_ignores_sigterm_is_killed_at_the_import_limit_it_names(t
 def test_a_file_that_patches_the_grader_changes_no_verdict(tmp_path):
     blank = ex.write_exercise(FOLDER, tmp_path / "blank").parent
     text = (blank / "build.py").read_text().replace("EXERCISE = (", (
-        "import physai.exercise\n"
-        "physai.exercise.grade = lambda c, b, n, *a: physai.exercise.Grade(n, True, 'passed')\n"
-        "physai.exercise.Hint = physai.exercise.close = None\n"
+        "import physai.course.exercise\n"
+        "physai.course.exercise.grade = lambda c, b, n, *a: physai.course.exercise.Grade(n, True, 'passed')\n"
+        "physai.course.exercise.Hint = physai.course.exercise.close = None\n"
         "EXERCISE = ("), 1)
     (blank / "build.py").write_text(text)
     code, out = check(blank)

@@ -57,3 +57,9 @@ def test_package_declares_its_types():
     from importlib.resources import files
 
     assert files("physai").joinpath("py.typed").is_file()
+
+
+def test_version_is_the_installed_distributions():
+    from importlib.metadata import version  # the reference: the metadata the installer wrote
+
+    assert physai.__version__ == version("physai-kinematics")

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from physai import cli, course
+from physai import cli
+from physai.course import course
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,29 +58,59 @@ def wheel(tmp_path_factory) -> Path:
         pytest.skip("needs uv to build and install the wheel")
     tmp = tmp_path_factory.mktemp("wheel")
     run(UV, "build", "--wheel", "--python", PYTHON, "-o", tmp, ROOT, env=CLEAN, cwd=tmp)
-    (built,) = tmp.glob("physai-*.whl")
+    (built,) = tmp.glob("physai_kinematics-*.whl")
     return built
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory, wheel):
-    """``(env, venv, work)``: the environment of a user of the installed wheel, and a folder to work in."""
-    tmp = tmp_path_factory.mktemp("installed")
+def install(tmp, wheel, extras: tuple[str, ...], *more: str):
+    """``(env, venv, work)``: a fresh environment holding ``wheel`` with ``extras`` (the versions uv.lock pins), made
+    read-only; the environment of its user, and a folder to work in."""
     run(UV, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "-q", "-o", tmp / "req.txt",
-        env=CLEAN, cwd=ROOT)
+        *(f"--extra={extra}" for extra in extras), env=CLEAN, cwd=ROOT)
     venv = tmp / "venv"
     run(UV, "venv", "-q", "--python", PYTHON, venv, env=CLEAN, cwd=tmp)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    # nbclient and ipykernel: a lesson's notebook is run on a kernel of this environment, as Jupyter would
-    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", wheel, "nbclient", "ipykernel",
-        env=CLEAN, cwd=tmp)
+    target = f"{wheel}[{','.join(extras)}]" if extras else wheel
+    run(UV, "pip", "install", "-q", "--python", python, "-r", tmp / "req.txt", target, *more, env=CLEAN, cwd=tmp)
     (tmp / "home").mkdir()
     (tmp / "work").mkdir()
     env = {**CLEAN, "HOME": str(tmp / "home"), "PATH": f"{python.parent}{os.pathsep}{CLEAN['PATH']}",
            "PYTHONDONTWRITEBYTECODE": "1"}  # Python's own .pyc files: pip writes them at install time
     writable(venv, False)
-    yield env, venv, tmp / "work"
+    return env, venv, tmp / "work"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, wheel):
+    """The wheel with the course extra (``physai-kinematics[course]``), and nbclient and ipykernel: a lesson's
+    notebook is run on a kernel of this environment, as Jupyter would."""
+    env, venv, work = install(tmp_path_factory.mktemp("installed"), wheel, ("course",), "nbclient", "ipykernel")
+    yield env, venv, work
     writable(venv, True)
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory, wheel):
+    """The wheel alone: the library without any extra."""
+    env, venv, work = install(tmp_path_factory.mktemp("core"), wheel, ())
+    yield env, venv, work
+    writable(venv, True)
+
+
+def test_the_core_install_solves_and_answers_ik_and_names_the_course_extra_for_the_tour(core):
+    env, venv, work = core
+    absent = run("python", "-c", "import importlib.util as u; print([m for m in ('numba', 'scipy', 'jax', "
+                 "'matplotlib', 'jinja2', 'viser', 'pinocchio') if u.find_spec(m)])", env=env, cwd=work).stdout
+    assert absent.strip() == "[]"
+    out = run("physai", "ik", "so101", "0.2", "0", "0.1", "--json", env=env, cwd=work)
+    assert json.loads(out.stdout)["converged"]
+    tour = subprocess.run(["physai", "tour"], env=env, cwd=work, capture_output=True, text=True, timeout=600)
+    assert tour.returncode == 2 and tour.stdout == "" and tour.stderr.count("\n") == 1, tour.stderr
+    assert tour.stderr.endswith('pip install "physai-kinematics[course]"\n')
+    assert not list(work.iterdir())  # the tour wrote nothing before it stopped
+    batch = ("import numpy as np, physai; c = physai.load('panda'); Q = c.random_q(np.random.default_rng(0), 300); "
+             "print(np.abs(physai.tool_pose(c, Q) - physai.tool_pose(c, Q, engine='numpy')).max() < 1e-12)")
+    assert run("python", "-c", batch, env=env, cwd=work).stdout.strip() == "True"  # a batch, without numba
 
 
 def package(venv: Path) -> Path:
@@ -89,7 +120,7 @@ def package(venv: Path) -> Path:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="manylinux tags are Linux's")
 def test_the_wheel_is_tagged_manylinux_for_the_newest_glibc_symbols_auditwheel_finds(wheel):
-    tag = re.fullmatch(r"physai-[^-]+-(cp\d+)-(cp\d+t?)-manylinux_2_(\d+)_(\w+)\.whl", wheel.name)
+    tag = re.fullmatch(r"physai_kinematics-[^-]+-(cp\d+)-(cp\d+t?)-manylinux_2_(\d+)_(\w+)\.whl", wheel.name)
     assert tag, wheel.name
     python = run(PYTHON, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')").stdout.strip()
     assert tag.group(1) == python
@@ -105,11 +136,26 @@ def test_without_a_c_compiler_the_wheel_builds_without_the_engine_and_says_so(tm
         pytest.skip("needs uv to build the wheel")
     no_compiler = {**CLEAN, "CC": str(tmp_path / "no-cc")}  # setuptools runs $CC: here, a file that does not exist
     out = run(UV, "build", "--wheel", "--python", PYTHON, "-o", tmp_path, ROOT, env=no_compiler, cwd=tmp_path)
-    (wheel,) = tmp_path.glob("physai-*.whl")
+    (wheel,) = tmp_path.glob("physai_kinematics-*.whl")
     assert wheel.name.endswith("-py3-none-any.whl")  # pure Python: the engine is compiled on first use instead
     assert not [n for n in zipfile.ZipFile(wheel).namelist() if re.search(r"physai_(kernels|walk)_", n)]
     said = [line for line in (out.stdout + out.stderr).splitlines() if "compiled engine was not built" in line]
     assert len(said) == 1 and "no-cc" in said[0], out.stderr
+    assert "numba" in requirements(wheel)  # what physai's first use needs to compile the engine
+
+
+def requirements(wheel: Path) -> set[str]:
+    """The distributions ``wheel`` requires whatever extras are asked for (its METADATA's unconditional
+    ``Requires-Dist``)."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = archive.read(name).decode().splitlines()
+    return {re.split(r"[<>=!~ ;\[]", line.split(":", 1)[1].strip())[0].lower() for line in lines
+            if line.startswith("Requires-Dist:") and "extra ==" not in line}
+
+
+def test_a_wheel_with_the_engine_requires_no_numba_scipy_or_course_package(wheel):
+    assert requirements(wheel) == {"numpy", "mujoco", "mujoco-menagerie", "typer", "rich", "platformdirs", "filelock"}
 
 
 def test_the_wheel_carries_every_lesson_file_and_both_prebuilt_modules(installed):
@@ -120,7 +166,7 @@ def test_the_wheel_carries_every_lesson_file_and_both_prebuilt_modules(installed
     sources = [ROOT / line for line in listed.splitlines() if (ROOT / line).is_file()]
     assert sources
     for source in sources:
-        copy = physai / "_lessons" / source.relative_to(ROOT / "experiments")
+        copy = physai / "course" / "_lessons" / source.relative_to(ROOT / "experiments")
         assert copy.read_bytes() == source.read_bytes(), copy
     assert len(list(physai.glob("physai_kernels_*")) + list(physai.glob("physai_walk_*"))) == 2
 

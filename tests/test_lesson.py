@@ -1,4 +1,4 @@
-"""physai.lesson: claim rows (verdicts from the source material's printed precision or a stated factor), their text table,
+"""physai.course.lesson: claim rows (verdicts from the source material's printed precision or a stated factor), their text table,
 claims.json merged per script, and the transcript tee."""
 
 import json
@@ -6,8 +6,8 @@ import json
 import pytest
 
 from physai.errors import InputError
-from physai.lesson import (Claim, claims_table, factor_claim, number_claim, printed_tol, publish_claims, read_claims,
-                           run_script, save_figure, transcript, verdict, write_claims)
+from physai.course.lesson import (Claim, claims_table, factor_claim, number_claim, printed_tol, publish_claims,
+                                  read_claims, run_script, save_figure, transcript, verdict, write_claims)
 
 
 @pytest.mark.parametrize("text, tol", [("0.312", 5e-4), ("7.9e-07", 5e-9), ("147.4", 0.05), ("-0.909", 5e-4),
@@ -112,7 +112,7 @@ def test_save_results_stores_a_dataclass_as_its_fields_less_the_unsaved_ones(tmp
 
     import numpy as np
 
-    from physai.lesson import read_results, save_results, unsaved
+    from physai.course.lesson import read_results, save_results, unsaved
 
     @dataclasses.dataclass(frozen=True)
     class Step:

@@ -1,4 +1,4 @@
-"""Every page's HTML comes from the templates in ``physai/site/``: no Python source in ``physai/`` holds an HTML
+"""Every page's HTML comes from the templates in ``physai/course/site/``: no Python source in ``physai/`` holds an HTML
 tag in a string literal or f-string (docstrings, which may name a tag, aside)."""
 
 import ast

@@ -1,4 +1,4 @@
-"""The lessons as Jupyter notebooks (``physai notebook``, :mod:`physai.notebook`), executed headless and offline by
+"""The lessons as Jupyter notebooks (``physai notebook``, :mod:`physai.course.notebook`), executed headless and offline by
 nbclient on an ipykernel kernel, as a learner's "Run all" would.
 
 Lesson 09's blank notebook runs top to bottom: the lesson's scripts print their tables and show their figures,
@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 import physai
 from physai import cli
-from physai import notebook as nb
-from physai.exercise import exercise_names
+from physai.course import notebook as nb
+from physai.course.exercise import exercise_names
 
 pytestmark = pytest.mark.slow
 nbclient = pytest.importorskip("nbclient")
@@ -74,7 +74,7 @@ def test_the_notebook_holds_the_page_the_functions_to_write_and_the_scripts(blan
     assert [re.search(r"^def (\w+)\(", c.source, re.M).group(1) for c in exercises] == list(names)
     assert [c.source.split(")")[0] for c in grades] == [f'physai.check("09", {n}' for n in names]
     assert all("NotImplementedError" in c.source and '"""' in c.source for c in exercises)  # blank, docstring kept
-    assert [c.source.split(" = ")[0] for c in tagged(book, "script")][1:] == ["experiment", "wxai"]
+    assert [c.source.split(" = ")[0] for c in tagged(book, "script")][1:] == ["experiment", "wxai", "scene"]
     markdown = "\n".join(c.source for c in book.cells if c.cell_type == "markdown")
     for heading in ("## The problem", "## Build it", "## Experiment", "## Break it", "## Check yourself"):
         assert f"\n{heading}\n" in markdown
@@ -172,3 +172,29 @@ def test_every_lesson_notebook_grades_its_functions_blank_then_with_the_lessons_
                 assert "not written yet" not in text_of(cell) and "True" in text_of(cell), text_of(cell)
             else:
                 assert "not written yet" in text_of(cell), text_of(cell)
+
+
+@pytest.mark.parametrize("stand_in", ["__version__ = '5.5.0'\n", "import a_framework_not_installed_here\n"],
+                         ids=["without-load", "failing-import"])
+def test_the_setup_cell_names_another_package_answering_import_physai_in_one_line(stand_in, tmp_path):
+    """Another project on the index is called physai and installs an import package ``physai`` with no ``load`` (one
+    that may not even import where its own dependencies are missing): here a stand-in on the kernel's path answers
+    ``import physai``. The first cell stops "Run all" with one line naming the clash and the command that fixes it,
+    never an AttributeError further down."""
+    (tmp_path / "physai").mkdir()
+    (tmp_path / "physai" / "__init__.py").write_text(stand_in)
+    book = nbformat.v4.new_notebook(cells=[nb._setup_cell(), nbformat.v4.new_code_cell("print('went on')")])
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(tmp_path)  # the kernel's import physai finds the stand-in first
+    try:
+        client = nbclient.NotebookClient(book, timeout=120, kernel_name="python3", allow_errors=False,
+                                         resources={"metadata": {"path": str(tmp_path)}})
+        with pytest.raises(nbclient.exceptions.CellExecutionError):
+            client.execute()
+    finally:
+        os.environ.pop("PYTHONPATH") if saved is None else os.environ.update(PYTHONPATH=saved)
+    (error,) = [o for o in book.cells[0].outputs if o.output_type == "error"]
+    assert error.traceback == [f"`import physai` finds another package ({tmp_path / 'physai' / '__init__.py'}), "
+                               "not physai-kinematics: run %pip uninstall -y physai physai-kinematics, then "
+                               '%pip install "physai-kinematics[course]", and restart the kernel']
+    assert not book.cells[1].outputs  # "Run all" stopped at the first cell

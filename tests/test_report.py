@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from physai import cli, report
-from physai.lesson import Claim, write_claims
+from physai import cli
+from physai.course import report
+from physai.course.lesson import Claim, write_claims
 
 # A 1x1 PNG: the report only copies and links figures, so the demo needs no plotting library.
 PNG_1X1 = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS"
@@ -19,8 +20,8 @@ PNG_1X1 = (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01
 LONG = "x" * 400  # one unbroken word far wider than the page: the report must wrap it, not cut it
 DEMO_BUILD = f"""\"\"\"Demo lesson: claims, a figure and a transcript.\"\"\"
 from pathlib import Path
-from physai.lesson import (Claim, Figure, claims_table, full_run, out_dir, save_results, verdict, write_claims,
-                           transcript)
+from physai.course.lesson import (Claim, Figure, claims_table, full_run, out_dir, save_results, verdict,
+                                  write_claims, transcript)
 here = out_dir(__file__)
 full = full_run()
 with transcript(here / "build_output.txt"):
@@ -58,7 +59,7 @@ def lessons(tmp_path, monkeypatch):
     for path in (stale, broken / "claims.json"):
         os.utime(path, (time.time() - 3600, time.time() - 3600))
     (broken / "experiment.py").write_text("import sys\nprint('about to fail')\nsys.exit(3)\n")
-    monkeypatch.setattr(cli, "EXPERIMENTS", root)
+    monkeypatch.setattr("physai.course.lesson.LESSONS_DIR", root)
     return root
 
 
@@ -144,7 +145,7 @@ def test_a_lesson_that_raises_is_reported_and_the_tour_goes_on(lessons, tmp_path
 def test_a_tour_that_finds_no_lesson_script_fails_and_says_where_it_looked(tmp_path, monkeypatch):
     empty = tmp_path / "experiments"
     (empty / "01-empty").mkdir(parents=True)
-    monkeypatch.setattr(cli, "EXPERIMENTS", empty)
+    monkeypatch.setattr("physai.course.lesson.LESSONS_DIR", empty)
     res = invoke("tour", "--out", tmp_path / "out")
     assert res.exit_code == 1 and f"no lesson scripts found in {empty}" in res.stderr
 
@@ -155,7 +156,7 @@ def files(folder: Path) -> list[tuple[str, int]]:
 
 def test_installed_lessons_write_under_the_output_folder_and_nothing_beside_themselves(lessons, tmp_path,
                                                                                       monkeypatch):
-    monkeypatch.setattr(cli, "PACKAGED_LESSONS", lessons)  # as an installed package carries them
+    monkeypatch.setattr("physai.course.lesson.PACKAGED_LESSONS", lessons)  # as an installed package carries them
     monkeypatch.delenv("PHYSAI_LESSON_OUT", raising=False)
     before, out = files(lessons), tmp_path / "out"
     res = invoke("tour", "--out", out)

@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from physai import _env, _files, cli, course, lesson
+from physai import _env, _files, cli
+from physai.course import course, lesson
 
 BUILD = '''"""Demo lesson: one number, saved."""
 import os
 import signal
 
-from physai.lesson import out_dir, run_script, save_results
+from physai.course.lesson import out_dir, run_script, save_results
 
 
 def main():
@@ -78,8 +79,8 @@ def demo(tmp_path, monkeypatch):
     folder.mkdir(parents=True)
     (folder / "build.py").write_text(BUILD)
     (folder / course.PAGE_FILE).write_text(PAGE)
-    monkeypatch.setattr(cli, "EXPERIMENTS", folder.parent)
-    monkeypatch.setattr(cli, "PACKAGED_LESSONS", folder.parent)
+    monkeypatch.setattr("physai.course.lesson.LESSONS_DIR", folder.parent)
+    monkeypatch.setattr("physai.course.lesson.PACKAGED_LESSONS", folder.parent)
     monkeypatch.delenv(_env.LESSON_OUT, raising=False)
     work = tmp_path / "work"
     work.mkdir()
@@ -167,8 +168,9 @@ def test_an_exercise_is_written_whole(demo):
     assert 'raise NotImplementedError("twice: write this function' in Path("mine/build.py").read_text()
 
 
-RUN_LESSON = ("import sys; from pathlib import Path; from physai import cli; cli.EXPERIMENTS = cli.PACKAGED_LESSONS "
-              "= Path(sys.argv[1]); sys.argv[1:] = ['lesson', '01']; cli.main()")
+RUN_LESSON = ("import sys; from pathlib import Path; from physai import cli; from physai.course import lesson; "
+              "lesson.LESSONS_DIR = lesson.PACKAGED_LESSONS = Path(sys.argv[1]); sys.argv[1:] = ['lesson', '01']; "
+              "cli.main()")
 
 
 def run_lesson(demo: Path, **env) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from physai import transforms as tf
-from physai.exercise import Hint, close, shaped
+from physai.course.exercise import Hint, close, shaped
 
 OWN = {"skew": ("physai.transforms.skew",), "rodrigues": ("physai.transforms.rotation_about_axis",
                                                         "physai.transforms.so3_exp"),

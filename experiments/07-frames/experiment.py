@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
-from physai.lesson import (  # noqa: E402
+from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
     full_run,

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from physai import transforms as tf
-from physai.exercise import Hint, arms, close, parts, poses, shaped
+from physai.course.exercise import Hint, arms, close, parts, poses, shaped
 
 TOL = 1e-12  # MuJoCo and a correct walk agree to ~1e-15; 1e-12 leaves room for any order of the products
 OWN = {"walk_chain": ("physai.kinematics.fk", "physai.kinematics.joint_frames", "physai.kinematics.tool_pose"),

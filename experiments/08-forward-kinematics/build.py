@@ -17,7 +17,7 @@ from physai import mj, robots
 from physai import transforms as tf
 from physai.chain import reach_bound
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.lesson import Claim, fmt_row, full_run, out_dir, publish_claims, run_script, save_results, verdict
+from physai.course.lesson import Claim, fmt_row, full_run, out_dir, publish_claims, run_script, save_results, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])

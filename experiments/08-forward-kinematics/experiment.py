@@ -19,7 +19,7 @@ from scipy.spatial import cKDTree  # noqa: E402
 from physai import conventions, jaxkin, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, tool_pose  # noqa: E402
-from physai.lesson import (  # noqa: E402
+from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
     factor_claim,

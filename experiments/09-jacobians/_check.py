@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from physai import kinematics, mj
-from physai.exercise import Hint, arms, close, poses, shaped
+from physai.course.exercise import Hint, arms, close, poses, shaped
 
 EXACT = 1e-12  # closed forms and mj_jacSite agree with a right answer to round-off
 OWN = {"hinge_column": ("physai.kinematics.hinge_column",),

@@ -14,7 +14,7 @@ import numpy as np
 from physai import kinematics as lib
 from physai import mj, robots
 from physai.kinematics import fk
-from physai.lesson import (
+from physai.course.lesson import (
     Claim,
     factor_claim,
     fmt_row,

@@ -25,7 +25,7 @@ from scipy.optimize import minimize
 
 from physai import mj, robots, statics
 from physai.kinematics import fk, jacobian, tool_pose
-from physai.lesson import (
+from physai.course.lesson import (
     Claim,
     Figure,
     factor_claim,

@@ -26,7 +26,7 @@ from scipy.optimize import least_squares, minimize  # noqa: E402
 
 from physai import control, robots, statics  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose  # noqa: E402
-from physai.lesson import (  # noqa: E402
+from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
     full_run,

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from physai import mj, robots
-from physai.exercise import Hint, LearnerError, parts, scalar, shaped
+from physai.course.exercise import Hint, LearnerError, parts, scalar, shaped
 
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # lesson 09's SO-101 pose
 LAM = 0.05  # m/rad, the lesson's damping

@@ -17,7 +17,7 @@ import numpy as np
 
 from physai import mj, robots, singularity
 from physai.kinematics import jacobian
-from physai.lesson import Claim, fmt_row, full_run, out_dir, publish_claims, run_script, save_results, verdict
+from physai.course.lesson import Claim, fmt_row, full_run, out_dir, publish_claims, run_script, save_results, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0

@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 from physai import robots, singularity  # noqa: E402
 from physai.chain import reach_bound  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
-from physai.lesson import (  # noqa: E402
+from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
     fmt_row,

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.linalg import lstsq
 
 from physai import robots
-from physai.exercise import Hint, close, load, parts, scalar, shaped
+from physai.course.exercise import Hint, close, load, parts, scalar, shaped
 from physai.ik import solve_ik
 from physai.kinematics import fk, jacobian
 

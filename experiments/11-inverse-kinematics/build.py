@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 from physai import mj, robots  # noqa: E402
 from physai.ik import DEFAULT_RESTARTS, solve_ik  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
-from physai.lesson import (  # noqa: E402
+from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
     full_run,

@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import METHODS, TOL_ORIENTATION, TOL_POSITION, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
-from physai.lesson import (  # noqa: E402
+from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
     fmt_row,

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.linalg import lstsq, null_space
 
 from physai import mj, robots
-from physai.exercise import Hint, LearnerError, close, shaped
+from physai.course.exercise import Hint, LearnerError, close, shaped
 
 ALPHA = 0.3
 OWN = {"pinv_by_hand": ("physai.nullspace.pinv",), "projector_by_hand": ("physai.nullspace.projector",

@@ -17,7 +17,7 @@ from physai import mj, robots
 from physai import nullspace as ns
 from physai.ik import task_residual
 from physai.kinematics import tool_pose, tool_pose_and_jacobian
-from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, unsaved, verdict
+from physai.course.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, unsaved, verdict
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0

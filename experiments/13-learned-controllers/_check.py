@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from physai import robots
-from physai.exercise import Hint, close, parts, scalar, shaped
+from physai.course.exercise import Hint, close, parts, scalar, shaped
 from physai.jaxkin import float64
 from physai.kinematics import fk, jacobian
 from physai.learned import init_model

@@ -16,7 +16,7 @@ import numpy as np
 from physai import jaxkin, robots
 from physai.kinematics import jacobian
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
-from physai.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, unsaved, verdict
+from physai.course.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, unsaved, verdict
 from physai.example_robots import PLANAR2R_LINKS
 from physai.singularity import damped_solve
 

@@ -45,7 +45,7 @@ from physai.learned import (  # noqa: E402
     train,
 )
 from physai.example_robots import PLANAR2R_LINKS  # noqa: E402
-from physai.lesson import (  # noqa: E402
+from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
     full_run,

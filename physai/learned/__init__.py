@@ -10,10 +10,14 @@ fit an MLP ``x -> q`` with the supervised ``joint_loss`` or the label-free ``fk_
 :mod:`physai.jaxkin` does).
 """
 
-from physai.learned.data import Dataset, sample_dataset
-from physai.learned.hybrid import RefineResult, dls_refine, limit_violation, position_error
-from physai.learned.model import InverseModel, forward, init_model, load, predict, save
-from physai.learned.train import TrainResult, fk_loss, joint_loss, train
+from physai._extras import require
+
+require("jax", "physai.learned")
+
+from physai.learned.data import Dataset, sample_dataset  # noqa: E402
+from physai.learned.hybrid import RefineResult, dls_refine, limit_violation, position_error  # noqa: E402
+from physai.learned.model import InverseModel, forward, init_model, load, predict, save  # noqa: E402
+from physai.learned.train import TrainResult, fk_loss, joint_loss, train  # noqa: E402
 
 __all__ = [
     "Dataset", "InverseModel", "RefineResult", "TrainResult", "dls_refine", "fk_loss", "forward", "init_model",

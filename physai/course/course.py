@@ -2,7 +2,7 @@
 
 A page's source (``experiments/NN-name/lesson.md``) is TOML front matter between ``+++`` lines, then a Jinja2
 template that produces Markdown (CommonMark, tables, ``$...$`` maths rendered to MathML, so nothing is fetched).
-Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:func:`physai.lesson.save_results`),
+Its numbers come only from the run: ``R`` is the lesson's ``results.json`` (:func:`physai.course.lesson.save_results`),
 and a value from it prints only through a format filter (``{{ R.build.lever | fix(4) }}``), which wraps it in
 ``<span class="num" data-ref="build.lever" data-fmt="fix:4">``, so a test can trace every number on a page back
 to the run. Interactive blocks are Jinja ``call`` blocks: ``quiz``, ``predict``, ``exercise``, ``misconception``,
@@ -12,7 +12,7 @@ shown when it is clicked) and its ``? why``. The page's header, its five-step ch
 storage) and its appendix (the run's claims, figures and transcripts) are added here.
 
 Every tag is written by a template: the page shells (``site/lesson.html``, ``site/track.html``) and one macro per
-block (``site/blocks.html``), all through :data:`physai.report.SITE_ENV`, which escapes every value; only HTML the
+block (``site/blocks.html``), all through :data:`physai.course.report.SITE_ENV`, which escapes every value; only HTML the
 project rendered itself (Markdown, MathML, the installed source) is passed in as :class:`markupsafe.Markup`.
 """
 
@@ -40,8 +40,8 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai import _files
 from physai.errors import InputError, PhysaiError
-from physai.lesson import FIGURES_KEY, Figure, lesson_number, read_results
-from physai.report import AUDIT_FILE, SITE, SITE_ENV, macro, run_stamp
+from physai.course.lesson import FIGURES_KEY, Figure, lesson_number, read_results
+from physai.course.report import AUDIT_FILE, SITE, SITE_ENV, macro, run_stamp
 
 PAGE_FILE = "lesson.md"
 PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
@@ -165,6 +165,14 @@ class _Blocks:
     def inline(self, text: str) -> Markup:
         return Markup(self.md.renderInline(" ".join(text.split())))
 
+    def saved_text(self, text: str) -> Markup:
+        """``text`` a run saved (a figure's caption) as inline Markdown, any HTML in it shown as text, not run."""
+        self.md.disable("html_inline")
+        try:
+            return self.inline(text)
+        finally:
+            self.md.enable("html_inline")
+
     def restore(self, page: str) -> str:
         for key, markup in reversed(self.html.items()):  # outer blocks first: they hold the keys of inner ones
             alone = self.md.render(key).strip()  # the key as a paragraph of its own
@@ -225,7 +233,7 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
             raise CourseError(f"figure {name}: the run wrote no such figure in {out}")
         record = figure_record(lesson, name)
         # the image links to itself: a phone opens it full size to zoom
-        return blocks.put(macro("figure")(name, record.alt, blocks.inline(record.caption)))
+        return blocks.put(macro("figure")(name, record.alt, blocks.saved_text(record.caption)))
 
     def source(dotted: str) -> str:
         module, _, name = dotted.rpartition(".")
@@ -286,12 +294,12 @@ def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
 
 
 def figure_record(lesson: Lesson, name: str) -> Figure:
-    """The caption and alt text the run recorded for ``lesson``'s figure ``name`` (:func:`physai.lesson.save_results`);
+    """The caption and alt text the run recorded for ``lesson``'s figure ``name`` (:func:`physai.course.lesson.save_results`);
     a figure the run recorded none for is refused."""
     record = lesson.results.get(FIGURES_KEY, {}).get(name)
     if record is None:
         raise CourseError(f"figure {name}: the run recorded no caption and alt text for it (a lesson script passes "
-                          "figures=[Figure(name, caption, alt)] to physai.lesson.save_results)")
+                          "figures=[Figure(name, caption, alt)] to physai.course.lesson.save_results)")
     return Figure(name, record["caption"], record["alt"])
 
 
@@ -321,7 +329,7 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
 
     Examples
     --------
-    >>> from physai.course import tex_to_mathml
+    >>> from physai.course.course import tex_to_mathml
     >>> "<mi>arg</mi>" in tex_to_mathml(r"\arg\min_q f"), "\\" in tex_to_mathml(r"\arg\min_q f")
     (True, False)
     """
@@ -411,7 +419,7 @@ def cli_command(args: str) -> str:
 
     Examples
     --------
-    >>> from physai.course import cli_command
+    >>> from physai.course.course import cli_command
     >>> cli_command("check 10 my-10")
     'uv run physai check 10 my-10'
     """
@@ -424,10 +432,32 @@ def script_command(lesson: Lesson, script: str) -> str:
     return f"uv run python experiments/{lesson.name}/{script}"
 
 
+_CLAIMS_HEAD = re.compile(r"^claim\s*\|\s*published\s*\|\s*measured\s*\|\s*verdict\s*\|\s*why$")
+
+
+def learner_transcript(text: str) -> str:
+    """A script's transcript as the lesson page shows it: without the table of published figures checked against the
+    run (a ``== heading ==`` line, then :func:`physai.course.lesson.claims_table`'s header, rule and rows), which the
+    audit shows with its verdicts."""
+    lines, kept, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if lines[i].startswith("== ") and i + 1 < len(lines) and _CLAIMS_HEAD.match(lines[i + 1]):
+            i += 3  # the heading, the header and the rule
+            while i < len(lines) and " | " in lines[i]:
+                i += 1
+            while kept and not kept[-1].strip():
+                kept.pop()
+            continue
+        kept.append(lines[i])
+        i += 1
+    return "\n".join(kept).strip("\n") + ("\n" if text.endswith("\n") else "")
+
+
 def appendix(runs) -> Markup:
-    """The lesson's audit: per script, its status, claims table and folded transcripts (``runs``:
-    ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.report.ScriptRun` per script of this lesson)."""
-    return macro("appendix")(runs)
+    """The lesson's run record: per script, its status, time and folded transcripts (``runs``:
+    ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.course.report.ScriptRun` per script of this lesson),
+    the comparison with published figures left to the audit (:func:`learner_transcript`)."""
+    return macro("appendix")([(run, [(name, learner_transcript(text)) for name, text in texts]) for run, texts in runs])
 
 
 def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, stamp: str, track: str) -> str:
@@ -469,7 +499,7 @@ def lesson_minutes(lessons: list[Lesson]) -> int | None:
 
     Examples
     --------
-    >>> from physai.course import lesson_minutes
+    >>> from physai.course.course import lesson_minutes
     >>> lesson = lambda time: type("Lesson", (), {"meta": {"time": time}})()
     >>> lesson_minutes([lesson("~40 min"), lesson("~45 min")]), lesson_minutes([lesson("an afternoon")])
     (85, None)
@@ -497,11 +527,13 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple
 
 def remove_pages(out: Path, names: Iterable[str], track: bool = False) -> None:
     """Remove the pages built from the results in ``out`` before a run replaces those results: each named lesson's
-    ``out/NN-name/index.html`` and, with ``track``, the track page and the audit (their totals). A run stopped half-way
-    (killed, a full disk) then leaves no page beside data it does not show; the pages are written again, whole, once
-    the run is done (:func:`write_site`, :func:`write_lesson`)."""
+    ``out/NN-name/index.html`` and its notebook and, with ``track``, the track page and the audit (their totals). A
+    run stopped half-way (killed, a full disk) then leaves no page beside data it does not show; the pages are written
+    again, whole, once the run is done (:func:`write_site`, :func:`write_lesson`)."""
     for path in [out / name / PAGE_HTML for name in names] + ([out / PAGE_HTML, out / AUDIT_FILE] if track else []):
         path.unlink(missing_ok=True)
+    for name in names:  # the notebook, written after the page from the same numbers
+        (out / name / f"{name}.ipynb").unlink(missing_ok=True)
 
 
 def read_lessons(out: Path, folders: list[Path]) -> tuple[dict[str, Lesson], dict[str, str]]:

@@ -11,7 +11,8 @@
 - each lesson script as a cell that runs it (:func:`lesson_script`, :func:`run`): it prints its tables and shows
   its figures inline, after the page's text that introduces it.
 
-The first cell installs physai where it is missing (Colab) and turns on matplotlib's inline backend. The cells
+The first cell installs physai (``physai-kinematics[course]``) where it is missing (Colab), says in one line when
+another package answers to ``import physai``, and turns on matplotlib's inline backend. The cells
 write only under the notebook's folder (``physai-out/NN-name/``, unless ``PHYSAI_LESSON_OUT`` says otherwise).
 """
 
@@ -29,14 +30,15 @@ import jinja2
 import nbformat
 
 from physai import _files
-from physai.course import FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson
+from physai._extras import DISTRIBUTION
+from physai.course.course import FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson
 from physai.errors import InputError
-from physai.report import SITE
-from physai.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
-from physai.lesson import OUT_ENV, lesson_number, out_dir
+from physai.course.report import SITE
+from physai.course.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
+from physai.course.lesson import OUT_ENV, lesson_number, out_dir
 
 SUFFIX = ".ipynb"
-INSTALL = "%pip install --quiet physai"  # the one line the first cell runs where physai is missing
+INSTALL = '%pip install --quiet "physai-kinematics[course]"'  # what the first cell runs where physai is missing
 FIGURES = (".png", ".svg", ".jpg")
 CELL_NAMES = ("physai", "nb", "build")  # what the cells import and name: a lesson's names never replace them
 _CELLS = "\x00cells:{}\x00"  # where the prose names a script: its cells follow that passage
@@ -53,7 +55,7 @@ def lesson_script(lesson: str | int, script: str = "experiment.py") -> ModuleTyp
 
     Examples
     --------
-    >>> from physai.notebook import lesson_script
+    >>> from physai.course.notebook import lesson_script
     >>> lesson_script("09", "build.py").EXERCISE
     ('hinge_column', 'jacobian', 'fd_jacobian')
     """
@@ -79,7 +81,7 @@ def run(script: ModuleType):
 
     Examples
     --------
-    >>> from physai.notebook import lesson_script, run
+    >>> from physai.course.notebook import lesson_script, run
     >>> experiment = lesson_script("09")
     >>> results = run(experiment)  # doctest: +SKIP
     """
@@ -119,9 +121,18 @@ def _number(fmt: str):
     def apply(node, digits: int = 0) -> str:
         if not isinstance(node, Result):
             raise CourseError(f"| {fmt}: format a result of the run (R....), not {node!r} typed into the page")
-        return format_value(node._value, fmt, digits)
+        text = format_value(node._value, fmt, digits)
+        return _saved_text(text) if fmt == "text" else text
 
     return apply
+
+
+def _saved_text(text: str) -> str:
+    """``text`` a run saved, as Markdown that shows it as it is, in running text, a table cell or an HTML block
+    alike: HTML and the marks that would start emphasis, a link, a code span, maths or a table cell (``< > & * | `
+    [ ] \\ $``) as character references, so a saved string can neither run in the notebook nor break a table. (Names
+    such as ``link_4`` hold none of them and are left as they are, also inside a code span.)"""
+    return re.sub(r"[<>&*|`\[\]\\$]", lambda m: f"&#{ord(m.group())};", " ".join(text.splitlines()))
 
 
 # Markdown, not HTML: nothing is escaped (a notebook renders the Markdown, as the page's own text)
@@ -179,7 +190,7 @@ def page_markdown(folder: Path, results: Path) -> tuple[dict, str]:
         details=lambda summary, caller: _folded("", summary, caller()),
         misconception=_misconception,
         figure=lambda name: (f"\n\n*Figure `{name}`, shown under the cell that runs the script: "
-                             f"{figure_record(lesson, name).alt}*\n\n"),
+                             f"{_saved_text(figure_record(lesson, name).alt)}*\n\n"),
         source=_source,
         command=lambda script: f"`{script}` (the code cells below)" + _CELLS.format(script),
         physai=lambda args: f"`physai {args}`",
@@ -228,14 +239,32 @@ def _exercise_cells(number: str, name: str, code: str) -> list:
 
 
 def _setup_cell() -> nbformat.NotebookNode:
-    return _code(f"""# Run this cell first: it installs physai where it is missing (Colab), and shows figures inline.
-try:
-    import physai
-except ImportError:
+    return _code(f"""# Run this cell first: it installs physai-kinematics where it is missing (Colab) and shows figures inline.
+from importlib import invalidate_caches, metadata
+from importlib.util import find_spec
+if find_spec("physai") is None:
     {INSTALL}
+    invalidate_caches()
+try:
+    metadata.version("physai-kinematics")
     import physai
+    ours = hasattr(physai, "load")
+except ImportError:  # not installed (PackageNotFoundError), or the physai found cannot import: another project's
+    ours = False
+if not ours:  # another project answers to `import physai`: say so here, not as an AttributeError further down
+    class PhysaiClash(Exception):
+        def _render_traceback_(self):  # Jupyter shows this one line instead of a traceback
+            return [str(self)]
+    raise PhysaiClash(f"`import physai` finds another package ({{find_spec('physai').origin}}), not "
+                      '{DISTRIBUTION}: run %pip uninstall -y physai {DISTRIBUTION}, then '
+                      '{INSTALL.replace("--quiet ", "")}, and restart the kernel')
+try:
+    import physai.course
+except physai.errors.MissingExtraError:  # physai-kinematics without its course extra
+    {INSTALL}
+    invalidate_caches()
 %matplotlib inline
-from physai import notebook as nb""", "setup")
+from physai.course import notebook as nb""", "setup")
 
 
 def _section_end(text: str, start: int, level: int = 2) -> int:

@@ -14,14 +14,14 @@ from pathlib import Path
 from physai import _env, _files
 from physai.errors import InputError
 
-# An installed package carries the lessons as physai/_lessons (the wheel's copy of experiments/); a clone has them
+# An installed package carries the lessons as physai/course/_lessons (the wheel's copy of experiments/); a clone has them
 # in experiments/.
 PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
-LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSONS.parent.parent / "experiments"
+LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSONS.parents[2] / "experiments"
 OUT_ENV = _env.LESSON_OUT  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
 RESULTS_FILE = "results.json"
 FIGURES_KEY = "figures"  # results.json's entry of the figures' captions and alt texts, beside the scripts' entries
-_UNSAVED = "physai.lesson.unsaved"  # a dataclass field's metadata key: save_results leaves the field out
+_UNSAVED = "physai.course.lesson.unsaved"  # a dataclass field's metadata key: save_results leaves the field out
 
 
 def lesson_number(folder: str | Path) -> str:
@@ -114,9 +114,11 @@ def save_results(folder: str | Path, script: str, data, figures: Iterable[Figure
     if missing:
         raise InputError(f"figures: {', '.join(missing)} not written in {folder}")
     path = folder / RESULTS_FILE
-    stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    stored = (_files.read_json(path, dict) or {}) if path.exists() else {}  # a cut or foreign file is replaced
     stored[stem] = _plain(data)
-    kept = {n: f for n, f in stored.pop(FIGURES_KEY, {}).items() if f.get("script") != Path(script).name}
+    figures_kept = stored.pop(FIGURES_KEY, {})
+    kept = {n: f for n, f in (figures_kept.items() if isinstance(figures_kept, dict) else ())
+            if isinstance(f, dict) and f.get("script") != Path(script).name}
     recorded = kept | {f.name: {"script": Path(script).name, "caption": f.caption, "alt": f.alt} for f in figures}
     if recorded:  # a lesson without figures keeps a results file of its scripts' entries alone
         stored[FIGURES_KEY] = recorded
@@ -141,7 +143,18 @@ def save_figure(fig, path: str | Path, dpi: int = 110) -> Path:
 def read_results(folder: str | Path) -> dict:
     """What the lesson folder's scripts saved with :func:`save_results` (``{}`` when nothing)."""
     path = Path(folder) / RESULTS_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return _written(path, dict, "results") if path.exists() else {}
+
+
+def _written(path: Path, kind: type, what: str):
+    """The JSON ``kind`` physai wrote at ``path``; an :class:`InputError` naming it where it is cut short or holds
+    something else (the lesson's next run replaces it)."""
+    value = _files.read_json(path, kind)
+    if value is None or (kind is dict and not all(isinstance(v, dict) for v in value.values())) or (
+            kind is list and not all(isinstance(v, dict) for v in value)):
+        raise InputError(f"{path}: not the {what} of a lesson run (cut short, or edited): run the lesson again to "
+                         "replace it")
+    return value
 
 
 class _Tee(io.TextIOBase):
@@ -261,9 +274,10 @@ def claims_table(claims: list[Claim]) -> str:
 def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
     """Merge ``script``'s claims into ``folder/claims.json`` (other scripts' rows kept) for the tour's report."""
     path = Path(folder) / CLAIMS_FILE
-    rows = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    rows = (_files.read_json(path, list) or []) if path.exists() else []  # a cut or foreign file is replaced
     fields = set(Claim.__dataclass_fields__)  # a row in an older physai's columns is dropped: its script reruns
-    rows = [r for r in rows if r.get("script") != script and set(r) == fields] + [asdict(c) | {"script": script}
+    rows = [r for r in rows if isinstance(r, dict) and r.get("script") != script and set(r) == fields] + [
+        asdict(c) | {"script": script}
                                                                                    for c in claims]
     _files.write_text(path, json.dumps(rows, indent=1))
     return path
@@ -290,4 +304,7 @@ def run_script(main: Callable[..., object], script: str | Path, *args) -> None:
 def read_claims(folder: str | Path) -> list[Claim]:
     """The claims a lesson folder's scripts wrote (``[]`` when none)."""
     path = Path(folder) / CLAIMS_FILE
-    return [Claim(**r) for r in json.loads(path.read_text(encoding="utf-8"))] if path.exists() else []
+    rows = _written(path, list, "claims") if path.exists() else []
+    if any(set(r) != set(Claim.__dataclass_fields__) for r in rows):
+        raise InputError(f"{path}: rows that are not claims (edited?): run the lesson again to replace it")
+    return [Claim(**r) for r in rows]

@@ -44,4 +44,16 @@
       });
     });
   });
+  // A display equation a little wider than the column (a phone) is set smaller to fit; a much wider one keeps its
+  // size and scrolls, with a shadow at the edge where it continues (the stylesheet's).
+  var equations = document.querySelectorAll("math[display=block]");
+  function fit() {
+    equations.forEach(function (m) {
+      m.style.fontSize = "";
+      var scale = m.clientWidth / m.scrollWidth;
+      if (scale < 1 && scale >= 0.7) m.style.fontSize = Math.floor(scale * 100) + "%";
+    });
+  }
+  fit();
+  window.addEventListener("resize", fit);
 })();

@@ -1,11 +1,12 @@
-"""The process that runs a learner's file for :mod:`physai.exercise`: started as ``python -I -B`` with
+"""The process that runs a learner's file for :mod:`physai.course.exercise`: started as ``python -I -B`` with
 ``main(["FD"])``, or forked by the fork server (``main(["--serve", "FD"])``) that has imported what lessons import.
 
-It imports the file, then calls its functions on the inputs the grader sends over the socket ``FD`` and sends back
+It first confines itself (:mod:`physai.course._sandbox`) and says how, before the file's first line runs; then it
+imports the file, calls its functions on the inputs the grader sends over the socket ``FD`` and sends back
 what they returned, the input arrays as they are after the call (so the grader can see a changed input), the
 physai functions the call used that the learner is asked to write, and an exception's type, text and the learner's
 line. It judges nothing: every reference and every verdict is computed in the grader's own process, so nothing the
-learner's file changes here (``physai.exercise`` included) reaches a grade. Only plain data goes back: arrays,
+learner's file changes here (``physai.course.exercise`` included) reaches a grade. Only plain data goes back: arrays,
 numbers, strings, and tuples, lists and dicts of them; anything else goes back as its type's name.
 """
 
@@ -13,19 +14,23 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.machinery
 import importlib.util
 import io
 import linecache
 import os
 import pickle
 import sys
+import tempfile
 import traceback
 import types
 from multiprocessing.connection import Connection
 
 import numpy as np
 
-OPAQUE = "<physai-opaque>"  # (OPAQUE, type name): a returned object that is not plain data
+from physai import _env
+from physai.course._reply import OPAQUE
+
 MAX_TEXT = 500  # characters of an exception's message sent back
 
 
@@ -111,24 +116,66 @@ def _message(exc: BaseException) -> str:
 def _watch(forbidden: dict[str, list[str]], used: set) -> None:
     """Replace each physai function in ``forbidden`` (graded name -> dotted physai names) by a wrapper that
     records its use, in every loaded physai module that holds it (``physai.jacobian`` is
-    ``physai.kinematics.jacobian``), before the learner's file imports it."""
+    ``physai.kinematics.jacobian``), before the learner's file imports it; again whenever a physai module is
+    imported or reloaded (:class:`_Rewatch`). The wrapper keeps no ``__wrapped__`` that would lead past it."""
     import physai
 
     for dotted in {d for names in forbidden.values() for d in names}:
         module, _, attr = dotted.rpartition(".")
         original = getattr(importlib.import_module(module), attr)
+        if getattr(original, "_physai_watched", False):
+            continue
         getattr(physai, attr, None)  # resolve physai's lazy top-level name, so the scan below finds it
-
-        @functools.wraps(original)
-        def wrapper(*a, _dotted=dotted, _original=original, **k):
-            used.add(_dotted)
-            return _original(*a, **k)
-
+        wrapper = _recorder(original, dotted, used)
         for name, mod in list(sys.modules.items()):
             if name == "physai" or name.startswith("physai."):
                 for key, value in list(vars(mod).items()):
                     if value is original:
                         setattr(mod, key, wrapper)
+
+
+def _recorder(original, dotted: str, used: set):
+    """``original`` wrapped to add ``dotted`` to ``used`` when called; its name and docstring, not a way back."""
+
+    def wrapper(*a, **k):
+        used.add(dotted)
+        return original(*a, **k)
+
+    functools.update_wrapper(wrapper, original)
+    del wrapper.__wrapped__
+    wrapper._physai_watched = True
+    return wrapper
+
+
+class _Rewatch:
+    """A ``sys.meta_path`` entry that, after a physai module is imported again (``importlib.reload``, or a fresh
+    import after ``del sys.modules[...]``), watches its functions anew (:func:`_watch`)."""
+
+    def __init__(self, forbidden: dict, used: set):
+        self.forbidden, self.used = forbidden, used
+
+    def find_spec(self, name, path=None, target=None):
+        if not (name == "physai" or name.startswith("physai.")):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _RewatchingLoader(spec.loader, self)
+        return spec
+
+
+class _RewatchingLoader:
+    def __init__(self, loader, rewatch: _Rewatch):
+        self.loader, self.rewatch = loader, rewatch
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _watch(self.rewatch.forbidden, self.rewatch.used)
+
+    def __getattr__(self, name):  # get_source, get_code, ... as the file loader answers them
+        return getattr(self.loader, name)
 
 
 def low_precision(x) -> bool:
@@ -173,14 +220,32 @@ def _subreaper() -> None:
             pass
 
 
+def _confine(fd: int) -> str:
+    """Confine this process before the learner's code runs (:mod:`physai.course._sandbox`): a PID namespace of its own
+    where the kernel allows one, writes only in the scratch folder (the current one), temporary files there ->
+    what confines its writes ('' where nothing does)."""
+    from physai.course import _sandbox
+
+    scratch = os.getcwd()
+    _sandbox.pid_namespace((fd,))
+    how = _sandbox.confine(scratch)
+    os.environ.update(TMPDIR=scratch, MPLCONFIGDIR=scratch)
+    tempfile.tempdir = None
+    return how
+
+
 def run(fd: int) -> None:
     """Import the learner's file named on the socket ``fd`` and run its functions on request until it closes."""
     conn = Connection(fd)
+    path, checker, forbidden, sandbox = conn.recv()
+    os.environ[_env.LESSON_OUT] = os.getcwd()  # what the file writes at import (out_dir) goes to the scratch folder
+    # said before the learner's code runs, so nothing it sends can come first
+    _send(conn, ("confined", _confine(fd) if sandbox else ""))
     _subreaper()
-    path, checker, forbidden = conn.recv()
     used: set = set()
     try:
         _watch(forbidden, used)
+        sys.meta_path.insert(0, _Rewatch(forbidden, used))
         module = types.ModuleType("build")
         module.__file__ = path
         sys.modules["build"] = module  # dataclasses defined in the file look their module up here
@@ -217,7 +282,7 @@ def run(fd: int) -> None:
 # is left out: it starts threads, which a fork does not copy).
 PRELOAD = ("scipy.linalg", "scipy.spatial.transform", "mujoco", "matplotlib.pyplot", "pinocchio", "physai.chain",
            "physai.transforms", "physai.kinematics", "physai.robots", "physai.mj", "physai.singularity", "physai.ik",
-           "physai.nullspace", "physai.lesson")
+           "physai.nullspace", "physai.course.lesson")
 
 
 def serve(control_fd: int) -> None:

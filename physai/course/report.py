@@ -2,7 +2,7 @@
 
 ``physai tour`` runs each lesson script, then :func:`collect_run` picks up what that script wrote beside itself
 *in that run* (older files are left out, so the page never shows stale numbers): its claims from the folder's
-``claims.json`` (:mod:`physai.lesson`), its ``*_output.txt`` transcript and its ``*.png`` figures, copied under the
+``claims.json`` (:mod:`physai.course.lesson`), its ``*_output.txt`` transcript and its ``*.png`` figures, copied under the
 output folder. :func:`write_report` writes ``index.html`` with relative links, so the folder opens from disk and can
 be moved as a whole. The summary's agree/disagree counts are counted from the same claim rows the tables show.
 """
@@ -23,8 +23,8 @@ import jinja2
 from markupsafe import Markup
 
 from physai import _files
-from physai.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims, read_figures
-from physai.lesson import out_dir as written_to
+from physai.course.lesson import CLAIMS_FILE, RESULTS_FILE, Claim, read_claims, read_figures
+from physai.course.lesson import out_dir as written_to
 
 TABLE_GLOB = "*_output.txt"
 FIGURE_GLOB = "*.png"
@@ -71,7 +71,7 @@ def script_title(script: Path) -> str:
 
 
 def file_clock(script: Path) -> float:
-    """Now, as the file system where ``script`` writes (:func:`physai.lesson.out_dir`) stamps files: a file it writes
+    """Now, as the file system where ``script`` writes (:func:`physai.course.lesson.out_dir`) stamps files: a file it writes
     after this call has an mtime at or after the value returned. Linux stamps files from a coarse clock that can lag
     ``time.time()`` by a tick, so against ``time.time()`` a figure written within milliseconds of the start reads as
     stale."""
@@ -87,7 +87,7 @@ def _fresh(paths, since: float) -> list[Path]:
 
 def collect_run(script: Path, since: float, out_dir: Path) -> dict:
     """What ``script`` wrote at or after ``since`` (a :func:`file_clock` stamp), beside itself or under
-    ``$PHYSAI_LESSON_OUT`` (:func:`physai.lesson.out_dir`): its transcript, figures and the lesson's ``results.json``
+    ``$PHYSAI_LESSON_OUT`` (:func:`physai.course.lesson.out_dir`): its transcript, figures and the lesson's ``results.json``
     copied into ``out_dir/<lesson>/`` (paths relative to ``out_dir``), and its claims.
 
     -> ``{"tables": (...), "figures": (...), "claims": (...)}``, keyword arguments of :class:`ScriptRun`.
@@ -121,12 +121,12 @@ def versions() -> dict[str, str]:
 
 
 def macro(name: str):
-    """The macro ``name`` of ``physai/site/blocks.html`` (the quiz, figure, claims table, ...): call it with the
+    """The macro ``name`` of ``physai/course/site/blocks.html`` (the quiz, figure, claims table, ...): call it with the
     block's parts -> its HTML as :class:`markupsafe.Markup`, every part that is not Markup escaped.
 
     Examples
     --------
-    >>> from physai.report import macro
+    >>> from physai.course.report import macro
     >>> str(macro("transcript")("a<b.txt", "x < 1 & y"))
     '<details><summary>transcript: a&lt;b.txt</summary><pre>x &lt; 1 &amp; y</pre></details>'
     """

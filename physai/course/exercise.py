@@ -11,8 +11,10 @@ raises :class:`Hint` naming the likely mistake.
 The learner's file runs in a child process (its own interpreter, ``python -I``, in a scratch folder), never in the
 grader's: the child only imports the file and runs the functions on the inputs it is sent; the references and the
 verdicts are computed here. Each graded function has ``timeout`` seconds of the child's time; an endless loop, an
-exit, a crash, an input changed in place, or a call of the physai function the learner is asked to write fails
-that function with one line. What the file prints is captured and shown truncated.
+exit, a crash, an input changed in place, a reply that breaks a bound, or a call of the physai function the learner
+is asked to write fails that function with one line. What the file prints is captured and shown truncated. The
+child confines itself before the file runs (:mod:`physai.course._sandbox`: Landlock, a PID namespace, an allowlisted
+environment); where the kernel cannot, a file the grader reads that changed refuses the run.
 
 Example (``physai exercise 09 my-09`` and ``physai check 09 my-09`` from the shell)::
 
@@ -29,8 +31,6 @@ import ast
 import atexit
 import functools
 import importlib.util
-import inspect
-import io
 import os
 import pickle
 import re
@@ -53,15 +53,18 @@ from types import ModuleType
 import numpy as np
 
 from physai import _files
-from physai._exercise_child import OPAQUE, leaves, low_precision
+from physai.course import _reply, _sandbox, _sendable
+from physai.course._exercise_child import leaves, low_precision
+from physai.course._reply import Opaque
 from physai.errors import InputError, PhysaiError
-from physai.lesson import LESSONS_DIR, lesson_number
+from physai.course.lesson import LESSONS_DIR, lesson_number
 
 BUILD_FILE = "build.py"
 CHECK_FILE = "_check.py"
 LIST_NAME = "EXERCISE"
 NOT_WRITTEN = "not written yet"
 TIMEOUT = 20.0  # s of the child's time per graded function (``physai check --timeout``)
+MAX_TIMEOUT = 86400.0  # s: the longest --timeout (a longer one overflows the operating system's clocks)
 IMPORT_FACTOR = 3  # importing the file may take this many times as long (the lessons import MuJoCo, JAX, ...)
 OUTPUT_HEAD = 2000  # bytes of the learner's printed output kept to show
 FLOAT32 = ("returned float32 numbers: compute in float64 (float32 keeps about 7 significant digits, the check "
@@ -82,13 +85,6 @@ class LearnerError(Exception):
 
 class Stopped(Exception):
     """The child process stopped answering (time limit, exit, crash); the message says which."""
-
-
-@dataclass(frozen=True)
-class Opaque:
-    """What the learner returned when it was not plain data (arrays, numbers, strings, tuples, lists, dicts)."""
-
-    type_name: str
 
 
 def _kind(got) -> str:
@@ -224,6 +220,8 @@ def write_exercise(folder: Path, dest: Path, force: bool = False) -> Path:
     """Write ``dest/build.py``: lesson ``folder``'s build.py with the learner's functions blanked -> its path.
     An existing file is kept (it may hold the learner's work) unless ``force``."""
     target = Path(dest) / BUILD_FILE
+    if target.is_dir():
+        raise InputError(f"{target} is a folder, not a file: choose another folder for the exercise")
     if target.exists() and not force:
         raise InputError(f"{target} exists (your work?); pass --force to overwrite it")
     source = (Path(folder) / BUILD_FILE).read_text(encoding="utf-8")
@@ -270,6 +268,7 @@ def poses(chain, rng: np.random.Generator, k: int = 2) -> np.ndarray:
 def load(path: Path) -> ModuleType:
     """Import the file at ``path`` as a fresh module (not as ``__main__``: its ``main()`` does not run). Used for
     the lesson's own files, never for the learner's (those run in the child)."""
+    _sandbox.before_loading()  # while grading: never a file the learner's code changed
     name = f"physai_exercise_{uuid.uuid4().hex}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -292,33 +291,42 @@ def _load_checker(folder: Path) -> ModuleType:
     return module
 
 
-# ---- what comes back from the child: plain data only -------------------------------------------------------------
-
-_PLAIN = {("numpy", "ndarray"), ("numpy", "dtype"), ("builtins", "complex")} | {
-    (core, name) for core in ("numpy._core.multiarray", "numpy.core.multiarray") for name in ("_reconstruct", "scalar")}
+# What the graders import while they grade (arms, the lessons' checks), imported before any learner's code runs.
+_AHEAD = ("mujoco", "physai.robots", "physai.chain")
 
 
-class _PlainUnpickler(pickle.Unpickler):
-    """Unpickles only arrays, numbers, strings and containers: the child runs the learner's code, so what it
-    sends may be anything, and an ordinary unpickle would run code here."""
+def _import_ahead(checker: Path) -> None:
+    """Import every module ``checker``'s source names (also inside its functions) and :data:`_AHEAD`, before a
+    child starts, so that the grader imports nothing a learner's code could have written."""
+    st = checker.stat()
+    for name in (*_AHEAD, *_imported_names(checker, st.st_mtime_ns, st.st_size)):
+        parent = sys.modules.get(name.rpartition(".")[0])
+        if name in sys.modules or (parent is not None and not hasattr(parent, "__path__")):
+            continue  # imported already, or a name imported from a module (not a package)
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a name imported from a package, not a module; or a lesson dependency missing here
+            pass
 
-    def find_class(self, module, name):
-        if (module, name) in _PLAIN:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refused {module}.{name}")
+
+@functools.lru_cache(maxsize=16)
+def _imported_names(checker: Path, mtime_ns: int, size: int) -> tuple[str, ...]:
+    """The module names the source of ``checker`` (as of ``mtime_ns`` and ``size``) imports, or may import."""
+    names = []
+    for node in ast.walk(ast.parse(checker.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    return tuple(names)
 
 
-def _decode(x):
-    """The child's plain data with its ``(OPAQUE, type name)`` markers as :class:`Opaque`."""
-    if isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and x[0] == OPAQUE:
-        return Opaque(str(x[1]))
-    if isinstance(x, (tuple, list)):
-        return type(x)(_decode(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _decode(v) for k, v in x.items()}
-    if isinstance(x, np.ndarray) and x.dtype.kind not in "biufc":
-        return Opaque(f"ndarray of dtype {x.dtype}")
-    return x
+def _read_while_grading(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The folders whose modules and data the grader reads while it grades (this package, the lesson), and the one
+    whose every file it may load (the cache: compiled engines, numba's cache, self-collision statistics)."""
+    from physai import _engine
+
+    return [Path(__file__).resolve().parents[1], Path(folder).resolve()], [_engine.cache_dir()]
 
 
 class _Output:
@@ -346,15 +354,17 @@ class _Output:
         return self.head.decode("utf-8", errors="replace")
 
 
-# Children are forked from a server that has imported what the lessons import (physai._exercise_child.serve), so
+# Children are forked from a server that has imported what the lessons import (physai.course._exercise_child.serve), so
 # a file starts in a fraction of a second; where fork is not safe (macOS, Windows) each child is a fresh interpreter.
 FORK_SERVER = sys.platform == "linux"
+SANDBOX = True  # the child confines itself (physai.course._sandbox); False only to test the grader without it
 # An isolated interpreter (-I: no user site, no PYTHON* variables, not the current folder on sys.path) that writes
 # no bytecode anywhere (-B: -I ignores PYTHONDONTWRITEBYTECODE) and imports this very physai (its folder first on
 # sys.path), also where only the caller's sys.path found it.
 CHILD = (sys.executable, "-I", "-B", "-u", "-c",
-         "import sys; sys.path.insert(0, sys.argv.pop(1)); import physai._exercise_child as c; c.main(sys.argv[1:])",
-         str(Path(__file__).resolve().parent.parent))
+         "import sys; sys.path.insert(0, sys.argv.pop(1)); import physai.course._exercise_child as c; "
+         "c.main(sys.argv[1:])",
+         str(Path(__file__).resolve().parents[2]))
 
 
 class _Server:
@@ -365,7 +375,8 @@ class _Server:
         self.proc = subprocess.Popen(
             [*CHILD, "--serve", str(theirs.fileno())],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True, cwd=tempfile.gettempdir())
+            stderr=subprocess.DEVNULL, start_new_session=True, cwd=tempfile.gettempdir(),
+            env=_sandbox.environment())
         theirs.close()
         self.sock, self.lock = ours, threading.Lock()
         self.sock.settimeout(120.0)  # the first answer waits for the server's imports
@@ -428,9 +439,11 @@ def _descendants(pid: int) -> list[int]:
 
 
 class _Child:
-    """One child process that has imported the learner's file (see :mod:`physai._exercise_child`)."""
+    """One child process that has imported the learner's file (see :mod:`physai.course._exercise_child`); what it said
+    confines it, before the file ran, is noted in ``snapshot``."""
 
-    def __init__(self, path: Path, checker: ModuleType, forbidden: dict, output: _Output, timeout: float):
+    def __init__(self, path: Path, checker: ModuleType, forbidden: dict, output: _Output, timeout: float,
+                 snapshot: _sandbox.Snapshot):
         ours, theirs = socket.socketpair()
         self.scratch = tempfile.TemporaryDirectory(prefix="physai-check-", ignore_cleanup_errors=True)
         self.proc = None
@@ -446,35 +459,37 @@ class _Child:
             self.proc = subprocess.Popen(
                 [*CHILD, str(theirs.fileno())],
                 pass_fds=[theirs.fileno()], cwd=self.scratch.name, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                env=_sandbox.environment())
             theirs.close()
             self.pid = self.proc.pid
             output.drain(self.proc.stdout)
         self.conn = Connection(ours.detach())
-        self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden))
-        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}",
+        self.conn.send((str(path), (checker.__name__, checker.__file__), forbidden, SANDBOX))
+        snapshot.note(bool(self.receive(IMPORT_FACTOR * timeout, "starting", _reply.confined_reply)[1]))
+        status, value = self.receive(IMPORT_FACTOR * timeout, f"importing {path.name}", _reply.import_reply,
                                      f"{IMPORT_FACTOR} x --timeout for the import")
         if status == "raise":
             self.close()
             raise LearnerError(*value)
         self.names: list[str] = value
 
-    def receive(self, timeout: float, doing: str, limit: str = "--timeout per function") -> tuple:
-        """The child's next message, or :class:`Stopped` (the process is ended, SIGKILL) if none comes in
-        ``timeout`` s (``limit`` says which limit that is)."""
+    def receive(self, timeout: float, doing: str, check: Callable = _reply.call_reply,
+                limit: str = "--timeout per function") -> tuple:
+        """The child's next message, whole, of the shape ``check`` accepts, or :class:`Stopped` (the process is
+        ended, SIGKILL) if none comes in ``timeout`` s (``limit`` says which limit that is) or it breaks a bound."""
         try:
-            if not self.conn.poll(max(timeout, 0.0)):
-                self.close()
-                raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is {limit})")
-            message = _decode(_PlainUnpickler(io.BytesIO(self.conn.recv_bytes())).load())
+            return check(_reply.loads(_reply.read(self.conn.fileno(), time.monotonic() + max(timeout, 0.0))))
+        except _reply.TooSlow:
+            self.close()
+            raise Stopped(f"stopped after {timeout:.3g} s {doing}: an endless loop? (the limit is {limit})") from None
         except (EOFError, OSError):
             self.close()
             raise Stopped(f"the process running your code ended while {doing} (os._exit, sys.exit or a crash): a "
                           "graded function must return its answer") from None
-        except pickle.UnpicklingError as exc:
+        except _reply.BadReply as exc:
             self.close()
             raise Stopped(f"the process running your code sent something unexpected while {doing} ({exc})") from None
-        return message
 
     def _alive(self) -> bool:
         if self.proc is not None:
@@ -512,8 +527,9 @@ class _Session:
     functions, each call sent to the child and judged here (an input changed in place, the physai function being
     written called, float32 results)."""
 
-    def __init__(self, path: Path, checker: ModuleType, params: dict, timeout: float):
+    def __init__(self, path: Path, checker: ModuleType, params: dict, timeout: float, snapshot: _sandbox.Snapshot):
         self.path, self.checker, self.params, self.timeout = Path(path), checker, params, timeout
+        self.snapshot = snapshot
         self.forbidden: dict = getattr(checker, "OWN", {})
         self.output, self.child, self.import_error = _Output(), None, ""
         self.grading, self.budget, self.low_precision = "", timeout, False
@@ -532,7 +548,8 @@ class _Session:
         self.grading, self.budget, self.low_precision = name, self.timeout, False
         if self.child is None and not self.import_error:
             try:
-                self.child = _Child(self.path, self.checker, self.forbidden, self.output, self.timeout)
+                self.child = _Child(self.path, self.checker, self.forbidden, self.output, self.timeout,
+                                    self.snapshot)
             except Stopped as exc:
                 self.import_error = f"{self.path.name} could not be imported: {exc}"
             except LearnerError as exc:
@@ -652,20 +669,27 @@ def check(folder: Path, dest: Path, seed: int | None = None, timeout: float = TI
     if not target.is_file():
         raise InputError(f"{target} does not exist; write it first with: physai exercise "
                          f"{lesson_number(folder)} {dest}")
-    if not (np.isfinite(timeout) and timeout > 0):
-        raise InputError(f"timeout: expected a positive number of seconds, got {timeout}")
+    if not (isinstance(timeout, (int, float)) and 0 < timeout <= MAX_TIMEOUT):
+        raise InputError(f"timeout: expected seconds, more than 0 and at most {MAX_TIMEOUT:g} (a day), got {timeout!r}")
     source = (folder / BUILD_FILE).read_text(encoding="utf-8")
     names = exercise_names(source, folder / BUILD_FILE)
     seed = new_seed() if seed is None else seed
     if not (isinstance(seed, (int, np.integer)) and seed >= 0):
         raise InputError(f"seed: expected a whole number >= 0 (a run prints its seed), got {seed!r}")
-    session = _Session(target.resolve(), _load_checker(folder), parameters(source), timeout)
+    checker = _load_checker(folder)
+    _import_ahead(folder / CHECK_FILE)
+    snapshot = _sandbox.Snapshot(*_read_while_grading(folder))
+    session = _Session(target.resolve(), checker, parameters(source), timeout, snapshot)
+    grades = []
     try:
-        grades = tuple(grade(session.checker, session, n, np.random.default_rng([seed, i]))
-                       for i, n in enumerate(names) if only is None or n in only)
+        with _sandbox.ImportGuard(snapshot):
+            for i, n in enumerate(names):
+                if only is None or n in only:
+                    grades.append(grade(session.checker, session, n, np.random.default_rng([seed, i])))
+                    snapshot.verify()  # no verdict on a changed grader
     finally:
         session.close()
-    return Report(grades, seed, session.output.text(), session.output.total)
+    return Report(tuple(grades), seed, session.output.text(), session.output.total)
 
 
 def lesson_folder(lesson: str | int | Path) -> Path:
@@ -673,7 +697,7 @@ def lesson_folder(lesson: str | int | Path) -> Path:
 
     Examples
     --------
-    >>> from physai.exercise import lesson_folder
+    >>> from physai.course.exercise import lesson_folder
     >>> lesson_folder(9).name
     '09-jacobians'
     """
@@ -697,6 +721,20 @@ def _with_functions(source: str, functions: dict[str, str]) -> str:
     return "".join(lines)
 
 
+def _after_imports(source: str, block: str) -> str:
+    """``source`` with ``block`` put after its leading docstring and imports (so a decorator or base class it
+    defines exists before the functions below use it)."""
+    body = ast.parse(source).body
+    head = 0
+    for node in body:
+        if not (isinstance(node, (ast.Import, ast.ImportFrom))
+                or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))):
+            break
+        head = node.end_lineno
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:head]) + block + "\n" + "".join(lines[head:])
+
+
 def _top_level(source: str) -> set[str]:
     """The names a module's ``source`` binds at top level (functions, classes, assignments, imports)."""
     names = set()
@@ -708,54 +746,6 @@ def _top_level(source: str) -> set[str]:
         else:
             names |= {t.id for t in ast.walk(node) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
     return names
-
-
-def _global_names(code) -> set[str]:
-    """The global names ``code`` and the functions, lambdas and comprehensions inside it may read."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if inspect.iscode(const):
-            names |= _global_names(const)
-    return names
-
-
-_SIMPLE = (bool, int, float, complex, str, bytes, type(None))
-
-
-def _dependencies(functions, provided: set[str]) -> tuple[list[str], dict[str, str]]:
-    """What ``functions`` (of this session) read from their globals that a build.py lacks (``provided``): lines
-    that define them in a module (an import, ``NAME = literal``, a helper's source, found in turn) -> ``(lines,
-    {name: why it cannot be sent})``."""
-    lines, missing, seen, todo = [], {}, set(provided), list(functions)
-    while todo:
-        f = todo.pop()
-        for name in sorted(_global_names(f.__code__) - seen):
-            if name not in f.__globals__:
-                continue  # a builtin, an attribute name, or a name the function itself never reaches
-            seen.add(name)
-            value = f.__globals__[name]
-            module = getattr(value, "__module__", None)
-            if inspect.ismodule(value):
-                lines.append(f"import {value.__name__} as {name}")
-            elif isinstance(value, _SIMPLE) or (isinstance(value, tuple) and all(isinstance(v, _SIMPLE) for v in value)):
-                lines.append(f"{name} = {value!r}")
-            elif inspect.isfunction(value) and module == f.__module__:
-                try:
-                    lines.append(textwrap.dedent(inspect.getsource(value)))
-                except (OSError, TypeError):
-                    missing[name] = "a function whose source could not be read"
-                    continue
-                if value.__name__ != name:
-                    lines.append(f"{name} = {value.__name__}")
-                todo.append(value)
-            elif isinstance(value, np.ufunc) and getattr(np, value.__name__, None) is value:
-                lines.append(f"from numpy import {value.__name__} as {name}")
-            elif module and callable(value) and getattr(sys.modules.get(module), getattr(value, "__qualname__", ""),
-                                                        None) is value:
-                lines.append(f"from {module} import {value.__qualname__} as {name}")
-            else:
-                missing[name] = f"a {type(value).__name__}"
-    return lines, missing
 
 
 def _located(message: str, blocks: list[tuple[str, int]]) -> str:
@@ -790,30 +780,43 @@ def check_functions(lesson: str | int | Path, *functions: Callable, seed: int | 
     folder = lesson_folder(lesson)
     source = (folder / BUILD_FILE).read_text(encoding="utf-8")
     names = exercise_names(source, folder / BUILD_FILE)
+    if not functions:
+        raise InputError(f"physai.check grades the functions you pass it: physai.check(\"{lesson_number(folder)}\", "
+                         f"{', '.join(names)}) (any of them)")
     texts, unreadable = {}, {}
     for f in functions:
         name = getattr(f, "__name__", None)
-        if name not in names:
-            raise InputError(f"lesson {lesson_number(folder)} grades {', '.join(names)}; got {name or f!r}")
+        if name not in names or isinstance(f, type) or not callable(f):
+            raise InputError(f"lesson {lesson_number(folder)} grades the functions {', '.join(names)}; got "
+                             f"{name or f!r}" + (", a class" if isinstance(f, type) else ""))
         try:
-            texts[name] = textwrap.dedent(inspect.getsource(f))
-        except (OSError, TypeError) as exc:  # a lambda's line, a built-in, a cell that is gone
+            texts[name] = _sendable.source(f)
+            _sendable.dependencies([f], set())
+        except (OSError, TypeError, SyntaxError) as exc:  # a lambda's line, a built-in, a cell that is gone
             unreadable[name] = f"its source could not be read ({exc}): define it with def in a cell"
+            texts.pop(name, None)
     provided = _top_level(source) | set(names)
     for f in [f for f in functions if f.__name__ in texts]:
-        missing = _dependencies([f], provided)[1]
+        missing = _sendable.dependencies([f], provided)[2]
         if missing:
             name = sorted(missing)[0]
             unreadable[f.__name__] = (f"uses {name}, {missing[name]} defined in your session that cannot be sent "
-                                      "to the grader (only functions, modules, numbers and strings are): define "
-                                      "it inside the function")
+                                      "to the grader (only functions, classes, modules, numbers and strings are): "
+                                      "define it inside the function")
             del texts[f.__name__]
-    extra = _dependencies([f for f in functions if f.__name__ in texts], provided)[0]
-    text = _with_functions(source, texts) + "".join(f"\n\n{line.rstrip()}\n" for line in extra)
+    # the session's helpers as the session defines them, in place of the lesson's own of the same name
+    helpers, extra, _ = _sendable.dependencies([f for f in functions if f.__name__ in texts], provided)
+    functions_there = {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    replaced = {**{n: t for n, t in helpers.items() if n in functions_there}, **texts}
+    # imports and numbers first, then each helper after those it was found through (a decorator before its use)
+    extra = [*extra, *reversed([t for n, t in helpers.items() if n not in replaced])]
+    text = _after_imports(_with_functions(source, replaced), "".join(f"\n\n{line.rstrip()}\n" for line in extra))
+    # a number the build.py also binds keeps the session's value
+    text += "".join(f"\n{line}\n" for line in extra if line.split(" = ")[0] in provided and " = " in line)
     with tempfile.TemporaryDirectory(prefix="physai-notebook-") as scratch:
         (Path(scratch) / BUILD_FILE).write_text(text, encoding="utf-8")
         report = check(folder, Path(scratch), seed, timeout, only=tuple(texts))
-    blocks = [(b, text[:text.index(b)].count("\n") + 1) for b in [*texts.values(), *extra]]
+    blocks = [(b, text[:text.index(b.rstrip("\n"))].count("\n") + 1) for b in [*replaced.values(), *extra]]
     grades = [*(Grade(g.function, g.passed, _located(g.message, blocks)) for g in report.grades),
               *(Grade(n, False, m) for n, m in unreadable.items())]
     print(f"lesson {lesson_number(folder)}, seed {report.seed}")

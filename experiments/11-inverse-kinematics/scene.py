@@ -1,0 +1,62 @@
+"""Lesson 11, the robot: one SO-101 target just above the table, the plain IK answer that puts the arm through the
+table and the answer with ``avoid=`` that keeps it clear, rendered from the model.
+
+Run: uv run python experiments/11-inverse-kinematics/scene.py   (writes scene_output.txt, results.json and
+scene_table.png)
+"""
+
+import numpy as np
+
+from physai import collision, robots
+from physai.ik import solve_ik_batch
+from physai.kinematics import tool_pose
+from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.course.pictures import Box, Pose, View, picture
+
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
+TABLE = (0.5, 0.5, 0.02), (0.0, 0.0, -0.02)  # half-sizes and centre (m), as Break it's table: its top at z = 0
+LOW, MARGIN = 0.06, 0.01  # m: targets no higher than this above the table; the clearance avoid= keeps
+TABLE_SEED, RESTART_SEED, N_TARGETS = 3, 2, 40  # as Break it: the postures whose tool points are the targets
+SCRIPT, FILE = "scene.py", "scene_table.png"
+
+
+def main(full: bool = False) -> list[Claim]:
+    """Solve Break it's table targets plain and with avoid=, picture the plain answer that reaches deepest into the
+    table beside its avoid= answer; no claims. ``full``: no larger size."""
+    chain = robots.load("so101")
+    world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", *TABLE)]), chain,
+                                      margin=MARGIN, self_margin=MARGIN)
+    q = chain.random_q(np.random.default_rng(TABLE_SEED), 40 * N_TARGETS)
+    p = tool_pose(chain, q)[:, :3, 3]
+    targets = p[(p[:, 2] < LOW) & world.clear(q)][:N_TARGETS]
+    plain = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(RESTART_SEED))
+    avoid = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(RESTART_SEED), avoid=world)
+    on_table = np.array(["table" in pair for pair in world.pair_names])
+    clear_plain = world.distances(plain.q)[:, on_table].min(axis=1)  # the arm to the table (m)
+    clear_avoid = world.distances(avoid.q)[:, on_table].min(axis=1)
+    k = int(np.argmin(np.where(plain.converged & avoid.converged, clear_plain, np.inf)))
+    half, centre = TABLE
+    table = Box(np.array(centre), np.array(half), (0.75, 0.55, 0.35, 0.35), "table")
+    pic = picture("so101", [Pose(avoid.q[k]), Pose(plain.q[k], alpha=0.55, rgba=(0.9, 0.15, 0.1, 1))], HERE / FILE,
+                  overlays=[table, Box(targets[k], np.full(3, 0.006), (0.1, 0.7, 0.2, 1), "target")],
+                  view=View(azimuth=180, elevation=-6, lookat=(*(0.5 * targets[k][:2]), 0.05), distance=0.6),
+                  floor_z=-0.25, title="SO-101: plain IK (red) through the table, avoid= (yellow) clear")
+    print(f"target {k} of {len(targets)} at {fmt_row(targets[k])} m: plain answer {1000 * clear_plain[k]:.1f} mm "
+          f"from the table (negative: inside it), avoid= answer {1000 * clear_avoid[k]:.1f} mm")
+    print(pic.drawn_by)
+    figure = Figure(FILE, pic.caption("One of Break it's targets just above the table: the plain answer (red, "
+                                      "see-through) reaches it with part of the arm inside the table, the answer "
+                                      "with avoid= (yellow) reaches the same point with the arm above the table top."),
+                    pic.alt("at two IK answers for the same target a few centimetres above a table: the plain "
+                            "solve_ik answer and the avoid= answer",
+                            "the table as a translucent brown slab with the floor lowered beneath it, the target as a "
+                            "small green cube, the plain answer in see-through red with links passing below the "
+                            "table top, and the avoid= answer in solid yellow entirely above it"))
+    save_results(HERE, SCRIPT, {"target": targets[k], "q_plain": plain.q[k], "q_avoid": avoid.q[k],
+                                "clear_plain_mm": 1000 * clear_plain[k], "clear_avoid_mm": 1000 * clear_avoid[k],
+                                "margin_mm": 1000 * MARGIN, "picture": pic.record()}, figures=[figure])
+    return []
+
+
+if __name__ == "__main__":
+    run_script(main, __file__, full_run())

@@ -1,0 +1,60 @@
+"""Lesson 12, the robot: the Panda at its ready pose and the family of postures its self-motion passes through
+while the tool holds still, overlaid as ghosts, rendered from the model.
+
+Run: uv run python experiments/12-null-space/scene.py   (writes scene_output.txt, results.json and
+scene_self_motion.png)
+"""
+
+import numpy as np
+
+from physai import robots
+from physai.kinematics import joint_frames, tool_pose
+from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.nullspace import posture_cost, self_motion
+from physai.course.pictures import Box, Polyline, Pose, View, picture
+
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
+PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
+SWING = 1.0  # rad: the posture objective pulls joint1 this far either way, which swings the elbow
+STEPS, GHOSTS = 40, 2  # self-motion steps each way; ghosts drawn each way, evenly along it
+ELBOW = 3  # joint4's index: the Panda's elbow
+SCRIPT, FILE = "scene.py", "scene_self_motion.png"
+
+
+def main(full: bool = False) -> list[Claim]:
+    """Run the self-motion both ways from the ready pose, picture the ghosts; no claims. ``full``: no larger size."""
+    chain = robots.load("panda")
+    ends, drift, elbow = [], 0.0, []
+    for sign in (-1, 1):
+        q_pref = PANDA_READY.copy()
+        q_pref[0] += sign * SWING
+        run = self_motion(chain, PANDA_READY, posture_cost(chain, q_pref), steps=STEPS)
+        ends.append(run.q[np.linspace(STEPS // GHOSTS, STEPS, GHOSTS).astype(int)])
+        drift = max(drift, float(run.pose_drift.max()))
+        path = joint_frames(chain, run.q)[0][:, ELBOW, :3, 3]
+        elbow.append(path[::-1] if sign < 0 else path[1:])
+    ghosts = [Pose(q, alpha=0.15, rgba=(0.3, 0.55, 0.95, 1)) for q in np.concatenate(ends)]
+    p_tool = tool_pose(chain, PANDA_READY)[:3, 3]
+    elbow = np.concatenate(elbow)
+    pic = picture("panda", [Pose(PANDA_READY, alpha=0.45), *ghosts], HERE / FILE,
+                  overlays=[Polyline(elbow, label="elbow (joint4) path"),
+                            Box(p_tool, np.full(3, 0.012), (0.9, 0.1, 0.1, 1), "hand, held")],
+                  view=View(azimuth=-30, elevation=-35, distance=1.6),
+                  title="Panda: self-motion at ready (ghosts blue), tool held still")
+    print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; {2 * GHOSTS} ghosts along the "
+          f"self-motion, tool drift at most {drift:.1e} m; {pic.drawn_by}")
+    figure = Figure(FILE, pic.caption("The Panda at ready (grey) and along its self-motion (blue ghosts), with the "
+                                      "elbow's path (magenta) and the hand (red cube): the elbow swings, the hand "
+                                      "stays."),
+                    pic.alt("at the ready pose, see-through grey, with four "
+                            "see-through blue copies along its self-motion",
+                            "the ghost arms fanning out at the elbow and meeting at the hand, which every copy "
+                            "holds in the same place (a small red cube); a magenta line traces the elbow's path from "
+                            "one side to the other"))
+    save_results(HERE, SCRIPT, {"q": PANDA_READY, "ghosts": np.concatenate(ends), "drift": drift, "elbow_path": elbow,
+                                "picture": pic.record()}, figures=[figure])
+    return []
+
+
+if __name__ == "__main__":
+    run_script(main, __file__, full_run())

@@ -1,0 +1,51 @@
+"""Lesson 13, the robot: two IK answers of the SO-101 for one target, the wrist held high and held low, and their
+joint-wise average, which a network trained on both by squared error learns to predict, rendered from the model.
+
+Run: uv run python experiments/13-learned-controllers/scene.py   (writes scene_output.txt, results.json and
+scene_average.png)
+"""
+
+import numpy as np
+
+from physai import robots
+from physai.ik import solve_ik
+from physai.kinematics import tool_pose
+from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
+from physai.course.pictures import Box, Pose, View, picture
+
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
+Q_A = np.array([0.3, -0.2, 0.3, 1.0, 0.0])  # rad: a posture whose tool point is the target, the wrist high
+START_B = np.array([-0.31, 1.70, -0.29, -1.05, 1.55])  # rad: IK's start that lands on the other answer
+SCRIPT, FILE = "scene.py", "scene_average.png"
+
+
+def main(full: bool = False) -> list[Claim]:
+    """Solve for the other answer, average the two, picture all three; no claims. ``full``: no larger size."""
+    chain = robots.load("so101")
+    target = tool_pose(chain, Q_A)[:3, 3]
+    q_b = solve_ik(chain, target, START_B, task="position", restarts=0).q
+    q_mean = 0.5 * (Q_A + q_b)
+    miss = float(np.linalg.norm(tool_pose(chain, q_mean)[:3, 3] - target))
+    b_err = float(np.linalg.norm(tool_pose(chain, q_b)[:3, 3] - target))
+    pic = picture("so101", [Pose(q_mean), Pose(Q_A, alpha=0.35, rgba=(0.2, 0.5, 0.95, 1)),
+                            Pose(q_b, alpha=0.35, rgba=(0.1, 0.7, 0.3, 1))], HERE / FILE,
+                  overlays=[Box(target, np.full(3, 0.007), (0.9, 0.1, 0.1, 1), "target")],
+                  view=View(azimuth=75, elevation=-15),
+                  title="SO-101: two answers (blue, green) and their average (yellow)")
+    print(f"target {fmt_row(target)} m; the other answer {fmt_row(q_b, 7, 3)} rad reaches it to {b_err:.1e} m; "
+          f"the average posture misses by {1000 * miss:.0f} mm; {pic.drawn_by}")
+    figure = Figure(FILE, pic.caption("Two answers for one target (red cube), the wrist held high (blue ghost) and "
+                                      "low (green ghost); their joint-wise average (solid) is what a network trained "
+                                      "by squared error on both learns, and its tool misses the target."),
+                    pic.alt("in three postures for one target: two IK answers, the wrist held high and held low, and "
+                            "the joint-wise average of the two",
+                            "the target as a small red cube, the two answers as see-through "
+                            "blue and green arms both touching it, and the averaged arm in solid yellow whose "
+                            "gripper stops short of the cube"))
+    save_results(HERE, SCRIPT, {"target": target, "q_a": Q_A, "q_b": q_b, "q_mean": q_mean, "b_err": b_err,
+                                "miss": miss, "picture": pic.record()}, figures=[figure])
+    return []
+
+
+if __name__ == "__main__":
+    run_script(main, __file__, full_run())
