@@ -26,3 +26,14 @@ def paired_ratio(t: dict[str, np.ndarray], a: str, b: str) -> float:
     """Median over the rounds of ``a``'s time over ``b``'s in the same round: a change of load between rounds
     cancels, where a ratio of the two medians would carry it."""
     return float(np.median(t[a] / t[b]))
+
+
+def best_seconds(f: Callable[[], object], repeats: int = 5) -> float:
+    """Seconds of the fastest of ``repeats`` calls of ``f``, after one untimed call (compilation, first touches)."""
+    f()
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t0)
+    return best

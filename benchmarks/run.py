@@ -43,7 +43,7 @@ sys.path.insert(0, str(HERE))
 from _timing import paired_ratio, per_call_seconds
 
 import physai
-from physai import robots
+from physai import kinematics, robots
 
 SO101_XML = robots.model_path("so101")
 PANDA_XML = robots.model_path("panda")
@@ -364,8 +364,6 @@ def _single_candidates(chain, q, pin_jac, pin_pose, three, ets) -> dict:
 
 
 def batched(report: Report, rounds: int) -> dict:
-    import numba
-
     report("## 2. Batched Jacobians, SO-101: `physai.jacobian(chain, Q)` on Q of shape (B, n)\n")
     chain = robots.load(SO101_XML, site="gripperframe")
     _, mj_jac = mujoco_peer(SO101_XML, chain)
@@ -375,18 +373,17 @@ def batched(report: Report, rounds: int) -> dict:
     J = physai.jacobian(chain, Q)
     check("Pinocchio loop", np.array([pin_jac(q) for q in Q[:100]]), J[:100], 1e-12, report)
     check("physai numpy engine (vectorised)", physai.jacobian(chain, Q, engine="numpy"), J, 1e-13, report)
-    threads, cores = numba.get_num_threads(), len(os.sched_getaffinity(0))
+    cores = len(os.sched_getaffinity(0))
 
     def one_thread():
-        numba.set_num_threads(1)
+        shared, kinematics.THREAD_MIN_ROWS = kinematics.THREAD_MIN_ROWS, len(Q)
         try:
             return physai.jacobian(chain, Q)
         finally:
-            numba.set_num_threads(threads)
+            kinematics.THREAD_MIN_ROWS = shared
 
     cands = {
-        f"physai.jacobian ({threads} threads, {numba.threading_layer() if _ran_parallel(chain) else '?'} layer)":
-            lambda: physai.jacobian(chain, Q),
+        f"physai.jacobian ({cores} threads)": lambda: physai.jacobian(chain, Q),
         "physai.jacobian (1 thread)": one_thread,
         "physai.jacobian(engine='numpy')": lambda: physai.jacobian(chain, Q, engine="numpy"),
         "Pinocchio computeFrameJacobian loop": lambda: [pin_jac(q) for q in Q],
@@ -400,7 +397,6 @@ def batched(report: Report, rounds: int) -> dict:
               PK_TOL, report)
         report(f"- torch {torch.__version__}: {torch.get_num_threads()} threads ({cores} cores available)")
         cands["pytorch_kinematics jacobian (CPU, float64)"] = lambda: pk_chain.jacobian(Qt)
-    report(f"- numba {threads} threads\n")
     t = per_call_seconds(cands, calls=1, rounds=max(5, rounds // 3))
     med = {k: float(np.median(v)) for k, v in t.items()}
     base = med[next(iter(cands))]
@@ -419,12 +415,6 @@ def batched(report: Report, rounds: int) -> dict:
     rows = [[k, f"{np.median(v):.2f} s", f"{len(Qm) / np.median(v) / 1e6:.2f}"] for k, v in big.items()]
     report.table(["1,000,000 configurations", "median", "M configs/s"], rows)
     return {"pin": r_pin, "pk": r_pk}
-
-
-def _ran_parallel(chain) -> bool:
-    """Run one parallel batch so that numba has chosen its threading layer (to report which)."""
-    physai.jacobian(chain, chain.random_q(np.random.default_rng(0), 512))
-    return True
 
 
 def ik(report: Report, n_targets: int) -> None:

@@ -27,10 +27,9 @@ Where the modules come from, first found first served:
 
 Where neither serves, the JIT does, each kernel compiled (or loaded from numba's cache) when first called, so a
 first ``jacobian`` waits for the kinematics kernels only: the one-pose calls then decline (return None) and their
-callers run the batch kernel on one row. Batches run numba's parallel JIT kernels either way
-(:func:`physai._numba_kin.batch`), whose disk cache lives in the cache folder too (:func:`physai._jit.njit`), never
-in the package. No failure of the build or of a cache reaches a kinematics call: it answers through the JIT, uncached if
-need be.
+callers run the batch kernel on one row. The JIT's disk cache lives in the cache folder too
+(:func:`physai._jit.njit`), never in the package. No failure of the build or of a cache reaches a kinematics call: it
+answers through the JIT, uncached if need be.
 
 The module names are a hash of their sources (and, in the cache folder, which several environments may share, of
 Python, the platform and the numba and NumPy versions), so an edited kernel is never served from an old build.
@@ -59,7 +58,7 @@ import numpy as np
 
 from physai import _env, _files
 from physai._jit import cache_dir  # the cache folder of both the built modules and numba's JIT (re-exported)
-from physai._kernel_registry import EXT, KERNELS  # re-exported: the registry this module loads by name
+from physai._kernel_registry import EXT, JIT_KERNELS, KERNELS  # re-exported: the registry this module loads by name
 
 # The one-pose calls of _walk.c: ``(q, P)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
 # None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite,
@@ -292,9 +291,9 @@ def _numba_module(name: str):
 
 
 def jit_kernel(name: str):
-    """The numba JIT function of kernel ``name`` (of :data:`KERNELS`), called past numba's type dispatch (its
-    compiled entry point); compiled, or loaded from numba's cache, on first use."""
-    return _entry_point(getattr(_numba_module(KERNELS[name]), name))
+    """The numba JIT function of kernel ``name`` (of :data:`KERNELS` or :data:`JIT_KERNELS`), called past numba's type
+    dispatch (its compiled entry point); compiled, or loaded from numba's cache, on first use."""
+    return _entry_point(getattr(_numba_module((KERNELS | JIT_KERNELS)[name]), name))
 
 
 def jit_kernels() -> dict:
@@ -302,31 +301,28 @@ def jit_kernels() -> dict:
     return {k: jit_kernel(k) for k in KERNELS}
 
 
-def batch(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
-    """numba's batch kernel, parallel over the CPU cores (:func:`physai._numba_kin.batch`). Where numba is not
-    installed and a prebuilt walk serves (a wheel's, which needs no numba), the rows go through the walk one at a
-    time instead: the same numbers (the walk is tested equal to the kernels bit for bit), on one core."""
-    if not _numba_installed() and kernels.pose is not declined:
-        _rows_through_walk(Q, P, T, J, F)
-    else:
-        _numba_module("physai._numba_kin").batch(Q, P, T, J, F)
-
-
 @functools.cache
 def _numba_installed() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
-def _rows_through_walk(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, F: np.ndarray) -> None:
-    """:func:`batch` by the one-pose walk (:data:`WALK`), row by row."""
+def _rows_through_walk(Q: np.ndarray, P: np.ndarray, T: np.ndarray, J: np.ndarray, A: np.ndarray, O: np.ndarray,
+                       X_tool: np.ndarray) -> None:
+    """:func:`physai._numba_kin.batch` by the one-pose walk (:data:`WALK`), row by row: what serves batches where
+    numba is not installed and a prebuilt walk is (a wheel's, which needs no numba). The same numbers (the walk is
+    tested equal to the kernels bit for bit), one pose per call."""
     for b in range(Q.shape[0]):
         q = np.ascontiguousarray(Q[b])
-        if J.shape[2]:
-            T[b], J[b] = kernels.pose_jacobian(q, P)
-        if F.shape[1]:
-            T[b], F[b] = kernels.frames(q, P)
-        if not (J.shape[2] or F.shape[1]):
-            T[b] = kernels.pose(q, P)
+        T_b = None if len(J) or len(A) else kernels.pose(q, P)
+        if len(J):
+            T_b, J[b] = kernels.pose_jacobian(q, P)
+        if len(A):
+            T_b, F = kernels.frames(q, P)
+            A[b], O[b] = F[:, :3], F[:, 3:]
+        if len(T):
+            T[b] = T_b
+        if len(X_tool):
+            X_tool[b] = T_b[:3, 3]
 
 
 def declined(q, P) -> None:
@@ -357,7 +353,10 @@ class Kernels:
                 else:
                     table, origin = dict.fromkeys(WALK, declined), f"numba JIT ({origin})"
                 self.__dict__.update(table, origin=origin)
-            if name in KERNELS and name not in self.__dict__:
+            if name in JIT_KERNELS and name not in self.__dict__ and not _numba_installed() \
+                    and self.__dict__["pose"] is not declined:
+                self.__dict__[name] = _rows_through_walk
+            if (name in KERNELS or name in JIT_KERNELS) and name not in self.__dict__:
                 self.__dict__[name] = jit_kernel(name)
         if name not in self.__dict__:
             raise AttributeError(f"the compiled engine has no kernel {name!r}")

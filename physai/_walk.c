@@ -59,10 +59,59 @@ static void place(double *R, double *p, const double *m)
         p[k] = p[k] + t[k];
 }
 
+/* sin and cos as numba's sin_cos: fdlibm's kernels after a three-part reduction by pi/2, the C library's beyond
+ * REDUCED_MAX; the same terms in the same order */
+#define REDUCED_MAX 823549.6654828654
+static const double INVPIO2 = 6.36619772367581382433e-01;
+static const double PIO2[5] = {1.57079632673412561417e+00, 6.07710050630396597660e-11,
+                               2.02226624879595063154e-21, 2.02226624871116645580e-21, 8.47842766036889956997e-32};
+static const double S[6] = {-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
+                            2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10};
+static const double C[6] = {4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
+                            -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11};
+
+static void sin_cos(double x, double *s_out, double *c_out)
+{
+    if (fabs(x) > REDUCED_MAX) {
+        *s_out = sin(x);
+        *c_out = cos(x);
+        return;
+    }
+    double fn = floor(x * INVPIO2 + 0.5);
+    double r = x - fn * PIO2[0];
+    double w = fn * PIO2[1];
+    double t = r;
+    r = r - w;
+    w = fn * PIO2[2] - ((t - r) - w);
+    t = r;
+    w = fn * PIO2[3];
+    r = t - w;
+    w = fn * PIO2[4] - ((t - r) - w);
+    double y0 = r - w;
+    double y1 = (r - y0) - w;
+    double z = y0 * y0, zz = z * z, v = z * y0;
+    double rs = S[1] + z * (S[2] + z * S[3]) + z * zz * (S[4] + z * S[5]);
+    double s = y0 - ((z * (0.5 * y1 - v * rs) - y1) - v * S[0]);
+    double rc = z * (C[0] + z * (C[1] + z * C[2])) + zz * zz * (C[3] + z * (C[4] + z * C[5]));
+    double hz = 0.5 * z;
+    w = 1.0 - hz;
+    double c = w + (((1.0 - w) - hz) + (z * rc - y0 * y1));
+    double quadrant = fn - 4.0 * floor(fn * 0.25);
+    if (quadrant == 1.0 || quadrant == 3.0) {
+        double swap = s;
+        s = c;
+        c = swap;
+    }
+    *s_out = quadrant >= 2.0 ? -s : s;
+    *c_out = (quadrant == 1.0 || quadrant == 2.0) ? -c : c;
+}
+
 /* I + s K + k K^2 about the unit axis u (numba's rodrigues) */
 static void rodrigues(const double *u, double d, double *out)
 {
-    double s = sin(d), k = 1.0 - cos(d), ux = u[0], uy = u[1], uz = u[2];
+    double s, c;
+    sin_cos(d, &s, &c);
+    double k = 1.0 - c, ux = u[0], uy = u[1], uz = u[2];
     out[0] = 1.0 + k * (ux * ux - 1.0);  out[1] = -s * uz + k * ux * uy;   out[2] = s * uy + k * ux * uz;
     out[3] = s * uz + k * ux * uy;       out[4] = 1.0 + k * (uy * uy - 1.0); out[5] = -s * ux + k * uy * uz;
     out[6] = -s * uy + k * ux * uz;      out[7] = s * ux + k * uy * uz;     out[8] = 1.0 + k * (uz * uz - 1.0);

@@ -551,7 +551,7 @@ def test_no_learner_page_shows_a_verdict_on_published_figures(site, path):
 
 
 def test_a_learner_transcript_drops_the_published_figures_table_and_keeps_the_rest():
-    from physai.course import learner_transcript
+    from physai.course.course import learner_transcript
     from physai.course.lesson import Claim, claims_table, verdict
 
     rows = [Claim("01", "a", "1.0", "1.0", verdict(True), "tol", "build.py"),

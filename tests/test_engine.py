@@ -29,13 +29,14 @@ def jit():
 
 
 def numba_walk(chain, Q, want_j, want_f):
-    """numba's batch kernel (the JIT) on the rows of ``Q``: ``T (B, 4, 4)``, ``J (B, 6, n or 0)``, ``F (B, n or 0, 6)``."""
-    from physai import _numba_kin
-
+    """numba's batch kernel (the JIT) on the rows of ``Q``: ``T (B, 4, 4)``, ``J (B, 6, n)`` or None, ``F (B, n, 6)``
+    (world axes, anchors) or None."""
     B, n = Q.shape
-    T, J, F = np.empty((B, 4, 4)), np.empty((B, 6, n if want_j else 0)), np.empty((B, n if want_f else 0, 6))
-    _numba_kin.batch(Q, chain.packed, T, J, F)
-    return T, J, F
+    T, J, A, O = np.empty((B, 4, 4)), np.empty((B, 6, n)), np.empty((B, n, 3)), np.empty((B, n, 3))
+    none3 = np.empty((0, 0, 0))
+    _engine.jit_kernel("batch")(Q, chain.packed, T, J if want_j else none3, A if want_f else none3,
+                                O if want_f else none3, np.empty((0, 0)))
+    return T, J if want_j else None, np.concatenate([A, O], axis=-1) if want_f else None
 
 
 @needs_aot
@@ -59,19 +60,23 @@ def test_one_pose_calls_in_c_equal_the_numba_walk_bit_for_bit(name):
 
 
 @needs_aot
-@pytest.mark.parametrize("want_j, want_f", [(False, False), (True, False), (False, True), (True, True)])
-def test_without_numba_batches_go_row_by_row_through_the_walk_and_equal_numbas_batch_bit_for_bit(want_j, want_f,
-                                                                                                   monkeypatch):
+@pytest.mark.parametrize("rows", [300, 5000])  # one thread; shared among threads
+def test_without_numba_batches_go_row_by_row_through_the_walk_and_equal_numbas_batch_bit_for_bit(rows, monkeypatch):
     chain = physai.load("panda")
-    Q = chain.random_q(np.random.default_rng(2), 300)  # past PARALLEL_MIN_ROWS: numba's parallel kernel
-    want = numba_walk(chain, Q, want_j, want_f)
+    Q = chain.random_q(np.random.default_rng(2), rows)
+    T, J, F = numba_walk(chain, Q, want_j=True, want_f=True)
     monkeypatch.setattr(_engine, "_numba_installed", lambda: False)  # as a core install of a wheel has it
     monkeypatch.setattr(_engine, "_numba_module", None)  # and no path back to numba
-    B, n = Q.shape
-    got = np.empty((B, 4, 4)), np.empty((B, 6, n if want_j else 0)), np.empty((B, n if want_f else 0, 6))
-    _engine.batch(Q, chain.packed, *got)
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(g, w)
+    monkeypatch.setattr(kinematics, "_KERNELS", _engine.Kernels())
+    assert kinematics._KERNELS.batch is _engine._rows_through_walk
+    np.testing.assert_array_equal(kinematics.tool_pose(chain, Q), T)
+    np.testing.assert_array_equal(kinematics.jacobian(chain, Q), J)
+    T2, J2 = kinematics.tool_pose_and_jacobian(chain, Q)
+    np.testing.assert_array_equal(T2, T)
+    np.testing.assert_array_equal(J2, J)
+    axes, anchors, p = kinematics.fk(chain, Q)
+    np.testing.assert_array_equal(np.concatenate([axes, anchors], axis=-1), F)
+    np.testing.assert_array_equal(p, T[:, :3, 3])
 
 
 @needs_aot

@@ -101,7 +101,7 @@ CALLS = {
     "fk": lambda c, Q, T: physai.fk(c, Q[0]),
     "tool_pose_and_jacobian": lambda c, Q, T: physai.tool_pose_and_jacobian(c, Q[0]),
     "jacobian batch": lambda c, Q, T: physai.jacobian(c, Q),
-    "jacobian batch of 300": lambda c, Q, T: physai.jacobian(c, np.repeat(Q, 6, axis=0)),  # the parallel kernel
+    "jacobian batch of 300": lambda c, Q, T: physai.jacobian(c, np.repeat(Q, 6, axis=0)),  # several blocks
     "solve_ik": lambda c, Q, T: physai.solve_ik(c, T[0], task="position"),
     "solve_ik_batch": lambda c, Q, T: physai.solve_ik_batch(c, T, task="position"),
     "solve_ik_batch numpy": lambda c, Q, T: physai.solve_ik_batch(c, T[:2], task="position", backend="numpy"),

@@ -173,7 +173,9 @@ def _try_backend(name: str) -> str:
         # mujoco picks its GL context class when imported; a lesson imports mujoco before it asks for a picture,
         # so the module that picks is read again with the variable now set
         importlib.reload(gl_context)
-        m = mujoco.MjModel.from_xml_string("<mujoco><worldbody><geom size='0.1'/></worldbody></mujoco>")
+        probe = mujoco.MjSpec()  # one sphere: the least a context must draw
+        probe.worldbody.add_geom(size=[0.1, 0, 0])
+        m = probe.compile()
         with mujoco.Renderer(m, 8, 8) as r:
             r.update_scene(mujoco.MjData(m))
             r.render()
