@@ -9,7 +9,7 @@ On any machine, small sizes on the CPU (what CI runs):
     uv run python benchmarks/gpu.py --cpu-smoke
 
 Targets are the tool poses of joint vectors drawn uniformly inside the limits (seeded), so every one is
-reachable; the solver is :func:`physai.jaxik.dls_ik` (``backend="jax"``, float64). Reported per
+reachable; the solver is :func:`physai.ik.solve` with ``Solver(method="dls", backend="jax")`` (float64). Reported per
 robot/task and size: solves/s over the whole batch (host<->device transfers included, target
 generation and the one-time ``jit`` compilation excluded and reported separately), success rate,
 median iterations. The Markdown table is printed and written to ``--out``.
@@ -37,14 +37,14 @@ def cases():
 
 def run_case(chain, task, size, chunk, iterations, restarts, seed):
     """Solve ``size`` targets in chunks of ``chunk``; returns a dict of the measured numbers."""
-    from physai import jaxik, kinematics
+    from physai import ik, kinematics
 
     chunk = min(chunk, size)
     rng = np.random.default_rng(seed)
-    opts = dict(task=task, backend="jax", max_iterations=iterations, restarts=restarts)
+    solver = ik.Solver(method="dls", backend="jax", iterations=iterations, restarts=restarts)
     t0 = time.perf_counter()
     warm = kinematics.tool_pose(chain, chain.random_q(rng, chunk))
-    jaxik.dls_ik(chain, warm, rng=np.random.default_rng(seed), **opts)  # jit compile for this chunk shape
+    ik.solve(ik.ik_problem(chain, warm, task=task), solver, rng=np.random.default_rng(seed))  # jit for this shape
     compile_s = time.perf_counter() - t0
     solved, iters, solve_s = 0, [], 0.0
     for start in range(0, size, chunk):
@@ -52,7 +52,7 @@ def run_case(chain, task, size, chunk, iterations, restarts, seed):
         q_true = chain.random_q(rng, chunk)  # a short last chunk is padded: one compiled shape only
         targets = kinematics.tool_pose(chain, q_true)
         t0 = time.perf_counter()
-        res = jaxik.dls_ik(chain, targets, rng=rng, **opts)
+        res = ik.solve(ik.ik_problem(chain, targets, task=task), solver, rng=rng)
         solve_s += time.perf_counter() - t0
         solved += int(res.converged[:count].sum())
         iters.append(res.iterations[:count])
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.cpu_smoke:
         os.environ["JAX_PLATFORMS"] = "cpu"
-    import jax  # after JAX_PLATFORMS is set (jaxik.dls_ik scopes float64 itself)
+    import jax  # after JAX_PLATFORMS is set (the JAX loop scopes float64 itself)
 
     sizes = [int(s) for s in (args.sizes or ([200] if args.cpu_smoke else [1e6, 1e7]))]
     chunk = args.chunk or (100 if args.cpu_smoke else 1_000_000)
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
         f"Command: `python benchmarks/gpu.py {' '.join(argv if argv is not None else sys.argv[1:])}`  ",
         f"Device: {device.device_kind} ({device.platform}); jax {jax.__version__}; Python {platform.python_version()}; "
         f"{platform.machine()} {os.cpu_count()} CPUs  ",
-        f"Solver: physai.jaxik.dls_ik, float64, {args.iterations} steps per attempt, {args.restarts} restarts, "
+        f"Solver: physai.ik.solve, Solver(method='dls', backend='jax'), float64, {args.iterations} steps per attempt, {args.restarts} restarts, "
         f"chunks of {chunk} targets, seed {args.seed}",
         "",
         "| robot | task | targets | solves/s | success | median iterations | solve s | compile s |",

@@ -37,6 +37,7 @@ import numpy as np
 from rich.progress import track
 
 from physai import Chain, kinematics, robots, solve_ik, solve_ik_batch
+from physai.ik import Solver
 from physai import transforms as tf
 from physai.ik import DEFAULT_RESTARTS, default_start, task_residual
 
@@ -196,7 +197,7 @@ def physai_peer(chain: Chain, robot: str, task: str, restarts: int, backend: str
     ``backend="numpy"``: the same solver's vectorised NumPy loop instead of the compiled default (for the ratio)."""
 
     def solve(T, rng):
-        r = solve_ik(chain, T, task=task, backend=backend)
+        r = solve_ik(chain, T, task=task, solver=Solver(backend=backend))
         return r.q, r.restarts + 1
 
     if backend != "compiled":

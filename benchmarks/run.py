@@ -43,7 +43,7 @@ sys.path.insert(0, str(HERE))
 from _timing import paired_ratio, per_call_seconds
 
 import physai
-from physai import jaxik, kinematics, robots
+from physai import kinematics, robots
 
 SO101_XML = robots.model_path("so101")
 PANDA_XML = robots.model_path("panda")
@@ -428,9 +428,10 @@ def ik(report: Report, n_targets: int) -> None:
         rng = np.random.default_rng(3)
         targets = physai.tool_pose(chain, chain.random_q(rng, n_targets))
         t0 = time.perf_counter()
-        res = jaxik.dls_ik(chain, targets, task=task, max_iterations=40, restarts=20, rng=rng)
+        res = physai.ik.solve(physai.ik.ik_problem(chain, targets, task=task),
+                              physai.ik.Solver(method="dls", iterations=40, restarts=20, backend="numpy"), rng=rng)
         per = (time.perf_counter() - t0) / n_targets
-        rows.append([label, task, "physai jaxik.dls_ik batch (NumPy, 40 steps x 21 attempts)",
+        rows.append([label, task, "physai ik.solve batch (dls, NumPy, 40 steps x 21 attempts)",
                      f"{100 * res.success_rate:.1f} %", f"{per * 1e3:.3f} ms (amortised)"])
         rows += physai_ik_rows(label, chain, task, targets)
         ets = optional(report, "roboticstoolbox ik_LM", rtb_ets, chain)
@@ -517,11 +518,11 @@ def physai_ik_rows(label, chain, task, targets) -> list[list[str]]:
     from ``default_rng(0)``, as for any caller who passes no ``rng``), and
     ``engine="numpy"`` (the NumPy loop on the NumPy kinematics, the readable code) on the first 50 targets."""
     rows = []
-    for engine, name, some in (("compiled", "defaults: compiled", targets), ("numpy", "engine='numpy'", targets[:50])):
+    for engine, name, some in (("compiled", "defaults: compiled", targets), ("numpy", "backend='numpy'", targets[:50])):
         times, ok = [], 0
         for k, T in enumerate(some):
             t0 = time.perf_counter()
-            res = physai.solve_ik(chain, T, task=task, engine=engine)
+            res = physai.solve_ik(chain, T, task=task, solver=physai.ik.Solver(backend=engine))
             times.append(time.perf_counter() - t0)
             ok += res.converged
         rows.append([label, task, f"physai.solve_ik ({name})", f"{100 * ok / len(times):.1f} %",

@@ -7,6 +7,7 @@ The front door::
     T = physai.tool_pose(chain, q)                 # (4, 4), world frame
     J = physai.jacobian(chain, q)                  # (6, n): linear rows, then angular; world axes
     result = physai.solve_ik(chain, T_target)      # a frozen IKResult
+    problem = physai.ik_problem(chain, T_targets)  # checked once; physai.solve(problem, physai.Solver(...))
 
 Kinematics run the compiled engine by default (``engine="compiled"``); ``engine="numpy"`` runs the readable
 NumPy code the lessons teach, which the compiled engine is tested equal to. The names below load on first
@@ -26,7 +27,8 @@ _HOME = {
     "tool_pose_and_jacobian": "physai.kinematics", "fd_jacobian": "physai.kinematics", "FK": "physai.kinematics",
     "ENGINES": "physai.kinematics",
     "solve_ik": "physai.ik", "solve_ik_batch": "physai.ik", "IKResult": "physai.ik",
-    "IKBatchResult": "physai.ik",
+    "IKBatchResult": "physai.ik", "ik_problem": "physai.ik", "solve": "physai.ik", "Task": "physai.ik",
+    "Solver": "physai.ik", "Clearance": "physai.ik",
     "collision_world": "physai.collision", "CollisionWorld": "physai.collision",
     "damped_solve": "physai.singularity", "health": "physai.singularity",
     "PhysaiError": "physai.errors", "InputError": "physai.errors", "UnknownNameError": "physai.errors",
@@ -42,6 +44,7 @@ __all__ = [
     "FK",
     "BodySpec",
     "Chain",
+    "Clearance",
     "CollisionWorld",
     "IKBatchResult",
     "IKResult",
@@ -49,6 +52,8 @@ __all__ = [
     "JointSpec",
     "ModelNotFoundError",
     "PhysaiError",
+    "Solver",
+    "Task",
     "UnknownNameError",
     "UnsupportedJointError",
     "chain",
@@ -64,6 +69,7 @@ __all__ = [
     "fk",
     "health",
     "ik",
+    "ik_problem",
     "jacobian",
     "jaxik",
     "jaxkin",
@@ -76,6 +82,7 @@ __all__ = [
     "nullspace",
     "robots",
     "singularity",
+    "solve",
     "solve_ik",
     "solve_ik_batch",
     "statics",

@@ -1,13 +1,13 @@
 """Compile the compiled engine ahead of time into two extension modules (private).
 
 ``python -m physai._aot_build OUT_DIR KERNELS_NAME WALK_NAME`` writes ``OUT_DIR/<name><suffix>`` for each module
-(``suffix``: :data:`physai._engine.EXT`), in a child process so that the compiler's output and
+(``suffix``: :data:`physai._kernel_registry.EXT`), in a child process so that the compiler's output and
 numba's import stay out of the caller's process. :mod:`physai._engine` runs it on first use (into the cache
 folder) and ``hatch_build.py`` when a wheel is built (into the wheel):
 
 - ``WALK_NAME``: the one-pose calls, ``physai/_walk.c`` (first: it needs only the C compiler, so a missing or
   hanging one shows at once);
-- ``KERNELS_NAME``: the numba functions named in :data:`physai._engine.KERNELS` (:mod:`physai._numba_ik`,
+- ``KERNELS_NAME``: the numba functions named in :data:`physai._kernel_registry.KERNELS` (:mod:`physai._numba_ik`,
   :mod:`physai._numba_collision`), exported with their one explicit signature each.
 
 Started by :mod:`physai._engine`, the build ends (with the compilers it started) when its parent does: a killed
@@ -25,7 +25,7 @@ import warnings
 from importlib import import_module
 from pathlib import Path
 
-from physai._engine import EXT, KERNELS
+from physai._kernel_registry import EXT, KERNELS
 
 
 def build(out_dir: str, kernels_name: str, walk_name: str) -> None:
@@ -35,7 +35,7 @@ def build(out_dir: str, kernels_name: str, walk_name: str) -> None:
 
 
 def build_kernels(out_dir: str, name: str) -> None:
-    """The extension module ``name``: every kernel of :data:`physai._engine.KERNELS`."""
+    """The extension module ``name``: every kernel of :data:`physai._kernel_registry.KERNELS`."""
     from numba.core.errors import NumbaPendingDeprecationWarning
 
     # numba's ahead-of-time compiler is "pending deprecation" (where it is gone, the JIT serves the kernels): its

@@ -42,7 +42,7 @@ from physai import _engine, _ik_solve, collision, kinematics
 from physai._threads import in_threads
 from physai._ik_record import COLLISION, IKOptions, IKProblem, Rows
 from physai._ik_solve import _LM_DOWN, _LM_MU0, _LM_MU_MIN, _LM_UP, limit_blocked, task_residual
-from physai.singularity import _damped_solve, _scale_to_limit
+from physai.singularity import damped_solve_trusted, scale_to_limit_trusted
 
 RESTARTS = 100  # restart draws tried per colliding target, one plain attempt each, answers checked
 ROUND = 64  # attempts per batched round of restarts, shared among the targets still colliding
@@ -58,7 +58,7 @@ EXHAUSTED, RUN = 3, 4  # a target's restarts: its draws spent, or still to run (
 def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
     """Every target's clear answer or a collision verdict (outcome :data:`physai._ik_record.COLLISION`) for the checked
     problem ``p`` with its world. ``p.uniforms (B, restarts, n)``: the numbers in [0, 1) of the restart draws
-    (:func:`physai.ik.restart_uniforms`), mapped into the limits only where a restart is tried.
+    (``physai.ik.restart_draws``' numbers), mapped into the limits only where a restart is tried.
     ``compiled_restarts`` (default ``p.compiled``): the restarts run in compiled code (:mod:`physai._numba_avoid`),
     else in batched rounds of plain solves (their reference: the same answers)."""
     world, chain, T_target, uniforms, o = p.world, p.chain, p.T_target, p.uniforms, p.options
@@ -69,7 +69,7 @@ def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
 
     first = _ik_solve.solve(p)
     s = _State.of(first)
-    s.clear[s.conv] = world._clear(first.q[s.conv], world.pair_margin)
+    s.clear[s.conv] = world.clear_trusted(first.q[s.conv], world.pair_margin)
     candidates = {b: [first.q[b]] for b in np.flatnonzero(s.conv & ~s.clear)}  # colliding answers, to repair
     tried, rows = min(RESTARTS, uniforms.shape[1]), np.array(list(candidates), dtype=int)
     if len(rows):
@@ -86,12 +86,12 @@ def solve(p: IKProblem, compiled_restarts: bool | None = None) -> Rows:
 
 def _clear_starts_first(world, chain, T_target, U, o: IKOptions) -> np.ndarray:
     """The restart draws ``U (R, restarts, n)`` of targets ``T_target (R, 4, 4)``, with the first :data:`CLEAR_STARTS`
-    replaced by the world's clear postures (``CollisionWorld._clear_set``, sampled as the world is built) whose tool
+    replaced by the world's clear postures (``CollisionWorld.clear_postures``, sampled as the world is built) whose tool
     poses are nearest the target, nearest first: a library of clear starts. Distance:
     ``sqrt(|p_t - p|^2 + (ROTATION_LENGTH c)^2)`` with ``c = 2 sin(angle / 2)`` the chordal distance between the
     tool frames (``"pose"``: ``|R_t - R|_F / sqrt(2)``) or the tool axes (``"position+axis"``: ``|a_t - a|``), no
     rotation term for ``"position"``; found by comparing every pair (a few thousand postures: no index pays)."""
-    q, T = world._clear_set
+    q, T = world.clear_postures
     k = min(CLEAR_STARTS, len(q), U.shape[1])
     if not k:
         return U
@@ -102,7 +102,7 @@ def _clear_starts_first(world, chain, T_target, U, o: IKOptions) -> np.ndarray:
         d2 = np.square(targets[rows, None, :] - library[None, :, :]).sum(axis=2)
         nearest = np.argpartition(d2, k - 1, axis=1)[:, :k]
         near[rows] = np.take_along_axis(nearest, np.argsort(np.take_along_axis(d2, nearest, 1), 1, "stable"), 1)
-    low, high = chain._sample_range
+    low, high = chain.sample_range
     U = np.array(U)
     U[:, :k] = np.clip((q[near] - low) / (high - low), 0.0, np.nextafter(1.0, 0.0))
     return U
@@ -139,7 +139,7 @@ def _restart_round(world, chain, T_target, U, rows, a: int, k: int, plain, s, ca
     r = plain(np.repeat(T_target[rows], k, axis=0), starts, np.empty((len(starts), 0, chain.n)), polish=False)
     converged = r.outcome == 0
     ok = np.zeros(len(starts), bool)
-    ok[converged] = world._clear(r.q[converged], world.pair_margin)
+    ok[converged] = world.clear_trusted(r.q[converged], world.pair_margin)
     ok, conv, its = ok.reshape(-1, k), converged.reshape(-1, k), r.iterations.reshape(-1, k)
     for i, b in enumerate(rows.tolist()):
         j = int(np.argmax(ok[i])) if ok[i].any() else k - 1  # the last attempt this target makes this round
@@ -163,20 +163,18 @@ def _compiled_restarts(world, chain, T_target, rows, U, tried: int, o: IKOptions
                    np.ones(R, np.int64), np.empty((R, n + 2)), np.empty((R, REPAIRS, n)))
     st.cand[:, 0] = [candidates[b][0] for b in rows]
     T, U = np.ascontiguousarray(T_target[rows]), np.ascontiguousarray(U)
-    settings, sc = _ik_solve.compiled_settings(chain, replace(o, polish=False), 1, 1), world.screen
-    world.check_engine_arrays()
+    settings = _ik_solve.compiled_settings(chain, replace(o, polish=False), 1, 1)
+    record = world.kernel_record  # its arrays checked once, by ik_problem
 
     def chunk(lo: int, hi: int) -> None:
         _engine.kernels.restarts(
-            chain.packed, chain.lower, chain.upper, T[lo:hi], o.axis, o.sqrt_weights, U[lo:hi], chain._sample_range,
-            settings, tried, world.last_joint, world._local_rows, world.pairs, sc.kind, sc.radius, sc.half, sc.centre,
-            sc.rbound, sc.exact, world.unbounded, sc.hull, sc.hull_adr, sc.hull_num, sc.hull_radius, sc.hull_disk,
-            world.pair_margin, collision._SAFE, collision._GJK_BAND, *(a[lo:hi] for a in st))
+            chain.packed, chain.lower, chain.upper, T[lo:hi], o.axis, o.sqrt_weights, U[lo:hi], chain.sample_range,
+            settings, tried, *record, *(a[lo:hi] for a in st))
 
     while (st.status == RUN).any():
         in_threads(chunk, R, per_thread=8)  # few kernel calls: each passes 30 arrays
         for i in np.flatnonzero(st.status == collision.ASK):
-            st.settle_ask(i, bool(world._clear(st.out[i, None, :n], world.pair_margin)[0]), tried)
+            st.settle_ask(i, bool(world.clear_trusted(st.out[i, None, :n], world.pair_margin)[0]), tried)
     for i, b in enumerate(rows.tolist()):
         s.its[b] += st.steps[i]
         s.restarts[b] += st.next_draw[i]
@@ -251,7 +249,7 @@ def _evaluate(world, chain, T_target, q, o):
     errors, whether ``q`` is a clear answer, and whether it is clear at all."""
     T, J = kinematics._pose_and_jacobian(chain, q, "compiled")
     e, Jt, perr, oerr = task_residual(o.task, T[None], J[None], T_target[None], o.axis)
-    d, G = world._evaluate(q, True, float(world.pair_margin.max()) + BUFFER)  # pairs farther have no penalty row
+    d, G = world.evaluate_trusted(q, True, float(world.pair_margin.max()) + BUFFER)  # pairs farther have no penalty row
     near = d < world.pair_margin + BUFFER
     r = np.concatenate([e[0] * o.sqrt_weights, (world.pair_margin + BUFFER - d)[near]])
     A = np.concatenate([Jt[0] * o.sqrt_weights[:, None], G[near]])
@@ -269,11 +267,11 @@ def _penalty_lm(world, chain, T_target, q, o):
     for k in range(1, ITERATIONS + 1):
         if done:
             return True, q, perr, oerr, k - 1, 0.0
-        dq = _damped_solve(A, r, np.sqrt(mu))
+        dq = damped_solve_trusted(A, r, np.sqrt(mu))
         blocked = limit_blocked(q, dq, chain.lower, chain.upper)
         if blocked.any():  # a joint resting on its limit loses its column, so the others keep moving (ik's rule)
-            dq = _damped_solve(A * ~blocked, r, np.sqrt(mu))
-        dq, _ = _scale_to_limit(dq, o.max_step)
+            dq = damped_solve_trusted(A * ~blocked, r, np.sqrt(mu))
+        dq, _ = scale_to_limit_trusted(dq, o.max_step)
         trial = np.clip(q + dq, chain.lower, chain.upper)
         rt, At, pt, ot, done_t, clear_t = _evaluate(world, chain, T_target, trial, o)
         Et = 0.5 * rt @ rt

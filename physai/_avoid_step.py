@@ -1,10 +1,10 @@
 """The collision-avoiding joint step of the controllers (private; public as :func:`physai.nullspace.avoidance_step`).
 
 A velocity damper per close pair of a :class:`physai.collision.CollisionWorld`, met in the null space of the task
-(the one projector of :func:`physai.singularity._projector`), looking ahead by how far each pair can close in the
+(the one projector of :func:`physai.singularity.projector_of`), looking ahead by how far each pair can close in the
 step, and swept along it. It reads the world through its attributes and methods only (``world`` below is a
-:class:`~physai.collision.CollisionWorld`), so it sits below the collision module, whose old name for it,
-``physai.collision.avoidance_step``, still resolves here, deprecated.
+:class:`~physai.collision.CollisionWorld`), so it sits below the collision module and beside the controllers
+(:mod:`physai.control`, :mod:`physai.nullspace`) that use it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from physai._validate import finite_array, nonnegative, positive, real
 from physai.chain import Chain
 from physai.errors import InputError
-from physai.singularity import _pinv_of, _projector, _svd
+from physai.singularity import pinv_of_svd, projector_of, svd_trusted
 
 DAMPER_GAIN = 0.3  # fraction of the gap above the margin a close pair may close in one step
 # The swept step keeps this fraction of the margin (of the current gap, if smaller): the dampers hold the margin to
@@ -66,7 +66,7 @@ def avoidance_step(world, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: floa
     >>> round(world.closest(q + dq)[0], 3), bool(world.clear(q + dq_safe)), round(scale, 2)  # m, -, -
     (-0.049, True, 0.04)
     """
-    if not isinstance(getattr(world, "chain", None), Chain) or not hasattr(world, "_evaluate"):
+    if not isinstance(getattr(world, "chain", None), Chain) or not hasattr(world, "evaluate_trusted"):
         raise InputError(f"world: expected a physai.collision.CollisionWorld, got {type(world).__name__}")
     n = world.chain.n
     q = world.chain.check_q(q)
@@ -79,18 +79,18 @@ def avoidance_step(world, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: floa
     if not 0 < gain <= 1:
         raise InputError(f"gain: expected a fraction in (0, 1], got {gain}")
     influence = world.distmax if influence is None else positive(influence, "influence")
-    return _avoid(world, q, J_task, _svd(J_task), dq, gain, lam, influence)
+    return _avoid(world, q, J_task, svd_trusted(J_task), dq, gain, lam, influence)
 
 
 def _avoid(world, q: np.ndarray, J: np.ndarray, usv, dq: np.ndarray, gain: float = DAMPER_GAIN,
            lam: float = 1e-3, influence: float | None = None) -> tuple[np.ndarray, float]:
     """:func:`avoidance_step` of checked arguments, with ``usv`` the factors of ``J``
-    (:func:`physai.singularity._svd`): a controller's tick passes the SVD its damped step took."""
+    (:func:`physai.singularity.svd_trusted`): a controller's tick passes the SVD its damped step took."""
     influence = world.distmax if influence is None else influence
     L, M = _levers(world, q)
     look = np.maximum(influence, world.pair_margin + np.minimum(_travel(L, M, world.hinge, dq, 1.0), LOOK_MAX))
     cap = max(float(look.max(initial=0.0)), world.distmax)
-    d, G = world._evaluate(q, True, cap)
+    d, G = world.evaluate_trusted(q, True, cap)
     close = d < look
     G, b = G[close], -gain * (d - world.pair_margin)[close]
     violated = G @ dq < b
@@ -108,8 +108,8 @@ def _avoid(world, q: np.ndarray, J: np.ndarray, usv, dq: np.ndarray, gain: float
 
 def _null_fix(J, usv, Gv, gap, lam) -> np.ndarray:
     """The least change ``N (G_v N)^#_lam gap`` within the null space of ``J`` that meets the violated rows."""
-    N = _projector(J, _pinv_of(usv, 0.0)[0])
-    return N @ _pinv_of(_svd(Gv @ N), lam)[0] @ gap
+    N = projector_of(J, pinv_of_svd(usv, 0.0)[0])
+    return N @ pinv_of_svd(svd_trusted(Gv @ N), lam)[0] @ gap
 
 
 def _levers(world, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +150,7 @@ def _sweep(world, q: np.ndarray, dq: np.ndarray, L: np.ndarray, M: np.ndarray, d
     turn = M[:, hinge] @ a[hinge]
 
     def keeps(t: float) -> bool:
-        return bool(np.all(world._evaluate(q + t * dq, False, cap)[0] >= keep))
+        return bool(np.all(world.evaluate_trusted(q + t * dq, False, cap)[0] >= keep))
 
     t, kept, d_t = 0.0, 0.0, d
     for _ in range(SWEEP_ITERATIONS):
@@ -167,7 +167,7 @@ def _sweep(world, q: np.ndarray, dq: np.ndarray, L: np.ndarray, M: np.ndarray, d
                 return t
             break
         t += h
-        d_t = world._evaluate(q + t * dq, False, cap)[0]
+        d_t = world.evaluate_trusted(q + t * dq, False, cap)[0]
         if np.all(d_t >= keep):
             kept = t
     lo, hi = kept, t

@@ -27,9 +27,9 @@ Where the modules come from, first found first served:
 
 Where neither serves, the JIT does, each kernel compiled (or loaded from numba's cache) when first called, so a
 first ``jacobian`` waits for the kinematics kernels only: the one-pose calls then decline (return None) and their
-callers run the batch kernel on one row. The JIT's disk cache lives in the cache folder too (:func:`njit`), never
-in the package. No failure of the build or of a cache reaches a kinematics call: it answers through the JIT, uncached if
-need be.
+callers run the batch kernel on one row. The JIT's disk cache lives in the cache folder too
+(:func:`physai._jit.njit`), never in the package. No failure of the build or of a cache reaches a kinematics call: it
+answers through the JIT, uncached if need be.
 
 The module names are a hash of their sources (and, in the cache folder, which several environments may share, of
 Python, the platform and the numba and NumPy versions), so an edited kernel is never served from an old build.
@@ -40,7 +40,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib.machinery
 import importlib.util
 import json
 import os
@@ -58,23 +57,14 @@ from pathlib import Path
 import numpy as np
 
 from physai import _env, _files
+from physai._jit import cache_dir  # the cache folder of both the built modules and numba's JIT (re-exported)
+from physai._kernel_registry import EXT, JIT_KERNELS, KERNELS  # re-exported: the registry this module loads by name
 
-# kernel -> the module that defines it; callers pass exactly each kernel's signature types (no dispatch checks them)
-KERNELS = {
-    "targets_ok": "physai._numba_ik", "solve_batch": "physai._numba_ik", "screen": "physai._numba_collision",
-    "verdicts": "physai._numba_collision", "restarts": "physai._numba_avoid",
-}
-# Kernels served by numba's JIT even where the ahead-of-time module exists: compiled for this processor's vector
-# instructions, which the batch walk is written for (the module, built for any processor of its platform, runs it at
-# two thirds of the speed).
-JIT_KERNELS = {"batch": "physai._numba_kin"}
 # The one-pose calls of _walk.c: ``(q, P)`` -> a new ``T (4, 4)``, ``J (6, n)``, ``(T, J)`` or ``(T, F (n, 6))``;
 # None, having written nothing, unless q is an exact, aligned, native float64 vector of the chain's length, all finite,
 # and P a chain's packed constants as built.
 WALK = ("pose", "jacobian", "pose_jacobian", "frames")
 KINDS = ("kernels", "walk")  # the two modules, built in one step
-# The import system's own suffix: sysconfig's EXT_SUFFIX is initialised lazily, and not thread-safe on Python 3.11.
-EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
 TIMEOUT_ENV, TIMEOUT = _env.BUILD_TIMEOUT, _env.DEFAULT_BUILD_TIMEOUT  # seconds a build may take (inf: no limit)
 RETRY_AFTER = 3600.0  # seconds a failed build is remembered (unless the compiler changes first)
 # A build that failed with one of these may succeed next time: not remembered. A linker writing through a memory
@@ -87,9 +77,8 @@ LOW_SPACE = 64 * 2**20
 _HERE = Path(__file__).resolve().parent
 # every numba module is a kernel source, so a new one cannot be left out of the hash
 _SOURCES = (*sorted(p.name for p in _HERE.glob("_numba_*.py")), "_ik_record.py", "_aot_build.py", "_engine.py",
-            "_walk.c")
+            "_jit.py", "_kernel_registry.py", "_walk.c")
 _LOCK = threading.RLock()  # one thread loads the modules; the others wait for what it found
-_NUMBA_CONFIG = threading.Lock()  # numba's cache folder is redirected while a kernel is decorated
 
 
 def module_name(kind: str = "kernels", *, prebuilt: bool = False) -> str:
@@ -102,17 +91,6 @@ def module_name(kind: str = "kernels", *, prebuilt: bool = False) -> str:
     if not prebuilt:
         h.update(f"{sys.version}|{EXT}|numba {metadata.version('numba')}|numpy {np.__version__}".encode())
     return f"physai_{kind}_" + h.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    """Where run-time builds and numba's JIT cache are kept, as an absolute path: ``NUMBA_CACHE_DIR`` when set
-    (beside numba's own cache), else the user's cache folder (``~/.cache/physai`` on Linux)."""
-    root = _env.numba_cache_dir()
-    if root is not None:
-        return root
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("physai", appauthor=False))
 
 
 def _import(path: Path, name: str):
@@ -298,91 +276,6 @@ def _ahead_of_time() -> tuple[tuple | None, str]:
         return _cached(directory)
     except OSError as exc:  # no cache folder can be written: a read-only home, a full disk
         return None, f"cannot build in {directory}: {exc}"
-
-
-def _writable_cache() -> Path | None:
-    """The cache folder, made if need be, or None if no file can be written there."""
-    directory = cache_dir()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryFile(dir=directory).close()
-    except OSError:
-        return None
-    return directory
-
-
-def njit(*args, **options):
-    """``numba.njit`` whose disk cache (``cache=True``) lives in :func:`cache_dir`, never beside the source (inside
-    an installed package). A cache that cannot be written or read (no folder, a full disk, a file cut short) means
-    compiling and keeping the code in memory, never an error; with ``NUMBA_DISABLE_JIT`` set the function is
-    returned as it is, as numba does."""
-    import numba
-
-    if not options.get("cache"):
-        return numba.njit(*args, **options)
-    signatures = (args[0] if isinstance(args[0], list) else [args[0]]) if args else []
-
-    def decorate(func):
-        # Made without signatures, so that its cache is in place before anything compiles; then what numba's own
-        # decorator does with signatures: compile each, and no other.
-        dispatcher = numba.njit(**{**options, "cache": False})(func)
-        if numba.config.DISABLE_JIT:
-            return dispatcher
-        dispatcher._cache = _disk_cache(func)
-        if signatures:
-            from numba.core import typeinfer
-
-            with typeinfer.register_dispatcher(dispatcher):
-                for signature in signatures:
-                    dispatcher.compile(signature)
-                dispatcher.disable_compile()
-        return dispatcher
-
-    return decorate
-
-
-def _disk_cache(func):
-    """numba's disk cache for ``func`` in :func:`cache_dir` (:func:`_forgiving_cache`), or none where no file can be
-    written there."""
-    import numba
-    from numba.core.caching import NullCache
-
-    with _NUMBA_CONFIG:  # numba reads its cache folder from its config when a cache is made
-        directory = _writable_cache()
-        if directory is None:
-            return NullCache()
-        saved, numba.config.CACHE_DIR = numba.config.CACHE_DIR, str(directory)
-        try:
-            return _forgiving_cache()(func)
-        except (OSError, RuntimeError):  # numba found no folder it can write (RuntimeError: "no locator")
-            return NullCache()
-        finally:
-            numba.config.CACHE_DIR = saved
-
-
-@functools.cache
-def _forgiving_cache() -> type:
-    """numba's disk cache of compiled functions, in ``numba.config.CACHE_DIR`` only (numba would fall back to a
-    folder beside the source), where a file that cannot be written or read means compiling, not an error."""
-    from numba.core.caching import CompileResultCacheImpl, FunctionCache, UserProvidedCacheLocator
-
-    class InCacheFolder(CompileResultCacheImpl):
-        _locator_classes = [UserProvidedCacheLocator]
-
-    class ForgivingCache(FunctionCache):
-        _impl_class = InCacheFolder
-
-        def load_overload(self, sig, target_context):
-            try:
-                return super().load_overload(sig, target_context)
-            except OSError:
-                return None
-
-        def save_overload(self, sig, data):
-            with contextlib.suppress(OSError):
-                super().save_overload(sig, data)
-
-    return ForgivingCache
 
 
 def _numba_module(name: str):

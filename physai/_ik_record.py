@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 if TYPE_CHECKING:
-    from physai.kinematics import Chain
+    from physai.chain import Chain
 
 TASK_CODES = {"pose": 0, "position": 1, "position+axis": 2}
-# Every IK path reports one of these: solve_ik and its batch (the first three, indexed by _numba_ik's outcome codes,
-# and the last with avoid=), jaxik.dls_ik ("converged", "iteration limit") and the null-space refinement (the
-# fourth and fifth, and "iteration limit").
-REASONS = ("converged", "unreachable: best effort", "iteration limit", "stationary",
+# Every IK path reports one of these: a solve "converged", "unreachable" (its outcome codes BEST_EFFORT and
+# ITERATION_LIMIT, one word for every task and backend) or, with a clearance limit, the last; the null-space
+# refinement the fourth, fifth and "iteration limit".
+REASONS = ("converged", "unreachable", "iteration limit", "stationary",
            "primary not converged: not optimised", "collision: no answer keeps the margin")
 # Outcome codes of the solvers, indices into REASONS.
 CONVERGED, BEST_EFFORT, ITERATION_LIMIT = 0, 1, 2

@@ -19,7 +19,7 @@ from physai._threads import in_threads as _in_threads
 from physai import transforms as tf
 from physai._ik_record import IKOptions, IKProblem, Rows
 from physai.kinematics import Chain
-from physai.singularity import _damped_solve, _scale_to_limit, adaptive_damping
+from physai.singularity import damped_solve_trusted, scale_to_limit_trusted, adaptive_damping
 
 UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound (chain.reach)
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
@@ -88,7 +88,7 @@ def _step(method, Jw, ew, mu, damping, sigma_healthy, lambda_max, rank):
         lam = adaptive_damping(sigma[:, min(rank, sigma.shape[1]) - 1], sigma_healthy, lambda_max)
     else:
         lam = np.sqrt(mu)
-    return _damped_solve(Jw, ew, lam)
+    return damped_solve_trusted(Jw, ew, lam)
 
 
 def limit_blocked(q, dq, lower, upper):
@@ -111,7 +111,7 @@ def restart_draws(chain: Chain, rng: np.random.Generator | None, B: int, restart
 def starts_of(chain: Chain, uniforms: np.ndarray) -> np.ndarray:
     """Joint vectors ``(..., n)`` from numbers in [0, 1) ``(..., n)``: ``chain.random_q``'s map into the limits, bit
     for bit (as the compiled solver maps a restart it tries)."""
-    low, high = chain._sample_range
+    low, high = chain.sample_range
     return low + (high - low) * uniforms
 
 
@@ -148,7 +148,7 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
 
     def rows(lo: int, hi: int) -> None:
         kernel(chain.packed, chain.lower, chain.upper, T_target[lo:hi], o.axis, o.sqrt_weights,
-               q_first if len(q_first) == 1 else q_first[lo:hi], uniforms[lo:hi], chain._sample_range, settings,
+               q_first if len(q_first) == 1 else q_first[lo:hi], uniforms[lo:hi], chain.sample_range, settings,
                out[lo:hi], out_int[lo:hi])
 
     _in_threads(rows, B)
@@ -158,11 +158,19 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
 def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: int) -> np.ndarray:
     """The compiled solver's :data:`physai._ik_record.SETTINGS` record of options ``o``: ``attempts`` per target,
     ``attempts_far`` for a position provably beyond the chain's reach."""
-    return _ik_record.settings(
-        task=o.task, iterations=o.max_iterations, patience=o.patience, attempts=attempts, attempts_far=attempts_far,
-        tol_position=o.tol_position, tol_orientation=o.tol_orientation, max_step=o.max_step, mu0=_LM_MU0,
-        mu_down=_LM_DOWN, mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=chain.reach + o.tol_position,
-        base=chain.T_prev_joint[0, :3, 3], polish=o.polish)
+    return _settings(o.task, o.max_iterations, o.patience, attempts, attempts_far, o.tol_position, o.tol_orientation,
+                     o.max_step, chain.reach + o.tol_position, tuple(chain.T_prev_joint[0, :3, 3].tolist()), o.polish)
+
+
+@functools.lru_cache(maxsize=256)  # a loop that solves one target per tick passes the same settings every tick
+def _settings(task, iterations, patience, attempts, attempts_far, tol_position, tol_orientation, max_step, reach, base,
+              polish) -> np.ndarray:
+    settings = _ik_record.settings(
+        task=task, iterations=iterations, patience=patience, attempts=attempts, attempts_far=attempts_far,
+        tol_position=tol_position, tol_orientation=tol_orientation, max_step=max_step, mu0=_LM_MU0, mu_down=_LM_DOWN,
+        mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach, base=base, polish=polish)
+    settings.flags.writeable = False
+    return settings
 
 
 def _solve_numpy(chain: Chain, T_target, starts, n_attempts, o: IKOptions, pose_and_jacobian, trace) -> Rows:
@@ -233,7 +241,7 @@ def _propose(s: _LoopState, r: np.ndarray, o: IKOptions, chain: Chain, starts: n
     if len(rows):
         Jb = s.Jw[r[rows]] * ~blocked[rows][:, None, :]
         dq[rows] = _step(o.method, Jb, s.ew[r[rows]], *(x[rows] if np.ndim(x) else x for x in step_args))
-    dq, _ = _scale_to_limit(dq, o.max_step)
+    dq, _ = scale_to_limit_trusted(dq, o.max_step)
     trial = np.clip(s.q[r] + dq, chain.lower, chain.upper)
     f = s.fresh[r]
     rf = r[f]

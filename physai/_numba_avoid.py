@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from physai._engine import njit
+from physai._jit import njit
 from physai._numba_collision import _B1, _F1, _F2, _I1, _I2, _P, ASK, CLEAR, HIT, _poses, config_verdict
 from physai._numba_ik import _F3, _SETTINGS, _solve_target, restart_start, solve_scratch
 
@@ -40,7 +40,7 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
     s = settings[0]
     n = P.shape[0] - 1
     scratch = solve_scratch(n, sw.shape[0])
-    best_q, seed = np.empty(n), np.empty(n)
+    best_q, start = np.empty(n), np.empty(n)
     G = last.shape[0]
     R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))
     ask, bound = np.zeros((1, pairs.shape[0]), np.bool_), np.empty((1, pairs.shape[0]))
@@ -51,9 +51,9 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
             continue
         status[b] = EXHAUSTED
         while next_draw[b] < stop:
-            restart_start(uniforms[b, next_draw[b]], sample_range, seed)
+            restart_start(uniforms[b, next_draw[b]], sample_range, start)
             next_draw[b] += 1
-            converged, _, it, _, perr, oerr, q = _solve_target(P, lower, upper, T_target[b], axis, sw, seed,
+            converged, _, it, _, perr, oerr, q = _solve_target(P, lower, upper, T_target[b], axis, sw, start,
                                                                uniforms[b, :0], sample_range, s, 1, best_q, scratch)
             steps[b] += it
             if not converged:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from physai._engine import njit
+from physai._jit import njit
 from physai._numba_gjk import gjk_bracket
 from physai._numba_kin import _apply, _dot, _mul, _norm, _place, _sub, _transpose_apply, rodrigues
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from physai._engine import njit
+from physai._jit import njit
 from physai._numba_kin import _apply, _dot, _norm, _sub, _transpose_apply
 
 CONVERGED = 1e-9  # as physai.collision.GJK_CONVERGED

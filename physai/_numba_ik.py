@@ -23,9 +23,9 @@ against MuJoCo's site pose. One such difference is systematic: the SVD gives a f
 step instead of exactly 0, which lifts it off its limit on about every other step, so the NumPy loop
 alternates frozen and clipped steps there, while here a joint stays frozen while the step pushes it
 out. On random reachable targets this takes no more iterations (benchmarks/IK_RESULTS.md); against a
-limit, e.g. beside an unreachable target, an attempt can creep to its iteration budget and report
-``"iteration limit"`` where the NumPy loop reports ``"unreachable: best effort"``.
-Compiled code is cached on disk (``cache=True``, in the user's cache folder: :func:`physai._engine.njit`).
+limit, e.g. beside an unreachable target, an attempt can creep to its iteration budget (outcome ITERATION_LIMIT)
+where the NumPy loop stops at a stationary point (BEST_EFFORT): a result reports both as ``"unreachable"``.
+Compiled code is cached on disk (``cache=True``, in the user's cache folder: :func:`physai._jit.njit`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from physai._engine import njit  # numba.njit, its disk cache in the user's cache folder
+from physai._jit import njit  # numba.njit, its disk cache in the user's cache folder
 from physai._ik_record import BEST_EFFORT, CONVERGED, ITERATION_LIMIT, SETTINGS
 from physai._numba_kin import store_pose, walk
 

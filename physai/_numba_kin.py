@@ -10,7 +10,7 @@ Why it is fast: the walk runs on scalars (small arrays would cost heap allocatio
 (:func:`batch`), so that the compiler can run one step on several poses per vector instruction, and release the GIL,
 so that threads share a large batch (:mod:`physai.kinematics`). Every kernel has one explicit
 signature, compiled once and cached on disk (``cache=True``, in the user's cache folder:
-:func:`physai._engine.njit`): a process loads it instead of compiling it, and no input layout compiles a second
+:func:`physai._jit.njit`): a process loads it instead of compiling it, and no input layout compiles a second
 specialisation. One pose from Python is served by ``_walk.c``, the same walk
 in C (:mod:`physai._engine` says why).
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from physai._engine import njit  # numba.njit, its disk cache in the user's cache folder
+from physai._jit import njit  # numba.njit, its disk cache in the user's cache folder
 
 _Q2 = numba.types.Array(numba.float64, 2, "A", readonly=True)
 _P = numba.types.Array(numba.float64, 2, "C", readonly=True)

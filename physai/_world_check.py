@@ -42,7 +42,7 @@ def check_world(world, chain=None, name: str = "avoid") -> CollisionWorld:
 def check_start(world: CollisionWorld, q0) -> None:
     """A given start (``(n,)`` or ``(B, n)``) must not penetrate: refused, naming the pair and its depth."""
     for q in np.asarray(q0).reshape(-1, world.chain.n):
-        if not (world._evaluate(q, False)[0] < 0).any():
+        if not (world.evaluate_trusted(q, False)[0] < 0).any():
             continue
         dist, pair = world.closest(q)
         if dist < 0:

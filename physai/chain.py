@@ -38,9 +38,9 @@ MAX_JOINTS = 1 << 16
 
 
 _F8 = np.dtype(np.float64)
-# The arrays the compiled kernels read (Chain.check_engine_arrays): packed (n + 1, 17), _sample_range (2, n), the
+# The arrays the compiled kernels read (Chain.check_engine_arrays): packed (n + 1, 17), sample_range (2, n), the
 # others (n,).
-ENGINE_ARRAYS = ("packed", "lower", "upper", "q_middle", "_sample_range")
+ENGINE_ARRAYS = ("packed", "lower", "upper", "q_middle", "sample_range")
 
 
 def _pack(chain: Chain) -> np.ndarray:
@@ -130,7 +130,7 @@ class Chain:
     q_middle: np.ndarray = field(init=False, repr=False)
     reach: float = field(init=False, repr=False)
     # random_q's ranges (2, n): the limits, with -pi or pi where a side is open
-    _sample_range: np.ndarray = field(init=False, repr=False)
+    sample_range: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -180,7 +180,7 @@ class Chain:
         object.__setattr__(self, "packed", _pack(self))
         object.__setattr__(self, "q_middle", _frozen(middle_of_limits(self.lower, self.upper)))
         object.__setattr__(self, "reach", reach_bound(self))
-        object.__setattr__(self, "_sample_range", _frozen([np.where(np.isfinite(self.lower), self.lower, -np.pi),
+        object.__setattr__(self, "sample_range", _frozen([np.where(np.isfinite(self.lower), self.lower, -np.pi),
                                                            np.where(np.isfinite(self.upper), self.upper, np.pi)]))
 
     def __reduce__(self):
@@ -200,7 +200,7 @@ class Chain:
         n = len(self.joint_names)
         for name in names:
             a = getattr(self, name)
-            shape = (n + 1, PACKED_ROW) if name == "packed" else (2, n) if name == "_sample_range" else (n,)
+            shape = (n + 1, PACKED_ROW) if name == "packed" else (2, n) if name == "sample_range" else (n,)
             if type(a) is not np.ndarray or a.dtype is not _F8 or a.shape != shape or not a.flags.c_contiguous:
                 got = f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray) else type(a).__name__
                 raise InputError(f"Chain {self.name!r}: {name} is {got}, not the C-contiguous float64 {shape} its "
@@ -220,10 +220,12 @@ class Chain:
         Positions outside the joint limits are valid for FK and Jacobians (the arm can be driven
         there); ``within_limits=True`` refuses them, as a solver's start must not lie outside.
         """
-        q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
+        if not (type(q) is np.ndarray and q.dtype == np.float64 and q.shape[-1:] == (self.n,)
+                and np.isfinite(q).all()):  # the usual case costs these tests; anything else the full check
+            q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
         if within_limits:
             outside = (q < self.lower) | (q > self.upper)
-            if np.any(outside):
+            if outside.any():
                 idx = tuple(int(i) for i in np.argwhere(outside)[0])
                 j = idx[-1]
                 raise InputError(
@@ -232,19 +234,26 @@ class Chain:
                 )
         return q
 
-    def random_q(self, rng: np.random.Generator, size=(), margin: float = 0.0) -> np.ndarray:
-        """Uniform joint positions inside the limits shrunk by ``margin`` (unlimited joints use [-pi, pi]).
+    def random_q(self, rng: np.random.Generator, size=(), inset: float = 0.0, *, margin: float | None = None
+                 ) -> np.ndarray:
+        """Uniform joint positions inside the limits, each side moved in by ``inset`` (rad or m; unlimited joints use
+        [-pi, pi]). ``margin`` is the previous release's name of ``inset`` (deprecated: "margin" is a clearance).
 
         ``rng`` is a seeded ``numpy.random.Generator``; ``size`` is the batch shape -> ``(*size, n)``.
         """
-        low, high = self._sample_range
-        if margin != 0:  # a solver's restarts (margin 0) skip this check: they are drawn on every call
-            if not (np.isfinite(margin) and 0 <= margin <= np.min(high - low) / 2):
+        if margin is not None:
+            import warnings
+
+            warnings.warn("Chain.random_q(margin=) is deprecated: pass inset=", DeprecationWarning, stacklevel=2)
+            inset = margin
+        low, high = self.sample_range
+        if inset != 0:  # a solver's restarts (inset 0) skip this check: they are drawn on every call
+            if not (np.isfinite(inset) and 0 <= inset <= np.min(high - low) / 2):
                 # numpy's uniform(lo, hi) with lo > hi draws outside the limits instead of refusing
                 narrowest = self.joint_names[int(np.argmin(high - low))]
-                raise InputError(f"margin: expected 0 <= margin <= half the narrowest joint range "
-                                 f"(joint {narrowest!r}), got {margin}")
-            low, high = low + margin, high - margin
+                raise InputError(f"inset: expected 0 <= inset <= half the narrowest joint range "
+                                 f"(joint {narrowest!r}), got {inset}")
+            low, high = low + inset, high - inset
         size = (size,) if np.isscalar(size) else tuple(size)
         # Bit for bit rng.uniform(low, high, size) (numpy computes low + (high - low) * next_double too), without
         # its slow per-element broadcasting of array bounds.

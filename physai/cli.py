@@ -451,13 +451,13 @@ def _joint_values(chain, text: str | None, option: str = "--q", inside_limits: b
     return chain.check_q(q, option)
 
 
-def _robot_at(robot: str, site: str | None, q: str | None, seed_inside_limits: bool = False):
+def _robot_at(robot: str, site: str | None, q: str | None, start_inside_limits: bool = False):
     """``(chain, q)`` from the command's options, refusing a model whose kinematics overflow at ``q``
     (a body 1e308 m out: every number printed would be inf or NaN)."""
     from physai.kinematics import jacobian, tool_pose
 
     chain = _load(robot, site)
-    qv = _joint_values(chain, q, inside_limits=seed_inside_limits)
+    qv = _joint_values(chain, q, inside_limits=start_inside_limits)
     with np.errstate(over="ignore", invalid="ignore"):
         finite = np.all(np.isfinite(tool_pose(chain, qv))) and np.all(np.isfinite(jacobian(chain, qv)))
     if not finite:
@@ -643,7 +643,7 @@ def ik(
     """Inverse kinematics to a target position (or pose): the solution, its errors and its health.
 
     Exit code 1 when the solver did not converge (the best effort is still printed)."""
-    from physai.ik import solve_ik
+    from physai.ik import Solver, solve_ik
     from physai.kinematics import jacobian as chain_jacobian
     from physai.kinematics import tool_pose
     from physai.transforms import make_transform, quat_to_matrix
@@ -660,7 +660,7 @@ def ik(
             raise InputError("--target: missing (physai ik ROBOT X Y Z, or --target X Y Z)")
         seed = count(seed, "--seed", maximum=2**64 - 1)
         restarts = None if restarts is None else count(restarts, "--restarts", maximum=MAX_RESTARTS)
-        chain, q0 = _robot_at(robot, site, q, seed_inside_limits=True)
+        chain, q0 = _robot_at(robot, site, q, start_inside_limits=True)
         tv = _numbers(target, "--target")
         if tv.size == 3:
             task, goal = "position", tv
@@ -669,9 +669,9 @@ def ik(
         else:
             raise InputError(f"--target: expected 3 numbers (x y z) or 7 (x y z qw qx qy qz), got {tv.size}")
         world = _world(robot, chain, margin) if avoid else None
-        result = solve_ik(chain, goal, q0 if q is not None or world is None else None, task=task, method=method,
-                          rng=np.random.default_rng(seed), avoid=world,
-                          **({} if restarts is None else {"restarts": restarts}))
+        solver = Solver(method=method) if restarts is None else Solver(method=method, restarts=restarts)
+        result = solve_ik(chain, goal, q0 if q is not None or world is None else None, task=task, solver=solver,
+                          rng=np.random.default_rng(seed), avoid=world)
     reached = tool_pose(chain, result.q)
     rows = _health_rows(chain_jacobian(chain, result.q))
     if as_json:

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 import mujoco
 import numpy as np
 
-from physai import _avoid_step, _engine, _files
+from physai import _engine, _files
 from physai._threads import in_threads
 from physai._validate import count, finite_array, generator, nonnegative, one_of, positive, real
 from physai.chain import _frozen
@@ -104,6 +104,32 @@ def scene(robot: str | os.PathLike, obstacles: Sequence[Obstacle] = ()) -> mujoc
             raise InputError(f"obstacles: the scene does not compile in MuJoCo: {exc}") from None
 
 
+class KernelRecord(NamedTuple):
+    """A :class:`CollisionWorld`'s arrays in the order the compiled kernels take them
+    (:attr:`CollisionWorld.kernel_record`): the moving joint of each geom, its pose in that joint's frame
+    ``(ngeom, 12)``, the pairs ``(P, 2)``, the screen's shapes and hulls, the pairs' clearances ``(P,)`` (m), and the
+    two round-off bands (m) a verdict keeps."""
+
+    last_joint: np.ndarray
+    local_rows: np.ndarray
+    pairs: np.ndarray
+    kind: np.ndarray
+    radius: np.ndarray
+    half: np.ndarray
+    centre: np.ndarray
+    rbound: np.ndarray
+    exact: np.ndarray
+    unbounded: np.ndarray
+    hull: np.ndarray
+    hull_adr: np.ndarray
+    hull_num: np.ndarray
+    hull_radius: np.ndarray
+    hull_disk: np.ndarray
+    pair_margin: np.ndarray
+    safe: float
+    band: float
+
+
 @dataclass(frozen=True, eq=False)
 class CollisionWorld:
     """The pairs of one scene and the arm that moves in it; build with :func:`collision_world`.
@@ -160,12 +186,12 @@ class CollisionWorld:
     screen: _Screen = field(init=False, repr=False)
     last_joint: np.ndarray = field(init=False, repr=False)  # (ngeom,) the last chain joint moving each geom, or -1
     T_joint_geom: np.ndarray = field(init=False, repr=False)  # (ngeom, 4, 4) each geom in that joint's frame
-    _local_rows: np.ndarray = field(init=False, repr=False)  # T_joint_geom in the kernels' layout (ngeom, 12)
+    local_rows: np.ndarray = field(init=False, repr=False)  # T_joint_geom in the kernels' layout (ngeom, 12)
     _local: threading.local = field(init=False, repr=False)
     _engine_refs: tuple = field(init=False, repr=False)  # model, chain, screen, (owner, name, array, shape) as built
     # IK starts (physai._avoid_ik): the postures among CLEAR_SET_DRAWS uniform draws (default_rng(0)) that keep every
     # pair's clearance (K, n), and their tool poses (K, 4, 4); sampled once, as the world is built, not in a solve
-    _clear_set: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)
+    clear_postures: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False)
 
     @property
     def arm_geoms(self) -> np.ndarray:
@@ -202,16 +228,17 @@ class CollisionWorld:
         object.__setattr__(self, "last_joint", _frozen(last[self.model.geom_bodyid], np.int64))
         T = self._geom_offsets()
         object.__setattr__(self, "T_joint_geom", _frozen(T, np.float64))
-        object.__setattr__(self, "_local_rows", _frozen(np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]],
+        object.__setattr__(self, "local_rows", _frozen(np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]],
                                                                        axis=1), np.float64))
         object.__setattr__(self, "_engine_refs", (self.model, self.chain, self.screen, tuple(
             (owner, name, getattr(owner, name), getattr(owner, name).shape) for owner, names in (
-                (self, ("pairs", "pair_margin", "unbounded", "last_joint", "_local_rows", "T_joint_geom", "qpos_adr")),
+                (self, ("pairs", "pair_margin", "unbounded", "last_joint", "local_rows", "T_joint_geom", "qpos_adr")),
                 (self.screen, ("kind", "radius", "half", "centre", "rbound", "exact", "hull", "hull_adr", "hull_num",
                                "hull_radius", "hull_disk"))) for name in names)))
         q = self.chain.random_q(np.random.default_rng(0), CLEAR_SET_DRAWS)
-        q = np.ascontiguousarray(q[self._clear(q, self.pair_margin)])
-        object.__setattr__(self, "_clear_set", (_frozen(q, np.float64), _frozen(tool_pose(self.chain, q), np.float64)))
+        q = np.ascontiguousarray(q[self.clear_trusted(q, self.pair_margin)])
+        object.__setattr__(self, "clear_postures",
+                           (_frozen(q, np.float64), _frozen(tool_pose(self.chain, q), np.float64)))
 
     def __reduce__(self):
         """Pickle and copy rebuild the world through its constructor from the fields it was built from, so the
@@ -246,7 +273,7 @@ class CollisionWorld:
         expected = (("pairs", self.pairs, np.int64, (P, 2)), ("pair_margin", self.pair_margin, np.float64, (P,)),
                     ("unbounded", self.unbounded, bool, (P,)), ("pair_self", self.pair_self, bool, (P,)),
                     ("last_joint", self.last_joint, np.int64, (G,)),
-                    ("_local_rows", self._local_rows, np.float64, (G, 12)),
+                    ("local_rows", self.local_rows, np.float64, (G, 12)),
                     ("T_joint_geom", self.T_joint_geom, np.float64, (G, 4, 4)),
                     ("qpos_adr", self.qpos_adr, np.int64, (n,)))
         if not isinstance(s, _Screen):
@@ -298,12 +325,12 @@ class CollisionWorld:
 
     def distances(self, q) -> np.ndarray:
         """Signed distance (m) of every pair, ``q: (..., n)`` -> ``(..., P)``, capped at ``distmax``."""
-        return self._evaluate(self.chain.check_q(q), gradients=False)[0]
+        return self.evaluate_trusted(self.chain.check_q(q), gradients=False)[0]
 
     def distances_and_gradients(self, q) -> tuple[np.ndarray, np.ndarray]:
         """``(d (..., P), G (..., P, n))``: signed distances (m) and ``G = dd/dq`` (m/rad, m/m for slides);
         a pair at ``distmax`` (resolved farther apart) has a zero gradient."""
-        return self._evaluate(self.chain.check_q(q), gradients=True)
+        return self.evaluate_trusted(self.chain.check_q(q), gradients=True)
 
     def clear(self, q, margin: float | None = None) -> np.ndarray:
         """Whether every pair keeps its clearance (:meth:`thresholds`: ``margin``, default the world's, for the
@@ -313,9 +340,19 @@ class CollisionWorld:
         leaves undecided, likeliest hits first."""
         margins = self.thresholds(margin)
         q = self.chain.check_q(q)
-        return self._clear(q.reshape(-1, self.chain.n), margins).reshape(q.shape[:-1])
+        return self.clear_trusted(q.reshape(-1, self.chain.n), margins).reshape(q.shape[:-1])
 
-    def _clear(self, flat: np.ndarray, margins: np.ndarray) -> np.ndarray:
+    @property
+    def kernel_record(self) -> KernelRecord:
+        """The world's arrays as the compiled collision kernels read them, in their order, as one record (the solvers
+        pass it on whole: :func:`physai._numba_avoid.restarts`). Trusted: the caller checked the world
+        (:meth:`check_engine_arrays`)."""
+        s = self.screen
+        return KernelRecord(self.last_joint, self.local_rows, self.pairs, s.kind, s.radius, s.half, s.centre, s.rbound,
+                            s.exact, self.unbounded, s.hull, s.hull_adr, s.hull_num, s.hull_radius, s.hull_disk,
+                            self.pair_margin, _SAFE, _GJK_BAND)
+
+    def clear_trusted(self, flat: np.ndarray, margins: np.ndarray) -> np.ndarray:
         """:meth:`clear` of checked configurations ``flat: (K, n)`` against checked clearances ``margins: (P,)``
         (:meth:`thresholds`; ``pair_margin`` for the world's) -> bool ``(K,)``."""
         flat = np.ascontiguousarray(flat)
@@ -346,7 +383,7 @@ class CollisionWorld:
         margins = np.ascontiguousarray(margins, np.float64)
 
         def rows(lo: int, hi: int) -> None:  # each configuration's verdict is its own: rows shared among threads
-            _engine.kernels.verdicts(flat[lo:hi], self.chain.packed, self.last_joint, self._local_rows, self.pairs,
+            _engine.kernels.verdicts(flat[lo:hi], self.chain.packed, self.last_joint, self.local_rows, self.pairs,
                                      s.kind, s.radius, s.half, s.centre, s.rbound, s.exact, self.unbounded, s.hull,
                                      s.hull_adr, s.hull_num, s.hull_radius, s.hull_disk, margins, _SAFE, _GJK_BAND,
                                      verdict[lo:hi], ask[lo:hi], bound[lo:hi])
@@ -372,7 +409,7 @@ class CollisionWorld:
             return None, None
         d = self.distances(q)[chosen]
         if d.min() >= self.distmax:
-            d = self._evaluate(q, False, _FAR)[0][chosen]
+            d = self.evaluate_trusted(q, False, _FAR)[0][chosen]
         i = chosen[int(np.argmin(d))]
         return float(d.min()), self.pair_names[i]
 
@@ -390,7 +427,7 @@ class CollisionWorld:
         self.check_engine_arrays()
         s = self.screen
         out = np.empty((len(flat), len(self.pairs)))
-        _engine.kernels.screen(flat, self.chain.packed, self.last_joint, self._local_rows, self.pairs, s.kind,
+        _engine.kernels.screen(flat, self.chain.packed, self.last_joint, self.local_rows, self.pairs, s.kind,
                                s.radius, s.half, s.centre, s.rbound, cap, out)
         return out
 
@@ -419,7 +456,7 @@ class CollisionWorld:
         T_world_geom[moved] = np.linalg.inv(T_world_joint[self.last_joint[moved]]) @ T_world_geom[moved]
         return T_world_geom
 
-    def _evaluate(self, q, gradients: bool, cap: float | None = None):
+    def evaluate_trusted(self, q, gradients: bool, cap: float | None = None):
         """Distances capped at ``cap`` (default ``distmax``), with gradients if asked, for checked ``q: (..., n)``.
 
         All configurations are posed first and their pairs' lower bounds computed together; MuJoCo's distance is
@@ -852,7 +889,7 @@ def _trusted_self_stats(world: CollisionWorld, own: np.ndarray, q: np.ndarray, k
             and np.all(least <= margin + NEVER_GAP)):
         return None
     rows = np.unique(np.linspace(0, len(q) - 1, min(_RECHECK, len(q))).astype(int))
-    D = _subworld(world, own)._evaluate(q[rows], False, float(margin.max(initial=0.0)) + NEVER_GAP)[0]
+    D = _subworld(world, own).evaluate_trusted(q[rows], False, float(margin.max(initial=0.0)) + NEVER_GAP)[0]
     tol = _RECHECK_TOL
     lies = ((D < -tol) & (contact == 0)) | ((D > tol) & (contact == 1)) | ((D < margin - tol) & (within == 0)) | (
         (D > margin + tol) & (within == 1)) | (np.minimum(D, margin + NEVER_GAP) < least - tol)
@@ -862,7 +899,7 @@ def _trusted_self_stats(world: CollisionWorld, own: np.ndarray, q: np.ndarray, k
 def _measured(world: CollisionWorld, q: np.ndarray) -> np.ndarray:
     """:func:`_sampled_stats`, every pair measured."""
     cap = world.pair_margin + NEVER_GAP
-    D = world._evaluate(q, False, float(cap.max(initial=NEVER_GAP)))[0]
+    D = world.evaluate_trusted(q, False, float(cap.max(initial=NEVER_GAP)))[0]
     return np.array([np.mean(D < 0, axis=0), np.mean(D < world.pair_margin, axis=0),
                      np.minimum(D.min(axis=0, initial=np.inf), cap)])
 
@@ -887,7 +924,7 @@ def _self_key(world: CollisionWorld, own: np.ndarray, q: np.ndarray) -> str:
     for g in sorted({int(g) for g in world.pairs[own].ravel()}):
         h.update(f"{_label(m, g)}|{int(m.geom_type[g])}|{world.last_joint[g]}".encode())
         hull = s.hull[s.hull_adr[g]:s.hull_adr[g] + s.hull_num[g]]
-        for part in (m.geom_size[g], world._local_rows[g], hull, [s.hull_radius[g], s.hull_disk[g], s.rbound[g]]):
+        for part in (m.geom_size[g], world.local_rows[g], hull, [s.hull_radius[g], s.hull_disk[g], s.rbound[g]]):
             h.update(np.ascontiguousarray(part, np.float64).tobytes())
     h.update("\n".join(f"{a}|{b}" for a, b in (world.pair_names[i] for i in own)).encode())
     return h.hexdigest()
@@ -1306,13 +1343,3 @@ def _gjk_tetrahedron_weights(simplex: list) -> tuple[float, ...] | None:
                 best, weights = _gjk_dot(x, x), [0.0] * 4
                 weights[i], weights[j], weights[k] = w
     return None if weights is None else tuple(weights)
-
-
-def __getattr__(name: str):
-    """``avoidance_step`` and ``DAMPER_GAIN`` moved to :mod:`physai.nullspace` (a controller, not geometry): the old
-    names still resolve, with a :class:`DeprecationWarning`, to the same objects (defined below this module)."""
-    if name in ("avoidance_step", "DAMPER_GAIN"):
-        warnings.warn(f"physai.collision.{name} moved to physai.nullspace.{name}; the old name will be removed",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(_avoid_step, name)
-    raise AttributeError(f"module 'physai.collision' has no attribute {name!r}")

@@ -30,7 +30,7 @@ from physai.errors import InputError
 from physai.kinematics import Chain, tool_pose, tool_pose_and_jacobian
 from physai.mj import site_jacobian, site_pose
 from physai.robots import mujoco_warnings
-from physai.singularity import StepHealth, _block, _damped_step, check_speed_limit, damped_step
+from physai.singularity import StepHealth, jacobian_block_trusted, damped_step_trusted, check_speed_limit, damped_step
 from physai.statics import gravity_torques, joint_actuators
 
 # twist_fn(k, t, q, T_world_tool) -> twist (6,): the command of tick k at time t for controller state q.
@@ -67,7 +67,7 @@ class StepSettings:
         v = self.task(twist)
         if self.block == "full":
             v = np.concatenate([v[:3], self.char_length * v[3:]])
-        return _block(J, self.block, self.char_length), v
+        return jacobian_block_trusted(J, self.block, self.char_length), v
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
         T, J = tool_pose_and_jacobian(chain, q)
         twist = finite_array(twist_fn(k, k * dt, q, T), "twist", (6,))
         Jb, v = settings._rows(J, twist)
-        dq, h, usv = _damped_step(Jb, v, dt, settings.sigma_healthy, settings.lambda_max, qdot_limit)
+        dq, h, usv = damped_step_trusted(Jb, v, dt, settings.sigma_healthy, settings.lambda_max, qdot_limit)
         if world is not None:  # the block's null space: its SVD, the damped step's own
             dq, _ = _avoid(world, q, Jb, usv, dq)
         q = q + dq
@@ -160,7 +160,7 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
         twists.append(twist)
         steps.append(h)
     q_all = np.array(qs)
-    clearance = None if world is None else world._evaluate(q_all, False)[0].min(axis=-1, initial=world.distmax)
+    clearance = None if world is None else world.evaluate_trusted(q_all, False)[0].min(axis=-1, initial=world.distmax)
     return RateResult(np.arange(len(qs)) * dt, q_all, tool_pose(chain, q_all)[:, :3, 3], np.array(twists),
                       HealthLog.from_steps(steps), "ticks done", clearance)
 

@@ -1,5 +1,10 @@
 """Numerical inverse kinematics: iterate the easy direction (FK + Jacobian) to solve the hard one (lesson 11).
 
+One problem, one solve: :func:`ik_problem` checks a chain, its targets, a start and the options once into a frozen
+:class:`Problem`; :func:`solve` runs a :class:`Solver` on it and returns an :class:`IKBatchResult`;
+:func:`solve_ik` and :func:`solve_ik_batch` are the two fronts over both. ``problem.with_target(T, q0)`` checks only
+the new target and start, for a loop that solves one target per tick (with :meth:`Solver.tracking`).
+
 Every method takes the same step shape: from the task residual ``e`` (target minus current, world
 frame) and the task Jacobian ``J_t`` it computes a joint step ``dq`` with ``J_t dq ~ e``, limits its
 size, and clips ``q + dq`` into the joint limits, so every iterate (and the returned ``q``) is inside
@@ -22,199 +27,71 @@ Tasks and residuals (rows ``e: (m,)`` and ``J_t: (m, n)``):
 Per-row ``weights`` (default 1) scale the residual and Jacobian rows by ``sqrt(w)``; success is always
 judged on the unweighted errors against ``tol_position`` (m) and ``tol_orientation`` (rad).
 
-This module is the readable NumPy solver. By default ``"lm"`` runs as its compiled twin,
-:mod:`physai._numba_ik` (the same algorithm, every iteration and restart of a target in one numba call,
-140-470x faster per median solve in benchmarks/IK_RESULTS.md); ``backend="numpy"`` selects the loop here.
+This module is the public entry; the readable NumPy loop is :mod:`physai._ik_solve`. By default ``"lm"`` runs as
+its compiled twin, :mod:`physai._numba_ik` (the same algorithm, every iteration and restart of a target in one
+numba call, 140-470x faster per median solve in benchmarks/IK_RESULTS.md); ``Solver(backend="numpy")`` selects the
+loop.
 """
 
 from __future__ import annotations
 
+import functools
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from physai import _engine, _ik_solve, kinematics
-from physai import transforms as tf
-from physai._ik_record import COLLISION, REASONS, IKOptions, IKProblem, Rows
+from physai import _ik_options, _ik_solve
+from physai._ik_options import (
+    BACKENDS,
+    DAMPING,
+    DEFAULT_MAX_ITERATIONS,
+    DEFAULT_PATIENCE,
+    DEFAULT_RESTARTS,
+    DEFAULT_SOLVER,
+    LAMBDA_MAX,
+    MAX_RESTARTS,
+    MAX_STEP,
+    METHODS,
+    SIGMA_HEALTHY,
+    TARGET_TOL,
+    TASKS,
+    TOL_ORIENTATION,
+    TOL_POSITION,
+    Clearance,
+    Secondary,
+    Solver,
+    Task,
+    as_task,
+    check_targets,
+)
+from physai._ik_record import REASONS, IKOptions, IKProblem, Rows
+from physai._ik_result import IKBatchResult, IKResult, batch_result, one_result
 from physai._ik_solve import (  # the solver's parts that are IK API (the lessons and peers read them)
     TASK_RANK,
     TASK_ROWS,
-    THREAD_MIN_TARGETS,
     UNREACHABLE_RESTARTS,
-    compiled_settings,
     limit_blocked,
     restart_draws,
     restart_uniforms,
     starts_of,
     task_residual,
 )
-from physai._validate import (
-    count,
-    finite_array,
-    generator,
-    nonnegative,
-    one_of,
-    positive,
-)
-from physai._world_check import checked_world
+from physai._validate import generator
+from physai._world_check import check_start, checked_world
 from physai.chain import (
     reach_bound as reach_bound,  # part of the IK API: the bound it restarts by
 )
 from physai.errors import InputError
 from physai.kinematics import Chain
-from physai.singularity import Health, health
 
-__all__ = [  # the IK API, some of it defined below this module (in _ik_solve and _ik_record)
-    "BACKENDS", "DAMPING", "DEFAULT_MAX_ITERATIONS", "DEFAULT_PATIENCE", "DEFAULT_RESTARTS", "LAMBDA_MAX", "MAX_RESTARTS",
-    "MAX_STEP", "METHODS", "REASONS", "SIGMA_HEALTHY", "TARGET_TOL", "TASKS", "TASK_RANK", "TASK_ROWS",
-    "THREAD_MIN_TARGETS", "TOL_ORIENTATION", "TOL_POSITION", "UNREACHABLE_RESTARTS", "IKBatchResult", "IKOptions",
-    "IKResult", "batch_result", "check_options", "check_problem", "check_targets", "compiled_settings", "default_start",
-    "limit_blocked", "reach_bound", "restart_draws", "restart_uniforms", "solve_ik", "solve_ik_batch", "starts_of",
-    "task_residual",
+__all__ = [  # the IK API (some of it defined below this module, in _ik_options, _ik_result and _ik_solve)
+    "BACKENDS", "DAMPING", "DEFAULT_MAX_ITERATIONS", "DEFAULT_PATIENCE", "DEFAULT_RESTARTS", "LAMBDA_MAX",
+    "MAX_RESTARTS", "MAX_STEP", "METHODS", "REASONS", "SIGMA_HEALTHY", "TARGET_TOL", "TASKS", "TASK_RANK", "TASK_ROWS",
+    "TOL_ORIENTATION", "TOL_POSITION", "UNREACHABLE_RESTARTS", "Clearance", "IKBatchResult", "IKResult", "Problem",
+    "Solver", "Task", "default_start", "ik_problem", "limit_blocked", "reach_bound", "restart_draws", "solve",
+    "solve_ik", "solve_ik_batch", "starts_of", "task_residual",
 ]
-
-TASKS = ("pose", "position", "position+axis")
-METHODS = ("transpose", "pinv", "dls", "adaptive", "lm")
-# Default iteration budget per attempt: gradient descent converges linearly and needs far more steps.
-# LM fails fast (a converging attempt needs ~5-20 steps; a stuck one is abandoned after `patience`
-# steps without 1 % progress) and relies on restarts: 200 restarts took 1,000 random reachable targets
-# per robot/task to 100 % in lesson 11; hard targets (near joint limits) have ~2-10 % basins.
-DEFAULT_MAX_ITERATIONS = {"transpose": 2000, "pinv": 100, "dls": 200, "adaptive": 100, "lm": 50}
-DEFAULT_PATIENCE = {"transpose": 50, "pinv": 20, "dls": 20, "adaptive": 20, "lm": 5}
-DEFAULT_RESTARTS = 200
-# Numeric option defaults (m, rad, m, m/rad, -, m/rad). solve_ik_batch's signature holds these very objects, and
-# check_options passes a value that *is* its default as it is: a single solve should not prove them valid again.
-TOL_POSITION, TOL_ORIENTATION, MAX_STEP = 1e-4, 1e-3, 0.5
-DAMPING, SIGMA_HEALTHY, LAMBDA_MAX = 0.02, 0.03, 0.05
-_REASON_NAMES = np.asarray(REASONS)  # indexed by an outcome array (never written)
-# Where the LM iterations run: the whole solve of each target in one compiled call (physai._numba_ik, the
-# default where it serves: method="lm", no trace, the compiled kinematics engine), or the vectorised NumPy
-# loop of physai._ik_solve (the readable reference, which serves every method and option).
-BACKENDS = ("compiled", "numpy")
-
-TARGET_TOL = 1e-6  # a target's rotation block and bottom row must be rigid to this (check_targets)
-_ROUND_OFF = 1e-12  # rigid to round-off: used as given, else projected onto the nearest rotation
-MAX_RESTARTS = 100_000  # restarts are drawn up front: (B, restarts, n) floats
-_TOOL_Z = (0.0, 0.0, 1.0)
-_UNIT = {m: np.ones(m) for m in set(TASK_ROWS.values())}  # default weights (never written)
-_UNIT_Z = np.array(_TOOL_Z)
-
-
-@dataclass(frozen=True)
-class IKResult:
-    """The outcome of one IK solve.
-
-    ``q: (n,)`` joint positions, always inside the chain's limits; ``converged`` whether both errors are
-    within tolerance; ``iterations`` steps taken over all attempts; ``position_error`` (m) and
-    ``orientation_error`` (rad; the angle between tool and target axes for ``"position+axis"``, 0 for
-    ``"position"``) at ``q``; ``reason`` one of the first three of :data:`REASONS` (or its last, with ``avoid=``):
-    ``"converged"``,
-    ``"unreachable: best effort"`` (every attempt stopped at a stationary point above tolerance, ``q`` is the
-    closest one found), ``"iteration limit"`` (some attempt was still improving when its budget ran out);
-    ``restarts`` random restarts used; ``unmet`` the parts of the target not achieved:
-    ``()`` when converged, else a subset of ``("position", "orientation")``, led by ``"collision"`` when the reason
-    is ``"collision: no answer keeps the margin"`` (``avoid=``; then ``q`` is the closest clear point found).
-
-    Examples
-    --------
-    The planar 2R arm (``L1 = 0.5``, ``L2 = 0.3`` m) asked for a point 1.0 m away, beyond its 0.8 m reach:
-    the result is the closest point, and says so.
-
-    >>> result = physai.solve_ik(physai.load("planar2r"), [1.0, 0.0, 0.0], task="position")
-    >>> result.converged, result.reason, result.unmet
-    (False, 'unreachable: best effort', ('position',))
-    >>> print(np.round(result.q, 3), round(result.position_error, 3))
-    [0. 0.] 0.2
-    """
-
-    q: np.ndarray
-    converged: bool
-    iterations: int
-    position_error: float
-    orientation_error: float
-    reason: str
-    restarts: int
-    method: str
-    task: str
-    unmet: tuple[str, ...] = ()
-
-    def health(self, chain: Chain, block: str | None = None, char_length: float = 0.3) -> Health:
-        """Singularity health of the chain's Jacobian at ``q`` (position block for the position task, else full)."""
-        block = block or ("position" if self.task == "position" else "full")
-        return health(kinematics.jacobian(chain, self.q), block, char_length)
-
-
-@dataclass(frozen=True)
-class IKBatchResult:
-    """The outcome of one IK solve per target: the fields of :class:`IKResult`, each with a leading target axis.
-
-    ``q: (B, n)`` joint positions inside the limits; ``converged: (B,)`` bool; ``iterations: (B,)`` int steps over
-    all attempts; ``position_error: (B,)`` (m) and ``orientation_error: (B,)`` (rad) at ``q``; ``reason: (B,)``
-    str, each one of :data:`REASONS`; ``restarts: (B,)`` int random restarts used; ``method`` and ``task`` shared
-    by all targets; ``unmet``: per target, ``()`` when converged, else a subset of ``("position", "orientation")``.
-    ``batch[b]`` is target ``b``'s :class:`IKResult`, and iterating yields them in order.
-
-    Examples
-    --------
-    >>> targets = [[0.2, 0.0, 0.1], [0.15, 0.1, 0.15], [1.0, 0.0, 0.0]]  # m; the last: too far
-    >>> batch = physai.solve_ik_batch(physai.load("so101"), targets, task="position")
-    >>> batch.q.shape, batch.converged
-    ((3, 5), array([ True,  True, False]))
-    >>> round(batch.success_rate, 3), batch[2].reason
-    (0.667, 'unreachable: best effort')
-    """
-
-    q: np.ndarray
-    converged: np.ndarray
-    iterations: np.ndarray
-    position_error: np.ndarray
-    orientation_error: np.ndarray
-    reason: np.ndarray
-    restarts: np.ndarray
-    method: str
-    task: str
-    unmet: tuple[tuple[str, ...], ...]
-
-    def __len__(self) -> int:
-        return len(self.q)
-
-    def __getitem__(self, b: int) -> IKResult:
-        return IKResult(self.q[b].copy(), bool(self.converged[b]), int(self.iterations[b]),
-                        float(self.position_error[b]), float(self.orientation_error[b]), str(self.reason[b]),
-                        int(self.restarts[b]), self.method, self.task, self.unmet[b])
-
-    def __iter__(self):
-        return (self[b] for b in range(len(self)))
-
-    @property
-    def success_rate(self) -> float:
-        """Fraction of targets within both tolerances."""
-        return float(np.mean(self.converged))
-
-
-def batch_result(q, outcome, iterations, perr, oerr, restarts, method: str, task: str, tol_position: float,
-                 tol_orientation: float) -> IKBatchResult:
-    """The :class:`IKBatchResult` of a solver's arrays: ``q (B, n)`` the converged or best point, ``outcome (B,)``
-    an index into :data:`REASONS` (0: converged), ``iterations``, ``perr`` (m), ``oerr`` (rad) and ``restarts``
-    ``(B,)``; ``unmet`` names each part of an unconverged target whose error is above its tolerance (led by
-    ``"collision"`` for the collision outcome)."""
-    perr, oerr = np.asarray(perr, float), np.asarray(oerr, float)
-    converged = np.asarray(outcome) == 0
-    unmet = tuple(_unmet(k, p, o, tol_position, tol_orientation)
-                  for k, p, o in zip(np.asarray(outcome).tolist(), perr.tolist(), oerr.tolist()))
-    return IKBatchResult(np.array(q, float), converged, np.asarray(iterations, np.int64), perr, oerr,
-                         _REASON_NAMES[outcome], np.asarray(restarts, np.int64), method, task, unmet)
-
-
-def _unmet(outcome: int, perr: float, oerr: float, tol_position: float, tol_orientation: float) -> tuple:
-    """What one target did not achieve: ``()`` when converged (``outcome`` 0), else each of
-    ``("position", "orientation")`` whose error (``perr`` m, ``oerr`` rad) is above its tolerance, led by
-    ``"collision"`` for the collision outcome."""
-    if outcome == 0:
-        return ()
-    return ("collision",) * (outcome == COLLISION) + tuple(
-        part for part, err, tol in (("position", perr, tol_position), ("orientation", oerr, tol_orientation))
-        if err > tol)
 
 
 def default_start(chain: Chain) -> np.ndarray:
@@ -223,121 +100,234 @@ def default_start(chain: Chain) -> np.ndarray:
     return chain.q_middle
 
 
-def check_options(*, task, method, weights, tol_position, tol_orientation, max_iterations, restarts, rng, axis,
-                  max_step, damping, sigma_healthy, lambda_max, patience, engine="compiled",
-                  backend=None) -> IKOptions:
-    """Every IK option checked once, each error naming its option; returns the :class:`IKOptions` record."""
-    one_of(task, "task", TASKS)
-    one_of(method, "method", METHODS)
-    one_of(engine, "engine", kinematics.ENGINES)
-    if backend is not None:
-        one_of(backend, "backend", BACKENDS)
+@dataclass(frozen=True)
+class Problem:
+    """An IK problem checked once (:func:`ik_problem`): what :func:`solve` trusts.
+
+    ``chain``; ``T_target: (B, 4, 4)`` rigid ``T_world_target`` (only the translation is read for a position task);
+    ``q0: (n,)`` or ``(B, n)`` first starts inside the limits; ``task`` a :class:`Task`; ``world`` the collision world
+    of a :class:`Clearance` limit (None: none); ``prefer`` the null-space secondary (None: none); ``single`` whether it
+    was built from one target (:func:`solve_ik`'s).
+
+    Examples
+    --------
+    >>> problem = physai.ik.ik_problem(physai.load("planar2r"), [0.5, 0.3, 0.0], task="position")
+    >>> problem
+    Problem(chain='planar2r', targets=1, task='position', q0=[0.0, 0.0], clearance=False, prefer=None)
+    >>> problem.with_target([0.3, 0.5, 0.0]).T_target[0, :3, 3]
+    array([0.3, 0.5, 0. ])
+    """
+
+    chain: Chain
+    T_target: np.ndarray
+    q0: np.ndarray
+    task: Task
+    world: object = None
+    prefer: Secondary | None = None
+    single: bool = False
+
+    def __repr__(self) -> str:
+        task = self.task.kind if self.task == as_task(self.task.kind) else self.task
+        return (f"Problem(chain={self.chain.name!r}, targets={len(self.T_target)}, task={task!r}, "
+                f"q0={np.round(self.q0, 4).tolist()}, clearance={self.world is not None}, prefer={self.prefer!r})")
+
+    def with_target(self, target, q0=None) -> Problem:
+        """This problem with a new ``target`` (one or a batch, as :func:`ik_problem` takes) and start ``q0`` (None:
+        the middle of the limits); only they are checked, so a loop that solves one target per tick pays for the
+        chain, the options and the world once."""
+        T_target, q0, single = _target_and_start(self.chain, self.task, target, q0)
+        if self.world is not None and q0 is not self.chain.q_middle:
+            check_start(self.world, q0)
+        return Problem(self.chain, T_target, q0, self.task, self.world, self.prefer, single)
+
+
+def _target_and_start(chain: Chain, task: Task, targets, q0):
+    """The one check of targets and start: ``(T_target (B, 4, 4), q0 (n,) or (B, n), single)``."""
+    shape = np.shape(targets) if type(targets) is not np.ndarray else targets.shape
+    batch_ndim = _ik_options.target_ndim(task.kind, shape)
+    T_target = check_targets(task.kind, targets, batch_ndim)
+    B, n = len(T_target), chain.n
+    q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
+    if q0.shape not in ((n,), (B, n)):
+        raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
+    return T_target, q0, batch_ndim == 0
+
+
+def ik_problem(chain: Chain, targets, q0=None, *, task: Task | str = "pose", limits: tuple = (),
+               prefer: Secondary | None = None) -> Problem:
+    """Check an IK problem once: the :class:`Problem` that :func:`solve` runs a :class:`Solver` on.
+
+    ``targets``: one ``T_world_target`` ``(4, 4)`` (world frame, m) or ``(B, 4, 4)``; a position task also takes
+    3-vectors, ``(3,)`` or ``(B, 3)``. ``q0``: ``None`` (the middle of the limits), ``(n,)`` for all or ``(B, n)``,
+    inside the joint limits (a start outside them is refused, naming the joint). ``task``: a :class:`Task` or a
+    kind's name. ``limits``: :class:`Clearance` limits (at most one; the joint limits always hold); a start that
+    penetrates is refused, naming the pair. ``prefer``: a :class:`physai.nullspace.Prefer`, the secondary objective
+    lowered along the self-motion of each converged answer.
+
+    Examples
+    --------
+    >>> chain = physai.load("so101")
+    >>> problem = physai.ik.ik_problem(chain, [[0.2, 0.0, 0.1], [0.15, 0.1, 0.15]], task="position")
+    >>> physai.ik.solve(problem).converged
+    array([ True,  True])
+    """
+    if not isinstance(chain, Chain):
+        raise InputError(f"chain: expected a physai.Chain, got {type(chain).__name__}")
+    task = as_task(task)
+    if isinstance(limits, Clearance):
+        limits = (limits,)
+    if not isinstance(limits, tuple) or not all(isinstance(limit, Clearance) for limit in limits) or len(limits) > 1:
+        raise InputError(f"limits: expected a tuple of at most one physai.ik.Clearance, got {limits!r}")
+    if prefer is not None and not isinstance(prefer, Secondary):
+        raise InputError(f"prefer: expected a physai.nullspace.Prefer, got {type(prefer).__name__}")
+    chain.check_engine_arrays()  # the limits, start ranges and packed constants the solver reads, as built
+    T_target, q0, single = _target_and_start(chain, task, targets, q0)
+    world = checked_world(limits[0].world, chain, None if q0 is chain.q_middle else q0) if limits else None
+    if world is not None:
+        world.check_engine_arrays()  # the world's arrays, once per problem
+    return Problem(chain, T_target, q0, task, world, prefer, single)
+
+
+def solve(problem: Problem, solver: Solver = DEFAULT_SOLVER, *, rng: np.random.Generator | None = None,
+          trace: list | None = None) -> IKBatchResult:
+    """Run ``solver`` on a checked ``problem``; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s).
+
+    Each target runs its attempts in turn: first from ``q0``, then from up to ``solver.restarts`` random joint vectors
+    inside the limits, drawn up front from ``rng`` (``default_rng(0)`` when ``None``) as
+    ``chain.random_q(rng, (B, restarts))``; target ``b`` uses exactly the ``b``-th block of that draw, so solving
+    targets one by one from one shared generator equals one batched solve. ``trace``: a list that receives, after
+    every step of the NumPy loop, ``(rows, iterations, position_error, orientation_error)`` of each active target.
+
+    Examples
+    --------
+    A tracking loop: the problem checked once, one target per tick from the last answer.
+
+    >>> chain = physai.load("so101")
+    >>> problem = physai.ik.ik_problem(chain, [0.2, 0.0, 0.1], task="position")
+    >>> q = physai.ik.solve(problem).q[0]
+    >>> for x in (0.201, 0.202):
+    ...     q = physai.ik.solve(problem.with_target([x, 0.0, 0.1], q), physai.ik.Solver.tracking()).q[0]
+    >>> print(np.round(physai.tool_pose(chain, q)[:3, 3], 4))
+    [0.202 0.    0.1  ]
+    """
+    rows, o = _rows(problem, solver, rng, trace)
+    result = rows if isinstance(rows, IKBatchResult) else batch_result(*rows, o.method, o.task, o.tol_position,
+                                                                       o.tol_orientation)
+    if problem.prefer is not None:
+        result = problem.prefer.refine(problem.chain, problem.T_target, result, problem.task, problem.world)
+    return result
+
+
+def _rows(problem: Problem, solver: Solver, rng, trace) -> tuple[Rows | IKBatchResult, IKOptions]:
+    """The solver's rows of a checked problem (the JAX loop's batch result), and the options it ran."""
+    if type(problem) is not Problem:
+        raise InputError(f"problem: expected a physai.ik.Problem (physai.ik.ik_problem), got {type(problem).__name__}")
+    if type(solver) is not Solver:
+        raise InputError(f"solver: expected a physai.ik.Solver, got {type(solver).__name__}")
     if rng is not None:
         generator(rng)
-    return IKOptions(
-        task, method, _sqrt_weights(weights, task), _checked(positive, tol_position, TOL_POSITION, "tol_position"),
-        _checked(positive, tol_orientation, TOL_ORIENTATION, "tol_orientation"),
-        DEFAULT_MAX_ITERATIONS[method] if max_iterations is None else count(max_iterations, "max_iterations", 1),
-        count(restarts, "restarts", 0, MAX_RESTARTS), _unit_axis(axis),
-        _checked(positive, max_step, MAX_STEP, "max_step"), _checked(nonnegative, damping, DAMPING, "damping"),
-        _checked(positive, sigma_healthy, SIGMA_HEALTHY, "sigma_healthy"),
-        _checked(positive, lambda_max, LAMBDA_MAX, "lambda_max"),
-        DEFAULT_PATIENCE[method] if patience is None else count(patience, "patience", 1),
-    )
+    o, chain = _ik_options.options(problem.task, solver), problem.chain
+    if solver.backend == "jax":
+        from physai import jaxik  # JAX only where it is asked for
+
+        return jaxik.solve_checked(problem, o, rng), o
+    if solver.backend == "compiled" and trace is not None:
+        raise InputError("backend: 'compiled' cannot keep a trace; pass backend='numpy' or 'auto'")
+    p = IKProblem(chain, problem.T_target, problem.q0, restart_uniforms(chain, rng, len(problem.T_target), o.restarts),
+                  o, problem.world, solver.backend != "numpy" and o.method == "lm" and trace is None, "compiled", trace)
+    return _solve(p), o
 
 
-def _checked(check, value, default: float, name: str) -> float:
-    """``check(value, name)``; the default object itself (valid by construction) passes as it is, unchecked."""
-    return value if value is default else check(value, name)
+def _solve(p: IKProblem) -> Rows:
+    """The checked problem's rows: the plain solve, or with a world the collision step (:mod:`physai._avoid_ik`)."""
+    if p.world is None:
+        return _ik_solve.solve(p)
+    from physai import _avoid_ik  # MuJoCo is imported only once a world is given
+
+    return _avoid_ik.solve(p)
 
 
-def _sqrt_weights(weights, task: str) -> np.ndarray:
-    m = TASK_ROWS[task]
-    if weights is None:
-        return _UNIT[m]
-    w = finite_array(weights, "weights", (m,), f" for task={task!r}")
-    if w.ndim != 1 or np.any(w <= 0):  # checked before the square root: sqrt(-1) would be a silent NaN
-        raise InputError(f"weights: expected {m} positive numbers for task={task!r}, got {weights}")
-    return np.sqrt(w)
+def _deprecated_keywords(front):
+    """The flat keywords of the previous release (``method=``, ``restarts=``, ``weights=``, ``engine=``, ...) for one
+    more release: each call that passes one warns, naming the objects that replace it, and is answered by them."""
+    @functools.wraps(front)
+    def shim(chain, targets, q0=None, **keywords):
+        flat = {k: keywords.pop(k) for k in list(keywords) if k in _FLAT}
+        if not flat:
+            return front(chain, targets, q0, **keywords)
+        warnings.warn(f"{front.__name__}({', '.join(f'{k}=' for k in flat)}) is deprecated: pass "
+                      "task=physai.ik.Task(...) and solver=physai.ik.Solver(...) (the README maps each keyword)",
+                      DeprecationWarning, stacklevel=2)
+        task, solver, trace = from_flat(keywords.pop("task", "pose"), flat)
+        if trace is None:
+            return front(chain, targets, q0, task=task, solver=solver, **keywords)
+        keywords.pop("solver", None)
+        limits = () if keywords.get("avoid") is None else (Clearance(keywords["avoid"]),)
+        problem = ik_problem(chain, targets, q0, task=task, limits=limits, prefer=keywords.get("prefer"))
+        result = solve(problem, solver, rng=keywords.get("rng"), trace=trace)
+        return result[0] if problem.single and front.__name__ == "solve_ik" else result
+    return shim
 
 
-def _unit_axis(axis) -> np.ndarray:
-    if axis is _TOOL_Z:
-        return _UNIT_Z
-    a = finite_array(axis, "axis", (3,))
-    if a.ndim != 1 or np.linalg.norm(a) == 0:
-        raise InputError(f"axis: expected a nonzero 3-vector in the tool frame, got {axis}")
-    return a / np.linalg.norm(a)
+# the previous release's flat keywords -> (the object that holds it now, its field there)
+_FLAT = {"method": ("solver", "method"), "restarts": ("solver", "restarts"), "max_iterations": ("solver", "iterations"),
+         "max_step": ("solver", "step"), "damping": ("solver", "damping"), "patience": ("solver", "patience"),
+         "sigma_healthy": ("solver", "sigma_healthy"), "lambda_max": ("solver", "lambda_max"),
+         "weights": ("task", "weights"), "tol_position": ("task", "tol_position"),
+         "tol_orientation": ("task", "tol_orientation"), "axis": ("task", "axis"), "engine": (None, None),
+         "backend": (None, None), "trace": (None, None)}
 
 
-def check_targets(task: str, targets, batch_ndim: int) -> np.ndarray:
-    """Targets as ``(B, 4, 4)``; a position task also takes 3-vectors. ``batch_ndim``: 0 single, 1 batch.
+def from_flat(task, flat: dict) -> tuple[Task, Solver, list | None]:
+    """The :class:`Task`, :class:`Solver` and trace of the previous release's flat keywords ``flat`` (a name of
+    ``task`` or a Task); ``engine="numpy"`` and ``backend="numpy"`` both mean ``Solver(backend="numpy")``."""
+    task = as_task(task)
+    fields = {"task": {}, "solver": {}}
+    for name, value in flat.items():
+        if name not in _FLAT:
+            raise TypeError(f"solve_ik() got an unexpected keyword argument {name!r}")
+        home, field_name = _FLAT[name]
+        if home:
+            fields[home][field_name] = value
+    engine, backend = flat.get("engine", "compiled"), flat.get("backend")
+    from physai._validate import one_of
 
-    The one check of a target on every IK path: finite, the right shape and, unless ``task="position"``, a
-    rigid transform to ``TARGET_TOL`` (an FK pose stored as float32 passes). A rotation block off by more
-    than round-off is replaced by the nearest rotation, so every later step sees an exact one.
-    """
-    # the kernel trusts type, dtype and ndim (an ndarray subclass such as a masked array goes the long way)
-    if type(targets) is np.ndarray and targets.dtype == np.float64:
-        t = tf.translation(targets) if task == "position" and targets.shape[batch_ndim:] == (3,) else targets
-        if t.ndim == batch_ndim + 2 and t.shape[-2:] == (4, 4):
-            t = t.reshape(-1, 4, 4)
-            if _engine.kernels.targets_ok(t, task != "position", _ROUND_OFF):  # the usual case in one compiled pass
-                return t
-    t = finite_array(targets, "target")
-    if task == "position" and t.ndim == batch_ndim + 1 and t.shape[-1] == 3:
-        return tf.translation(t).reshape(-1, 4, 4)
-    if t.ndim != batch_ndim + 2 or t.shape[-2:] != (4, 4):
-        want = "a 3-vector or a 4x4 T_world_target" if task == "position" else "a 4x4 T_world_target"
-        lead = "(B, ...) of " if batch_ndim else ""
-        raise InputError(f"target: expected {lead}{want} for task={task!r}, got shape {t.shape}")
-    t = t.reshape(-1, 4, 4)
-    if task == "position":
-        return t
-    # A reflection passes R R^T = I but has no rotation vector: det and bottom row are checked too.
-    t = tf.check_transform(t, "target", tol=TARGET_TOL).copy()
-    t[:, :3, :3] = tf.orthonormalize(t[:, :3, :3])
-    t[:, 3] = (0.0, 0.0, 0.0, 1.0)
-    return t
+    one_of(engine, "engine", ("compiled", "numpy"))
+    if backend is not None:
+        one_of(backend, "backend", ("compiled", "numpy"))
+    trace = flat.get("trace")
+    if backend == "compiled" and (engine != "compiled" or trace is not None
+                                  or fields["solver"].get("method", "lm") != "lm"):
+        raise InputError("backend: 'compiled' cannot serve this method, trace or engine; pass backend='numpy' or "
+                         "leave backend=None to choose")
+    fields["solver"]["backend"] = "numpy" if "numpy" in (engine, backend) else backend or "auto"
+    try:
+        if fields["task"]:
+            task = Task(task.kind, **{"weights": task.weights, "tol_position": task.tol_position,
+                                      "tol_orientation": task.tol_orientation, "axis": task.axis, **fields["task"]})
+        return task, Solver(**fields["solver"]), trace
+    except InputError as error:  # named as the caller spelled it
+        field, _, rest = str(error).partition(":")
+        flat_name = next((k for k in flat if _FLAT[k][1] == field), field)
+        raise InputError(f"{flat_name}:{rest}") from None
 
 
-def solve_ik_batch(
-    chain: Chain,
-    targets,
-    q0=None,
-    *,
-    task: str = "pose",
-    method: str = "lm",
-    weights=None,
-    tol_position: float = TOL_POSITION,
-    tol_orientation: float = TOL_ORIENTATION,
-    max_iterations: int | None = None,
-    restarts: int = DEFAULT_RESTARTS,
-    rng: np.random.Generator | None = None,
-    axis=_TOOL_Z,
-    max_step: float = MAX_STEP,
-    damping: float = DAMPING,
-    sigma_healthy: float = SIGMA_HEALTHY,
-    lambda_max: float = LAMBDA_MAX,
-    patience: int | None = None,
-    trace: list | None = None,
-    engine: str = "compiled",
-    backend: str | None = None,
-    avoid=None,
-) -> IKBatchResult:
-    """Solve many targets at once; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s :class:`IKResult`).
+@_deprecated_keywords
+def solve_ik_batch(chain: Chain, targets, q0=None, *, task: Task | str = "pose", solver: Solver = DEFAULT_SOLVER,
+                   avoid=None, prefer: Secondary | None = None, rng: np.random.Generator | None = None
+                   ) -> IKBatchResult:
+    """Solve many targets at once: ``solve(ik_problem(chain, targets, q0, task=task, limits=(Clearance(avoid),),
+    prefer=prefer), solver, rng=rng)``; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s
+    :class:`IKResult`).
 
     The compiled backend (default for ``"lm"``) runs every target's whole solve in compiled code, the targets
-    shared among one thread per core (from 2 x :data:`THREAD_MIN_TARGETS` targets; the rows are the same on any
+    shared among one thread per core (from 2 x ``THREAD_MIN_TARGETS`` targets; the rows are the same on any
     number of threads); the NumPy backend steps all targets together, vectorised over them. Both give each target
     the same attempts.
 
     ``targets: (B, 4, 4)`` (or ``(B, 3)`` for ``task="position"``); ``q0``: ``None`` (the middle of the
-    limits), ``(n,)`` for all or ``(B, n)``, inside the joint limits (a start outside them is refused,
-    naming the joint). Each target runs its attempts in turn: first from ``q0``, then from up to
-    ``restarts`` random joint vectors inside the limits, drawn up front from ``rng`` (``default_rng(0)``
-    when ``None``) as ``chain.random_q(rng, (B, restarts))``. Because target ``b``
-    uses exactly the ``b``-th block of that draw, ``solve_ik`` in a loop over one shared generator gives
+    limits), ``(n,)`` for all or ``(B, n)``. Each target runs its attempts in turn (:func:`solve`). Because target
+    ``b`` uses exactly the ``b``-th block of the restart draw, ``solve_ik`` in a loop over one shared generator gives
     the same results as one batched call. Options are those of :func:`solve_ik`.
 
     Examples
@@ -353,101 +343,33 @@ def solve_ik_batch(
     [[0.2  0.   0.1 ]
      [0.15 0.1  0.15]]
     """
-    options = {name: value for name, value in locals().items() if name in _OPTIONS}  # the keywords as given
-    p = check_problem(chain, targets, q0, 1, options)
-    return _batch_result(_solve(p), p.options)
+    limits = () if avoid is None else (Clearance(avoid),)
+    return solve(ik_problem(chain, targets, q0, task=task, limits=limits, prefer=prefer), solver, rng=rng)
 
 
-def check_problem(chain: Chain, targets, q0, batch_ndim: int, options: dict) -> IKProblem:
-    """Every argument of one solve checked once, each error naming its argument: the :class:`IKProblem` that the
-    solvers below take on trust. ``batch_ndim``: 0 one target (:func:`solve_ik`), 1 a batch; ``options``: keywords of
-    :func:`solve_ik_batch` (the others take their defaults; an unknown one is a ``TypeError``, as in a call)."""
-    for name in options:
-        if name not in _OPTIONS:
-            raise TypeError(f"solve_ik() got an unexpected keyword argument {name!r}")
-    kw = {**_OPTIONS, **options}
-    trace, avoid = kw.pop("trace"), kw.pop("avoid")
-    o = check_options(**kw)
-    T_target = check_targets(o.task, targets, batch_ndim)
-    chain.check_engine_arrays()  # the limits, start ranges and packed constants the solver reads, as built
-    B, n = len(T_target), chain.n
-    q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
-    if q0.shape not in ((n,), (B, n)):
-        raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
-    world = checked_world(avoid, chain, None if q0 is chain.q_middle else q0)
-    return IKProblem(chain, T_target, q0, restart_uniforms(chain, kw["rng"], B, o.restarts), o, world,
-                     _compiled_backend(kw["backend"], o.method, trace, kw["engine"]), kw["engine"], trace)
-
-
-def _solve(p: IKProblem) -> Rows:
-    """The checked problem's rows: the plain solve, or with a world the collision step (:mod:`physai._avoid_ik`)."""
-    if p.world is None:
-        return _ik_solve.solve(p)
-    from physai import _avoid_ik  # MuJoCo is imported only once a world is given
-
-    return _avoid_ik.solve(p)
-
-
-def _compiled_backend(backend: str | None, method: str, trace, engine: str) -> bool:
-    """Whether the compiled solve runs: by default wherever it serves; asked for where it cannot, an error."""
-    serves = method == "lm" and trace is None and engine == "compiled"
-    if backend == "compiled" and not serves:
-        unserved = [why for why, bad in ((f"method={method!r} (it runs 'lm')", method != "lm"),
-                                         ("a trace", trace is not None), (f"engine={engine!r}", engine != "compiled"))
-                    if bad]
-        raise InputError(f"backend: 'compiled' cannot serve {', '.join(unserved)}; pass backend='numpy' or leave "
-                         "backend=None to choose")
-    return serves and backend != "numpy"
-
-
-def _batch_result(rows: Rows, o: IKOptions) -> IKBatchResult:
-    """The :class:`IKBatchResult` of a solver's rows."""
-    return batch_result(*rows, o.method, o.task, o.tol_position, o.tol_orientation)
-
-
-def _result(rows: Rows, o: IKOptions) -> IKResult:
-    """The :class:`IKResult` of a one-target solve's rows, built directly: the same fields as the batch's."""
-    outcome, perr, oerr = rows.outcome.item(0), rows.perr.item(0), rows.oerr.item(0)
-    return IKResult(rows.q[0].copy(), outcome == 0, rows.iterations.item(0), perr, oerr, REASONS[outcome],
-                    rows.restarts.item(0), o.method, o.task, _unmet(outcome, perr, oerr, o.tol_position,
-                                                                    o.tol_orientation))
-
-
-def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
+@_deprecated_keywords
+def solve_ik(chain: Chain, target, q0=None, *, task: Task | str = "pose", solver: Solver = DEFAULT_SOLVER,
+             avoid=None, prefer: Secondary | None = None, rng: np.random.Generator | None = None) -> IKResult:
     """Joint positions that put the chain's tool on ``target``; never raises for unreachable targets.
 
-    ``options`` are the keywords of :func:`solve_ik_batch` (same names and defaults), described here.
-
     ``target``: a 4x4 ``T_world_target`` (world frame, m) for ``task="pose"`` or ``"position+axis"``,
-    a 3-vector or 4x4 for ``"position"``. ``task`` and ``method``: see the module docstring
-    (``"lm"`` is the default and the best). ``weights``: per residual row (6 for pose and
-    position+axis, 3 for position), default ones. ``tol_position`` (m), ``tol_orientation`` (rad).
-    ``max_iterations`` per attempt (``None``: :data:`DEFAULT_MAX_ITERATIONS` of the method);
-    ``restarts``: at most this many further attempts from random joint vectors (a seeded generator's) inside the limits
-    (``rng``, default ``default_rng(0)``), tried only when the previous attempt failed (at most
-    :data:`UNREACHABLE_RESTARTS` for positions beyond :func:`reach_bound`); an attempt stops
-    when its error has not fallen by 1 % within ``patience`` steps (``None``: :data:`DEFAULT_PATIENCE`). ``axis``: tool-frame axis aligned by
-    ``"position+axis"``. ``max_step`` (rad or m): the largest joint change per step, applied by uniform
-    scaling. ``damping``: ``lam`` of ``"dls"``; ``sigma_healthy``, ``lambda_max``: ``"adaptive"``'s ramp.
-    ``trace``: a list that receives, after every step, ``(rows, iterations, position_error,
-    orientation_error)`` arrays of the current (accepted) point of each active target (convergence curves).
-    ``engine``: the kinematics engine of :mod:`physai.kinematics`, ``"compiled"`` (default) or ``"numpy"``
-    (the readable code the lessons teach); both give the same solutions.
-    ``backend``: ``"compiled"`` runs each target's whole ``"lm"`` solve in one compiled call
-    (:mod:`physai._numba_ik`, same algorithm); ``"numpy"`` the vectorised NumPy loop of this module, which
-    serves every method, ``trace`` and ``engine="numpy"``. ``None`` (default): compiled where it serves, else
-    NumPy; ``"compiled"`` asked for where it cannot serve raises :class:`InputError`.
+    a 3-vector or 4x4 for ``"position"``. ``task``: a :class:`Task` (the kind, row weights, tolerances) or a kind's
+    name; ``solver``: a :class:`Solver` (method, restarts, iterations, step, damping, backend; see the module
+    docstring: ``"lm"`` is the default and the best; :meth:`Solver.tracking` for a loop that follows a moving target).
+    An attempt stops when its error has not fallen by 1 % within ``patience`` steps; further attempts start from
+    random joint vectors (``rng``, default ``default_rng(0)``) inside the limits, tried only when the previous attempt
+    failed (at most :data:`UNREACHABLE_RESTARTS` for positions beyond :func:`reach_bound`).
 
-    ``avoid``: a :class:`physai.collision.CollisionWorld` of this chain (:func:`physai.collision.collision_world`).
-    An answer then counts as converged only if every pair of the world keeps its ``margin`` (MuJoCo's
-    ``mj_geomDistance``); a target with no such answer found is ``converged=False`` with reason
-    ``"collision: no answer keeps the margin"`` and ``"collision"`` in ``unmet``. Method (:mod:`physai._avoid_ik`):
-    the plain solve, its answer checked; for a colliding one, one plain attempt from each of the target's restart
-    draws in turn until an answer is clear, the first draws replaced by the world's clear postures whose tool poses
-    are nearest the target; then Levenberg-Marquardt with a quadratic penalty row per close pair
-    from the colliding answers (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the contact-normal
-    Jacobian). A ``q0`` that
-    penetrates an obstacle is refused (:class:`InputError` naming the pair).
+    ``avoid``: a :class:`physai.collision.CollisionWorld` of this chain (:func:`physai.collision.collision_world`;
+    ``limits=(Clearance(world),)`` of :func:`ik_problem`). An answer then counts as converged only if every pair of
+    the world keeps its ``margin`` (MuJoCo's ``mj_geomDistance``); a target with no such answer found is
+    ``converged=False`` with reason ``"collision: no answer keeps the margin"`` and ``"collision"`` in ``unmet``.
+    Method (:mod:`physai._avoid_ik`): the plain solve, its answer checked; for a colliding one, one plain attempt
+    from each of the target's restart draws in turn until an answer is clear, the first draws replaced by the world's
+    clear postures whose tool poses are nearest the target; then Levenberg-Marquardt with a quadratic penalty row per
+    close pair from the colliding answers (Nocedal and Wright 2006, section 17.1; the rows' Jacobian is the
+    contact-normal Jacobian). A ``q0`` that penetrates an obstacle is refused (:class:`InputError` naming the pair).
+    ``prefer``: a :class:`physai.nullspace.Prefer`, lowered along the self-motion of a converged answer.
 
     The returned ``q`` is always inside the joint limits; unconverged results carry the closest point
     found (smallest weighted error over every attempt, then refined until it stops improving) and
@@ -474,9 +396,28 @@ def solve_ik(chain: Chain, target, q0=None, **options) -> IKResult:
     >>> print(np.round(result.q, 2))
     [ 0.  -0.6  0.9  0.4  0.3]
     """
-    p = check_problem(chain, target, q0, 0, options)
-    return _result(_solve(p), p.options)
+    limits = () if avoid is None else (Clearance(avoid),)
+    problem = ik_problem(chain, target, q0, task=task, limits=limits, prefer=prefer)
+    if not problem.single:
+        raise InputError(f"target: expected one target for solve_ik (solve_ik_batch solves {len(problem.T_target)})")
+    if prefer is not None:
+        return solve(problem, solver, rng=rng)[0]
+    rows, o = _rows(problem, solver, rng, None)
+    return rows[0] if isinstance(rows, IKBatchResult) else one_result(*rows, o.method, o.task, o.tol_position,
+                                                                      o.tol_orientation)
 
 
-# solve_ik_batch's keywords and their defaults: the options every solve takes (solve_ik's **options too).
-_OPTIONS = solve_ik_batch.__kwdefaults__
+def check_problem(chain: Chain, targets, q0, batch_ndim: int, options: dict) -> IKProblem:
+    """The solvers' :class:`~physai._ik_record.IKProblem` of the previous release's keywords ``options`` (``task``,
+    ``avoid``, ``rng`` and the flat ones): what the collision step's tests build a problem from."""
+    options = dict(options)
+    task, solver, trace = from_flat(options.pop("task", "pose"), {k: options.pop(k) for k in list(options)
+                                                                   if k in _FLAT})
+    avoid, rng = options.pop("avoid", None), options.pop("rng", None)
+    if options:
+        raise TypeError(f"solve_ik() got an unexpected keyword argument {next(iter(options))!r}")
+    problem = ik_problem(chain, targets, q0, task=task, limits=() if avoid is None else (Clearance(avoid),))
+    o = _ik_options.options(problem.task, solver)
+    return IKProblem(chain, problem.T_target, problem.q0, restart_uniforms(chain, rng, len(problem.T_target),
+                                                                           o.restarts), o, problem.world,
+                     solver.backend != "numpy" and trace is None, "compiled", trace)

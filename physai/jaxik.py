@@ -22,25 +22,17 @@ the passed ``numpy.random.Generator``), at most ``UNREACHABLE_RESTARTS`` for a p
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
 from physai._extras import require
 from physai._validate import count, generator, one_of, positive
 from physai.errors import InputError
-from physai.ik import (
-    DEFAULT_MAX_ITERATIONS,
-    DEFAULT_RESTARTS,
-    MAX_RESTARTS,
-    REASONS,
-    UNREACHABLE_RESTARTS,
-    IKBatchResult,
-    batch_result,
-    check_targets,
-    default_start,
-    limit_blocked,
-    restart_draws,
-)
+from physai._ik_options import DEFAULT_MAX_ITERATIONS, DEFAULT_RESTARTS, MAX_RESTARTS, check_targets
+from physai._ik_record import ITERATION_LIMIT, IKOptions
+from physai._ik_result import IKBatchResult, batch_result
+from physai._ik_solve import UNREACHABLE_RESTARTS, limit_blocked, restart_draws
 from physai.kinematics import Chain, tool_pose_and_jacobian
 
 TASKS = ("pose", "position")
@@ -182,10 +174,11 @@ def dls_ik(
     tol_position: float = 1e-4,
     tol_orientation: float = 1e-3,
 ) -> IKBatchResult:
-    """Solve ``B`` IK targets at once by damped least squares (see the module docstring for the step).
+    """Deprecated: ``physai.ik.solve(ik_problem(...), Solver(method="dls", backend="jax"))``. Solve ``B`` IK targets
+    at once by damped least squares (see the module docstring for the step).
 
     Returns the :class:`physai.ik.IKBatchResult` of :func:`physai.ik.solve_ik_batch` (``method="dls"``): ``reason``
-    is ``"converged"`` or ``"iteration limit"`` (every attempt used its steps), ``restarts (B,)`` those each target
+    is ``"converged"`` or ``"unreachable"`` (every attempt used its steps), ``restarts (B,)`` those each target
     used (the attempt it converged in, else all).
 
     ``targets``: ``(B, 4, 4)`` ``T_world_target`` (or ``(B, 3)`` points for ``task="position"``).
@@ -194,6 +187,8 @@ def dls_ik(
     defaults to ``default_rng(0)``), the restart poses of :func:`physai.ik.solve_ik_batch`. ``damping`` in m
     (and rad), ``max_step`` in joint units.
     """
+    warnings.warn("physai.jaxik.dls_ik is deprecated: use physai.ik.solve(physai.ik.ik_problem(chain, targets, q0, "
+                  "task=task), physai.ik.Solver(method='dls', backend='jax'))", DeprecationWarning, stacklevel=2)
     one_of(task, "task", TASKS)
     one_of(backend, "backend", BACKENDS)
     restarts = count(restarts, "restarts", 0, MAX_RESTARTS)
@@ -205,13 +200,31 @@ def dls_ik(
     p_target, R_target = _targets(task, targets)
     B, n = len(p_target), chain.n
     # The start policy of physai.ik.solve_ik: a start outside the limits is refused, naming the joint.
-    q0 = default_start(chain) if q0 is None else chain.check_q(q0, "q0", within_limits=True)
+    q0 = chain.q_middle if q0 is None else chain.check_q(q0, "q0", within_limits=True)
     if q0.shape not in ((n,), (B, n)):
         raise InputError(f"q0: expected shape ({n},) or ({B}, {n}) for {B} target(s), got {q0.shape}")
+    return _run(chain, task, backend, p_target, R_target, q0, restarts, rng, opts, steps)
+
+
+def solve_checked(problem, o: IKOptions, rng) -> IKBatchResult:
+    """The JAX loop on a problem :func:`physai.ik.ik_problem` checked and options ``o`` (``method="dls"``): nothing
+    is checked again (the backend of ``physai.ik.Solver(method="dls", backend="jax")``)."""
+    if o.task not in TASKS:
+        raise InputError(f"task: backend='jax' solves {', '.join(map(repr, TASKS))}, not {o.task!r}")
+    T = problem.T_target
+    opts = (o.damping, o.max_step, o.tol_position, o.tol_orientation)
+    return _run(problem.chain, o.task, "jax", np.ascontiguousarray(T[:, :3, 3]), np.ascontiguousarray(T[:, :3, :3]),
+                problem.q0, o.restarts, rng, opts, o.max_iterations)
+
+
+def _run(chain: Chain, task: str, backend: str, p_target, R_target, q0, restarts: int, rng, opts: tuple,
+         steps: int) -> IKBatchResult:
+    """The attempts of the DLS loop on checked arrays (every target's restart draws those of physai.ik)."""
+    B, n = len(p_target), chain.n
     q = np.array(np.broadcast_to(q0, (B, n)))
     starts = restart_draws(chain, rng, B, restarts)  # (B, restarts, n), the draws of physai.ik
     if backend == "jax":
-        require("jax", "physai.jaxik's backend='jax'")
+        require("jax", "physai.ik.Solver's backend='jax'")
     run = (_numpy_attempt if backend == "numpy" else _jax_attempt)(chain, task, opts, steps)
     attempts = _attempts(chain, p_target, restarts, opts[2])
     done, its, used = np.zeros(B, bool), np.zeros(B, np.int64), np.zeros(B, np.int64)
@@ -225,5 +238,5 @@ def dls_ik(
         done = np.where(spent, done, ran_done)
         if (done | (attempt + 1 >= attempts)).all():
             break
-    return batch_result(q, np.where(done, 0, REASONS.index("iteration limit")), its, perr, oerr, used, "dls", task,
+    return batch_result(q, np.where(done, 0, ITERATION_LIMIT), its, perr, oerr, used, "dls", task,
                         opts[2], opts[3])

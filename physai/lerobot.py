@@ -28,12 +28,12 @@ import numpy as np
 from physai import kinematics, robots
 from physai.chain import chain_from_mujoco
 from physai.errors import InputError, UnknownNameError
-from physai.ik import DEFAULT_RESTARTS, solve_ik
+from physai.ik import DEFAULT_RESTARTS, Solver, Task, ik_problem, solve
 
 __all__ = ["FOLLOW_DISTANCE", "REASONS", "RESTARTS", "RobotKinematics", "SolveReport"]
 
-# last_result.reason: physai's IK reasons in LeRobot's words (a pipeline reads "unreachable", not a solver's detail)
-REASONS = ("converged", "unreachable", "iteration limit")
+# last_result.reason: physai's IK reasons, the same words for every task
+REASONS = ("converged", "unreachable")
 # A target within this distance (m) of the tool at the given joints is being followed (a teleop tick moves it by
 # millimetres): a solve that fails there has settled on the best compromise on the arm's branch, and no restart
 # may move the arm to another one. For a farther target, a failed attempt from the given joints is followed by
@@ -41,7 +41,8 @@ REASONS = ("converged", "unreachable", "iteration limit")
 FOLLOW_DISTANCE = 0.02
 RESTARTS = DEFAULT_RESTARTS
 _ROUND_TRIP = 1e-12  # rad: the most a joint on its limit moves through rad -> deg -> rad
-_REASON = {"converged": "converged", "unreachable: best effort": "unreachable", "iteration limit": "iteration limit"}
+# A followed target: one attempt from the current joints (physai.ik.Solver.tracking); a farther one: the restarts too.
+_FOLLOW, _SEEK = Solver.tracking(), Solver(restarts=RESTARTS)
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,10 @@ class SolveReport:
     ``converged``: both errors within physai's IK tolerances (0.1 mm, 1e-3 rad; position only when
     ``orientation_weight == 0``); ``reason`` one of :data:`REASONS`: ``"unreachable"`` when every attempt stopped
     short of the target (for a followed target the one attempt from the given joints: not reachable on the arm's
-    present branch), ``"iteration limit"`` when one was still improving as its budget ran out; ``position_error``
+    present branch); ``position_error``
     (m) and ``orientation_error`` (rad, 0 for position only) of the returned joints; ``iterations`` over all
-    attempts and ``restarts`` used; ``clipped``: the joints whose start lay outside their limits and was clipped into them.
+    attempts and ``restarts`` used; ``clipped``: the joints whose start lay outside their limits and was clipped
+    into them.
 
     Examples
     --------
@@ -136,6 +138,7 @@ class RobotKinematics:
         self.last_result: SolveReport | None = None
         self._index = np.array([self.joint_names.index(j) for j in self.chain.joint_names])
         self._warned: set[str] = set()
+        self._problems: dict = {}  # Task -> the checked IK problem of this chain, built on first use
 
     def forward_kinematics(self, joint_pos_deg: np.ndarray) -> np.ndarray:
         """``T_base_tool`` ``(4, 4)`` (m) of the target frame at ``joint_pos_deg`` (degrees, ``joint_names`` order;
@@ -174,17 +177,22 @@ class RobotKinematics:
         (False, 'unreachable', 0.52)
         """
         current = self._joint_vector(current_joint_pos, "current_joint_pos")
-        weights = _weights(position_weight, orientation_weight)
+        task = _task(*_numbers(position_weight, orientation_weight))
         q0, clipped = self._clipped_start(np.deg2rad(current[self._index]))
-        task = "position" if len(weights) == 3 else "pose"
+        # the chain and task are checked once per object; each call checks only its target and start
+        problem = self._problems.get(task)
+        problem = (ik_problem(self.chain, desired_ee_pose, q0, task=task) if problem is None
+                   else problem.with_target(desired_ee_pose, q0))
+        if not problem.single:
+            raise InputError(f"desired_ee_pose: expected one 4x4 T_base_target, got shape {np.shape(desired_ee_pose)}")
+        self._problems[task] = problem
         # A followed target gets one attempt from the current joints; a farther one, if that attempt fails,
-        # physai's seeded restarts too (solve_ik tries them only after the attempt from q0 has failed).
-        restarts = 0 if self._follows(q0, desired_ee_pose) else RESTARTS
-        result = solve_ik(self.chain, desired_ee_pose, q0=q0, task=task, weights=weights, restarts=restarts)
-        self.last_result = SolveReport(result.converged, _REASON[result.reason], result.position_error,
-                                       result.orientation_error, result.iterations, result.restarts, clipped)
+        # physai's seeded restarts too (they are tried only after the attempt from q0 has failed).
+        r = solve(problem, _FOLLOW if self._follows(q0, problem.T_target[0]) else _SEEK)  # one row
+        self.last_result = SolveReport(bool(r.converged[0]), str(r.reason[0]), r.position_error.item(0),
+                                       r.orientation_error.item(0), r.iterations.item(0), r.restarts.item(0), clipped)
         answer = current.copy()
-        answer[self._index] = np.rad2deg(result.q)
+        answer[self._index] = np.rad2deg(r.q[0])
         return answer
 
     def _joint_vector(self, joint_pos, name: str) -> np.ndarray:
@@ -213,32 +221,26 @@ class RobotKinematics:
                               "from the nearest limit (warned once per joint)", stacklevel=3)
         return q_in, tuple(self.chain.joint_names[j] for j in outside)
 
-    def _follows(self, q0: np.ndarray, desired_ee_pose) -> bool:
-        """Whether the target lies within :data:`FOLLOW_DISTANCE` of the tool at ``q0``: a target being followed.
-        A target that is not a 4x4 array is left to :func:`physai.solve_ik` to refuse, naming it."""
-        T_target = np.asarray(desired_ee_pose)
-        if T_target.shape != (4, 4):
-            return True
+    def _follows(self, q0: np.ndarray, T_target: np.ndarray) -> bool:
+        """Whether the checked target ``T_target (4, 4)`` lies within :data:`FOLLOW_DISTANCE` of the tool at ``q0``: a
+        target being followed."""
         d = T_target[:3, 3] - kinematics.tool_pose(self.chain, q0)[:3, 3]
         return float(d @ d) <= FOLLOW_DISTANCE**2
 
 
-def _weights(position_weight, orientation_weight) -> np.ndarray:
-    """The IK row weights: 3 position rows, then 3 rotation rows unless ``orientation_weight == 0``."""
+def _numbers(position_weight, orientation_weight) -> tuple[float, float]:
     try:
-        pw, ow = float(position_weight), float(orientation_weight)
+        return float(position_weight), float(orientation_weight)
     except (TypeError, ValueError):
         raise InputError(f"position_weight, orientation_weight: expected numbers, got {position_weight!r}, "
                          f"{orientation_weight!r}") from None
-    return _checked_weights(pw, ow)
 
 
 @functools.lru_cache(maxsize=16)  # a control loop passes the same two weights every tick
-def _checked_weights(pw: float, ow: float) -> np.ndarray:
+def _task(pw: float, ow: float) -> Task:
+    """The IK task of LeRobot's weights: 3 position rows, then 3 rotation rows unless ``orientation_weight == 0``."""
     if not (math.isfinite(pw) and pw > 0):
         raise InputError(f"position_weight: expected a positive number, got {pw!r}")
     if not (math.isfinite(ow) and ow >= 0):
         raise InputError(f"orientation_weight: expected a number >= 0 (0: position only), got {ow!r}")
-    weights = np.full(3, pw) if ow == 0 else np.array([pw, pw, pw, ow, ow, ow])
-    weights.flags.writeable = False
-    return weights
+    return Task("position", (pw,) * 3) if ow == 0 else Task("pose", (pw,) * 3 + (ow,) * 3)

@@ -23,7 +23,8 @@ The tools:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,28 +35,34 @@ from physai._world_check import checked_world
 from physai.errors import InputError
 from physai.ik import (
     TASKS,
+    Clearance,
     IKBatchResult,
     IKResult,
-    check_targets,
-    solve_ik_batch,
+    Secondary,
+    Task,
+    from_flat,
+    ik_problem,
+    solve,
     task_residual,
 )
+from physai._ik_options import check_targets
 from physai.kinematics import Chain
 from physai.singularity import (
-    _pinv_of,
-    _projector,
-    _scale_to_limit,
-    _svd,
+    pinv_of_svd,
+    projector_of,
+    scale_to_limit_trusted,
+    svd_trusted,
     check_damping,
     jacobian_block,
 )
 from physai.transforms import pose_error
 
 __all__ = [  # the null-space API; avoidance_step (and its gain) is defined below this module, in _avoid_step
-    "DAMPER_GAIN", "RCOND", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "RedundantResult",
-    "SelfMotionResult", "avoidance_step", "jacobian_derivative", "joint_limit_cost", "limit_margin", "manipulability",
-    "manipulability_cost", "null_basis", "pinv", "point_jacobian", "posture_cost", "priority_rate", "projector",
-    "redundant_rate", "refine_in_nullspace", "self_motion", "solve_ik_redundant", "solve_ik_redundant_batch",
+    "DAMPER_GAIN", "RCOND", "REFINE_ITERATIONS", "REFINE_MIN_STEP", "REFINE_STEP", "Objective", "Prefer",
+    "RedundantResult", "SelfMotionResult", "avoidance_step", "jacobian_derivative", "joint_limit_cost", "limit_margin",
+    "manipulability", "manipulability_cost", "null_basis", "pinv", "point_jacobian", "posture_cost", "priority_rate",
+    "projector", "redundant_rate", "refine_in_nullspace", "self_motion", "solve_ik_redundant",
+    "solve_ik_redundant_batch",
 ]
 
 RCOND = 1e-12  # singular values below RCOND * sigma_max count as zero (rank decisions)
@@ -99,7 +106,7 @@ def pinv(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
 
 def _pinv(J, lam, S_half, rcond):
     """``(J^#_lam, J^#_0)`` from one SVD (the second is the exact pseudoinverse the projector needs)."""
-    return _pinv_of(_svd(J if S_half is None else J @ S_half, rcond), lam, S_half)
+    return pinv_of_svd(svd_trusted(J if S_half is None else J @ S_half, rcond), lam, S_half)
 
 
 def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
@@ -127,7 +134,7 @@ def projector(J, *, lam=0.0, weights=None, rcond: float = RCOND) -> np.ndarray:
     [0. 0.]
     """
     J = finite_array(J, "J")
-    return _projector(J, pinv(J, lam=lam, weights=weights, rcond=rcond))
+    return projector_of(J, pinv(J, lam=lam, weights=weights, rcond=rcond))
 
 
 def null_basis(J, rcond: float = RCOND) -> np.ndarray:
@@ -171,7 +178,7 @@ def redundant_rate(J, v, qdot0=None, *, lam=0.0, weights=None, rcond: float = RC
     if qdot0 is None:
         return qdot
     qdot0 = finite_array(qdot0, "qdot0", (n,))
-    return qdot + (_projector(J, P0) @ qdot0[..., None])[..., 0]
+    return qdot + (projector_of(J, P0) @ qdot0[..., None])[..., 0]
 
 
 def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarray:
@@ -190,7 +197,7 @@ def priority_rate(J1, v1, J2, v2, *, lam2=0.0, rcond: float = RCOND) -> np.ndarr
     v1 = finite_array(v1, "v1", (J1.shape[-2],))
     v2 = finite_array(v2, "v2", (J2.shape[-2],))
     J1p = pinv(J1, rcond=rcond)
-    N1 = _projector(J1, J1p)
+    N1 = projector_of(J1, J1p)
     qdot1 = (J1p @ v1[..., None])[..., 0]
     residual = v2 - (J2 @ qdot1[..., None])[..., 0]
     return qdot1 + (N1 @ pinv(J2 @ N1, lam=lam2, rcond=rcond) @ residual[..., None])[..., 0]
@@ -221,11 +228,20 @@ def jacobian_derivative(J) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Objective:
-    """A secondary cost ``H(q)`` to minimise: ``value: (..., n) -> (...)``, ``gradient: (..., n) -> (..., n)``."""
+    """A secondary cost ``H(q)`` to minimise: ``value: (..., n) -> (...)``, ``gradient: (..., n) -> (..., n)``.
+
+    ``trusted_value`` and ``trusted_gradient`` (default: ``value`` and ``gradient``): the same functions for joint
+    vectors already checked (a solver's iterates), so a refinement checks its inputs once, not every step."""
 
     name: str
     value: Callable[[np.ndarray], np.ndarray]
     gradient: Callable[[np.ndarray], np.ndarray]
+    trusted_value: Callable[[np.ndarray], np.ndarray] | None = None
+    trusted_gradient: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "trusted_value", self.trusted_value or self.value)
+        object.__setattr__(self, "trusted_gradient", self.trusted_gradient or self.gradient)
 
 
 def joint_limit_cost(chain: Chain) -> Objective:
@@ -242,13 +258,14 @@ def joint_limit_cost(chain: Chain) -> Objective:
     k = int(limited.sum())
 
     def value(q):
-        d = chain.check_q(q) - c
+        d = q - c
         return np.sum(d * d * inv_range2, axis=-1) / (2 * k)
 
     def gradient(q):
-        return (chain.check_q(q) - c) * inv_range2 / k
+        return (q - c) * inv_range2 / k
 
-    return Objective("joint-limit", value, gradient)
+    return Objective("joint-limit", lambda q: value(chain.check_q(q)), lambda q: gradient(chain.check_q(q)), value,
+                     gradient)
 
 
 def posture_cost(chain: Chain, q_pref, weights=None) -> Objective:
@@ -259,13 +276,14 @@ def posture_cost(chain: Chain, q_pref, weights=None) -> Objective:
         raise InputError(f"weights: expected non-negative joint weights, got {w}")
 
     def value(q):
-        d = chain.check_q(q) - q_pref
+        d = q - q_pref
         return 0.5 * np.sum(w * d * d, axis=-1)
 
     def gradient(q):
-        return w * (chain.check_q(q) - q_pref)
+        return w * (q - q_pref)
 
-    return Objective("posture", value, gradient)
+    return Objective("posture", lambda q: value(chain.check_q(q)), lambda q: gradient(chain.check_q(q)), value,
+                     gradient)
 
 
 def _rows(block, char_length: float) -> np.ndarray:
@@ -377,7 +395,7 @@ def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
     """``(dmax, corrected)``: the projected gradient step ``-N grad H`` (largest joint change ``alpha``, ``dmax`` its
     unscaled size) plus the Newton correction, corrected once more at the new point (``_corrected``'s tuple)."""
     Jp = _pinv(Jt, 0.0, None, RCOND)[0]
-    d = -(_projector(Jt, Jp) @ objective.gradient(q)[..., None])[..., 0]
+    d = -(projector_of(Jt, Jp) @ objective.trusted_gradient(q)[..., None])[..., 0]
     dmax = np.abs(d).max(axis=-1)
     scale = np.where(dmax > 0, alpha / np.where(dmax > 0, dmax, 1.0), 0.0)
     q1, e1, J1, _, _ = _corrected(chain, q + scale[:, None] * d, e, Jp, task, T_target, axis)
@@ -385,6 +403,32 @@ def _self_motion_step(chain, objective, q, e, Jt, alpha, task, T_target, axis):
 
 
 REFINE_ITERATIONS, REFINE_STEP, REFINE_MIN_STEP = 200, 0.2, 1e-4  # refine_in_nullspace's defaults
+
+
+def _refine(chain, T_target, q, converged, objective, task, tol_position, tol_orientation, a, iterations, step,
+            min_step, world):
+    """The refinement loop on checked arguments: ``(q, perr, oerr, cost0, cost, its, active)`` per target."""
+    q = np.array(q, float)
+    e, Jt, perr, oerr = task_residual(task, *kinematics._pose_and_jacobian(chain, q, "compiled"), T_target, a)
+    cost0 = objective.trusted_value(q)
+    cost, alpha, its = cost0.copy(), np.full(len(q), float(step)), np.zeros(len(q), int)
+    active = np.array(converged, bool)
+    for _ in range(int(iterations)):
+        r = np.flatnonzero(active)
+        if not len(r):
+            break
+        dmax, (trial, et, Jtt, pt, ot) = _self_motion_step(chain, objective, q[r], e[r], Jt[r], alpha[r],
+                                                           task, T_target[r], a)
+        ct = objective.trusted_value(trial)
+        ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
+        if world is not None:
+            ok[ok] = world.clear_trusted(trial[ok], world.pair_margin)
+        ra = r[ok]
+        q[ra], e[ra], Jt[ra], perr[ra], oerr[ra], cost[ra] = trial[ok], et[ok], Jtt[ok], pt[ok], ot[ok], ct[ok]
+        alpha[r] = np.where(ok, np.minimum(alpha[r] * 1.5, step), alpha[r] * 0.5)
+        its[r] += 1
+        active[r[(alpha[r] < min_step) | (dmax == 0)]] = False
+    return q, perr, oerr, cost0, cost, its, active
 
 
 def refine_in_nullspace(
@@ -402,46 +446,21 @@ def refine_in_nullspace(
     min_step: float = REFINE_MIN_STEP,
     avoid=None,
 ) -> list[RedundantResult]:
-    """Lower ``objective`` along the self-motion of each converged IK solution (vectorised over targets).
-
-    ``targets`` as given to :func:`physai.ik.solve_ik_batch` (``(B, 4, 4)``, or ``(B, 3)`` for a position
-    task) and that solver's :class:`~physai.ik.IKBatchResult` ``ik_results`` for them (same ``task``, ``axis``).
-    Each iteration is a predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint change
-    ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
-    correction ``J^+ e`` at the new point, clipped into the limits. It is accepted only if the cost
-    falls *and* the primary still meets ``tol_position``/``tol_orientation``, so the plain solver's
-    success is kept target by target; ``alpha`` grows by 1.5 on acceptance and halves on rejection.
-    A target stops when ``alpha < min_step`` (``"stationary"``) or after ``iterations``. ``avoid``: a
-    :class:`physai.collision.CollisionWorld` of the chain; an iterate is then accepted only if every pair also keeps
-    the world's margin (a clear answer stays clear).
-    """
+    """Deprecated: ``prefer=Prefer(objective)`` (the same steps). Lower ``objective`` along the self-motion of each
+    converged answer of ``ik_results`` (the :class:`~physai.ik.IKBatchResult` of ``targets``, ``(B, 4, 4)`` or
+    ``(B, 3)`` for a position task), keeping the task within ``tol_position``/``tol_orientation`` and, with
+    ``avoid``, every pair of that world its margin."""
+    warnings.warn("physai.nullspace.refine_in_nullspace is deprecated: pass prefer=physai.nullspace.Prefer(objective) "
+                  "to physai.ik.ik_problem (or solve_ik_batch)", DeprecationWarning, stacklevel=2)
     _check_options(objective, iterations, step, min_step)
     T_target = check_targets(one_of(task, "task", TASKS), targets, 1)
     if len(T_target) != len(ik_results):
         raise InputError(f"ik_results: expected one result per target ({len(T_target)}), got {len(ik_results)}")
-    q = np.array(ik_results.q, float)
     world = checked_world(avoid, chain)
     a = finite_array(axis, "axis", (3,))
-    a = a / np.linalg.norm(a)
-    e, Jt, perr, oerr = task_residual(task, *kinematics.tool_pose_and_jacobian(chain, q), T_target, a)
-    cost0 = objective.value(q)
-    cost, alpha, its = cost0.copy(), np.full(len(q), float(step)), np.zeros(len(q), int)
-    active = np.array(ik_results.converged, bool)
-    for _ in range(int(iterations)):
-        r = np.flatnonzero(active)
-        if not len(r):
-            break
-        dmax, (trial, et, Jtt, pt, ot) = _self_motion_step(chain, objective, q[r], e[r], Jt[r], alpha[r],
-                                                           task, T_target[r], a)
-        ct = objective.value(trial)
-        ok = (ct < cost[r]) & (pt <= tol_position) & (ot <= tol_orientation)
-        if world is not None:
-            ok[ok] = world._clear(trial[ok], world.pair_margin)
-        ra = r[ok]
-        q[ra], e[ra], Jt[ra], perr[ra], oerr[ra], cost[ra] = trial[ok], et[ok], Jtt[ok], pt[ok], ot[ok], ct[ok]
-        alpha[r] = np.where(ok, np.minimum(alpha[r] * 1.5, step), alpha[r] * 0.5)
-        its[r] += 1
-        active[r[(alpha[r] < min_step) | (dmax == 0)]] = False
+    q, perr, oerr, cost0, cost, its, active = _refine(
+        chain, T_target, ik_results.q, ik_results.converged, objective, task, tol_position, tol_orientation,
+        a / np.linalg.norm(a), iterations, step, min_step, world)
     out = []
     for b, res in enumerate(ik_results):
         reason = ("primary not converged: not optimised" if not res.converged
@@ -459,31 +478,77 @@ def _check_options(objective, iterations=REFINE_ITERATIONS, step=REFINE_STEP, mi
         raise InputError(f"step, min_step: expected 0 < min_step <= step, got {min_step}, {step}")
 
 
-# The refinement's own options; the task, tolerances, axis and collision world go to both the solver and the
-# refinement.
-_REFINE_ONLY = ("iterations", "step", "min_step")
-_SHARED = ("task", "tol_position", "tol_orientation", "axis", "avoid")
 
 
 def solve_ik_redundant_batch(chain: Chain, targets, q0=None, *, objective: Objective,
                              **options) -> list[RedundantResult]:
-    """:func:`physai.ik.solve_ik_batch`, then :func:`refine_in_nullspace`; one :class:`RedundantResult` per target.
-
-    ``task``, ``tol_position``, ``tol_orientation`` and ``axis`` go to both (the refinement keeps the solver's
-    success by the same tolerances); ``iterations``, ``step`` and ``min_step`` to the refinement; the rest
-    (``method``, ``restarts``, ``rng``, ...) to the solver unchanged. Defaults are theirs.
-    """
-    refine = {k: options.pop(k) for k in _REFINE_ONLY if k in options}
-    _check_options(objective, **refine)  # before the solve: a bad refinement option costs no IK
-    res = solve_ik_batch(chain, targets, q0, **options)
-    shared = {k: options[k] for k in _SHARED if k in options}
-    return refine_in_nullspace(chain, targets, res, objective=objective, **shared, **refine)
+    """Deprecated: ``solve_ik_batch(..., prefer=Prefer(objective))``. The solve, then the refinement; one
+    :class:`RedundantResult` per target. ``task``, ``tol_position``, ``tol_orientation`` and ``axis`` go to both;
+    ``iterations``, ``step`` and ``min_step`` to the refinement; the rest (``method``, ``restarts``, ``rng``, ...) to
+    the solver."""
+    warnings.warn("physai.nullspace.solve_ik_redundant(_batch) is deprecated: pass prefer=physai.nullspace.Prefer("
+                  "objective) to physai.ik.solve_ik(_batch) or ik_problem", DeprecationWarning, stacklevel=2)
+    return _redundant(chain, targets, q0, objective, options)
 
 
 def solve_ik_redundant(chain: Chain, target, q0=None, *, objective: Objective, **options) -> RedundantResult:
-    """One target (a 4x4 ``T_world_target``, or a 3-vector for ``task="position"``): :func:`solve_ik_redundant_batch`
-    on a batch of one, same options. With the same ``rng`` it equals :func:`physai.ik.solve_ik` then the refinement."""
-    return solve_ik_redundant_batch(chain, finite_array(target, "target")[None], q0, objective=objective, **options)[0]
+    """Deprecated: ``solve_ik(..., prefer=Prefer(objective))``. :func:`solve_ik_redundant_batch` on one target."""
+    warnings.warn("physai.nullspace.solve_ik_redundant is deprecated: pass prefer=physai.nullspace.Prefer(objective) "
+                  "to physai.ik.solve_ik", DeprecationWarning, stacklevel=2)
+    return _redundant(chain, finite_array(target, "target")[None], q0, objective, options)[0]
+
+
+def _redundant(chain, targets, q0, objective, options) -> list[RedundantResult]:
+    options = dict(options)
+    refine = {k: options.pop(k) for k in ("iterations", "step", "min_step") if k in options}  # Prefer's options
+    prefer = Prefer(objective, **refine)  # before the solve: a bad refinement option costs no IK
+    avoid, rng = options.pop("avoid", None), options.pop("rng", None)
+    task, solver, trace = from_flat(options.pop("task", "pose"), options)
+    problem = ik_problem(chain, targets, q0, task=task, limits=() if avoid is None else (Clearance(avoid),))
+    res = solve(problem, solver, rng=rng, trace=trace)
+    q, perr, oerr, cost0, cost, its, active = prefer.run(chain, problem.T_target, res, problem.task, problem.world)
+    return [RedundantResult(q[b].copy(), r.converged, float(perr[b]), float(oerr[b]), float(cost0[b]), float(cost[b]),
+                            int(its[b]), "primary not converged: not optimised" if not r.converged
+                            else "iteration limit" if active[b] else "stationary", r) for b, r in enumerate(res)]
+
+
+@dataclass(frozen=True)
+class Prefer(Secondary):
+    """The null-space secondary of an IK problem (``prefer=`` of :func:`physai.ik.ik_problem`): after the solve,
+    lower ``objective`` along the self-motion of each converged answer, keeping the task within its tolerances.
+
+    Each iteration is a predictor-corrector step: the normalised projected gradient ``-N grad H`` (largest joint
+    change ``alpha <= step`` rad) plus the Newton correction ``J^+ e`` of the primary residual, then one more
+    correction at the new point, clipped into the limits. It is accepted only if the cost falls *and* the primary
+    still meets its tolerances (and, with a clearance limit, every pair keeps its margin); ``alpha`` grows by 1.5 on
+    acceptance and halves on rejection; it stops below ``min_step`` or after ``iterations``. ``result.cost (B,)``.
+
+    Examples
+    --------
+    >>> panda = physai.load("panda")
+    >>> T = physai.tool_pose(panda, panda.q_middle + 0.3)
+    >>> plain = physai.solve_ik(panda, T)
+    >>> refined = physai.solve_ik(panda, T, prefer=physai.nullspace.Prefer(physai.nullspace.joint_limit_cost(panda)))
+    >>> refined.converged, bool(refined.cost <= physai.nullspace.joint_limit_cost(panda).value(plain.q))
+    (True, True)
+    """
+
+    objective: Objective
+    iterations: int = REFINE_ITERATIONS
+    step: float = REFINE_STEP
+    min_step: float = REFINE_MIN_STEP
+
+    def __post_init__(self):
+        _check_options(self.objective, self.iterations, self.step, self.min_step)
+
+    def run(self, chain, T_target, result, task: Task, world):
+        """The refinement's arrays ``(q, perr, oerr, cost0, cost, its, active)`` of a solve's ``result``."""
+        return _refine(chain, T_target, result.q, result.converged, self.objective, task.kind, task.tol_position,
+                       task.tol_orientation, task.unit_axis, self.iterations, self.step, self.min_step, world)
+
+    def refine(self, chain, T_target, result, task: Task, world) -> IKBatchResult:
+        q, perr, oerr, _, cost, _, _ = self.run(chain, T_target, result, task, world)
+        return replace(result, q=q, position_error=perr, orientation_error=oerr, cost=cost)
 
 
 # ---- self-motion with a secondary objective, clear of obstacles --------------------------------------------------
@@ -520,9 +585,9 @@ def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, ste
     for _ in range(steps):
         T, J = kinematics.tool_pose_and_jacobian(chain, q)
         e = pose_error(T, T0)
-        usv = _svd(J, RCOND)
-        Jp = _pinv_of(usv, 0.0)[0]
-        d = _scale_to_limit(-(_projector(J, Jp) @ objective.gradient(q)), step)[0]  # largest joint change <= step
+        usv = svd_trusted(J, RCOND)
+        Jp = pinv_of_svd(usv, 0.0)[0]
+        d = scale_to_limit_trusted(-(projector_of(J, Jp) @ objective.gradient(q)), step)[0]  # joint change <= step
         dq, scale = Jp @ e + d, 1.0
         if world is not None:
             dq, scale = _avoid(world, q, J, usv, dq)

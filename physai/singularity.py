@@ -52,10 +52,10 @@ def jacobian_block(J, block: str = "position", char_length: float = 0.3) -> np.n
     char_length = positive(char_length, "char_length")
     if block not in BLOCKS:
         raise InputError(f"block: expected one of {BLOCKS}, got {block!r}")
-    return _block(J, block, char_length)
+    return jacobian_block_trusted(J, block, char_length)
 
 
-def _block(J: np.ndarray, block: str, char_length: float) -> np.ndarray:
+def jacobian_block_trusted(J: np.ndarray, block: str, char_length: float) -> np.ndarray:
     """:func:`jacobian_block` of a checked ``J``, ``block`` and ``char_length``."""
     if block == "position":
         return J[..., :3, :]
@@ -172,15 +172,15 @@ def damped_solve(J, v, lam, rcond: float = 1e-12) -> np.ndarray:
     nonnegative(rcond, "rcond")
     if J.ndim < 2 or v.shape[-1:] != J.shape[-2:-1]:
         raise InputError(f"J, v: expected shapes (..., m, n) and (..., m), got {J.shape} and {v.shape}")
-    return _damped_solve(J, v, lam, rcond)
+    return damped_solve_trusted(J, v, lam, rcond)
 
 
-def _damped_solve(J: np.ndarray, v: np.ndarray, lam, rcond: float = _RCOND) -> np.ndarray:
+def damped_solve_trusted(J: np.ndarray, v: np.ndarray, lam, rcond: float = _RCOND) -> np.ndarray:
     """:func:`damped_solve` of checked arrays (the solvers' per-iteration call)."""
-    return _solve_svd(_svd(J, rcond), v, lam)
+    return _solve_svd(svd_trusted(J, rcond), v, lam)
 
 
-def _svd(J: np.ndarray, rcond: float = _RCOND) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def svd_trusted(J: np.ndarray, rcond: float = _RCOND) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(U, sigma, V^T)`` of checked ``J: (..., m, n)`` (thin), singular values below ``rcond * sigma_max`` set to
     0: the one factorisation a damped step and a null-space projector share."""
     U, S, Vt = np.linalg.svd(J, full_matrices=False)
@@ -194,9 +194,10 @@ def _solve_svd(usv, v: np.ndarray, lam) -> np.ndarray:
     return (np.swapaxes(Vt, -1, -2) @ coeff[..., None])[..., 0]
 
 
-def _pinv_of(usv, lam, S_half=None):
-    """``(J^#_lam, J^#_0)`` from the factors ``(U, sigma, V^T)`` of ``J W^(-1/2)`` (:func:`_svd`), ``S_half`` that
-    ``W^(-1/2)`` (None: unweighted): :func:`physai.nullspace.pinv`'s damped and exact pseudoinverses."""
+def pinv_of_svd(usv, lam, S_half=None):
+    """``(J^#_lam, J^#_0)`` from the factors ``(U, sigma, V^T)`` of ``J W^(-1/2)`` (:func:`svd_trusted`),
+    ``S_half`` that ``W^(-1/2)`` (None: unweighted): :func:`physai.nullspace.pinv`'s damped and exact
+    pseudoinverses."""
     U, S, Vt = usv
     V, Ut = np.swapaxes(Vt, -1, -2), np.swapaxes(U, -1, -2)
     out = [V @ (filter_factors(S, lam)[..., None] * Ut) for lam in ((lam, 0.0) if np.any(lam) else (0.0,))]
@@ -205,7 +206,7 @@ def _pinv_of(usv, lam, S_half=None):
     return out[0], out[-1]
 
 
-def _projector(J: np.ndarray, J_pinv: np.ndarray) -> np.ndarray:
+def projector_of(J: np.ndarray, J_pinv: np.ndarray) -> np.ndarray:
     """``N = I - J^# J: (..., n, n)`` from a pseudoinverse of ``J``: the one null-space projector
     (:func:`physai.nullspace.projector` and every step that moves in a null space)."""
     return np.eye(J.shape[-1]) - J_pinv @ J
@@ -227,10 +228,10 @@ def scale_to_limit(qdot, limit) -> tuple[np.ndarray, np.ndarray]:
     clipping joints one by one would bend it. Returns ``(qdot_scaled, scale)`` with ``scale: (...)`` in (0, 1].
     """
     qdot = finite_array(qdot, "qdot")
-    return _scale_to_limit(qdot, check_speed_limit(limit, qdot.shape[-1], "limit"))
+    return scale_to_limit_trusted(qdot, check_speed_limit(limit, qdot.shape[-1], "limit"))
 
 
-def _scale_to_limit(qdot: np.ndarray, limit) -> tuple[np.ndarray, np.ndarray]:
+def scale_to_limit_trusted(qdot: np.ndarray, limit) -> tuple[np.ndarray, np.ndarray]:
     """:func:`scale_to_limit` of a checked ``qdot`` and limit."""
     peak = np.max(np.abs(qdot) / limit, axis=-1)
     scale = np.where(peak > 1.0, 1.0 / np.where(peak > 1.0, peak, 1.0), 1.0)
@@ -286,16 +287,17 @@ def damped_step(
     v = finite_array(v_des, "v_des", (Jb.shape[0],), f" for block={block!r}")
     if block == "full":
         v = np.concatenate([v[:3], char_length * v[3:]])
-    return _damped_step(Jb, v, dt, sigma_healthy, lambda_max, qdot_limit)[:2]
+    return damped_step_trusted(Jb, v, dt, sigma_healthy, lambda_max, qdot_limit)[:2]
 
 
-def _damped_step(Jb: np.ndarray, v: np.ndarray, dt: float, sigma_healthy: float, lambda_max: float,
+def damped_step_trusted(Jb: np.ndarray, v: np.ndarray, dt: float, sigma_healthy: float, lambda_max: float,
                  qdot_limit) -> tuple[np.ndarray, StepHealth, tuple]:
     """:func:`damped_step` of a checked block ``Jb: (m, n)`` and its velocity ``v: (m,)`` (angular part already
-    scaled), and the one SVD of ``Jb`` it took (:func:`_svd`'s factors, for a null-space projector of the block)."""
+    scaled), and the one SVD of ``Jb`` it took (:func:`svd_trusted`'s factors, for a null-space projector of the
+    block)."""
     U, S, Vt = np.linalg.svd(Jb, full_matrices=False)
     h = _health_from_sigma(S, Jb.shape[0])
     lam = float(adaptive_damping(h.sigma_min, sigma_healthy, lambda_max))
     usv = (U, np.where(S > _RCOND * S[..., :1], S, 0.0), Vt)
-    qdot, scale = _scale_to_limit(_solve_svd(usv, v, lam), qdot_limit)
+    qdot, scale = scale_to_limit_trusted(_solve_svd(usv, v, lam), qdot_limit)
     return qdot * dt, StepHealth(h.sigma_min, h.kappa, h.manipulability, lam, float(scale)), usv

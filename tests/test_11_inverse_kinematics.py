@@ -42,7 +42,7 @@ def test_transpose_step_is_minus_the_central_difference_gradient(ex, so101, so10
 
 def test_convergence_verdicts_from_mujoco_site_pose(ex, panda, panda_model):
     c = ex.convergence(n_targets=6, max_iterations=60, seed=1)
-    q_true = panda.random_q(np.random.default_rng(1), 6, margin=0.2)
+    q_true = panda.random_q(np.random.default_rng(1), 6, inset=0.2)
     np.testing.assert_allclose(c.targets, [mj.site_pose(panda_model, panda, q) for q in q_true], atol=1e-14)
     rate = {}
     for method, qs, ok in zip(c.names, c.solutions, c.ok):

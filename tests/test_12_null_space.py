@@ -183,7 +183,7 @@ def test_projector_by_hand_is_scipy_null_space_of_mj_jacSite(build, panda_chain,
     from scipy.linalg import lstsq, null_space
 
     rng = np.random.default_rng(8)
-    for q in panda_chain.random_q(rng, 5, margin=0.1):
+    for q in panda_chain.random_q(rng, 5, inset=0.1):
         J = mj_site(panda_model, panda_chain, q)[2]
         Z = null_space(J)
         tol = 100 * np.finfo(float).eps * np.linalg.cond(J) ** 2  # the normal equations square kappa
@@ -197,7 +197,7 @@ def test_build_claim_from_mj_jacSite(build, panda_chain, panda_model):
     c = build.check_panda(n_poses=6, seed=4)
     rng = np.random.default_rng(4)
     leaks, scales = [], []
-    for q in panda_chain.random_q(rng, 6, margin=0.1):
+    for q in panda_chain.random_q(rng, 6, inset=0.1):
         J = mj_site(panda_model, panda_chain, q)[2]
         rng.normal(size=6)  # the build draws v, then qdot0, per pose
         qdot0 = rng.normal(size=7)
@@ -212,7 +212,7 @@ def test_null_space_step_is_scipys_projected_gradient_of_mj_jacSite(build, panda
     from scipy.linalg import null_space
 
     rng = np.random.default_rng(3)
-    for q in panda_chain.random_q(rng, 4, margin=0.1):
+    for q in panda_chain.random_q(rng, 4, inset=0.1):
         J, g = mj_site(panda_model, panda_chain, q)[2], rng.normal(size=7)
         Z = null_space(J)
         step = build.null_space_step(J, g, 0.3)
@@ -230,7 +230,7 @@ def test_descent_ends_where_the_gradient_lies_in_the_row_space_of_mj_jacSite(bui
     Z = null_space(mj_site(panda_model, panda_chain, d.q_end)[2])
     assert np.abs(Z.T @ (d.q_end - build.PANDA_READY)).max() < 1e-9  # grad H = q - q_ready, in the row space
     assert d.cost[-1] < d.cost[0] and d.projected_gradient[1] < 1e-9
-    q0 = panda_chain.random_q(np.random.default_rng(0), 1, margin=0.1)[0]  # the descent's start (seed 0)
+    q0 = panda_chain.random_q(np.random.default_rng(0), 1, inset=0.1)[0]  # the descent's start (seed 0)
     assert np.linalg.norm(mj_site(panda_model, panda_chain, d.q_end)[0] - mj_site(panda_model, panda_chain, q0)[0]) \
         <= d.drift[0] < 1e-3
 

@@ -53,7 +53,7 @@ def test_chain_urdf_folds_nonzero_q_ref_pinocchio(chain, rng):
 @pytest.mark.parametrize("task", ["pose", "position", "position+axis"])
 def test_success_judgement_by_closed_form_offsets(chain, task, rng):
     """The true joints succeed; a tool moved 2e-4 m fails; a spin about the tool z fails only the pose task."""
-    q = chain.random_q(rng, 10, margin=0.1)
+    q = chain.random_q(rng, 10, inset=0.1)
     T = kinematics.tool_pose(chain, q)
     assert ik_peers.succeeded(chain, task, T, q).all()
     moved = T.copy()

@@ -123,7 +123,7 @@ def test_health_json_matches_svd_of_mujoco_jacobian(so101_model, so101, rng):
 
 
 def test_ik_reaches_a_target_mujoco_confirms(so101_model, so101, rng):
-    target = mj.site_pose(so101_model, so101, so101.random_q(rng, margin=0.2))[:3, 3]
+    target = mj.site_pose(so101_model, so101, so101.random_q(rng, inset=0.2))[:3, 3]
     res = invoke("ik", "--robot", "so101", "--target", *q_words(target), "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -183,7 +183,7 @@ def test_bracketed_names_print_verbatim_in_tables(tmp_path, command):
 def test_ik_on_the_panda_without_q_seeds_inside_the_limits_and_reaches_a_mujoco_target(panda_model, panda, rng):
     """The Panda's qpos0 has joint4 = 0, outside [-3.07, -0.07]: the default seed is qpos0 clipped into the limits."""
     assert not np.all((panda.q_ref >= panda.lower) & (panda.q_ref <= panda.upper))
-    target = mj.site_pose(panda_model, panda, panda.random_q(rng, margin=0.3))[:3, 3]
+    target = mj.site_pose(panda_model, panda, panda.random_q(rng, inset=0.3))[:3, 3]
     res = invoke("ik", "--robot", "panda", "--target", *q_words(target), "--json")
     assert res.exit_code == 0, res.output
     reached = mj.site_pose(panda_model, panda, np.array(json.loads(res.stdout)["q"]))[:3, 3]

@@ -158,7 +158,7 @@ def test_ahead_of_time_ik_kernel_equals_numba_jit_bit_for_bit(task, jit):
     for solve in (_engine.kernels.solve_batch, jit["solve_batch"]):
         out, out_int = np.empty((30, chain.n + 2)), np.empty((30, 3), np.int64)
         solve(chain.packed, chain.lower, chain.upper, T, np.array([0.0, 0.0, 1.0]), np.ones(m), q0, uniforms,
-              chain._sample_range, settings, out, out_int)
+              chain.sample_range, settings, out, out_int)
         outs.append((out, out_int))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     np.testing.assert_array_equal(outs[0][1], outs[1][1])

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import physai
-from physai import _engine, _env
+from physai import _engine, _env, _jit
 
 PYTHON = sys.executable  # the tests' own: the stand-in replaces sys.executable for the build only
 NAMES = tuple(_engine.module_name(kind) for kind in _engine.KINDS)
@@ -301,7 +301,7 @@ def _triple(x):
 def test_numbas_jit_cache_goes_to_the_users_cache_folder_not_beside_the_source(tmp_path, monkeypatch):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # platformdirs' user cache folder on Linux
-    triple = _engine.njit("float64(float64)", cache=True)(_triple)
+    triple = _jit.njit("float64(float64)", cache=True)(_triple)
     assert triple(2.0) == 6.0  # exact: one rounding of a small integer
     assert list(tmp_path.glob("physai/*/*_triple*.nbi"))
     assert not list(Path(__file__).parent.glob("__pycache__/*_triple*"))
@@ -315,7 +315,7 @@ def test_a_jit_cache_that_cannot_be_saved_compiles_uncached_instead_of_raising(t
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(caching.IndexDataCacheFile, "save", full_disk)
-    double = _engine.njit("float64(float64)", cache=True)(_double)
+    double = _jit.njit("float64(float64)", cache=True)(_double)
     assert double(1.5) == 3.0  # exact: one rounding of a small number
 
 
@@ -340,8 +340,8 @@ def full_disk(small_fs):
 def test_a_jit_cache_on_a_full_disk_compiles_uncached_callees_included(full_disk, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(full_disk))
     for name, func in (("_doubled", _double), ("_tripled", _triple)):  # compiled lazily, in the caller's compile
-        monkeypatch.setitem(globals(), name, _engine.njit(cache=True)(func))
-    five_times = _engine.njit("float64(float64)", cache=True)(_five_times)
+        monkeypatch.setitem(globals(), name, _jit.njit(cache=True)(func))
+    five_times = _jit.njit("float64(float64)", cache=True)(_five_times)
     assert five_times(1.5) == 7.5  # exact: small numbers
 
 

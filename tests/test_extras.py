@@ -82,4 +82,5 @@ def test_the_jax_parts_without_jax_say_so_in_one_line(monkeypatch):
     chain = physai.load("so101")
     with pytest.raises(MissingExtraError, match=r'backend=\'jax\' needs physai-kinematics\[jax\] \(jax not installed\)'
                                                  r': pip install "physai-kinematics\[jax\]"$'):
-        physai.jaxik.dls_ik(chain, [[0.2, 0.0, 0.1]], backend="jax", task="position")
+        physai.solve_ik_batch(chain, [[0.2, 0.0, 0.1]], task="position",
+                              solver=physai.ik.Solver(method="dls", backend="jax"))

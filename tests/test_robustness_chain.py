@@ -16,6 +16,10 @@ import pytest
 import physai
 from physai.errors import PhysaiError
 
+# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
+# warning itself are in test_ik_api.py).
+pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
+
 ARRAYS = ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper", "packed", "q_middle")
 COPIES = {"pickle": lambda c: pickle.loads(pickle.dumps(c)), "deepcopy": copy.deepcopy, "copy": copy.copy}
 

@@ -148,11 +148,17 @@ def test_mj_helpers_take_one_pose(so101, so101_model):
             f(so101_model, so101, np.zeros(4))
 
 
-@pytest.mark.parametrize("margin", [-0.1, 1.7, np.nan])
-def test_random_q_refuses_a_margin_that_empties_a_range(so101, margin):
-    # wrist_flex has the narrowest range, 2 x 1.658063 rad: a 1.7 rad margin on each side empties it
-    with raises(InputError, "margin:", str(margin), "'wrist_flex'"):
-        so101.random_q(np.random.default_rng(0), 3, margin=margin)
+@pytest.mark.parametrize("inset", [-0.1, 1.7, np.nan])
+def test_random_q_refuses_an_inset_that_empties_a_range(so101, inset):
+    # wrist_flex has the narrowest range, 2 x 1.658063 rad: a 1.7 rad inset on each side empties it
+    with raises(InputError, "inset:", str(inset), "'wrist_flex'"):
+        so101.random_q(np.random.default_rng(0), 3, inset=inset)
+
+
+def test_random_q_margin_keyword_still_works_and_warns_naming_inset(so101):
+    with pytest.warns(DeprecationWarning, match="inset="):
+        old = so101.random_q(np.random.default_rng(0), 3, margin=0.1)
+    np.testing.assert_array_equal(old, so101.random_q(np.random.default_rng(0), 3, inset=0.1))
 
 
 def test_fd_jacobian_refuses_bad_step_and_batched_q():

@@ -15,7 +15,7 @@ DT = 1 / 30
 
 
 def test_follow_step_reaches_a_reachable_target_checked_by_mujoco(so101_model, so101, rng):
-    goal_q = so101.random_q(rng, margin=0.3)
+    goal_q = so101.random_q(rng, inset=0.3)
     target = mj.site_pose(so101_model, so101, goal_q)[:3, 3]
     q = so101.q_ref.copy()
     for _ in range(400):

@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import mj, robots  # noqa: E402
-from physai.ik import DEFAULT_RESTARTS, solve_ik  # noqa: E402
+from physai.ik import DEFAULT_RESTARTS, Solver, solve_ik  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.course.lesson import (  # noqa: E402
     Claim,
@@ -200,7 +200,7 @@ def lab_hand(chain, targets: np.ndarray, **options) -> Score:
 
 def lab_library(chain, targets: np.ndarray) -> Score:
     """``solve_ik`` (its default method, ``lm``) once per target from the mid-range pose, no restarts."""
-    rs = [solve_ik(chain, p, chain.q_middle, task="position", restarts=0) for p in targets]
+    rs = [solve_ik(chain, p, chain.q_middle, task="position", solver=Solver(restarts=0)) for p in targets]
     return score(chain, targets, np.array([r.q for r in rs]), np.array([r.iterations for r in rs]))
 
 

@@ -30,7 +30,18 @@ import numpy as np  # noqa: E402
 
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
-from physai.ik import METHODS, TOL_ORIENTATION, TOL_POSITION, IKBatchResult, solve_ik, solve_ik_batch  # noqa: E402
+from physai.ik import (  # noqa: E402
+    METHODS,
+    TOL_ORIENTATION,
+    TOL_POSITION,
+    IKBatchResult,
+    Solver,
+    Task,
+    ik_problem,
+    solve,
+    solve_ik,
+    solve_ik_batch,
+)
 from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
@@ -154,14 +165,14 @@ def convergence(n_targets: int = 20, max_iterations: int = 100, seed: int = SEED
     ``max_iterations`` steps (the transpose method hits the cap: a median at the cap means "not yet")."""
     chain = robots.load("panda")
     rng = np.random.default_rng(seed)
-    q_true = chain.random_q(rng, n_targets, margin=0.2)
+    q_true = chain.random_q(rng, n_targets, inset=0.2)
     q0 = np.clip(q_true + rng.uniform(-0.4, 0.4, q_true.shape), chain.lower, chain.upper)
     T = kinematics.tool_pose(chain, q_true)
     runs, curves = [], []
     for method in METHODS:
         trace = []
-        runs.append(solved(chain, solve_ik_batch(chain, T, q0, method=method, restarts=0,
-                                                 max_iterations=max_iterations, trace=trace)))
+        solver = Solver(method=method, restarts=0, iterations=max_iterations)
+        runs.append(solved(chain, solve(ik_problem(chain, T, q0), solver, trace=trace)))
         curves.append(_median_curve(trace, n_targets))
     converged, median = np.array([s.ok.mean() for s in runs]), np.array([np.median(s.iterations) for s in runs])
     scores = {m: MethodScore(ok, it, int(s.ok.sum()), float(np.median(s.iterations[s.ok])) if s.ok.any() else None)
@@ -302,7 +313,7 @@ def five_dof_pose() -> FiveDof:
     perr, oerr, qw = {}, {}, {}
     for label, w in (("m and rad alike", None), ("position first", [1, 1, 1, 1e-6, 1e-6, 1e-6]),
                      ("orientation first", [1e-6, 1e-6, 1e-6, 1, 1, 1])):
-        r = solve_ik(chain, T_target, task="pose", weights=w, rng=np.random.default_rng(RESTART_SEED))
+        r = solve_ik(chain, T_target, task=Task("pose", w), rng=np.random.default_rng(RESTART_SEED))
         perr[label], oerr[label], qw[label] = r.position_error, r.orientation_error, r.q
     r = solve_ik(chain, T_target, task="position+axis", rng=np.random.default_rng(RESTART_SEED))
     return FiveDof(FIVE_DOF_TURN, perr, oerr, [1000 * v for v in perr.values()],
@@ -342,7 +353,7 @@ def teleop(seconds: float = 2.0, dt: float = 0.02) -> Teleop:
     q_prev = solve_ik(chain, targets[0], task="position+axis", rng=np.random.default_rng(RESTART_SEED)).q
     sols, fails = [q_prev], 0
     for T in targets[1:]:
-        r = solve_ik(chain, T, q_prev, task="position+axis", restarts=0)
+        r = solve_ik(chain, T, q_prev, task="position+axis", solver=Solver(restarts=0))
         fails += not r.converged
         sols.append(q_prev := r.q)
     q_solved = np.array(sols)

@@ -22,7 +22,7 @@ def _cases(rng, n: int = 3):
     """``(J, v, qdot0, grad_H)`` at ``n`` random Panda poses drawn from ``rng``, with the pose rows of ``J`` (6, a
     1-D null space), then the same poses with the position rows (3, a 4-D null space)."""
     chain, model = robots.load("panda"), robots.mujoco_model("panda")
-    qs = chain.random_q(rng, n, margin=0.1)
+    qs = chain.random_q(rng, n, inset=0.1)
     for rows in (6, 3):
         for q in qs:
             J = mj.site_jacobian(model, chain, q)[:rows]

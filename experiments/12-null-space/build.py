@@ -67,7 +67,7 @@ def check_panda(n_poses: int = 50, seed: int = SEED) -> Checks:
     chain, model = robots.load("panda"), robots.mujoco_model("panda")
     rng = np.random.default_rng(seed)
     err = np.zeros(6)
-    for q in chain.random_q(rng, n_poses, margin=0.1):
+    for q in chain.random_q(rng, n_poses, inset=0.1):
         J = mj.site_jacobian(model, chain, q)
         v, qdot0 = rng.normal(size=6), rng.normal(size=7)
         N, qdot = projector_by_hand(J), redundant_rate_by_hand(J, v, qdot0)
@@ -101,7 +101,7 @@ def descend_posture(alpha: float = ALPHA, seed: int = SEED, steps: int = STEPS) 
     pose (each tick adds the correction ``J^+ e`` of the pose residual, as a resolved-rate loop does)."""
     chain, model = robots.load("panda"), robots.mujoco_model("panda")
     posture = ns.posture_cost(chain, PANDA_READY)
-    q = chain.random_q(np.random.default_rng(seed), 1, margin=0.1)[0]
+    q = chain.random_q(np.random.default_rng(seed), 1, inset=0.1)[0]
     T0 = tool_pose(chain, q)
     qs, pg = [q], []
     for _ in range(steps):

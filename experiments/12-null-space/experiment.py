@@ -310,11 +310,11 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     base = solve_ik_batch(chain, targets, task=task, rng=np.random.default_rng(SEED_IK))
     labels, sols, conv, lowered = ["plain IK"], [base.q], [base.converged], []
     for obj in (ns.joint_limit_cost(chain), ns.manipulability_cost(chain, block), ns.posture_cost(chain, q_pref)):
-        res = ns.refine_in_nullspace(chain, targets, base, objective=obj, task=task)
+        res = solve_ik_batch(chain, targets, task=task, prefer=ns.Prefer(obj), rng=np.random.default_rng(SEED_IK))
         labels.append(f"+ {obj.name}")
-        sols.append([r.q for r in res])
-        conv.append([r.converged for r in res])
-        lowered.append(np.mean([r.cost_final < r.cost_initial for r in res if r.converged]))
+        sols.append(res.q)
+        conv.append(res.converged)
+        lowered.append(np.mean((res.cost < obj.value(base.q))[res.converged]))
     sols, conv, lowered = np.array(sols), np.array(conv), np.array(lowered)
     m = choice_measures(chain, block, q_pref, sols, conv)
     rows = tuple(ChoiceRow(label, *m[i], lowered[i - 1] if i else None) for i, label in enumerate(labels))

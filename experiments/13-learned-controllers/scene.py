@@ -8,7 +8,7 @@ scene_average.png)
 import numpy as np
 
 from physai import robots
-from physai.ik import solve_ik
+from physai.ik import Solver, solve_ik
 from physai.kinematics import tool_pose
 from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
 from physai.course.pictures import Box, Pose, View, picture
@@ -23,7 +23,7 @@ def main(full: bool = False) -> list[Claim]:
     """Solve for the other answer, average the two, picture all three; no claims. ``full``: no larger size."""
     chain = robots.load("so101")
     target = tool_pose(chain, Q_A)[:3, 3]
-    q_b = solve_ik(chain, target, START_B, task="position", restarts=0).q
+    q_b = solve_ik(chain, target, START_B, task="position", solver=Solver(restarts=0)).q
     q_mean = 0.5 * (Q_A + q_b)
     miss = float(np.linalg.norm(tool_pose(chain, q_mean)[:3, 3] - target))
     b_err = float(np.linalg.norm(tool_pose(chain, q_b)[:3, 3] - target))

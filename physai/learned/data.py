@@ -58,7 +58,7 @@ def sample_dataset(
         raise InputError(f"region: expected a function x (m, 3) -> (m,) bool, got {type(region).__name__}")
     qs, kept = [], 0
     for _ in range(max_draws):
-        q = chain.random_q(rng, n_samples, margin=margin)
+        q = chain.random_q(rng, n_samples, inset=margin)
         if region is not None:
             q = q[np.asarray(region(fk(chain, q).p), dtype=bool)]
         qs.append(q)
