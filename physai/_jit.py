@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import tempfile
 import threading
 from pathlib import Path
@@ -13,6 +14,18 @@ from pathlib import Path
 from physai import _env
 
 _NUMBA_CONFIG = threading.Lock()  # numba's cache folder is redirected while a kernel is decorated
+_HERE = Path(__file__).resolve().parent
+
+
+def kernel_sources_digest(folder: Path = _HERE) -> str:
+    """The hash of every source numba compiles the kernels from (``_numba_*.py``, ``_ik_record.py``, this file) in
+    ``folder``: the name of the JIT cache's folder. numba checks a cached function against its own file only, so a
+    kernel that inlined a helper from another module would be loaded stale after that helper changed (and an
+    ahead-of-time build would copy the stale code); a folder per set of sources leaves nothing to go stale."""
+    h = hashlib.sha256()
+    for path in [*sorted(folder.glob("_numba_*.py")), folder / "_ik_record.py", folder / "_jit.py"]:
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def cache_dir() -> Path:
@@ -77,13 +90,18 @@ def _disk_cache(func):
         directory = _writable_cache()
         if directory is None:
             return NullCache()
-        saved, numba.config.CACHE_DIR = numba.config.CACHE_DIR, str(directory)
+        saved, numba.config.CACHE_DIR = numba.config.CACHE_DIR, str(directory / f"jit-{_digest()}")
         try:
             return _forgiving_cache()(func)
         except (OSError, RuntimeError):  # numba found no folder it can write (RuntimeError: "no locator")
             return NullCache()
         finally:
             numba.config.CACHE_DIR = saved
+
+
+@functools.cache
+def _digest() -> str:
+    return kernel_sources_digest()
 
 
 @functools.cache

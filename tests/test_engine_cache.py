@@ -8,6 +8,7 @@ compiler error). The two real ones meet a C compiler that hangs, through ``CC``,
 import contextlib
 import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -303,8 +304,22 @@ def test_numbas_jit_cache_goes_to_the_users_cache_folder_not_beside_the_source(t
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # platformdirs' user cache folder on Linux
     triple = _jit.njit("float64(float64)", cache=True)(_triple)
     assert triple(2.0) == 6.0  # exact: one rounding of a small integer
-    assert list(tmp_path.glob("physai/*/*_triple*.nbi"))
+    assert list(tmp_path.glob("physai/jit-*/*/*_triple*.nbi"))
     assert not list(Path(__file__).parent.glob("__pycache__/*_triple*"))
+
+
+def test_the_jit_cache_folder_is_named_by_every_kernel_source(tmp_path):
+    """numba checks a cached kernel against its own file only: a helper changed in another kernel module (inlined
+    into it) must lead to another cache folder, or the stale kernel would be loaded, and copied into an
+    ahead-of-time build."""
+    package = Path(_jit.__file__).parent
+    for path in [*package.glob("_numba_*.py"), package / "_ik_record.py", package / "_jit.py"]:
+        shutil.copy(path, tmp_path / path.name)
+    before = _jit.kernel_sources_digest(tmp_path)
+    assert before == _jit.kernel_sources_digest()  # the package's own sources, copied unchanged
+    helper = tmp_path / "_numba_kin.py"
+    helper.write_text(helper.read_text() + "\n# a changed helper\n")
+    assert _jit.kernel_sources_digest(tmp_path) != before
 
 
 def test_a_jit_cache_that_cannot_be_saved_compiles_uncached_instead_of_raising(tmp_path, monkeypatch):
