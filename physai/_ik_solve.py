@@ -34,9 +34,7 @@ def solve(p: IKProblem) -> Rows:
     chain, o = p.chain, p.options
     n_far = min(1 + o.restarts, 1 + UNREACHABLE_RESTARTS)
     if p.compiled:
-        out, out_int = _solve_compiled(chain, p.T_target, p.q0, p.uniforms, o, n_far)
-        n = chain.n
-        return Rows(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1])
+        return _compiled_rows(*_solve_compiled(chain, p.T_target, p.q0, p.uniforms, o, n_far), chain.n)
     B, n = len(p.T_target), chain.n
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
@@ -153,6 +151,39 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
 
     _in_threads(rows, B)
     return out, out_int
+
+
+def solve_one(chain: Chain, T_target: np.ndarray, q0: np.ndarray, o: IKOptions) -> Rows:
+    """One target's compiled solve with no ``rng``: the rows :func:`solve` gives for ``B = 1``, without the problem
+    record, the thread pool or the settings' rebuild (a loop that solves one target per tick). Trusts everything:
+    ``T_target`` a checked ``(1, 4, 4)``, ``q0`` float64 ``(n,)`` inside the limits, ``o`` an ``"lm"`` solve."""
+    n = chain.n
+    out, out_int = np.empty((1, n + 2)), np.empty((1, 3), np.int64)
+    _engine.kernels.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights,
+                                q0.reshape(1, n), restart_uniforms(chain, None, 1, o.restarts), chain.sample_range,
+                                _one_settings(chain, o), out, out_int)
+    return _compiled_rows(out, out_int, n)
+
+
+def _compiled_rows(out: np.ndarray, out_int: np.ndarray, n: int) -> Rows:
+    """The :class:`Rows` of the compiled kernel's ``out (B, n + 2)`` and ``out_int (B, 3)``."""
+    return Rows(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1])
+
+
+_ONE_SETTINGS: dict = {}  # (id(chain), id(o)) -> (chain, o, settings): both held, so neither id is reused
+
+
+def _one_settings(chain: Chain, o: IKOptions) -> np.ndarray:
+    """:func:`compiled_settings` of a one-target solve, cached by identity (a loop passes the same chain and options
+    every tick, and rebuilding the key costs more than the kernel's dispatch)."""
+    hit = _ONE_SETTINGS.get((id(chain), id(o)))
+    if hit is not None and hit[0] is chain and hit[1] is o:
+        return hit[2]
+    if len(_ONE_SETTINGS) >= 64:
+        _ONE_SETTINGS.clear()
+    settings = compiled_settings(chain, o, 1 + o.restarts, min(1 + o.restarts, 1 + UNREACHABLE_RESTARTS))
+    _ONE_SETTINGS[id(chain), id(o)] = (chain, o, settings)
+    return settings
 
 
 def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: int) -> np.ndarray:

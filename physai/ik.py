@@ -140,6 +140,36 @@ class Problem:
             check_start(self.world, q0)
         return Problem(self.chain, T_target, q0, self.task, self.world, self.prefer, single)
 
+    def checked_target(self, target) -> np.ndarray:
+        """One ``target`` (a 4x4 ``T_world_target``, or a 3-vector for a position task) checked as :meth:`with_target`
+        checks it: ``(1, 4, 4)``, as :meth:`solve_trusted` takes it."""
+        return check_targets(self.task.kind, target, 0)
+
+    def solve_trusted(self, T_target: np.ndarray, q0: np.ndarray, solver: Solver) -> Rows:
+        """``solve(self.with_target(T_target, q0), solver)``'s numbers for one target, trusting its inputs: nothing
+        about them is checked, so a loop that checks its own start pays only for the solve.
+
+        ``T_target``: ``(1, 4, 4)`` from :meth:`checked_target`; ``q0``: float64 ``(n,)`` (rad or m) inside the
+        joint limits; ``solver``: a :class:`Solver` whose ``"lm"`` runs compiled (``backend`` ``"auto"`` or
+        ``"compiled"``), on a problem without a :class:`Clearance` or ``prefer`` (else :class:`InputError`). Returns
+        the solver's rows of the one target: ``q (1, n)``, ``outcome (1,)`` an index into :data:`REASONS`,
+        ``iterations``, ``perr`` (m), ``oerr`` (rad) and ``restarts``, each ``(1,)``.
+
+        Examples
+        --------
+        >>> chain = physai.load("so101")
+        >>> problem = physai.ik.ik_problem(chain, [0.2, 0.0, 0.1], task="position")
+        >>> rows = problem.solve_trusted(problem.checked_target([0.2, 0.0, 0.12]), chain.q_middle,
+        ...                              physai.ik.Solver.tracking())
+        >>> physai.ik.REASONS[rows.outcome[0]], bool(rows.perr[0] < 1e-4)
+        ('converged', True)
+        """
+        if (self.world is not None or self.prefer is not None or type(solver) is not Solver or solver.method != "lm"
+                or solver.backend not in ("auto", "compiled")):
+            raise InputError("solve_trusted: runs a compiled 'lm' Solver on a problem without limits or prefer; "
+                             "pass the problem to physai.ik.solve")
+        return _ik_solve.solve_one(self.chain, T_target, q0, _ik_options.options(self.task, solver))
+
 
 def _target_and_start(chain: Chain, task: Task, targets, q0):
     """The one check of targets and start: ``(T_target (B, 4, 4), q0 (n,) or (B, n), single)``."""
