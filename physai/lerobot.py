@@ -247,8 +247,8 @@ class RobotKinematics:
     def _follows(self, q0: np.ndarray, T_target: np.ndarray) -> bool:
         """Whether the checked target ``T_target (4, 4)`` lies within :data:`FOLLOW_DISTANCE` of the tool at ``q0``: a
         target being followed."""
-        d = T_target[:3, 3] - kinematics.tool_pose(self.chain, q0)[:3, 3]
-        return float(d @ d) <= FOLLOW_DISTANCE**2
+        p_target, p_tool = T_target[:3, 3].tolist(), kinematics.tool_pose(self.chain, q0)[:3, 3].tolist()
+        return math.dist(p_target, p_tool) <= FOLLOW_DISTANCE  # on three floats half the cost of NumPy's
 
 
 def _numbers(position_weight, orientation_weight) -> tuple[float, float]:
