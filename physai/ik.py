@@ -164,8 +164,8 @@ class Problem:
         >>> physai.ik.REASONS[rows.outcome[0]], bool(rows.perr[0] < 1e-4)
         ('converged', True)
         """
-        if (self.world is not None or self.prefer is not None or type(solver) is not Solver or solver.method != "lm"
-                or solver.backend not in ("auto", "compiled")):
+        if (self.world is not None or self.prefer is not None or type(solver) is not Solver
+                or solver.method != "lm" or solver.backend == "numpy"):  # "jax" runs "dls" only
             raise InputError("solve_trusted: runs a compiled 'lm' Solver on a problem without limits or prefer; "
                              "pass the problem to physai.ik.solve")
         return _ik_solve.solve_one(self.chain, T_target, q0, _ik_options.options(self.task, solver))

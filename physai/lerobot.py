@@ -198,7 +198,10 @@ class RobotKinematics:
         rows = problem.solve_trusted(T_target, q0, _FOLLOW if self._follows(q0, T_target[0]) else _SEEK)
         self._last = (rows, clipped)
         answer = current.copy()
-        answer[self._index] = np.rad2deg(rows.q[0])
+        if type(self._index) is slice:  # written in place: no temporary
+            np.rad2deg(rows.q[0], out=answer[self._index])
+        else:
+            answer[self._index] = np.rad2deg(rows.q[0])
         return answer
 
     @property
