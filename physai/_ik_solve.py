@@ -9,6 +9,7 @@ threads, or the vectorised NumPy loop here, all targets stepped together (the re
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,37 +154,27 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
     return out, out_int
 
 
-def solve_one(chain: Chain, T_target: np.ndarray, q0: np.ndarray, o: IKOptions) -> Rows:
-    """One target's compiled solve with no ``rng``: the rows :func:`solve` gives for ``B = 1``, without the problem
-    record, the thread pool or the settings' rebuild (a loop that solves one target per tick). Trusts everything:
-    ``T_target`` a checked ``(1, 4, 4)``, ``q0`` float64 ``(n,)`` inside the limits, ``o`` an ``"lm"`` solve."""
+def one_target_solver(chain: Chain, o: IKOptions) -> Callable[[np.ndarray, np.ndarray], Rows]:
+    """``solve_one(T_target, q0) -> Rows``: one target's compiled solve with no ``rng``, the rows :func:`solve` gives
+    for ``B = 1``, its settings and restart draws prepared here once, for a loop that solves one target per tick
+    (no problem record, thread pool or settings' rebuild per call). Trusts everything: ``T_target`` a checked
+    ``(1, 4, 4)``, ``q0`` float64 ``(n,)`` inside the limits, ``o`` an ``"lm"`` solve."""
     n = chain.n
-    out, out_int = np.empty((1, n + 2)), np.empty((1, 3), np.int64)
-    _engine.kernels.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights,
-                                q0.reshape(1, n), restart_uniforms(chain, None, 1, o.restarts), chain.sample_range,
-                                _one_settings(chain, o), out, out_int)
-    return _compiled_rows(out, out_int, n)
+    uniforms = restart_uniforms(chain, None, 1, o.restarts)
+    settings = compiled_settings(chain, o, 1 + o.restarts, min(1 + o.restarts, 1 + UNREACHABLE_RESTARTS))
+
+    def solve_one(T_target: np.ndarray, q0: np.ndarray) -> Rows:
+        out, out_int = np.empty((1, n + 2)), np.empty((1, 3), np.int64)
+        _engine.kernels.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights,
+                                    q0.reshape(1, n), uniforms, chain.sample_range, settings, out, out_int)
+        return _compiled_rows(out, out_int, n)
+
+    return solve_one
 
 
 def _compiled_rows(out: np.ndarray, out_int: np.ndarray, n: int) -> Rows:
     """The :class:`Rows` of the compiled kernel's ``out (B, n + 2)`` and ``out_int (B, 3)``."""
     return Rows(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1])
-
-
-_ONE_SETTINGS: dict = {}  # (id(chain), id(o)) -> (chain, o, settings): both held, so neither id is reused
-
-
-def _one_settings(chain: Chain, o: IKOptions) -> np.ndarray:
-    """:func:`compiled_settings` of a one-target solve, cached by identity (a loop passes the same chain and options
-    every tick, and rebuilding the key costs more than the kernel's dispatch)."""
-    hit = _ONE_SETTINGS.get((id(chain), id(o)))
-    if hit is not None and hit[0] is chain and hit[1] is o:
-        return hit[2]
-    if len(_ONE_SETTINGS) >= 64:
-        _ONE_SETTINGS.clear()
-    settings = compiled_settings(chain, o, 1 + o.restarts, min(1 + o.restarts, 1 + UNREACHABLE_RESTARTS))
-    _ONE_SETTINGS[id(chain), id(o)] = (chain, o, settings)
-    return settings
 
 
 def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: int) -> np.ndarray:

@@ -141,8 +141,8 @@ class RobotKinematics:
         self._index = slice(0, len(index)) if index == list(range(len(index))) else np.array(index)
         self._lower, self._upper = self.chain.lower.tolist(), self.chain.upper.tolist()
         self._warned: set[str] = set()
-        self._problems: dict = {}  # Task -> the checked IK problem of this chain, built on first use
-        self._weights, self._problem = None, None  # the last call's two weights and their problem
+        self._problems: dict = {}  # Task -> the checked IK problem of this chain and its solves, built on first use
+        self._weights, self._problem = None, None  # the last call's two weights and their _problem_of
 
     def forward_kinematics(self, joint_pos_deg: np.ndarray) -> np.ndarray:
         """``T_base_tool`` ``(4, 4)`` (m) of the target frame at ``joint_pos_deg`` (degrees, ``joint_names`` order;
@@ -186,7 +186,7 @@ class RobotKinematics:
         if type(position_weight) is not float or type(orientation_weight) is not float or weights != self._weights:
             self._problem = self._problem_of(_task(*_numbers(position_weight, orientation_weight)))
             self._weights = weights if type(position_weight) is float and type(orientation_weight) is float else None
-        problem = self._problem
+        problem, follow, seek = self._problem
         q0, clipped = self._clipped_start(np.deg2rad(current[self._index]))
         if np.shape(desired_ee_pose) != (4, 4):
             raise InputError(f"desired_ee_pose: expected one 4x4 T_base_target, got shape {np.shape(desired_ee_pose)}")
@@ -195,7 +195,7 @@ class RobotKinematics:
         T_target = problem.checked_target(desired_ee_pose)
         # A followed target gets one attempt from the current joints; a farther one, if that attempt fails,
         # physai's seeded restarts too (they are tried only after the attempt from q0 has failed).
-        rows = problem.solve_trusted(T_target, q0, _FOLLOW if self._follows(q0, T_target[0]) else _SEEK)
+        rows = (follow if self._follows(q0, T_target[0]) else seek)(T_target, q0)
         self._last = (rows, clipped)
         answer = current.copy()
         if type(self._index) is slice:  # written in place: no temporary
@@ -213,10 +213,12 @@ class RobotKinematics:
         return SolveReport(bool(rows.outcome[0] == 0), REASONS[min(int(rows.outcome[0]), 1)], rows.perr.item(0),
                            rows.oerr.item(0), rows.iterations.item(0), rows.restarts.item(0), clipped)
 
-    def _problem_of(self, task: Task):
-        """The IK problem of this chain and ``task``: the chain and task checked once per object."""
+    def _problem_of(self, task: Task) -> tuple:
+        """The IK problem of this chain and ``task`` (the chain and task checked once per object) and its trusted
+        solves of a followed and of a farther target."""
         if task not in self._problems:
-            self._problems[task] = ik_problem(self.chain, np.eye(4), task=task)
+            problem = ik_problem(self.chain, np.eye(4), task=task)
+            self._problems[task] = (problem, problem.trusted_solver(_FOLLOW), problem.trusted_solver(_SEEK))
         return self._problems[task]
 
     def _joint_vector(self, joint_pos, name: str) -> np.ndarray:

@@ -195,7 +195,7 @@ def test_no_stale_state_between_calls(kin, ref):
 
 
 def test_each_tick_equals_physais_checked_solve(kin, ref):
-    """The adapter's trusted path (Problem.solve_trusted, nothing checked again) against physai.ik.solve on the
+    """The adapter's trusted path (Problem.trusted_solver, nothing checked again) against physai.ik.solve on the
     checked problem, its reference: the same joints bit for bit and the same report, on a path of small steps (the
     followed solver), on far targets (the restarts) and on targets out of reach, pose and position only."""
     import physai
@@ -227,13 +227,12 @@ def test_each_tick_equals_physais_checked_solve(kin, ref):
     assert {(True, "converged"), (False, "converged"), (False, "unreachable")} <= seen
 
 
-def test_solve_trusted_runs_only_the_compiled_plain_solve(kin):
+def test_trusted_solver_runs_only_the_compiled_plain_solve(kin):
     from physai.errors import InputError
     from physai.ik import Solver, ik_problem
 
-    problem = ik_problem(kin.chain, np.eye(4))
-    with pytest.raises(InputError, match="solve_trusted: runs a compiled 'lm' Solver"):
-        problem.solve_trusted(problem.T_target, kin.chain.q_middle, Solver(backend="numpy"))
+    with pytest.raises(InputError, match="trusted_solver: runs a compiled 'lm' Solver"):
+        ik_problem(kin.chain, np.eye(4)).trusted_solver(Solver(backend="numpy"))
 
 
 def test_bad_input_is_one_clear_error(kin):
