@@ -3,7 +3,8 @@
 One problem, one solve: :func:`ik_problem` checks a chain, its targets, a start and the options once into a frozen
 :class:`Problem`; :func:`solve` runs a :class:`Solver` on it and returns an :class:`IKBatchResult`;
 :func:`solve_ik` and :func:`solve_ik_batch` are the two fronts over both. ``problem.with_target(T, q0)`` checks only
-the new target and start, for a loop that solves one target per tick (with :meth:`Solver.tracking`).
+the new target and start, for a loop that solves one target per tick (with :meth:`Solver.tracking`);
+``problem.trusted_solver(solver)`` goes further for a loop that keeps its own start inside the limits.
 
 Every method takes the same step shape: from the task residual ``e`` (target minus current, world
 frame) and the task Jacobian ``J_t`` it computes a joint step ``dq`` with ``J_t dq ~ e``, limits its
