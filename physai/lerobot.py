@@ -28,7 +28,7 @@ import numpy as np
 from physai import kinematics, robots
 from physai.chain import chain_from_mujoco
 from physai.errors import InputError, UnknownNameError
-from physai.ik import DEFAULT_RESTARTS, Solver, Task, ik_problem, solve
+from physai.ik import DEFAULT_RESTARTS, Solver, Task, ik_problem
 
 __all__ = ["FOLLOW_DISTANCE", "REASONS", "RESTARTS", "RobotKinematics", "SolveReport"]
 
@@ -93,7 +93,7 @@ class RobotKinematics:
     (:data:`RESTARTS`), and it returns the best answer of all attempts. It never raises for a reachable or
     unreachable target; ``last_result`` (a :class:`SolveReport`) says how it ended. ``orientation_weight == 0``
     solves the position only. Nothing of one call is kept for the next, except which joints were already warned
-    about.
+    about (and the checked problem of each pair of weights, which no call's joints or target enter).
 
     Examples
     --------
@@ -188,11 +188,12 @@ class RobotKinematics:
             self._weights = weights if type(position_weight) is float and type(orientation_weight) is float else None
         problem, follow, seek = self._problem
         q0, clipped = self._clipped_start(np.deg2rad(current[self._index]))
-        if np.shape(desired_ee_pose) != (4, 4):
-            raise InputError(f"desired_ee_pose: expected one 4x4 T_base_target, got shape {np.shape(desired_ee_pose)}")
         # each call checks its target; the start is this object's own, finite and clipped into the limits above,
         # so the solve trusts it
-        T_target = problem.checked_target(desired_ee_pose)
+        try:
+            T_target = problem.checked_target(desired_ee_pose)
+        except InputError as error:  # named as the caller spelled it
+            raise InputError(f"desired_ee_pose:{str(error).partition(':')[2]}") from None
         # A followed target gets one attempt from the current joints; a farther one, if that attempt fails,
         # physai's seeded restarts too (they are tried only after the attempt from q0 has failed).
         rows = (follow if self._follows(q0, T_target[0]) else seek)(T_target, q0)
