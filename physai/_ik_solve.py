@@ -9,6 +9,7 @@ threads, or the vectorised NumPy loop here, all targets stepped together (the re
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,9 +35,7 @@ def solve(p: IKProblem) -> Rows:
     chain, o = p.chain, p.options
     n_far = min(1 + o.restarts, 1 + UNREACHABLE_RESTARTS)
     if p.compiled:
-        out, out_int = _solve_compiled(chain, p.T_target, p.q0, p.uniforms, o, n_far)
-        n = chain.n
-        return Rows(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1])
+        return _compiled_rows(*_solve_compiled(chain, p.T_target, p.q0, p.uniforms, o, n_far), chain.n)
     B, n = len(p.T_target), chain.n
     # Provably unreachable positions (beyond reach_bound) need no search for a hidden solution: a few
     # attempts find the closest point.
@@ -153,6 +152,29 @@ def _solve_compiled(chain: Chain, T_target, q0, uniforms, o: IKOptions, n_far: i
 
     _in_threads(rows, B)
     return out, out_int
+
+
+def one_target_solver(chain: Chain, o: IKOptions) -> Callable[[np.ndarray, np.ndarray], Rows]:
+    """``solve_one(T_target, q0) -> Rows``: one target's compiled solve with no ``rng``, the rows :func:`solve` gives
+    for ``B = 1``, its settings and restart draws prepared here once, for a loop that solves one target per tick
+    (no problem record, thread pool or settings' rebuild per call). Trusts everything: ``T_target`` a checked
+    ``(1, 4, 4)``, ``q0`` float64 ``(n,)`` inside the limits, ``o`` an ``"lm"`` solve."""
+    n = chain.n
+    uniforms = restart_uniforms(chain, None, 1, o.restarts)
+    settings = compiled_settings(chain, o, 1 + o.restarts, min(1 + o.restarts, 1 + UNREACHABLE_RESTARTS))
+
+    def solve_one(T_target: np.ndarray, q0: np.ndarray) -> Rows:
+        out, out_int = np.empty((1, n + 2)), np.empty((1, 3), np.int64)
+        _engine.kernels.solve_batch(chain.packed, chain.lower, chain.upper, T_target, o.axis, o.sqrt_weights,
+                                    q0.reshape(1, n), uniforms, chain.sample_range, settings, out, out_int)
+        return _compiled_rows(out, out_int, n)
+
+    return solve_one
+
+
+def _compiled_rows(out: np.ndarray, out_int: np.ndarray, n: int) -> Rows:
+    """The :class:`Rows` of the compiled kernel's ``out (B, n + 2)`` and ``out_int (B, 3)``."""
+    return Rows(out[:, :n], out_int[:, 2], out_int[:, 0], out[:, n], out[:, n + 1], out_int[:, 1])
 
 
 def compiled_settings(chain: Chain, o: IKOptions, attempts: int, attempts_far: int) -> np.ndarray:

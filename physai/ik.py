@@ -3,7 +3,8 @@
 One problem, one solve: :func:`ik_problem` checks a chain, its targets, a start and the options once into a frozen
 :class:`Problem`; :func:`solve` runs a :class:`Solver` on it and returns an :class:`IKBatchResult`;
 :func:`solve_ik` and :func:`solve_ik_batch` are the two fronts over both. ``problem.with_target(T, q0)`` checks only
-the new target and start, for a loop that solves one target per tick (with :meth:`Solver.tracking`).
+the new target and start, for a loop that solves one target per tick (with :meth:`Solver.tracking`);
+``problem.trusted_solver(solver)`` goes further for a loop that keeps its own start inside the limits.
 
 Every method takes the same step shape: from the task residual ``e`` (target minus current, world
 frame) and the task Jacobian ``J_t`` it computes a joint step ``dq`` with ``J_t dq ~ e``, limits its
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,6 +141,37 @@ class Problem:
         if self.world is not None and q0 is not self.chain.q_middle:
             check_start(self.world, q0)
         return Problem(self.chain, T_target, q0, self.task, self.world, self.prefer, single)
+
+    def checked_target(self, target) -> np.ndarray:
+        """One ``target`` (a 4x4 ``T_world_target``, or a 3-vector for a position task) checked as :meth:`with_target`
+        checks it: ``(1, 4, 4)``, as :meth:`trusted_solver`'s function takes it."""
+        return check_targets(self.task.kind, target, 0)
+
+    def trusted_solver(self, solver: Solver) -> Callable[[np.ndarray, np.ndarray], Rows]:
+        """``solve_one(T_target, q0)``: ``solve(self.with_target(T_target, q0), solver)``'s numbers for one target,
+        trusting its inputs (nothing about them is checked), so a loop that checks its own start pays only for the
+        solve. Built once per solver, called once per tick.
+
+        ``solver``: a :class:`Solver` whose ``"lm"`` runs compiled, on a problem without a :class:`Clearance` or
+        ``prefer`` (else :class:`InputError`, here). The function takes ``T_target`` ``(1, 4, 4)`` from
+        :meth:`checked_target` and ``q0`` float64 ``(n,)`` (rad or m) inside the joint limits, and returns the
+        solver's rows of the one target: ``q (1, n)``, ``outcome (1,)`` an index into :data:`REASONS`,
+        ``iterations``, ``perr`` (m), ``oerr`` (rad) and ``restarts``, each ``(1,)``.
+
+        Examples
+        --------
+        >>> chain = physai.load("so101")
+        >>> problem = physai.ik.ik_problem(chain, [0.2, 0.0, 0.1], task="position")
+        >>> solve_one = problem.trusted_solver(physai.ik.Solver.tracking())
+        >>> rows = solve_one(problem.checked_target([0.2, 0.0, 0.12]), chain.q_middle)
+        >>> physai.ik.REASONS[rows.outcome[0]], bool(rows.perr[0] < 1e-4)
+        ('converged', True)
+        """
+        if (self.world is not None or self.prefer is not None or type(solver) is not Solver
+                or solver.method != "lm" or solver.backend == "numpy"):  # "jax" runs "dls" only
+            raise InputError("trusted_solver: runs a compiled 'lm' Solver on a problem without limits or prefer; "
+                             "pass the problem to physai.ik.solve")
+        return _ik_solve.one_target_solver(self.chain, _ik_options.options(self.task, solver))
 
 
 def _target_and_start(chain: Chain, task: Task, targets, q0):

@@ -28,7 +28,7 @@ import numpy as np
 from physai import kinematics, robots
 from physai.chain import chain_from_mujoco
 from physai.errors import InputError, UnknownNameError
-from physai.ik import DEFAULT_RESTARTS, Solver, Task, ik_problem, solve
+from physai.ik import DEFAULT_RESTARTS, Solver, Task, ik_problem
 
 __all__ = ["FOLLOW_DISTANCE", "REASONS", "RESTARTS", "RobotKinematics", "SolveReport"]
 
@@ -93,7 +93,7 @@ class RobotKinematics:
     (:data:`RESTARTS`), and it returns the best answer of all attempts. It never raises for a reachable or
     unreachable target; ``last_result`` (a :class:`SolveReport`) says how it ended. ``orientation_weight == 0``
     solves the position only. Nothing of one call is kept for the next, except which joints were already warned
-    about.
+    about (and the checked problem of each pair of weights, which no call's joints or target enter).
 
     Examples
     --------
@@ -135,10 +135,14 @@ class RobotKinematics:
                              f"(the joints on its path: {list(path)})")
         self.chain = chain_from_mujoco(model, target_frame_name, solved, name=Path(urdf_path).stem)
         self.target_frame_name = target_frame_name
-        self.last_result: SolveReport | None = None
-        self._index = np.array([self.joint_names.index(j) for j in self.chain.joint_names])
+        self._last = None  # the last solve's rows and clipped joints, read into last_result on access
+        index = [self.joint_names.index(j) for j in self.chain.joint_names]
+        # the usual order (the chain's joints leading joint_names) reads and writes them as one slice
+        self._index = slice(0, len(index)) if index == list(range(len(index))) else np.array(index)
+        self._lower, self._upper = self.chain.lower.tolist(), self.chain.upper.tolist()
         self._warned: set[str] = set()
-        self._problems: dict = {}  # Task -> the checked IK problem of this chain, built on first use
+        self._problems: dict = {}  # Task -> the checked IK problem of this chain and its solves, built on first use
+        self._weights, self._problem = None, None  # the last call's two weights and their _problem_of
 
     def forward_kinematics(self, joint_pos_deg: np.ndarray) -> np.ndarray:
         """``T_base_tool`` ``(4, 4)`` (m) of the target frame at ``joint_pos_deg`` (degrees, ``joint_names`` order;
@@ -177,40 +181,65 @@ class RobotKinematics:
         (False, 'unreachable', 0.52)
         """
         current = self._joint_vector(current_joint_pos, "current_joint_pos")
-        task = _task(*_numbers(position_weight, orientation_weight))
+        weights = (position_weight, orientation_weight)
+        # a control loop passes the same two floats every tick: their problem is kept, anything else looked up again
+        if type(position_weight) is not float or type(orientation_weight) is not float or weights != self._weights:
+            self._problem = self._problem_of(_task(*_numbers(position_weight, orientation_weight)))
+            self._weights = weights if type(position_weight) is float and type(orientation_weight) is float else None
+        problem, follow, seek = self._problem
         q0, clipped = self._clipped_start(np.deg2rad(current[self._index]))
-        # the chain and task are checked once per object; each call checks only its target and start
-        problem = self._problems.get(task)
-        problem = (ik_problem(self.chain, desired_ee_pose, q0, task=task) if problem is None
-                   else problem.with_target(desired_ee_pose, q0))
-        if not problem.single:
-            raise InputError(f"desired_ee_pose: expected one 4x4 T_base_target, got shape {np.shape(desired_ee_pose)}")
-        self._problems[task] = problem
+        # each call checks its target; the start is this object's own, finite and clipped into the limits above,
+        # so the solve trusts it
+        try:
+            T_target = problem.checked_target(desired_ee_pose)
+        except InputError as error:  # named as the caller spelled it
+            raise InputError(f"desired_ee_pose:{str(error).partition(':')[2]}") from None
         # A followed target gets one attempt from the current joints; a farther one, if that attempt fails,
         # physai's seeded restarts too (they are tried only after the attempt from q0 has failed).
-        r = solve(problem, _FOLLOW if self._follows(q0, problem.T_target[0]) else _SEEK)  # one row
-        self.last_result = SolveReport(bool(r.converged[0]), str(r.reason[0]), r.position_error.item(0),
-                                       r.orientation_error.item(0), r.iterations.item(0), r.restarts.item(0), clipped)
+        rows = (follow if self._follows(q0, T_target[0]) else seek)(T_target, q0)
+        self._last = (rows, clipped)
         answer = current.copy()
-        answer[self._index] = np.rad2deg(r.q[0])
+        if type(self._index) is slice:  # written in place: no temporary
+            np.rad2deg(rows.q[0], out=answer[self._index])
+        else:
+            answer[self._index] = np.rad2deg(rows.q[0])
         return answer
+
+    @property
+    def last_result(self) -> SolveReport | None:
+        """How the last :meth:`inverse_kinematics` call ended (a :class:`SolveReport`; None before the first)."""
+        if self._last is None:
+            return None
+        rows, clipped = self._last
+        return SolveReport(bool(rows.outcome[0] == 0), REASONS[min(int(rows.outcome[0]), 1)], rows.perr.item(0),
+                           rows.oerr.item(0), rows.iterations.item(0), rows.restarts.item(0), clipped)
+
+    def _problem_of(self, task: Task) -> tuple:
+        """The IK problem of this chain and ``task`` (the chain and task checked once per object) and its trusted
+        solves of a followed and of a farther target."""
+        if task not in self._problems:
+            problem = ik_problem(self.chain, np.eye(4), task=task)
+            self._problems[task] = (problem, problem.trusted_solver(_FOLLOW), problem.trusted_solver(_SEEK))
+        return self._problems[task]
 
     def _joint_vector(self, joint_pos, name: str) -> np.ndarray:
         q = np.asarray(joint_pos, dtype=float)
-        if q.ndim != 1 or len(q) < len(self.joint_names):
-            raise InputError(f"{name}: expected a 1-D vector of at least {len(self.joint_names)} joint positions "
+        k = len(self.joint_names)
+        if q.ndim != 1 or len(q) < k:
+            raise InputError(f"{name}: expected a 1-D vector of at least {k} joint positions "
                              f"(degrees, order {self.joint_names}), got shape {q.shape}")
-        if not np.isfinite(q[: len(self.joint_names)]).all():
+        # a sum of finite numbers is finite unless it overflows, which the exact test then clears
+        if not math.isfinite(sum(q[:k].tolist())) and not np.isfinite(q[:k]).all():
             raise InputError(f"{name}: joint positions must be finite, got {q}")
         return q
 
     def _clipped_start(self, q0: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
         """``q0`` (rad) clipped into the limits, and the names of the joints that were outside."""
+        if all(lo <= x <= hi for lo, x, hi in zip(self._lower, q0.tolist(), self._upper)):
+            return q0, ()  # the usual tick: inside, nothing to clip (five float compares cost less than NumPy's)
         lower, upper = self.chain.lower, self.chain.upper
         q_in = np.minimum(np.maximum(q0, lower), upper)
         # an answer on a limit comes back a round-off past it through degrees: clipped without a word
-        if np.abs(q_in - q0).max() <= _ROUND_TRIP:
-            return q_in, ()
         outside = np.flatnonzero(np.abs(q_in - q0) > _ROUND_TRIP)
         for j in outside:
             name = self.chain.joint_names[j]
@@ -224,8 +253,8 @@ class RobotKinematics:
     def _follows(self, q0: np.ndarray, T_target: np.ndarray) -> bool:
         """Whether the checked target ``T_target (4, 4)`` lies within :data:`FOLLOW_DISTANCE` of the tool at ``q0``: a
         target being followed."""
-        d = T_target[:3, 3] - kinematics.tool_pose(self.chain, q0)[:3, 3]
-        return float(d @ d) <= FOLLOW_DISTANCE**2
+        p_target, p_tool = T_target[:3, 3].tolist(), kinematics.tool_pose(self.chain, q0)[:3, 3].tolist()
+        return math.dist(p_target, p_tool) <= FOLLOW_DISTANCE  # on three floats half the cost of NumPy's
 
 
 def _numbers(position_weight, orientation_weight) -> tuple[float, float]:

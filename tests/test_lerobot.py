@@ -194,6 +194,47 @@ def test_no_stale_state_between_calls(kin, ref):
     np.testing.assert_allclose(kin.inverse_kinematics(here, ref.pose(here)), here, atol=1e-9)
 
 
+def test_each_tick_equals_physais_checked_solve(kin, ref):
+    """The adapter's trusted path (Problem.trusted_solver, nothing checked again) against physai.ik.solve on the
+    checked problem, its reference: the same joints bit for bit and the same report, on a path of small steps (the
+    followed solver), on far targets (the restarts) and on targets out of reach, pose and position only."""
+    import physai
+    from physai.ik import Solver, Task, ik_problem, solve
+
+    rng = np.random.default_rng(7)
+    T_out = np.eye(4)
+    T_out[:3, 3] = [0.7, 0.3, 0.4]
+    q = np.array([0.0, -30.0, 30.0, 60.0, 0.0, 0.0])
+    seen = set()
+    for tick in range(60):
+        target = q + np.append(rng.normal(0.0, 1.0 if tick % 3 else 40.0, 5), 0.0)
+        T_target = T_out if tick % 10 == 0 else ref.pose(np.clip(target[:5], ref.lower, ref.upper))
+        weight = 0.0 if tick % 4 == 0 else 0.01
+        answer = kin.inverse_kinematics(q, T_target, orientation_weight=weight)
+        task = Task("position", (1.0,) * 3) if weight == 0 else Task("pose", (1.0,) * 3 + (weight,) * 3)
+        q0 = np.clip(np.deg2rad(q[:5]), kin.chain.lower, kin.chain.upper)  # an answer on a limit, back through deg
+        problem = ik_problem(kin.chain, T_target, q0, task=task)
+        followed = np.linalg.norm(T_target[:3, 3] - physai.tool_pose(kin.chain, q0)[:3, 3]) <= FOLLOW_DISTANCE
+        expected = solve(problem, Solver.tracking() if followed else Solver())
+        np.testing.assert_array_equal(answer[:5], np.rad2deg(expected.q[0]))
+        report = kin.last_result
+        assert (report.converged, report.reason, report.position_error, report.orientation_error,
+                report.iterations, report.restarts) == (expected.converged[0], expected.reason[0],
+                                                        expected.position_error[0], expected.orientation_error[0],
+                                                        expected.iterations[0], expected.restarts[0])
+        seen.add((bool(followed), report.reason))
+        q = answer
+    assert {(True, "converged"), (False, "converged"), (False, "unreachable")} <= seen
+
+
+def test_trusted_solver_runs_only_the_compiled_plain_solve(kin):
+    from physai.errors import InputError
+    from physai.ik import Solver, ik_problem
+
+    with pytest.raises(InputError, match="trusted_solver: runs a compiled 'lm' Solver"):
+        ik_problem(kin.chain, np.eye(4)).trusted_solver(Solver(backend="numpy"))
+
+
 def test_bad_input_is_one_clear_error(kin):
     from physai.errors import InputError, UnknownNameError
 
@@ -201,6 +242,14 @@ def test_bad_input_is_one_clear_error(kin):
         kin.inverse_kinematics(np.zeros(4), np.eye(4))
     with pytest.raises(InputError, match="position_weight"):
         kin.inverse_kinematics(np.zeros(6), np.eye(4), position_weight=0.0)
+    kin.inverse_kinematics(np.zeros(6), np.eye(4))  # a valid pair kept for the next tick ...
+    with pytest.raises(InputError, match="position_weight"):  # ... is not mistaken for an array of them
+        kin.inverse_kinematics(np.zeros(6), np.eye(4), position_weight=np.ones(2))
+    with pytest.raises(InputError, match="current_joint_pos: joint positions must be finite"):
+        kin.inverse_kinematics(np.array([0.0, np.nan, 0.0, 0.0, 0.0, 0.0]), np.eye(4))
+    for bad in (np.eye(3), np.stack([np.eye(4)] * 2), np.full((4, 4), np.nan), [[1.0, 0.0], [0.0]]):
+        with pytest.raises(InputError, match="desired_ee_pose: "):
+            kin.inverse_kinematics(np.zeros(6), bad)
     with pytest.raises(UnknownNameError, match="wrist_yaw"):
         RobotKinematics(str(URDF), joint_names=[*ARM[:4], "wrist_yaw"])
 
