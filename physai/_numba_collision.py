@@ -1,4 +1,4 @@
-"""Compiled engine of the collision screen (private): :meth:`physai.collision._Screen.lower` and
+"""Compiled engine of the collision screen (private): :meth:`physai.collision._screen.Screen.lower` and
 :meth:`physai.collision.CollisionWorld.geom_poses`, one compiled loop over the configurations.
 
 The NumPy reference vectorises over configurations and pairs, which costs array traffic per stage; here each pair
@@ -16,10 +16,10 @@ from physai._jit import njit
 from physai._numba_gjk import gjk_bracket
 from physai._numba_kin import _apply, _dot, _mul, _norm, _place, _sub, _transpose_apply, rodrigues
 
-SEGMENT, BOX = 0, 1  # a geom's core (physai.collision._Screen); anything else is screened by its bounding sphere
-GOLDEN_STEPS = 50  # as physai.collision._GOLDEN_STEPS
+SEGMENT, BOX = 0, 1  # a geom's core (physai.collision._screen.Screen); anything else is screened by its bounding sphere
+GOLDEN_STEPS = 50  # as physai.collision._screen._GOLDEN_STEPS
 CLEAR, HIT, ASK = 0, 1, 2  # a verdict against the margin: kept, not kept, MuJoCo decides (physai.collision)
-GJK_ITERATIONS = 32  # as physai.collision._GJK_ITERATIONS
+GJK_ITERATIONS = 32  # as physai.collision._screen.GJK_ITERATIONS
 
 _RO = {"readonly": True}
 _F1, _F2 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2))
@@ -59,7 +59,7 @@ def _segment_distance(p1, q1, p2, q2):
 @njit(cache=True)
 def _segment_box(u, v, h):
     """Lower bound of the distance from segment ``u v`` (box frame) to the box ``h``: the golden-section search of
-    :meth:`physai.collision._Screen._segment_box`, less its bracket's slack."""
+    :meth:`physai.collision._screen.Screen._segment_box`, less its bracket's slack."""
     w = 0.5 * (np.sqrt(5.0) - 1.0)
     d = _sub(v, u)
     lo, hi = 0.0, 1.0
@@ -83,7 +83,7 @@ def _segment_box(u, v, h):
 
 @njit(cache=True)
 def _box_box(ca, Ra, ha, cb, Rb, hb):
-    """The largest gap over both boxes' face normals (:meth:`physai.collision._Screen._box_box`)."""
+    """The largest gap over both boxes' face normals (:meth:`physai.collision._screen.Screen._box_box`)."""
     t = _sub(cb, ca)
     best = -np.inf
     for i in range(3):
@@ -220,7 +220,7 @@ def screen(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, cap, 
 @njit(cache=True, inline="always")
 def _near_verdict(i, a, b, bound, x_geom, R_geom, screen_arrays, hulls, margin, safe, band):
     """``(verdict, bound)`` of pair ``i`` = ``(a, b)`` whose spheres' gap ``bound`` falls short of the margin:
-    :data:`CLEAR`, :data:`HIT` or :data:`ASK` (MuJoCo decides) (:meth:`physai.collision._Screen.verdicts`)."""
+    :data:`CLEAR`, :data:`HIT` or :data:`ASK` (MuJoCo decides) (:meth:`physai.collision._screen.Screen.verdicts`)."""
     kind, radius, half, centre, rbound, exact = screen_arrays
     hull, hull_adr, hull_num, hull_radius, hull_disk = hulls
     bound = _refined(a, b, bound, x_geom, R_geom, kind, radius, half, centre, rbound, margin + safe)

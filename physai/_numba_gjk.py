@@ -17,7 +17,7 @@ from physai._numba_kin import _apply, _dot, _norm, _sub, _transpose_apply
 CONVERGED = 1e-9  # as physai.collision.GJK_CONVERGED
 TOUCH = 1e-12  # as physai.collision.GJK_TOUCH
 FLAT = 1e-10  # as physai.collision.GJK_FLAT
-FACES = ((0, 1, 2, 3), (0, 2, 3, 1), (0, 3, 1, 2), (1, 3, 2, 0))  # as physai.collision._TETRA_FACES
+FACES = ((0, 1, 2, 3), (0, 2, 3, 1), (0, 3, 1, 2), (1, 3, 2, 0))  # as physai.collision._gjk._TETRA_FACES
 
 
 @njit(cache=True, inline="always")
@@ -87,7 +87,7 @@ def _nearest_edge(a, b, c):
 
 @njit(cache=True)
 def _triangle_weights(a, b, c):
-    """Twin of :func:`physai.collision._gjk_triangle_weights` (Ericson 2005, 5.1.5)."""
+    """Twin of :func:`physai.collision._gjk._gjk_triangle_weights` (Ericson 2005, 5.1.5)."""
     ab, ac = _sub(b, a), _sub(c, a)
     d1, d2 = -_dot(ab, a), -_dot(ac, a)
     if d1 <= 0.0 and d2 <= 0.0:
@@ -118,7 +118,7 @@ def _triangle_weights(a, b, c):
 
 @njit(cache=True)
 def _tetrahedron_weights(W):
-    """Twin of :func:`physai.collision._gjk_tetrahedron_weights` (Ericson 2005, 5.1.6): the four weights, and
+    """Twin of :func:`physai.collision._gjk._gjk_tetrahedron_weights` (Ericson 2005, 5.1.6): the four weights, and
     whether a face held the nearest point (False: the origin is inside)."""
     a, b, c, d = _row(W, 0), _row(W, 1), _row(W, 2), _row(W, 3)
     volume = _dot(_cross(_sub(b, a), _sub(c, a)), _sub(d, a))
@@ -140,8 +140,8 @@ def _tetrahedron_weights(W):
 
 @njit(cache=True)
 def _nearest(W, n):
-    """Twin of :func:`physai.collision._gjk_nearest` on the first ``n`` rows of ``W``, compacted in place to the corners
-    kept: ``(kept, v)``; ``kept = -1`` for a tetrahedron holding the origin."""
+    """Twin of :func:`physai.collision._gjk._gjk_nearest` on the first ``n`` rows of ``W``, compacted in place to the
+    corners kept: ``(kept, v)``; ``kept = -1`` for a tetrahedron holding the origin."""
     weights = np.zeros(4)
     if n == 2:
         weights[0], weights[1] = _segment_weights(_row(W, 0), _row(W, 1))

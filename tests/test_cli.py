@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from physai import cli, mj, robots
+from physai import _cli_app, cli, mj, robots
 
 runner = CliRunner()
 
@@ -95,7 +95,7 @@ def test_robots_lists_so101_and_its_model_source():
 
 def test_join_vectors_gathers_words_up_to_the_next_option():
     args = ["fk", "--q", "0", "-0.6", "1e-3", "--json", "--target", "1", "2"]
-    assert cli._join_vectors(args) == ["fk", "--q", "0 -0.6 1e-3", "--json", "--target", "1 2"]
+    assert _cli_app.join_vectors(args) == ["fk", "--q", "0 -0.6 1e-3", "--json", "--target", "1 2"]
 
 
 def test_bench_runs_the_suite_with_its_arguments(tmp_path, monkeypatch):

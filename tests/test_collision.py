@@ -9,6 +9,7 @@ from conftest import mujoco_distances
 import physai
 from physai import _avoid_ik, _ik_solve, _threads, ik
 from physai import collision as C
+from physai.collision import _screen as screen
 from physai.chain import BodySpec, JointSpec, chain_from_bodies
 from physai.errors import InputError, PhysaiError
 
@@ -440,7 +441,7 @@ def test_compiled_restarts_equal_the_batched_rounds_of_plain_solves(scene, monke
     # world's clear postures seldom end colliding.
     robot = scene.split("-")[0]
     if scene.endswith("mujoco-decides"):
-        monkeypatch.setattr(C, "_GJK_BAND", 1.0)
+        monkeypatch.setattr(screen, "GJK_BAND", 1.0)
         monkeypatch.setattr(_avoid_ik, "CLEAR_STARTS", 0)
     world = C.collision_world(C.scene(robot, OBSTACLES[robot]), physai.load(robot))
     chain, task = world.chain, TASK[robot]
@@ -465,7 +466,7 @@ def test_kernel_codes_match_their_python_twins():
 
     assert (_numba_collision.CLEAR, _numba_collision.HIT, _numba_collision.ASK) == (C.CLEAR, C.HIT, C.ASK)
     assert (_numba_avoid.EXHAUSTED, _numba_avoid.RUN) == (_avoid_ik.EXHAUSTED, _avoid_ik.RUN)
-    assert _numba_collision.GJK_ITERATIONS == C._GJK_ITERATIONS
+    assert _numba_collision.GJK_ITERATIONS == screen.GJK_ITERATIONS
 
 
 def test_null_space_refinement_with_avoid_keeps_answers_clear_by_mj_geomDistance():

@@ -13,6 +13,7 @@ from conftest import mujoco_distances
 import physai
 from physai import collision as C
 from physai import ik
+from physai.collision import _build as build
 from physai.errors import InputError, PhysaiError
 
 # These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
@@ -85,7 +86,7 @@ def test_self_pairs_classified_like_moveit_against_mj_geomDistance():
     world = C.collision_world("so101", chain, samples=samples)
     q = chain.random_q(np.random.default_rng(0), samples)
     m = world.model
-    ids = {C._label(m, g): g for g in range(m.ngeom)}
+    ids = {build._label(m, g): g for g in range(m.ngeom)}
     by_class = {}
     for (a, b), why in world.allowed:
         by_class.setdefault(why, []).append((ids[a], ids[b]))
@@ -280,13 +281,13 @@ def test_stored_self_pairs_are_up_to_date(name):
 
 def spy_measured(monkeypatch):
     """Record how many of the robot's own pairs each measurement holds."""
-    calls, measured = [], C._measured
+    calls, measured = [], build._measured
 
     def spy(world, q):
         calls.append(int(world.pair_self.sum()))
         return measured(world, q)
 
-    monkeypatch.setattr(C, "_measured", spy)
+    monkeypatch.setattr(build, "_measured", spy)
     return calls
 
 
@@ -303,7 +304,7 @@ def test_other_settings_are_measured_once_then_read_from_the_user_cache(monkeypa
     calls = spy_measured(monkeypatch)
     chain = physai.load("so101")
     first = C.collision_world(C.scene("so101", [TABLE]), chain, self_margin=0.003, samples=300)
-    assert len(list((tmp_path / C._SELF_PAIRS_CACHE).glob("*.json"))) == 1 and calls[0] > 0
+    assert len(list((tmp_path / build._SELF_PAIRS_CACHE).glob("*.json"))) == 1 and calls[0] > 0
     again = C.collision_world(C.scene("so101", [TABLE]), chain, self_margin=0.003, samples=300)
     assert calls[1:] == [0]
     assert again.pair_names == first.pair_names and again.allowed == first.allowed
@@ -328,12 +329,12 @@ def edit_cache(tmp_path, edit, rehash=True):
     """Rewrite the one cache file: ``edit(entry) -> new entry``; its content hash recomputed unless not ``rehash``."""
     import json
 
-    (path,) = (tmp_path / C._SELF_PAIRS_CACHE).glob("*.json")
+    (path,) = (tmp_path / build._SELF_PAIRS_CACHE).glob("*.json")
     record = json.loads(path.read_text())
     (key,) = [k for k in record if k != "sha256"]
     record[key] = edit(record[key])
     if rehash:
-        record["sha256"] = C._digest(key, record[key])
+        record["sha256"] = build._digest(key, record[key])
     path.write_text(json.dumps(record))
 
 
@@ -374,7 +375,7 @@ def test_a_cache_entry_edited_without_its_hash_is_measured_again_and_a_cut_file_
     edit_cache(tmp_path, lambda e: {k: [v[0], v[1], v[2] + 1e-3] for k, v in e.items()}, rehash=False)
     calls = spy_measured(monkeypatch)
     assert cached_world(monkeypatch, tmp_path).allowed == honest.allowed and calls[0] > 0
-    (path,) = (tmp_path / C._SELF_PAIRS_CACHE).glob("*.json")
+    (path,) = (tmp_path / build._SELF_PAIRS_CACHE).glob("*.json")
     path.write_text(path.read_text()[:40])
     assert cached_world(monkeypatch, tmp_path).allowed == honest.allowed and calls[1] > 0
     assert cached_world(monkeypatch, tmp_path).allowed == honest.allowed and calls[2:] == [0]  # stored again, whole

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 import physai
 from physai import cli
+from physai.course import _learner
 from physai.course import exercise as ex
 
 FOLDER = ex.lesson_folder("09")
@@ -76,7 +77,7 @@ def test_a_function_calling_a_looping_function_names_it_as_the_cause(tmp_path):
 
 @pytest.mark.parametrize("fork_server", [True, False])
 def test_sys_exit_at_import_fails_every_function_forked_or_started_fresh(tmp_path, monkeypatch, fork_server):
-    monkeypatch.setattr(ex, "FORK_SERVER", fork_server)  # False: a fresh interpreter per file (macOS, Windows)
+    monkeypatch.setattr(_learner, "FORK_SERVER", fork_server)  # False: a fresh interpreter per file (macOS, Windows)
     code, out = check(learner(tmp_path, ("EXERCISE = (", "import sys\nsys.exit(0)\nEXERCISE = (")))
     assert code == 1 and "0/3 functions pass" in out
     assert all(v.startswith("fail build.py called sys.exit while importing") for v in lines(out).values())
@@ -114,7 +115,7 @@ def _gone(token: str, within: float = 5.0) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
 @pytest.mark.parametrize("sandbox", [True, False])
 def test_processes_the_file_starts_in_sessions_of_their_own_end_with_the_grader(tmp_path, monkeypatch, sandbox):
-    monkeypatch.setattr(ex, "SANDBOX", sandbox)  # False: the subreaper and the sweep of the process table alone
+    monkeypatch.setattr(_learner, "SANDBOX", sandbox)  # False: the subreaper and the sweep of the process table alone
     token = f"30{secrets.randbelow(10**6)}.5"  # a sleep only this test starts, found by its command line
     spawn = (f"import subprocess as _sp\n_sp.run(['sh', '-c', 'setsid sleep {token} & echo orphan started'])\n"
              f"_p = _sp.Popen(['sleep', '{token}'], start_new_session=True)\n"  # in a session of its own

@@ -359,20 +359,39 @@ def test_import_graph_of_physai_has_no_cycle():
     from pathlib import Path
 
     root = Path(ik.__file__).parent
-    graph = {}
-    for path in root.glob("*.py"):
-        deps = set()
+
+    def imported(path):  # the physai modules a file imports, as dotted names below physai
+        names = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module == "physai":
-                deps |= {a.name for a in node.names}
+                names |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("physai."):
-                deps.add(node.module.split(".")[1])
+                names |= {node.module[7:]} | {f"{node.module[7:]}.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
-                deps |= {a.name.split(".")[1] for a in node.names if a.name.startswith("physai.")}
+                names |= {a.name[7:] for a in node.names if a.name.startswith("physai.")}
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                    re.fullmatch(r"physai\.\w+", node.value):  # a module named by a string (import_module(name))
-                deps.add(node.value.split(".")[1])
-        graph[path.stem] = {d for d in deps if (root / f"{d}.py").exists() and d != path.stem}
+                    re.fullmatch(r"physai\.[\w.]+", node.value):  # a module named by a string (import_module(name))
+                names.add(node.value[7:])
+        return names
+
+    def graph_of(files, node_of, module_of):  # node_of(file) and module_of(dotted import) name a node, or None
+        graph = {}
+        for path in files:
+            node = node_of(path)
+            graph.setdefault(node, set()).update(d for d in map(module_of, imported(path)) if d not in (None, node))
+        return graph
+
+    # a subpackage is one node of the library's graph, and has a graph of its own modules inside it
+    packages = [p.parent for p in root.glob("*/__init__.py")]
+    graph = graph_of([*root.glob("*.py"), *(f for p in packages for f in p.glob("*.py"))],
+                     lambda f: f.stem if f.parent == root else f.parent.name,
+                     lambda d: d.split(".")[0] if (root / f"{d.split('.')[0]}.py").exists()
+                     or (root / d.split(".")[0]).is_dir() else None)
+    for package in packages:
+        inner = graph_of(package.glob("*.py"), lambda f: f.stem,
+                         lambda d, p=package: d.split(".")[1] if d.startswith(f"{p.name}.") and d.count(".") >= 1
+                         and (p / f"{d.split('.')[1]}.py").exists() else None)
+        list(graphlib.TopologicalSorter(inner).static_order())  # raises CycleError on a circle inside it
     order = list(graphlib.TopologicalSorter(graph).static_order())  # raises CycleError on a circle
     assert "_avoid_step" not in graph["collision"]  # geometry imports no controller step
     for low, high in (("_avoid_step", "nullspace"), ("collision", "_avoid_ik"), ("_ik_solve", "_avoid_ik"),

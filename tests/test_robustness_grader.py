@@ -17,6 +17,7 @@ import pytest
 
 import physai
 from physai.course import _sandbox
+from physai.course import _learner
 from physai.course import exercise as ex
 
 FOLDER = ex.lesson_folder("09")
@@ -57,7 +58,7 @@ def test_a_learner_file_cannot_write_the_package_the_lesson_the_cache_or_outside
 
 
 def test_without_a_sandbox_a_changed_check_file_refuses_the_run_in_one_line(tmp_path, monkeypatch):
-    monkeypatch.setattr(ex, "SANDBOX", False)  # a kernel without Landlock: the hashes are the guarantee
+    monkeypatch.setattr(_learner, "SANDBOX", False)  # a kernel without Landlock: the hashes are the guarantee
     lesson = lesson_copy(tmp_path)
     noop = "\\n".join(f"def check_{n}(build, rng):\\n    pass" for n in ("hinge_column", "jacobian", "fd_jacobian"))
     code = f"open({str(lesson / '_check.py')!r}, 'a').write('\\n{noop}\\n')\n"
@@ -73,9 +74,9 @@ def test_without_a_sandbox_a_changed_check_file_refuses_the_run_in_one_line(tmp_
 def test_the_child_gets_an_allowlisted_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("CI_JOB_TOKEN", "s3cr3t")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s3cr3t")
-    for server in ex._SERVER:  # started before the token was set: a fresh one starts from this environment
+    for server in _learner._SERVER:  # started before the token was set: a fresh one starts from this environment
         server.close()
-    ex._SERVER.clear()
+    _learner._SERVER.clear()
     report = ex.check(FOLDER, hostile(tmp_path, "import os\nprint(sorted(os.environ))\nprint(repr(os.environ))"),
                       seed=1)
     assert report.passed and "PATH" in report.output
@@ -86,7 +87,7 @@ def test_the_child_gets_an_allowlisted_environment(tmp_path, monkeypatch):
 @pytest.mark.parametrize("fork_server", [True, False])
 def test_a_daemon_that_clears_the_subreaper_flag_and_double_forks_ends_with_the_check(tmp_path, monkeypatch,
                                                                                        fork_server):
-    monkeypatch.setattr(ex, "FORK_SERVER", fork_server)
+    monkeypatch.setattr(_learner, "FORK_SERVER", fork_server)
     if not _namespaces():
         pytest.skip("the kernel offers no PID namespace to this user: the documented weaker guarantee holds")
     token = f"40{secrets.randbelow(10**6)}.5"
@@ -283,7 +284,7 @@ def test_calling_physais_own_jacobian_is_named_however_it_is_reached(tmp_path, c
 def test_without_a_sandbox_a_lesson_file_changed_before_the_grader_loads_it_refuses_the_run(tmp_path, monkeypatch):
     """The grader loads lesson files while it grades (lesson 11 loads its own build.py): one the learner's code
     changed is refused before any of it runs in the grader."""
-    monkeypatch.setattr(ex, "SANDBOX", False)
+    monkeypatch.setattr(_learner, "SANDBOX", False)
     lesson = lesson_copy(tmp_path)
     (lesson / "_helper.py").write_text("VALUE = 1\n")
     check = (lesson / "_check.py").read_text()
