@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import timeit
 from collections.abc import Callable
 
 import numpy as np
@@ -31,9 +32,4 @@ def paired_ratio(t: dict[str, np.ndarray], a: str, b: str) -> float:
 def best_seconds(f: Callable[[], object], repeats: int = 5) -> float:
     """Seconds of the fastest of ``repeats`` calls of ``f``, after one untimed call (compilation, first touches)."""
     f()
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return min(timeit.repeat(f, number=1, repeat=repeats))
