@@ -262,8 +262,10 @@ def exercise(
             raise InputError(f"{folder}: cannot write {ex.BUILD_FILE} there: {why}")
         path = ex.write_exercise(lesson_folder, folder, force)
         names = ex.exercise_names(path.read_text(encoding="utf-8"), path)
+    # under `uv run` (a clone) the bare `physai` is not on the shell's PATH: say the command the learner can type
+    prefix = "uv run " if "UV_RUN_RECURSION_DEPTH" in os.environ else ""
     console.print(f"wrote [bold]{escape(str(path))}[/bold]; write {', '.join(names)}, then run: "
-                  f"physai check {number.zfill(2)} {escape(str(folder))}")
+                  f"{prefix}physai check {number.zfill(2)} {escape(str(folder))}")
 
 
 def check(

@@ -296,6 +296,17 @@ def test_exercise_blanks_the_listed_functions_and_keeps_their_docstrings(demo, t
     assert invoke("exercise", "01", tmp_path / "me").exit_code == 2  # the learner's work is never overwritten
 
 
+@pytest.mark.parametrize("under_uv, command", [(True, "uv run physai check 01"), (False, "physai check 01")])
+def test_exercise_names_the_check_command_the_learner_can_type(demo, tmp_path, monkeypatch, under_uv, command):
+    # the reference: uv sets UV_RUN_RECURSION_DEPTH in what `uv run` starts, where the bare command is not on PATH
+    monkeypatch.delenv("UV_RUN_RECURSION_DEPTH", raising=False)
+    if under_uv:
+        monkeypatch.setenv("UV_RUN_RECURSION_DEPTH", "1")
+    res = invoke("exercise", "01", tmp_path / "me")
+    assert res.exit_code == 0 and f"then run: {command} " in " ".join(res.stdout.split()), res.output
+    assert under_uv or "uv run" not in res.stdout
+
+
 def test_check_grades_blank_reference_and_a_flipped_sign(demo, tmp_path):
     invoke("exercise", "01", tmp_path / "me")
     res = invoke("check", "01", tmp_path / "me")
