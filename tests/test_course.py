@@ -561,18 +561,6 @@ def test_no_learner_page_shows_a_verdict_on_published_figures(site, path):
     assert "✓ agree" in (site / "audit.html").read_text()  # the audit still has them
 
 
-def test_a_learner_transcript_drops_the_published_figures_table_and_keeps_the_rest():
-    from physai.course.course import learner_transcript
-    from physai.course.lesson import Claim, claims_table, verdict
-
-    rows = [Claim("01", "a", "1.0", "1.0", verdict(True), "tol", "build.py"),
-            Claim("01", "b", "2.0", "3.0", verdict(False), "tol", "build.py")]
-    table = f"== Published figures checked against this run ==\n{claims_table(rows)}\n"
-    text = f"== Step 1 ==\nx | y\n\n{table}== After ==\nz\n"
-    assert learner_transcript(text) == "== Step 1 ==\nx | y\n== After ==\nz\n"
-    assert learner_transcript("== Only ==\nno table\n") == "== Only ==\nno table\n"
-
-
 @pytest.mark.parametrize("path", ["index.html"] + pages(LESSONS))
 def test_no_page_shows_a_tag_as_text(site, path):
     assert tag_text((site / path).read_text()) == []

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from physai.errors import InputError
-from physai.course.lesson import (Claim, claims_table, factor_claim, number_claim, printed_tol, publish_claims,
+from physai.course.lesson import (Claim, factor_claim, number_claim, printed_tol, publish_claims,
                                   read_claims, run_script, save_figure, transcript, verdict, write_claims)
 
 
@@ -37,14 +37,6 @@ def test_verdict_comes_from_a_comparison_and_a_typed_verdict_is_checked():
         Claim("09", "c", "1", "1", "agrees", "w")
 
 
-def test_claims_table_has_a_header_a_rule_and_one_line_per_claim():
-    rows = [Claim("09", "a", "1", "1", "agree", "w"), Claim("09", "bb", "2", "3", "disagree", "why not")]
-    lines = claims_table(rows).splitlines()
-    assert len(lines) == 4 and lines[0].split(" | ")[0].strip() == "claim" and set(lines[1]) <= {"-", "+"}
-    assert [cell.strip() for cell in lines[3].split(" | ")] == ["bb", "2", "3", "disagree", "why not"]
-    assert len({line.index("|") for line in (lines[0], lines[2], lines[3])}) == 1  # columns line up
-
-
 def test_write_claims_merges_per_script_and_reads_back(tmp_path):
     a = [Claim("09", "a", "1", "1", "agree", "w", "build.py")]
     b = [Claim("09", "b", "2", "3", "disagree", "w", "experiment.py")]
@@ -65,10 +57,10 @@ def test_write_claims_drops_rows_in_an_older_layout(tmp_path):
     assert read_claims(tmp_path) == b
 
 
-def test_publish_claims_prints_the_heading_and_table_and_writes_the_rows(tmp_path, capsys):
+def test_publish_claims_writes_the_rows_for_the_audit_and_prints_nothing(tmp_path, capsys):
     rows = [Claim("10", "a", "1", "1", "agree", "w", "build.py")]
-    assert publish_claims(tmp_path, rows, "build.py", heading="H") == rows
-    assert capsys.readouterr().out == "\n== H ==\n" + claims_table(rows) + "\n"
+    assert publish_claims(tmp_path, rows, "build.py") == rows
+    assert capsys.readouterr().out == ""  # the transcript the learner reads carries no verdicts
     assert read_claims(tmp_path) == rows
 
 

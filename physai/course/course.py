@@ -432,32 +432,12 @@ def script_command(lesson: Lesson, script: str) -> str:
     return f"uv run python experiments/{lesson.name}/{script}"
 
 
-_CLAIMS_HEAD = re.compile(r"^claim\s*\|\s*published\s*\|\s*measured\s*\|\s*verdict\s*\|\s*why$")
-
-
-def learner_transcript(text: str) -> str:
-    """A script's transcript as the lesson page shows it: without the table of published figures checked against the
-    run (a ``== heading ==`` line, then :func:`physai.course.lesson.claims_table`'s header, rule and rows), which the
-    audit shows with its verdicts."""
-    lines, kept, i = text.split("\n"), [], 0
-    while i < len(lines):
-        if lines[i].startswith("== ") and i + 1 < len(lines) and _CLAIMS_HEAD.match(lines[i + 1]):
-            i += 3  # the heading, the header and the rule
-            while i < len(lines) and " | " in lines[i]:
-                i += 1
-            while kept and not kept[-1].strip():
-                kept.pop()
-            continue
-        kept.append(lines[i])
-        i += 1
-    return "\n".join(kept).strip("\n") + ("\n" if text.endswith("\n") else "")
-
-
 def appendix(runs) -> Markup:
     """The lesson's run record: per script, its status, time and folded transcripts (``runs``:
-    ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.course.report.ScriptRun` per script of this lesson),
-    the comparison with published figures left to the audit (:func:`learner_transcript`)."""
-    return macro("appendix")([(run, [(name, learner_transcript(text)) for name, text in texts]) for run, texts in runs])
+    ``[(ScriptRun, [(name, transcript text)])]``, one :class:`physai.course.report.ScriptRun` per script of this lesson).
+    The transcripts hold no comparison with published figures: scripts write those to the audit only
+    (:func:`physai.course.lesson.publish_claims`)."""
+    return macro("appendix")(runs)
 
 
 def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, stamp: str, track: str) -> str:

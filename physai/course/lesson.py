@@ -1,5 +1,5 @@
-"""Small helpers the lesson scripts share: tee printed output into a file beside the script, and the claims table
-(source vs measured) every lesson prints and the tour's report shows."""
+"""Small helpers the lesson scripts share: tee printed output into a file beside the script, and the claims
+(published figures against this run) every lesson writes for the tour's audit page."""
 
 from __future__ import annotations
 
@@ -261,16 +261,6 @@ def factor_claim(lesson: str, claim: str, source: str, measured: float, *, scrip
     return Claim(lesson, claim, source + suffix, f"{measured:.1e}{suffix}", verdict(ok), why, script)
 
 
-def claims_table(claims: list[Claim]) -> str:
-    """The claims as a plain-text table (claim, source, measured, verdict, why) for the lesson's transcript."""
-    head = ("claim", "published", "measured", "verdict", "why")
-    rows = [head] + [(c.claim, c.source, c.measured, c.verdict, c.why) for c in claims]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = [" | ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
-    lines.insert(1, "-+-".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
     """Merge ``script``'s claims into ``folder/claims.json`` (other scripts' rows kept) for the tour's report."""
     path = Path(folder) / CLAIMS_FILE
@@ -283,12 +273,11 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
     return path
 
 
-def publish_claims(folder: str | Path, claims: list[Claim], script: str,
-                   heading: str = "Published figures checked against this run") -> list[Claim]:
-    """Print the claims table under ``heading``, merge the rows into ``folder/claims.json`` and return them (the last
-    step of a lesson script's ``main``: ``return publish_claims(HERE, rows, "build.py")``)."""
-    print(f"\n== {heading} ==")
-    print(claims_table(claims))
+def publish_claims(folder: str | Path, claims: list[Claim], script: str) -> list[Claim]:
+    """Merge the claims into ``folder/claims.json`` for the audit page and return them (the last step of a lesson
+    script's ``main``: ``return publish_claims(HERE, rows, "build.py")``). Nothing is printed: the script's
+    transcript, which the lesson page shows, holds what the run measured, and the comparison with published figures
+    lives in the audit only."""
     write_claims(folder, claims, script)
     return claims
 
