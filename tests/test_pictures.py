@@ -59,6 +59,8 @@ def test_camera_pixels_land_on_a_sphere_mujoco_draws_at_the_tool_site(lookat, az
 
 def test_picture_labels_the_joints_where_the_camera_projects_their_anchors(tmp_path):
     """picture() returns each joint label's pixel; they are camera_pixels of MuJoCo's joint anchors (xanchor)."""
+    import matplotlib.image as mpimg
+
     chain = robots.load("so101")
     q = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
     pic = pictures.picture("so101", pictures.Pose(q), tmp_path / "a.png", joint_names=True, size=(200, 150))
@@ -68,7 +70,9 @@ def test_picture_labels_the_joints_where_the_camera_projects_their_anchors(tmp_p
     d.qpos[list(chain.qpos_adr)] = q
     mujoco.mj_kinematics(m, d)
     px = np.array([pic.pixels[name] for name in chain.joint_names])
-    assert px.shape == (5, 2) and np.all((px >= 0) & (px <= [200, 150]))
+    width_px, height_px = pictures.PIXEL_DENSITY * 200, pictures.PIXEL_DENSITY * 150
+    assert mpimg.imread(tmp_path / "a.png").shape[:2] == (height_px, width_px)
+    assert px.shape == (5, 2) and np.all((px >= 0) & (px <= [width_px, height_px]))
     assert np.ptp(px[:, 1]) > 10  # the labels spread over the arm, not a single point
 
 

@@ -38,6 +38,7 @@ HEADLESS = ("egl", "osmesa")  # tried in this order when the user has not chosen
 _OFF = ("disable", "disabled", "off", "false", "0")  # MuJoCo's values for no OpenGL
 _PYOPENGL_PLATFORM = "PYOPENGL_PLATFORM"
 FALLBACK = "matplotlib"
+PIXEL_DENSITY = 2  # image pixels per layout pixel: sharp on high-density screens and when opened full size
 VIEW_COMMAND = "uv run physai view --robot {robot}"  # where a learner turns the arm around
 
 # the arm's colours: SO-101 as printed (yellow plastic, black servos), the Panda's white links
@@ -120,7 +121,8 @@ class View:
 class Picture:
     """A picture written to ``path``: ``backend`` is ``"mujoco-egl"``/``"mujoco-osmesa"``/... for a MuJoCo
     rendering, ``"matplotlib"`` for the drawing from the chain's geometry; ``why`` says why it fell back ("" when
-    rendered); ``pixels`` maps each labelled point to its (column, row) in the image (rendered pictures only)."""
+    rendered); ``pixels`` maps each labelled point to its (column, row) in the image's pixels (``PIXEL_DENSITY`` per pixel of
+    ``size``; rendered pictures only)."""
 
     path: Path
     robot: str
@@ -341,7 +343,7 @@ def picture(robot: str, poses, path, *, overlays=(), joint_names: bool = False, 
     """Draw the bundled ``robot`` in ``poses`` (a :class:`Pose` or several; the first is the one labelled) with
     ``overlays`` (:class:`Arrow`, :class:`Frame`, :class:`Ellipsoid`, :class:`Box`, :class:`Polyline`) and write
     the PNG ``path``. ``joint_names``/``joint_axes`` label each joint and draw its axis (blue) at the first pose.
-    ``size`` is (width, height) in pixels; ``floor_z`` the floor's height (m; lower it to show what lies below a
+    ``size`` is (width, height) in layout pixels (the PNG has ``PIXEL_DENSITY`` times as many); ``floor_z`` the floor's height (m; lower it to show what lies below a
     table drawn as a :class:`Box`). -> :class:`Picture` (which backend drew it, and the labelled points'
     pixels).
 
@@ -466,7 +468,7 @@ def _add_overlays(scene, overlays, scale) -> None:
 
 def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl, floor_z) -> Picture:
     mujoco = _mj()
-    width, height = size
+    width, height = PIXEL_DENSITY * size[0], PIXEL_DENSITY * size[1]
     spec = scene_spec(robot, floor_z)
     rendered_groups = (0, 1, 2) if _has_visual_meshes(spec) else (0, 1)
     model = spec.compile()
@@ -490,7 +492,7 @@ def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl, 
         _add_overlays(r.scene, overlays, scale)
         image = _on_top(r, r.render(), [o for o in overlays if _opaque(o)], scale)
         pixels = camera_pixels(r.scene, np.array([lab.point for lab in labels]).reshape(-1, 3), width, height)
-    fig = plt.figure(figsize=(width / 100, height / 100))
+    fig = plt.figure(figsize=(size[0] / 100, size[1] / 100))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.imshow(image)
     ax.set_axis_off()
@@ -501,7 +503,7 @@ def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl, 
     if title:
         ax.text(0.01, 0.99, title, transform=ax.transAxes, va="top", fontsize=9,
                 bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "0.6", "alpha": 0.85})
-    save_figure(fig, path, dpi=100)
+    save_figure(fig, path, dpi=100 * PIXEL_DENSITY)
     plt.close(fig)
     return Picture(path, robot, f"mujoco-{gl}", "",
                    {lab.text: tuple(map(float, px)) for lab, px in zip(labels, pixels)})
@@ -589,5 +591,5 @@ def _draw(robot, chain, poses, overlays, labels, view, title, size, path) -> Non
     ax.set(xlabel="x (m)", ylabel="y (m)", zlabel="z (m)")
     if title:
         ax.set_title(title + "\n(drawn from the chain: no OpenGL renderer)", fontsize=9)
-    save_figure(fig, path, dpi=100)
+    save_figure(fig, path, dpi=100 * PIXEL_DENSITY)
     plt.close(fig)
