@@ -538,9 +538,9 @@ def main(full: bool = False) -> list[Claim]:
     claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(succ.rows)
     figures = [
         Figure("convergence.png",
-               f"Every method from the same starts: the median over {conv.n} Panda targets of max(|Δp|, "
-               f"{conv.lever:g} m · |w|) after each iteration (a stopped target keeps its last value). Below the "
-               f"dotted line a target has succeeded; the Gauss-Newton family gets there within a few iterations.",
+               f"Every method from the same starts: the median over {conv.n} Panda targets of max(|Δp|, L |w|), "
+               "the lever L the ratio of the tolerances, after each iteration (a stopped target keeps its last "
+               "value). Below the dotted line a target has succeeded.",
                "Median pose error against iterations, log scale, for five IK methods on the Panda from the same "
                "starts. The pinv, dls, adaptive and lm curves fall below the dotted success line within a few "
                "iterations and stay flat; the transpose curve falls quickly at first and then creeps down slowly, "
