@@ -247,7 +247,8 @@ def convergence_claims(c: Convergence) -> list[Claim]:
               verdict(min(rate["pinv"], rate["dls"], rate["lm"]) >= 0.9), "at least 90 % from starts 0.4 rad away"),
         Claim(LESSON, "gradient descent (J^T) is the slow one", "slower than Gauss-Newton",
               f"median {'-' if slow is None else f'{slow:.0f}'} vs {'-' if fast is None else f'{fast:.0f}'} "
-              "iterations (lm), over the targets each reached", verdict(slower), "over 5 x the iterations of lm, or none reached"),
+              "iterations (lm), over the targets each reached", verdict(slower),
+              "over 5 x the iterations of lm, or none reached"),
     ]
 
 

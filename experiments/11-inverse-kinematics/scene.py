@@ -72,8 +72,9 @@ def main(full: bool = False) -> list[Claim]:
                     pic.alt("at two IK answers for the same target a few centimetres above a table: the plain "
                             "solve_ik answer and the avoid= answer",
                             "the table as a see-through light-brown top with a dark rim and four legs standing on "
-                            "a grey floor, the target as a small green cube, the plain answer in see-through red with links passing below the "
-                            "table top, and the avoid= answer in solid yellow entirely above it"))
+                            "a grey floor, the target as a small green cube, the plain answer in see-through red "
+                            "with links passing below the table top, and the avoid= answer in solid yellow entirely "
+                            "above it"))
     save_results(HERE, SCRIPT, {"target": targets[k], "q_plain": plain.q[k], "q_avoid": avoid.q[k],
                                 "clear_plain_mm": 1000 * clear_plain[k], "clear_avoid_mm": 1000 * clear_avoid[k],
                                 "margin_mm": 1000 * MARGIN,
