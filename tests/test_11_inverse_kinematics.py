@@ -52,7 +52,67 @@ def test_convergence_verdicts_from_mujoco_site_pose(ex, panda, panda_model):
     np.testing.assert_allclose(c.converged, [rate[m] for m in c.names])
     assert [c.methods[m].converged for m in c.names] == list(c.converged)
     assert ex.convergence_claims(c)[0].verdict == verdict(min(rate["pinv"], rate["dls"], rate["lm"]) >= 0.9)
-    assert c.median_iterations[c.names.index("transpose")] > 5 * c.median_iterations[c.names.index("lm")]
+    reached = {m: np.median(its[ok]) if ok.any() else None for m, its, ok in zip(c.names, c.iterations, c.ok)}
+    assert [c.methods[m].reached_median for m in c.names] == [reached[m] for m in c.names]
+    slower = reached["lm"] is not None and (reached["transpose"] is None or reached["transpose"] > 5 * reached["lm"])
+    assert ex.convergence_claims(c)[1].verdict == verdict(slower)
+
+
+def test_pose_error_is_scipys_rotation_vector_and_mujocos_subquat_in_world_axes(ex, panda, panda_model):
+    """The page's worked pose error (first Panda target at its start) from MuJoCo's site poses: the position
+    difference, SciPy's rotation vector of R_target R^T, and MuJoCo's mju_subQuat, which gives the same rotation in
+    tool axes (R^T w)."""
+    import mujoco
+    from scipy.spatial.transform import Rotation
+
+    c = ex.convergence(n_targets=3, max_iterations=20)
+    T, T_target = mj.site_pose(panda_model, panda, c.starts[0]), c.targets[0]
+    R, R_t = T[:3, :3], T_target[:3, :3]
+    x = c.example
+    np.testing.assert_allclose(x.position, T_target[:3, 3] - T[:3, 3], atol=1e-13)
+    w = Rotation.from_matrix(R_t @ R.T).as_rotvec()
+    np.testing.assert_allclose(x.rotation, w, atol=1e-12)
+    quat = []
+    for M in (R_t, R):
+        q = np.zeros(4)
+        mujoco.mju_mat2Quat(q, M.ravel())
+        quat.append(q)
+    w_tool = np.zeros(3)
+    mujoco.mju_subQuat(w_tool, *quat)
+    np.testing.assert_allclose(R @ w_tool, x.rotation, atol=1e-12)
+    np.testing.assert_allclose([x.position_norm, x.angle], [np.linalg.norm(x.position), np.linalg.norm(w)],
+                               atol=1e-13)
+    assert 0 < x.angle < np.pi  # a real rotation error to show, not the identity or a half turn
+
+
+def test_iterations_count_the_attempt_and_the_polish_alike_on_page_figure_and_transcript(ex, tmp_path, monkeypatch,
+                                                                                         run_lesson, capsys):
+    """One accounting: a target's iterations are its attempt's steps plus the polish's, each at most the budget, so
+    no target takes more than twice it; a target that gradient descent never reaches takes exactly that (the polish
+    counted); the transcript's table and the figure's axis carry the numbers the page prints."""
+    monkeypatch.setattr(ex, "convergence", lambda max_iterations=60, f=ex.convergence: f(6, 30))
+    monkeypatch.setattr(ex, "success", lambda robot, task, n=20, f=ex.success: f(robot, task, 8))
+    monkeypatch.setattr(ex, "teleop", lambda seconds, f=ex.teleop: f(0.5))
+    monkeypatch.setattr(ex, "through_table", lambda f=ex.through_table: f(4))
+    plotted = []
+    monkeypatch.setattr(ex, "plot_convergence", lambda c, f=ex.plot_convergence: (plotted.append(c), f(c)))
+    capsys.readouterr()
+    _, saved = run_lesson(ex, False)
+    out = capsys.readouterr().out
+    c = saved["convergence"]
+    assert c["ceiling"] == 2 * c["max_iterations"] == 60
+    assert f"at most {c['max_iterations']} more): at most {c['ceiling']}" in out
+    gd = plotted[0]
+    assert gd.curves.shape == (len(ex.METHODS), c["ceiling"] + 1)
+    table = out[out.index("median it, reached"):].splitlines()[1:1 + len(ex.METHODS)]
+    for line in table:
+        name, reached, _, n, median, most = line.split()
+        m = c["methods"][name]
+        assert (int(reached), int(n), int(most)) == (m["reached"], c["n"], m["most"]) and m["most"] <= c["ceiling"]
+        assert median == ("-" if m["reached_median"] is None else f"{m['reached_median']:.0f}")
+    i = gd.names.index("transpose")
+    assert (~gd.ok[i]).any() and np.all(gd.iterations[i][~gd.ok[i]] <= gd.ceiling)
+    assert gd.iterations[i][~gd.ok[i]].max() == gd.ceiling  # an attempt that used its budget, then a polish that did
 
 
 @pytest.mark.parametrize("robot, task", [("so101", "position"), ("so101", "position+axis"), ("wxai", "pose")])
@@ -306,8 +366,13 @@ def test_scene_pictures_the_plain_answer_inside_the_table_and_the_avoid_answer_c
     both at the target: checked with MuJoCo's mj_geomDistance and site position."""
     from conftest import check_picture, load_lesson
 
-    _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
+    scene = load_lesson(LESSON, "scene.py")
+    _, saved = run_lesson(scene, False)
     check_picture(tmp_path, saved["picture"], "so101")
+    half, centre = map(np.array, scene.TABLE)
+    label = np.array(saved["table_label"])  # where the picture writes "table": on the top, clear of the base
+    assert label[2] == centre[2] + half[2] and np.all(np.abs(label[:2] - centre[:2]) < half[:2])
+    assert np.linalg.norm(label[:2] - so101.T_prev_joint[0, :2, 3]) > 0.15
     assert saved["clear_plain_mm"] < 0 < saved["margin_mm"] - 1e-6 <= saved["clear_avoid_mm"]
     for q in (saved["q_plain"], saved["q_avoid"]):
         assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3

@@ -343,7 +343,7 @@ def plot_near_singular(ns: NearSingular) -> None:
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     for (key, label, *_), style in zip((VARIANTS[0], VARIANTS[3]), ("o-", "s--")):
         ax.semilogy(ns.errors[key], style, label=label)
-    ax.axhline(TOL, color="k", ls=":", lw=1)
+    ax.axhline(TOL, color="k", ls=":", lw=1, label=f"tolerance {TOL:.0e} m")
     ax.set_xlabel("step")
     ax.set_ylabel("|p_target - p(q)|  (m)")
     ax.set_title(f"SO-101 from a stretched pose, sigma_min {ns.sigma_min:.4f} m/rad")

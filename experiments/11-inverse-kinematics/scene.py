@@ -18,6 +18,27 @@ TABLE = (0.5, 0.5, 0.02), (0.0, 0.0, -0.02)  # half-sizes and centre (m), as Bre
 LOW, MARGIN = 0.06, 0.01  # m: targets no higher than this above the table; the clearance avoid= keeps
 TABLE_SEED, RESTART_SEED, N_TARGETS = 3, 2, 40  # as Break it: the postures whose tool points are the targets
 SCRIPT, FILE = "scene.py", "scene_table.png"
+HEIGHT = 0.72  # m, the table top above the floor (drawn only: the collision world has no floor)
+LABEL_AT = np.array([0.3, -0.2, 0.0])  # m, where the table's label sits on its top, clear of the arm
+TOP_RGBA, WOOD_RGBA = (0.8, 0.62, 0.4, 0.45), (0.45, 0.28, 0.12, 1.0)  # see-through top; opaque rim and legs
+
+
+def table_boxes(half, centre, height: float = HEIGHT, rim: float = 0.004, leg: float = 0.025) -> list[Box]:
+    """Break it's table drawn as a table: its see-through top (``half``, ``centre``, m), a dark rim along the top's
+    four edges, four legs down to the floor ``height`` below the top, and its label on the top at ``LABEL_AT``."""
+    half, centre = np.asarray(half, float), np.asarray(centre, float)
+    bottom = centre[2] - half[2]
+    boxes = [Box(centre, half, TOP_RGBA)]
+    for s in (-1, 1):  # the rim: the top's thickness, drawn opaque along each edge
+        boxes.append(Box(centre + [s * (half[0] - rim), 0, 0], np.array([rim, half[1], half[2] + 5e-4]), WOOD_RGBA))
+        boxes.append(Box(centre + [0, s * (half[1] - rim), 0], np.array([half[0], rim, half[2] + 5e-4]), WOOD_RGBA))
+    leg_half_z = 0.5 * (height - 2 * half[2])
+    for sx in (-1, 1):
+        for sy in (-1, 1):
+            boxes.append(Box(np.array([centre[0] + sx * (half[0] - 2 * leg), centre[1] + sy * (half[1] - 2 * leg),
+                                       bottom - leg_half_z]), np.array([leg, leg, leg_half_z]), WOOD_RGBA))
+    # A Box's label sits at the middle of its top face: a box of no size on the table top carries it.
+    return boxes + [Box(LABEL_AT, np.zeros(3), WOOD_RGBA, "table")]
 
 
 def main(full: bool = False) -> list[Claim]:
@@ -36,11 +57,12 @@ def main(full: bool = False) -> list[Claim]:
     clear_avoid = world.distances(avoid.q)[:, on_table].min(axis=1)
     k = int(np.argmin(np.where(plain.converged & avoid.converged, clear_plain, np.inf)))
     half, centre = TABLE
-    table = Box(np.array(centre), np.array(half), (0.75, 0.55, 0.35, 0.35), "table")
     pic = picture("so101", [Pose(avoid.q[k]), Pose(plain.q[k], alpha=0.55, rgba=(0.9, 0.15, 0.1, 1))], HERE / FILE,
-                  overlays=[table, Box(targets[k], np.full(3, 0.006), (0.1, 0.7, 0.2, 1), "target")],
-                  view=View(azimuth=180, elevation=-6, lookat=(*(0.5 * targets[k][:2]), 0.05), distance=0.6),
-                  floor_z=-0.25, title="SO-101: plain IK (red) through the table, avoid= (yellow) clear")
+                  overlays=[*table_boxes(half, centre), Box(targets[k], np.full(3, 0.006), (0.1, 0.7, 0.2, 1),
+                                                            "target")],
+                  view=View(azimuth=200, elevation=-14, lookat=(*(0.5 * targets[k][:2]), 0.0), distance=1.05),
+                  size=(720, 480), floor_z=centre[2] + half[2] - HEIGHT,
+                  title="SO-101: plain IK (red) through the table, avoid= (yellow) clear")
     print(f"target {k} of {len(targets)} at {fmt_row(targets[k])} m: plain answer {1000 * clear_plain[k]:.1f} mm "
           f"from the table (negative: inside it), avoid= answer {1000 * clear_avoid[k]:.1f} mm")
     print(pic.drawn_by)
@@ -49,12 +71,14 @@ def main(full: bool = False) -> list[Claim]:
                                       "with avoid= (yellow) reaches the same point with the arm above the table top."),
                     pic.alt("at two IK answers for the same target a few centimetres above a table: the plain "
                             "solve_ik answer and the avoid= answer",
-                            "the table as a translucent brown slab with the floor lowered beneath it, the target as a "
-                            "small green cube, the plain answer in see-through red with links passing below the "
-                            "table top, and the avoid= answer in solid yellow entirely above it"))
+                            "the table as a see-through light-brown top with a dark rim and four legs standing on "
+                            "a grey floor, the target as a small green cube, the plain answer in see-through red "
+                            "with links passing below the table top, and the avoid= answer in solid yellow entirely "
+                            "above it"))
     save_results(HERE, SCRIPT, {"target": targets[k], "q_plain": plain.q[k], "q_avoid": avoid.q[k],
                                 "clear_plain_mm": 1000 * clear_plain[k], "clear_avoid_mm": 1000 * clear_avoid[k],
-                                "margin_mm": 1000 * MARGIN, "picture": pic.record()}, figures=[figure])
+                                "margin_mm": 1000 * MARGIN,
+                                "table_label": LABEL_AT, "picture": pic.record()}, figures=[figure])
     return []
 
 
