@@ -584,7 +584,7 @@ def test_a_pages_time_is_its_counted_reading_plus_its_hands_on(site, number):
     assert reading == math.ceil(words / READING_SPEED), f"{words} words shown as ~{reading} min"
     head = (folder / "lesson.md").read_text().split("\n+++\n")[0]
     assert hands_on == int(re.search(r"^hands_on = (\d+)$", head, re.M)[1])
-    assert total == reading + hands_on and "of which" not in page
+    assert total == reading + hands_on and "(of which" not in page
 
 
 @pytest.mark.parametrize("number", TEACHING)
@@ -710,7 +710,7 @@ def test_the_track_page_lists_every_lesson_with_its_progress(site):
         assert f"~{total} min: ~{reading} min reading, ~{hands_on} min hands-on</span>" in page.split(d.name)[1]
     total, reading, hands_on = (sum(t[i] for t in times) for i in range(3))
     assert f"~{total} min: ~{reading} min reading, ~{hands_on} min hands-on" in page
-    assert f"about {total / 60:.1f} hours in all" in page and "of which" not in page
+    assert f"about {total / 60:.1f} hours in all" in page and "(of which" not in page
 
 
 @pytest.mark.parametrize("number", LESSONS)
