@@ -683,9 +683,10 @@ def main(full: bool = False) -> list[Claim]:
                "Two panels, mid-workspace and workspace edge: for each control tick, one point at the depth "
                "reached by its end and the largest distance from the commanded straight line within it, on a log "
                "axis; solid lines for the kinematic path with per-tick feedback, dotted for MuJoCo's servos, blue "
-               f"at 50 Hz and red at 5 Hz; the dotted 50 Hz curves swing over the first few centimetres, where the "
-               f"servos start from rest. The 5 Hz kinematic curves sit {strays} from the line than the 50 Hz ones; each MuJoCo "
-               "curve lies farther from the line than the kinematic curve at its rate: servo lag dominates."),
+               "at 50 Hz and red at 5 Hz; the dotted 50 Hz curves swing over the first few centimetres, where the "
+               f"servos start from rest. The 5 Hz kinematic curves sit {strays} from the line than the 50 Hz ones; "
+               "each MuJoCo curve lies farther from the line than the kinematic curve at its rate: servo lag "
+               "dominates."),
         Figure("wxai_guarded_descent.png",
                "The force estimate rises through the threshold soon after contact at every control rate; of the "
                f"true force's peaks at the different rates, {peaks}.",
