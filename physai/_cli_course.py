@@ -243,7 +243,7 @@ def _write_page(folder: Path, out: Path, runs) -> Path:
     mine = lessons.get(lesson.lesson_number(folder))
     if mine is None:
         raise course.CourseError(f"{folder.name}: {unread[folder.name]}")
-    return course.write_lesson(out, mine, lessons, runs, course.read_track(lesson.LESSONS_DIR)[0]["title"])
+    return course.write_lesson(out, mine, lessons, runs, course.read_track(lesson.LESSONS_DIR)[0]["title"])[0]
 
 
 def exercise(

@@ -582,6 +582,19 @@ def test_wxai_descent_deviation_is_second_order_in_the_step_and_the_path_is_mujo
     np.testing.assert_allclose(r.edge_ratio, slow.max_deviation / fast.max_deviation, rtol=1e-12)
 
 
+def test_the_descent_figure_draws_each_ticks_worst_distance_by_a_loop_over_the_ticks(wx):
+    """The figure's points against a plain loop: per tick of dt, the largest deviation among the samples inside it
+    and the depth by its end; the lone sample at the run's end opens no tick."""
+    rng = np.random.default_rng(0)
+    dt, substeps, ticks = 0.2, 7, 10
+    t = np.arange(ticks * substeps + 1) * dt / substeps
+    depth, dev = 0.05 * t, rng.random(t.size)
+    got_depth, got_dev = wx.tick_peaks(t, depth, dev, dt)
+    want = [(depth[k * substeps:(k + 1) * substeps].max(), dev[k * substeps:(k + 1) * substeps].max())
+            for k in range(ticks)]
+    np.testing.assert_array_equal(np.column_stack([got_depth, got_dev]), want)
+
+
 def test_wxai_open_loop_deviation_grows_like_the_step_and_a_faster_guard_stops_nearer_the_impact_peak(wx, wxai_chain):
     r = wx.descent_step(wxai_chain)
     edge = r.starts[1]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import html
 import json
+import math
 import re
 import shutil
 import time
@@ -31,9 +32,8 @@ LESSONS = ("07", "08", "09", "10", "11", "12", "13")
 # The pages held to the teaching rules below (no talk of source documents or of how the page was made, the word
 # budget, captions as sentences, one command style): every lesson.
 TEACHING = LESSONS
-WORDS_PER_MINUTE, MAX_WORDS = 90, 4500
-WALKTHROUGHS = {"08": "35", "09": "40"}  # lesson -> minutes of its Code Walkthrough (the track page)
-LAB = ("11", "55")
+WORDS_PER_MINUTE, MAX_WORDS = 90, 4500  # the bound on what a reader sees without opening anything
+READING_SPEED = 200  # words a minute: the pages' stated reading time
 MIN_WORDS = 1500
 DEMO_BUILD = '''"""Demo lesson: a rotation written by hand."""
 import numpy as np
@@ -87,7 +87,7 @@ MUTATIONS = [("[s, c]]", "[-s, c]]", "rotation")]
 DEMO_PAGE = """+++
 title = "A demo"
 module = "More"
-time = "~5 min"
+hands_on = 5
 summary = "A page to try the renderer."
 +++
 
@@ -528,11 +528,81 @@ def test_a_page_teaches_and_names_no_source_document_and_no_test(site, path):
     assert found == [] and 'class="erratum"' not in page, found
 
 
+TIME = re.compile(r'<span class="time" data-reading="(\d+)" data-hands-on="(\d+)">~(\d+) min: ~(\d+) min reading, '
+                  r'~(\d+) min hands-on</span>')
+
+
+def shown_time(page: str) -> tuple[int, int, int]:
+    """``(total, reading, hands-on)`` minutes as the page shows them; the data attributes say the same."""
+    (reading, hands_on, total, shown_reading, shown_hands_on), = TIME.findall(page)
+    assert (reading, hands_on) == (shown_reading, shown_hands_on)
+    return int(total), int(reading), int(hands_on)
+
+
+class _Read(HTMLParser):
+    """The words the reading time counts, as the pages say: the body less code listings, tables, maths, the folded
+    "Going further" blocks and the exercises (a word: non-space characters with a letter or digit)."""
+
+    def __init__(self):
+        super().__init__()
+        self.words, self.depth, self.skipping = 0, 0, None  # skipping: the tag whose element is left out, and depth
+
+    def handle_starttag(self, tag, attrs):
+        if self.skipping or tag in ("img", "br", "hr", "input", "col", "mspace"):
+            self.depth += bool(self.skipping) and tag == self.skipping
+            return
+        cls = dict(attrs).get("class") or ""
+        if tag in ("pre", "table", "math") or (tag == "details" and re.search(r"\b(more|exercise)\b", cls)):
+            self.skipping, self.depth = tag, 1
+
+    def handle_endtag(self, tag):
+        if self.skipping == tag:
+            self.depth -= 1
+            self.skipping = self.skipping if self.depth else None
+
+    def handle_data(self, data):
+        if not self.skipping:
+            self.words += sum(bool(re.search(r"[^\W_]", w)) for w in data.split())
+
+
+def read_words(page: str) -> int:
+    """:class:`_Read`'s count over the lesson page's body (after the checklist, before the next-lesson link)."""
+    body = page.split("</section>", 1)[1].split('<p class="next">')[0].split('<section class="appendix"')[0]
+    reader = _Read()
+    reader.feed(body)
+    return reader.words
+
+
+def test_the_reading_count_leaves_out_code_tables_maths_going_further_and_exercises():
+    page = ('<section class="checklist">x</section><h2>One two</h2><p>three <code>four</code> 0.5 m — '
+            '<math><mi>x</mi><mspace/></math></p><pre>not read</pre><div class="table-wrap"><table><tr><td>no</td>'
+            '</tr></table></div><details class="more"><summary>Going further</summary><details><p>no</p></details>'
+            '<p>no</p></details><details class="exercise easy"><summary>Easy.</summary>no</details>'
+            '<details class="predict"><summary>Predict first.</summary><p>five six</p></details>'
+            '<p class="next">not body</p>')
+    assert read_words(page) == 10  # One two three four 0.5 m, Predict first. five six
+    assert course.reading_words(page.split("</section>", 1)[1].split('<p class="next">')[0]) == 10
+
+
+@pytest.mark.parametrize("number", LESSONS)
+def test_a_pages_time_is_its_counted_reading_plus_its_hands_on(site, number):
+    """The page's stated reading minutes are its counted words at 200 a minute, rounded up; the total is reading
+    plus the lesson's own hands-on estimate."""
+    folder = lesson_folder(number)
+    page = (site / folder.name / "index.html").read_text()
+    total, reading, hands_on = shown_time(page)
+    words = read_words(page)
+    assert reading == math.ceil(words / READING_SPEED), f"{words} words shown as ~{reading} min"
+    head = (folder / "lesson.md").read_text().split("\n+++\n")[0]
+    assert hands_on == int(re.search(r"^hands_on = (\d+)$", head, re.M)[1])
+    assert total == reading + hands_on and "(of which" not in page
+
+
 @pytest.mark.parametrize("number", TEACHING)
 def test_a_pages_body_fits_its_stated_time(site, number):
-    folder = lesson_folder(number)
-    minutes = int(re.search(r'^time = "~(\d+) min"$', (folder / "lesson.md").read_text(), re.M)[1])
-    words = word_count(body_text((site / folder.name / "index.html").read_text()))
+    """What a reader sees without opening anything is read well within the page's stated total."""
+    minutes = shown_time((site / lesson_folder(number).name / "index.html").read_text())[0]
+    words = word_count(body_text((site / lesson_folder(number).name / "index.html").read_text()))
     assert words <= min(WORDS_PER_MINUTE * minutes, MAX_WORDS), f"{words} words for ~{minutes} min"
 
 
@@ -618,16 +688,6 @@ def test_every_physai_command_is_shown_in_one_style(site, path):
         assert bare == [], bare
 
 
-@pytest.mark.parametrize("number, minutes", list(WALKTHROUGHS.items()) + [LAB])
-def test_the_tracks_formats_are_on_their_lessons(site, number, minutes):
-    page = (site / lesson_folder(number).name / "index.html").read_text()
-    if number == LAB[0]:
-        assert f"Hands-On Lab · {minutes} min" in page and 'id="hands-on-lab"' in page
-    else:
-        assert f"Code Walkthrough · {minutes} min" in page and 'id="code-walkthrough"' in page
-        assert 'class="source"' in page and ", as installed" in page
-
-
 def test_a_row_chosen_by_a_saved_flag_follows_the_flag(site):
     name = lesson_folder("12").name
     page = (site / name / "index.html").read_text()
@@ -643,10 +703,13 @@ def test_the_track_page_lists_every_lesson_with_its_progress(site):
         assert f'data-progress="{number}"' in page
     assert page.count("Module ") >= 3 and "audit.html" in page
     assert f"a track in {len(cli.lesson_dirs())} lessons" in page
-    # the total comes from the lessons' own front matter, never typed on the track page
-    minutes = sum(int(re.search(r'^time = "~(\d+) min"$', (d / "lesson.md").read_text(), re.M)[1])
-                  for d in cli.lesson_dirs())
-    assert f"about {minutes / 60:.1f} hours by their own estimates" in page
+    # each lesson's time is its page's, and the total adds them up: never typed on the track page
+    times = [shown_time((site / d.name / "index.html").read_text()) for d in cli.lesson_dirs()]
+    for d, (total, reading, hands_on) in zip(cli.lesson_dirs(), times):
+        assert f"~{total} min: ~{reading} min reading, ~{hands_on} min hands-on</span>" in page.split(d.name)[1]
+    total, reading, hands_on = (sum(t[i] for t in times) for i in range(3))
+    assert f"~{total} min: ~{reading} min reading, ~{hands_on} min hands-on" in page
+    assert f"about {total / 60:.1f} hours in all" in page and "(of which" not in page
 
 
 @pytest.mark.parametrize("number", LESSONS)
@@ -663,15 +726,6 @@ def test_each_lesson_page_and_the_track_link_its_notebook_which_nbformat_validat
     grades = [c for c in book.cells if "grade" in c.metadata.get("tags", [])]
     assert len(grades) == len(ex.exercise_names((lesson_folder(number) / "build.py").read_text()))
     assert all("physai.check(" in c.source for c in grades)
-
-
-def test_lesson_minutes_add_the_time_fields_or_give_none():
-    def lesson(time):
-        return type("L", (), {"meta": {"time": time}})()
-
-    assert course.lesson_minutes([lesson("~40 min"), lesson("45 min")]) == 85
-    assert course.lesson_minutes([lesson("~40 min"), lesson("an afternoon")]) is None
-    assert course.lesson_minutes([]) is None
 
 
 # ---- every lesson's exercise ---------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ if __name__ == "__main__":
 PAGE = """+++
 title = "A demo"
 module = "More"
-time = "~5 min"
+hands_on = 5
 summary = "One number."
 +++
 

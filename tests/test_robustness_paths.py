@@ -138,7 +138,7 @@ HOSTILE = "<script>alert(1)</script> *x* | y"
 PAGE = """+++
 title = "A demo"
 module = "More"
-time = "~5 min"
+hands_on = 5
 summary = "A page."
 +++
 The link is {{ R.build.name | text }}; the tool is `{{ R.build.tool | text }}`.

@@ -27,6 +27,7 @@ import shutil
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree.ElementTree import tostring
 from xml.sax.saxutils import unescape
@@ -309,9 +310,12 @@ def read_lesson(folder: Path, out: Path) -> Lesson:
     if not path.is_file():
         raise InputError(f"lesson {Path(folder).name}: no {PAGE_FILE}")
     meta, body = split_front_matter(path.read_text(encoding="utf-8"), path)
-    missing = [k for k in ("title", "module", "time", "summary") if k not in meta]
+    missing = [k for k in ("title", "module", "hands_on", "summary") if k not in meta]
     if missing:
         raise CourseError(f"{path}: front matter lacks {', '.join(missing)}")
+    if type(meta["hands_on"]) is not int or meta["hands_on"] < 0:
+        raise CourseError(f"{path}: front matter hands_on: expected whole minutes (hands_on = 25), "
+                          f"got {meta['hands_on']!r}")
     return Lesson(Path(folder).name, meta, body, read_results(out))
 
 
@@ -440,16 +444,17 @@ def appendix(runs) -> Markup:
     return macro("appendix")(runs)
 
 
-def lesson_page(lesson: Lesson, out: Path, lessons: dict[str, Lesson], runs, stamp: str, track: str) -> str:
-    """The lesson's whole page as HTML; ``out`` is the folder it is written to (its figures are there),
-    ``lessons`` every lesson by number (for links), ``runs`` ``[(ScriptRun, [(name, transcript)])]``,
-    ``track`` the track's title."""
+def lesson_page(lesson: Lesson, body: str, time: PageTime, lessons: dict[str, Lesson], runs, stamp: str,
+                track: str) -> str:
+    """The lesson's whole page as HTML around its rendered ``body`` (:func:`render_body`) and its ``time``
+    (:func:`page_time`); ``lessons`` every lesson by number (for links), ``runs`` ``[(ScriptRun, [(name,
+    transcript)])]``, ``track`` the track's title."""
     prerequisites = [lessons[n] for n in lesson.meta.get("prerequisites", []) if n in lessons]
     scripts = [run.script for run, _ in runs]
     return SITE_ENV.get_template("lesson.html").render(
-        lesson=lesson, body=render_body(lesson, out), steps=steps(lesson), prerequisites=prerequisites,
+        lesson=lesson, body=body, time=time, steps=steps(lesson), prerequisites=prerequisites,
         scripts=scripts, next=lessons.get(lesson.meta.get("next", "")), appendix=appendix(runs), stamp=stamp,
-        track=track, **_assets("../"))
+        track=track, words_per_minute=WORDS_PER_MINUTE, **_assets("../"))
 
 
 def read_track(experiments: Path) -> tuple[dict, str]:
@@ -461,31 +466,116 @@ def read_track(experiments: Path) -> tuple[dict, str]:
     return meta, markdown().render(body)
 
 
-def track_page(experiments: Path, lessons: list[Lesson], failed=(), stamp: str = "") -> str:
-    """The track page: the question, what you can do by the end, the modules with their lessons (time, format,
-    progress from the browser's storage), how to run the commands, and the pages this run could not build."""
+def track_page(experiments: Path, lessons: list[Lesson], times: dict[str, PageTime], failed=(),
+               stamp: str = "") -> str:
+    """The track page: the question, what you can do by the end, the modules with their lessons (``times``: each
+    built page's time by lesson number; progress from the browser's storage), how to run the commands, and the pages
+    this run could not build."""
     meta, body = read_track(experiments)
     modules = [dict(m, lessons=[x for x in lessons if x.meta["module"] == m["name"]]) for m in meta["modules"]]
     others = [x for x in lessons if x.meta["module"] not in {m["name"] for m in modules}]
     modules += [{"name": "More lessons", "text": "", "lessons": others}] if others else []
+    total = track_time(times.values()) if lessons and set(times) >= {x.number for x in lessons} else None
     return SITE_ENV.get_template("track.html").render(
-        meta=meta, body=body, modules=modules, count=len(lessons), minutes=lesson_minutes(lessons), steps=len(STEPS),
-        failed=list(failed), stamp=stamp, **_assets(""))
+        meta=meta, body=body, modules=modules, count=len(lessons), times=times, total=total, steps=len(STEPS),
+        words_per_minute=WORDS_PER_MINUTE, failed=list(failed), stamp=stamp, **_assets(""))
 
 
-def lesson_minutes(lessons: list[Lesson]) -> int | None:
-    """The lessons' own time estimates added up, in minutes (front matter ``time``, e.g. ``"~45 min"``); None if
-    any lesson gives none in minutes.
+# ---- time ------------------------------------------------------------------------------------------------------
+
+
+WORDS_PER_MINUTE = 200
+"""The reading speed a page's reading time is counted at: careful reading of technical prose."""
+UNREAD = ("pre", "table", "math", "script", "style")
+"""What the reading time leaves out: code listings (run in the hands-on time), tables and maths (looked up, not read
+as prose)."""
+UNREAD_FOLDS = ("more", "exercise")
+"""The folded blocks the reading time leaves out, by class: "Going further" (optional) and the exercises (hands-on)."""
+_VOID = {"img", "br", "hr", "input", "meta", "link", "col", "mspace", "source", "wbr"}
+
+
+class _Prose(HTMLParser):
+    """The text of a page body a reader reads, less :data:`UNREAD` and :data:`UNREAD_FOLDS`."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.text, self._open = [], []  # _open: (tag, left out with what it holds)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _VOID:
+            return
+        kinds = (dict(attrs).get("class") or "").split()
+        out = tag in UNREAD or (tag == "details" and any(k in UNREAD_FOLDS for k in kinds))
+        self._open.append((tag, out or bool(self._open and self._open[-1][1])))
+
+    def handle_endtag(self, tag):
+        if any(t == tag for t, _ in self._open):  # a stray end tag closes nothing
+            while self._open.pop()[0] != tag:
+                pass
+
+    def handle_data(self, data):
+        if not (self._open and self._open[-1][1]):
+            self.text.append(data)
+
+
+def reading_words(body_html: str) -> int:
+    """The words of a page body a reader reads: its text less code listings, tables, maths, the folded "Going further"
+    blocks and the exercises (:data:`UNREAD`, :data:`UNREAD_FOLDS`); a word is a run of non-space characters with a
+    letter or digit in it. Quizzes, their explanations, captions and the predict-first blocks count.
 
     Examples
     --------
-    >>> from physai.course.course import lesson_minutes
-    >>> lesson = lambda time: type("Lesson", (), {"meta": {"time": time}})()
-    >>> lesson_minutes([lesson("~40 min"), lesson("~45 min")]), lesson_minutes([lesson("an afternoon")])
-    (85, None)
+    >>> from physai.course.course import reading_words
+    >>> reading_words('<p>The lever is <span>0.22</span> m.</p><pre>x = 1</pre>'
+    ...               '<details class="more"><summary>Going further</summary><p>skipped</p></details>')
+    5
     """
-    found = [re.fullmatch(r"~?\s*(\d+)\s*min", str(x.meta.get("time", "")).strip()) for x in lessons]
-    return sum(int(m[1]) for m in found) if found and all(found) else None
+    prose = _Prose()
+    prose.feed(body_html)
+    prose.close()
+    return sum(1 for w in " ".join(prose.text).split() if any(c.isalnum() for c in w))
+
+
+@dataclass(frozen=True)
+class PageTime:
+    """A lesson page's time in whole minutes: ``reading``, its body at :data:`WORDS_PER_MINUTE` (:func:`page_time`),
+    and ``hands_on``, the lesson's estimate of what the learner does (front matter ``hands_on``: the Build-it, the
+    experiment's predict-first, the exercises and the code they run)."""
+
+    reading: int
+    hands_on: int
+
+    @property
+    def total(self) -> int:
+        return self.reading + self.hands_on
+
+    def __str__(self) -> str:
+        return f"~{self.total} min: ~{self.reading} min reading, ~{self.hands_on} min hands-on"
+
+
+def page_time(lesson: Lesson, body_html: str) -> PageTime:
+    """``lesson``'s time, its reading counted from its rendered body (:func:`reading_words`, rounded up to the minute).
+
+    Examples
+    --------
+    >>> from physai.course.course import Lesson, page_time
+    >>> str(page_time(Lesson("01-demo", {"hands_on": 10}, "", {}), "<p>" + "word " * 401 + "</p>"))
+    '~13 min: ~3 min reading, ~10 min hands-on'
+    """
+    return PageTime(math.ceil(reading_words(body_html) / WORDS_PER_MINUTE), lesson.meta["hands_on"])
+
+
+def track_time(times: Iterable[PageTime]) -> PageTime:
+    """The lessons' times added up.
+
+    Examples
+    --------
+    >>> from physai.course.course import PageTime, track_time
+    >>> str(track_time([PageTime(20, 25), PageTime(15, 30)]))
+    '~90 min: ~35 min reading, ~55 min hands-on'
+    """
+    times = list(times)
+    return PageTime(sum(t.reading for t in times), sum(t.hands_on for t in times))
 
 
 def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple[Path, list[str]]:
@@ -494,13 +584,15 @@ def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple
     pages that could not be built)``; a lesson whose scripts did not all pass gets no page."""
     (lessons, unbuilt), title = read_lessons(out, folders), read_track(experiments)[0]["title"]
     remove_pages(out, unbuilt)  # never leave an earlier run's page
+    times = {}
     for lesson in lessons.values():
         try:
-            write_lesson(out, lesson, lessons, runs, title)
+            times[lesson.number] = write_lesson(out, lesson, lessons, runs, title)[1]
         except PhysaiError as exc:
             unbuilt[lesson.name] = str(exc)
     failed = [f"{name}: {why}" for name, why in unbuilt.items()]
-    index = _files.write_text(out / PAGE_HTML, track_page(experiments, list(lessons.values()), failed, run_stamp()))
+    page = track_page(experiments, list(lessons.values()), times, failed, run_stamp())
+    index = _files.write_text(out / PAGE_HTML, page)
     write_fonts(out)
     return index, failed
 
@@ -530,8 +622,9 @@ def read_lessons(out: Path, folders: list[Path]) -> tuple[dict[str, Lesson], dic
     return lessons, unread
 
 
-def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str) -> Path:
-    """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> its path.
+def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, track: str) -> tuple[Path, PageTime]:
+    """Render ``lesson``'s page into ``out/NN-name/index.html`` (its figures and results are there) -> ``(its path,
+    its time)``.
     A lesson whose scripts did not all pass in ``runs`` gets no page, and an earlier run's page is removed."""
     remove_pages(out, [lesson.name])
     path = out / lesson.name / PAGE_HTML
@@ -540,9 +633,11 @@ def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, tr
         raise CourseError(f"{', '.join(broken)}; a page is built only from a run whose scripts all pass")
     mine = [(r, [(t.name, (out / t).read_text(encoding="utf-8")) for t in r.tables]) for r in runs
             if r.lesson == lesson.name]
-    page = lesson_page(lesson, out / lesson.name, lessons, mine, run_stamp(), track)
+    body = render_body(lesson, out / lesson.name)
+    time = page_time(lesson, body)
+    page = lesson_page(lesson, body, time, lessons, mine, run_stamp(), track)
     path.parent.mkdir(parents=True, exist_ok=True)
     _files.write_text(path, page)
     write_fonts(out)
-    return path
+    return path, time
 

@@ -308,8 +308,8 @@ def notebook(folder: Path, results: Path, solutions: bool = False) -> nbformat.N
     # at one place: the context cell, then the exercise cells, then the build's run
     cuts.sort(key=lambda c: (c[0], c[1]))
     cells = [_markdown(f"# Lesson {number} · {meta['title']}\n\n*{meta['summary']}*\n\n{meta['module']} · "
-                       f"{meta['time']}. Run the cells in order; each function you write is graded by the cell "
-                       "under it."), _setup_cell()]
+                       f"~{meta['hands_on']} min hands-on, besides the reading. Run the cells in order; each function "
+                       "you write is graded by the cell under it."), _setup_cell()]
     done = 0
     for at, _, extra in cuts:
         chunk = _MARK.sub("", text[done:at])
