@@ -230,6 +230,29 @@ def test_a_condition_on_a_result_tests_the_saved_value_as_python_does(demo, valu
     assert page.strip() == f"<p>{shown}</p>"
 
 
+def test_build_its_listings_are_folded_and_the_experiments_are_not(demo):
+    from html.parser import HTMLParser
+
+    class Listings(HTMLParser):  # the reference: the standard library's parser, not the renderer's own markup
+        def __init__(self):
+            super().__init__()
+            self.open_details, self.found = 0, []
+
+        def handle_starttag(self, tag, attrs):
+            self.open_details += tag == "details" and ("class", "solution") in attrs
+            if tag == "pre":
+                self.found.append(self.open_details > 0)
+
+        def handle_endtag(self, tag):
+            self.open_details -= tag == "details" and self.open_details > 0
+
+    listing = "```python\nx = 1\n```\n"
+    page = render(demo, f"## Build it\n\nType it.\n\n{listing}\n### Step 2\n\n{listing}\n## Experiment\n\n{listing}")
+    parser = Listings()
+    parser.feed(page)
+    assert parser.found == [True, True, False]
+
+
 def test_maths_render_as_mathml_and_markdown_inside_blocks(demo):
     page = render(demo, course.split_front_matter(DEMO_PAGE, demo)[1])
     assert "<math" in page and "$" not in page
@@ -770,6 +793,12 @@ WIDE = """() => [...document.querySelectorAll('main p, main li, h1, h2, h3, figc
   .map(e => e.tagName + ': ' + e.textContent.slice(0, 60))"""
 
 
+UNCUED = """() => [...document.querySelectorAll('main *')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
+  .filter(e => (getComputedStyle(e).backgroundImage.match(/radial-gradient/g) || []).length < 2)
+  .map(e => e.tagName + '.' + e.className + ': ' + e.textContent.slice(0, 40))"""
+
+
 @pytest.fixture(scope="module")
 def browser(chromium):
     chromium, sync_api = chromium
@@ -836,10 +865,12 @@ def test_every_page_reads_at_the_width_loads_nothing_remote_and_logs_no_error(si
         context, page = open_page(browser, path.as_uri(), width)
         page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
         wide, page_width = page.evaluate(WIDE), page.evaluate("() => document.documentElement.scrollWidth")
+        uncued = page.evaluate(UNCUED)
         images = page.evaluate("() => [...document.images].map(i => [i.src, i.complete && i.naturalWidth])")
         errors, remote = page.errors, page.remote
         context.close()
         assert (wide, page_width <= width) == ([], True), (path, wide, page_width)
+        assert uncued == [], (path, uncued)  # what scrolls sideways shows a shadow at the edge where more lies
         assert all(w > 0 for _, w in images), (path, images)
         assert (errors, remote) == ([], []), path
 

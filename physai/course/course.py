@@ -52,7 +52,7 @@ SECTIONS = ("The problem", "Core idea", "Build it", "Experiment", "Break it", "O
 STEPS = (("Read", "The problem and the core idea; answer the questions before you read on."),
          ("Build it", "Type the steps yourself, then run"),
          ("Run the experiment", "Predict first, then run"),
-         ("Break it", "Change the one parameter and watch it fail."),
+         ("Break it", "Make each change the section names, rerun, and see what fails."),
          ("Check yourself", "The quizzes and exercises at the end."))
 
 
@@ -361,7 +361,7 @@ def markdown() -> MarkdownIt:
 
 def render_body(lesson: Lesson, out: Path) -> str:
     """The lesson's body as HTML: the template filled from the run, then Markdown, then the blocks put back."""
-    blocks = _Blocks(_wrap_tables(markdown()))
+    blocks = _Blocks(_fold_solutions(_wrap_tables(markdown())))
     try:
         text = _environment(blocks, lesson, out).from_string(lesson.body).render()
     except jinja2.TemplateError as exc:
@@ -379,6 +379,27 @@ def _wrap_tables(md: MarkdownIt) -> MarkdownIt:
 
     md.add_render_rule("table_open", table_open)
     md.add_render_rule("table_close", table_close)
+    return md
+
+
+SOLUTION_SECTION = "Build it"  # its listings are the exercise's answers: folded, so the learner writes theirs first
+
+
+def _fold_solutions(md: MarkdownIt) -> MarkdownIt:
+    """``md`` with each code listing of the :data:`SOLUTION_SECTION` section folded (``macro("solution")``)."""
+    fence = md.renderer.rules["fence"]
+
+    def heading_open(self, tokens, idx, options, env):
+        if tokens[idx].tag == "h2":
+            env["section"] = tokens[idx + 1].content.strip()
+        return self.renderToken(tokens, idx, options, env)
+
+    def folded_fence(tokens, idx, options, env):
+        html = fence(tokens, idx, options, env)
+        return str(macro("solution")(Markup(html))) if env.get("section") == SOLUTION_SECTION else html
+
+    md.add_render_rule("heading_open", heading_open)
+    md.renderer.rules["fence"] = folded_fence
     return md
 
 
