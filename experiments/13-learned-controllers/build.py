@@ -11,7 +11,7 @@ grades them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -122,6 +122,7 @@ class TrainRun:
     """Step 4: the tiny network trained by ``regression_step`` on both elbows of ``n_targets`` targets."""
 
     n_targets: int
+    hidden: int
     steps: int
     loss: tuple[float, float]  # first and last training loss (rad^2)
     floor: float  # rad^2, the loss of the two elbows' mean: mean |up - down|^2 / 4, the least any network reaches
@@ -147,7 +148,7 @@ def train_tiny(seed: int = SEED, steps: int = TRAIN_STEPS) -> TrainRun:
         params, losses[i] = regression_step(params, x2, q, LEARNING_RATE)
     q_net = tiny_net(params, x[:, :2])
     near = np.minimum(np.linalg.norm(q_net - up, axis=1), np.linalg.norm(q_net - down, axis=1))
-    return TrainRun(N_TRAIN, steps, (losses[0], losses[-1]), np.mean(np.sum((up - down) ** 2, axis=1)) / 4,
+    return TrainRun(N_TRAIN, HIDDEN, steps, (losses[0], losses[-1]), np.mean(np.sum((up - down) ** 2, axis=1)) / 4,
                     np.median(np.abs(q_net[:, 1])), np.median(np.abs(up[:, 1])),
                     np.median(np.linalg.norm(q_net - 0.5 * (up + down), axis=1)), np.median(near),
                     np.median(np.linalg.norm(tip(q_net) - x[:, :2], axis=1)) * 1e3, losses)
@@ -191,11 +192,11 @@ class BuildRun:
     r: np.ndarray = unsaved()  # (k,) m, target distances from the base
     mean_miss: np.ndarray = unsaved()  # (k,) m, miss of the average of the two elbows
     refined: np.ndarray = unsaved()  # (len(REFINE_STEPS), 2) median miss (m) after k steps: network, average
-    trained: TrainRun | None = None  # Step 4
+    trained: TrainRun  # Step 4
 
 
 @jaxkin.float64  # physai.learned's losses run in the caller's precision: float64 here, restored after
-def run(n_targets: int = 200, seed: int = SEED) -> BuildRun:
+def run(n_targets: int = 200, seed: int = SEED, train_steps: int = TRAIN_STEPS) -> BuildRun:
     chain = robots.load("planar2r")
     data = sample_dataset(chain, n_targets, np.random.default_rng(seed), seed=seed)
     model = init_model(chain, data.x, np.random.default_rng(seed + 1), hidden=(16, 16), head="bounded")
@@ -214,7 +215,7 @@ def run(n_targets: int = 200, seed: int = SEED) -> BuildRun:
                     abs(loss_joint[0] - loss_joint[1]), np.abs(q_pred - predict(model, data.x)).max(),
                     mean_miss.max() * 1e3, np.abs(mean_miss - (L1 + L2 - r)).max(), step_gap,
                     tuple(RefineRow(k, net * 1e3, avg * 1e3) for k, (net, avg) in zip(REFINE_STEPS, refined)), r,
-                    mean_miss, refined)
+                    mean_miss, refined, train_tiny(seed, train_steps))
 
 
 def claims(b: BuildRun) -> list[Claim]:
@@ -233,7 +234,7 @@ def claims(b: BuildRun) -> list[Claim]:
 def main(full: bool = False) -> list[Claim]:
     """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
     here."""
-    b = replace(run(N_TARGETS), trained=train_tiny())
+    b = run(N_TARGETS)
     print(f"== Step 1. The forward pass and the two losses by hand vs physai.learned (planar 2R, untrained network, "
           f"{b.n_targets} targets, seed {b.seed}) ==")
     print(f"  mlp_forward vs physai.learned.predict: largest difference {b.forward_gap:.1e} rad")
@@ -249,7 +250,7 @@ def main(full: bool = False) -> list[Claim]:
         print(f"  {row.k:3d} {row.network_mm:28.4f} {row.average_mm:42.4f}")
     print("  The average is a straight arm: its miss is along the arm, J^T e = 0 there, and no step bends the elbow.")
     t = b.trained
-    print(f"\n== Step 4. Train it yourself: a {HIDDEN}-unit network, {t.steps} steps of regression_step on "
+    print(f"\n== Step 4. Train it yourself: a {t.hidden}-unit network, {t.steps} steps of regression_step on "
           f"{t.n_targets} targets x both elbows ==")
     print(f"  loss {t.loss[0]:.4f} -> {t.loss[1]:.4f} rad^2; floor (the elbows' mean) {t.floor:.4f} rad^2")
     print(f"  median |q2| {t.q2_network:.3f} rad (exact {t.q2_exact:.3f}); distance to the elbows' mean {t.to_mean:.3f} "

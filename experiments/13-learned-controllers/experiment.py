@@ -414,6 +414,9 @@ class Hybrid:
     us_solver: float
     iterations_hybrid: float  # median over the targets that passed, HYBRID's iterations
     iterations_solver: float  # median over all targets, every attempt counted
+    fallback: float  # mean fraction of targets that failed the check: 1 - passed[0]
+    speedup: float  # us_solver / us_hybrid
+    faster: bool  # speedup > 1
 
 
 def spread(values) -> tuple[float, float, float]:
@@ -458,7 +461,9 @@ def hybrid(settings: dict, n_targets: int, n_seeds: int, cache: Path | None = HE
             timing = (best_time(lambda: checked_hybrid(chain, net, x)) / n_targets * 1e6,
                       best_time(lambda: solve_ik_batch(chain, x, task=TASK, solver=SOLVER)) / n_targets * 1e6,
                       float(np.median(refined.iterations[passed])), float(np.median(alone.iterations)))
-    return Hybrid(tuple(rows), spread([w.passed for w in rows]), spread([w.network_mm for w in rows]), *timing)
+    passed = spread([w.passed for w in rows])
+    return Hybrid(tuple(rows), passed, spread([w.network_mm for w in rows]), *timing, 1.0 - passed[0],
+                  timing[1] / timing[0], timing[1] > timing[0])
 
 
 def print_hybrid(h: Hybrid, n_targets: int, setting: str) -> None:
