@@ -253,8 +253,8 @@ def main(full: bool = False) -> list[Claim]:
     print(f"\n== Step 4. Train it yourself: a {t.hidden}-unit network, {t.steps} steps of regression_step on "
           f"{t.n_targets} targets x both elbows ==")
     print(f"  loss {t.loss[0]:.4f} -> {t.loss[1]:.4f} rad^2; floor (the elbows' mean) {t.floor:.4f} rad^2")
-    print(f"  median |q2| {t.q2_network:.3f} rad (exact {t.q2_exact:.3f}); distance to the elbows' mean {t.to_mean:.3f} "
-          f"rad, to the nearer elbow {t.to_nearest:.3f} rad; median miss {t.miss_mm:.0f} mm")
+    print(f"  median |q2| {t.q2_network:.3f} rad (exact {t.q2_exact:.3f}); distance to the elbows' mean "
+          f"{t.to_mean:.3f} rad, to the nearer elbow {t.to_nearest:.3f} rad; median miss {t.miss_mm:.0f} mm")
     save_results(HERE, "build.py", b)
     return publish_claims(HERE, claims(b), "build.py")
 

@@ -634,15 +634,14 @@ def main(full: bool = False) -> list[Claim]:
     plot_so101(g, gp)
     claims = (multimodality_claims(mm) + extrapolation_claims(ex) + singularity_claims(ns_)
               + limits_hybrid_claims(g, h) + gap_claims(gp))
-    tol = TASK.tol_position * 1e3
     solver_ok = np.mean(ex.errors["solver"] <= TASK.tol_position)
     below = "every" if solver_ok == 1 else f"{solver_ok:.0%} of the"
     figures = [
         Figure("multimodality_2r.png",
                f"On the planar 2R, the FK-consistency network misses by millimetres to "
                "centimetres inside its training half-plane (left); beyond the 90 degrees of polar angle it was trained on, "
-               f"both networks' errors climb, while the solver lands within its {tol:g} mm tolerance (dashed) on "
-               f"{below} target{'s' if solver_ok < 1 else ''} (right).",
+               f"both networks' errors climb, while the solver lands within its tolerance (dashed) on {below} "
+               f"target{'s' if solver_ok < 1 else ''} (right).",
                "Left: test targets in the right half-plane coloured by the FK-consistency network's error on a log "
                "scale; the error is smallest in the middle of the annulus and larger near its inner and outer edges. "
                "Right: every method's error against the target's polar angle, log scale, with a vertical line at 90 "
@@ -653,9 +652,10 @@ def main(full: bool = False) -> list[Claim]:
                "On the SO-101, the error distribution of each method, and each answer's "
                "kinematic error against its miss after settling in MuJoCo.",
                "Left: cumulative distributions of the SO-101 position error on a log axis, one curve per method; the "
-               f"checked hybrid and the solver end below their {tol:g} mm tolerance on every target they solve, the "
-               "networks stay in the millimetre to centimetre range. Right: for a few targets, the MuJoCo miss after settling against the "
-               "kinematic error, on log axes; the exact answers sit far above the diagonal (gravity sag), the "
+               "checked hybrid and the solver end below their tolerance on every target they solve, the "
+               "networks stay in the millimetre to centimetre range. Right: for a few targets, the MuJoCo miss after "
+               "settling against the kinematic error, on log axes; the solver's and the hybrid's answers sit far above "
+               "the diagonal (gravity sag), the "
                "unbounded network's points too (its commands are clamped at the limits), the bounded network's lie "
                "on it."),
     ]
