@@ -1,6 +1,7 @@
 """Grader for lesson 13's Build it (``physai check 13 DIR``): each function the learner types, against
-physai.learned's JAX network, physai's forward kinematics, the planar 2R's closed forms and
-physai.singularity.damped_solve, with hints that name the likely mistake."""
+physai.learned's JAX network, physai's forward kinematics, the planar 2R's closed forms,
+physai.singularity.damped_solve and, for the training step, central finite differences of the loss, with hints
+that name the likely mistake."""
 
 from __future__ import annotations
 
@@ -139,6 +140,60 @@ def check_dls_step(build, rng) -> None:
         raise Hint(f"differs from J^T (J J^T + damping^2 I)^-1 e by {np.abs(out - ref).max():.1e} rad")
 
 
+def _tiny_loss(params: dict, x: np.ndarray, q: np.ndarray) -> float:
+    """The training step's loss, written out: mean over rows of sum((tanh(x W0 + b0) W1 + b1 - q)^2)."""
+    d = np.tanh(x @ params["W0"] + params["b0"]) @ params["W1"] + params["b1"] - q
+    return float(np.mean(np.sum(d**2, axis=1)))
+
+
+def _fd_gradient(params: dict, x: np.ndarray, q: np.ndarray, h: float = 1e-6) -> dict:
+    """Central finite differences of ``_tiny_loss`` in every parameter entry (error ~h^2, round-off ~1e-16 / h)."""
+    grads = {}
+    for name, value in params.items():
+        g = np.zeros_like(value)
+        for i in np.ndindex(value.shape):
+            plus, minus = ({**params, name: value.copy()} for _ in range(2))
+            plus[name][i] += h
+            minus[name][i] -= h
+            g[i] = (_tiny_loss(plus, x, q) - _tiny_loss(minus, x, q)) / (2 * h)
+        grads[name] = g
+    return grads
+
+
+def check_regression_step(build, rng) -> None:
+    hidden, lr = 5, 0.1
+    params = {"W0": rng.normal(size=(2, hidden)), "b0": rng.normal(size=hidden),
+              "W1": rng.normal(size=(hidden, 2)), "b1": rng.normal(size=2)}
+    x, q = _targets(rng, 12)[:, :2], _joints(rng, 12)
+    given = {k: v.copy() for k, v in params.items()}
+    out = parts(build.regression_step(given, x, q, lr), 2, "regression_step", "a pair (new params, loss)")
+    new, loss = out[0], scalar(out[1], "regression_step's loss")
+    if not isinstance(new, dict) or set(new) != set(params):
+        raise Hint(f"regression_step's new params must be a dict with the keys {sorted(params)}")
+    if any(not np.array_equal(given[k], params[k]) for k in params):
+        raise Hint("regression_step changed the params it was given in place: build a new dict "
+                   "{k: params[k] - learning_rate * grad[k]}")
+    ref_loss = _tiny_loss(params, x, q)
+    if not close(loss, ref_loss, 1e-12):
+        raise Hint(f"the loss returned is {loss:.6f}, expected {ref_loss:.6f} rad^2: the loss before the step, "
+                   "mean over rows of the sum over the two joints of (q_hat - q)^2")
+    fd = _fd_gradient(params, x, q)
+    got = {k: (params[k] - shaped(new[k], params[k].shape, f"new {k}")) / lr for k in params}
+    err = {k: np.abs(got[k] - fd[k]).max() for k in params}
+    if max(err.values()) <= 1e-6:  # finite differences agree to ~1e-9 here; 1e-6 leaves room on any CPU
+        return
+    if all(close(got[k], -fd[k], 1e-6) for k in params):
+        raise Hint("sign: gradient descent subtracts, new = old - learning_rate * gradient")
+    if all(close(got[k], 0.5 * fd[k], 1e-6) for k in params):
+        raise Hint("the gradient of (q_hat - q)^2 is 2 (q_hat - q): the factor 2 is missing")
+    if all(close(got[k], fd[k] * len(x), 1e-5) for k in params):
+        raise Hint("the loss is a mean over rows: divide the output gradient by k, the number of rows")
+    worst = max(err, key=err.get)
+    hint = " (through the tanh: multiply by 1 - h^2)" if worst in ("W0", "b0") and err["W1"] <= 1e-6 else ""
+    raise Hint(f"the gradient in {worst} (old - new) / learning_rate differs from finite differences of the loss "
+               f"by {err[worst]:.1e}{hint}")
+
+
 EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (physai exercise computes it)
     "mlp_forward": "mlp_forward({\"W0\": np.full((3, 2), 0.5), \"b0\": np.zeros(2), \"W1\": np.eye(2), "
                    "\"b1\": np.zeros(2)}, {\"x_mean\": np.zeros(3), \"x_scale\": np.ones(3), \"q_mid\": "
@@ -149,6 +204,8 @@ EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (p
     "joint_loss_by_hand": "joint_loss_by_hand(np.array([[0.1, 0.2]]), np.array([[0.0, 0.0]]), np.array([1.0, 2.0]))",
     "elbows": "elbows(np.array([[0.5, 0.3, 0.0]]))",
     "dls_step": "dls_step(np.array([[[0.0, -0.3], [0.8, 0.3]]]), np.array([[0.01, 0.02]]), 0.01)",
+    "regression_step": "regression_step({\"W0\": np.ones((2, 1)), \"b0\": np.zeros(1), \"W1\": np.ones((1, 2)), "
+                       "\"b1\": np.zeros(2)}, np.array([[0.5, 0.0]]), np.array([[0.0, 1.0]]), 0.1)",
 }
 
 MUTATIONS = [
@@ -160,4 +217,6 @@ MUTATIONS = [
     ("L1 * np.sin(q[:, 0]) + L2 * np.sin(q[:, 0] + q[:, 1])", "L1 * np.sin(q[:, 0]) - L2 * np.sin(q[:, 0] + q[:, 1])",
      "q1 + q2"),
     ("for s in (q2, -q2))", "for s in (-q2, q2))", "swapped"),
+    ("    g_hidden = (g_out @ params[\"W1\"].T) * (1 - h**2)", "    g_hidden = g_out @ params[\"W1\"].T", "tanh"),
+    ("    g_out = 2 * d / len(x)", "    g_out = d / len(x)", "factor 2"),
 ]

@@ -1,6 +1,8 @@
 """Lesson 13, Build it: a learned inverse map for the planar 2R in NumPy: the network's forward pass, its two
-losses (checked against physai.learned's JAX), why joint regression fails there (in closed form), and the hybrid's
-refinement step (checked against physai.singularity.damped_solve), which cannot rescue the averaged answer.
+losses (checked against physai.learned's JAX), why joint regression fails there (in closed form), the hybrid's
+refinement step (checked against physai.singularity.damped_solve), which cannot rescue the averaged answer, and a
+tiny network trained by hand on both elbows, which learns their average (checked against the closed-form floor of
+its loss).
 
 Run: uv run python experiments/13-learned-controllers/build.py   (writes build_output.txt, claims.json, results.json)
 The functions in EXERCISE are the ones ``physai exercise 13 DIR`` blanks for you to type; ``physai check 13 DIR``
@@ -24,9 +26,12 @@ HERE = out_dir(__file__)  # where this run writes its transcript, claims, result
 SEED = 0
 N_TARGETS = 200  # random targets of the by-hand checks
 L1, L2 = PLANAR2R_LINKS
-EXERCISE = ("mlp_forward", "tip", "fk_loss_by_hand", "joint_loss_by_hand", "elbows", "dls_step")
-DAMPING = 0.01  # m/rad, the hybrid's damping (as the experiment's)
+EXERCISE = ("mlp_forward", "tip", "fk_loss_by_hand", "joint_loss_by_hand", "elbows", "dls_step", "regression_step")
+DAMPING = 0.01  # m/rad, the hybrid's damping
 REFINE_STEPS = (0, 1, 2, 3, 5, 10, 30)
+# Step 4's tiny network and its training: targets in the right half-plane at r in R_TRAIN (m), each with both elbows
+# as labels; full-batch gradient descent. About a second on a CPU.
+R_TRAIN, N_TRAIN, HIDDEN, TRAIN_STEPS, LEARNING_RATE = (0.3, 0.75), 400, 16, 2000, 0.2
 
 
 def mlp_forward(params: dict, norm: dict, x: np.ndarray, head: str) -> np.ndarray:
@@ -88,6 +93,67 @@ def dls_step(J: np.ndarray, e: np.ndarray, damping: float) -> np.ndarray:
     return (np.swapaxes(J, -1, -2) @ np.linalg.solve(JJt, e[..., None]))[..., 0]
 
 
+def regression_step(params: dict, x: np.ndarray, q: np.ndarray, learning_rate: float) -> tuple[dict, float]:
+    """One gradient-descent step of joint regression for the tiny network ``q_hat = tanh(x @ W0 + b0) @ W1 + b1``
+    -> ``(new params, loss before the step)``.
+
+    ``params``: ``W0 (2, h)``, ``b0 (h,)``, ``W1 (h, 2)``, ``b1 (2,)``; targets ``x: (k, 2)`` m (x, y); labels
+    ``q: (k, 2)`` rad. The loss is ``mean over the k rows of sum((q_hat - q)^2)`` (rad^2). Backpropagate by hand:
+    with ``h = tanh(x @ W0 + b0)`` and ``d = q_hat - q``, ``dL/dq_hat = 2 d / k``; ``dL/dW1 = h^T dL/dq_hat``,
+    ``dL/db1`` its column sums; through the tanh, ``g = (dL/dq_hat @ W1^T) * (1 - h^2)``, ``dL/dW0 = x^T g``,
+    ``dL/db0`` the column sums of ``g``. Each new parameter is ``old - learning_rate * gradient``; the inputs stay
+    unchanged.
+    """
+    h = np.tanh(x @ params["W0"] + params["b0"])
+    d = h @ params["W1"] + params["b1"] - q
+    g_out = 2 * d / len(x)
+    g_hidden = (g_out @ params["W1"].T) * (1 - h**2)
+    grads = {"W0": x.T @ g_hidden, "b0": g_hidden.sum(axis=0), "W1": h.T @ g_out, "b1": g_out.sum(axis=0)}
+    return {k: params[k] - learning_rate * grads[k] for k in params}, float(np.mean(np.sum(d**2, axis=1)))
+
+
+def tiny_net(params: dict, x: np.ndarray) -> np.ndarray:
+    """``regression_step``'s network: ``x: (k, 2)`` m -> ``(k, 2)`` rad."""
+    return np.tanh(x @ params["W0"] + params["b0"]) @ params["W1"] + params["b1"]
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """Step 4: the tiny network trained by ``regression_step`` on both elbows of ``n_targets`` targets."""
+
+    n_targets: int
+    hidden: int
+    steps: int
+    loss: tuple[float, float]  # first and last training loss (rad^2)
+    floor: float  # rad^2, the loss of the two elbows' mean: mean |up - down|^2 / 4, the least any network reaches
+    q2_network: float  # rad, median |q2| of the trained network
+    q2_exact: float  # rad, median |q2| of the exact answers
+    to_mean: float  # rad, median distance of the network's joints to the mean of the two elbows
+    to_nearest: float  # rad, ... to the nearer exact answer
+    miss_mm: float  # median tool miss of the network's joints
+    losses: np.ndarray = unsaved()  # (steps,) rad^2
+
+
+def train_tiny(seed: int = SEED, steps: int = TRAIN_STEPS) -> TrainRun:
+    """Train the tiny network with ``regression_step`` on targets with both elbows as labels (seed ``seed``)."""
+    rng = np.random.default_rng(seed)
+    r, phi = rng.uniform(*R_TRAIN, N_TRAIN), rng.uniform(-np.pi / 2, np.pi / 2, N_TRAIN)
+    x = np.c_[r * np.cos(phi), r * np.sin(phi), np.zeros(N_TRAIN)]
+    up, down = elbows(x)
+    x2, q = np.r_[x, x][:, :2], np.r_[up, down]  # every target twice, once per elbow
+    params = {"W0": rng.normal(size=(2, HIDDEN)), "b0": np.zeros(HIDDEN),
+              "W1": rng.normal(size=(HIDDEN, 2)) / np.sqrt(HIDDEN), "b1": np.zeros(2)}
+    losses = np.empty(steps)
+    for i in range(steps):
+        params, losses[i] = regression_step(params, x2, q, LEARNING_RATE)
+    q_net = tiny_net(params, x[:, :2])
+    near = np.minimum(np.linalg.norm(q_net - up, axis=1), np.linalg.norm(q_net - down, axis=1))
+    return TrainRun(N_TRAIN, HIDDEN, steps, (losses[0], losses[-1]), np.mean(np.sum((up - down) ** 2, axis=1)) / 4,
+                    np.median(np.abs(q_net[:, 1])), np.median(np.abs(up[:, 1])),
+                    np.median(np.linalg.norm(q_net - 0.5 * (up + down), axis=1)), np.median(near),
+                    np.median(np.linalg.norm(tip(q_net) - x[:, :2], axis=1)) * 1e3, losses)
+
+
 def refine(q0: np.ndarray, x: np.ndarray, steps: int) -> np.ndarray:
     """``steps`` of ``dls_step`` from guesses ``q0: (k, 2)`` toward targets ``x: (k, 3)`` -> ``(k, 2)``."""
     chain, q = robots.load("planar2r"), q0.copy()
@@ -126,10 +192,11 @@ class BuildRun:
     r: np.ndarray = unsaved()  # (k,) m, target distances from the base
     mean_miss: np.ndarray = unsaved()  # (k,) m, miss of the average of the two elbows
     refined: np.ndarray = unsaved()  # (len(REFINE_STEPS), 2) median miss (m) after k steps: network, average
+    trained: TrainRun  # Step 4
 
 
 @jaxkin.float64  # physai.learned's losses run in the caller's precision: float64 here, restored after
-def run(n_targets: int = 200, seed: int = SEED) -> BuildRun:
+def run(n_targets: int = 200, seed: int = SEED, train_steps: int = TRAIN_STEPS) -> BuildRun:
     chain = robots.load("planar2r")
     data = sample_dataset(chain, n_targets, np.random.default_rng(seed), seed=seed)
     model = init_model(chain, data.x, np.random.default_rng(seed + 1), hidden=(16, 16), head="bounded")
@@ -148,14 +215,20 @@ def run(n_targets: int = 200, seed: int = SEED) -> BuildRun:
                     abs(loss_joint[0] - loss_joint[1]), np.abs(q_pred - predict(model, data.x)).max(),
                     mean_miss.max() * 1e3, np.abs(mean_miss - (L1 + L2 - r)).max(), step_gap,
                     tuple(RefineRow(k, net * 1e3, avg * 1e3) for k, (net, avg) in zip(REFINE_STEPS, refined)), r,
-                    mean_miss, refined)
+                    mean_miss, refined, train_tiny(seed, train_steps))
 
 
 def claims(b: BuildRun) -> list[Claim]:
-    gap = b.mean_miss_gap
+    gap, t = b.mean_miss_gap, b.trained
     return [Claim("13", "regression onto both elbows learns their mean: a straight arm that overshoots",
                   "averaging two elbows", f"miss = L1 + L2 - r to {gap:.0e} m", verdict(gap < 1e-12),
-                  "closed form: the mean of q2 and -q2 is 0, the straight arm reaches r = L1 + L2", "build.py")]
+                  "closed form: the mean of q2 and -q2 is 0, the straight arm reaches r = L1 + L2", "build.py"),
+            Claim("13", "a network trained by squared error on both elbows learns their mean", "trained on both elbows",
+                  f"loss {t.loss[1]:.4f} vs floor {t.floor:.4f} rad^2; {t.to_mean:.2f} rad from the mean, "
+                  f"{t.to_nearest:.2f} rad from the nearer elbow",
+                  verdict(t.loss[1] >= t.floor and t.to_mean < 0.25 * t.to_nearest),
+                  "the loss stays above the closed-form floor, and the joints sit nearer the elbows' mean than either "
+                  "elbow", "build.py")]
 
 
 def main(full: bool = False) -> list[Claim]:
@@ -176,6 +249,12 @@ def main(full: bool = False) -> list[Claim]:
     for row in b.refine:
         print(f"  {row.k:3d} {row.network_mm:28.4f} {row.average_mm:42.4f}")
     print("  The average is a straight arm: its miss is along the arm, J^T e = 0 there, and no step bends the elbow.")
+    t = b.trained
+    print(f"\n== Step 4. Train it yourself: a {t.hidden}-unit network, {t.steps} steps of regression_step on "
+          f"{t.n_targets} targets x both elbows ==")
+    print(f"  loss {t.loss[0]:.4f} -> {t.loss[1]:.4f} rad^2; floor (the elbows' mean) {t.floor:.4f} rad^2")
+    print(f"  median |q2| {t.q2_network:.3f} rad (exact {t.q2_exact:.3f}); distance to the elbows' mean "
+          f"{t.to_mean:.3f} rad, to the nearer elbow {t.to_nearest:.3f} rad; median miss {t.miss_mm:.0f} mm")
     save_results(HERE, "build.py", b)
     return publish_claims(HERE, claims(b), "build.py")
 
