@@ -491,7 +491,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
                label=f"{NEAR_SIGMA} m/rad: the first pose below it is\nthe text's nearly straight pose")
     a2.semilogy(r.elbow, r.exact_peak, label="exact (pinv)")
     a2.semilogy(r.elbow, r.fixed_peak, label=f"fixed damping, lambda {LAMBDA}")
-    a2.semilogy(r.elbow, r.adaptive_peaks, label="adaptive damping")
+    a2.semilogy(r.elbow, r.adaptive_peaks, label=f"adaptive damping (on below sigma_min {SIGMA_HEALTHY} m/rad)")
     a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit")
     a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda), bound on the norm")
     for ax in (a1, a2):
