@@ -129,7 +129,7 @@ def test_rank_loss_map_matches_mj_jacSite(ex, so101, so101_model):
 
 def test_rank_map_cross_sits_on_the_straight_arm_band_alone(ex, so101, so101_model):
     """The cross: the smallest sigma_min's column (the straight-arm band) at lift 0, where MuJoCo puts the tool far
-    from the pan axis (off the dashed bands) and sigma_min is the band's, which is flat to the spread the page prints."""
+    from the pan axis (off the dashed bands); along the band sigma_min is flat to the spread the page prints."""
     r = ex.rank_loss_map(n=61)
     j = int(np.argmin(r.sigma_min.min(axis=0)))
     assert r.elbow == r.elbow_grid[j] and abs(r.lift) < 1e-12

@@ -230,8 +230,8 @@ def main(full: bool = False) -> list[Claim]:
                "the number of compositions, while re-normalising holds both at round-off.",
                "Log-log plot of shape error against the number of compositions for four runs: the raw matrix and raw "
                "quaternion errors climb along straight lines, in proportion to the number of compositions, while the "
-               "re-normalised matrix and quaternion, drawn as points, stay at round-off; where an error is exactly zero "
-               "its point is drawn on a grey line at 1e-17."),
+               "re-normalised matrix and quaternion, drawn as points, stay at round-off; where an error is exactly "
+               "zero its point is drawn on a grey line at 1e-17."),
     ]
     save_results(HERE, "experiment.py", {
         "n_steps": drift_record.n, "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),

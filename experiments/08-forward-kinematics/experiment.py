@@ -67,9 +67,10 @@ class ReachRow:
 
 @dataclass(frozen=True)
 class Envelope:
-    """The reach envelope over ``n`` poses per row and seed, for ``seeds`` seeds: the rows, the one-joint row that leaves the envelope most and each
-    joint's range (deg); for the figure, the first seed's tool points within the limits and with every joint free
-    ((n, 3), m) and which of the latter lie outside the within-limits cells ((n,) bool)."""
+    """The reach envelope over ``n`` poses per row and seed, for ``seeds`` seeds: the rows, the one-joint row that
+    leaves the envelope most and each joint's range (deg); for the figure, the first seed's tool points within the
+    limits and with every joint free ((n, 3), m) and which of the latter lie outside the within-limits cubes
+    ((n,) bool)."""
 
     n: int
     seeds: int
@@ -91,8 +92,8 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
     """Per seed: a within-limits sample as the reference envelope, a second one (the noise floor), all joints free
     in [-pi, pi] and one joint free at a time; for each row, how much it reaches beyond the reference (ReachRow)."""
     lo, hi = chain.lower.copy(), chain.upper.copy()
-    labels = ["within limits (reference)", "within limits (2nd sample)", "all free in [-pi, pi]"] + [f"only {name} free"
-                                                                        for name in chain.joint_names]
+    labels = ["within limits (reference)", "within limits (2nd sample)", "all free in [-pi, pi]"]
+    labels += [f"only {name} free" for name in chain.joint_names]
     frees = [None, np.zeros(chain.n, bool), np.ones(chain.n, bool)] + [np.arange(chain.n) == i for i in range(chain.n)]
     stats = []  # stats[seed][row] = (max_r, min_z, share)
     for seed in range(seeds):
@@ -114,7 +115,7 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
                 figure_points = (limited, pts, outside)
         stats.append(row_stats)
     s = np.array(stats)  # (seeds, rows, 3)
-    mean, sd = s.mean(axis=0), s.std(axis=0, ddof=1)  # ddof=1: the spread of a few seeds, not its lower bound
+    mean, sd = s.mean(axis=0), s.std(axis=0, ddof=1)  # ddof=1: the sample standard deviation over the seeds
     rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2])))
                  for label, m, d in zip(labels, mean, sd))
     worst = max((row for row in rows if row.label.startswith("only ")), key=lambda row: row.share)

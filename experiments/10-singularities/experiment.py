@@ -286,8 +286,9 @@ def print_rank_loss(r: RankLossMap) -> None:
     print(f"\n== 3. SO-101 rank loss: position-block sigma_min on a {r.n} x {r.n} grid "
           "(shoulder_lift x elbow_flex, other joints 0) ==")
     print(f"  sigma_min {r.sigma_min_min:.5f} .. {r.sigma_min_max:.4f} m/rad; the straight-arm band (varying by "
-          f"{r.band_spread:.2%} along it) at lift {r.lift:+.3f}, elbow {r.elbow:+.3f} rad, where the arm bends {r.bend[0]:.1f} deg (upper->lower arm) and "
-          f"{r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is stretched, the radial direction is lost")
+          f"{r.band_spread:.2%} along it) at lift {r.lift:+.3f}, elbow {r.elbow:+.3f} rad, where the arm bends "
+          f"{r.bend[0]:.1f} deg (upper->lower arm) and {r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is "
+          "stretched, the radial direction is lost")
     print(f"  there sigma_max is still {r.sigma_max:.3f} m/rad: the other directions move")
 
 
