@@ -72,8 +72,8 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
     Figure("extension_sweep.png",
            "The WidowX AI walked to full extension: the smallest singular value falls, and the exact joint speeds "
            "for a 5 cm/s request grow past the servo limit, while damped ones stay bounded; poses right of the grey "
-           "line are past the elbow's limit, and the first pose below the dotted line (0.005 m/rad) is the nearly "
-           "straight pose the text studies.",
+           "line are past the elbow's limit, and the first pose below the dotted line is the nearly straight pose "
+           "the text studies.",
            "Two panels against the WidowX AI's elbow angle, with the poses past the elbow's limit shaded grey. Left: "
            "the smallest singular value falls steeply toward zero past the limit, crossing a dotted line at "
            "0.005 m/rad. Right, log scale: the largest exact joint speed shoots past the servo limit, fixed damping "
