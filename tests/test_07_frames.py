@@ -393,3 +393,52 @@ def test_without_pinocchio_the_steps_leave_its_checks_out_and_say_how_to_install
     assert all(e < 1e-12 for k, e in ex.err.items() if k != "twist_adjoint") and xp.round_trip < 1e-12
     assert ad.power_tool == pytest.approx(ad.power_world, abs=1e-15)  # F.V is the same in both frames
     assert "pip install pin" in build.NO_PIN
+
+
+MARGIN = 8  # px at the figure's dpi: a tick label's half height
+
+
+def test_frame_figure_labels_clear_each_other_and_the_tick_labels(build, monkeypatch, so101_model, so101):
+    """build_frames.png's layout, once drawn: no two frame labels overlap, and every label and every triad's arrow tip
+    lies inside the outline of the plot's box (the convex hull of its eight projected corners), where matplotlib never
+    puts a tick label, with a margin of MARGIN pixels from its edges, along which the tick labels run."""
+    import itertools
+
+    import matplotlib.pyplot as plt
+    from matplotlib.path import Path as Outline
+    from matplotlib.text import Text
+    from mpl_toolkits.mplot3d import proj3d
+    from scipy.spatial import ConvexHull
+
+    from physai.kinematics import joint_frames
+
+    figs = []
+    monkeypatch.setattr(build, "save_figure", lambda fig, path, **kw: figs.append(fig))
+    monkeypatch.setattr(build.plt, "close", lambda fig: None)
+    ch = build.chain_step(so101_model, so101)
+    build.figure(so101, [row.body for row in ch.rows], joint_frames(so101, build.Q0)[0], ch.T_tool, None)
+    fig = figs[0]
+    fig.canvas.draw()
+    renderer, ax, M = fig.canvas.get_renderer(), fig.axes[0], fig.axes[0].get_proj()
+
+    def on_screen(x, y, z):
+        xs, ys, _ = proj3d.proj_transform(x, y, z, M)
+        return xs, ys
+
+    boxes = []
+    for t in ax.texts:  # a 3-D text keeps its data position: project it as its draw does
+        flat = Text(*on_screen(t._x, t._y, t._z), t.get_text(), fontproperties=t.get_fontproperties(),
+                    ha=t.get_ha(), va=t.get_va(), transform=ax.transData, figure=fig)
+        boxes.append(flat.get_window_extent(renderer))
+    corners = np.array([on_screen(*c) for c in itertools.product(ax.get_xlim(), ax.get_ylim(), ax.get_zlim())])
+    corners = ax.transData.transform(corners)
+    hull = corners[ConvexHull(corners).vertices]
+    frames = [np.eye(4), *joint_frames(so101, build.Q0)[0], ch.T_tool]
+    tips = ax.transData.transform([on_screen(*(T[:3, 3] + 0.03 * T[:3, k])) for T in frames for k in range(3)])
+    plt.close(fig)
+    inside = lambda pts: Outline(hull).contains_points(pts, radius=-2 * MARGIN)  # radius -2m: a CCW outline shrunk by m
+    assert len(boxes) == so101.n + 2
+    for k, a in enumerate(boxes):
+        assert not any(a.overlaps(b) for b in boxes[k + 1:]), ax.texts[k].get_text()
+        assert inside(a.corners()).all(), ax.texts[k].get_text()
+    assert inside(tips).all()

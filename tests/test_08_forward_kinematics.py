@@ -247,9 +247,55 @@ def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, s
     assert ex.sampled <= ex.bound  # no pose beyond the links' sum
 
 
+def test_reach_rows_are_mujocos_tool_points_counted_in_cubes_by_a_set(ex, so101_model, so101):
+    """Each row's farthest and lowest points and its share outside the within-limits cubes, recomputed from
+    MuJoCo's site positions for the same joint draws and counted with a Python set of cube indices."""
+    m, sid, n, seeds = so101_model, so101_model.site(so101.tool_name).id, 400, 2
+    reach = ex.reach_step(so101, n=n, seeds=seeds)
+    lo, hi = so101.lower, so101.upper
+    frees = [None, np.zeros(5, bool), np.ones(5, bool)] + [np.arange(5) == i for i in range(5)]
+    stats = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(ex.SEED + seed)  # the step's draws, in its order
+
+        def points(free):
+            q = rng.uniform(np.where(free, -np.pi, lo), np.where(free, np.pi, hi), size=(n, 5))
+            return np.array([mj_kinematics(m, so101, x).site_xpos[sid] for x in q])
+
+        limited = points(np.zeros(5, bool))
+        cubes = {tuple(c) for c in np.floor(limited / ex.CELL).astype(int)}
+        rows = []
+        for free in frees:
+            pts = limited if free is None else points(free)
+            both = np.vstack([limited, pts])
+            share = np.mean([tuple(c) not in cubes for c in np.floor(pts / ex.CELL).astype(int)])
+            rows.append((np.linalg.norm(both, axis=1).max(), both[:, 2].min(), share))
+        stats.append(rows)
+    mean, sd = np.mean(stats, axis=0), np.std(stats, axis=0, ddof=1)
+    got = np.array([[r.max_r, r.min_z, r.share] for r in reach.rows])
+    np.testing.assert_allclose(got[:, :2], mean[:, :2], atol=1e-12)
+    np.testing.assert_allclose(got[:, 2], mean[:, 2], atol=1.5 / n)  # a point on a cube's face may round either way
+    np.testing.assert_allclose([r.share_sd for r in reach.rows], sd[:, 2], atol=3 / n)
+
+
+def test_freeing_the_joints_never_shrinks_the_reach_and_its_effect_clears_the_noise_floor(ex, so101_model, so101):
+    """At the lesson's sizes: every freed row reaches at least as far and as low as the limited arm; the all-free
+    share outside the limited cubes exceeds the noise floor (a second limited sample) by more than three of their
+    spreads over seeds; the figure's free points outside the cubes are the ones its alt text places."""
+    reach = ex.reach_step(so101)
+    ref, noise, free = reach.rows[:3]
+    assert all(r.max_r >= ref.max_r and r.min_z <= ref.min_z for r in reach.rows)
+    assert free.share - noise.share > 3 * (free.share_sd + noise.share_sd)
+    assert ref.min_z - free.min_z > 0.03  # the freed arm goes a few centimetres lower: a layer below the line
+    out = reach.free[reach.free_outside]
+    assert abs(np.linalg.norm(reach.free, axis=1).max() - np.linalg.norm(reach.limited, axis=1).max()) < 0.01
+    assert np.mean(out[:, 0] < 0) > 0.5 and np.mean(np.hypot(out[:, 0], out[:, 1]) < 0.25) > 0.5
+    assert np.any(out[:, 2] < reach.limited[:, 2].min())
+
+
 def test_experiment_worst_joint_and_best_step_follow_the_statistics(ex):
     chain = robots.load("so101")
-    reach = ex.reach_step(chain, n=300)
+    reach = ex.reach_step(chain, n=300, seeds=2)
     shares = {s.label: s.share for s in reach.rows if s.label.startswith("only ")}
     assert reach.worst_joint.label == max(shares, key=shares.get)
     num = ex.numeric_summary(20, {1e-6: 1e-10, 1e-5: 1e-11})

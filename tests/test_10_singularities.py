@@ -120,10 +120,29 @@ def test_rank_loss_map_matches_mj_jacSite(ex, so101, so101_model):
         q = np.array([0.0, r.lift_grid[i], r.elbow_grid[j], 0.0, 0.0])
         S = np.linalg.svd(mj_site(so101_model, so101, q)[2][:3], compute_uv=False)
         np.testing.assert_allclose([r.sigma_min[i, j], r.sigma_max_grid[i, j]], [S[-1], S[0]], atol=1e-14)
-    S = np.linalg.svd(mj_site(so101_model, so101, r.q_min)[2][:3], compute_uv=False)
-    assert S[-1] == pytest.approx(r.sigma_min.min(), abs=1e-14) and S[-1] == pytest.approx(r.sigma_min_min, abs=1e-14)
-    np.testing.assert_allclose([r.sigma_max, r.ratio, r.exact_norm], [S[0], S[-1] / S[0], 0.05 / S[-1]], rtol=1e-12)
+    S = np.linalg.svd(mj_site(so101_model, so101, r.q_cross)[2][:3], compute_uv=False)
+    assert r.sigma_min_min == pytest.approx(r.sigma_min.min(), abs=1e-14)
+    np.testing.assert_allclose([r.sigma_max, r.ratio, r.exact_norm], [S[0], S[-1] / S[0], 0.05 / r.sigma_min_min],
+                               rtol=1e-12)
     assert ex.rank_loss_claims(r)[0].verdict == verdict(S[-1] / S[0] < 0.02 and S[0] > 0.1)
+
+
+def test_rank_map_cross_sits_on_the_straight_arm_band_alone(ex, so101, so101_model):
+    """The cross: the smallest sigma_min's column (the straight-arm band) at lift 0, where MuJoCo puts the tool far
+    from the pan axis (off the dashed bands); along the band sigma_min is flat to the spread the page prints."""
+    r = ex.rank_loss_map(n=61)
+    j = int(np.argmin(r.sigma_min.min(axis=0)))
+    assert r.elbow == r.elbow_grid[j] and abs(r.lift) < 1e-12
+    band = np.array([np.linalg.svd(mj_site(so101_model, so101, np.array([0.0, lift, r.elbow, 0.0, 0.0]))[2][:3],
+                                   compute_uv=False)[-1] for lift in r.lift_grid])
+    np.testing.assert_allclose(r.band_spread, np.ptp(band) / band.min(), rtol=1e-6)
+    assert r.band_spread < 1e-3  # the band is flat: where the cross sits along it does not matter
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = r.q_cross
+    mujoco.mj_kinematics(so101_model, d)
+    pan = so101_model.joint(so101.joint_names[0]).id
+    tool = d.site_xpos[so101_model.site(so101.tool_name).id] - d.xanchor[pan]
+    assert np.linalg.norm(np.cross(tool, d.xaxis[pan])) > 0.1  # more than 10 cm from the pan axis
 
 
 def test_rank_map_pan_band_is_the_tool_over_mujocos_pan_axis(ex, so101, so101_model):
@@ -152,7 +171,7 @@ def test_rank_map_pan_band_is_the_tool_over_mujocos_pan_axis(ex, so101, so101_mo
 
 def test_rank_loss_claim_holds_at_the_lesson_grid(ex, so101, so101_model):
     r = ex.rank_loss_map(n=61)
-    S = np.linalg.svd(mj_site(so101_model, so101, r.q_min)[2][:3], compute_uv=False)
+    S = np.linalg.svd(mj_site(so101_model, so101, r.q_cross)[2][:3], compute_uv=False)
     assert S[-1] / S[0] < 0.02 and S[0] > 0.1  # a direction lost, the others still move
     assert ex.rank_loss_claims(r)[0].verdict == "agree"
 
@@ -168,7 +187,7 @@ def test_stretch_poses_reach_farthest_and_are_level_in_mujoco(ex, wxai, wxai_mod
         mujoco.mj_kinematics(wxai_model, d)
         r = d.site_xpos[wxai_model.site(wxai.tool_name).id] - d.xanchor[wxai_model.joint("joint_1").id]
         assert abs(r[2]) < 1e-12  # level with the shoulder
-        # no other wrist angle on a finer grid reaches farther than the grid's step allows
+        # no wrist angle on a fine grid reaches farther: the search refined the coarse grid to the optimum
         w = np.linspace(wxai.lower[3], wxai.upper[3], 2001)
         reach = []
         for wi in w:
@@ -176,7 +195,7 @@ def test_stretch_poses_reach_farthest_and_are_level_in_mujoco(ex, wxai, wxai_mod
             mujoco.mj_kinematics(wxai_model, d)
             reach.append(np.linalg.norm(d.site_xpos[wxai_model.site(wxai.tool_name).id]
                                         - d.xanchor[wxai_model.joint("joint_1").id]))
-        assert np.max(reach) - np.linalg.norm(r) < 1e-4
+        assert np.max(reach) <= np.linalg.norm(r) + 1e-12
 
 
 def test_extension_sweep_rates_match_mj_jacSite_and_closed_forms(ex, sweep, wxai, wxai_model):
@@ -224,9 +243,13 @@ def test_sweep_claims_follow_the_mujoco_numbers(ex, sweep, wxai, wxai_model):
 
 
 def test_the_straight_wxai_is_singular_in_mujoco(ex, sweep, wxai, wxai_model):
-    J = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, sweep.elbow[-1:]))[0]
+    """The sweep's straight arm (its farthest reach, found by golden-section search) is singular in MuJoCo's
+    Jacobian to the search's precision; the sweep stops one step short of it, where sigma_min is small but not 0."""
+    J = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, np.array([sweep.straight])))[0]
     S = np.linalg.svd(J, compute_uv=False)
-    assert S[-1] < 2e-3 and S[0] > 0.5
+    assert S[-1] < 1e-5 and S[0] > 0.5
+    assert sweep.elbow[-1] < sweep.straight and 0 < sweep.sigma_min[-1] < sweep.sigma_min[-2]
+    assert np.all(np.diff(sweep.sigma_min) < 0)  # no kinks: sigma_min falls at every step toward straight
 
 
 # ---- 5.-7. duality, units, damping tax ----
@@ -382,3 +405,23 @@ def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson,
     U = np.linalg.svd(J[:3])[0]
     forearm = p_tool - d.xpos[so101_model.joint("elbow_flex").bodyid[0]]
     assert abs(U[:, -1] @ forearm) / np.linalg.norm(forearm) > 0.9
+
+
+def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, monkeypatch, wxai, wxai_model):
+    """Compared panels on equal scales: the same x, y and z limits in both, wide enough for the largest radius of
+    either ellipsoid (the singular values of MuJoCo's Jacobians at the two poses) and no more than 0.1 wider."""
+    import matplotlib.pyplot as plt
+
+    figs = []
+    monkeypatch.setattr(ex, "_save", lambda fig, name: figs.append(fig))
+    spread, dual = ex.typical_sigmas(200), ex.force_duality(sweep)
+    ex.plot_ellipsoids(spread, dual)
+    axes = figs[0].axes
+    plt.close(figs[0])
+    assert len(axes) == 2 and len({(ax.get_xlim(), ax.get_ylim(), ax.get_zlim()) for ax in axes}) == 1
+    near = sweep.elbow[int(np.argmax(sweep.sigma_min < ex.NEAR_SIGMA))]
+    Js = [mj_site(wxai_model, wxai, spread.q)[2][:3],
+          _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, np.array([near])))[0]]
+    largest = max(np.linalg.svd(J, compute_uv=False)[0] for J in Js)
+    lo, hi = axes[0].get_xlim()
+    assert lo == -hi and largest <= hi < largest + 0.1

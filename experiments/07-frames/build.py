@@ -390,7 +390,7 @@ def claims(ch) -> list[Claim]:
 
 def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     """Each joint frame labelled as the page's table names it (its body), with the joint in brackets."""
-    fig = plt.figure(figsize=(6, 6))
+    fig = plt.figure(figsize=(7.5, 4.4))
     ax = fig.add_subplot(projection="3d")
     frames = [np.eye(4), *T_world_joint, T_world_tool]
     labels = ["world", *(f"{b} ({j})" for b, j in zip(bodies, chain.joint_names)), chain.tool_name]
@@ -399,14 +399,21 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     for T, label in zip(frames, labels):
         for k, c in enumerate("rgb"):
             ax.quiver(*T[:3, 3], *(0.03 * T[:3, k]), color=c, lw=1.5)
-        last = label == chain.tool_name  # the tool sits by the z axis's ticks: its label goes to its left
-        ax.text(*T[:3, 3], f"{label} " if last else f" {label}", fontsize=7, ha="right" if last else "left")
-    ax.set(xlabel="x (m)", ylabel="y (m)", zlabel="z (m)",
-           title="SO-101 joint frames at q = (0, -0.6, 0.9, 0.4, 0.3)\nx red, y green, z blue")
-    ax.set_box_aspect(np.ptp(pts, axis=0) + 0.06)
+        # labels beside the triads (3 cm arrows), left of the frames near the base and right of the rest, on a white
+        # ground so that grid lines do not cross the text
+        left = T[0, 3] < 0.05
+        ax.text(*(T[:3, 3] + [-0.035 if left else 0.01, 0.0, 0.0]), label, fontsize=7, ha="right" if left else "left",
+                va="center", zorder=10, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=0.5))
+    # margins around the chain: the z axis's ticks are drawn on the right, past the tool's frame and its label
+    lo, hi = pts.min(axis=0) - [0.16, 0.05, 0.0], pts.max(axis=0) + [0.12, 0.05, 0.04]
+    lo[2] = 0.0
+    ax.set(xlim=(lo[0], hi[0]), ylim=(lo[1], hi[1]), zlim=(lo[2], hi[2]), xlabel="x (m)", ylabel="y (m)",
+           zlabel="z (m)", title="SO-101 joint frames at q = (0, -0.6, 0.9, 0.4, 0.3)\nx red, y green, z blue")
+    ax.set_box_aspect(hi - lo, zoom=1.45)  # a wide, flat box: zoomed, it fills the figure
     ax.set_yticks([0.0])  # the arm stays within a few cm of y = 0: more ticks overlap the x axis's
-    ax.set_xticks(np.arange(0.0, pts[:, 0].max() + 0.05, 0.1))  # ticks 10 cm apart leave room for the labels
-    ax.set_zticks(np.arange(0.0, pts[:, 2].max() + 0.05, 0.1))
+    ax.set_xticks(np.arange(-0.1, hi[0], 0.1))  # ticks 10 cm apart leave room for the labels
+    ax.view_init(elev=15, azim=-75)  # nearly side-on: the arm moves in the x-z plane, so its frames spread apart
+    ax.set_zticks(np.arange(0.0, hi[2], 0.1))
     ax.xaxis.labelpad = ax.zaxis.labelpad = 10
     save_figure(fig, path, dpi=120)
     plt.close(fig)
@@ -429,10 +436,10 @@ def main(full: bool = False) -> list[Claim]:
         Figure("build_frames.png",
                "The SO-101's joint frames at Q0, from the world through each joint to the tool, "
                "with x red, y green and z blue.",
-               "Three-dimensional plot of the SO-101's frames at the pose q0: the world frame at the origin, one "
-               "small red-green-blue triad per joint along a grey polyline, each labelled with its body's name as in "
-               "the table and its joint's name in brackets, and the gripperframe tool triad at the end of the chain, "
-               "tilted downward."),
+               "Three-dimensional plot, seen nearly side-on, of the SO-101's frames at the pose q0: the world frame "
+               "at the origin, one small red-green-blue triad per joint along a grey polyline, each labelled with its "
+               "body's name as in the table and its joint's name in brackets, and the gripperframe tool triad at the "
+               "end of the chain, tilted downward."),
     ]
     save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
                                 "refuse": rf, "rates": rt, "break": br, "pinocchio": pin is not None},

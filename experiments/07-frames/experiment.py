@@ -199,10 +199,14 @@ def print_cost(r: Cost) -> None:
 def plot_drift(r, path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     steps = np.arange(1, len(r.trace["R raw"]) + 1) * RECORD_EVERY
-    for key, style in zip(r.trace, ("C0-", "C0--", "C1-", "C1--")):
-        ax.loglog(steps, np.maximum(r.trace[key], 1e-17), style, label=key)
+    floor = 1e-17  # where an error of exactly 0 is drawn on the log axis
+    # the raw runs as lines; the re-normalised ones as points, since joined they would zig-zag between round-off
+    # and exactly 0 in a comb that means nothing
+    for key, style in zip(r.trace, ("C0-", "C0.", "C1-", "C1.")):
+        ax.loglog(steps, np.maximum(r.trace[key], floor), style, label=key, ms=3)
+    ax.axhline(floor, color="0.6", lw=0.8, label="exactly 0 (drawn at 1e-17)")
     ax.set(xlabel="compositions", ylabel="|R R^T - I|  or  ||q| - 1|", title="Drift of repeated composition")
-    ax.legend()
+    ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
     save_figure(fig, path, dpi=120)
     plt.close(fig)
@@ -226,8 +230,8 @@ def main(full: bool = False) -> list[Claim]:
                "the number of compositions, while re-normalising holds both at round-off.",
                "Log-log plot of shape error against the number of compositions for four runs: the raw matrix and raw "
                "quaternion errors climb along straight lines, in proportion to the number of compositions, while the "
-               "re-normalised matrix and quaternion stay flat at round-off; where an error is exactly zero its point "
-               "is drawn on the bottom edge of the plot."),
+               "re-normalised matrix and quaternion, drawn as points, stay at round-off; where an error is exactly "
+               "zero its point is drawn on a grey line at 1e-17."),
     ]
     save_results(HERE, "experiment.py", {
         "n_steps": drift_record.n, "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),

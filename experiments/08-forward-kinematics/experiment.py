@@ -3,7 +3,7 @@
 
 Run: uv run python experiments/08-forward-kinematics/experiment.py [--full]
      (writes experiment_output.txt, claims.json and experiment_reach.png beside this file; --full or PHYSAI_FULL=1
-     samples 20,000 poses per reach row instead of 4,000 and checks 100 poses instead of 20)
+     samples 100,000 poses per reach row and seed instead of 20,000 and checks 100 poses instead of 20)
 """
 
 from dataclasses import dataclass
@@ -14,7 +14,6 @@ matplotlib.use("Agg")
 import jax  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy.spatial import cKDTree  # noqa: E402
 
 from physai import conventions, jaxkin, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
@@ -35,9 +34,10 @@ from physai.course.lesson import (  # noqa: E402
 
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
-N_REACH, N_REACH_FULL = 4_000, 20_000  # random poses of the reach envelope; --full: the larger
+N_REACH, N_REACH_FULL = 20_000, 100_000  # random poses per row and seed of the reach envelope; --full: the larger
+N_SEEDS = 5  # seeds of the reach envelope: its numbers are means over them, its noise their spread
 N_CHECK, N_CHECK_FULL = 20, 100  # poses of the numeric check (the source lesson uses 100)
-FAR = 0.03  # m: a tool point this far from every within-limits point is outside that envelope
+CELL = 0.05  # m: the side of the cubes that discretise the workspace (about a gripper's width)
 EPS_GRID = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 SOURCE_EPS_TEXT = "1e-6"  # the source lesson's finite-difference step, as it prints it
 SOURCE_EPS = float(SOURCE_EPS_TEXT)  # one of EPS_GRID
@@ -53,50 +53,74 @@ LESSON, SCRIPT = "08", "experiment.py"
 
 @dataclass(frozen=True)
 class ReachRow:
-    """One row of the envelope: which joints are free, the farthest tool point from the base and the lowest (m), the
-    share of points more than FAR from every within-limits point, and the largest such distance (m)."""
+    """One row of the envelope, each number the mean over the seeds (``*_sd``: the standard deviation over them).
+    The row's envelope is its own tool points together with a within-limits sample of the same seed (an arm with a
+    joint freed can still take every pose within the limits): its farthest point from the base and its lowest
+    point (m); the share of the row's points in cubes of side CELL that the within-limits sample never visits."""
 
     label: str
     max_r: float
     min_z: float
     share: float
-    max_dist: float
+    share_sd: float
 
 
 @dataclass(frozen=True)
 class Envelope:
-    """The reach envelope over ``n`` poses per row: the tool points within the limits and with every joint free
-    ((n, 3), m), the rows, the one-joint row that leaves the envelope most, and each joint's range (deg)."""
+    """The reach envelope over ``n`` poses per row and seed, for ``seeds`` seeds: the rows, the one-joint row that
+    leaves the envelope most and each joint's range (deg); for the figure, the first seed's tool points within the
+    limits and with every joint free ((n, 3), m) and which of the latter lie outside the within-limits cubes
+    ((n,) bool)."""
 
     n: int
-    limited: np.ndarray
-    free: np.ndarray
+    seeds: int
     rows: tuple[ReachRow, ...]
     worst_joint: ReachRow
     spans_deg: dict[str, float]
+    limited: np.ndarray
+    free: np.ndarray
+    free_outside: np.ndarray
 
 
-def reach_step(chain, n=N_REACH) -> Envelope:
-    """Tool points within the limits, with all joints free and with one joint free at a time; for each row the
-    distance of its points from the nearest within-limits point (how far outside the envelope it goes)."""
-    rng = np.random.default_rng(SEED)
+def cell_keys(points, cell=CELL) -> np.ndarray:
+    """One integer per cube of side ``cell`` (m) that each of the points (n, 3) (m) lies in (n,)."""
+    i = np.floor(points / cell).astype(np.int64) + 2**20  # the arm stays within 2**20 cells of the origin
+    return (i[:, 0] << 42) | (i[:, 1] << 21) | i[:, 2]
+
+
+def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
+    """Per seed: a within-limits sample as the reference envelope, a second one (the noise floor), all joints free
+    in [-pi, pi] and one joint free at a time; for each row, how much it reaches beyond the reference (ReachRow)."""
     lo, hi = chain.lower.copy(), chain.upper.copy()
+    labels = ["within limits (reference)", "within limits (2nd sample)", "all free in [-pi, pi]"]
+    labels += [f"only {name} free" for name in chain.joint_names]
+    frees = [None, np.zeros(chain.n, bool), np.ones(chain.n, bool)] + [np.arange(chain.n) == i for i in range(chain.n)]
+    stats = []  # stats[seed][row] = (max_r, min_z, share)
+    for seed in range(seeds):
+        rng = np.random.default_rng(SEED + seed)
 
-    def sample(free_joints):
-        q = rng.uniform(np.where(free_joints, -np.pi, lo), np.where(free_joints, np.pi, hi), size=(n, chain.n))
-        return tool_pose(chain, q)[:, :3, 3]
+        def sample(free):
+            q = rng.uniform(np.where(free, -np.pi, lo), np.where(free, np.pi, hi), size=(n, chain.n))
+            return tool_pose(chain, q)[:, :3, 3]
 
-    limited = sample(np.zeros(chain.n, bool))
-    tree = cKDTree(limited)
-    rows = {"within limits (2nd sample)": sample(np.zeros(chain.n, bool)),
-            "all free in [-pi, pi]": sample(np.ones(chain.n, bool))}
-    rows |= {f"only {name} free": sample(np.arange(chain.n) == i) for i, name in enumerate(chain.joint_names)}
-    stats = tuple(ReachRow(label, float(np.linalg.norm(pts, axis=1).max()), float(pts[:, 2].min()),
-                           float(np.mean(tree.query(pts)[0] > FAR)), float(tree.query(pts)[0].max()))
-                  for label, pts in rows.items())
-    worst = max((row for row in stats if row.label.startswith("only ")), key=lambda row: row.share)
+        limited = sample(np.zeros(chain.n, bool))
+        ref = np.unique(cell_keys(limited))
+        row_stats = []
+        for free in frees:
+            pts = limited if free is None else sample(free)
+            outside = ~np.isin(cell_keys(pts), ref)
+            both = np.vstack([limited, pts])
+            row_stats.append((np.linalg.norm(both, axis=1).max(), both[:, 2].min(), outside.mean()))
+            if seed == 0 and free is not None and free.all():
+                figure_points = (limited, pts, outside)
+        stats.append(row_stats)
+    s = np.array(stats)  # (seeds, rows, 3)
+    mean, sd = s.mean(axis=0), s.std(axis=0, ddof=1)  # ddof=1: the sample standard deviation over the seeds
+    rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2])))
+                 for label, m, d in zip(labels, mean, sd))
+    worst = max((row for row in rows if row.label.startswith("only ")), key=lambda row: row.share)
     spans = dict(zip(chain.joint_names, np.degrees(chain.upper - chain.lower).tolist()))
-    return Envelope(n, limited, rows["all free in [-pi, pi]"], stats, worst, spans)
+    return Envelope(n, seeds, rows, worst, spans, *figure_points)
 
 
 def numeric_jacobian(chain, q, eps):
@@ -238,16 +262,17 @@ def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[PitchRow]:
 
 
 def print_reach(r) -> None:
-    print(f"== Reach envelope of SO-101, {r.n:,} random poses per row (random seed {SEED}) ==")
-    print("distance from each tool point to the nearest point of the within-limits cloud: how far outside the\n"
-          "limited envelope freeing a joint takes the tool (the second within-limits sample is the noise floor)")
-    print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {f'share > {FAR * 100:.0f} cm':>13s} "
-          f"{'max dist (m)':>13s}")
+    print(f"== Reach envelope of SO-101, {r.n:,} random poses per row and seed, seeds {SEED}..{SEED + r.seeds - 1} ==")
+    print(f"Each row's envelope is its points together with the reference (a freed arm can still take every pose\n"
+          f"within the limits); 'outside': the share of the row's points in {CELL * 100:.0f} cm cubes the reference "
+          f"never visits.\nEach number is the mean over the {r.seeds} seeds, +- their standard deviation; the second "
+          "within-limits sample\nis the noise floor.")
+    print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {'share outside':>16s}")
     for s in r.rows:
-        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:13.1%} {s.max_dist:13.3f}")
+        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%}")
     print("joint ranges (deg): " + ", ".join(f"{n} {s:.0f}" for n, s in r.spans_deg.items()))
     print("Read: rows above the noise floor are the joints whose limits cut the workspace; the maximum reach\n"
-          "hardly changes (the limits remove poses, not the arm's length).")
+          "does not change (the limits remove poses, not the arm's length).")
 
 
 def print_numeric(num, bug) -> None:
@@ -306,16 +331,24 @@ def claims(num, bug, rpy) -> list[Claim]:
 
 
 def plot_reach(r, path) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
-    for pts, color, label in ((r.free, "0.8", "joints free"), (r.limited, "C0", "within limits")):
-        axes[0].scatter(pts[:, 0], pts[:, 1], s=0.5, c=color, label=label, rasterized=True)
-        axes[1].scatter(np.hypot(pts[:, 0], pts[:, 1]), pts[:, 2], s=0.5, c=color, label=label, rasterized=True)
-    axes[0].set(xlabel="x (m)", ylabel="y (m)", title="top view", aspect="equal")
-    axes[1].set(xlabel="distance from the z axis (m)", ylabel="z (m)", title="side view (all azimuths)", aspect="equal")
-    axes[1].axhline(r.limited[:, 2].min(), color="k", lw=0.8, ls="--", label="lowest point within limits")
-    # the legend goes below the plots: inside, it would cover the low region the page points at
-    fig.legend(*axes[1].get_legend_handles_labels(), markerscale=10, loc="lower center", ncol=3)
-    fig.suptitle("SO-101 tool point (gripperframe) over random joint positions")
+    """Side by side on equal axes: the within-limits cloud, and the all-free cloud with its points outside the
+    within-limits cells in orange; top view above, side view below."""
+    fig, axes = plt.subplots(2, 2, figsize=(9, 8.4), sharex="row", sharey="row")
+    clouds = ((r.limited, np.zeros(len(r.limited), bool), "within the limits"),
+              (r.free, r.free_outside, "every joint free in [-pi, pi]"))
+    low = r.limited[:, 2].min()
+    for col, (pts, outside, title) in enumerate(clouds):
+        for mask, color, label in ((~outside, "C0", f"in a {CELL * 100:.0f} cm cube the within-limits sample visits"),
+                                   (outside, "C1", f"in a {CELL * 100:.0f} cm cube it never visits")):
+            p = pts[mask]
+            axes[0, col].scatter(p[:, 0], p[:, 1], s=0.3, c=color, label=label, rasterized=True)
+            axes[1, col].scatter(np.hypot(p[:, 0], p[:, 1]), p[:, 2], s=0.3, c=color, label=label, rasterized=True)
+        axes[1, col].axhline(low, color="k", lw=0.8, ls="--", label="lowest point within the limits")
+        axes[0, col].set(title=f"{title}: top view", xlabel="x (m)", ylabel="y (m)", aspect="equal")
+        axes[1, col].set(title="side view (all azimuths)", xlabel="distance from the z axis (m)", ylabel="z (m)",
+                         aspect="equal")
+    fig.legend(*axes[1, 1].get_legend_handles_labels(), markerscale=12, loc="lower center", ncol=2)
+    fig.suptitle(f"SO-101 tool point (gripperframe) over {r.n:,} random joint positions per panel")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     save_figure(fig, path, dpi=110)
     plt.close(fig)
@@ -337,15 +370,18 @@ def main(full: bool = False) -> list[Claim]:
     plot_reach(reach, HERE / "experiment_reach.png")
     figures = [
         Figure("experiment_reach.png",
-               "Freeing the SO-101's joints hardly extends its reach, but it lets the tool "
-               "into places below and around the base that the limited arm never visits.",
-               "Two scatter plots of SO-101 tool points, blue for poses within the joint limits, grey for poses with "
-               "the joints free. Top view: both clouds fill a disc of about the same radius around the base. Side "
-               "view (distance from the vertical axis against height): both reach about the same distance, and the "
-               "grey points fill regions near and below the base that the blue cloud leaves empty, some of them "
-               "below the dashed line that marks the lowest point within the limits."),
+               "Side by side on equal axes: freeing the SO-101's joints does not extend its reach, but it lets the "
+               f"tool into places (orange: {CELL * 100:.0f} cm cubes the limited arm never visits) behind, beside "
+               "and below the base. Each view flattens one axis, so orange may overlie blue.",
+               f"Four scatter plots of SO-101 tool points, {reach.n:,} random poses each, on equal axes: left within "
+               "the joint limits, right with every joint free; top row seen from above, bottom row distance from the "
+               "vertical axis against height. With the joints free the outer edge stays where it was. Orange marks "
+               "the points in cubes the limited sample never visits, the rest are blue: most of the orange lies "
+               "behind the base in the top view and within a quarter metre of the vertical axis in the side view, "
+               "some of it below the dashed line that marks the lowest point within the limits."),
     ]
-    save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "far": FAR, "n_reach": reach.n, "reach": reach.rows,
+    save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "cell_cm": CELL * 100, "n_reach": reach.n,
+                                "n_seeds": reach.seeds, "reach": reach.rows,
                                 "worst_joint": reach.worst_joint, "spans_deg": reach.spans_deg, "n_check": num.n,
                                 "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,
                                 "bug": bug, "rpy": rpy, "pitch": pitch}, figures=figures)

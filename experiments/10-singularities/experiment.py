@@ -53,6 +53,7 @@ LAMBDA = 0.05  # m/rad, the lesson's lambda_max on the position block
 SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
 QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
+NEAR_SIGMA = 0.005  # m/rad, "near full extension": the sweep's first pose below it is the one Steps 4 and 5 study
 FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn)
     Figure("sigma_spread.png",
            "The WidowX AI's three position-block singular values over random poses inside its joint limits: the "
@@ -63,24 +64,26 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
     Figure("rank_loss_map.png",
            "The SO-101's smallest singular value over shoulder_lift and elbow_flex: the dark bands are where a "
            "direction is lost, the vertical one where the upper and lower arm line up, the diagonal ones (dashed) "
-           "where the tool passes over the pan axis.",
+           "where the tool passes over the pan axis; the cross marks the vertical band at shoulder_lift 0.",
            "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
            "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
-           "traced by a dashed line where the tool is above the pan axis, and a red cross at the smallest value on "
-           "the vertical band."),
+           "traced by a dashed line where the tool is above the pan axis, and a red cross on the vertical band at "
+           "shoulder_lift 0, clear of the diagonal bands."),
     Figure("extension_sweep.png",
            "The WidowX AI walked to full extension: the smallest singular value falls, and the exact joint speeds "
            "for a 5 cm/s request grow past the servo limit, while damped ones stay bounded; poses right of the grey "
-           "line are past the elbow's limit.",
+           "line are past the elbow's limit, and the first pose below the dotted line is the nearly straight pose "
+           "the text studies.",
            "Two panels against the WidowX AI's elbow angle, with the poses past the elbow's limit shaded grey. Left: "
-           "the smallest singular value falls steeply toward zero past the limit. Right, log scale: the largest "
-           "exact joint speed shoots past the servo limit, fixed damping stays under the bound and then falls, and "
-           "adaptive damping follows the exact curve until its threshold, then the damped one."),
+           "the smallest singular value falls steeply toward zero past the limit, crossing a dotted line at "
+           "0.005 m/rad. Right, log scale: the largest exact joint speed shoots past the servo limit, fixed damping "
+           "stays under the bound and then falls, and adaptive damping follows the exact curve until its threshold, "
+           "then the damped one."),
     Figure("ellipsoids.png",
-           "The velocity ellipsoid of the WidowX AI's position block is round at a typical pose and flat near full "
-           "extension.",
-           "Two 3-D velocity ellipsoids of the WidowX AI's position block: at a typical pose a rounded ellipsoid, "
-           "near full extension a flat disc, with one axis almost gone."),
+           "The velocity ellipsoid of the WidowX AI's position block, both panels on the same axes (half-width in "
+           "the title): rounded at a typical pose, a flat disc near full extension.",
+           "Two 3-D velocity ellipsoids of the WidowX AI's position block on the same axes: at a typical pose a "
+           "rounded ellipsoid, near full extension a larger flat disc, with one axis almost gone."),
 )
 # The source material's 2-DoF worked example, as it prints it (compared in the page's appendix).
 SOURCE_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
@@ -233,16 +236,17 @@ def typical_claims(r: SigmaSpread) -> list[Claim]:
 @dataclass(frozen=True)
 class RankLossMap:
     n: int  # grid points per joint
-    q_min: np.ndarray  # (5,) the grid pose with the smallest sigma_min
+    q_cross: np.ndarray  # (5,) the map's cross: on the straight-arm band (the smallest sigma_min's column), lift 0
     lift: float  # rad, shoulder_lift there
     elbow: float  # rad, elbow_flex there
     elbow_deg: float
     bend: np.ndarray  # (2,) upper->lower arm and lower arm->tool angles there (deg)
     sigma_min_min: float  # m/rad, the smallest sigma_min on the grid
+    band_spread: float  # (max - min) / min of sigma_min along the straight-arm band: how flat it is
     sigma_min_max: float  # m/rad, the largest
-    sigma_max: float  # m/rad, sigma_max where sigma_min is smallest
+    sigma_max: float  # m/rad, sigma_max at the cross
     ratio: float  # sigma_min / sigma_max there
-    exact_norm: float  # rad/s, |pinv(J) v| for V_WEAK along the lost direction there: |v| / sigma_min
+    exact_norm: float  # rad/s, |pinv(J) v| for V_WEAK along the lost direction where sigma_min is smallest
     lift_grid: np.ndarray = unsaved()  # (n,) rad, shoulder_lift
     elbow_grid: np.ndarray = unsaved()  # (n,) rad, elbow_flex
     sigma_min: np.ndarray = unsaved()  # (n, n) m/rad, position block, [lift, elbow]
@@ -258,7 +262,11 @@ def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
     q = np.zeros((n, n, 5))
     q[..., 1], q[..., 2], q[..., 3] = lift[:, None], elbow[None, :], wrist
     S = np.linalg.svd(jacobian(chain, q)[..., :3, :], compute_uv=False)
-    i, j = np.unravel_index(np.argmin(S[..., -1]), S.shape[:2])
+    # the band is flat along lift (its argmin is set by round-off-sized differences and can land where a diagonal band
+    # crosses it), so the cross marks the band at lift 0, clear of the diagonal bands
+    j = np.unravel_index(np.argmin(S[..., -1]), S.shape[:2])[1]
+    i = int(np.argmin(np.abs(lift)))
+    band = S[:, j, -1]
     f = fk(chain, q[i, j])
     seg = [f.anchors[2] - f.anchors[1], f.anchors[3] - f.anchors[2], f.p - f.anchors[3]]
     cos = [seg[k] @ seg[k + 1] / np.linalg.norm(seg[k]) / np.linalg.norm(seg[k + 1]) for k in range(2)]
@@ -267,18 +275,20 @@ def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
     pan, lift_axis = g.axes[..., 0, :], g.axes[..., 1, :]
     across = np.cross(lift_axis, pan)
     offset = np.sum((g.p - g.anchors[..., 0, :]) * across, axis=-1) / np.linalg.norm(across, axis=-1)
-    smin, smax = S[i, j, -1], S[i, j, 0]
+    smin, smax = S[..., -1].min(), S[i, j, 0]
     return RankLossMap(n, q[i, j], float(q[i, j, 1]), float(q[i, j, 2]), float(np.degrees(q[i, j, 2])),
-                       np.degrees(np.arccos(np.clip(cos, -1, 1))), float(smin), float(S[..., -1].max()), float(smax),
-                       float(smin / smax), float(V_WEAK / smin), lift, elbow, S[..., -1], S[..., 0], offset)
+                       np.degrees(np.arccos(np.clip(cos, -1, 1))), float(smin), float(np.ptp(band) / band.min()),
+                       float(S[..., -1].max()), float(smax), float(S[i, j, -1] / smax), float(V_WEAK / smin), lift,
+                       elbow, S[..., -1], S[..., 0], offset)
 
 
 def print_rank_loss(r: RankLossMap) -> None:
     print(f"\n== 3. SO-101 rank loss: position-block sigma_min on a {r.n} x {r.n} grid "
           "(shoulder_lift x elbow_flex, other joints 0) ==")
-    print(f"  sigma_min {r.sigma_min_min:.5f} .. {r.sigma_min_max:.4f} m/rad; smallest at lift {r.lift:+.3f}, "
-          f"elbow {r.elbow:+.3f} rad, where the arm bends {r.bend[0]:.1f} deg (upper->lower arm) and "
-          f"{r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is stretched, the radial direction is lost")
+    print(f"  sigma_min {r.sigma_min_min:.5f} .. {r.sigma_min_max:.4f} m/rad; the straight-arm band (varying by "
+          f"{r.band_spread:.2%} along it) at lift {r.lift:+.3f}, elbow {r.elbow:+.3f} rad, where the arm bends "
+          f"{r.bend[0]:.1f} deg (upper->lower arm) and {r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is "
+          "stretched, the radial direction is lost")
     print(f"  there sigma_max is still {r.sigma_max:.3f} m/rad: the other directions move")
 
 
@@ -290,8 +300,8 @@ def plot_rank_loss(r: RankLossMap) -> None:
     ax.plot(r.elbow, r.lift, "r+", ms=12)
     ax.set_xlabel("elbow_flex (rad)")
     ax.set_ylabel("shoulder_lift (rad)")
-    ax.set_title("SO-101: where the position block loses rank (+: the smallest)\n"
-                 "dashed: the tool over the pan axis", fontsize=10)
+    ax.set_title("SO-101: where the position block loses rank\n"
+                 "+: the straight-arm band at shoulder_lift 0; dashed: the tool over the pan axis", fontsize=10)
     _save(fig, "rank_loss_map.png")
 
 
@@ -306,15 +316,41 @@ def rank_loss_claims(r: RankLossMap) -> list[Claim]:
 # ---- 4. the WidowX AI walked to full extension -----------------------------------------------------
 
 
+def _reach(f) -> np.ndarray:
+    """The tool's distance (m) from the shoulder (joint_1's anchor) for the FK result ``f``."""
+    return np.linalg.norm(f.p - f.anchors[..., 1, :], axis=-1)
+
+
+def _golden_max(f, lo: np.ndarray, hi: np.ndarray, iters: int = 60) -> np.ndarray:
+    """Golden-section search: where the unimodal ``f`` (elementwise over arrays) peaks in [lo, hi], to ~1e-12 of
+    the bracket after 60 steps."""
+    g = (np.sqrt(5) - 1) / 2
+    for _ in range(iters):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        left = f(a) > f(b)
+        lo, hi = np.where(left, lo, a), np.where(left, b, hi)
+    return (lo + hi) / 2
+
+
 def stretch_poses(chain, elbow: np.ndarray, n_wrist: int = 201) -> np.ndarray:
     """For each ``elbow`` (joint_2) angle: the wrist pitch (joint_3) that reaches farthest from the shoulder
     (joint_1) axis, then joint_1 turned so the tool is level with the shoulder -> ``q: (len(elbow), 6)``."""
     wrist = np.linspace(chain.lower[3], chain.upper[3], n_wrist)
     q = np.zeros((len(elbow), n_wrist, 6))
     q[..., 1], q[..., 2], q[..., 3] = 1.0, elbow[:, None], wrist[None, :]
-    f = fk(chain, q)
-    best = np.argmax(np.linalg.norm(f.p - f.anchors[..., 1, :], axis=-1), axis=1)
+    reach = lambda q: _reach(fk(chain, q))
+    best = np.argmax(reach(q), axis=1)
     q = q[np.arange(len(elbow)), best]
+    # refine the grid's wrist within one grid step: near the straight arm sigma_min is so sensitive to the wrist
+    # that the grid's steps would show as kinks in the sweep's curves
+
+    def reach_at(wrist_pitch):
+        qw = q.copy()
+        qw[:, 3] = wrist_pitch
+        return reach(qw)
+
+    step = wrist[1] - wrist[0]
+    q[:, 3] = np.clip(_golden_max(reach_at, q[:, 3] - step, q[:, 3] + step), chain.lower[3], chain.upper[3])
     f = fk(chain, q)
     r = f.p - f.anchors[:, 1]
     q[:, 1] += np.arctan2(r[:, 2], r[:, 0])  # joint_1 turns about +y: this levels the tool with the shoulder
@@ -342,7 +378,7 @@ class SweepRow:
 class ExtensionSweep:
     """A 5 cm/s request along the weakest direction of the position block at each pose of the sweep: the settings,
     the table's rows (the first pose, the last inside the elbow's limit, the first with sigma_min below 0.01 and
-    below 0.005, the straight arm), and the numbers the page quotes; the per-pose arrays (unsaved)."""
+    below 0.005, the last, a step short of straight), and the numbers the page quotes; the per-pose arrays (unsaved)."""
 
     n: int  # poses
     v: float  # m/s, the request
@@ -357,6 +393,7 @@ class ExtensionSweep:
     at_limit: SweepRow  # the last pose inside the elbow's limit
     near: SweepRow  # the first pose with sigma_min < 0.005
     past: float  # rad, how far past the elbow's limit ``near`` is
+    straight: float  # rad, joint_2 where the arm is straight (its farthest reach), one step past the last pose
     short: float  # rad, how far short of straight the elbow's limit stops the arm
     fixed_max: float  # rad/s, the largest |qdot| with fixed damping
     fixed_peak_max: float  # rad/s, its largest single joint rate
@@ -364,7 +401,7 @@ class ExtensionSweep:
     adaptive_peak: float  # rad/s, the largest joint rate with adaptive damping ...
     adaptive_peak_sigma: float  # m/rad ... and sigma_min there
     cos_scaled_min: float  # the smallest cosine between J scale(qdot) and v
-    elbow: np.ndarray = unsaved()  # (k,) rad, joint_2, ending at the straight arm (past its upper limit)
+    elbow: np.ndarray = unsaved()  # (k,) rad, joint_2, ending a step short of the straight arm (past its limit)
     sigma_min: np.ndarray = unsaved()  # (k,) m/rad
     sigma_max: np.ndarray = unsaved()  # (k,) m/rad
     exact_norm: np.ndarray = unsaved()  # (k,) rad/s, |pinv(J) v|
@@ -386,9 +423,10 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
     """Walk the WidowX AI's elbow from ``start`` rad to the straight arm (``n`` poses), kinematics only."""
     chain = robots.load("wxai")
     grid = np.linspace(chain.lower[2], np.pi, 241)
-    f = fk(chain, stretch_poses(chain, grid))
-    straight = grid[np.argmax(np.linalg.norm(f.p - f.anchors[:, 1], axis=-1))]  # the farthest reach
-    elbow = np.linspace(start, straight, n)
+    k = int(np.argmax(_reach(fk(chain, stretch_poses(chain, grid)))))
+    straight = float(_golden_max(lambda e: _reach(fk(chain, stretch_poses(chain, np.atleast_1d(e))))[0],
+                                 grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]))  # the farthest reach
+    elbow = np.linspace(start, straight, n + 1)[:-1]  # the straight arm itself is singular: stop a step short
     J = jacobian(chain, stretch_poses(chain, elbow))
     Jp = J[:, :3]
     U, S, _ = np.linalg.svd(Jp)
@@ -408,7 +446,7 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
               "cos_scaled": _cos(tool(scaled), v)}
     limit = float(chain.upper[2])
     lim = int(np.searchsorted(elbow, limit, side="right")) - 1  # the last pose inside the elbow's limit
-    near = _first_below(S[:, -1], 0.005)
+    near = _first_below(S[:, -1], NEAR_SIGMA)
     k = int(np.argmax(curves["adaptive_peaks"]))
 
     def row(i):
@@ -419,7 +457,7 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
     return ExtensionSweep(
         n, V_WEAK, LAMBDA, V_WEAK / (2 * LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, V_WEAK / SIGMA_HEALTHY, limit,
         float(np.degrees(limit)), tuple(row(i) for i in sorted({0, lim, _first_below(S[:, -1], 0.01), near, n - 1})),
-        row(lim), row(near), float(elbow[near] - limit), float(elbow[-1] - limit), float(curves["fixed_norm"].max()),
+        row(lim), row(near), float(elbow[near] - limit), straight, straight - limit, float(curves["fixed_norm"].max()),
         float(curves["fixed_peak"].max()), float(curves["fixed_weak"][near] * 1000),
         float(curves["adaptive_peaks"][k]), float(S[k, -1]), float(curves["cos_scaled"].min()), **curves)
 
@@ -450,10 +488,11 @@ def print_sweep(r: ExtensionSweep) -> None:
 def plot_sweep(r: ExtensionSweep) -> None:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
-    a1.axhline(0.005, color="k", ls=":", lw=1, label="0.005 m/rad")
+    a1.axhline(NEAR_SIGMA, color="k", ls=":", lw=1,
+               label=f"{NEAR_SIGMA} m/rad: the first pose below it is\nthe text's nearly straight pose")
     a2.semilogy(r.elbow, r.exact_peak, label="exact (pinv)")
     a2.semilogy(r.elbow, r.fixed_peak, label=f"fixed damping, lambda {LAMBDA}")
-    a2.semilogy(r.elbow, r.adaptive_peaks, label="adaptive damping")
+    a2.semilogy(r.elbow, r.adaptive_peaks, label=f"adaptive damping (on below sigma_min {SIGMA_HEALTHY} m/rad)")
     a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit")
     a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda), bound on the norm")
     for ax in (a1, a2):
@@ -505,7 +544,7 @@ class Duality:
     ratio: float  # the weakest direction's torque per newton over the strongest's
 
 
-def force_duality(r: ExtensionSweep, sigma: float = 0.005) -> Duality:
+def force_duality(r: ExtensionSweep, sigma: float = NEAR_SIGMA) -> Duality:
     """At the first sweep pose with sigma_min < ``sigma``: the joint torque that holds 1 N along each axis."""
     chain = robots.load("wxai")
     elbow = r.elbow[_first_below(r.sigma_min, sigma)]
@@ -521,21 +560,30 @@ def print_duality(d: Duality) -> None:
           f"{fmt_row(d.torque, 8, 5)} N m (tau = J^T F, so |tau| = sigma_i)")
 
 
+def ellipsoid_scale(typical: SigmaSpread, near: Duality) -> float:
+    """The half-width (m/s per rad/s) of both ellipsoid panels' axes: the largest radius, rounded up to 0.1."""
+    return float(np.ceil(max(typical.radii.max(), near.sigma.max()) * 10) / 10)
+
+
 def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
     """The velocity ellipsoids {J qdot : |qdot| <= 1} at the typical pose and near full extension."""
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
     sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
     fig = plt.figure(figsize=(10, 4.8))
+    lim = ellipsoid_scale(typical, near)
     for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose"),
                                               (near.sigma, near.directions, "near full extension"))):
         ax = fig.add_subplot(1, 2, k + 1, projection="3d")
-        x, y, z = np.einsum("ij,jab->iab", axes * radii, sphere)
-        ax.plot_surface(x, y, z, alpha=0.5, color=f"C{k}")
+        # the sphere's poles go to the longest axis: on the flat disc's face they would show as a spot
+        x, y, z = np.einsum("ij,jab->iab", (axes * radii)[:, [1, 2, 0]], sphere)
+        ax.plot_surface(x, y, z, color=f"C{k}", linewidth=0, alpha=0.8)
         ax.set_box_aspect((1, 1, 1))
-        lim = radii.max()
-        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xlabel="x", ylabel="y", zlabel="z")
+        ticks = [-lim, 0.0, lim]
+        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks,
+               xlabel="x (m/s)", ylabel="y (m/s)", zlabel="z (m/s)")
         ax.set_title(f"{title}: radii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s", fontsize=9)
-    fig.suptitle("WidowX AI velocity ellipsoid of the position block: the pancake near a singularity")
+    fig.suptitle("WidowX AI velocity ellipsoid of the position block: the pancake near a singularity\n"
+                 f"both panels on the same axes, +-{lim:.1f} m/s per rad/s of joint speed")
     _save(fig, "ellipsoids.png")
 
 
