@@ -8,7 +8,7 @@ from conftest import mj_site
 from scipy.spatial.transform import Rotation
 
 from physai import robots
-from physai.course.lesson import verdict
+from physai.course.lesson import save_results, verdict
 
 LESSON = "12-null-space"
 
@@ -66,6 +66,8 @@ def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
     elbow = _mj_elbow(panda_model, s.trajectory, panda_chain)
     np.testing.assert_allclose(s.elbow, elbow, atol=1e-14)
     swing = np.linalg.norm(elbow - elbow[0], axis=1).max()
+    np.testing.assert_allclose([s.elbow_swing, s.elbow_rise], [swing, np.abs(elbow[:, 2] - elbow[0, 2]).max()],
+                               atol=1e-14)
     ref = _mj_drift(panda_model, panda_chain, s.trajectory)
     assert ex.self_motion_claims(s)[0].verdict == verdict(swing > 0.01 and ref[0] < 1e-6 and ref[1] < 1e-5)
     assert s.drift[0, 0] > 10 * s.drift[-1, 0]  # open loop drifts, the correction holds the tool
@@ -164,8 +166,8 @@ def test_saved_priority_numbers_from_mujoco_and_the_damping_bound(ex, panda_chai
         np.testing.assert_allclose([row.pos, row.rot], ref, atol=1e-12)
 
 
-def test_undamped_lam2_zero_runs_and_turns_the_damped_row_into_the_undamped_one(ex, monkeypatch, capsys):
-    """Break it's instruction, LAM2 = 0: no division by zero, the gain bound unbounded (inf, printed as such), the
+def test_undamped_lam2_zero_runs_and_turns_the_damped_row_into_the_undamped_one(ex, monkeypatch, capsys, tmp_path):
+    """Break it's instruction, LAM2 = 0: no division by zero, the gain bound unbounded (None, printed as such), the
     damped conflict row the same run as the undamped one, and the swapped row (same lam2) changed: its peak joint
     speed grows tenfold or more. Each row's time is the full run, or where a joint passed DIVERGED rad."""
     q_start = ex.swung_start()
@@ -173,7 +175,8 @@ def test_undamped_lam2_zero_runs_and_turns_the_damped_row_into_the_undamped_one(
     monkeypatch.setattr(ex, "LAM2", 0.0)
     p = ex.priority(q_start)
     ex.print_priority(p)
-    assert p.gain_bound == np.inf and p.secondary_bound == np.inf and "unbounded" in capsys.readouterr().out
+    assert p.gain_bound is None and p.secondary_bound is None and "unbounded" in capsys.readouterr().out
+    save_results(tmp_path, "experiment.py", {"priority": p})  # JSON holds it (no inf)
     undamped, now_undamped = p.rows[1], p.rows[2]
     assert (undamped.z, undamped.peak, undamped.pos, undamped.rot, undamped.seconds) == (
         now_undamped.z, now_undamped.peak, now_undamped.pos, now_undamped.rot, now_undamped.seconds)
@@ -181,7 +184,7 @@ def test_undamped_lam2_zero_runs_and_turns_the_damped_row_into_the_undamped_one(
     for run in (damped, p):
         for row, zs, q in zip(run.rows, run.heights, run.q_final):
             assert row.seconds == pytest.approx(len(zs) * ex.PRIORITY_DT, abs=1e-12) and row.z == zs[-1]
-            assert (row.seconds < ex.PRIORITY_T) == (np.abs(q).max() > ex.DIVERGED)  # stopped early: diverged
+            assert row.stopped == (row.seconds < ex.PRIORITY_T) == (np.abs(q).max() > ex.DIVERGED)  # diverged
     assert damped.rows[1].seconds < ex.PRIORITY_T and damped.rows[2].seconds == pytest.approx(ex.PRIORITY_T)
 
 

@@ -173,6 +173,7 @@ class SelfMotion:
     speed: float  # rad/s along the null space
     variants: tuple[DriftRow, ...]
     elbow_swing: float  # m, the elbow's largest distance from its start (corrected dt = 1e-3 run)
+    elbow_rise: float  # m, the largest change of its height (world z) along the same run
     joint_travel: float  # rad, the largest joint change over that run
     open_over_corrected: float  # the open loop's position drift over the corrected dt = 1e-3 run's
     drift: np.ndarray = unsaved()  # (variants, 2) largest tool position (m) and orientation (rad) change
@@ -193,7 +194,8 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
     elbow = fk(panda, trajectory).anchors[:, ELBOW]
     return SelfMotion((len(trajectory) - 1) * DT, SELF_SPEED,
                       tuple(DriftRow(label, dt, correct, d[0], d[1]) for (label, correct, dt), d in zip(variants, drifts)),
-                      np.linalg.norm(elbow - elbow[0], axis=-1).max(), np.abs(trajectory[-1] - trajectory[0]).max(),
+                      np.linalg.norm(elbow - elbow[0], axis=-1).max(), np.abs(elbow[:, 2] - elbow[0, 2]).max(),
+                      np.abs(trajectory[-1] - trajectory[0]).max(),
                       drifts[0, 0] / drifts[-1, 0], drifts, trajectory, elbow)
 
 
@@ -203,9 +205,10 @@ def print_self_motion(s: SelfMotion) -> None:
     print(f"  {'resolved-rate variant':44s} {'pos drift (m)':>14s} {'rot drift (rad)':>16s}")
     for v in s.variants:
         print(f"  {v.label:44s} {v.pos:14.2e} {v.rot:16.2e}")
-    print(f"  the elbow moved up to {s.elbow_swing:.3f} m; joint travel {s.joint_travel:.3f} "
-          "rad max. Open loop, each Euler tick leaves a second-order error that accumulates; the correction")
-    print("  J^+ e/dt removes it every tick, so only one tick's second-order error remains.")
+    print(f"  the elbow moved up to {s.elbow_swing:.3f} m from its start (its height by {s.elbow_rise:.4f} m); joint "
+          f"travel {s.joint_travel:.3f} rad max.")
+    print("  Open loop, each Euler tick leaves a second-order error that accumulates; the correction J^+ e/dt removes it")
+    print("  every tick, so only one tick's second-order error remains.")
 
 
 def plot_self_motion(s: SelfMotion) -> None:
@@ -384,7 +387,8 @@ def swung_start() -> np.ndarray:
 @dataclass(frozen=True)
 class PriorityRow:
     """One case: the elbow height (m) at the last tick it ran, peak max |qdot| (rad/s), tool position (m) and
-    rotation (rad) error, and how long it ran (s: the full time, or less where its joints diverged)."""
+    rotation (rad) error, how long it ran (s: the full time, or less where its joints diverged) and whether it was
+    stopped early for that."""
 
     label: str
     z: float
@@ -392,19 +396,21 @@ class PriorityRow:
     pos: float
     rot: float
     seconds: float
+    stopped: bool
 
 
 @dataclass(frozen=True)
 class Priority:
-    """The priority runs' settings (time step and length in s, damping lam2, its gain bound 1/(2 lam2) (inf at
-    lam2 = 0), gains in 1/s, the joint angle at which a run counts as diverged (rad)), the elbow heights (m) at the start, at 'ready' (the top of the self-motion) and asked for in the
-    compatible and conflicting cases, the undamped secondary's rate bound at the start (rad/s), and one row per
+    """The priority runs' settings (time step and length in s, damping lam2, its gain bound 1/(2 lam2) (None at
+    lam2 = 0: unbounded), gains in 1/s, the joint angle at which a run counts as diverged (rad)), the elbow heights (m) at the start, at 'ready' (the top of the self-motion) and asked for in the
+    compatible and conflicting cases, the damped secondary's rate bound at the start (rad/s; None: unbounded), and
+    one row per
     case; the runs themselves (unsaved)."""
 
     dt: float
     seconds: float
     lam2: float
-    gain_bound: float
+    gain_bound: float | None
     k_elbow: float
     k_tool_secondary: float
     diverged: float
@@ -412,7 +418,7 @@ class Priority:
     z_top: float
     z_compatible: float
     z_conflict: float
-    secondary_bound: float
+    secondary_bound: float | None
     rows: tuple[PriorityRow, ...]
     q_start: np.ndarray = unsaved()  # (7,) same tool pose as 'ready', elbow swung out and down
     labels: tuple[str, ...] = unsaved()
@@ -435,16 +441,17 @@ def priority(q_start: np.ndarray) -> Priority:
     T0 = tool_pose(panda, q_start)
     rows = np.array([[zs[-1], pk, *(drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf)),
                       len(zs) * PRIORITY_DT] for zs, pk, q in zip(heights, peak, q_final)])
-    bound = gain_bound(LAM2)
+    ticks, bound = round(PRIORITY_T / PRIORITY_DT), gain_bound(LAM2)
     return Priority(PRIORITY_DT, PRIORITY_T, LAM2, bound, K_ELBOW, K_TOOL_SECONDARY, DIVERGED, z0, z_top, z0 + 0.02,
-                    z_top + 0.03, K_ELBOW * (z_top + 0.03 - z0) * bound,  # rad/s, at the start
-                    tuple(PriorityRow(label, *r) for label, r in zip(labels, rows)), q_start, labels, heights, peak,
-                    q_final)
+                    z_top + 0.03, None if bound is None else K_ELBOW * (z_top + 0.03 - z0) * bound,  # rad/s, at start
+                    tuple(PriorityRow(label, *r, len(zs) < ticks) for label, r, zs in zip(labels, rows, heights)),
+                    q_start, labels, heights, peak, q_final)
 
 
-def gain_bound(lam2: float) -> float:
-    """The largest gain sigma / (sigma^2 + lam2^2) of a damped inverse over sigma >= 0: 1 / (2 lam2), inf at 0."""
-    return 1 / (2 * lam2) if lam2 > 0 else np.inf
+def gain_bound(lam2: float) -> float | None:
+    """The largest gain sigma / (sigma^2 + lam2^2) of a damped inverse over sigma >= 0: 1 / (2 lam2); None at
+    lam2 = 0, where the gain 1 / sigma has no bound."""
+    return 1 / (2 * lam2) if lam2 > 0 else None
 
 
 def print_priority(p: Priority) -> None:
@@ -455,7 +462,7 @@ def print_priority(p: Priority) -> None:
     for r in p.rows:
         print(f"  {r.label:52s} {r.z:12.4f} {r.peak:12.3g} {r.pos:12.1e} {r.rot:12.1e} {r.seconds:8.3f}")
     print(f"  a run is stopped where a joint passes {p.diverged:g} rad (diverged). Damping gain bound 1/(2 lam2) = "
-          + (f"{p.gain_bound:g}" if np.isfinite(p.gain_bound) else "none (lam2 = 0: unbounded)"))
+          + (f"{p.gain_bound:g}" if p.gain_bound is not None else "none (lam2 = 0: unbounded)"))
     print("  Conflict: the elbow rises to the highest point of its self-motion and stops; J2 N1 loses rank (an")
     print("  algorithmic singularity) and the undamped secondary demands |residual| / sigma joint speed. Damping")
     print("  bounds that gain by 1/(2 lam2). Swapped, the elbow wins and the tool gives way: priority is an order.")
@@ -466,7 +473,7 @@ def plot_priority(p: Priority) -> None:
     for i, (label, zs, row) in enumerate(zip(p.labels, p.heights, p.rows)):
         t = np.arange(len(zs)) * PRIORITY_DT
         a1.plot(t, zs, label=label, color=f"C{i}")
-        if row.seconds < p.seconds - PRIORITY_DT / 2:  # diverged: say where and why the line ends
+        if row.stopped:  # diverged: say where and why the line ends
             a1.plot(t[-1], zs[-1], "x", color=f"C{i}", ms=9, mew=2)
             a1.annotate(f"stopped at {row.seconds:.2f} s:\na joint passed {p.diverged:g} rad", (t[-1], zs[-1]),
                         xytext=(12, -4), textcoords="offset points", fontsize=8, color=f"C{i}", va="top")
@@ -624,7 +631,7 @@ def main(full: bool = False) -> list[Claim]:
     post = elbow_post()
     print_elbow_post(post)
     plot_elbow_post(post)
-    swing, rise = motion.elbow_swing, np.abs(motion.elbow[:, 2] - motion.elbow[0, 2]).max()
+    swing, rise = motion.elbow_swing, motion.elbow_rise
     figures = [
         Figure("self_motion.png",
                "During self-motion the Panda's joints turn and its elbow moves several centimetres, mostly "
