@@ -220,9 +220,9 @@ def plot_self_motion(s: SelfMotion) -> None:
     a1.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: no line hidden
     a1.set_title(f"Panda self-motion: tool pose fixed (drift {s.drift[-1, 0]:.1e} m, {s.drift[-1, 1]:.1e} rad)")
     moved = 1000 * (s.elbow - s.elbow[0])  # mm, world axes
+    a2.plot(t, np.linalg.norm(moved, axis=1), color="0.75", lw=5, label="distance from start")  # under the parts
     for k, axis in enumerate("xyz"):
-        a2.plot(t, moved[:, k], lw=1, label=f"{axis} (world)")
-    a2.plot(t, np.linalg.norm(moved, axis=1), "k", lw=2, label="distance from start")
+        a2.plot(t, moved[:, k], lw=1.5, label=f"{axis} (world)")
     a2.set_xlabel("time (s)")
     a2.set_ylabel("elbow moved from start (mm)")
     a2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
