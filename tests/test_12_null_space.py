@@ -8,7 +8,7 @@ from conftest import mj_site
 from scipy.spatial.transform import Rotation
 
 from physai import robots
-from physai.course.lesson import verdict
+from physai.course.lesson import save_results, verdict
 
 LESSON = "12-null-space"
 
@@ -66,6 +66,8 @@ def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
     elbow = _mj_elbow(panda_model, s.trajectory, panda_chain)
     np.testing.assert_allclose(s.elbow, elbow, atol=1e-14)
     swing = np.linalg.norm(elbow - elbow[0], axis=1).max()
+    np.testing.assert_allclose([s.elbow_swing, s.elbow_rise], [swing, np.abs(elbow[:, 2] - elbow[0, 2]).max()],
+                               atol=1e-14)
     ref = _mj_drift(panda_model, panda_chain, s.trajectory)
     assert ex.self_motion_claims(s)[0].verdict == verdict(swing > 0.01 and ref[0] < 1e-6 and ref[1] < 1e-5)
     assert s.drift[0, 0] > 10 * s.drift[-1, 0]  # open loop drifts, the correction holds the tool
@@ -164,6 +166,28 @@ def test_saved_priority_numbers_from_mujoco_and_the_damping_bound(ex, panda_chai
         np.testing.assert_allclose([row.pos, row.rot], ref, atol=1e-12)
 
 
+def test_undamped_lam2_zero_runs_and_turns_the_damped_row_into_the_undamped_one(ex, monkeypatch, capsys, tmp_path):
+    """Break it's instruction, LAM2 = 0: no division by zero, the gain bound unbounded (None, printed as such), the
+    damped conflict row the same run as the undamped one, and the swapped row (same lam2) changed: its peak joint
+    speed grows tenfold or more. Each row's time is the full run, or where a joint passed DIVERGED rad."""
+    q_start = ex.swung_start()
+    damped = ex.priority(q_start)
+    monkeypatch.setattr(ex, "LAM2", 0.0)
+    p = ex.priority(q_start)
+    ex.print_priority(p)
+    assert p.gain_bound is None and p.secondary_bound is None and "unbounded" in capsys.readouterr().out
+    save_results(tmp_path, "experiment.py", {"priority": p})  # JSON holds it (no inf)
+    undamped, now_undamped = p.rows[1], p.rows[2]
+    assert (undamped.z, undamped.peak, undamped.pos, undamped.rot, undamped.seconds) == (
+        now_undamped.z, now_undamped.peak, now_undamped.pos, now_undamped.rot, now_undamped.seconds)
+    assert p.rows[3].peak > 10 * damped.rows[3].peak and p.rows[3].z != damped.rows[3].z
+    for run in (damped, p):
+        for row, zs, q in zip(run.rows, run.heights, run.q_final):
+            assert row.seconds == pytest.approx(len(zs) * ex.PRIORITY_DT, abs=1e-12) and row.z == zs[-1]
+            assert row.stopped == (row.seconds < ex.PRIORITY_T) == (np.abs(q).max() > ex.DIVERGED)  # diverged
+    assert damped.rows[1].seconds < ex.PRIORITY_T and damped.rows[2].seconds == pytest.approx(ex.PRIORITY_T)
+
+
 def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
     monkeypatch.setattr(ex, "PRIORITY_T", 0.1)
     monkeypatch.setattr(ex, "panda_self_motion", lambda seconds=0.05, f=ex.panda_self_motion: f(0.05))
@@ -206,6 +230,55 @@ def test_build_claim_from_mj_jacSite(build, panda_chain, panda_model):
     np.testing.assert_allclose(c.task_leak, max(leaks), rtol=1e-12)
     np.testing.assert_allclose(c.round_off, max(scales), rtol=1e-12)
     assert build.claims(c)[0].verdict == verdict(max(leaks) < 10 * max(scales))
+
+
+def test_build_relative_differences_within_the_normal_equations_bound(build, panda_chain, panda_model):
+    """The page says eps kappa^2 bounds the relative error of the hand-built pieces, at the page's own poses: each
+    saved difference, divided by the size of the exact answer (SciPy's null space and minimum-norm least squares of
+    mj_jacSite), is within the saved eps kappa^2, and equals the recomputed one."""
+    from scipy.linalg import lstsq, null_space
+
+    c = build.check_panda(n_poses=build.N_POSES, seed=build.SEED)
+    rng = np.random.default_rng(build.SEED)
+    proj, rate, track, bound = [], [], [], []
+    for q in panda_chain.random_q(rng, build.N_POSES, inset=0.1):
+        J = mj_site(panda_model, panda_chain, q)[2]
+        v, qdot0 = rng.normal(size=6), rng.normal(size=7)
+        Z = null_space(J)
+        ref = lstsq(J, v)[0] + Z @ (Z.T @ qdot0)
+        qdot = build.redundant_rate_by_hand(J, v, qdot0)
+        proj.append(np.linalg.norm(build.projector_by_hand(J) - Z @ Z.T, 2))
+        rate.append(np.linalg.norm(qdot - ref) / np.linalg.norm(ref))
+        track.append(np.linalg.norm(J @ qdot - v) / np.linalg.norm(v))
+        bound.append(np.finfo(float).eps * np.linalg.cond(J) ** 2)
+    np.testing.assert_allclose(c.round_off, max(bound), rtol=1e-12)
+    for saved, mine in ((c.projector_vs_library, max(proj)), (c.rate_vs_library, max(rate)),
+                        (c.tracking, max(track))):
+        assert saved <= c.round_off and mine <= c.round_off
+        assert abs(saved - mine) <= 0.1 * c.round_off  # the library's SVD and SciPy's agree to far below the bound
+    assert c.task_leak <= c.round_off and c.idempotence <= c.round_off  # every row of the page's table
+
+
+def test_grader_blames_projector_by_hand_not_the_functions_built_from_it(tmp_path):
+    """A learner file where only projector_by_hand is wrong (it returns J^+ J): its own grade names the row space,
+    and the two functions that use it, unchanged, are told to fix projector_by_hand first, not that their task part
+    is wrong; pinv_by_hand passes."""
+    from physai.course import exercise
+
+    folder = exercise.lesson_folder("12")
+    source = (folder / "build.py").read_text()
+    old = "    return np.eye(J.shape[1]) - pinv_by_hand(J) @ J\n"
+    assert source.count(old) == 1
+    me = tmp_path / "me"
+    me.mkdir()
+    (me / "build.py").write_text(source.replace(old, "    return pinv_by_hand(J) @ J\n"))
+    grades = {g.function: g for g in exercise.check(folder, me).grades}
+    assert grades["pinv_by_hand"].passed
+    assert not grades["projector_by_hand"].passed and "row space" in grades["projector_by_hand"].message
+    for name in ("redundant_rate_by_hand", "null_space_step"):
+        message = grades[name].message
+        assert not grades[name].passed and "fix projector_by_hand first" in message, message
+        assert message.startswith(f"{name} follows the lesson's formula") and "J^+ v" not in message
 
 
 def test_null_space_step_is_scipys_projected_gradient_of_mj_jacSite(build, panda_chain, panda_model):

@@ -38,27 +38,55 @@ def _shape(name: str, out, shape) -> np.ndarray:
     return shaped(out, shape, name, "check which side J and J^T go on")
 
 
-def _pinv_first(check):
-    """``check`` with its hint led by "pinv_by_hand is wrong ... fix it first" when the learner's pinv_by_hand
-    fails at the first case of a fixed draw (the lesson builds the other three from it)."""
+def _first_case():
+    """``(J, v, qdot0, grad_H)`` of a fixed draw: where a helper is judged."""
+    return next(_cases(np.random.default_rng(0), 1))
 
-    @functools.wraps(check)
-    def checked(build, rng) -> None:
-        try:
-            check(build, rng)
-        except Hint as hint:
-            J = next(_cases(np.random.default_rng(0), 1))[0]
+
+def _wrong(build, helper: str) -> bool:
+    """Whether the learner's ``helper`` (``pinv_by_hand`` or ``projector_by_hand``) misses the exact answer at
+    :func:`_first_case`."""
+    J = _first_case()[0]
+    Z = null_space(J)
+    want = {"pinv_by_hand": np.linalg.pinv(J), "projector_by_hand": Z @ Z.T}[helper]
+    try:
+        got = getattr(build, helper)(J)
+    except LearnerError:
+        return True
+    return not (isinstance(got, np.ndarray) and got.shape == want.shape and _close(got, want, J))
+
+
+def _helpers_first(*helpers: str, call, formula):
+    """``check`` judged on its own first; where it fails and one of ``helpers`` (the learner's functions it is built
+    from, in the order the lesson builds them) is wrong, the hint blames that helper. ``call(build, J, v, qdot0,
+    grad_H)`` runs the learner's function and ``formula`` (same arguments) the lesson's formula with the learner's
+    own helpers: where the two agree at :func:`_first_case`, the function is right and only the helper is wrong."""
+
+    def wrap(check):
+        @functools.wraps(check)
+        def checked(build, rng) -> None:
             try:
-                P = build.pinv_by_hand(J)
-                right = isinstance(P, np.ndarray) and P.shape == (7, len(J)) and _close(P, np.linalg.pinv(J), J)
-            except LearnerError:
-                right = False
-            if right:
-                raise
-            raise Hint(f"pinv_by_hand is wrong, and the others are built from it: fix pinv_by_hand first ({hint})"
-                       ) from None
+                check(build, rng)
+            except Hint as hint:
+                wrong = [h for h in helpers if _wrong(build, h)]
+                if not wrong:
+                    raise
+                name, case = check.__name__.removeprefix("check_"), _first_case()
+                try:
+                    got, want = call(build, *case), formula(build, *case)
+                    follows = (isinstance(got, np.ndarray) and isinstance(want, np.ndarray)
+                               and got.shape == want.shape and _close(got, want, case[0]))
+                except (LearnerError, TypeError, ValueError):  # a helper's answer that cannot enter the formula
+                    follows = False
+                if follows:
+                    raise Hint(f"{name} follows the lesson's formula; {wrong[0]}, which it uses, is wrong: fix "
+                               f"{wrong[0]} first") from None
+                raise Hint(f"{wrong[0]} is wrong, and {name} is built from it: fix {wrong[0]} first; then: {hint}"
+                           ) from None
 
-    return checked
+        return checked
+
+    return wrap
 
 
 def check_pinv_by_hand(build, rng) -> None:
@@ -75,7 +103,8 @@ def check_pinv_by_hand(build, rng) -> None:
                    "only in the row space")
 
 
-@_pinv_first
+@_helpers_first("pinv_by_hand", call=lambda b, J, *_: b.projector_by_hand(J),
+                formula=lambda b, J, *_: np.eye(J.shape[1]) - b.pinv_by_hand(J) @ J)
 def check_projector_by_hand(build, rng) -> None:
     for J, *_ in _cases(rng):
         N = _shape("projector_by_hand", build.projector_by_hand(J), (7, 7))
@@ -94,7 +123,9 @@ def check_projector_by_hand(build, rng) -> None:
         raise Hint("N kills the task directions but is not the orthogonal projector I - J^+ J (not symmetric?)")
 
 
-@_pinv_first
+@_helpers_first("pinv_by_hand", "projector_by_hand",
+                call=lambda b, J, v, qdot0, _: b.redundant_rate_by_hand(J, v, qdot0),
+                formula=lambda b, J, v, qdot0, _: b.pinv_by_hand(J) @ v + b.projector_by_hand(J) @ qdot0)
 def check_redundant_rate_by_hand(build, rng) -> None:
     for J, v, qdot0, _ in _cases(rng):
         qdot = _shape("redundant_rate_by_hand", build.redundant_rate_by_hand(J, v, qdot0), (7,))
@@ -113,7 +144,8 @@ def check_redundant_rate_by_hand(build, rng) -> None:
         raise Hint("J qdot = v holds but the null-space part differs from N qdot0: project qdot0 with I - J^+ J")
 
 
-@_pinv_first
+@_helpers_first("pinv_by_hand", "projector_by_hand", call=lambda b, J, _, __, g: b.null_space_step(J, g, ALPHA),
+                formula=lambda b, J, _, __, g: -ALPHA * b.projector_by_hand(J) @ g)
 def check_null_space_step(build, rng) -> None:
     for J, _, _, g in _cases(rng):
         step = _shape("null_space_step", build.null_space_step(J, g, ALPHA), (7,))

@@ -53,13 +53,16 @@ def null_space_step(J: np.ndarray, grad_H: np.ndarray, alpha: float) -> np.ndarr
 
 @dataclass(frozen=True)
 class Checks:
+    """The largest relative differences over ``n_poses`` poses, each divided by the size of the exact answer (2-norms;
+    a projector's is 1), and the relative error the normal equations allow at the worst pose."""
+
     n_poses: int
-    projector_vs_library: float  # |N_hand - ns.projector|
-    rate_vs_library: float  # |qdot_hand - ns.redundant_rate|
+    projector_vs_library: float  # |N_hand - ns.projector|_2
+    rate_vs_library: float  # |qdot_hand - ns.redundant_rate| / |ns.redundant_rate|
     task_leak: float  # |J_mujoco N_hand qdot0| / |qdot0|: what the secondary motion does to the tool
-    idempotence: float  # |N N - N|
-    tracking: float  # |J_mujoco qdot_hand - v|
-    round_off: float  # eps kappa(J)^2, the normal equations' round-off scale, at the worst pose
+    idempotence: float  # |N N - N|_2
+    tracking: float  # |J_mujoco qdot_hand - v| / |v|
+    round_off: float  # eps kappa(J)^2: the relative error of a solve through J J^T, at the worst pose
 
 
 def check_panda(n_poses: int = 50, seed: int = SEED) -> Checks:
@@ -70,10 +73,12 @@ def check_panda(n_poses: int = 50, seed: int = SEED) -> Checks:
     for q in chain.random_q(rng, n_poses, inset=0.1):
         J = mj.site_jacobian(model, chain, q)
         v, qdot0 = rng.normal(size=6), rng.normal(size=7)
-        N, qdot = projector_by_hand(J), redundant_rate_by_hand(J, v, qdot0)
-        err = np.maximum(err, [np.abs(N - ns.projector(J)).max(), np.abs(qdot - ns.redundant_rate(J, v, qdot0)).max(),
-                               np.linalg.norm(J @ N @ qdot0) / np.linalg.norm(qdot0), np.abs(N @ N - N).max(),
-                               np.abs(J @ qdot - v).max(), np.finfo(float).eps * np.linalg.cond(J) ** 2])
+        N, qdot, qdot_lib = projector_by_hand(J), redundant_rate_by_hand(J, v, qdot0), ns.redundant_rate(J, v, qdot0)
+        err = np.maximum(err, [np.linalg.norm(N - ns.projector(J), 2),
+                               np.linalg.norm(qdot - qdot_lib) / np.linalg.norm(qdot_lib),
+                               np.linalg.norm(J @ N @ qdot0) / np.linalg.norm(qdot0), np.linalg.norm(N @ N - N, 2),
+                               np.linalg.norm(J @ qdot - v) / np.linalg.norm(v),
+                               np.finfo(float).eps * np.linalg.cond(J) ** 2])
     return Checks(n_poses, *err)
 
 
@@ -146,12 +151,12 @@ def main(full: bool = False) -> list[Claim]:
     here."""
     c = check_panda(N_POSES)
     print(f"== Null-space projector and redundant rate by hand vs physai.nullspace and mj_jacSite "
-          f"(Panda, {c.n_poses} random poses, seed {SEED}; largest differences) ==")
+          f"(Panda, {c.n_poses} random poses, seed {SEED}; largest relative differences, 2-norms) ==")
     print(f"  N vs ns.projector {c.projector_vs_library:.1e}; qdot vs ns.redundant_rate {c.rate_vs_library:.1e}")
     print(f"  |J N qdot0| / |qdot0| = {c.task_leak:.1e} (the secondary motion moves the tool by nothing);"
           f" |N N - N| = {c.idempotence:.1e}; |J qdot - v| = {c.tracking:.1e}")
-    print(f"  (the normal equations square the condition number: eps kappa^2 reaches {c.round_off:.1e}; the SVD in"
-          " physai.nullspace does not)")
+    print(f"  (the normal equations square the condition number: their relative error eps kappa^2 reaches "
+          f"{c.round_off:.1e}; the SVD in physai.nullspace does not)")
     halved = halve_the_step()
     runs = halved.runs
     print(f"\n== Step 2. Lower a secondary cost in the null space (Panda, random pose, seed {SEED}; H = 1/2 |q - "

@@ -61,7 +61,8 @@ ELBOW = 3  # the Panda's joint4 anchor (body link4 origin) is "the elbow"
 PRIORITY_T = 0.75  # s
 PRIORITY_DT = 5e-3  # s
 K_ELBOW = 4.0  # 1/s, secondary task gain
-LAM2 = 0.02  # m/rad, damping of the secondary task
+LAM2 = 0.02  # m/rad, damping of the secondary task (0: undamped, no bound on its gain)
+DIVERGED = 1e3  # rad: a run whose joints pass this has diverged and is stopped there
 K_TOOL_SECONDARY = 10.0  # 1/s, the tool pose gain when it is demoted to the secondary task
 
 
@@ -172,6 +173,7 @@ class SelfMotion:
     speed: float  # rad/s along the null space
     variants: tuple[DriftRow, ...]
     elbow_swing: float  # m, the elbow's largest distance from its start (corrected dt = 1e-3 run)
+    elbow_rise: float  # m, the largest change of its height (world z) along the same run
     joint_travel: float  # rad, the largest joint change over that run
     open_over_corrected: float  # the open loop's position drift over the corrected dt = 1e-3 run's
     drift: np.ndarray = unsaved()  # (variants, 2) largest tool position (m) and orientation (rad) change
@@ -192,7 +194,8 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
     elbow = fk(panda, trajectory).anchors[:, ELBOW]
     return SelfMotion((len(trajectory) - 1) * DT, SELF_SPEED,
                       tuple(DriftRow(label, dt, correct, d[0], d[1]) for (label, correct, dt), d in zip(variants, drifts)),
-                      np.linalg.norm(elbow - elbow[0], axis=-1).max(), np.abs(trajectory[-1] - trajectory[0]).max(),
+                      np.linalg.norm(elbow - elbow[0], axis=-1).max(), np.abs(elbow[:, 2] - elbow[0, 2]).max(),
+                      np.abs(trajectory[-1] - trajectory[0]).max(),
                       drifts[0, 0] / drifts[-1, 0], drifts, trajectory, elbow)
 
 
@@ -202,22 +205,27 @@ def print_self_motion(s: SelfMotion) -> None:
     print(f"  {'resolved-rate variant':44s} {'pos drift (m)':>14s} {'rot drift (rad)':>16s}")
     for v in s.variants:
         print(f"  {v.label:44s} {v.pos:14.2e} {v.rot:16.2e}")
-    print(f"  the elbow moved up to {s.elbow_swing:.3f} m; joint travel {s.joint_travel:.3f} "
-          "rad max. Open loop, each Euler tick leaves a second-order error that accumulates; the correction")
-    print("  J^+ e/dt removes it every tick, so only one tick's second-order error remains.")
+    print(f"  the elbow moved up to {s.elbow_swing:.3f} m from its start (its height by {s.elbow_rise:.4f} m); joint "
+          f"travel {s.joint_travel:.3f} rad max.")
+    print("  Open loop, each Euler tick leaves a second-order error that accumulates; the correction J^+ e/dt removes it")
+    print("  every tick, so only one tick's second-order error remains.")
 
 
 def plot_self_motion(s: SelfMotion) -> None:
     t = np.arange(len(s.trajectory)) * DT
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     for i in range(s.trajectory.shape[1]):
         a1.plot(t, s.trajectory[:, i], label=f"joint{i + 1}")
     a1.set_ylabel("joint position (rad)")
-    a1.legend(ncol=4, fontsize=8)
+    a1.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: no line hidden
     a1.set_title(f"Panda self-motion: tool pose fixed (drift {s.drift[-1, 0]:.1e} m, {s.drift[-1, 1]:.1e} rad)")
-    a2.plot(t, s.elbow[:, 2])
+    moved = 1000 * (s.elbow - s.elbow[0])  # mm, world axes
+    a2.plot(t, np.linalg.norm(moved, axis=1), color="0.75", lw=5, label="distance from start")  # under the parts
+    for k, axis in enumerate("xyz"):
+        a2.plot(t, moved[:, k], lw=1.5, label=f"{axis} (world)")
     a2.set_xlabel("time (s)")
-    a2.set_ylabel("elbow height (m)")
+    a2.set_ylabel("elbow moved from start (mm)")
+    a2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _save(fig, "self_motion.png")
 
 
@@ -353,7 +361,8 @@ def choice_claims(choices: list[Choice]) -> list[Claim]:
 
 
 def _priority_run(panda, q_start, z_des, lam2, swapped):
-    """One resolved-rate run of the two-level priority -> (elbow heights, peak joint speeds, final q)."""
+    """One resolved-rate run of the two-level priority -> (elbow heights, peak joint speeds, final q); a run whose
+    joints pass ``DIVERGED`` rad is stopped there (its heights end at the last tick it ran)."""
     T0 = tool_pose(panda, q_start)
     k_tool = K_TOOL_SECONDARY if swapped else 1.0 / PRIORITY_DT
     q, zs, speeds = q_start.copy(), [], []
@@ -365,8 +374,8 @@ def _priority_run(panda, q_start, z_des, lam2, swapped):
         q = q + PRIORITY_DT * qdot
         zs.append(x[2])
         speeds.append(np.abs(qdot).max())
-        if not np.all(np.isfinite(q)) or np.abs(q).max() > 1e3:
-            break  # the joints diverged
+        if not np.all(np.isfinite(q)) or np.abs(q).max() > DIVERGED:
+            break
     return np.array(zs), np.array(speeds), q
 
 
@@ -377,33 +386,39 @@ def swung_start() -> np.ndarray:
 
 @dataclass(frozen=True)
 class PriorityRow:
-    """One case: final elbow height (m), peak max |qdot| (rad/s), tool position (m) and rotation (rad) error."""
+    """One case: the elbow height (m) at the last tick it ran, peak max |qdot| (rad/s), tool position (m) and
+    rotation (rad) error, how long it ran (s: the full time, or less where its joints diverged) and whether it was
+    stopped early for that."""
 
     label: str
     z: float
     peak: float
     pos: float
     rot: float
+    seconds: float
+    stopped: bool
 
 
 @dataclass(frozen=True)
 class Priority:
-    """The priority runs' settings (time step and length in s, damping lam2, its gain bound 1/(2 lam2), gains in
-    1/s), the elbow heights (m) at the start, at 'ready' (the top of the self-motion) and asked for in the
-    compatible and conflicting cases, the undamped secondary's rate bound at the start (rad/s), and one row per
+    """The priority runs' settings (time step and length in s, damping lam2, its gain bound 1/(2 lam2) (None at
+    lam2 = 0: unbounded), gains in 1/s, the joint angle at which a run counts as diverged (rad)), the elbow heights (m) at the start, at 'ready' (the top of the self-motion) and asked for in the
+    compatible and conflicting cases, the damped secondary's rate bound at the start (rad/s; None: unbounded), and
+    one row per
     case; the runs themselves (unsaved)."""
 
     dt: float
     seconds: float
     lam2: float
-    gain_bound: float
+    gain_bound: float | None
     k_elbow: float
     k_tool_secondary: float
+    diverged: float
     z_start: float
     z_top: float
     z_compatible: float
     z_conflict: float
-    secondary_bound: float
+    secondary_bound: float | None
     rows: tuple[PriorityRow, ...]
     q_start: np.ndarray = unsaved()  # (7,) same tool pose as 'ready', elbow swung out and down
     labels: tuple[str, ...] = unsaved()
@@ -424,20 +439,30 @@ def priority(q_start: np.ndarray) -> Priority:
     labels, heights = tuple(c[0] for c in cases), tuple(r[0] for r in runs)
     peak, q_final = np.array([r[1].max() for r in runs]), np.array([r[2] for r in runs])
     T0 = tool_pose(panda, q_start)
-    rows = np.array([[zs[-1], pk, *(drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf))]
-                     for zs, pk, q in zip(heights, peak, q_final)])
-    return Priority(PRIORITY_DT, PRIORITY_T, LAM2, 1 / (2 * LAM2), K_ELBOW, K_TOOL_SECONDARY, z0, z_top, z0 + 0.02,
-                    z_top + 0.03, K_ELBOW * (z_top + 0.03 - z0) / (2 * LAM2),  # rad/s, at the start
-                    tuple(PriorityRow(label, *r) for label, r in zip(labels, rows)), q_start, labels, heights, peak,
-                    q_final)
+    rows = np.array([[zs[-1], pk, *(drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf)),
+                      len(zs) * PRIORITY_DT] for zs, pk, q in zip(heights, peak, q_final)])
+    ticks, bound = round(PRIORITY_T / PRIORITY_DT), gain_bound(LAM2)
+    return Priority(PRIORITY_DT, PRIORITY_T, LAM2, bound, K_ELBOW, K_TOOL_SECONDARY, DIVERGED, z0, z_top, z0 + 0.02,
+                    z_top + 0.03, None if bound is None else K_ELBOW * (z_top + 0.03 - z0) * bound,  # rad/s, at start
+                    tuple(PriorityRow(label, *r, len(zs) < ticks) for label, r, zs in zip(labels, rows, heights)),
+                    q_start, labels, heights, peak, q_final)
+
+
+def gain_bound(lam2: float) -> float | None:
+    """The largest gain sigma / (sigma^2 + lam2^2) of a damped inverse over sigma >= 0: 1 / (2 lam2); None at
+    lam2 = 0, where the gain 1 / sigma has no bound."""
+    return 1 / (2 * lam2) if lam2 > 0 else None
 
 
 def print_priority(p: Priority) -> None:
     print(f"\n== 4. Task priority: primary = hold the tool pose, secondary = elbow height (dt = {PRIORITY_DT} s, "
           f"{PRIORITY_T} s) ==")
-    print(f"  {'case':52s} {'final elbow z':>13s} {'peak |qdot|':>12s} {'tool pos err':>12s} {'tool rot err':>12s}")
+    print(f"  {'case':52s} {'last elbow z':>12s} {'peak |qdot|':>12s} {'tool pos err':>12s} {'tool rot err':>12s} "
+          f"{'ran (s)':>8s}")
     for r in p.rows:
-        print(f"  {r.label:52s} {r.z:13.4f} {r.peak:12.3g} {r.pos:12.1e} {r.rot:12.1e}")
+        print(f"  {r.label:52s} {r.z:12.4f} {r.peak:12.3g} {r.pos:12.1e} {r.rot:12.1e} {r.seconds:8.3f}")
+    print(f"  a run is stopped where a joint passes {p.diverged:g} rad (diverged). Damping gain bound 1/(2 lam2) = "
+          + (f"{p.gain_bound:g}" if p.gain_bound is not None else "none (lam2 = 0: unbounded)"))
     print("  Conflict: the elbow rises to the highest point of its self-motion and stops; J2 N1 loses rank (an")
     print("  algorithmic singularity) and the undamped secondary demands |residual| / sigma joint speed. Damping")
     print("  bounds that gain by 1/(2 lam2). Swapped, the elbow wins and the tool gives way: priority is an order.")
@@ -445,8 +470,13 @@ def print_priority(p: Priority) -> None:
 
 def plot_priority(p: Priority) -> None:
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6.5), height_ratios=(3, 2))  # a time axis over bars by case
-    for i, (label, zs) in enumerate(zip(p.labels, p.heights)):
-        a1.plot(np.arange(len(zs)) * PRIORITY_DT, zs, label=label, color=f"C{i}")
+    for i, (label, zs, row) in enumerate(zip(p.labels, p.heights, p.rows)):
+        t = np.arange(len(zs)) * PRIORITY_DT
+        a1.plot(t, zs, label=label, color=f"C{i}")
+        if row.stopped:  # diverged: say where and why the line ends
+            a1.plot(t[-1], zs[-1], "x", color=f"C{i}", ms=9, mew=2)
+            a1.annotate(f"stopped at {row.seconds:.2f} s:\na joint passed {p.diverged:g} rad", (t[-1], zs[-1]),
+                        xytext=(12, -4), textcoords="offset points", fontsize=8, color=f"C{i}", va="top")
     a1.set_xlabel("time (s)")
     a1.set_ylabel("elbow height (m)")
     a1.legend(fontsize=7)
@@ -601,23 +631,27 @@ def main(full: bool = False) -> list[Claim]:
     post = elbow_post()
     print_elbow_post(post)
     plot_elbow_post(post)
+    swing, rise = motion.elbow_swing, motion.elbow_rise
     figures = [
         Figure("self_motion.png",
-               "During self-motion the Panda's joints and elbow height change while the tool "
-               "pose stays put.",
-               "Two stacked plots against time for the Panda's self-motion. Top: the seven joint angles, several "
-               "changing steadily. Bottom: the height of the elbow, which changes by a few centimetres, while the "
-               "title reports a tool drift of a few times ten to the minus eight."),
+               "During self-motion the Panda's joints turn and its elbow moves several centimetres, mostly "
+               "sideways, while the tool pose stays put.",
+               "Two stacked plots against time for the Panda's self-motion, legends to the right of each. Top: the "
+               "seven joint angles, several changing steadily. Bottom: how far the elbow has moved from its start, in "
+               f"millimetres, along the world x, y and z axes and as a distance, which grows to {1000 * swing:.0f} mm; "
+               f"the vertical part stays within {1000 * rise:.0f} mm. The title reports a tool drift of a few times "
+               "ten to the minus eight."),
         Figure("planar3r_self_motion.png",
                "A planar 3R holding one tip point is a one-parameter family of arms.",
                "Overlaid drawings of a planar three-link arm in about two dozen configurations, all with their tips "
                "on the same starred point: the elbow and wrist sweep through an arc while the tip stays fixed."),
         Figure("priority.png",
                "The elbow's height under task priority, and the peak joint speed of each case: the "
-               "undamped conflict's peak dwarfs the others.",
+               "undamped conflict's peak dwarfs the others, and its run is stopped (cross) where its joints diverge.",
                "Top: elbow height against time for the four priority cases; the compatible case settles near its "
                "target, the damped conflict flattens at the top of the self-motion, the swapped case climbs higher, "
-               "and the undamped conflict swings wildly down and up. Bottom: a bar chart on a log scale of the peak "
+               "and the undamped conflict swings wildly down and up and ends in a cross where the run was stopped, "
+               "its joints diverged, before the others end. Bottom: a bar chart on a log scale of the peak "
                "joint speed per case, with the undamped conflict several orders of magnitude above the others."),
         Figure("elbow_post.png",
                "The distance from the arm to the post along the self-motion, without and with "
