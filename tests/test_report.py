@@ -59,6 +59,7 @@ def lessons(tmp_path, monkeypatch):
         os.utime(path, (time.time() - 3600, time.time() - 3600))
     (broken / "experiment.py").write_text("import sys\nprint('about to fail')\nsys.exit(3)\n")
     monkeypatch.setattr("physai.course.lesson.LESSONS_DIR", root)
+    monkeypatch.chdir(tmp_path)  # `physai lesson` without --out writes ./physai-out: here, not in the checkout
     return root
 
 
