@@ -7,14 +7,15 @@ Every measurement runs in a fresh process of its own (``--worker``, which prints
 so that no candidate's threads, allocator or imports touch another's timings, and each process's peak resident
 memory (``VmHWM``) is its own:
 
-- time, one worker per size and candidate: ``--worker physai`` times ``physai.jacobian(chain, Q)`` (a new array),
-  ``physai.jacobian(chain, Q, out=J)`` (the caller's array) and the same held to one thread, taking turns in each
-  round (``_timing.per_call_seconds``), median over the rounds; ``--worker pytorch_kinematics`` times its
-  ``jacobian`` (CPU, float64, all cores) and ``--worker pinocchio`` a Python loop of ``computeFrameJacobian``, each
-  alone in its process, after checking its answer against physai's on 100 poses. The peers run up to the sizes
-  ``--torch-max`` and ``--pinocchio-max`` (their cost per pose is flat by then);
-- peak memory: ``--worker memory``, one more process per size and candidate, which makes ``Q``, calls once and
-  reports its peak resident memory above what it held before the call;
+- one worker per size and candidate: ``--worker physai`` runs ``physai.jacobian(chain, Q)`` (a new array),
+  ``physai.jacobian(chain, Q, out=J)`` (the caller's array) and the same held to one thread;
+  ``--worker pytorch_kinematics`` its ``jacobian`` (CPU, float64, all cores) and ``--worker pinocchio`` a Python loop
+  of ``computeFrameJacobian``, each alone in its process, after checking its answer against physai's on 100 poses.
+  The peers run up to the sizes ``--torch-max`` and ``--pinocchio-max`` (their cost per pose is flat by then);
+- peak memory: a worker's first call of each candidate, its peak resident memory above what the process held
+  before it (the candidates in the order of their peaks, so that each call's peak is the process's);
+- time: then each candidate's calls, physai's three taking turns in each round (``_timing.per_call_seconds``),
+  median over the rounds;
 - streamed: 1e7 poses drawn and solved chunk by chunk (``out=`` slices of one output array), peak memory above
   the output array;
 - the floor: the bytes each Jacobian moves (``q`` read, ``J`` written) over the write bandwidth NumPy reaches on
@@ -95,15 +96,26 @@ def _calls(size: int) -> int:
     return max(1, 100_000 // size)
 
 
+def _peak_above_mb(f) -> float:
+    """Peak resident memory of a call of ``f``, MB above what the process held before it. The process's peak so
+    far must lie below that (each worker measures its candidates in the order of their peaks, before timing them)."""
+    before = _current_rss_mb()
+    f()
+    return _rss_mb() - before
+
+
 def worker_physai(size: int, rounds: int) -> dict:
-    """Seconds per Jacobian of physai's candidates at ``size`` poses, taking turns (medians over the rounds). At 1e7
-    the new array is timed after the caller's array is freed: two arrays of Jacobians would take 6.7 GB."""
+    """physai's candidates at ``size`` poses: the peak memory of one call of each above what the process held
+    before it, then seconds per Jacobian, taking turns (medians over the rounds). At 1e7 the new array is measured
+    after the caller's array is freed: two arrays of Jacobians would take 6.7 GB."""
     import physai
     from physai import kinematics
 
     chain = _panda()
     Q = chain.random_q(np.random.default_rng(1), size)
     J = np.empty((size, 6, chain.n))
+    J.fill(0.0)  # the caller's array, in memory before the call
+    physai.jacobian(chain, Q[:10])  # the engine loaded before the baseline
 
     def one_thread():
         shared, kinematics.THREAD_MIN_ROWS = kinematics.THREAD_MIN_ROWS, size
@@ -116,41 +128,27 @@ def worker_physai(size: int, rounds: int) -> dict:
     cands = {"physai out=": lambda: physai.jacobian(chain, Q, out=J), "physai out=, 1 thread": one_thread}
     big = size >= 10_000_000
     rounds = rounds if not big else 1
+    mb = {"physai out=": _peak_above_mb(cands["physai out="])}
+    if not big:
+        mb["physai"] = _peak_above_mb(new["physai"])
     t = per_call_seconds(cands if big else cands | new, calls=_calls(size), rounds=rounds)
     if big:
         del J, cands
+        mb["physai"] = _peak_above_mb(new["physai"])
         t |= per_call_seconds(new, calls=1, rounds=rounds)
-    return {k: float(np.median(v)) / size for k, v in t.items()}
+    return {"seconds": {k: float(np.median(v)) / size for k, v in t.items()}, "peak_above_mb": mb}
 
 
 def worker_peer(name: str, size: int, rounds: int) -> dict:
-    """Seconds per Jacobian of the peer ``name`` at ``size`` poses, alone in this process (median over the rounds)."""
+    """The peer ``name`` at ``size`` poses, alone in this process: the peak memory of one call above what the
+    process held before it (its imports and model included there), then seconds per Jacobian (median over the
+    rounds)."""
     chain = _panda()
     peer = _peer(chain, name)
     Q = chain.random_q(np.random.default_rng(1), size)
+    mb = _peak_above_mb(lambda: peer(Q))
     t = per_call_seconds({name: lambda: peer(Q)}, calls=_calls(size), rounds=rounds)
-    return {name: float(np.median(t[name])) / size}
-
-
-def worker_memory(size: int, candidate: str) -> dict:
-    """Peak resident memory of one call of ``candidate`` at ``size`` poses, above what the process held before."""
-    import physai
-
-    chain = _panda()
-    Q = chain.random_q(np.random.default_rng(1), size)
-    if candidate == "physai":
-        f = lambda: physai.jacobian(chain, Q)  # noqa: E731
-    elif candidate == "physai out=":
-        J = np.empty((size, 6, chain.n))
-        J.fill(0.0)  # the caller's array, in memory before the call
-        f = lambda: physai.jacobian(chain, Q, out=J)  # noqa: E731
-    else:
-        peer = _peer(chain, candidate)  # its imports and model before the baseline
-        f = lambda: peer(Q)  # noqa: E731
-    physai.jacobian(chain, Q[:10])  # the engine loaded before the baseline
-    before = _current_rss_mb()
-    f()
-    return {"peak_above_mb": _rss_mb() - before, "before_mb": before}
+    return {"seconds": {name: float(np.median(t[name])) / size}, "peak_above_mb": {name: mb}}
 
 
 def worker_stream(size: int, chunk: int) -> dict:
@@ -211,8 +209,6 @@ def _run_worker(args) -> dict:
         return worker_physai(n, args.rounds)
     if args.worker in _WORKER:
         return worker_peer(_WORKER[args.worker], n, args.rounds)
-    if args.worker == "memory":
-        return worker_memory(n, args.candidate)
     return worker_stream(n, args.chunk)
 
 
@@ -224,11 +220,9 @@ def main(argv=None) -> int:
     parser.add_argument("--torch-max", type=float, default=1e6, help="largest size pytorch_kinematics runs")
     parser.add_argument("--pinocchio-max", type=float, default=1e5, help="largest size Pinocchio's loop runs")
     parser.add_argument("--stream-size", type=float, default=1e7, help="poses streamed through out= slices")
-    parser.add_argument("--worker", choices=("physai", *_WORKER, "memory", "stream"),
+    parser.add_argument("--worker", choices=("physai", *_WORKER, "stream"),
                         help="measure one thing in this process and print it as JSON (the table's runs use these)")
     parser.add_argument("--n", type=float, default=1e6, help="poses of a worker's batch")
-    parser.add_argument("--candidate", default="physai", choices=("physai", "physai out=", *PEERS),
-                        help="whose memory --worker memory measures")
     parser.add_argument("--chunk", type=int, default=STREAM_CHUNK, help="rows per chunk of --worker stream")
     args = parser.parse_args(argv)
     if args.worker:
@@ -247,16 +241,17 @@ def main(argv=None) -> int:
     floor_ns = bytes_per / best_bw
     rows = []
     for size in sizes:
-        t = _worker("physai", "--n", size, "--rounds", args.rounds)
+        got = _worker("physai", "--n", size, "--rounds", args.rounds)
+        t, mem = got["seconds"], got["peak_above_mb"]
         for worker, name in _WORKER.items():
             if size <= (torch_max if name == "pytorch_kinematics" else pin_max):
                 try:
-                    t |= _worker(worker, "--n", size, "--rounds", args.rounds)
+                    got = _worker(worker, "--n", size, "--rounds", args.rounds)
                 except RuntimeError as exc:
                     print(f"{name} skipped: {str(exc).splitlines()[-1]}", file=sys.stderr)
-        mem = {}
-        for cand in ("physai", "physai out=") + tuple(k for k in t if k in PEERS):
-            mem[cand] = _worker("memory", "--n", size, "--candidate", cand)["peak_above_mb"]
+                    continue
+                t |= got["seconds"]
+                mem |= got["peak_above_mb"]
         cell = lambda k: f"{t[k] * 1e9:,.0f}" if k in t else "-"  # noqa: E731
         mcell = lambda k: f"{mem[k]:,.0f}" if k in mem else "-"  # noqa: E731
         rows.append([f"{size:,}", cell("physai"), cell("physai out="), cell("physai out=, 1 thread"), f"{floor_ns:.0f}",
@@ -284,9 +279,9 @@ def main(argv=None) -> int:
         "How it was measured: every cell is a fresh process of its own (`--worker`, its result one line of JSON): "
         "physai's three candidates take turns in one process, round after round; pytorch_kinematics and Pinocchio "
         "each run alone in theirs, so that no peer's threads, allocator or imports are in physai's process (or the "
-        "other way round). Each memory cell is one more process, which makes `Q`, calls once and reports its peak "
-        "resident memory (`VmHWM`, its own: `ru_maxrss` would carry over its parent's) above what it held before "
-        "the call.",
+        "other way round). Memory: the first call of each candidate in its worker, the process's peak resident "
+        "memory (`VmHWM`, its own: `ru_maxrss` would carry over its parent's) above what it held before the call "
+        "(`Q`, the caller's array for `out=`, and a peer's imports and model).",
         "",
         "Robot: Panda (7 hinges), tool site `tcp`; `Q` uniform in the joint limits (seeded). Times in ns per "
         f"Jacobian, medians over {args.rounds} rounds (1 at 1e7); memory in MB, the peak resident memory of one call "
