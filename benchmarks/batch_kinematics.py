@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import threading
@@ -132,11 +133,23 @@ def worker_physai(size: int, rounds: int) -> dict:
     if not big:
         mb["physai"] = _peak_above_mb(new["physai"])
     t = per_call_seconds(cands if big else cands | new, calls=_calls(size), rounds=rounds)
+    cpu = {k: _cpu_seconds(f, max(1, 1_000_000 // size)) / size for k, f in cands.items()}
     if big:
         del J, cands
         mb["physai"] = _peak_above_mb(new["physai"])
         t |= per_call_seconds(new, calls=1, rounds=rounds)
-    return {"seconds": {k: float(np.median(v)) / size for k, v in t.items()}, "peak_above_mb": mb}
+    cpu["physai"] = _cpu_seconds(new["physai"], max(1, 1_000_000 // size)) / size
+    return {"seconds": {k: float(np.median(v)) / size for k, v in t.items()}, "peak_above_mb": mb, "cpu_seconds": cpu}
+
+
+def _cpu_seconds(f, calls: int) -> float:
+    """Processor seconds (user and system, every thread of the process) per call of ``f``: the work a call does,
+    which other processes on the cores do not stretch as they stretch its wall time."""
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(calls):
+        f()
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    return (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / calls
 
 
 def worker_peer(name: str, size: int, rounds: int) -> dict:
@@ -239,10 +252,12 @@ def main(argv=None) -> int:
     chain = _panda()
     bytes_per = (6 * chain.n + chain.n) * 8  # J written, q read
     floor_ns = bytes_per / best_bw
-    rows = []
+    rows, cpu_rows = [], []
     for size in sizes:
         got = _worker("physai", "--n", size, "--rounds", args.rounds)
         t, mem = got["seconds"], got["peak_above_mb"]
+        cpu_rows.append([f"{size:,}"] + [f"{got['cpu_seconds'][k] * 1e9:,.0f}" for k in
+                                         ("physai", "physai out=", "physai out=, 1 thread")])
         for worker, name in _WORKER.items():
             if size <= (torch_max if name == "pytorch_kinematics" else pin_max):
                 try:
@@ -303,6 +318,14 @@ def main(argv=None) -> int:
         f"{pin_max:,} (a `computeFrameJacobian` per pose from Python: its cost per pose is flat); '-': not run at "
         "that size. At 1e7, `physai` (a new array) is timed after the `out=` array is freed (two arrays of "
         "Jacobians would take 6.7 GB).",
+        "",
+        "Processor time of physai's calls (user and system, all its threads; one more pass of each candidate after "
+        "the timed rounds), ns per Jacobian: the work each call does, which other processes on the cores do not "
+        "stretch as they stretch the wall times above (a page fault's kernel work, zeroing a new array, counts).",
+        "",
+        "| poses | physai.jacobian | physai out= | physai out=, 1 thread |",
+        "|---:|---:|---:|---:|",
+        *("| " + " | ".join(r) + " |" for r in cpu_rows),
         "",
         f"## {streamed:,} Jacobians streamed through `out=` slices",
         "",
