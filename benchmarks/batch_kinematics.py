@@ -1,23 +1,27 @@
 """Batched Panda Jacobians from 1e3 to 1e7 poses: time per Jacobian, peak memory, the peers, the memory floor.
 
     uv sync --group bench          # once: pytorch-kinematics (torch), Pinocchio
-    uv run python benchmarks/batch_kinematics.py [--out benchmarks/BATCH_RESULTS.md] [--rounds 5]
+    uv run --group bench python benchmarks/batch_kinematics.py [--out benchmarks/BATCH_RESULTS.md] [--rounds 5]
 
-Every size runs in a fresh process of its own, so that its peak resident memory (``ru_maxrss``) is that size's:
+Every measurement runs in a fresh process of its own (``--worker``, which prints its result as one line of JSON),
+so that no candidate's threads, allocator or imports touch another's timings, and each process's peak resident
+memory (``VmHWM``) is its own:
 
-- time: ``physai.jacobian(chain, Q)`` (a new array), ``physai.jacobian(chain, Q, out=J)`` (the caller's array;
-  also held to one thread),
-  pytorch_kinematics' ``jacobian`` (CPU, float64, all cores) and a Python loop of Pinocchio's
-  ``computeFrameJacobian``, taking turns in each round (``_timing.per_call_seconds``), median over the rounds.
+- one worker per size and candidate: ``--worker physai`` runs ``physai.jacobian(chain, Q)`` (a new array),
+  ``physai.jacobian(chain, Q, out=J)`` (the caller's array) and the same held to one thread;
+  ``--worker pytorch_kinematics`` its ``jacobian`` (CPU, float64, all cores) and ``--worker pinocchio`` a Python loop
+  of ``computeFrameJacobian``, each alone in its process, after checking its answer against physai's on 100 poses.
   The peers run up to the sizes ``--torch-max`` and ``--pinocchio-max`` (their cost per pose is flat by then);
-- peak memory: one more process per size and candidate, which makes ``Q``, calls once and reports its peak
-  resident memory above what it held before the call;
+- peak memory: a worker's first call of each candidate, its peak resident memory above what the process held
+  before it (the candidates in the order of their peaks, so that each call's peak is the process's);
+- time: then each candidate's calls, physai's three taking turns in each round (``_timing.per_call_seconds``),
+  median over the rounds;
 - streamed: 1e7 poses drawn and solved chunk by chunk (``out=`` slices of one output array), peak memory above
   the output array;
 - the floor: the bytes each Jacobian moves (``q`` read, ``J`` written) over the write bandwidth NumPy reaches on
   this machine (a large ``fill`` and ``copyto`` on one thread and on every core), measured in the same run.
 
-Every peer's answer is checked against physai's before it is timed.
+One worker alone, e.g. ``python benchmarks/batch_kinematics.py --worker physai --n 1000000``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import threading
@@ -66,38 +71,52 @@ def _panda():
     return robots.load("panda")
 
 
-def _peers(chain):
-    """``{name: Q -> J}`` of the installed peers, each checked against physai on 100 poses."""
+PEERS = ("pytorch_kinematics", "Pinocchio loop")
+_WORKER = {"pytorch_kinematics": "pytorch_kinematics", "pinocchio": "Pinocchio loop"}
+
+
+def _peer(chain, name: str):
+    """``Q -> J`` of the peer ``name`` (of :data:`PEERS`), checked against physai on 100 poses; ImportError where it
+    is not installed."""
     import physai
     from run import PANDA_XML, PK_TOL, pinocchio_peer, torch_peer
 
     Q = chain.random_q(np.random.default_rng(5), 100)
     J = physai.jacobian(chain, Q)
-    peers = {}
-    try:
+    if name == "Pinocchio loop":
         pin_jac, _ = pinocchio_peer(chain)
         assert np.abs(np.array([pin_jac(q) for q in Q]) - J).max() <= 1e-12
-        peers["Pinocchio loop"] = lambda Q: [pin_jac(q) for q in Q]
-    except ImportError as exc:
-        print(f"Pinocchio skipped: {exc}", file=sys.stderr)
-    try:
-        pk_chain, torch = torch_peer(PANDA_XML, chain)
-        torch.set_num_threads(len(os.sched_getaffinity(0)))
-        assert np.abs(pk_chain.jacobian(torch.tensor(Q)).numpy() - J).max() <= PK_TOL
-        peers["pytorch_kinematics"] = lambda Q: pk_chain.jacobian(torch.from_numpy(Q))
-    except ImportError as exc:
-        print(f"pytorch_kinematics skipped: {exc}", file=sys.stderr)
-    return peers
+        return lambda Q: [pin_jac(q) for q in Q]
+    pk_chain, torch = torch_peer(PANDA_XML, chain)
+    torch.set_num_threads(len(os.sched_getaffinity(0)))
+    assert np.abs(pk_chain.jacobian(torch.tensor(Q)).numpy() - J).max() <= PK_TOL
+    return lambda Q: pk_chain.jacobian(torch.from_numpy(Q))
 
 
-def child_time(size: int, rounds: int, torch_max: int, pin_max: int) -> dict:
-    """Seconds per Jacobian of each candidate at ``size`` poses (medians over the rounds)."""
+def _calls(size: int) -> int:
+    return max(1, 100_000 // size)
+
+
+def _peak_above_mb(f) -> float:
+    """Peak resident memory of a call of ``f``, MB above what the process held before it. The process's peak so
+    far must lie below that (each worker measures its candidates in the order of their peaks, before timing them)."""
+    before = _current_rss_mb()
+    f()
+    return _rss_mb() - before
+
+
+def worker_physai(size: int, rounds: int) -> dict:
+    """physai's candidates at ``size`` poses: the peak memory of one call of each above what the process held
+    before it, then seconds per Jacobian, taking turns (medians over the rounds). At 1e7 the new array is measured
+    after the caller's array is freed: two arrays of Jacobians would take 6.7 GB."""
     import physai
     from physai import kinematics
 
     chain = _panda()
     Q = chain.random_q(np.random.default_rng(1), size)
     J = np.empty((size, 6, chain.n))
+    J.fill(0.0)  # the caller's array, in memory before the call
+    physai.jacobian(chain, Q[:10])  # the engine loaded before the baseline
 
     def one_thread():
         shared, kinematics.THREAD_MIN_ROWS = kinematics.THREAD_MIN_ROWS, size
@@ -106,39 +125,46 @@ def child_time(size: int, rounds: int, torch_max: int, pin_max: int) -> dict:
         finally:
             kinematics.THREAD_MIN_ROWS = shared
 
+    new = {"physai": lambda: physai.jacobian(chain, Q)}
     cands = {"physai out=": lambda: physai.jacobian(chain, Q, out=J), "physai out=, 1 thread": one_thread}
-    if size < 10_000_000:  # at 1e7 a second array of Jacobians would need 3.4 GB more (its memory is measured alone)
-        cands["physai"] = lambda: physai.jacobian(chain, Q)
-    for name, f in _peers(chain).items():
-        if size <= (torch_max if name == "pytorch_kinematics" else pin_max):
-            cands[name] = lambda f=f: f(Q)
-    calls = max(1, 100_000 // size)
-    t = per_call_seconds(cands, calls=calls, rounds=rounds if size < 10_000_000 else 1)
-    return {k: float(np.median(v)) / size for k, v in t.items()}
+    big = size >= 10_000_000
+    rounds = rounds if not big else 1
+    mb = {"physai out=": _peak_above_mb(cands["physai out="])}
+    if not big:
+        mb["physai"] = _peak_above_mb(new["physai"])
+    t = per_call_seconds(cands if big else cands | new, calls=_calls(size), rounds=rounds)
+    cpu = {k: _cpu_seconds(f, max(1, 1_000_000 // size)) / size for k, f in cands.items()}
+    if big:
+        del J, cands
+        mb["physai"] = _peak_above_mb(new["physai"])
+        t |= per_call_seconds(new, calls=1, rounds=rounds)
+    cpu["physai"] = _cpu_seconds(new["physai"], max(1, 1_000_000 // size)) / size
+    return {"seconds": {k: float(np.median(v)) / size for k, v in t.items()}, "peak_above_mb": mb, "cpu_seconds": cpu}
 
 
-def child_memory(size: int, candidate: str) -> dict:
-    """Peak resident memory of one call of ``candidate`` at ``size`` poses, above what the process held before."""
-    import physai
+def _cpu_seconds(f, calls: int) -> float:
+    """Processor seconds (user and system, every thread of the process) per call of ``f``: the work a call does,
+    which other processes on the cores do not stretch as they stretch its wall time."""
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(calls):
+        f()
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    return (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / calls
 
+
+def worker_peer(name: str, size: int, rounds: int) -> dict:
+    """The peer ``name`` at ``size`` poses, alone in this process: the peak memory of one call above what the
+    process held before it (its imports and model included there), then seconds per Jacobian (median over the
+    rounds)."""
     chain = _panda()
+    peer = _peer(chain, name)
     Q = chain.random_q(np.random.default_rng(1), size)
-    if candidate == "physai":
-        f = lambda: physai.jacobian(chain, Q)  # noqa: E731
-    elif candidate == "physai out=":
-        J = np.empty((size, 6, chain.n))
-        J.fill(0.0)  # the caller's array, in memory before the call
-        f = lambda: physai.jacobian(chain, Q, out=J)  # noqa: E731
-    else:
-        peer = _peers(chain)[candidate]  # its imports and model before the baseline
-        f = lambda: peer(Q)  # noqa: E731
-    physai.jacobian(chain, Q[:10])  # the engine loaded before the baseline
-    before = _current_rss_mb()
-    f()
-    return {"peak_above_mb": _rss_mb() - before, "before_mb": before}
+    mb = _peak_above_mb(lambda: peer(Q))
+    t = per_call_seconds({name: lambda: peer(Q)}, calls=_calls(size), rounds=rounds)
+    return {"seconds": {name: float(np.median(t[name])) / size}, "peak_above_mb": {name: mb}}
 
 
-def child_stream(size: int, chunk: int) -> dict:
+def worker_stream(size: int, chunk: int) -> dict:
     """``size`` poses drawn chunk by chunk into one output array through ``out=`` slices."""
     import physai
 
@@ -181,13 +207,22 @@ def bandwidth() -> dict:
     }
 
 
-def _child(kind: str, *args) -> dict:
-    """Run ``child_<kind>(*args)`` in a fresh process; its result."""
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps([kind, *args])], capture_output=True,
-                         text=True, check=False)
+def _worker(*args) -> dict:
+    """Run ``--worker *args`` in a fresh process; its result."""
+    cmd = [sys.executable, __file__, "--worker", *map(str, args)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if out.returncode != 0:
-        raise RuntimeError(f"{kind} {args} failed:\n{out.stderr[-3000:]}")
+        raise RuntimeError(f"{' '.join(cmd[1:])} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _run_worker(args) -> dict:
+    n = int(args.n)
+    if args.worker == "physai":
+        return worker_physai(n, args.rounds)
+    if args.worker in _WORKER:
+        return worker_peer(_WORKER[args.worker], n, args.rounds)
+    return worker_stream(n, args.chunk)
 
 
 def main(argv=None) -> int:
@@ -198,11 +233,13 @@ def main(argv=None) -> int:
     parser.add_argument("--torch-max", type=float, default=1e6, help="largest size pytorch_kinematics runs")
     parser.add_argument("--pinocchio-max", type=float, default=1e5, help="largest size Pinocchio's loop runs")
     parser.add_argument("--stream-size", type=float, default=1e7, help="poses streamed through out= slices")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=("physai", *_WORKER, "stream"),
+                        help="measure one thing in this process and print it as JSON (the table's runs use these)")
+    parser.add_argument("--n", type=float, default=1e6, help="poses of a worker's batch")
+    parser.add_argument("--chunk", type=int, default=STREAM_CHUNK, help="rows per chunk of --worker stream")
     args = parser.parse_args(argv)
-    if args.child:
-        kind, *rest = json.loads(args.child)
-        print(json.dumps({"time": child_time, "memory": child_memory, "stream": child_stream}[kind](*rest)))
+    if args.worker:
+        print(json.dumps(_run_worker(args)))
         return 0
 
     import physai
@@ -215,13 +252,21 @@ def main(argv=None) -> int:
     chain = _panda()
     bytes_per = (6 * chain.n + chain.n) * 8  # J written, q read
     floor_ns = bytes_per / best_bw
-    rows, times = [], {}
+    rows, cpu_rows = [], []
     for size in sizes:
-        t = _child("time", size, args.rounds, torch_max, pin_max)
-        times[size] = t
-        mem = {}
-        for cand in ("physai", "physai out=") + tuple(k for k in t if k.startswith(("py", "Pin"))):
-            mem[cand] = _child("memory", size, cand)["peak_above_mb"]
+        got = _worker("physai", "--n", size, "--rounds", args.rounds)
+        t, mem = got["seconds"], got["peak_above_mb"]
+        cpu_rows.append([f"{size:,}"] + [f"{got['cpu_seconds'][k] * 1e9:,.0f}" for k in
+                                         ("physai", "physai out=", "physai out=, 1 thread")])
+        for worker, name in _WORKER.items():
+            if size <= (torch_max if name == "pytorch_kinematics" else pin_max):
+                try:
+                    got = _worker(worker, "--n", size, "--rounds", args.rounds)
+                except RuntimeError as exc:
+                    print(f"{name} skipped: {str(exc).splitlines()[-1]}", file=sys.stderr)
+                    continue
+                t |= got["seconds"]
+                mem |= got["peak_above_mb"]
         cell = lambda k: f"{t[k] * 1e9:,.0f}" if k in t else "-"  # noqa: E731
         mcell = lambda k: f"{mem[k]:,.0f}" if k in mem else "-"  # noqa: E731
         rows.append([f"{size:,}", cell("physai"), cell("physai out="), cell("physai out=, 1 thread"), f"{floor_ns:.0f}",
@@ -230,7 +275,7 @@ def main(argv=None) -> int:
                      mcell("pytorch_kinematics"), mcell("Pinocchio loop")])
         print(rows[-1], flush=True)
     streamed = int(args.stream_size)
-    stream = _child("stream", streamed, min(STREAM_CHUNK, streamed))
+    stream = _worker("stream", "--n", streamed, "--chunk", min(STREAM_CHUNK, streamed))
     print(stream, flush=True)
 
     cores = _threads.cores()
@@ -238,18 +283,24 @@ def main(argv=None) -> int:
     lines = [
         "# Batched Jacobians: 1e3 to 1e7 poses",
         "",
-        "Command: `uv run python benchmarks/batch_kinematics.py "
-        f"{' '.join(argv if argv is not None else sys.argv[1:])}`  ",
+        "Command (from the repository root, after `uv sync --group bench`): `uv run --group bench python "
+        f"benchmarks/batch_kinematics.py {' '.join(argv if argv is not None else sys.argv[1:])}`".rstrip() + "  ",
         f"Machine: {platform.machine()}, {cores} cores available, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, physai engine: {physai.kinematics._KERNELS.origin.split(' ')[0]} "
         f"(batches: numba JIT).  ",
-        f"Load average when the table was written: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min): "
-        "the machine is shared with other work, so these are times under load; the peers took turns with physai "
-        "in every round, so the ratios hold better than the absolute times.",
+        f"Load average when the table was written: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min); "
+        "a load above the run's own (about 1-2) means other work shared the cores, and the threaded times carry it.",
+        "",
+        "How it was measured: every cell is a fresh process of its own (`--worker`, its result one line of JSON): "
+        "physai's three candidates take turns in one process, round after round; pytorch_kinematics and Pinocchio "
+        "each run alone in theirs, so that no peer's threads, allocator or imports are in physai's process (or the "
+        "other way round). Memory: the first call of each candidate in its worker, the process's peak resident "
+        "memory (`VmHWM`, its own: `ru_maxrss` would carry over its parent's) above what it held before the call "
+        "(`Q`, the caller's array for `out=`, and a peer's imports and model).",
         "",
         "Robot: Panda (7 hinges), tool site `tcp`; `Q` uniform in the joint limits (seeded). Times in ns per "
         f"Jacobian, medians over {args.rounds} rounds (1 at 1e7); memory in MB, the peak resident memory of one call "
-        "above what the process held before it (fresh process per size and candidate).",
+        "above what the process held before it.",
         "",
         "| poses | physai.jacobian | physai out= | physai out=, 1 thread | floor | pytorch_kinematics (CPU) | "
         "Pinocchio loop | peak MB: physai | physai out= | J itself | pytorch_kinematics | Pinocchio loop |",
@@ -265,8 +316,16 @@ def main(argv=None) -> int:
         "load of one other busy process leaves alone (the threaded figures are what the load left of the other).",
         f"- pytorch_kinematics runs up to {torch_max:,} poses (float64, {cores} threads), Pinocchio's loop up to "
         f"{pin_max:,} (a `computeFrameJacobian` per pose from Python: its cost per pose is flat); '-': not run at "
-        "that size. At 1e7, `physai` (a new array) is not timed beside `out=` (two arrays of Jacobians would take "
-        "6.7 GB); its memory is measured alone.",
+        "that size. At 1e7, `physai` (a new array) is timed after the `out=` array is freed (two arrays of "
+        "Jacobians would take 6.7 GB).",
+        "",
+        "Processor time of physai's calls (user and system, all its threads; one more pass of each candidate after "
+        "the timed rounds), ns per Jacobian: the work each call does, which other processes on the cores do not "
+        "stretch as they stretch the wall times above (a page fault's kernel work, zeroing a new array, counts).",
+        "",
+        "| poses | physai.jacobian | physai out= | physai out=, 1 thread |",
+        "|---:|---:|---:|---:|",
+        *("| " + " | ".join(r) + " |" for r in cpu_rows),
         "",
         f"## {streamed:,} Jacobians streamed through `out=` slices",
         "",

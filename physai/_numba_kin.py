@@ -226,16 +226,23 @@ def _walk_block(Q, P, lo, w, X, Y):
     """:func:`walk` of rows ``lo .. lo + w`` of ``Q`` at once, joint by joint: each joint's step runs over the block's
     poses in one loop, which the compiler turns into vector instructions (its terms are those of :func:`walk`, in the
     same order, so each pose's numbers are the same bits). Leaves the tool poses in ``X`` (rows 0-11) and each joint's
-    world axis and anchor in ``Y (6 n, BLOCK)``."""
+    world axis and anchor in ``Y (6 n, BLOCK)``, lanes ``0 .. w``.
+
+    Every loop but the one reading ``Q`` runs over all ``BLOCK`` lanes, those past ``w`` (a last, short block) on
+    zero motions: a loop of a count the compiler knows is vectorised, one of ``w`` steps was not (twice the time)."""
     W, n = BLOCK, Q.shape[1]
     tool = _row(P, n)
-    for b in range(w):
+    for b in range(W):
         _keep(X, b, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0))
     for i in range(n):
         m = _row(P, i)  # in registers: the loops below read no array they write
         u, q_ref, hinge = (m[12], m[13], m[14]), m[15], m[16] != 0.0
-        for b in range(w):
-            d = Q[lo + b, i] - q_ref
+        for b in range(w):  # a loop of its own: Q's strided column read in the one below stopped it vectorising
+            X[12 * W + b] = Q[lo + b, i] - q_ref
+        for b in range(w, W):
+            X[12 * W + b] = 0.0
+        for b in range(W):
+            d = X[12 * W + b]
             s, c = _sin_cos_reduced(d)
             X[12 * W + b], X[13 * W + b] = (s, 1.0 - c) if hinge else (d, 0.0)
         for b in range(w if hinge else 0):  # a loop of its own: its library calls would stop the one above vectorising
@@ -243,7 +250,7 @@ def _walk_block(Q, P, lo, w, X, Y):
             if abs(d) > REDUCED_MAX:
                 s, c = np.sin(d), np.cos(d)
                 X[12 * W + b], X[13 * W + b] = s, 1.0 - c
-        for b in range(w):
+        for b in range(W):
             R, p = _load(X, b)
             R, p = _place(R, p, m)
             a = _apply(R, u)
@@ -255,9 +262,9 @@ def _walk_block(Q, P, lo, w, X, Y):
             _keep(X, b, R, p)
             X[14 * W + b], X[15 * W + b], X[16 * W + b] = a[0], a[1], a[2]
         for k in range(6):  # a loop of its own: the one above then writes no array but X, at fixed offsets
-            for b in range(w):
+            for b in range(W):
                 Y[6 * i + k, b] = X[(14 + k if k < 3 else 6 + k) * W + b]
-    for b in range(w):
+    for b in range(W):
         R, p = _load(X, b)
         R, p = _place(R, p, tool)
         _keep(X, b, R, p)

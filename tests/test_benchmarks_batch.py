@@ -24,9 +24,10 @@ def test_batch_kinematics_writes_the_scaling_table_with_memory_and_the_floor(tmp
                          capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stderr[-3000:]
     text = out.read_text()
-    (row,) = _table_rows(text, "1,000")
+    row, cpu = _table_rows(text, "1,000")  # the scaling table's row, then the processor times'
     assert len(row) == 12 and row[5] == "-"  # pytorch_kinematics not run at this size
     assert all(float(row[k].replace(",", "")) > 0 for k in (1, 2, 3, 4, 6))  # physai, out=, CPU, floor, Pinocchio
+    assert len(cpu) == 4 and all(float(c.replace(",", "")) > 0 for c in cpu[1:])
     assert re.search(r"\*\*[\d,]+ MB above the output array\*\*", text)
 
 
