@@ -86,13 +86,13 @@ def test_every_method_converges_on_easy_targets_checked_in_mujoco(method, robot,
 @pytest.mark.parametrize("method", ["lm", "dls", "pinv"])
 def test_iterates_never_leave_the_joint_limits(method, so101, monkeypatch, rng):
     seen = []
-    real = kinematics._pose_and_jacobian  # the solver's source of (T, J), on the q it checked once
+    real = kinematics.pose_and_jacobian_trusted  # the solver's source of (T, J), on the q it checked once
 
     def recording(chain, q, engine):
         seen.append(np.array(q))
         return real(chain, q, engine)
 
-    monkeypatch.setattr(kinematics, "_pose_and_jacobian", recording)
+    monkeypatch.setattr(kinematics, "pose_and_jacobian_trusted", recording)
     # reachable targets near the limits, and unreachable ones that pull the arm against them
     q_edge = np.clip(so101.random_q(rng, 5) * 1.2, so101.lower, so101.upper)
     targets = list(kinematics.tool_pose(so101, q_edge)[:, :3, 3]) + [np.array([0.6, 0.1, 0.2]), np.array([0.0, 0.0, -0.3])]
