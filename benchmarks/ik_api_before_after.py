@@ -5,11 +5,13 @@ Each checkout runs in a worker process of its own environment (``--before PYTHON
 from before the change, with physai installed from it; the current one is this interpreter). The workers build the
 same targets (FK of seeded draws; collision-free draws for ``avoid=``) and, round by round, in alternating order, each
 solve every case once: a change of load between rounds hits both alike, and the ratio is the median over rounds of
-after / before in the same round.
+after / before in the same round. Both workers compile their engines into one fresh cache folder (``--cache``: a
+folder to reuse), so both are built by the same compiler in the same run: a module built earlier, elsewhere or by
+another setup can compile the same kinematics walk to different machine code, several per cent apart.
 
 Run (a checkout from before the change in ../ik-base, synced with its own ``uv sync --extra jit``)::
 
-    uv run python benchmarks/ik_api_before_after.py --before ../ik-base/.venv/bin/python [--rounds 9]
+    uv run python benchmarks/ik_api_before_after.py --before ../ik-base/.venv/bin/python [--rounds 9] [--cache DIR]
 
 It writes ``benchmarks/IK_API_RESULTS.md``.
 """
@@ -18,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -75,9 +79,10 @@ def worker() -> None:
         print(json.dumps(out), flush=True)
 
 
-def _start(python: str) -> subprocess.Popen:
+def _start(python: str, cache: Path) -> subprocess.Popen:
     proc = subprocess.Popen([python, str(Path(__file__).resolve()), "--worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, cwd=HERE)
+                            stdout=subprocess.PIPE, text=True, cwd=HERE,
+                            env={**os.environ, "NUMBA_CACHE_DIR": str(cache)})
     word, _, checkout = proc.stdout.readline().strip().partition(" ")
     if word != "ready":
         raise SystemExit(f"{python}: the worker did not start")
@@ -97,8 +102,10 @@ def main(argv=None) -> None:
     p.add_argument("--before", required=True, help="the interpreter of a checkout from before the change")
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--out", type=Path, default=HERE / "IK_API_RESULTS.md")
+    p.add_argument("--cache", type=Path, help="the engines' cache folder (default: a fresh one, built in this run)")
     a = p.parse_args(argv)
-    workers = {"before": _start(a.before), "after": _start(sys.executable)}
+    cache = (a.cache or Path(tempfile.mkdtemp(prefix="ik-api-engines-"))).resolve()
+    workers = {"before": _start(a.before, cache), "after": _start(sys.executable, cache)}
     commits = {k: w.commit for k, w in workers.items()}
     samples = {k: [] for k in workers}
     for r in range(a.rounds):
@@ -120,8 +127,10 @@ def main(argv=None) -> None:
         "",
         f"`uv run python benchmarks/ik_api_before_after.py --before <checkout before the change>/.venv/bin/python "
         f"--rounds {a.rounds}` on {platform.machine()}, Python {platform.python_version()}, "
-        f"{a.rounds} interleaved rounds; a shared, loaded machine: read the ratios, not the times. Before: physai at "
-        f"commit {commits['before']}; after: at commit {commits['after']} (a change not committed yet counts too).",
+        f"{a.rounds} interleaved rounds; a shared machine, loaded by other jobs: read the ratios, not the times "
+        f"(interleaving makes them fair). Before: physai at commit {commits['before']}; after: at commit "
+        f"{commits['after']} (a change not committed yet counts too). Both checkouts' engines compiled into one "
+        "cache folder by the same compiler, on this machine (a fresh folder unless `--cache` names one).",
         "",
         "Each row is one `solve_ik_batch` call on the same targets and the same draws (`rng=default_rng(1)`) in both "
         "checkouts; ms is the median over rounds, the ratio the median over rounds of after / before in the same "

@@ -41,7 +41,7 @@ import numpy as np
 from physai import _engine, _ik_solve, collision, kinematics
 from physai._threads import in_threads
 from physai._ik_record import COLLISION, IKOptions, IKProblem, Rows
-from physai._ik_solve import _LM_DOWN, _LM_MU0, _LM_MU_MIN, _LM_UP, limit_blocked, task_residual
+from physai._ik_solve import LM_DOWN, LM_MU0, LM_MU_MIN, LM_UP, limit_blocked, task_residual
 from physai.singularity import damped_solve_trusted, scale_to_limit_trusted
 
 RESTARTS = 100  # restart draws tried per colliding target, one plain attempt each, answers checked
@@ -247,7 +247,7 @@ def _repair(world, chain, T_target, starts, o, s: _State, b: int) -> None:
 def _evaluate(world, chain, T_target, q, o):
     """At ``q``: the stacked residual ``r`` and Jacobian ``A`` (task rows, weighted; then penalty rows), the task
     errors, whether ``q`` is a clear answer, and whether it is clear at all."""
-    T, J = kinematics._pose_and_jacobian(chain, q, "compiled")
+    T, J = kinematics.pose_and_jacobian_trusted(chain, q, "compiled")
     e, Jt, perr, oerr = task_residual(o.task, T[None], J[None], T_target[None], o.axis)
     d, G = world.evaluate_trusted(q, True, float(world.pair_margin.max()) + BUFFER)  # pairs farther have no penalty row
     near = d < world.pair_margin + BUFFER
@@ -262,7 +262,7 @@ def _penalty_lm(world, chain, T_target, q, o):
     """``(found, q, perr, oerr, steps, task error)`` of the penalty LM (module docstring, step 3) from ``q``; ``q``
     the last clear point visited when none is an answer (its weighted task error reported, inf if none)."""
     r, A, perr, oerr, done, is_clear = _evaluate(world, chain, T_target, q, o)
-    E, mu, E_ref, stalled = 0.5 * r @ r, _LM_MU0, np.inf, 0
+    E, mu, E_ref, stalled = 0.5 * r @ r, LM_MU0, np.inf, 0
     clear_q = (q, perr, oerr, E) if is_clear else (q, np.inf, np.inf, np.inf)
     for k in range(1, ITERATIONS + 1):
         if done:
@@ -277,11 +277,11 @@ def _penalty_lm(world, chain, T_target, q, o):
         Et = 0.5 * rt @ rt
         if Et < E:
             q, r, A, perr, oerr, done, E = trial, rt, At, pt, ot, done_t, Et
-            mu = max(mu * _LM_DOWN, _LM_MU_MIN)
+            mu = max(mu * LM_DOWN, LM_MU_MIN)
             if clear_t and Et < clear_q[3]:
                 clear_q = (q, perr, oerr, Et)
         else:
-            mu *= _LM_UP
+            mu *= LM_UP
         if E < 0.99 * E_ref:
             E_ref, stalled = E, 0
         else:

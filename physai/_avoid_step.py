@@ -79,10 +79,10 @@ def avoidance_step(world, q, J_task, dq, *, gain: float = DAMPER_GAIN, lam: floa
     if not 0 < gain <= 1:
         raise InputError(f"gain: expected a fraction in (0, 1], got {gain}")
     influence = world.distmax if influence is None else positive(influence, "influence")
-    return _avoid(world, q, J_task, svd_trusted(J_task), dq, gain, lam, influence)
+    return avoid_trusted(world, q, J_task, svd_trusted(J_task), dq, gain, lam, influence)
 
 
-def _avoid(world, q: np.ndarray, J: np.ndarray, usv, dq: np.ndarray, gain: float = DAMPER_GAIN,
+def avoid_trusted(world, q: np.ndarray, J: np.ndarray, usv, dq: np.ndarray, gain: float = DAMPER_GAIN,
            lam: float = 1e-3, influence: float | None = None) -> tuple[np.ndarray, float]:
     """:func:`avoidance_step` of checked arguments, with ``usv`` the factors of ``J``
     (:func:`physai.singularity.svd_trusted`): a controller's tick passes the SVD its damped step took."""

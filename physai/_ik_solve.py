@@ -26,7 +26,7 @@ UNREACHABLE_RESTARTS = 3  # restarts for targets farther than reach_bound (chain
 TASK_ROWS = {"pose": 6, "position": 3, "position+axis": 6}
 TASK_RANK = {"pose": 6, "position": 3, "position+axis": 5}
 # Levenberg-Marquardt damping schedule (lam^2, in (m/rad)^2 like sigma^2).
-_LM_MU0, _LM_DOWN, _LM_UP, _LM_MU_MIN = 1e-4, 0.3, 10.0, 1e-12
+LM_MU0, LM_DOWN, LM_UP, LM_MU_MIN = 1e-4, 0.3, 10.0, 1e-12
 
 
 def solve(p: IKProblem) -> Rows:
@@ -43,7 +43,7 @@ def solve(p: IKProblem) -> Rows:
     beyond = np.linalg.norm(p.T_target[:, :3, 3] - base, axis=-1) > chain.reach + o.tol_position
     n_attempts = np.where(beyond, n_far, 1 + o.restarts)
     starts = np.concatenate([np.broadcast_to(p.q0, (B, n))[:, None], starts_of(chain, p.uniforms)], axis=1)
-    kin = functools.partial(kinematics._pose_and_jacobian, engine=p.engine)
+    kin = functools.partial(kinematics.pose_and_jacobian_trusted, engine=p.engine)
     return _solve_numpy(chain, p.T_target, starts, n_attempts, o, kin, p.trace)
 
 
@@ -58,7 +58,7 @@ def task_residual(task: str, T: np.ndarray, J: np.ndarray, T_target: np.ndarray,
     if task == "position":
         return dp, J[:, :3], perr, np.zeros(len(dp))
     if task == "pose":
-        e = tf._pose_error(T, T_target)
+        e = tf.pose_error_trusted(T, T_target)
         return e, J, perr, np.sqrt(np.einsum("ki,ki->k", e[:, 3:], e[:, 3:]))
     z = T[:, :3, :3] @ axis
     z_t = T_target[:, :3, :3] @ axis
@@ -189,8 +189,8 @@ def _settings(task, iterations, patience, attempts, attempts_far, tol_position, 
               polish) -> np.ndarray:
     settings = _ik_record.settings(
         task=task, iterations=iterations, patience=patience, attempts=attempts, attempts_far=attempts_far,
-        tol_position=tol_position, tol_orientation=tol_orientation, max_step=max_step, mu0=_LM_MU0, mu_down=_LM_DOWN,
-        mu_up=_LM_UP, mu_min=_LM_MU_MIN, reach=reach, base=base, polish=polish)
+        tol_position=tol_position, tol_orientation=tol_orientation, max_step=max_step, mu0=LM_MU0, mu_down=LM_DOWN,
+        mu_up=LM_UP, mu_min=LM_MU_MIN, reach=reach, base=base, polish=polish)
     settings.flags.writeable = False
     return settings
 
@@ -249,7 +249,7 @@ class _LoopState:
         B, _, n = starts.shape
         inf, zeros = (lambda: np.full(B, np.inf)), (lambda dtype=int: np.zeros(B, dtype))
         return cls(starts[:, 0].copy(), np.zeros((B, m, n)), np.zeros((B, m)), inf(), inf(), inf(),
-                   np.full(B, _LM_MU0), np.ones(B, bool), zeros(), zeros(), zeros(), inf(), zeros(),
+                   np.full(B, LM_MU0), np.ones(B, bool), zeros(), zeros(), zeros(), inf(), zeros(),
                    np.ones(B, bool), zeros(bool), starts[:, 0].copy(), inf(), inf(), inf(), zeros(bool), zeros(bool),
                    np.full(B, 0.99))
 
@@ -280,7 +280,7 @@ def _accept(s: _LoopState, r, trial, e_w, J_w, perr, oerr, method: str) -> np.nd
     ra = r[accept]
     s.q[ra], s.Jw[ra], s.ew[ra], s.E[ra] = trial[accept], J_w[accept], e_w[accept], E_t[accept]
     s.perr[ra], s.oerr[ra] = perr[accept], oerr[accept]
-    s.mu[r] = np.where(f, _LM_MU0, np.maximum(s.mu[r] * np.where(accept, _LM_DOWN, _LM_UP), _LM_MU_MIN))
+    s.mu[r] = np.where(f, LM_MU0, np.maximum(s.mu[r] * np.where(accept, LM_DOWN, LM_UP), LM_MU_MIN))
     s.it_attempt[r] = np.where(f, 0, s.it_attempt[r] + 1)
     s.it_total[r] += ~f
     better = E_t < s.best_E[r]

@@ -14,16 +14,16 @@ import numba
 import numpy as np
 
 from physai._jit import njit
-from physai._numba_collision import _B1, _F1, _F2, _I1, _I2, _P, ASK, CLEAR, HIT, _poses, config_verdict
-from physai._numba_ik import _F3, _SETTINGS, _solve_target, restart_start, solve_scratch
+from physai._numba_collision import B1, F1, F2, I1, I2, PACKED, ASK, CLEAR, HIT, poses, config_verdict
+from physai._numba_ik import F3, SETTINGS_ARRAY, solve_target, restart_start, solve_scratch
 
 EXHAUSTED, RUN = 3, 4  # as physai._avoid_ik: a target's draws spent without a clear answer; a target to run
 
 _I1W, _F2W, _F3W = numba.int64[::1], numba.float64[:, ::1], numba.float64[:, :, ::1]
 
 
-@njit(numba.void(_P, _F1, _F1, _F3, _F1, _F1, _F3, _F2, _SETTINGS, numba.int64,
-                 _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, _F1, _F1,
+@njit(numba.void(PACKED, F1, F1, F3, F1, F1, F3, F2, SETTINGS_ARRAY, numba.int64,
+                 I1, F2, I2, I1, F1, F2, F2, F1, B1, B1, F2, I1, I1, F1, F1, F1,
                  numba.float64, numba.float64, _I1W, _I1W, _I1W, _I1W, _F2W, _F3W), cache=True, nogil=True)
 def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settings, stop,
              last, T_local, pairs, kind, radius, half, centre, rbound, exact, unbounded, hull, hull_adr, hull_num,
@@ -53,12 +53,12 @@ def restarts(P, lower, upper, T_target, axis, sw, uniforms, sample_range, settin
         while next_draw[b] < stop:
             restart_start(uniforms[b, next_draw[b]], sample_range, start)
             next_draw[b] += 1
-            converged, _, it, _, perr, oerr, q = _solve_target(P, lower, upper, T_target[b], axis, sw, start,
+            converged, _, it, _, perr, oerr, q = solve_target(P, lower, upper, T_target[b], axis, sw, start,
                                                                uniforms[b, :0], sample_range, s, 1, best_q, scratch)
             steps[b] += it
             if not converged:
                 continue
-            _poses(q, P, last, T_local, R_geom, x_geom)
+            poses(q, P, last, T_local, R_geom, x_geom)
             verdict = config_verdict(0, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margins, safe, band,
                                      ask, bound)
             if verdict == HIT:

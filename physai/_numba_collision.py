@@ -14,7 +14,7 @@ import numpy as np
 
 from physai._jit import njit
 from physai._numba_gjk import gjk_bracket
-from physai._numba_kin import _apply, _dot, _mul, _norm, _place, _sub, _transpose_apply, rodrigues
+from physai._numba_kin import apply, dot, mul, norm, place, sub, transpose_apply, rodrigues
 
 SEGMENT, BOX = 0, 1  # a geom's core (physai.collision._screen.Screen); anything else is screened by its bounding sphere
 GOLDEN_STEPS = 50  # as physai.collision._screen._GOLDEN_STEPS
@@ -22,10 +22,10 @@ CLEAR, HIT, ASK = 0, 1, 2  # a verdict against the margin: kept, not kept, MuJoC
 GJK_ITERATIONS = 32  # as physai.collision._screen.GJK_ITERATIONS
 
 _RO = {"readonly": True}
-_F1, _F2 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2))
-_I1, _I2 = (numba.types.Array(numba.int64, d, "A", **_RO) for d in (1, 2))
-_P = numba.types.Array(numba.float64, 2, "C", readonly=True)
-_B1, _B2 = numba.types.Array(numba.boolean, 1, "A", **_RO), numba.boolean[:, ::1]
+F1, F2 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2))
+I1, I2 = (numba.types.Array(numba.int64, d, "A", **_RO) for d in (1, 2))
+PACKED = numba.types.Array(numba.float64, 2, "C", readonly=True)
+B1, B2 = numba.types.Array(numba.boolean, 1, "A", **_RO), numba.boolean[:, ::1]
 
 
 @njit(cache=True, inline="always")
@@ -40,8 +40,8 @@ def _outside(local, h):
 @njit(cache=True)
 def _segment_distance(p1, q1, p2, q2):
     """Twin of :func:`physai.collision.segment_distance` for one pair of segments."""
-    d1, d2, r = _sub(q1, p1), _sub(q2, p2), _sub(p1, p2)
-    a, e, b, c, f = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2), _dot(d1, r), _dot(d2, r)
+    d1, d2, r = sub(q1, p1), sub(q2, p2), sub(p1, p2)
+    a, e, b, c, f = dot(d1, d1), dot(d2, d2), dot(d1, d2), dot(d1, r), dot(d2, r)
     tiny = 1e-18
     denom = a * e - b * b
     s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > tiny else 0.0
@@ -53,7 +53,7 @@ def _segment_distance(p1, q1, p2, q2):
     t = min(max(t, 0.0), 1.0)
     g = (p1[0] + s * d1[0] - p2[0] - t * d2[0], p1[1] + s * d1[1] - p2[1] - t * d2[1],
          p1[2] + s * d1[2] - p2[2] - t * d2[2])
-    return _norm(g)
+    return norm(g)
 
 
 @njit(cache=True)
@@ -61,7 +61,7 @@ def _segment_box(u, v, h):
     """Lower bound of the distance from segment ``u v`` (box frame) to the box ``h``: the golden-section search of
     :meth:`physai.collision._screen.Screen._segment_box`, less its bracket's slack."""
     w = 0.5 * (np.sqrt(5.0) - 1.0)
-    d = _sub(v, u)
+    d = sub(v, u)
     lo, hi = 0.0, 1.0
     m1, m2 = hi - w * (hi - lo), lo + w * (hi - lo)
     f1 = _outside((u[0] + m1 * d[0], u[1] + m1 * d[1], u[2] + m1 * d[2]), h)
@@ -78,13 +78,13 @@ def _segment_box(u, v, h):
             m1, m2, f1 = m2, new, f2
             f2 = _outside((u[0] + new * d[0], u[1] + new * d[1], u[2] + new * d[2]), h)
     mid = 0.5 * (lo + hi)
-    return _outside((u[0] + mid * d[0], u[1] + mid * d[1], u[2] + mid * d[2]), h) - _norm(d) * (hi - lo)
+    return _outside((u[0] + mid * d[0], u[1] + mid * d[1], u[2] + mid * d[2]), h) - norm(d) * (hi - lo)
 
 
 @njit(cache=True)
 def _box_box(ca, Ra, ha, cb, Rb, hb):
     """The largest gap over both boxes' face normals (:meth:`physai.collision._screen.Screen._box_box`)."""
-    t = _sub(cb, ca)
+    t = sub(cb, ca)
     best = -np.inf
     for i in range(3):
         # A's axis i is column i of Ra; B's axis j is column j of Rb
@@ -121,14 +121,14 @@ def _core(ka, xa, Ra, ga, kb, xb, Rb, gb, radius, half, centre):
     if ka == SEGMENT and kb == BOX:
         p0, p1 = _ends(xa, Ra, half[ga, 2])
         cb = _box_centre(xb, Rb, centre[gb])
-        u, v = _transpose_apply(Rb, _sub(p0, cb)), _transpose_apply(Rb, _sub(p1, cb))
+        u, v = transpose_apply(Rb, sub(p0, cb)), transpose_apply(Rb, sub(p1, cb))
         return _segment_box(u, v, (half[gb, 0], half[gb, 1], half[gb, 2])) - radius[ga]
     return -np.inf
 
 
 @njit(cache=True, inline="always")
 def _box_centre(x, R, c):
-    o = _apply(R, (c[0], c[1], c[2]))
+    o = apply(R, (c[0], c[1], c[2]))
     return (x[0] + o[0], x[1] + o[1], x[2] + o[2])
 
 
@@ -136,11 +136,11 @@ def _box_centre(x, R, c):
 def _point_box(x, R, g, point, half, centre):
     """Distance from ``point`` to geom ``g``'s box core at pose ``(x, R)``."""
     c = _box_centre(x, R, centre[g])
-    return _outside(_transpose_apply(R, _sub(point, c)), (half[g, 0], half[g, 1], half[g, 2]))
+    return _outside(transpose_apply(R, sub(point, c)), (half[g, 0], half[g, 1], half[g, 2]))
 
 
 @njit(cache=True)
-def _poses(q, P, last, T_local, R_geom, x_geom):
+def poses(q, P, last, T_local, R_geom, x_geom):
     """Every geom's world pose at ``q``: the chain's joint frames (the walk of :func:`physai._numba_kin.walk`)
     composed with each geom's ``T_local``."""
     n, G = q.shape[0], last.shape[0]
@@ -148,12 +148,12 @@ def _poses(q, P, last, T_local, R_geom, x_geom):
     R, p = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
     for i in range(n):
         m = P[i]
-        R, p = _place(R, p, m)
+        R, p = place(R, p, m)
         u, d = (m[12], m[13], m[14]), q[i] - m[15]
         if m[16] != 0.0:
-            R = _mul(R, rodrigues(u, d))
+            R = mul(R, rodrigues(u, d))
         else:
-            a = _apply(R, u)
+            a = apply(R, u)
             p = (p[0] + d * a[0], p[1] + d * a[1], p[2] + d * a[2])
         for k in range(9):
             frames[i, k] = R[k]
@@ -165,7 +165,7 @@ def _poses(q, P, last, T_local, R_geom, x_geom):
             x_geom[g, :] = T_local[g, 9:]
             continue
         f = frames[j]
-        Rg, xg = _place((f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]), (f[9], f[10], f[11]), T_local[g])
+        Rg, xg = place((f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]), (f[9], f[10], f[11]), T_local[g])
         for k in range(9):
             R_geom[g, k] = Rg[k]
         x_geom[g, 0], x_geom[g, 1], x_geom[g, 2] = xg[0], xg[1], xg[2]
@@ -200,7 +200,7 @@ def _refined(a, b, bound, x_geom, R_geom, kind, radius, half, centre, rbound, ca
     return bound
 
 
-@njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, numba.float64, numba.float64[:, ::1]),
+@njit(numba.void(F2, PACKED, I1, F2, I2, I1, F1, F2, F2, F1, numba.float64, numba.float64[:, ::1]),
       cache=True, nogil=True)
 def screen(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, cap, out):
     """Lower bounds ``out (K, npairs)`` (m) of the pairs' distances at each configuration ``Q[k] (n,)``, refined
@@ -208,7 +208,7 @@ def screen(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, cap, 
     G = last.shape[0]
     R_geom, x_geom = np.empty((G, 9)), np.empty((G, 3))
     for k in range(Q.shape[0]):
-        _poses(Q[k], P, last, T_local, R_geom, x_geom)
+        poses(Q[k], P, last, T_local, R_geom, x_geom)
         for i in range(pairs.shape[0]):
             a, b = pairs[i, 0], pairs[i, 1]
             bound = _sphere_gap(a, b, x_geom, rbound)
@@ -267,8 +267,8 @@ def config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, ma
     return verdict
 
 
-@njit(numba.void(_F2, _P, _I1, _F2, _I2, _I1, _F1, _F2, _F2, _F1, _B1, _B1, _F2, _I1, _I1, _F1, _F1, _F1,
-                 numba.float64, numba.float64, numba.int64[::1], _B2, numba.float64[:, ::1]), cache=True, nogil=True)
+@njit(numba.void(F2, PACKED, I1, F2, I2, I1, F1, F2, F2, F1, B1, B1, F2, I1, I1, F1, F1, F1,
+                 numba.float64, numba.float64, numba.int64[::1], B2, numba.float64[:, ::1]), cache=True, nogil=True)
 def verdicts(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, exact, unbounded, hull, hull_adr,
              hull_num, hull_radius, hull_disk, margins, safe, band, out, ask, bound):
     """Each configuration's verdict ``out (K,)`` against each pair's margin ``margins (npairs,)``
@@ -281,6 +281,6 @@ def verdicts(Q, P, last, T_local, pairs, kind, radius, half, centre, rbound, exa
     screen_arrays = (kind, radius, half, centre, rbound, exact)
     hulls = (hull, hull_adr, hull_num, hull_radius, hull_disk)
     for k in range(Q.shape[0]):
-        _poses(Q[k], P, last, T_local, R_geom, x_geom)
+        poses(Q[k], P, last, T_local, R_geom, x_geom)
         out[k] = config_verdict(k, pairs, x_geom, R_geom, unbounded, screen_arrays, hulls, margins, safe, band, ask,
                                 bound)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from physai._jit import njit
-from physai._numba_kin import _apply, _dot, _norm, _sub, _transpose_apply
+from physai._numba_kin import apply, dot, norm, sub, transpose_apply
 
 CONVERGED = 1e-9  # as physai.collision.GJK_CONVERGED
 TOUCH = 1e-12  # as physai.collision.GJK_TOUCH
@@ -40,7 +40,7 @@ def _combine(wa, a, wb, b, wc, c):
 def _support(V, R, x, d, disk):
     """The world point of the hull ``V`` at pose ``(R, x)``, swept by a disk of radius ``disk`` in its local xy
     plane, farthest along the world direction ``d``."""
-    dl = _transpose_apply(R, d)
+    dl = transpose_apply(R, d)
     best, k = -np.inf, 0
     for i in range(V.shape[0]):
         s = V[i, 0] * dl[0] + V[i, 1] * dl[1] + V[i, 2] * dl[2]
@@ -50,7 +50,7 @@ def _support(V, R, x, d, disk):
     across = np.sqrt(dl[0] * dl[0] + dl[1] * dl[1])
     if disk > 0.0 and across > 0.0:
         px, py = px + disk * dl[0] / across, py + disk * dl[1] / across
-    p = _apply(R, (px, py, V[k, 2]))
+    p = apply(R, (px, py, V[k, 2]))
     return (p[0] + x[0], p[1] + x[1], p[2] + x[2])
 
 
@@ -61,9 +61,9 @@ def _decided(lo, hi, threshold, band):
 
 @njit(cache=True)
 def _segment_weights(a, b):
-    ab = _sub(b, a)
-    den = _dot(ab, ab)
-    t = min(max(-_dot(a, ab) / den, 0.0), 1.0) if den > 0.0 else 1.0
+    ab = sub(b, a)
+    den = dot(ab, ab)
+    t = min(max(-dot(a, ab) / den, 0.0), 1.0) if den > 0.0 else 1.0
     return 1.0 - t, t
 
 
@@ -79,7 +79,7 @@ def _nearest_edge(a, b, c):
     s3, t3 = _segment_weights(b, c)
     best, out = np.inf, (0.0, 0.0, 0.0)
     for w in ((s1, t1, 0.0), (s2, 0.0, t2), (0.0, s3, t3)):
-        n = _norm(_combine(w[0], a, w[1], b, w[2], c))
+        n = norm(_combine(w[0], a, w[1], b, w[2], c))
         if n < best:
             best, out = n, w
     return out
@@ -88,18 +88,18 @@ def _nearest_edge(a, b, c):
 @njit(cache=True)
 def _triangle_weights(a, b, c):
     """Twin of :func:`physai.collision._gjk._gjk_triangle_weights` (Ericson 2005, 5.1.5)."""
-    ab, ac = _sub(b, a), _sub(c, a)
-    d1, d2 = -_dot(ab, a), -_dot(ac, a)
+    ab, ac = sub(b, a), sub(c, a)
+    d1, d2 = -dot(ab, a), -dot(ac, a)
     if d1 <= 0.0 and d2 <= 0.0:
         return 1.0, 0.0, 0.0
-    d3, d4 = -_dot(ab, b), -_dot(ac, b)
+    d3, d4 = -dot(ab, b), -dot(ac, b)
     if d3 >= 0.0 and d4 <= d3:
         return 0.0, 1.0, 0.0
     vc = d1 * d4 - d3 * d2
     if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
         t = _ratio(d1, d1 - d3)
         return 1.0 - t, t, 0.0
-    d5, d6 = -_dot(ab, c), -_dot(ac, c)
+    d5, d6 = -dot(ab, c), -dot(ac, c)
     if d6 >= 0.0 and d5 <= d6:
         return 0.0, 0.0, 1.0
     vb = d5 * d2 - d1 * d6
@@ -121,18 +121,18 @@ def _tetrahedron_weights(W):
     """Twin of :func:`physai.collision._gjk._gjk_tetrahedron_weights` (Ericson 2005, 5.1.6): the four weights, and
     whether a face held the nearest point (False: the origin is inside)."""
     a, b, c, d = _row(W, 0), _row(W, 1), _row(W, 2), _row(W, 3)
-    volume = _dot(_cross(_sub(b, a), _sub(c, a)), _sub(d, a))
-    flat = abs(volume) <= FLAT * _norm(_sub(b, a)) * _norm(_sub(c, a)) * _norm(_sub(d, a))
+    volume = dot(_cross(sub(b, a), sub(c, a)), sub(d, a))
+    flat = abs(volume) <= FLAT * norm(sub(b, a)) * norm(sub(c, a)) * norm(sub(d, a))
     best, found = np.inf, False
     weights = np.zeros(4)
     for i, j, k, o in FACES:
         p, q, s = _row(W, i), _row(W, j), _row(W, k)
-        n = _cross(_sub(q, p), _sub(s, p))
-        if flat or -_dot(n, p) * _dot(n, _sub(_row(W, o), p)) < 0.0:
+        n = _cross(sub(q, p), sub(s, p))
+        if flat or -dot(n, p) * dot(n, sub(_row(W, o), p)) < 0.0:
             w = _triangle_weights(p, q, s)
             x = _combine(w[0], p, w[1], q, w[2], s)
-            if _dot(x, x) < best:
-                best, found = _dot(x, x), True
+            if dot(x, x) < best:
+                best, found = dot(x, x), True
                 weights[:] = 0.0
                 weights[i], weights[j], weights[k] = w[0], w[1], w[2]
     return weights, found
@@ -176,17 +176,17 @@ def gjk_bracket(Va, Ra, xa, ra, Vb, Rb, xb, rb, threshold, band, max_iter, da=0.
     in their frames' xy planes (a cylinder: its axis's ends and its radius) and inflated by ``ra``, ``rb``."""
     r = ra + rb
     W = np.empty((4, 3))
-    pa, pb = _apply(Ra, (Va[0, 0], Va[0, 1], Va[0, 2])), _apply(Rb, (Vb[0, 0], Vb[0, 1], Vb[0, 2]))
-    v = _sub((pa[0] + xa[0], pa[1] + xa[1], pa[2] + xa[2]), (pb[0] + xb[0], pb[1] + xb[1], pb[2] + xb[2]))
+    pa, pb = apply(Ra, (Va[0, 0], Va[0, 1], Va[0, 2])), apply(Rb, (Vb[0, 0], Vb[0, 1], Vb[0, 2]))
+    v = sub((pa[0] + xa[0], pa[1] + xa[1], pa[2] + xa[2]), (pb[0] + xb[0], pb[1] + xb[1], pb[2] + xb[2]))
     W[0, 0], W[0, 1], W[0, 2] = v[0], v[1], v[2]
     n, lo = 1, -np.inf
-    hi = _norm(v) - r
+    hi = norm(v) - r
     for _ in range(max_iter):
-        nv = _norm(v)
+        nv = norm(v)
         if nv < TOUCH:
             break
-        w = _sub(_support(Va, Ra, xa, (-v[0], -v[1], -v[2]), da), _support(Vb, Rb, xb, v, db))
-        gap = _dot(v, w) / nv
+        w = sub(_support(Va, Ra, xa, (-v[0], -v[1], -v[2]), da), _support(Vb, Rb, xb, v, db))
+        gap = dot(v, w) / nv
         if gap > 0.0:
             lo = max(lo, gap - r)
         if _decided(lo, hi, threshold, band) or _known(W, n, w):
@@ -195,7 +195,7 @@ def gjk_bracket(Va, Ra, xa, ra, Vb, Rb, xb, rb, threshold, band, max_iter, da=0.
         n, v = _nearest(W, n + 1)
         if n < 0:
             return -np.inf, -r
-        hi = min(hi, _norm(v) - r)
-        if _norm(v) >= nv or _decided(lo, hi, threshold, band):
+        hi = min(hi, norm(v) - r)
+        if norm(v) >= nv or _decided(lo, hi, threshold, band):
             break
     return lo, hi

@@ -38,11 +38,11 @@ from physai._ik_record import BEST_EFFORT, CONVERGED, ITERATION_LIMIT, SETTINGS
 from physai._numba_kin import store_pose, walk
 
 _RO = dict(readonly=True)
-_F1, _F2, _F3 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2, 3))
-_SETTINGS = numba.types.Array(numba.from_dtype(SETTINGS), 1, "A", **_RO)
+F1, F2, F3 = (numba.types.Array(numba.float64, d, "A", **_RO) for d in (1, 2, 3))
+SETTINGS_ARRAY = numba.types.Array(numba.from_dtype(SETTINGS), 1, "A", **_RO)
 
 
-@njit(numba.boolean(_F3, numba.boolean, numba.float64), cache=True)
+@njit(numba.boolean(F3, numba.boolean, numba.float64), cache=True)
 def targets_ok(T, pose, tol):
     """True if every ``T (B, 4, 4)`` is finite and, with ``pose``, a rigid transform to ``tol``
     (``|R R^T - I|``, ``det R > 0``, bottom row ``[0, 0, 0, 1]``): the checks of
@@ -254,7 +254,7 @@ def restart_start(u, sample_range, out):
 
 
 @njit(cache=True)
-def _solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, n_attempts, best_q, scratch):
+def solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, n_attempts, best_q, scratch):
     """One target's LM attempts and final polish: ``(converged, ended_by_limit, steps, attempt, position_error,
     orientation_error, q)`` where ``q`` is the converged point or else ``best_q``, the best point found."""
     T, J, Jt, Jw, e, ew, M, A, y, q, trial, dq, free, all_free = scratch
@@ -312,7 +312,7 @@ def _solve_target(P, lower, upper, Tt, axis, sw, q0, uniforms, sample_range, s, 
 
 @njit(cache=True)
 def solve_scratch(n, m):
-    """The working arrays of :func:`_solve_target` for ``n`` joints and ``m`` task rows, allocated once per batch."""
+    """The working arrays of :func:`solve_target` for ``n`` joints and ``m`` task rows, allocated once per batch."""
     k = min(m, n)
     return (np.empty((4, 4)), np.empty((6, n)), np.empty((m, n)), np.empty((m, n)), np.empty(m), np.empty(m),
             np.empty((3, 3)), np.empty((k, k)), np.empty(k), np.empty(n), np.empty(n), np.empty(n),
@@ -323,7 +323,7 @@ def solve_scratch(n, m):
 # single compiled variant, loaded from the disk cache, whatever mix of frozen chain arrays, memoised
 # draws and caller arrays comes in. It runs without the GIL (as the ahead-of-time build compiles it too), so that
 # threads can share the targets of one batch (physai.ik).
-@njit(numba.void(_F2, _F1, _F1, _F3, _F1, _F1, _F2, _F3, _F2, _SETTINGS, numba.float64[:, ::1],
+@njit(numba.void(F2, F1, F1, F3, F1, F1, F2, F3, F2, SETTINGS_ARRAY, numba.float64[:, ::1],
                  numba.int64[:, ::1]), cache=True, nogil=True)
 def solve_batch(P, lower, upper, T_target, axis, sw, q_first, uniforms, sample_range, settings, out, out_int):
     """Solve each target ``T_target[b] (4, 4)``; write row ``b`` of ``out`` and ``out_int``.
@@ -347,7 +347,7 @@ def solve_batch(P, lower, upper, T_target, axis, sw, q_first, uniforms, sample_r
         d0, d1, d2 = Tt[0, 3] - s.base[0], Tt[1, 3] - s.base[1], Tt[2, 3] - s.base[2]
         n_attempts = s.attempts_far if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) > s.reach else s.attempts
         q0 = q_first[b if q_first.shape[0] > 1 else 0]
-        converged, limit, it_total, attempt, perr, oerr, q = _solve_target(
+        converged, limit, it_total, attempt, perr, oerr, q = solve_target(
             P, lower, upper, Tt, axis, sw, q0, uniforms[b], sample_range, s, n_attempts, best_q, scratch)
         out[b, :n] = q
         out[b, n], out[b, n + 1] = perr, oerr

@@ -28,7 +28,7 @@ _OUT3 = numba.float64[:, :, ::1]
 
 
 @njit(cache=True, inline="always")
-def _mul(a, b):
+def mul(a, b):
     """Product ``a @ b`` of two 3x3 matrices held as row-major 9-tuples."""
     return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6], a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
             a[0] * b[2] + a[1] * b[5] + a[2] * b[8], a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
@@ -38,39 +38,39 @@ def _mul(a, b):
 
 
 @njit(cache=True, inline="always")
-def _apply(a, v):
+def apply(a, v):
     """``a @ v`` for a row-major 9-tuple ``a`` and a 3-tuple ``v``."""
     return (a[0] * v[0] + a[1] * v[1] + a[2] * v[2], a[3] * v[0] + a[4] * v[1] + a[5] * v[2],
             a[6] * v[0] + a[7] * v[1] + a[8] * v[2])
 
 
 @njit(cache=True, inline="always")
-def _transpose_apply(R, v):
+def transpose_apply(R, v):
     """``R^T @ v`` for a row-major 9-tuple ``R``."""
     return (R[0] * v[0] + R[3] * v[1] + R[6] * v[2], R[1] * v[0] + R[4] * v[1] + R[7] * v[2],
             R[2] * v[0] + R[5] * v[1] + R[8] * v[2])
 
 
 @njit(cache=True, inline="always")
-def _sub(a, b):
+def sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
 @njit(cache=True, inline="always")
-def _dot(a, b):
+def dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @njit(cache=True, inline="always")
-def _norm(a):
-    return np.sqrt(_dot(a, a))
+def norm(a):
+    return np.sqrt(dot(a, a))
 
 
 @njit(cache=True, inline="always")
-def _place(R, p, m):
+def place(R, p, m):
     """``(R, p) @ (m_R, m_t)`` for a packed row ``m`` (rotation in columns 0-8, translation in 9-11)."""
-    t = _apply(R, (m[9], m[10], m[11]))
-    return _mul(R, (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
+    t = apply(R, (m[9], m[10], m[11]))
+    return mul(R, (m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8])), (p[0] + t[0], p[1] + t[1], p[2] + t[2])
 
 
 # sin and cos of a joint's motion: fdlibm's kernels (within 1 ulp of the exact value, as the C library's) after a
@@ -158,12 +158,12 @@ def walk(q, P, J, F):
     R, p = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
     for i in range(n):
         m = P[i]
-        R, p = _place(R, p, m)
+        R, p = place(R, p, m)
         u, d, hinge = (m[12], m[13], m[14]), q[i] - m[15], m[16] != 0.0
         # A joint's motion leaves its own axis fixed, so the world axis is R @ u before or after it.
-        a = _apply(R, u)
+        a = apply(R, u)
         if hinge:
-            R = _mul(R, rodrigues(u, d))
+            R = mul(R, rodrigues(u, d))
         else:
             p = (p[0] + d * a[0], p[1] + d * a[1], p[2] + d * a[2])
         if want_f:
@@ -172,7 +172,7 @@ def walk(q, P, J, F):
             # A hinge parks its anchor in the linear rows; the pass below turns it into a x (p_tool - anchor).
             lin, ang = (p, a) if hinge else (a, (0.0, 0.0, 0.0))
             J[0, i], J[1, i], J[2, i], J[3, i], J[4, i], J[5, i] = lin[0], lin[1], lin[2], ang[0], ang[1], ang[2]
-    R, p = _place(R, p, P[n])
+    R, p = place(R, p, P[n])
     for i in range(n if want_j else 0):
         if P[i, 16] != 0.0:
             ax, ay, az = J[3, i], J[4, i], J[5, i]
@@ -252,10 +252,10 @@ def _walk_block(Q, P, lo, w, X, Y):
                 X[12 * W + b], X[13 * W + b] = s, 1.0 - c
         for b in range(W):
             R, p = _load(X, b)
-            R, p = _place(R, p, m)
-            a = _apply(R, u)
+            R, p = place(R, p, m)
+            a = apply(R, u)
             if hinge:
-                R = _mul(R, _turn(u, X[12 * W + b], X[13 * W + b]))
+                R = mul(R, _turn(u, X[12 * W + b], X[13 * W + b]))
             else:
                 d = X[12 * W + b]
                 p = (p[0] + d * a[0], p[1] + d * a[1], p[2] + d * a[2])
@@ -266,7 +266,7 @@ def _walk_block(Q, P, lo, w, X, Y):
                 Y[6 * i + k, b] = X[(14 + k if k < 3 else 6 + k) * W + b]
     for b in range(W):
         R, p = _load(X, b)
-        R, p = _place(R, p, tool)
+        R, p = place(R, p, tool)
         _keep(X, b, R, p)
 
 

@@ -20,7 +20,7 @@ from physai.errors import InputError, UnknownNameError, UnsupportedJointError
 JOINT_TYPES = ("hinge", "slide")
 
 
-def _frozen(a, dtype=np.float64) -> np.ndarray:
+def frozen_array(a, dtype=np.float64) -> np.ndarray:
     """``a`` as ``dtype`` in immutable memory: numpy refuses ``flags.writeable = True`` on a view of ``bytes``."""
     a = np.ascontiguousarray(a, dtype=dtype)
     return np.frombuffer(a.tobytes(), dtype=dtype).reshape(a.shape)
@@ -54,7 +54,7 @@ def _pack(chain: Chain) -> np.ndarray:
     P[-1, 0:9] = chain.T_last_tool[:3, :3].reshape(9)
     P[-1, 9:12] = chain.T_last_tool[:3, 3]
     P[-1, 16] = -chain.n
-    return _frozen(P)
+    return frozen_array(P)
 
 
 def middle_of_limits(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -138,7 +138,7 @@ class Chain:
             raise InputError(f"Chain {self.name!r}: {n} joints, more than the {MAX_JOINTS} a chain may have")
         object.__setattr__(self, "n", n)  # a field, not a property: read on every one-pose call
         for attr in ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper"):
-            object.__setattr__(self, attr, _frozen(getattr(self, attr)))
+            object.__setattr__(self, attr, frozen_array(getattr(self, attr)))
         shapes = {
             "joint_types": (len(self.joint_types),),
             "T_prev_joint": self.T_prev_joint.shape,
@@ -178,9 +178,9 @@ class Chain:
             raise InputError(f"Chain {self.name!r}: joint {self.joint_names[j]!r} limits [{self.lower[j]}, "
                              f"{self.upper[j]}] are not an interval")
         object.__setattr__(self, "packed", _pack(self))
-        object.__setattr__(self, "q_middle", _frozen(middle_of_limits(self.lower, self.upper)))
+        object.__setattr__(self, "q_middle", frozen_array(middle_of_limits(self.lower, self.upper)))
         object.__setattr__(self, "reach", reach_bound(self))
-        object.__setattr__(self, "sample_range", _frozen([np.where(np.isfinite(self.lower), self.lower, -np.pi),
+        object.__setattr__(self, "sample_range", frozen_array([np.where(np.isfinite(self.lower), self.lower, -np.pi),
                                                            np.where(np.isfinite(self.upper), self.upper, np.pi)]))
 
     def __reduce__(self):

@@ -23,7 +23,7 @@ import mujoco
 import numpy as np
 
 from physai import transforms as tf
-from physai._avoid_step import _avoid
+from physai._avoid_step import avoid_trusted
 from physai._validate import count, finite_array, nonnegative, one_of, positive, real
 from physai._world_check import checked_world
 from physai.errors import InputError
@@ -62,7 +62,7 @@ class StepSettings:
         """The part of a ``(6,)`` twist that ``block`` asks for."""
         return {"full": twist, "position": twist[:3], "orientation": twist[3:]}[self.block]
 
-    def _rows(self, J: np.ndarray, twist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def task_rows(self, J: np.ndarray, twist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The block of a checked ``J (6, n)`` and its part of ``twist (6,)``, angular rows scaled alike."""
         v = self.task(twist)
         if self.block == "full":
@@ -151,10 +151,10 @@ def resolved_rate(chain: Chain, q0, twist_fn: TwistFn, dt: float, n_ticks: int,
     for k in range(n_ticks):
         T, J = tool_pose_and_jacobian(chain, q)
         twist = finite_array(twist_fn(k, k * dt, q, T), "twist", (6,))
-        Jb, v = settings._rows(J, twist)
+        Jb, v = settings.task_rows(J, twist)
         dq, h, usv = damped_step_trusted(Jb, v, dt, settings.sigma_healthy, settings.lambda_max, qdot_limit)
         if world is not None:  # the block's null space: its SVD, the damped step's own
-            dq, _ = _avoid(world, q, Jb, usv, dq)
+            dq, _ = avoid_trusted(world, q, Jb, usv, dq)
         q = q + dq
         qs.append(q.copy())
         twists.append(twist)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -85,7 +85,7 @@ from physai.chain import (
     reach_bound as reach_bound,  # part of the IK API: the bound it restarts by
 )
 from physai.errors import InputError
-from physai.kinematics import Chain
+from physai.kinematics import Chain, check_out
 
 __all__ = [  # the IK API (some of it defined below this module, in _ik_options, _ik_result and _ik_solve)
     "BACKENDS", "DAMPING", "DEFAULT_MAX_ITERATIONS", "DEFAULT_PATIENCE", "DEFAULT_RESTARTS", "LAMBDA_MAX",
@@ -222,7 +222,7 @@ def ik_problem(chain: Chain, targets, q0=None, *, task: Task | str = "pose", lim
 
 
 def solve(problem: Problem, solver: Solver = DEFAULT_SOLVER, *, rng: np.random.Generator | None = None,
-          trace: list | None = None) -> IKBatchResult:
+          out: np.ndarray | None = None, trace: list | None = None) -> IKBatchResult:
     """Run ``solver`` on a checked ``problem``; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s).
 
     Each target runs its attempts in turn: first from ``q0``, then from up to ``solver.restarts`` random joint vectors
@@ -230,6 +230,8 @@ def solve(problem: Problem, solver: Solver = DEFAULT_SOLVER, *, rng: np.random.G
     ``chain.random_q(rng, (B, restarts))``; target ``b`` uses exactly the ``b``-th block of that draw, so solving
     targets one by one from one shared generator equals one batched solve. ``trace``: a list that receives, after
     every step of the NumPy loop, ``(rows, iterations, position_error, orientation_error)`` of each active target.
+    ``out``: a writeable, C-contiguous float64 array ``(B, n)`` (checked before the solve) that receives the answers;
+    the result's ``q`` is then that array (a loop that solves batch after batch reuses one buffer).
 
     Examples
     --------
@@ -243,11 +245,16 @@ def solve(problem: Problem, solver: Solver = DEFAULT_SOLVER, *, rng: np.random.G
     >>> print(np.round(physai.tool_pose(chain, q)[:3, 3], 4))
     [0.202 0.    0.1  ]
     """
+    if out is not None:
+        check_out(out, (len(problem.T_target), problem.chain.n), "out", (problem.q0,))
     rows, o = _rows(problem, solver, rng, trace)
     result = rows if isinstance(rows, IKBatchResult) else batch_result(*rows, o.method, o.task, o.tol_position,
                                                                        o.tol_orientation)
     if problem.prefer is not None:
         result = problem.prefer.refine(problem.chain, problem.T_target, result, problem.task, problem.world)
+    if out is not None:
+        out[...] = result.q
+        result = replace(result, q=out)
     return result
 
 
@@ -297,7 +304,7 @@ def _deprecated_keywords(front):
         keywords.pop("solver", None)
         limits = () if keywords.get("avoid") is None else (Clearance(keywords["avoid"]),)
         problem = ik_problem(chain, targets, q0, task=task, limits=limits, prefer=keywords.get("prefer"))
-        result = solve(problem, solver, rng=keywords.get("rng"), trace=trace)
+        result = solve(problem, solver, rng=keywords.get("rng"), out=keywords.get("out"), trace=trace)
         return result[0] if problem.single and front.__name__ == "solve_ik" else result
     return shim
 
@@ -347,11 +354,11 @@ def from_flat(task, flat: dict) -> tuple[Task, Solver, list | None]:
 
 @_deprecated_keywords
 def solve_ik_batch(chain: Chain, targets, q0=None, *, task: Task | str = "pose", solver: Solver = DEFAULT_SOLVER,
-                   avoid=None, prefer: Secondary | None = None, rng: np.random.Generator | None = None
-                   ) -> IKBatchResult:
+                   avoid=None, prefer: Secondary | None = None, rng: np.random.Generator | None = None,
+                   out: np.ndarray | None = None) -> IKBatchResult:
     """Solve many targets at once: ``solve(ik_problem(chain, targets, q0, task=task, limits=(Clearance(avoid),),
-    prefer=prefer), solver, rng=rng)``; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s
-    :class:`IKResult`).
+    prefer=prefer), solver, rng=rng, out=out)``; returns an :class:`IKBatchResult` (``batch[b]`` is target ``b``'s
+    :class:`IKResult`; its ``q`` is ``out`` when given, a writeable C-contiguous float64 ``(B, n)``).
 
     The compiled backend (default for ``"lm"``) runs every target's whole solve in compiled code, the targets
     shared among one thread per core (from 2 x ``THREAD_MIN_TARGETS`` targets; the rows are the same on any
@@ -377,7 +384,7 @@ def solve_ik_batch(chain: Chain, targets, q0=None, *, task: Task | str = "pose",
      [0.15 0.1  0.15]]
     """
     limits = () if avoid is None else (Clearance(avoid),)
-    return solve(ik_problem(chain, targets, q0, task=task, limits=limits, prefer=prefer), solver, rng=rng)
+    return solve(ik_problem(chain, targets, q0, task=task, limits=limits, prefer=prefer), solver, rng=rng, out=out)
 
 
 @_deprecated_keywords

@@ -337,7 +337,7 @@ def _progress_bar(total: int | None):
     return bar, task
 
 
-def _pose_and_jacobian(chain: Chain, q: np.ndarray, engine: str) -> tuple[np.ndarray, np.ndarray]:
+def pose_and_jacobian_trusted(chain: Chain, q: np.ndarray, engine: str) -> tuple[np.ndarray, np.ndarray]:
     """:func:`tool_pose_and_jacobian` of checked ``q: (..., n)`` and ``engine``: the solvers' per-iteration call,
     which trusts what their public entry checked once."""
     if engine == "compiled":
@@ -399,7 +399,7 @@ def _into(chain: Chain, q, engine: str, out, names: tuple[str, ...], f: Callable
     if not isinstance(out, tuple) or len(out) != len(shapes):
         raise InputError(f"out: expected {len(shapes)} arrays, got {type(out).__name__}")
     for k, (a, shape, name) in enumerate(zip(out, shapes, names)):
-        _check_out(a, lead + shape, "out" + (f".{name}" if name.isidentifier() else name), (q, *out[:k]))
+        check_out(a, lead + shape, "out" + (f".{name}" if name.isidentifier() else name), (q, *out[:k]))
     if engine == "numpy":
         result = f(chain, q, engine="numpy")
         for a, r in zip(out, result if isinstance(result, tuple) else (result,)):
@@ -411,8 +411,9 @@ def _into(chain: Chain, q, engine: str, out, names: tuple[str, ...], f: Callable
     return _walk(chain, q, T=out[0] if f is not jacobian else None, J=out[-1] if f is not tool_pose else None)
 
 
-def _check_out(a, shape: tuple[int, ...], name: str, others: tuple[np.ndarray, ...]) -> None:
-    """Raise one :class:`InputError` naming ``name`` unless ``a`` can take a result of ``shape``."""
+def check_out(a, shape: tuple[int, ...], name: str, others: tuple[np.ndarray, ...]) -> None:
+    """Raise one :class:`InputError` naming ``name`` unless ``a`` can take a result of ``shape``: a writeable, aligned,
+    C-contiguous float64 array that shares no memory with ``others`` (the inputs and the other outputs)."""
     if not isinstance(a, np.ndarray) or isinstance(a, np.ma.MaskedArray):
         raise InputError(f"{name}: expected a NumPy float64 array of shape {shape}, got {type(a).__name__}")
     flags = a.flags

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from physai import kinematics
-from physai._avoid_step import DAMPER_GAIN, _avoid, avoidance_step
+from physai._avoid_step import DAMPER_GAIN, avoid_trusted, avoidance_step
 from physai._validate import count, finite_array, nonnegative, one_of, positive
 from physai._world_check import checked_world
 from physai.errors import InputError
@@ -387,7 +387,7 @@ class RedundantResult:
 def _corrected(chain, q, e, Jp, task, T_target, axis):
     """One Newton correction ``q + J^+ e`` of the primary residual, clipped into the limits, and its residual."""
     q = np.clip(q + (Jp @ e[..., None])[..., 0], chain.lower, chain.upper)
-    T, J = kinematics._pose_and_jacobian(chain, q, "compiled")
+    T, J = kinematics.pose_and_jacobian_trusted(chain, q, "compiled")
     return (q, *task_residual(task, T, J, T_target, axis))
 
 
@@ -409,7 +409,7 @@ def _refine(chain, T_target, q, converged, objective, task, tol_position, tol_or
             min_step, world):
     """The refinement loop on checked arguments: ``(q, perr, oerr, cost0, cost, its, active)`` per target."""
     q = np.array(q, float)
-    e, Jt, perr, oerr = task_residual(task, *kinematics._pose_and_jacobian(chain, q, "compiled"), T_target, a)
+    e, Jt, perr, oerr = task_residual(task, *kinematics.pose_and_jacobian_trusted(chain, q, "compiled"), T_target, a)
     cost0 = objective.trusted_value(q)
     cost, alpha, its = cost0.copy(), np.full(len(q), float(step)), np.zeros(len(q), int)
     active = np.array(converged, bool)
@@ -590,7 +590,7 @@ def self_motion(chain: Chain, q0, objective: Objective, *, steps: int = 200, ste
         d = scale_to_limit_trusted(-(projector_of(J, Jp) @ objective.gradient(q)), step)[0]  # joint change <= step
         dq, scale = Jp @ e + d, 1.0
         if world is not None:
-            dq, scale = _avoid(world, q, J, usv, dq)
+            dq, scale = avoid_trusted(world, q, J, usv, dq)
         q = np.clip(q + dq, chain.lower, chain.upper)
         qs.append(q.copy())
         scales.append(scale)

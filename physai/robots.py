@@ -65,7 +65,7 @@ def _so101_builtin() -> Chain:
                              tool_name="gripperframe", source="built-in (so101.xml numbers)")
 
 
-_MODELS = Path(__file__).resolve().parent / "models"
+MODELS_DIR = Path(__file__).resolve().parent / "models"  # the bundled models, one folder per robot
 
 ROBOTS: dict[str, RobotInfo] = {
     "so101": RobotInfo(
@@ -144,7 +144,7 @@ def _resolve(name: str, source: str | None) -> tuple[Path | None, str]:
         info = ROBOTS[name]
         source = source or ("bundled" if info.bundled else "builtin")
         if source == "bundled" and info.bundled:
-            return _MODELS / info.bundled, f"bundled physai/models/{info.bundled}"
+            return MODELS_DIR / info.bundled, f"bundled physai/models/{info.bundled}"
         if source == "menagerie" and info.menagerie:
             return _menagerie_xml(*info.menagerie), f"Menagerie {info.menagerie[0]}/{info.menagerie[1]}.xml"
         if source == "builtin" and info.builtin:
@@ -208,7 +208,9 @@ def _check_names(site, joints, tool) -> None:
         raise InputError(f"joints: expected a sequence of joint names, got {type(joints).__name__} {joints!r}")
 
 
-def _is_name(name_or_path) -> bool:
+def is_robot_name(name_or_path) -> bool:
+    """Whether ``name_or_path`` names a robot (a key of :data:`ROBOTS`, or a bare word that is no file) rather than
+    a model file's path: how :func:`load` and the collision world read their argument."""
     key = str(name_or_path)
     return isinstance(name_or_path, str) and (key in ROBOTS or (os.sep not in key and not Path(key).suffix
                                                                 and not Path(key).exists()))
@@ -217,7 +219,7 @@ def _is_name(name_or_path) -> bool:
 def mujoco_model(name_or_path: str | os.PathLike, source: str | None = None):
     """The compiled ``mujoco.MjModel`` of a named robot or of an MJCF/URDF file."""
     _check_model(name_or_path)
-    if _is_name(name_or_path):
+    if is_robot_name(name_or_path):
         path, _ = _resolve(str(name_or_path), _check_source(source))
         if path is None:
             raise ModelNotFoundError(f"robot {name_or_path!r} is a built-in description with no MuJoCo model")
@@ -340,7 +342,7 @@ def load(
     if tool is not None and site is not None and tool != site:
         raise InputError(f"tool: give the tool frame once (tool={tool!r} and site={site!r})")
     site = tool if tool is not None else site
-    if not _is_name(name_or_path):
+    if not is_robot_name(name_or_path):
         return _chain_of_model(mujoco_model(name_or_path), site, joints, Path(str(name_or_path)).stem,
                                str(name_or_path), tool_offset)
     key = str(name_or_path)
@@ -385,7 +387,7 @@ _CHAIN_ARRAYS = ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", 
 
 
 def _stored_chain_path(info: RobotInfo) -> Path:
-    return (_MODELS / info.bundled).with_name("chain.json")
+    return (MODELS_DIR / info.bundled).with_name("chain.json")
 
 
 def _sha256(path: Path) -> str:
@@ -422,7 +424,7 @@ def _bundled_chain(info: RobotInfo) -> Chain | None:
     if not stored.is_file():
         return None
     record = json.loads(stored.read_text())
-    if record["model_sha256"] != _sha256(_MODELS / info.bundled):
+    if record["model_sha256"] != _sha256(MODELS_DIR / info.bundled):
         return None
     fields = dict(record["chain"])
     for key in ("joint_names", "joint_types", "qpos_adr", "dof_adr"):

@@ -541,10 +541,10 @@ def pose_error(T, T_ref) -> np.ndarray:
     [0.1   0.    0.    0.    0.    1.571]
     """
     T, T_ref = np.asarray(T, dtype=float), np.asarray(T_ref, dtype=float)
-    return _pose_error(T, T_ref, check_rotation(T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2)))
+    return pose_error_trusted(T, T_ref, check_rotation(T_ref[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2)))
 
 
-def _pose_error(T: np.ndarray, T_ref: np.ndarray, R_err: np.ndarray | None = None) -> np.ndarray:
+def pose_error_trusted(T: np.ndarray, T_ref: np.ndarray, R_err: np.ndarray | None = None) -> np.ndarray:
     """:func:`pose_error` of rigid ``T`` and ``T_ref`` (a solver's own iterates and its checked targets), trusted;
     ``R_err`` their relative rotation if already formed."""
     if R_err is None:

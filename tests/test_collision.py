@@ -13,9 +13,6 @@ from physai.collision import _screen as screen
 from physai.chain import BodySpec, JointSpec, chain_from_bodies
 from physai.errors import InputError, PhysaiError
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
 
 OBSTACLES = {
     "so101": [C.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02)),
@@ -309,10 +306,10 @@ def test_avoid_turns_a_colliding_answer_into_a_clear_one():
 def test_target_inside_an_obstacle_is_a_collision_verdict_never_converged():
     world = C.collision_world(C.scene("so101", OBSTACLES["so101"]), physai.load("so101"))
     inside_post = np.array([0.2, 0.1, 0.12])
-    res = ik.solve_ik(world.chain, inside_post, task="position", avoid=world, restarts=5)
+    res = ik.solve_ik(world.chain, inside_post, task="position", avoid=world, solver=ik.Solver(restarts=5))
     assert not res.converged and res.reason == "collision: no answer keeps the margin"
     assert res.unmet[0] == "collision"
-    assert ik.solve_ik(world.chain, inside_post, task="position", restarts=5).converged  # plain IK goes through
+    assert ik.solve_ik(world.chain, inside_post, task="position", solver=ik.Solver(restarts=5)).converged  # plain IK goes through
 
 
 def test_pose_target_inside_an_obstacle_spends_the_whole_budget_and_is_refused():
@@ -475,9 +472,10 @@ def test_null_space_refinement_with_avoid_keeps_answers_clear_by_mj_geomDistance
     world = C.collision_world(C.scene("panda", OBSTACLES["panda"]), physai.load("panda"))
     targets = clear_targets(world, np.random.default_rng(7), 6)
     objective = ns.joint_limit_cost(world.chain)
-    res = ns.solve_ik_redundant_batch(world.chain, targets, objective=objective, avoid=world, iterations=30)
-    assert sum(r.converged for r in res) >= 5
-    for r in res:
+    plain = ik.solve_ik_batch(world.chain, targets, avoid=world)
+    res = ik.solve_ik_batch(world.chain, targets, avoid=world, prefer=ns.Prefer(objective, iterations=30))
+    assert sum(res.converged) >= 5
+    for r, start in zip(res, plain):
         if r.converged:
             assert np.all(mujoco_distances(world, r.q) >= world.pair_margin)  # the refinement kept it clear
-            assert r.cost_final <= r.cost_initial
+            assert r.cost <= objective.value(start.q)

@@ -16,9 +16,6 @@ from physai import ik
 from physai.collision import _build as build
 from physai.errors import InputError, PhysaiError
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
 
 TABLE = C.Obstacle("table", "box", (0.4, 0.4, 0.02), (0.0, 0.0, -0.02))
 
@@ -55,7 +52,7 @@ def test_a_box_through_the_first_link_is_checked_and_ik_refuses_every_answer(rob
     task = "position" if robot == "so101" else "pose"
     targets = physai.tool_pose(chain, q)
     res = ik.solve_ik_batch(chain, targets[:, :3, 3] if task == "position" else targets, task=task, avoid=world,
-                            restarts=3)
+                            solver=ik.Solver(restarts=3))
     assert not res.converged.any()
     assert all(r == "collision: no answer keeps the margin" for r in res.reason)
 
@@ -311,7 +308,6 @@ def test_other_settings_are_measured_once_then_read_from_the_user_cache(monkeypa
     other = C.collision_world(C.scene("so101", [TABLE]), chain, self_margin=0.003, samples=300,
                               rng=np.random.default_rng(1))  # other postures: measured again
     assert calls[2] > 0 and len(other.pair_names) > 0
-
 
 
 # ---- a user cache edited on disk is measured again, never trusted (MuJoCo judges clear) ---------------------------

@@ -11,15 +11,10 @@ from scipy.spatial.transform import Rotation
 from physai import ik, kinematics, mj, robots
 from physai import transforms as tf
 from physai.errors import InputError
-from physai.ik import METHODS, solve_ik, solve_ik_batch, task_residual
+from physai.ik import METHODS, Solver, Task, solve_ik, solve_ik_batch, task_residual
 from physai.singularity import health
 
 from conftest import mujoco_errors
-
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
-
 
 
 def test_so3_log_matches_scipy_including_near_pi(rng):
@@ -75,7 +70,7 @@ def test_every_method_converges_on_easy_targets_checked_in_mujoco(method, robot,
     for q_true in easy_poses(m, chain, task, rng, 2):
         q0 = q_true + rng.uniform(-0.05, 0.05, chain.n)
         T_target = kinematics.tool_pose(chain, q_true)
-        r = solve_ik(chain, T_target, q0, task=task, method=method, restarts=0)
+        r = solve_ik(chain, T_target, q0, task=task, solver=Solver(method=method, restarts=0))
         assert r.converged and r.reason == "converged" and r.unmet == ()
         perr, oerr = mujoco_errors(m, chain, r.q, T_target, task)
         assert perr < 1e-4 and oerr < 1e-3
@@ -86,20 +81,20 @@ def test_every_method_converges_on_easy_targets_checked_in_mujoco(method, robot,
 @pytest.mark.parametrize("method", ["lm", "dls", "pinv"])
 def test_iterates_never_leave_the_joint_limits(method, so101, monkeypatch, rng):
     seen = []
-    real = kinematics._pose_and_jacobian  # the solver's source of (T, J), on the q it checked once
+    real = kinematics.pose_and_jacobian_trusted  # the solver's source of (T, J), on the q it checked once
 
     def recording(chain, q, engine):
         seen.append(np.array(q))
         return real(chain, q, engine)
 
-    monkeypatch.setattr(kinematics, "_pose_and_jacobian", recording)
+    monkeypatch.setattr(kinematics, "pose_and_jacobian_trusted", recording)
     # reachable targets near the limits, and unreachable ones that pull the arm against them
     q_edge = np.clip(so101.random_q(rng, 5) * 1.2, so101.lower, so101.upper)
     targets = list(kinematics.tool_pose(so101, q_edge)[:, :3, 3]) + [np.array([0.6, 0.1, 0.2]), np.array([0.0, 0.0, -0.3])]
     # the NumPy backend: its every (T, J) request is observable (the compiled one's are inside numba; its
     # results are checked inside the limits in test_fast_ik.py)
-    results = solve_ik_batch(so101, np.array(targets), task="position", method=method, restarts=3, rng=rng,
-                             backend="numpy")
+    results = solve_ik_batch(so101, np.array(targets), task="position", rng=rng,
+                             solver=Solver(method=method, restarts=3, backend="numpy"))
     qs = np.concatenate([s.reshape(-1, so101.n) for s in seen])
     assert len(qs) > 50
     assert np.all(qs >= so101.lower) and np.all(qs <= so101.upper)
@@ -109,7 +104,7 @@ def test_iterates_never_leave_the_joint_limits(method, so101, monkeypatch, rng):
 @pytest.mark.parametrize("backend", ("compiled", "numpy"))
 def test_unreachable_position_returns_closest_point_like_scipy_bounded_least_squares(backend, so101, so101_model):
     target = np.array([0.5, 0.3, 0.4])  # beyond the SO-101's ~0.45 m reach
-    r = solve_ik(so101, target, task="position", restarts=5, backend=backend)
+    r = solve_ik(so101, target, task="position", solver=Solver(restarts=5, backend=backend))
     # Both reasons are truthful here: pressed against a limit, an attempt of the compiled backend still creeps
     # 1 % per `patience` steps when its budget ends (round-off lets the NumPy one leave the limit and stall).
     assert not r.converged and r.unmet == ("position",)
@@ -134,7 +129,7 @@ def test_five_dof_arm_on_a_six_d_pose_says_orientation_is_not_achieved(so101, so
     q = np.array([0.3, -0.4, 0.6, 0.2, 0.5])
     T = kinematics.tool_pose(so101, q)
     T_target = T @ tf.make_transform(tf.rotation_about_axis(np.array([1.0, 0, 0]), 0.6), np.zeros(3))
-    r = solve_ik(so101, T_target, task="pose", restarts=10, weights=[1, 1, 1, 0.01, 0.01, 0.01])
+    r = solve_ik(so101, T_target, task=Task("pose", weights=[1, 1, 1, 0.01, 0.01, 0.01]), solver=Solver(restarts=10))
     assert not r.converged and "orientation" in r.unmet
     assert r.reason == "unreachable"
     perr, oerr = mujoco_errors(so101_model, so101, r.q, T_target, "pose")
@@ -147,9 +142,9 @@ def test_batch_fields_equal_looped_solve_ik_with_one_shared_generator(backend, p
     q_true = panda.random_q(np.random.default_rng(7), 6)
     # reachable poses and one beyond reach (unconverged: its reason and unmet are exercised too)
     T = np.concatenate([kinematics.tool_pose(panda, q_true), tf.translation(np.array([[2.0, 0.0, 0.5]]))])
-    batched = solve_ik_batch(panda, T, rng=np.random.default_rng(11), restarts=5, backend=backend)
+    batched = solve_ik_batch(panda, T, rng=np.random.default_rng(11), solver=Solver(restarts=5, backend=backend))
     g = np.random.default_rng(11)
-    looped = [solve_ik(panda, Ti, rng=g, restarts=5, backend=backend) for Ti in T]
+    looped = [solve_ik(panda, Ti, rng=g, solver=Solver(restarts=5, backend=backend)) for Ti in T]
     assert isinstance(batched, ik.IKBatchResult) and len(batched) == len(T)
     assert all(isinstance(r, ik.IKResult) for r in looped) and not looped[-1].converged
     for f in dataclasses.fields(ik.IKResult):
@@ -170,7 +165,7 @@ def test_batch_fields_equal_looped_solve_ik_with_one_shared_generator(backend, p
 
 def test_batch_item_is_the_ik_result_of_that_target(so101):
     T = kinematics.tool_pose(so101, so101.random_q(np.random.default_rng(4), 3))
-    batch = solve_ik_batch(so101, T, restarts=2)
+    batch = solve_ik_batch(so101, T, solver=Solver(restarts=2))
     assert [f.name for f in dataclasses.fields(ik.IKBatchResult)] == [f.name for f in dataclasses.fields(ik.IKResult)]
     items = list(batch)
     assert len(items) == 3 and all(isinstance(r, ik.IKResult) for r in items)
@@ -187,8 +182,8 @@ def test_batch_item_is_the_ik_result_of_that_target(so101):
 def test_seeded_restarts_are_reproducible(so101):
     q_true = so101.random_q(np.random.default_rng(5), 8)
     T = kinematics.tool_pose(so101, q_true)
-    a = solve_ik_batch(so101, T, task="position+axis", restarts=10, rng=np.random.default_rng(1))
-    b = solve_ik_batch(so101, T, task="position+axis", restarts=10, rng=np.random.default_rng(1))
+    a = solve_ik_batch(so101, T, task="position+axis", rng=np.random.default_rng(1), solver=Solver(restarts=10))
+    b = solve_ik_batch(so101, T, task="position+axis", rng=np.random.default_rng(1), solver=Solver(restarts=10))
     assert (a.restarts > 0).any()  # the test exercises restarts
     for name in ("q", "iterations", "restarts", "reason"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
@@ -206,11 +201,11 @@ def test_bad_inputs_name_the_argument(so101):
     with pytest.raises(InputError, match="task"):
         solve_ik(so101, np.eye(4), task="orientation")
     with pytest.raises(InputError, match="method"):
-        solve_ik(so101, np.eye(4), method="newton")
+        solve_ik(so101, np.eye(4), solver=Solver(method="newton"))
     with pytest.raises(InputError, match="target"):
         solve_ik(so101, np.zeros(3), task="pose")
     with pytest.raises(InputError, match="weights"):
-        solve_ik(so101, np.zeros(3), task="position", weights=[1, 1])
+        solve_ik(so101, np.zeros(3), task=Task("position", weights=[1, 1]))
     with pytest.raises(InputError, match="target"):
         solve_ik(so101, np.diag([2.0, 1, 1, 1]))
 
@@ -223,21 +218,26 @@ def test_reach_bound_holds_for_mujoco_site_positions(panda, panda_model, rng):
 
 
 @pytest.mark.parametrize("option,value", [
-    ("restarts", 2.5), ("restarts", 10**9), ("restarts", -1), ("max_iterations", float("nan")), ("max_iterations", 0),
+    ("restarts", 2.5), ("restarts", 10**9), ("restarts", -1), ("iterations", float("nan")), ("iterations", 0),
     ("rng", 0), ("tol_position", 0.0), ("tol_position", -1e-4), ("tol_orientation", float("nan")),
-    ("damping", -0.1), ("max_step", float("inf")), ("patience", 1.5), ("sigma_healthy", 0), ("lambda_max", -1),
-    ("backend", "gpu"), ("engine", "jax"),
+    ("damping", -0.1), ("step", float("inf")), ("patience", 1.5), ("sigma_healthy", 0), ("lambda_max", -1),
+    ("backend", "gpu"),
 ])
 def test_bad_ik_options_are_refused_naming_the_option(so101, option, value):
     target = kinematics.tool_pose(so101, so101.q_ref, engine="numpy")
     with pytest.raises(InputError, match=f"^{option}: "):  # named as the caller spelled it
-        solve_ik(so101, target, **{option: value})
+        if option == "rng":
+            solve_ik(so101, target, rng=value)
+        elif option.startswith("tol_"):
+            Task("pose", **{option: value})
+        else:
+            Solver(**{option: value})
 
 
 @pytest.mark.parametrize("weights", [[1, 1, -1], [1, 0, 1]])
 def test_nonpositive_weight_is_refused_not_a_nan(so101, weights):
     with pytest.raises(InputError, match="^weights: "):
-        solve_ik(so101, [0.2, 0.0, 0.1], task="position", weights=weights)
+        solve_ik(so101, [0.2, 0.0, 0.1], task=Task("position", weights=weights))
 
 
 def _roughened(T: np.ndarray, size: float) -> np.ndarray:
@@ -247,12 +247,12 @@ def _roughened(T: np.ndarray, size: float) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("kw", [{}, {"backend": "numpy"}, {"engine": "numpy"}, {"method": "dls"},
-                                {"method": "pinv"}, {"method": "adaptive"}, {"method": "transpose"}])
+@pytest.mark.parametrize("kw", [{}, {"backend": "numpy"}, {"method": "dls"}, {"method": "pinv"},
+                                {"method": "adaptive"}, {"method": "transpose"}])
 def test_target_rigid_to_1e_7_is_accepted_on_every_ik_path(panda, panda_model, kw):
     q_t = panda.random_q(np.random.default_rng(11))
     T_t = _roughened(mj.site_pose(panda_model, panda, q_t), 1e-7)
-    res = solve_ik(panda, T_t, restarts=3, **kw)
+    res = solve_ik(panda, T_t, solver=Solver(restarts=3, **kw))
     assert res.q.shape == (panda.n,)
     if res.converged:  # checked in MuJoCo against the target as given
         assert np.linalg.norm(mj.site_pose(panda_model, panda, res.q)[:3, 3] - T_t[:3, 3]) <= 1e-4
@@ -262,7 +262,7 @@ def test_target_rigid_to_1e_7_is_accepted_on_every_ik_path(panda, panda_model, k
 def test_target_off_by_1e_3_is_refused_with_one_message_on_every_path(panda, kw):
     T_t = _roughened(kinematics.tool_pose(panda, panda.q_ref, engine="numpy"), 1e-3)
     with pytest.raises(InputError, match=r"^target\[:3, :3\]: not a rotation matrix .* > 1e-06"):
-        solve_ik(panda, T_t, **kw)
+        solve_ik(panda, T_t, solver=Solver(**kw))
 
 
 def test_reach_bound_holds_when_a_slide_ref_lies_outside_its_range():
@@ -276,12 +276,16 @@ def test_reach_bound_holds_when_a_slide_ref_lies_outside_its_range():
     assert ik.reach_bound(chain) >= far - 1e-15
 
 
-@pytest.mark.parametrize("kw", [{"method": "dls"}, {"trace": []}, {"engine": "numpy"}])
-def test_explicit_compiled_backend_that_cannot_serve_is_refused_not_replaced(so101, kw):
+def test_explicit_compiled_backend_that_cannot_serve_is_refused_not_replaced(so101):
     target = kinematics.tool_pose(so101, so101.q_ref, engine="numpy")
-    with pytest.raises(InputError, match="^backend: 'compiled' cannot serve"):
-        solve_ik(so101, target, backend="compiled", **kw)
-    assert solve_ik(so101, target, **kw).converged  # left to choose, the NumPy loop serves it
+    with pytest.raises(InputError, match="^backend: 'compiled' runs method='lm'"):
+        Solver(method="dls", backend="compiled")
+    problem = ik.ik_problem(so101, target)
+    with pytest.raises(InputError, match="^backend: 'compiled' cannot keep a trace"):
+        ik.solve(problem, Solver(backend="compiled"), trace=[])
+    # left to choose, the NumPy loop serves both
+    assert solve_ik(so101, target, solver=Solver(method="dls")).converged
+    assert ik.solve(problem, trace=[]).converged[0]
 
 
 def _count_checks(monkeypatch) -> dict:
@@ -320,7 +324,7 @@ def test_solve_ik_checks_its_inputs_once_however_long_the_solve(backend, so101, 
     counts = []
     for target in (easy, far):
         calls.update(check_q=0, check=0)
-        result = solve_ik(so101, target, q0, task="position", restarts=20, backend=backend)
+        result = solve_ik(so101, target, q0, task="position", solver=Solver(restarts=20, backend=backend))
         counts.append(dict(calls))
     assert result.iterations > 50 and not result.converged  # the far target's long solve: every attempt, polished
     assert counts[0]["check_q"] == counts[1]["check_q"] == 1  # q0, once
@@ -342,7 +346,8 @@ def test_avoid_batch_checks_its_inputs_once_for_any_number_of_targets(monkeypatc
     counts = []
     for B in (2, 20):
         calls.update(check_q=0, check=0)
-        batch = solve_ik_batch(chain, targets[:B], chain.q_middle, avoid=world, backend="numpy", restarts=20)
+        batch = solve_ik_batch(chain, targets[:B], chain.q_middle, avoid=world,
+                               solver=Solver(backend="numpy", restarts=20))
         counts.append(dict(calls))
     assert (batch.restarts > 0).any()  # some answers collided and went on to restarts
     assert counts[0]["check_q"] == 1 and counts[0] == counts[1]

@@ -193,3 +193,34 @@ def test_no_internal_caller_warns(so101):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         solve_ik(so101, [0.2, 0.0, 0.1], task="position", solver=Solver.tracking())
+
+
+@pytest.mark.parametrize("task, with_prefer", [("position", False), ("pose", False), ("position", True)])
+def test_out_receives_the_answers_of_the_solve_without_it(so101, task, with_prefer):
+    """``out=`` changes where the answers land, not what they are: every field equals the solve without it (the
+    reference), and ``q`` is the caller's array."""
+    prefer = nullspace.Prefer(nullspace.joint_limit_cost(so101)) if with_prefer else None
+    q = so101.lower + np.random.default_rng(3).random((6, so101.n)) * (so101.upper - so101.lower)
+    T = kinematics.tool_pose(so101, q)
+    targets = T[:, :3, 3] if task == "position" else T
+    plain = solve_ik_batch(so101, targets, task=task, prefer=prefer, rng=np.random.default_rng(1))
+    out = np.full((6, so101.n), np.nan)
+    into = solve(ik_problem(so101, targets, task=task, prefer=prefer), rng=np.random.default_rng(1), out=out)
+    assert into.q is out
+    for field in dataclasses.fields(plain):
+        a, b = getattr(plain, field.name), getattr(into, field.name)
+        assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, field.name
+    again = np.empty((6, so101.n))
+    assert solve_ik_batch(so101, targets, task=task, prefer=prefer, rng=np.random.default_rng(1), out=again).q is again
+    np.testing.assert_array_equal(again, plain.q)
+
+
+@pytest.mark.parametrize("out, why", [
+    (np.empty((6, 5), np.float32), "dtype float32"), (np.empty((5, 5)), "shape (5, 5)"),
+    (np.empty((5, 6)).T, "not C-contiguous"), ([[0.0] * 5] * 6, "got list"),
+])
+def test_a_bad_out_is_one_line_naming_out_before_the_solve(so101, out, why):
+    problem = ik_problem(so101, np.tile([0.2, 0.0, 0.1], (6, 1)), task="position")
+    with pytest.raises(InputError, match=r"^out: .*" + why.replace("(", r"\(").replace(")", r"\)")) as error:
+        solve(problem, out=out)
+    assert "\n" not in str(error.value)

@@ -16,11 +16,8 @@ from conftest import PANDA_XML, WXAI_XML, mujoco_errors
 
 from physai import _ik_record, _ik_solve, _numba_ik, _threads, ik, kinematics, mj, robots
 from physai.errors import InputError
-from physai.ik import solve_ik, solve_ik_batch, task_residual
+from physai.ik import Solver, Task, solve_ik, solve_ik_batch, task_residual
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
 
 MODELS = {
     "panda": (PANDA_XML, "tcp"),
@@ -73,7 +70,7 @@ def test_compiled_lm_step_equals_svd_damped_solve_with_frozen_columns(rng):
 def test_compiled_and_numpy_backends_converge_on_the_same_targets_checked_in_mujoco(robot, task, arms):
     m, chain = arms[robot]
     T_t = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(3), 15))
-    res = {be: solve_ik_batch(chain, T_t, task=task, rng=np.random.default_rng(4), backend=be)
+    res = {be: solve_ik_batch(chain, T_t, task=task, rng=np.random.default_rng(4), solver=Solver(backend=be))
            for be in ("compiled", "numpy")}
     for k, (c, n) in enumerate(zip(res["compiled"], res["numpy"])):
         assert c.converged and n.converged and c.reason == n.reason == "converged" and c.unmet == ()
@@ -88,10 +85,10 @@ def test_compiled_and_numpy_backends_converge_on_the_same_targets_checked_in_muj
 def test_compiled_batched_equals_looped_and_seeded_runs_repeat(arms):
     _, chain = arms["wxai"]
     T_t = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(5), 6))
-    batched = solve_ik_batch(chain, T_t, rng=np.random.default_rng(6), restarts=30)
+    batched = solve_ik_batch(chain, T_t, rng=np.random.default_rng(6), solver=Solver(restarts=30))
     g = np.random.default_rng(6)
-    looped = [solve_ik(chain, T, rng=g, restarts=30) for T in T_t]
-    again = solve_ik_batch(chain, T_t, rng=np.random.default_rng(6), restarts=30)
+    looped = [solve_ik(chain, T, rng=g, solver=Solver(restarts=30)) for T in T_t]
+    again = solve_ik_batch(chain, T_t, rng=np.random.default_rng(6), solver=Solver(restarts=30))
     for name in ("q", "iterations", "restarts", "reason"):
         np.testing.assert_array_equal(getattr(batched, name), np.array([getattr(r, name) for r in looped]))
         np.testing.assert_array_equal(getattr(batched, name), getattr(again, name))
@@ -107,11 +104,11 @@ def test_batch_rows_are_bit_for_bit_the_same_on_any_number_of_threads_and_equal_
     T_t = kinematics.tool_pose(chain, chain.random_q(np.random.default_rng(9), 40))
     T_t[3, :3, 3] += 2.0  # unreachable: best effort, after its few attempts
     g = np.random.default_rng(10)
-    looped = [solve_ik(chain, T, task=task, rng=g, restarts=20) for T in T_t]
+    looped = [solve_ik(chain, T, task=task, rng=g, solver=Solver(restarts=20)) for T in T_t]
     fields = ("q", "iterations", "restarts", "reason", "position_error", "orientation_error")
     for threads in (1, 2, 3, 7):
         monkeypatch.setattr(_threads, "cores", lambda threads=threads: threads)
-        batched = solve_ik_batch(chain, T_t, task=task, rng=np.random.default_rng(10), restarts=20)
+        batched = solve_ik_batch(chain, T_t, task=task, rng=np.random.default_rng(10), solver=Solver(restarts=20))
         for name in fields:
             np.testing.assert_array_equal(getattr(batched, name), np.array([getattr(r, name) for r in looped]))
     assert batched.restarts.max() > 0 and not batched.converged[3]  # restarts were drawn on
@@ -188,12 +185,14 @@ def test_single_solve_builds_the_same_result_as_the_batch_row():
     indexing) is the reference, field for field and type for type, for each of the three outcomes."""
     so101 = robots.load("so101")
     reached = kinematics.tool_pose(so101, np.array([0.5, -0.8, 0.9, 0.3, 0.0]))[:3, 3]
-    cases = ((reached, {}), (np.array([0.0, 0.0, 2.0]), {"restarts": 5}),  # converged; unreachable
-             (reached, {"restarts": 0, "max_iterations": 1}), (reached, {"tol_position": 1e-12, "restarts": 2}))
+    cases = ((reached, Task("position"), Solver()),  # converged
+             (np.array([0.0, 0.0, 2.0]), Task("position"), Solver(restarts=5)),  # unreachable
+             (reached, Task("position"), Solver(restarts=0, iterations=1)),
+             (reached, Task("position", tol_position=1e-12), Solver(restarts=2)))
     reasons = set()
-    for target, kw in cases:
-        one = solve_ik(so101, target, task="position", rng=np.random.default_rng(2), **kw)
-        row = solve_ik_batch(so101, target[None], task="position", rng=np.random.default_rng(2), **kw)[0]
+    for target, task, solver in cases:
+        one = solve_ik(so101, target, task=task, solver=solver, rng=np.random.default_rng(2))
+        row = solve_ik_batch(so101, target[None], task=task, solver=solver, rng=np.random.default_rng(2))[0]
         assert _fields(one) == _fields(row)
         reasons.add(one.reason)
     assert reasons == {"converged", "unreachable"}  # an attempt out of steps is unreachable too
@@ -209,9 +208,12 @@ def test_default_options_given_explicitly_solve_bit_for_bit_the_same(arms):
              "max_iterations": 50, "patience": 5, "restarts": np.int64(200), "weights": np.ones(6),
              "axis": [0.0, 0, 2.0]}
     assert all(v is not getattr(ik, k.upper(), None) for k, v in given.items())
-    assert _fields(solve_ik(chain, T, **given)) == _fields(solve_ik(chain, T))
+    task = Task("pose", **{k: given[k] for k in ("weights", "tol_position", "tol_orientation", "axis")})
+    solver = Solver(method="lm", iterations=given["max_iterations"], step=given["max_step"],
+                    **{k: given[k] for k in ("damping", "sigma_healthy", "lambda_max", "patience", "restarts")})
+    assert _fields(solve_ik(chain, T, task=task, solver=solver)) == _fields(solve_ik(chain, T))
     with pytest.raises(InputError, match="tol_position: expected a number > 0, got -0.0001"):
-        solve_ik(chain, T, tol_position=-float("1e-4"))
+        Task("pose", tol_position=-float("1e-4"))
 
 
 def test_position_target_as_3_vector_equals_its_translation_transform(so101):
@@ -235,8 +237,9 @@ def test_stop_reasons_and_counts_match_the_numpy_backend(so101, so101_model):
     # of the two backends differ only by round-off here, so every count agrees.
     far = np.array([0.0, 0.0, 2.0])
     T_near = kinematics.tool_pose(so101, np.array([0.5, -0.8, 0.9, 0.3, 0.0]))
-    for target, kw in ((far, dict(restarts=5)), (T_near[:3, 3], dict(restarts=0, max_iterations=1))):
-        c, n = (solve_ik(so101, target, task="position", backend=be, **kw) for be in ("compiled", "numpy"))
+    for target, kw in ((far, dict(restarts=5)), (T_near[:3, 3], dict(restarts=0, iterations=1))):
+        c, n = (solve_ik(so101, target, task="position", solver=Solver(backend=be, **kw))
+                for be in ("compiled", "numpy"))
         assert not c.converged
         assert (c.reason, c.unmet, c.restarts, c.iterations) == (n.reason, n.unmet, n.restarts, n.iterations)
         assert c.position_error == pytest.approx(n.position_error, rel=1e-9)
@@ -244,7 +247,7 @@ def test_stop_reasons_and_counts_match_the_numpy_backend(so101, so101_model):
         tool = mj.site_pose(so101_model, so101, c.q)[:3, 3]
         assert c.position_error == pytest.approx(np.linalg.norm(tool - target), abs=1e-12)
     assert c.reason == "unreachable" and c.unmet == ("position",)
-    far_res = solve_ik(so101, far, task="position", restarts=5)
+    far_res = solve_ik(so101, far, task="position", solver=Solver(restarts=5))
     assert far_res.reason == "unreachable" and far_res.unmet == ("position",)
 
 
@@ -264,7 +267,7 @@ def test_without_polish_both_backends_stop_after_the_last_attempt(so101):
     assert not c.converged
     assert (c.reason, c.restarts, c.iterations) == (n.reason, n.restarts, n.iterations)
     assert c.position_error == pytest.approx(n.position_error, rel=1e-9)
-    polished = solve_ik_batch(so101, far, **kw)[0]
+    polished = solve_ik_batch(so101, far, task="position", solver=Solver(restarts=5))[0]
     assert c.iterations < polished.iterations and c.restarts == polished.restarts
     assert polished.position_error <= c.position_error
 
@@ -283,7 +286,7 @@ def test_targets_the_compiled_check_refuses_still_get_the_reference_error(so101)
     with pytest.raises(InputError, match="bottom row"):
         solve_ik(so101, bad)
     with pytest.raises(InputError, match="backend"):
-        solve_ik(so101, np.eye(4), backend="gpu")
+        Solver(backend="gpu")
 
 
 def test_compiled_freeze_rule_equals_ik_limit_blocked(so101, rng):

@@ -11,12 +11,9 @@ import pytest
 
 from physai import jaxik, jaxkin, kinematics, robots
 from physai.errors import InputError
-from physai.ik import IKBatchResult, IKResult
+from physai.ik import IKBatchResult, IKResult, Solver, solve_ik_batch
 from conftest import PANDA_XML
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,9 +52,10 @@ def test_one_dls_step_and_kinematics_jax_equal_numpy_to_1e_12(panda):
 def test_dls_ik_jax_equals_numpy_and_reaches_the_targets(panda):
     rng = np.random.default_rng(2)
     targets = kinematics.tool_pose(panda, panda.random_q(rng, 64))
-    kw = dict(task="pose", max_iterations=40, restarts=6, rng=None)
-    r_np = jaxik.dls_ik(panda, targets, backend="numpy", **kw)
-    r_jx = jaxik.dls_ik(panda, targets, backend="jax", **kw)
+    with pytest.warns(DeprecationWarning, match="Solver.method='dls', backend='jax'"):  # its NumPy twin: only there
+        r_np = jaxik.dls_ik(panda, targets, task="pose", max_iterations=40, restarts=6, backend="numpy")
+    r_jx = solve_ik_batch(panda, targets, task="pose", solver=Solver(method="dls", iterations=40, restarts=6,
+                                                                      backend="jax"))
     assert r_np.success_rate >= 0.9
     np.testing.assert_array_equal(r_jx.converged, r_np.converged)
     np.testing.assert_array_equal(r_jx.iterations, r_np.iterations)
@@ -73,7 +71,7 @@ def test_dls_ik_jax_equals_numpy_and_reaches_the_targets(panda):
 def test_dls_ik_position_task_takes_points(so101):
     qs = so101.random_q(np.random.default_rng(3), 40)
     points = kinematics.tool_pose(so101, qs)[:, :3, 3]
-    res = jaxik.dls_ik(so101, points, task="position", restarts=2)
+    res = solve_ik_batch(so101, points, task="position", solver=Solver(method="dls", restarts=2, backend="jax"))
     assert res.success_rate >= 0.9
     p = kinematics.tool_pose(so101, res.q[res.converged])[:, :3, 3]
     assert np.linalg.norm(p - points[res.converged], axis=-1).max() <= 1e-4
@@ -82,10 +80,9 @@ def test_dls_ik_position_task_takes_points(so101):
 def test_dls_ik_returns_the_ik_batch_result_with_per_target_restarts(so101):
     qs = so101.random_q(np.random.default_rng(3), 40)
     points = np.concatenate([kinematics.tool_pose(so101, qs)[:, :3, 3], [[0.0, 0.0, 2.0]]])  # the last is out of reach
-    kw = {"task": "position", "max_iterations": 8, "rng": np.random.default_rng(5)}
-    first = jaxik.dls_ik(so101, points, restarts=0, **kw)
-    kw["rng"] = np.random.default_rng(5)
-    res = jaxik.dls_ik(so101, points, restarts=3, **kw)
+    first, res = (solve_ik_batch(so101, points, task="position", rng=np.random.default_rng(5),
+                                 solver=Solver(method="dls", iterations=8, restarts=restarts, backend="jax"))
+                  for restarts in (0, 3))
     assert isinstance(res, IKBatchResult) and len(res) == len(points) and isinstance(res[0], IKResult)
     assert (res.method, res.task) == ("dls", "position") and res.q.shape == (len(points), so101.n)
     assert 0 < first.success_rate < 1 and not res.converged[-1]  # some targets need restarts; one never converges
@@ -105,6 +102,7 @@ def test_dls_ik_returns_the_ik_batch_result_with_per_target_restarts(so101):
      ({"restarts": 2.5}, "^restarts: "), ({"max_iterations": float("nan")}, "^max_iterations: "), ({"rng": 0}, "^rng: "),
      ({"q0": np.full(5, 10.0)}, "^q0: joint .* is outside its limits")],
 )
+@pytest.mark.filterwarnings("ignore:physai.jaxik.dls_ik is deprecated:DeprecationWarning")  # its own checks
 def test_dls_ik_rejects_bad_arguments(so101, kwargs, match):
     targets = kwargs.pop("targets", np.tile(np.eye(4), (2, 1, 1)))
     with pytest.raises(InputError, match=match):
@@ -183,6 +181,7 @@ def test_dls_ik_gives_an_unreachable_position_at_most_unreachable_restarts(so101
     from physai.ik import UNREACHABLE_RESTARTS, reach_bound
 
     far = np.array([[0.0, 0.0, 2.0 * reach_bound(so101)]])
-    res = jaxik.dls_ik(so101, far, task="position", max_iterations=5, restarts=10)
+    res = solve_ik_batch(so101, far, task="position", solver=Solver(method="dls", iterations=5, restarts=10,
+                                                                     backend="jax"))
     assert not res.converged[0] and res.restarts[0] == UNREACHABLE_RESTARTS
     assert res.iterations[0] == 5 * (1 + UNREACHABLE_RESTARTS)

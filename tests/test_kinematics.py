@@ -12,9 +12,6 @@ from conftest import PANDA_XML, WXAI_XML
 from physai import kinematics, mj, robots
 from physai.errors import InputError
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
 
 # Slides and hinges mixed, tilted non-unit axes, joint refs and anchors off the body origin: every
 # branch of the kernel's walk.
@@ -209,16 +206,16 @@ def test_solve_ik_default_fast_path_solves_what_the_reference_path_solves(model_
     _, chain = model_chain
     rng = np.random.default_rng(7)
     targets = kinematics.tool_pose(chain, chain.random_q(rng, 12))
-    kw = dict(task=task, rng=np.random.default_rng(8)) | ({"axis": (1.0, 0.0, 0.0)} if chain.tool_name == "tip" else {})
-    fast_res = ik.solve_ik_batch(chain, targets, **kw)
-    kw["rng"] = np.random.default_rng(8)
-    ref_res = ik.solve_ik_batch(chain, targets, engine="numpy", **kw)
+    task = ik.Task(task, axis=(1.0, 0.0, 0.0)) if chain.tool_name == "tip" else task
+    fast_res = ik.solve_ik_batch(chain, targets, task=task, rng=np.random.default_rng(8))
+    ref_res = ik.solve_ik_batch(chain, targets, task=task, solver=ik.Solver(backend="numpy"),
+                                rng=np.random.default_rng(8))
     np.testing.assert_array_equal(fast_res.converged, ref_res.converged)
     ok = fast_res.converged
     T = kinematics.tool_pose(chain, fast_res.q[ok])
     assert np.linalg.norm(T[:, :3, 3] - targets[ok, :3, 3], axis=-1).max(initial=0.0) <= 1e-4
-    with pytest.raises(InputError, match="^engine: "):
-        ik.solve_ik(chain, targets[0], task=task, engine="jax")
+    with pytest.raises(InputError, match="^backend: "):
+        ik.Solver(backend="numba")
 
 
 FORK_AFTER_BATCH = """

@@ -14,10 +14,6 @@ from physai.learned import (
     dls_refine, fk_loss, init_model, load, position_error, predict, sample_dataset, save, train,
 )
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
-
 
 def test_dataset_inside_limits_reproducible_and_targets_match_mujoco_site(so101, so101_model):
     a = sample_dataset(so101, 500, np.random.default_rng(5), seed=5)

@@ -13,10 +13,6 @@ from physai.kinematics import BodySpec, JointSpec, chain_from_bodies, fd_jacobia
 from physai.singularity import damped_solve
 from physai.transforms import pose_error
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
-
 
 @pytest.fixture(scope="module")
 def planar3r():
@@ -246,19 +242,20 @@ def test_damped_projector_is_continuous_but_leaks_at_most_lam_over_2(panda, rng)
 def test_solve_ik_redundant_keeps_primary_and_lowers_the_cost(so101, planar3r, rng):
     targets = tool_pose(so101, so101.random_q(rng, 10))[:, :3, 3]
     obj = ns.joint_limit_cost(so101)
-    res = ns.solve_ik_redundant_batch(so101, targets, objective=obj, task="position", rng=np.random.default_rng(0))
-    for r, t in zip(res, targets):
-        assert r.converged == r.ik.converged
+    plain = ik.solve_ik_batch(so101, targets, task="position", rng=np.random.default_rng(0))
+    res = ik.solve_ik_batch(so101, targets, task="position", prefer=ns.Prefer(obj), rng=np.random.default_rng(0))
+    for r, start, t in zip(res, plain, targets):
+        assert r.converged == start.converged
         assert r.converged
         assert np.linalg.norm(tool_pose(so101, r.q)[:3, 3] - t) <= 1e-4
-        assert r.cost_final <= r.cost_initial
-        assert obj.value(r.q) == pytest.approx(r.cost_final, abs=1e-15)
+        assert r.cost <= obj.value(start.q)
+        assert obj.value(r.q) == pytest.approx(r.cost, abs=1e-15)
         assert np.all((r.q >= so101.lower) & (r.q <= so101.upper))
-    assert np.mean([r.cost_final < r.cost_initial - 1e-6 for r in res]) >= 0.5
-    assert {r.reason for r in res} <= set(ik.REASONS)  # one reason vocabulary for every IK path
+    assert np.mean([r.cost < obj.value(start.q) - 1e-6 for r, start in zip(res, plain)]) >= 0.5
+    assert set(res.reason) <= set(ik.REASONS)  # one reason vocabulary for every IK path
     posture = ns.posture_cost(planar3r, np.zeros(3))
-    one = ns.solve_ik_redundant(planar3r, [0.6, 0.3, 0.0], objective=posture, task="position")
-    assert one.converged and one.reason == "stationary"
+    one = ik.solve_ik(planar3r, [0.6, 0.3, 0.0], task="position", prefer=ns.Prefer(posture))
+    assert one.converged
     # stationary for the posture cost on the self-motion: the projected gradient vanishes there
     J = jacobian(planar3r, one.q)[:3]
     g = posture.gradient(one.q)
@@ -276,7 +273,7 @@ def test_inputs_are_checked_at_the_boundary(panda, planar3r):
     with pytest.raises(InputError, match="J2"):
         ns.priority_rate(J, np.zeros(6), np.ones((1, 5)), np.zeros(1))
     with pytest.raises(InputError, match="objective"):
-        ns.solve_ik_redundant(panda, np.eye(4), objective=None)
+        ns.Prefer(None)
     with pytest.raises(InputError, match="finite"):
         ns.redundant_rate(J, np.full(6, np.nan))
 
@@ -300,19 +297,18 @@ def test_pseudoinverse_options_are_refused_naming_the_option(f, option, value):
 
 
 @pytest.mark.parametrize("option,value", [("iterations", 2.5), ("iterations", -1), ("step", np.nan),
-                                          ("min_step", 0.0), ("task", "orientation")])
+                                          ("min_step", 0.0)])
 def test_null_space_solver_options_are_refused_naming_the_option(panda, option, value):
-    target = tool_pose(panda, panda.q_ref, engine="numpy")
     with pytest.raises(InputError, match=f"^{option}: "):
-        ns.solve_ik_redundant(panda, target, objective=ns.joint_limit_cost(panda), **{option: value})
+        ns.Prefer(ns.joint_limit_cost(panda), **{option: value})
 
 
 def test_null_space_refinement_accepts_a_target_rigid_to_1e_7(panda):
     """The IK target check (one tolerance) holds for the refinement too: it once re-checked at 1e-9 and crashed."""
     T_t = tool_pose(panda, panda.random_q(np.random.default_rng(13)), engine="numpy")
     T_t[:3, :3] += 1e-7 * np.array([[0.3, -0.5, 0.2], [0.1, 0.4, -0.6], [-0.2, 0.3, 0.5]])
-    res = ns.solve_ik_redundant(panda, T_t, objective=ns.joint_limit_cost(panda), restarts=5)
-    if res.ik.converged:  # the answer's position against the target as given
+    res = ik.solve_ik(panda, T_t, prefer=ns.Prefer(ns.joint_limit_cost(panda)), solver=ik.Solver(restarts=5))
+    if res.converged:  # the answer's position against the target as given
         assert np.linalg.norm(tool_pose(panda, res.q, engine="numpy")[:3, 3] - T_t[:3, 3]) <= 1e-4
 
 

@@ -91,12 +91,12 @@ def test_stored_chain_equals_mujoco_compile_of_the_bundled_model(name):
 
 def test_an_edited_bundled_model_is_compiled_again_not_read_from_its_stored_chain(tmp_path, monkeypatch):
     copy = tmp_path / "models"
-    shutil.copytree(robots._MODELS / "panda", copy / "panda")
+    shutil.copytree(robots.MODELS_DIR / "panda", copy / "panda")
     xml = copy / "panda" / "panda.xml"
     text = xml.read_text()
     assert text.count('range="-2.8973 2.8973"') >= 1
     xml.write_text(text.replace('range="-2.8973 2.8973"', 'range="-1.5 1.5"', 1))
-    monkeypatch.setattr(robots, "_MODELS", copy)
+    monkeypatch.setattr(robots, "MODELS_DIR", copy)
     chain = robots.load("panda")
     assert chain.lower[0] == -1.5 and chain.upper[0] == 1.5  # exact: the edited file's numbers, read back
 

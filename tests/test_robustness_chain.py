@@ -16,9 +16,6 @@ import pytest
 import physai
 from physai.errors import PhysaiError
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
 
 ARRAYS = ("T_prev_joint", "axis_joint", "q_ref", "T_last_tool", "lower", "upper", "packed", "q_middle")
 COPIES = {"pickle": lambda c: pickle.loads(pickle.dumps(c)), "deepcopy": copy.deepcopy, "copy": copy.copy}
@@ -104,7 +101,7 @@ CALLS = {
     "jacobian batch of 300": lambda c, Q, T: physai.jacobian(c, np.repeat(Q, 6, axis=0)),  # several blocks
     "solve_ik": lambda c, Q, T: physai.solve_ik(c, T[0], task="position"),
     "solve_ik_batch": lambda c, Q, T: physai.solve_ik_batch(c, T, task="position"),
-    "solve_ik_batch numpy": lambda c, Q, T: physai.solve_ik_batch(c, T[:2], task="position", backend="numpy"),
+    "solve_ik_batch numpy": lambda c, Q, T: physai.solve_ik_batch(c, T[:2], task="position", solver=physai.ik.Solver(backend="numpy")),
 }
 # Every call reads the packed constants; the batch calls also size their outputs by the joint count, and the IK
 # solver reads the limits and seeds. (A one-pose call takes the count from the packed constants themselves.)

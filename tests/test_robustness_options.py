@@ -15,14 +15,11 @@ from hypothesis import strategies as st
 
 from physai import control, nullspace, robots, singularity, statics
 from physai.errors import PhysaiError
-from physai.ik import solve_ik, solve_ik_batch
+from physai.ik import Solver, Task, solve_ik, solve_ik_batch
 from physai.kinematics import jacobian, tool_pose
 from physai.learned import dls_refine, init_model, sample_dataset, train
 from physai.viewer import Viewer, follow_step
 
-# These tests pin the previous release's flat keywords and functions, kept one release: they warn (tests of the
-# warning itself are in test_ik_api.py).
-pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated:DeprecationWarning")
 
 NAN, INF = math.nan, math.inf
 WRONG_TYPES = [True, False, "1.0", None, 1j, [1.0], np.array([1.0, 2.0])]
@@ -138,11 +135,10 @@ OWN = [  # (call taking the option as keyword, option, kind)
 
 V3 = np.array([0.01, 0.0, 0.0])
 OTHERS = [  # the IK, null-space and singularity modules
-    (ik, "restarts", "count0"), (ik, "max_iterations", "count1_or_none"), (ik, "tol_position", "positive"),
-    (ik, "tol_orientation", "positive"), (ik, "damping", "nonnegative"), (ik, "max_step", "positive"),
-    (ik, "sigma_healthy", "nonnegative"), (ik, "lambda_max", "nonnegative"), (ik, "patience", "count1_or_none"),
-    (ik, "rng", "generator_or_none"), (ik_batch, "restarts", "count0"), (ik_batch, "max_iterations", "count1_or_none"),
-    (ik_batch, "damping", "nonnegative"),
+    (Solver, "restarts", "count0"), (Solver, "iterations", "count1_or_none"), (Task, "tol_position", "positive"),
+    (Task, "tol_orientation", "positive"), (Solver, "damping", "nonnegative"), (Solver, "step", "positive"),
+    (Solver, "sigma_healthy", "nonnegative"), (Solver, "lambda_max", "nonnegative"),
+    (Solver, "patience", "count1_or_none"), (ik, "rng", "generator_or_none"), (ik_batch, "rng", "generator_or_none"),
     (lambda **o: nullspace.pinv(J6[:3], **o), "lam", "damping"),
     (lambda **o: nullspace.pinv(J6[:3], **o), "rcond", "nonnegative"),
     (lambda **o: nullspace.projector(J6[:3], **o), "lam", "damping"),

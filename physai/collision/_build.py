@@ -219,9 +219,9 @@ def _self_key(world: CollisionWorld, own: np.ndarray, q: np.ndarray) -> str:
 def _self_pairs_files(key: str) -> list:
     """Where statistics stored under ``key`` may be: beside each bundled model, then in the user's cache folder."""
     from physai import _engine
-    from physai.robots import _MODELS
+    from physai.robots import MODELS_DIR
 
-    return [*sorted(_MODELS.glob(f"*/{SELF_PAIRS_FILE}")), _engine.cache_dir() / _SELF_PAIRS_CACHE / f"{key}.json"]
+    return [*sorted(MODELS_DIR.glob(f"*/{SELF_PAIRS_FILE}")), _engine.cache_dir() / _SELF_PAIRS_CACHE / f"{key}.json"]
 
 
 def _digest(key: str, entry) -> str:
@@ -280,12 +280,12 @@ def write_stored_self_pairs() -> list:
     """Rewrite ``self_pairs.json`` beside every bundled model (after editing one; at development time only)."""
     import json
 
-    from physai.robots import _MODELS, ROBOTS
+    from physai.robots import MODELS_DIR, ROBOTS
 
     written = []
     for name, info in ROBOTS.items():
         if info.bundled:
-            out = (_MODELS / info.bundled).with_name(SELF_PAIRS_FILE)
+            out = (MODELS_DIR / info.bundled).with_name(SELF_PAIRS_FILE)
             _files.write_text(out, json.dumps(self_pairs_record(name), indent=0) + "\n")
             written.append(out)
     return written

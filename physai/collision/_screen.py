@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from physai.chain import _frozen
+from physai.chain import frozen_array
 from physai.collision._gjk import gjk_bracket
 
 SEGMENT, BOX, SPHERE_ONLY = 0, 1, 2  # a geom's core shape in the screen: a swept segment, a box, its bounding sphere
@@ -72,9 +72,9 @@ class Screen:
         exact = exact_geom[g1] & exact_geom[g2] & ~((kind[g1] == BOX) & (kind[g2] == BOX))
         hull, hull_adr, hull_num, hull_radius, hull_disk = _hulls(m)
         f8, i8 = np.float64, np.int64
-        return cls(_frozen(g1, i8), _frozen(g2, i8), _frozen(m.geom_rbound, f8), _frozen(exact, bool),
-                   _frozen(kind, i8), _frozen(radius, f8), _frozen(half, f8), _frozen(centre, f8), _frozen(hull, f8),
-                   _frozen(hull_adr, i8), _frozen(hull_num, i8), _frozen(hull_radius, f8), _frozen(hull_disk, f8))
+        return cls(frozen_array(g1, i8), frozen_array(g2, i8), frozen_array(m.geom_rbound, f8), frozen_array(exact, bool),
+                   frozen_array(kind, i8), frozen_array(radius, f8), frozen_array(half, f8), frozen_array(centre, f8), frozen_array(hull, f8),
+                   frozen_array(hull_adr, i8), frozen_array(hull_num, i8), frozen_array(hull_radius, f8), frozen_array(hull_disk, f8))
 
     def lower(self, xpos: np.ndarray, xmat: np.ndarray, cap: float) -> np.ndarray:
         """``(K, P)`` lower bounds (m) of the pairs' distances from geom poses ``xpos (K, ngeom, 3)``,

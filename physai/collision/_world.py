@@ -15,7 +15,7 @@ import numpy as np
 from physai import _engine
 from physai._threads import in_threads
 from physai._validate import finite_array, nonnegative, one_of, real
-from physai.chain import _frozen
+from physai.chain import frozen_array
 from physai.collision import _screen as screen  # screen.GJK_BAND is read at each call (tests widen it)
 from physai.collision._screen import ASK, CLEAR, ENGINES, SAFE, Screen
 from physai.errors import InputError
@@ -45,9 +45,9 @@ _OBSTACLE_TYPES = {"box": mujoco.mjtGeom.mjGEOM_BOX, "sphere": mujoco.mjtGeom.mj
 def scene(robot: str | os.PathLike, obstacles: Sequence[Obstacle] = ()) -> mujoco.MjModel:
     """The compiled model of ``robot`` (a bundled or Menagerie name, or an MJCF file) with ``obstacles`` added to
     its world body (``contype = conaffinity = 1``)."""
-    from physai.robots import _is_name, model_path, mujoco_warnings
+    from physai.robots import is_robot_name, model_path, mujoco_warnings
 
-    path = model_path(str(robot)) if _is_name(robot) else os.fspath(robot)
+    path = model_path(str(robot)) if is_robot_name(robot) else os.fspath(robot)
     with mujoco_warnings(os.path.basename(path)):
         spec = mujoco.MjSpec.from_file(str(path))
     seen = set()
@@ -188,19 +188,19 @@ class CollisionWorld:
             a = np.asarray(getattr(self, name))
             if a.shape != shape:
                 raise InputError(f"CollisionWorld: {name} has shape {a.shape}, expected {shape}")
-            object.__setattr__(self, name, _frozen(a, dtype))
+            object.__setattr__(self, name, frozen_array(a, dtype))
         if P and (self.pairs.min() < 0 or self.pairs.max() >= self.model.ngeom):
             raise InputError(f"CollisionWorld: pairs must hold geom ids in [0, {self.model.ngeom})")
-        object.__setattr__(self, "pair_margin", _frozen(np.where(self.pair_self, self.self_margin, self.margin),
+        object.__setattr__(self, "pair_margin", frozen_array(np.where(self.pair_self, self.self_margin, self.margin),
                                                         np.float64))
         object.__setattr__(self, "_local", threading.local())
-        object.__setattr__(self, "hinge", _frozen([t == "hinge" for t in self.chain.joint_types], bool))
+        object.__setattr__(self, "hinge", frozen_array([t == "hinge" for t in self.chain.joint_types], bool))
         object.__setattr__(self, "screen", Screen.of(self.model, self.pairs))
         last = np.where(self.moves.any(axis=1), self.chain.n - 1 - np.argmax(self.moves[:, ::-1], axis=1), -1)
-        object.__setattr__(self, "last_joint", _frozen(last[self.model.geom_bodyid], np.int64))
+        object.__setattr__(self, "last_joint", frozen_array(last[self.model.geom_bodyid], np.int64))
         T = self._geom_offsets()
-        object.__setattr__(self, "T_joint_geom", _frozen(T, np.float64))
-        object.__setattr__(self, "local_rows", _frozen(np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]],
+        object.__setattr__(self, "T_joint_geom", frozen_array(T, np.float64))
+        object.__setattr__(self, "local_rows", frozen_array(np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]],
                                                                        axis=1), np.float64))
         object.__setattr__(self, "_engine_refs", (self.model, self.chain, self.screen, tuple(
             (owner, name, getattr(owner, name), getattr(owner, name).shape) for owner, names in (
@@ -210,7 +210,7 @@ class CollisionWorld:
         q = self.chain.random_q(np.random.default_rng(0), CLEAR_SET_DRAWS)
         q = np.ascontiguousarray(q[self.clear_trusted(q, self.pair_margin)])
         object.__setattr__(self, "clear_postures",
-                           (_frozen(q, np.float64), _frozen(tool_pose(self.chain, q), np.float64)))
+                           (frozen_array(q, np.float64), frozen_array(tool_pose(self.chain, q), np.float64)))
 
     def __reduce__(self):
         """Pickle and copy rebuild the world through its constructor from the fields it was built from, so the

@@ -120,6 +120,16 @@ class Result:
     __html__ = __str__
 
 
+def result_value(node: Result) -> object:
+    """The value the run saved at ``node`` (a :class:`Result`): its field is underscored, so that a result key such
+    as ``value`` reaches ``__getattr__``, and read through here.
+
+    >>> result_value(Result({"a": [1.5]}, "").a[0])
+    1.5
+    """
+    return node._value
+
+
 def format_value(value, fmt: str, digits: int) -> str:
     """``value`` written as the filter ``fmt`` with ``digits`` writes it (the page's text of a number)."""
     if fmt != "text" and (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)):

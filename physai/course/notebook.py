@@ -31,7 +31,9 @@ import nbformat
 
 from physai import _files
 from physai._extras import DISTRIBUTION
-from physai.course.course import FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson
+from physai.course.course import (
+    FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson, result_value,
+)
 from physai.errors import InputError
 from physai.course.report import SITE
 from physai.course.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
@@ -121,7 +123,7 @@ def _number(fmt: str):
     def apply(node, digits: int = 0) -> str:
         if not isinstance(node, Result):
             raise CourseError(f"| {fmt}: format a result of the run (R....), not {node!r} typed into the page")
-        text = format_value(node._value, fmt, digits)
+        text = format_value(result_value(node), fmt, digits)
         return _saved_text(text) if fmt == "text" else text
 
     return apply
