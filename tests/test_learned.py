@@ -121,7 +121,8 @@ def test_hybrid_never_worse_than_its_initial_guess_and_reports_true_errors(chain
     guesses = chain.random_q(rng, len(targets))
     previous = None
     for k in (1, 3, 5):
-        res = dls_refine(chain, targets, guesses, k, damping=0.01)
+        with pytest.warns(DeprecationWarning, match="use physai.solve_ik_batch"):  # the warning names the replacement
+            res = dls_refine(chain, targets, guesses, k, damping=0.01)
         assert np.all(res.position_error <= res.initial_error)
         assert np.allclose(res.position_error, position_error(chain, res.q, targets), rtol=0, atol=1e-15)
         assert np.allclose(res.initial_error, position_error(chain, guesses, targets), rtol=0, atol=1e-15)

@@ -3,7 +3,7 @@
 ``sample_dataset`` draws joints inside the limits and their tool points; ``init_model`` / ``train``
 fit an MLP ``x -> q`` with the supervised ``joint_loss`` or the label-free ``fk_loss`` (through
 :mod:`physai.jaxkin`); ``predict`` runs it batched; ``save`` / ``load`` use a plain ``.npz``;
-``dls_refine`` turns a network guess into the hybrid controller.
+``physai.solve_ik_batch`` from the network's guesses (``q0``) makes the hybrid controller.
 
 ``train`` and ``predict`` run JAX in float64 and leave the caller's JAX setting as it was; the JAX building blocks
 ``forward``, ``joint_loss`` and ``fk_loss`` run in the caller's precision (``fk_loss`` refuses float32, as

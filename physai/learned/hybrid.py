@@ -5,6 +5,7 @@ All functions are batched: ``targets: (N, 3)`` tool points (m, world), ``q: (N, 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,8 +47,15 @@ def dls_refine(chain: Chain, targets, q0, iterations: int, *, damping: float = 0
     ``tol`` (m) stop moving.
 
     The step is :func:`physai.singularity.damped_solve`; unlike ``solve_ik`` this runs a fixed number
-    of iterations with no restarts, which is what the hybrid-vs-DLS comparison at equal ``k`` needs.
+    of iterations with no restarts.
+
+    Deprecated: refine network guesses with ``physai.solve_ik_batch(chain, targets, q0, task="position",
+    solver=physai.Solver(method="dls", restarts=0, iterations=k, damping=d))``, which also stops at the task's
+    tolerance, bounds each step and polishes a failed attempt (so its answers are not this loop's, step for step).
     """
+    warnings.warn("physai.learned.dls_refine is deprecated: use physai.solve_ik_batch(chain, targets, q0, "
+                  "task='position', solver=physai.Solver(method='dls', restarts=0, iterations=k, damping=d))",
+                  DeprecationWarning, stacklevel=2)
     targets = finite_array(targets, "targets", (3,))
     q = np.array(chain.check_q(q0), dtype=float)
     if q.shape[:-1] != targets.shape[:-1]:
