@@ -8,6 +8,7 @@ from it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
@@ -78,6 +79,18 @@ def reach_bound(chain: Chain) -> float:
     return float(links + sum(max(abs(chain.upper[i] - chain.q_ref[i]), abs(chain.lower[i] - chain.q_ref[i]))
                              for i in slides))
 
+
+
+_SUM_CHECK_SIZE = 4096  # from this many entries a sum, which allocates nothing, beats np.isfinite's boolean array
+
+
+def _all_finite(q: np.ndarray) -> bool:
+    """Whether every entry of ``q`` is finite. A large ``q`` is summed: a NaN or an infinity never sums to a finite
+    number, and a sum that overflows only sends ``q`` to the full check."""
+    if q.size < _SUM_CHECK_SIZE:
+        return bool(np.isfinite(q).all())
+    with np.errstate(over="ignore", invalid="ignore"):
+        return math.isfinite(q.sum())
 
 @dataclass(frozen=True, eq=False)
 class Chain:
@@ -220,8 +233,8 @@ class Chain:
         Positions outside the joint limits are valid for FK and Jacobians (the arm can be driven
         there); ``within_limits=True`` refuses them, as a solver's start must not lie outside.
         """
-        if not (type(q) is np.ndarray and q.dtype == np.float64 and q.shape[-1:] == (self.n,)
-                and np.isfinite(q).all()):  # the usual case costs these tests; anything else the full check
+        # the usual case costs these tests; anything else the full check
+        if not (type(q) is np.ndarray and q.dtype == np.float64 and q.shape[-1:] == (self.n,) and _all_finite(q)):
             q = finite_array(q, name, (self.n,), f" for chain {self.name!r} with joints {list(self.joint_names)}")
         if within_limits:
             outside = (q < self.lower) | (q > self.upper)

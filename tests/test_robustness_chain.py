@@ -131,3 +131,16 @@ def test_a_shorter_packed_is_refused_even_for_a_q_of_its_length():
     object.__setattr__(chain, "packed", chain.packed[1:].copy())
     with pytest.raises(PhysaiError, match="packed is float64 \\(5, 17\\)"):
         physai.jacobian(chain, np.zeros(4))
+
+
+@pytest.mark.parametrize("size", [3, 5000])  # below and above the size where the check sums instead
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_one_non_finite_entry_anywhere_in_q_is_refused_and_huge_finite_entries_pass(size, bad):
+    # the reference: np.isfinite on every entry, entry by entry
+    chain = physai.load("panda")
+    q = np.zeros((size, chain.n))
+    q[-1, -1] = bad
+    with pytest.raises(PhysaiError, match=r"q: entries must be finite"):
+        chain.check_q(q)
+    huge = np.full((size, chain.n), 1e308)  # finite entries whose sum overflows: accepted, no warning
+    assert np.isfinite(huge).all() and chain.check_q(huge) is huge
