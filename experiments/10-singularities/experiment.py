@@ -82,8 +82,7 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "damping's norm follows the exact curve until its threshold, then the damped one."),
     Figure("ellipsoids.png",
            "The velocity ellipsoid of the WidowX AI's linear rows, both panels on the same axes (half-width in "
-           "the title): rounded at a typical pose, a flat disc near full extension, a pose past the elbow's limit "
-           "that only the model reaches.",
+           "the title): rounded at a typical pose, a flat disc near full extension (past the elbow's limit).",
            "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same axes: at a typical pose a "
            "rounded ellipsoid; near full extension, at a pose past the elbow's limit, a larger flat disc with one "
            "axis almost gone."),
