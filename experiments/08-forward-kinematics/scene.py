@@ -30,11 +30,9 @@ def main(full: bool = False) -> list[Claim]:
                   title="SO-101 at Q0: joint axes (blue)")
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; tool path over shoulder_lift +-{SWEEP} rad, "
           f"{1000 * np.linalg.norm(path[-1] - path[0]):.0f} mm end to end; {pic.drawn_by}")
-    figure = Figure(FILE, pic.caption("The SO-101 at Q0 with each joint's axis drawn through it in blue and "
-                                      "labelled by name, the arrow pointing along the axis's positive direction, and "
-                                      "the arc the tool point sweeps when shoulder_lift alone turns a little either "
-                                      "way. shoulder_pan's axis points down, so by the right-hand rule a positive "
-                                      "pan turns the arm clockwise seen from above."),
+    figure = Figure(FILE, pic.caption("The SO-101 at Q0: each joint's positive axis as a labelled blue arrow "
+                                      "(shoulder_pan's points down, so a positive pan turns clockwise seen from "
+                                      "above) and the tool's arc as shoulder_lift alone turns."),
                     pic.alt("at the pose Q0, standing on the floor",
                             "a blue arrow along each joint's positive axis through its anchor, labelled shoulder_pan, "
                             "shoulder_lift, elbow_flex, wrist_flex and wrist_roll (the pan axis vertical and pointing "
