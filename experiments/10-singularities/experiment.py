@@ -219,7 +219,7 @@ def plot_typical(r: SigmaSpread) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("singular value (m/rad, log scale); dotted: each one's median")
     ax.set_ylabel("poses")
-    ax.set_title("WidowX AI linear rows over random in-limit poses")
+    ax.set_title("Singular values of the WidowX AI's linear rows over random in-limit poses")
     ax.legend()
     _save(fig, "sigma_spread.png")
 
