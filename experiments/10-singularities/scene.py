@@ -36,12 +36,11 @@ def main(full: bool = False) -> list[Claim]:
     print(f"Q0 = {fmt_row(Q0, 5, 2)} rad: singular values {fmt_row(s0, 6, 4)} m/rad")
     print(f"stretched {fmt_row(Q_STRETCHED, 5, 2)} rad: singular values {fmt_row(s1, 6, 4)} m/rad")
     print(pic.drawn_by)
-    axes = lambda s: ", ".join(f"{x:.3f}" for x in s)
-    figure = Figure(FILE, pic.caption(f"The SO-101 at Q0 (solid) and stretched out forward (see-through), each with "
-                                      f"its manipulability ellipsoid at the tool, both drawn to one scale. At Q0 "
-                                      f"the semi-axes are {axes(s0)} m/rad: all three open. "
-                                      f"Stretched out they are {axes(s1)}: two stay open, and the "
-                                      f"one along the arm has closed to a flat disc."),
+    axes = lambda s: ", ".join(f"{x:.4f}" for x in s)
+    figure = Figure(FILE, pic.caption("The SO-101 at Q0 (solid) and stretched out forward (see-through), each with "
+                                      "its manipulability ellipsoid at the tool, both drawn to one scale: at Q0 all "
+                                      "three axes are open; stretched out, two stay open and the one along the arm "
+                                      "has closed to a flat disc."),
                     pic.alt("at Q0 (solid) and stretched out forward, upper arm, forearm and wrist almost in one line "
                             "(see-through)",
                             f"a translucent blue ellipsoid at each pose's tool, its semi-axes the singular values of "
