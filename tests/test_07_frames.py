@@ -291,6 +291,8 @@ def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(bui
     np.testing.assert_allclose(ours * np.sign(ours[3]), ref * np.sign(ref[3]), atol=1e-15)
     ad = build.adjoint_step(ch.T_tool)
     np.testing.assert_allclose(ad.power_world, ad.power_tool, atol=1e-15)  # power is frame-invariant
+    # the quiz's words: 2 N pushing back against a 5 cm/s motion along the tool's z axis: F . V = -2 * 0.05 W
+    np.testing.assert_allclose(ad.power_tool, -2.0 * 0.05, rtol=1e-15)
     assert [c.verdict for c in build.claims(ch)] == ["agree"]
 
 
@@ -317,6 +319,16 @@ def test_build_exercise_functions_match_numpy_inverse_scipy_and_pinocchio_action
                                    atol=1e-15)
         np.testing.assert_allclose(build.invert_transform(T), np.linalg.inv(T), atol=1e-14)
         np.testing.assert_allclose(build.twist_adjoint(T), pin.SE3(T).action, atol=1e-15)
+
+
+def test_extrinsic_xyz_is_intrinsic_ZYX_with_the_angles_reversed_in_scipy(build, so101_model, so101, rng):
+    """The page's sentence: SciPy's extrinsic "xyz" (roll, pitch, yaw) and intrinsic "ZYX" (yaw, pitch, roll) build
+    the same matrix, and the ZYX angles the page prints are Step 2's roll-pitch-yaw reversed."""
+    for a in rng.uniform([-np.pi, -1.5, -np.pi], [np.pi, 1.5, np.pi], size=(50, 3)):
+        np.testing.assert_allclose(Rotation.from_euler("xyz", a).as_matrix(),
+                                   Rotation.from_euler("ZYX", a[::-1]).as_matrix(), atol=1e-15)
+    sp = build.spellings_step(build.chain_step(so101_model, so101).T_tool[:3, :3])
+    np.testing.assert_allclose(sp.ZYX, sp.rpy[::-1], atol=1e-12)
 
 
 def test_quaternion_order_slip_is_the_angle_mujoco_gives_for_the_reordered_quaternion(build, so101_model, so101):
@@ -381,6 +393,9 @@ def test_scene_pictures_the_so101_with_its_frames(run_lesson, tmp_path):
     _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
     check_picture(tmp_path, saved["picture"], "so101")
     assert saved["q"] == [0.0, -0.6, 0.9, 0.4, 0.3]
+    if saved["picture"]["rendered"]:  # the two shoulder labels stand apart: more than 2.5 label heights (28 px)
+        px = saved["label_pixels"]
+        assert np.hypot(*np.subtract(px["shoulder_pan"], px["shoulder_lift"])) > 70
 
 
 def test_without_pinocchio_the_steps_leave_its_checks_out_and_say_how_to_install_it(build, monkeypatch):

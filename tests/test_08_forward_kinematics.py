@@ -319,12 +319,15 @@ def test_scene_pictures_the_so101_with_axes_as_its_alt_text_says(run_lesson, tmp
 
     from conftest import check_picture, load_lesson
 
+    from physai.course.lesson import read_figures
+
     _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
     check_picture(tmp_path, saved["picture"], "so101")
     d = mujoco.MjData(so101_model)
     d.qpos[list(so101.qpos_adr)] = saved["q"]
     mujoco.mj_kinematics(so101_model, d)
     axis = {n: d.xaxis[so101_model.joint(n).id] for n in so101.joint_names}
-    assert abs(abs(axis["shoulder_pan"][2]) - 1) < 1e-12
+    assert abs(axis["shoulder_pan"][2] + 1) < 1e-12  # vertical and pointing down, as the caption and alt say
+    assert "pointing down" in read_figures(tmp_path)[saved["picture"]["file"]].alt
     for n in ("shoulder_lift", "elbow_flex", "wrist_flex"):
         assert abs(axis[n][2]) < 1e-12 and abs(abs(axis[n] @ axis["shoulder_lift"]) - 1) < 1e-12

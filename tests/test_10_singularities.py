@@ -121,6 +121,7 @@ def test_rank_loss_map_matches_mj_jacSite(ex, so101, so101_model):
         S = np.linalg.svd(mj_site(so101_model, so101, q)[2][:3], compute_uv=False)
         np.testing.assert_allclose([r.sigma_min[i, j], r.sigma_max_grid[i, j]], [S[-1], S[0]], atol=1e-14)
     S = np.linalg.svd(mj_site(so101_model, so101, r.q_cross)[2][:3], compute_uv=False)
+    np.testing.assert_allclose(r.sigma_cross, S, atol=1e-14)
     assert r.sigma_min_min == pytest.approx(r.sigma_min.min(), abs=1e-14)
     np.testing.assert_allclose([r.sigma_max, r.ratio, r.exact_norm], [S[0], S[-1] / S[0], 0.05 / r.sigma_min_min],
                                rtol=1e-12)
@@ -143,6 +144,9 @@ def test_rank_map_cross_sits_on_the_straight_arm_band_alone(ex, so101, so101_mod
     pan = so101_model.joint(so101.joint_names[0]).id
     tool = d.site_xpos[so101_model.site(so101.tool_name).id] - d.xanchor[pan]
     assert np.linalg.norm(np.cross(tool, d.xaxis[pan])) > 0.1  # more than 10 cm from the pan axis
+    # "one direction is gone; the others move": sigma_2 is tens of times sigma_3 at the cross, in MuJoCo's Jacobian
+    S = np.linalg.svd(mj_site(so101_model, so101, r.q_cross)[2][:3], compute_uv=False)
+    assert S[1] > 20 * S[2] and S[1] > 0.1
 
 
 def test_rank_map_pan_band_is_the_tool_over_mujocos_pan_axis(ex, so101, so101_model):
@@ -222,6 +226,9 @@ def test_extension_sweep_rates_match_mj_jacSite_and_closed_forms(ex, sweep, wxai
     adaptive = np.array([J.T @ np.linalg.solve(J @ J.T + li**2 * np.eye(3), vi) for J, li, vi in zip(Jp, lam, v)])
     np.testing.assert_allclose(r.adaptive_lam, lam, atol=1e-12)
     np.testing.assert_allclose(r.adaptive_peaks, np.minimum(np.abs(adaptive).max(axis=1), 6.28), rtol=1e-9)
+    assert np.all(np.abs(adaptive).max(axis=1) <= 6.28)  # no uniform scaling on this walk: the norms are the solve's
+    np.testing.assert_allclose(r.adaptive_norms, np.linalg.norm(adaptive, axis=1), rtol=1e-9)
+    assert r.adaptive_norm_max == r.adaptive_norms.max()
     assert r.adaptive_peak == r.adaptive_peaks.max() > 0.05 / (2 * 0.05)  # the printed point: the ramp gives up the fixed-lambda bound
 
 
@@ -381,8 +388,43 @@ def test_sweep_fields_the_page_reads_obey_the_closed_form_bounds(ex, sweep):
     # along u_min the exact rate is |v| / sigma_min; the solve's relative error is ~eps_mach kappa, kappa ~ 1e2 here
     np.testing.assert_allclose(near.exact_norm, ex.V_WEAK / near.sigma_min, rtol=1e-12)
     assert r.fixed_max <= r.bound + 1e-12
-    # adaptive damping is undamped above sigma_h, so its rate is at most |v| / sigma_h there, and damped below
-    assert r.bound < r.adaptive_peak <= r.adaptive_bound + 1e-12
+    # adaptive damping's norm stays under its own bound (here |v| / sigma_h) and above fixed damping's
+    assert r.bound < r.adaptive_peak <= r.adaptive_norm_max <= r.adaptive_gain_bound + 1e-12
+    np.testing.assert_allclose(r.adaptive_gain_bound, ex.V_WEAK / ex.SIGMA_HEALTHY, rtol=1e-15)  # sigma_h < sqrt2 lam
+    np.testing.assert_allclose(r.sqrt2_lam, np.sqrt(2) * ex.LAMBDA, rtol=1e-15)
+
+
+def _adaptive_gain(sigma, sigma_h, lam_max):
+    """The damped gain sigma / (sigma^2 + lambda^2) under the ramp lambda^2 = lam_max^2 (1 - (sigma/sigma_h)^2)
+    below sigma_h, 0 above (Nakamura and Hanafusa's adaptive damping), written out here as the reference."""
+    lam2 = np.where(sigma < sigma_h, lam_max**2 * (1 - (sigma / sigma_h) ** 2), 0.0)
+    return sigma / (sigma**2 + lam2)
+
+
+@pytest.mark.parametrize("sigma_h", [0.02, 0.03, 0.05, 0.0707, 0.0708, 0.1, 0.2, 1.0])
+def test_adaptive_peak_gain_is_the_dense_maximum_of_the_ramps_gain(ex, sigma_h):
+    """The closed form the page's Break it, Hard exercise and Math details state equals a dense numerical maximum
+    of the gain over sigma (a grid of 2 million points up to 4 sigma_h and sigma_h itself, refined by a bounded
+    scalar search), and is
+    above the fixed-damping bound 1/(2 lam_max) at every threshold."""
+    from scipy.optimize import minimize_scalar
+
+    lam = ex.LAMBDA
+    sigma = np.sort(np.r_[np.linspace(1e-9, 4 * sigma_h, 2_000_001), sigma_h])  # the threshold itself included
+    g = _adaptive_gain(sigma, sigma_h, lam)
+    k = int(np.argmax(g))
+    lo, hi = sigma[max(k - 1, 0)], sigma[min(k + 1, len(sigma) - 1)]
+    best = max(g[k], -minimize_scalar(lambda s: -_adaptive_gain(s, sigma_h, lam), bounds=(lo, hi),
+                                      method="bounded", options={"xatol": 1e-15}).fun)
+    np.testing.assert_allclose(ex.adaptive_peak_gain(sigma_h, lam), best, rtol=1e-9)
+    assert ex.adaptive_peak_gain(sigma_h, lam) > 1 / (2 * lam)
+
+
+def test_adaptive_damping_with_the_threshold_at_twice_lambda_max_still_exceeds_the_bound(ex, sweep):
+    """At sigma_h = 2 lam_max the ramp's gain peaks at 1 / (sqrt(3) lam_max) (a = 3/4): for 5 cm/s and
+    lam_max = 0.05 m/rad that is 0.577 rad/s, over fixed damping's 0.5."""
+    np.testing.assert_allclose(sweep.adaptive_at_2lam, 0.05 / (np.sqrt(3) * 0.05), rtol=1e-14)
+    assert sweep.adaptive_at_2lam > sweep.bound
 
 
 def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson, tmp_path, so101_model, so101):
@@ -395,7 +437,9 @@ def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson,
     for q, s in ((saved["q"], saved["sigma"]), (saved["q_stretched"], saved["sigma_stretched"])):
         J = mj_site(so101_model, so101, np.array(q))[2]
         np.testing.assert_allclose(s, np.linalg.svd(J[:3], compute_uv=False), atol=1e-12)
-    assert saved["sigma_stretched"][-1] < 0.2 * saved["sigma"][-1]
+    s1 = saved["sigma_stretched"]
+    assert s1[-1] < 0.2 * saved["sigma"][-1]
+    assert s1[1] > 0.5 * s1[0] and s1[1] > 50 * s1[2]  # a flat disc: two axes open, one closed (not a needle)
     import mujoco
 
     p_tool, _, J = mj_site(so101_model, so101, np.array(saved["q_stretched"]))
@@ -405,6 +449,8 @@ def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson,
     U = np.linalg.svd(J[:3])[0]
     forearm = p_tool - d.xpos[so101_model.joint("elbow_flex").bodyid[0]]
     assert abs(U[:, -1] @ forearm) / np.linalg.norm(forearm) > 0.9
+    pan = so101_model.joint("shoulder_pan").id
+    assert np.linalg.norm(np.cross(p_tool - d.xanchor[pan], d.xaxis[pan])) > 0.3  # the tool far from the pan axis
 
 
 def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, monkeypatch, wxai, wxai_model):

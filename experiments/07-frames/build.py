@@ -189,6 +189,7 @@ class Spellings:
     rpy: np.ndarray
     rpy_err: float
     XYZ: np.ndarray
+    ZYX: np.ndarray  # rad, SciPy's intrinsic "ZYX" angles: roll-pitch-yaw reversed (yaw, pitch, roll)
     rotvec: np.ndarray
     rotvec_err: float
     angle: float
@@ -204,7 +205,7 @@ def spellings_step(R) -> Spellings:
     quat, rpy, rotvec = tf.matrix_to_quat(R), tf.matrix_to_rpy(R), tf.so3_log(R)
     misread = Rotation.from_quat(quat)  # the order slip: w read as z, x as w...
     return Spellings(quat, float(np.abs(quat - mj_quat).max()), rot.as_quat(), rpy,
-                     float(np.abs(rpy - rot.as_euler("xyz")).max()), rot.as_euler("XYZ"), rotvec,
+                     float(np.abs(rpy - rot.as_euler("xyz")).max()), rot.as_euler("XYZ"), rot.as_euler("ZYX"), rotvec,
                      float(np.abs(rotvec - rot.as_rotvec()).max()), float(np.linalg.norm(rotvec)),
                      float(np.degrees((misread * rot.inv()).magnitude())))
 
@@ -353,6 +354,7 @@ def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
     print(f"SciPy as_quat() order (x,y,z,w): {fmt_row(sp.scipy_quat)}  <- same numbers, scalar last")
     print(f"roll, pitch, yaw (rad): {fmt_row(sp.rpy)}   |rpy - SciPy as_euler('xyz')| = {sp.rpy_err:.1e}")
     print(f"SciPy as_euler('XYZ') (intrinsic, a different convention): {fmt_row(sp.XYZ)}")
+    print(f"SciPy as_euler('ZYX') (intrinsic, the same rotation as 'xyz' with the angles reversed): {fmt_row(sp.ZYX)}")
     print(f"rotation vector (rad): {fmt_row(sp.rotvec)}, angle {sp.angle:.4f} rad   "
           f"|w - SciPy as_rotvec| = {sp.rotvec_err:.1e}")
     print(f"(w,x,y,z) handed to SciPy's default from_quat (x,y,z,w): a rotation {sp.misread_deg:.1f} deg away")

@@ -23,7 +23,7 @@ def main(full: bool = False) -> list[Claim]:
     frames = ([Frame(np.eye(4), 0.1, "world")] + [Frame(T, 0.05) for T in T_world_joint]
               + [Frame(T_world_tool, 0.05, chain.tool_name)])
     pic = picture("so101", Pose(Q0), HERE / FILE, overlays=frames, joint_names=True,
-                  view=View(azimuth=140, elevation=-25, distance=0.55),
+                  view=View(azimuth=115, elevation=-12, distance=0.55),
                   title="SO-101 at Q0: world, joint and tool frames")
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; {pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 with the world frame at its base, a small frame at each "
@@ -32,7 +32,7 @@ def main(full: bool = False) -> list[Claim]:
                             "red-green-blue axis triads for the world frame at the base, for each of the five joints "
                             "(labelled shoulder_pan to wrist_roll) and for the tool frame gripperframe at the "
                             "fingertips"))
-    save_results(HERE, SCRIPT, {"q": Q0, "picture": pic.record()}, figures=[figure])
+    save_results(HERE, SCRIPT, {"q": Q0, "picture": pic.record(), "label_pixels": pic.pixels}, figures=[figure])
     return []
 
 

@@ -30,12 +30,13 @@ def main(full: bool = False) -> list[Claim]:
                   title="SO-101 at Q0: joint axes (blue)")
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; tool path over shoulder_lift +-{SWEEP} rad, "
           f"{1000 * np.linalg.norm(path[-1] - path[0]):.0f} mm end to end; {pic.drawn_by}")
-    figure = Figure(FILE, pic.caption("The SO-101 at Q0 with each joint's axis drawn through it in blue and "
-                                      "labelled by name, and the arc the tool point sweeps when shoulder_lift "
-                                      "alone turns a little either way."),
+    figure = Figure(FILE, pic.caption("The SO-101 at Q0: each joint's positive axis as a labelled blue arrow "
+                                      "(shoulder_pan's points down, so a positive pan turns clockwise seen from "
+                                      "above) and the tool's arc as shoulder_lift alone turns."),
                     pic.alt("at the pose Q0, standing on the floor",
-                            "a blue line along each joint's axis through its anchor, labelled shoulder_pan, "
-                            "shoulder_lift, elbow_flex, wrist_flex and wrist_roll (the pan axis vertical, the three "
+                            "a blue arrow along each joint's positive axis through its anchor, labelled shoulder_pan, "
+                            "shoulder_lift, elbow_flex, wrist_flex and wrist_roll (the pan axis vertical and pointing "
+                            "down, the three "
                             "flex axes parallel and horizontal, the roll axis along the forearm), and a magenta arc "
                             "of the tool point's path as shoulder_lift turns"))
     save_results(HERE, SCRIPT, {"q": Q0, "sweep": SWEEP, "path_chord": float(np.linalg.norm(path[-1] - path[0])),

@@ -56,9 +56,9 @@ CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
 NEAR_SIGMA = 0.005  # m/rad, "near full extension": the sweep's first pose below it is the one Steps 4 and 5 study
 FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn)
     Figure("sigma_spread.png",
-           "The WidowX AI's three position-block singular values over random poses inside its joint limits: the "
-           "smallest one spreads widest.",
-           "Histograms of the three singular values of the WidowX AI's position block over random poses, on a log "
+           "The three singular values of the WidowX AI's linear rows over random poses inside its joint limits: "
+           "relative to its median, the smallest one spreads widest (the axis is logarithmic).",
+           "Histograms of the three singular values of the WidowX AI's linear rows over random poses, on a log "
            "axis: the largest and middle ones cluster tightly, and the smallest spreads widely with a tail toward "
            "zero; dotted lines mark each one's median."),
     Figure("rank_loss_map.png",
@@ -71,19 +71,21 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "shoulder_lift 0, clear of the diagonal bands."),
     Figure("extension_sweep.png",
            "The WidowX AI walked to full extension: the smallest singular value falls, and the exact joint speeds "
-           "for a 5 cm/s request grow past the servo limit, while damped ones stay bounded; poses right of the grey "
-           "line are past the elbow's limit, and the first pose below the dotted line is the nearly straight pose "
-           "the text studies.",
+           "for a 5 cm/s request grow past the servo limit, while damped ones stay bounded; the right panel plots "
+           "the norm of the joint velocity (and, dotted, the exact solve's largest single joint); poses right of the "
+           "grey line are past the elbow's limit, and the first pose below the dotted line is the nearly straight "
+           "pose the text studies.",
            "Two panels against the WidowX AI's elbow angle, with the poses past the elbow's limit shaded grey. Left: "
            "the smallest singular value falls steeply toward zero past the limit, crossing a dotted line at "
-           "0.005 m/rad. Right, log scale: the largest exact joint speed shoots past the servo limit, fixed damping "
-           "stays under the bound and then falls, and adaptive damping follows the exact curve until its threshold, "
-           "then the damped one."),
+           "0.005 m/rad. Right, log scale: the norm of the exact joint velocity and its largest single joint shoot "
+           "past the servo limit, fixed damping's norm touches its dashed bound and then falls, and adaptive "
+           "damping's norm follows the exact curve until its threshold, then the damped one."),
     Figure("ellipsoids.png",
-           "The velocity ellipsoid of the WidowX AI's position block, both panels on the same axes (half-width in "
-           "the title): rounded at a typical pose, a flat disc near full extension.",
-           "Two 3-D velocity ellipsoids of the WidowX AI's position block on the same axes: at a typical pose a "
-           "rounded ellipsoid, near full extension a larger flat disc, with one axis almost gone."),
+           "The velocity ellipsoid of the WidowX AI's linear rows, both panels on the same axes (half-width in "
+           "the title): rounded at a typical pose, a flat disc near full extension (past the elbow's limit).",
+           "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same axes: at a typical pose a "
+           "rounded ellipsoid; near full extension, at a pose past the elbow's limit, a larger flat disc with one "
+           "axis almost gone."),
 )
 # The source material's 2-DoF worked example, as it prints it (compared in the page's appendix).
 SOURCE_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
@@ -200,7 +202,7 @@ def typical_sigmas(n_poses: int = 5000, seed: int = SEED) -> SigmaSpread:
 
 
 def print_typical(r: SigmaSpread) -> None:
-    print(f"\n== 2. WidowX AI position block over {r.n} random in-limit poses (seed {SEED}) ==")
+    print(f"\n== 2. WidowX AI linear rows over {r.n} random in-limit poses (seed {SEED}) ==")
     for name, row in (("10th percentile", r.p10), ("median", r.median), ("90th percentile", r.p90)):
         print(f"  {name:16s} sigma = {fmt_row(row, 7, 3)} m/rad")
     print(f"  velocity ellipsoid at the most typical pose q = {fmt_row(r.q, 6, 2)}: "
@@ -217,7 +219,7 @@ def plot_typical(r: SigmaSpread) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("singular value (m/rad, log scale); dotted: each one's median")
     ax.set_ylabel("poses")
-    ax.set_title("WidowX AI position block over random in-limit poses")
+    ax.set_title("Singular values of the WidowX AI's linear rows over random in-limit poses")
     ax.legend()
     _save(fig, "sigma_spread.png")
 
@@ -245,6 +247,7 @@ class RankLossMap:
     band_spread: float  # (max - min) / min of sigma_min along the straight-arm band: how flat it is
     sigma_min_max: float  # m/rad, the largest
     sigma_max: float  # m/rad, sigma_max at the cross
+    sigma_cross: np.ndarray  # (3,) m/rad, all three singular values at the cross
     ratio: float  # sigma_min / sigma_max there
     exact_norm: float  # rad/s, |pinv(J) v| for V_WEAK along the lost direction where sigma_min is smallest
     lift_grid: np.ndarray = unsaved()  # (n,) rad, shoulder_lift
@@ -278,7 +281,7 @@ def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
     smin, smax = S[..., -1].min(), S[i, j, 0]
     return RankLossMap(n, q[i, j], float(q[i, j, 1]), float(q[i, j, 2]), float(np.degrees(q[i, j, 2])),
                        np.degrees(np.arccos(np.clip(cos, -1, 1))), float(smin), float(np.ptp(band) / band.min()),
-                       float(S[..., -1].max()), float(smax), float(S[i, j, -1] / smax), float(V_WEAK / smin), lift,
+                       float(S[..., -1].max()), float(smax), S[i, j], float(S[i, j, -1] / smax), float(V_WEAK / smin), lift,
                        elbow, S[..., -1], S[..., 0], offset)
 
 
@@ -289,7 +292,7 @@ def print_rank_loss(r: RankLossMap) -> None:
           f"{r.band_spread:.2%} along it) at lift {r.lift:+.3f}, elbow {r.elbow:+.3f} rad, where the arm bends "
           f"{r.bend[0]:.1f} deg (upper->lower arm) and {r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is "
           "stretched, the radial direction is lost")
-    print(f"  there sigma_max is still {r.sigma_max:.3f} m/rad: the other directions move")
+    print(f"  there sigma = {fmt_row(r.sigma_cross, 8, 5)} m/rad: one direction lost, the other two move")
 
 
 def plot_rank_loss(r: RankLossMap) -> None:
@@ -300,7 +303,7 @@ def plot_rank_loss(r: RankLossMap) -> None:
     ax.plot(r.elbow, r.lift, "r+", ms=12)
     ax.set_xlabel("elbow_flex (rad)")
     ax.set_ylabel("shoulder_lift (rad)")
-    ax.set_title("SO-101: where the position block loses rank\n"
+    ax.set_title("SO-101: where the linear rows lose rank\n"
                  "+: the straight-arm band at shoulder_lift 0; dashed: the tool over the pan axis", fontsize=10)
     _save(fig, "rank_loss_map.png")
 
@@ -369,6 +372,7 @@ class SweepRow:
     fixed_peak: float
     fixed_weak: float
     adaptive_peak: float
+    adaptive_norm: float
     adaptive_lam: float
     cos_clip: float
     inside: bool  # within the elbow's limit
@@ -386,7 +390,6 @@ class ExtensionSweep:
     bound: float  # rad/s, |v| / (2 lam): fixed damping's bound on |qdot|
     qdot_limit: float  # rad/s
     sigma_healthy: float  # m/rad, adaptive damping's threshold
-    adaptive_bound: float  # rad/s, |v| / sigma_healthy: the undamped rate at the threshold
     elbow_limit: float  # rad, joint_2's upper limit
     elbow_limit_deg: float
     rows: tuple[SweepRow, ...]
@@ -400,6 +403,10 @@ class ExtensionSweep:
     near_fixed_weak_mm: float  # mm/s the fixed-damping rates deliver along the weak direction at ``near``
     adaptive_peak: float  # rad/s, the largest joint rate with adaptive damping ...
     adaptive_peak_sigma: float  # m/rad ... and sigma_min there
+    adaptive_norm_max: float  # rad/s, the largest |qdot| with adaptive damping
+    adaptive_gain_bound: float  # rad/s, |v| adaptive_peak_gain(sigma_healthy, lam): adaptive damping's true bound
+    sqrt2_lam: float  # m/rad, sqrt(2) lam: above this threshold the gain peaks inside the ramp
+    adaptive_at_2lam: float  # rad/s, the bound with the threshold raised to 2 lam
     cos_scaled_min: float  # the smallest cosine between J scale(qdot) and v
     elbow: np.ndarray = unsaved()  # (k,) rad, joint_2, ending a step short of the straight arm (past its limit)
     sigma_min: np.ndarray = unsaved()  # (k,) m/rad
@@ -410,6 +417,7 @@ class ExtensionSweep:
     fixed_peak: np.ndarray = unsaved()  # (k,) rad/s, the largest single joint rate of DLS v
     fixed_weak: np.ndarray = unsaved()  # (k,) m/s the fixed-lambda rates deliver along the weak direction
     adaptive_peaks: np.ndarray = unsaved()  # (k,) rad/s, largest joint rate of damped_step (adaptive lambda, scaling)
+    adaptive_norms: np.ndarray = unsaved()  # (k,) rad/s, |qdot| of damped_step
     adaptive_lam: np.ndarray = unsaved()  # (k,) m/rad
     cos_clip: np.ndarray = unsaved()  # (k,) cosine between J clip(qdot) and v (per-joint clipping at 6.28 rad/s)
     cos_scaled: np.ndarray = unsaved()  # (k,) cosine between J scale(qdot) and v (uniform scaling to 6.28 rad/s)
@@ -442,6 +450,7 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
               "exact_peak": np.abs(exact).max(axis=1), "fixed_norm": np.linalg.norm(fixed, axis=1),
               "fixed_peak": np.abs(fixed).max(axis=1), "fixed_weak": np.sum(tool(fixed) * U[..., -1], axis=1),
               "adaptive_peaks": np.array([np.abs(dq).max() for dq, _ in steps]),
+              "adaptive_norms": np.array([np.linalg.norm(dq) for dq, _ in steps]),
               "adaptive_lam": np.array([h.lam for _, h in steps]), "cos_clip": _cos(tool(clipped), v),
               "cos_scaled": _cos(tool(scaled), v)}
     limit = float(chain.upper[2])
@@ -452,14 +461,27 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
     def row(i):
         return SweepRow(*(float(curves[key][i]) for key in ("elbow", "sigma_min", "exact_norm", "exact_peak",
                                                             "fixed_norm", "fixed_peak", "fixed_weak", "adaptive_peaks",
-                                                            "adaptive_lam", "cos_clip")), bool(elbow[i] <= limit))
+                                                            "adaptive_norms", "adaptive_lam", "cos_clip")), bool(elbow[i] <= limit))
 
     return ExtensionSweep(
-        n, V_WEAK, LAMBDA, V_WEAK / (2 * LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, V_WEAK / SIGMA_HEALTHY, limit,
+        n, V_WEAK, LAMBDA, V_WEAK / (2 * LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, limit,
         float(np.degrees(limit)), tuple(row(i) for i in sorted({0, lim, _first_below(S[:, -1], 0.01), near, n - 1})),
         row(lim), row(near), float(elbow[near] - limit), straight, straight - limit, float(curves["fixed_norm"].max()),
         float(curves["fixed_peak"].max()), float(curves["fixed_weak"][near] * 1000),
-        float(curves["adaptive_peaks"][k]), float(S[k, -1]), float(curves["cos_scaled"].min()), **curves)
+        float(curves["adaptive_peaks"][k]), float(S[k, -1]), float(curves["adaptive_norms"].max()),
+        V_WEAK * adaptive_peak_gain(SIGMA_HEALTHY, LAMBDA), float(np.sqrt(2) * LAMBDA),
+        V_WEAK * adaptive_peak_gain(2 * LAMBDA, LAMBDA), float(curves["cos_scaled"].min()), **curves)
+
+
+def adaptive_peak_gain(sigma_healthy: float, lambda_max: float) -> float:
+    """The largest gain |qdot| / |v| (rad/s per m/s) of adaptive damping along one singular direction, over all
+    sigma: the gain is 1/sigma above ``sigma_healthy`` and sigma / (sigma^2 + lambda^2) below it, with
+    lambda^2 = lambda_max^2 (1 - (sigma/sigma_h)^2). Below the threshold the gain is sigma / (lambda_max^2 + a sigma^2)
+    with a = 1 - lambda_max^2 / sigma_h^2: it peaks inside the ramp, at 1 / (2 lambda_max sqrt(a)), only when
+    sigma_h > sqrt(2) lambda_max; otherwise it rises all the way to 1 / sigma_h at the threshold."""
+    if sigma_healthy <= np.sqrt(2) * lambda_max:
+        return 1.0 / sigma_healthy
+    return 1.0 / (2 * lambda_max * np.sqrt(1 - (lambda_max / sigma_healthy) ** 2))
 
 
 def _first_below(sigma_min: np.ndarray, sigma: float) -> int:
@@ -469,7 +491,7 @@ def _first_below(sigma_min: np.ndarray, sigma: float) -> int:
 
 def print_sweep(r: ExtensionSweep) -> None:
     print(f"\n== 4. WidowX AI to full extension: {V_WEAK * 100:.0f} cm/s along the weakest direction "
-          "(position block) ==")
+          "(linear rows) ==")
     print(f"elbow = joint_2 (limit {r.elbow_limit:.3f} rad); wrist pitch reaching farthest; exact = pinv; "
           f"fixed = DLS lambda {LAMBDA}; "
           f"adaptive = damped_step (then uniform scaling to {QDOT_LIMIT} rad/s)")
@@ -480,7 +502,9 @@ def print_sweep(r: ExtensionSweep) -> None:
               f"{row.fixed_norm:10.3f} {row.fixed_weak:12.5f} {row.adaptive_peak:12.3f} {row.adaptive_lam:7.4f} "
               f"{row.cos_clip:8.4f}")
     print(f"  adaptive damping (lambda 0 above sigma_min {SIGMA_HEALTHY}) gives up the 1/(2 lambda_max) bound near its "
-          f"threshold: peak {r.adaptive_peak:.2f} rad/s at sigma_min {r.adaptive_peak_sigma:.4f} m/rad")
+          f"threshold: |qdot| up to {r.adaptive_norm_max:.3f} rad/s (largest joint {r.adaptive_peak:.2f}) at sigma_min "
+          f"{r.adaptive_peak_sigma:.4f} m/rad; its bound |v| max gain = {r.adaptive_gain_bound:.3f} rad/s, "
+          f"{r.adaptive_at_2lam:.3f} with the threshold at 2 lambda")
     print(f"  at the elbow limit the arm is {r.short:.3f} rad short of straight; uniform scaling "
           f"keeps the direction everywhere (min cos {r.cos_scaled_min:.12f})")
 
@@ -490,18 +514,19 @@ def plot_sweep(r: ExtensionSweep) -> None:
     a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
     a1.axhline(NEAR_SIGMA, color="k", ls=":", lw=1,
                label=f"{NEAR_SIGMA} m/rad: the first pose below it is\nthe text's nearly straight pose")
-    a2.semilogy(r.elbow, r.exact_peak, label="exact (pinv)")
-    a2.semilogy(r.elbow, r.fixed_peak, label=f"fixed damping, lambda {LAMBDA}")
-    a2.semilogy(r.elbow, r.adaptive_peaks, label=f"adaptive damping (on below sigma_min {SIGMA_HEALTHY} m/rad)")
-    a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit")
-    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda), bound on the norm")
+    a2.semilogy(r.elbow, r.exact_norm, label="exact (pinv), norm")
+    a2.semilogy(r.elbow, r.exact_peak, color="C0", ls=":", label="exact, largest single joint")
+    a2.semilogy(r.elbow, r.fixed_norm, label=f"fixed damping, lambda {LAMBDA}, norm")
+    a2.semilogy(r.elbow, r.adaptive_norms, label=f"adaptive damping (on below sigma_min {SIGMA_HEALTHY}), norm")
+    a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit (per joint)")
+    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda), fixed damping's bound")
     for ax in (a1, a2):
         ax.axvspan(r.elbow_limit, r.elbow[-1], color="gray", alpha=0.15, lw=0)
         ax.axvline(r.elbow_limit, color="gray", lw=1)
         ax.set_xlabel("elbow, joint_2 (rad); grey: past its limit")
         ax.legend(fontsize=8)
     a1.set_ylabel("smallest singular value (m/rad)")
-    a2.set_ylabel("largest joint speed (rad/s) for 5 cm/s")
+    a2.set_ylabel("joint speed (rad/s) for 5 cm/s")
     fig.suptitle("WidowX AI walked to full extension")
     _save(fig, "extension_sweep.png")
 
@@ -542,6 +567,7 @@ class Duality:
     torque: np.ndarray  # (3,) N m per N: |J^T u_i| for a 1 N tool force along each left singular vector
     weak_mnm: float  # mN m per N along the weakest direction
     ratio: float  # the weakest direction's torque per newton over the strongest's
+    past: float  # rad, how far past the elbow's limit the pose is (the model only: the arm cannot go there)
 
 
 def force_duality(r: ExtensionSweep, sigma: float = NEAR_SIGMA) -> Duality:
@@ -551,7 +577,8 @@ def force_duality(r: ExtensionSweep, sigma: float = NEAR_SIGMA) -> Duality:
     Jp = jacobian(chain, stretch_poses(chain, np.array([elbow]))[0])[:3]
     U, S, _ = np.linalg.svd(Jp)
     torque = np.linalg.norm(Jp.T @ U, axis=0)
-    return Duality(S, U, torque, float(torque[-1] * 1000), float(torque[-1] / torque[0]))
+    return Duality(S, U, torque, float(torque[-1] * 1000), float(torque[-1] / torque[0]),
+                   float(elbow - chain.upper[2]))
 
 
 def print_duality(d: Duality) -> None:
@@ -572,7 +599,8 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
     fig = plt.figure(figsize=(10, 4.8))
     lim = ellipsoid_scale(typical, near)
     for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose"),
-                                              (near.sigma, near.directions, "near full extension"))):
+                                              (near.sigma, near.directions,
+                                               f"near full extension, {near.past:.2f} rad past the elbow limit"))):
         ax = fig.add_subplot(1, 2, k + 1, projection="3d")
         # the sphere's poles go to the longest axis: on the flat disc's face they would show as a spot
         x, y, z = np.einsum("ij,jab->iab", (axes * radii)[:, [1, 2, 0]], sphere)
@@ -581,8 +609,8 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
         ticks = [-lim, 0.0, lim]
         ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks,
                xlabel="x (m/s)", ylabel="y (m/s)", zlabel="z (m/s)")
-        ax.set_title(f"{title}: radii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s", fontsize=9)
-    fig.suptitle("WidowX AI velocity ellipsoid of the position block: the pancake near a singularity\n"
+        ax.set_title(f"{title}\nradii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s", fontsize=9)
+    fig.suptitle("WidowX AI velocity ellipsoid of the linear rows: the pancake near a singularity\n"
                  f"both panels on the same axes, +-{lim:.1f} m/s per rad/s of joint speed")
     _save(fig, "ellipsoids.png")
 
@@ -618,7 +646,7 @@ def units(q: np.ndarray) -> Units:
 def print_units(u: Units) -> None:
     print("\n== 6. Units: one Jacobian, several condition numbers (the pose of step 2) ==")
     print(f"  raw 6 x 6, linear rows in m/rad: kappa {u.m:9.2f};  in mm/rad: {u.mm:9.1f}")
-    print(f"  position block alone: {u.position:.6f} (m) = {u.position_mm:.6f} (mm);  angular rows x "
+    print(f"  linear rows alone: {u.position:.6f} (m) = {u.position_mm:.6f} (mm);  angular rows x "
           f"{u.char_length} m: {u.scaled:.2f}")
 
 
