@@ -77,7 +77,7 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "pose the text studies.",
            "Two panels against the WidowX AI's elbow angle, with the poses past the elbow's limit shaded grey. Left: "
            "the smallest singular value falls steeply toward zero past the limit, crossing a dotted line at "
-           "0.005 m/rad. Right, log scale: the norm of the exact joint velocity and its largest single joint shoot "
+           f"{NEAR_SIGMA} m/rad. Right, log scale: the norm of the exact joint velocity and its largest single joint shoot "
            "past the servo limit, fixed damping's norm touches its dashed bound and then falls, and adaptive "
            "damping's norm follows the exact curve until its threshold, then the damped one."),
     Figure("ellipsoids.png",
