@@ -27,6 +27,7 @@ from physai.course import course
 from physai.course import exercise as ex
 from physai.errors import InputError
 from physai.course.lesson import Figure, read_figures, save_results
+from physai.course.reading import reading_words
 
 LESSONS = ("07", "08", "09", "10", "11", "12", "13")
 # The pages held to the teaching rules below (no talk of source documents or of how the page was made, the word
@@ -604,7 +605,7 @@ def test_the_reading_count_leaves_out_code_tables_maths_going_further_and_exerci
             '<details class="predict"><summary>Predict first.</summary><p>five six</p></details>'
             '<p class="next">not body</p>')
     assert read_words(page) == 10  # One two three four 0.5 m, Predict first. five six
-    assert course.reading_words(page.split("</section>", 1)[1].split('<p class="next">')[0]) == 10
+    assert reading_words(page.split("</section>", 1)[1].split('<p class="next">')[0]) == 10
 
 
 @pytest.mark.parametrize("number", LESSONS)

@@ -27,7 +27,6 @@ import shutil
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree.ElementTree import tostring
 from xml.sax.saxutils import unescape
@@ -40,9 +39,10 @@ from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from physai import _files
-from physai.errors import InputError, PhysaiError
 from physai.course.lesson import FIGURES_KEY, Figure, lesson_number, read_results
+from physai.course.reading import WORDS_PER_MINUTE, PageTime, page_time, track_time
 from physai.course.report import AUDIT_FILE, SITE, SITE_ENV, macro, run_stamp
+from physai.errors import InputError, PhysaiError
 
 PAGE_FILE = "lesson.md"
 PAGE_HTML = "index.html"  # a lesson's page in its output folder, and the track page in the course's
@@ -512,103 +512,6 @@ def track_page(experiments: Path, lessons: list[Lesson], times: dict[str, PageTi
         words_per_minute=WORDS_PER_MINUTE, failed=list(failed), stamp=stamp, **_assets(""))
 
 
-# ---- time ------------------------------------------------------------------------------------------------------
-
-
-WORDS_PER_MINUTE = 200
-"""The reading speed a page's reading time is counted at: careful reading of technical prose."""
-UNREAD = ("pre", "table", "math", "script", "style")
-"""What the reading time leaves out: code listings (run in the hands-on time), tables and maths (looked up, not read
-as prose)."""
-UNREAD_FOLDS = ("more", "exercise")
-"""The folded blocks the reading time leaves out, by class: "Going further" (optional) and the exercises (hands-on)."""
-_VOID = {"img", "br", "hr", "input", "meta", "link", "col", "mspace", "source", "wbr"}
-
-
-class _Prose(HTMLParser):
-    """The text of a page body a reader reads, less :data:`UNREAD` and :data:`UNREAD_FOLDS`."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.text, self._open = [], []  # _open: (tag, left out with what it holds)
-
-    def handle_starttag(self, tag, attrs):
-        if tag in _VOID:
-            return
-        kinds = (dict(attrs).get("class") or "").split()
-        out = tag in UNREAD or (tag == "details" and any(k in UNREAD_FOLDS for k in kinds))
-        self._open.append((tag, out or bool(self._open and self._open[-1][1])))
-
-    def handle_endtag(self, tag):
-        if any(t == tag for t, _ in self._open):  # a stray end tag closes nothing
-            while self._open.pop()[0] != tag:
-                pass
-
-    def handle_data(self, data):
-        if not (self._open and self._open[-1][1]):
-            self.text.append(data)
-
-
-def reading_words(body_html: str) -> int:
-    """The words of a page body a reader reads: its text less code listings, tables, maths, the folded "Going further"
-    blocks and the exercises (:data:`UNREAD`, :data:`UNREAD_FOLDS`); a word is a run of non-space characters with a
-    letter or digit in it. Quizzes, their explanations, captions and the predict-first blocks count.
-
-    Examples
-    --------
-    >>> from physai.course.course import reading_words
-    >>> reading_words('<p>The lever is <span>0.22</span> m.</p><pre>x = 1</pre>'
-    ...               '<details class="more"><summary>Going further</summary><p>skipped</p></details>')
-    5
-    """
-    prose = _Prose()
-    prose.feed(body_html)
-    prose.close()
-    return sum(1 for w in " ".join(prose.text).split() if any(c.isalnum() for c in w))
-
-
-@dataclass(frozen=True)
-class PageTime:
-    """A lesson page's time in whole minutes: ``reading``, its body at :data:`WORDS_PER_MINUTE` (:func:`page_time`),
-    and ``hands_on``, the lesson's estimate of what the learner does (front matter ``hands_on``: the Build-it, the
-    experiment's predict-first, the exercises and the code they run)."""
-
-    reading: int
-    hands_on: int
-
-    @property
-    def total(self) -> int:
-        return self.reading + self.hands_on
-
-    def __str__(self) -> str:
-        return f"~{self.total} min: ~{self.reading} min reading, ~{self.hands_on} min hands-on"
-
-
-def page_time(lesson: Lesson, body_html: str) -> PageTime:
-    """``lesson``'s time, its reading counted from its rendered body (:func:`reading_words`, rounded up to the minute).
-
-    Examples
-    --------
-    >>> from physai.course.course import Lesson, page_time
-    >>> str(page_time(Lesson("01-demo", {"hands_on": 10}, "", {}), "<p>" + "word " * 401 + "</p>"))
-    '~13 min: ~3 min reading, ~10 min hands-on'
-    """
-    return PageTime(math.ceil(reading_words(body_html) / WORDS_PER_MINUTE), lesson.meta["hands_on"])
-
-
-def track_time(times: Iterable[PageTime]) -> PageTime:
-    """The lessons' times added up.
-
-    Examples
-    --------
-    >>> from physai.course.course import PageTime, track_time
-    >>> str(track_time([PageTime(20, 25), PageTime(15, 30)]))
-    '~90 min: ~35 min reading, ~55 min hands-on'
-    """
-    times = list(times)
-    return PageTime(sum(t.reading for t in times), sum(t.hands_on for t in times))
-
-
 def write_site(out: Path, experiments: Path, folders: list[Path], runs) -> tuple[Path, list[str]]:
     """Write each lesson's page ``out/NN-name/index.html`` (:func:`write_lesson`) and the track page
     ``out/index.html``; ``runs`` are the tour's ``ScriptRun``s. -> ``(track page, ["NN-name: why", ...] for
@@ -665,7 +568,7 @@ def write_lesson(out: Path, lesson: Lesson, lessons: dict[str, Lesson], runs, tr
     mine = [(r, [(t.name, (out / t).read_text(encoding="utf-8")) for t in r.tables]) for r in runs
             if r.lesson == lesson.name]
     body = render_body(lesson, out / lesson.name)
-    time = page_time(lesson, body)
+    time = page_time(lesson.meta["hands_on"], body)
     page = lesson_page(lesson, body, time, lessons, mine, run_stamp(), track)
     path.parent.mkdir(parents=True, exist_ok=True)
     _files.write_text(path, page)
