@@ -336,6 +336,10 @@ def test_reach_rows_are_mujocos_tool_points_counted_in_cubes_by_a_set(ex, so101_
     np.testing.assert_allclose(got[:, :2], mean[:, :2], atol=1e-12)
     np.testing.assert_allclose([r.below for r in reach.rows], mean[:, 3], atol=1.5 / n)  # a point at z = 0 either way
     assert mean[0, 3] > 0.1  # within the limits the tool goes below the base's plane: the page says so
+    # the Hard answer: from the world origin the arm reaches at most the bound plus the pan anchor's offset
+    from physai.chain import reach_bound
+
+    assert mean[:, 0].max() <= reach_bound(so101) + np.linalg.norm(so101_model.body("shoulder").pos)
     np.testing.assert_allclose(got[:, 2], mean[:, 2], atol=1.5 / n)  # a point on a cube's face may round either way
     np.testing.assert_allclose([r.share_sd for r in reach.rows], sd[:, 2], atol=3 / n)
 
