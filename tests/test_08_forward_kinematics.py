@@ -164,6 +164,43 @@ def test_off_by_one_frame_bug_is_caught_in_exactly_its_column_by_the_numeric_che
         assert np.delete(err, 2).max() <= 1e-9
 
 
+def source_chain_mjcf() -> str:
+    """The source's WidowX-like chain (AXES, OFFSETS, EE_OFFSET) as nested MuJoCo bodies, its tool a site."""
+    body = f'<site name="ee" pos="{" ".join(map(str, EE_OFFSET))}"/>'
+    for i in reversed(range(6)):
+        body = (f'<body name="b{i}" pos="{" ".join(map(str, OFFSETS[i]))}"><joint name="joint_{i}" '
+                f'axis="{" ".join(map(str, AXES[i]))}"/><geom size="0.01"/>{body}</body>')
+    return f"<mujoco><worldbody>{body}</worldbody></mujoco>"
+
+
+def test_off_by_one_slip_splits_into_linear_and_angular_rows_as_mujocos_jacobian_says(ex):
+    """Each slip's own-column error, split into linear rows (m/rad) and angular rows (rad/rad), against MuJoCo's
+    mj_jacSite on the source's chain built as an MJCF: the slipped column is joint k+1's axis (xaxis) crossed with
+    the lever from its anchor (xanchor) to the site, and that axis."""
+    chain, m = robots.load("wxai_illustrative"), mujoco.MjModel.from_xml_string(source_chain_mjcf())
+    qs = ex.check_poses(5)
+    bug = ex.bug_step(chain, qs)
+    worst = {s.joint: np.zeros(2) for s in bug.slips}
+    for q in qs:
+        d = mujoco.MjData(m)
+        d.qpos[:] = q
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)  # mj_jacSite reads the dofs' motion axes, which this computes
+        jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+        mujoco.mj_jacSite(m, d, jp, jr, 0)
+        np.testing.assert_allclose(d.site_xpos[0], tool_pose(chain, q)[:3, 3], atol=1e-15)  # the same chain
+        for k in worst:
+            slipped_lin = np.cross(d.xaxis[k + 1], d.site_xpos[0] - d.xanchor[k + 1])
+            worst[k] = np.maximum(worst[k], [np.abs(slipped_lin - jp[:, k]).max(),
+                                             np.abs(d.xaxis[k + 1] - jr[:, k]).max()])
+    for s in bug.slips:
+        assert s.name == m.joint(s.joint).name and s.flagged_names == (s.name,)
+        np.testing.assert_allclose([s.linear, s.angular], worst[s.joint], atol=1e-8)  # the check's step: ~1e-10
+        assert s.angular <= 2  # two unit axes differ by at most 2 in any entry
+    joint_2 = next(s for s in bug.slips if s.name == "joint_2")
+    assert joint_2.angular > joint_2.linear  # the page's slip is largest in rows without a length
+
+
 def test_builtin_example_robots_load_by_name_without_files():
     assert {"planar2r", "wxai_illustrative"} <= set(robots.names())
     for name in ("planar2r", "wxai_illustrative"):
@@ -176,6 +213,10 @@ def test_builtin_example_robots_load_by_name_without_files():
 
 
 def test_build_walk_and_other_arms_match_mujoco(build, so101_model, so101):
+    """Step 1 compares joint frames with MuJoCo's body frames: the same frames only because every SO-101 joint sits
+    at its body's origin (the model's jnt_pos is zero), as the page says."""
+    jids = [so101_model.joint(n).id for n in so101.joint_names]
+    np.testing.assert_array_equal(so101_model.jnt_pos[jids], 0.0)
     walk = build.walk_step(so101_model, so101, n_poses=5)
     assert max(max(r.err_p, r.err_R) for r in walk.rows) <= 1e-14 and walk.tool_err <= 1e-14
     assert all(a.dT <= 1e-14 and a.dJ <= 1e-14 for a in build.other_arms_step(n_poses=5))
@@ -245,6 +286,25 @@ def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, s
     np.testing.assert_allclose(ex.roll_move, move, atol=1e-15)
     np.testing.assert_allclose(ex.roll_move, 2 * ex.roll_lever * np.sin(build.ROLL_TURN / 2), atol=1e-15)
     assert ex.sampled <= ex.bound  # no pose beyond the links' sum
+    pan = so101_model.joint("shoulder_pan").id
+    for x in (build.Q0, so101.random_q(np.random.default_rng(5), 1)[0]):  # the anchor is the same at every pose
+        np.testing.assert_allclose(ex.pan_anchor, mj_kinematics(m, so101, x).xanchor[pan], atol=1e-15)
+    np.testing.assert_allclose(ex.pan_offset, np.linalg.norm(ex.pan_anchor), atol=1e-15)
+
+
+def test_step3_reach_is_from_the_named_joints_mujoco_anchor(build):
+    """Step 3's WidowX AI reach: the farthest of the step's poses from MuJoCo's anchor (xanchor) of the joint the page
+    names, to MuJoCo's site."""
+    n = 50
+    reach = build.reach_step(n_poses=n)["wxai"]
+    rng = np.random.default_rng(build.SEED + 2)  # the step's draws: the illustrative chain's first, then the arm's
+    robots.load("wxai_illustrative").random_q(rng, n)
+    chain, m = robots.load("wxai"), robots.mujoco_model("wxai")
+    assert reach.joint == "joint_1" == chain.joint_names[1]
+    jid, sid = m.joint(reach.joint).id, m.site(chain.tool_name).id
+    far = max(np.linalg.norm(d.site_xpos[sid] - d.xanchor[jid])
+              for d in (mj_kinematics(m, chain, q) for q in chain.random_q(rng, n)))
+    np.testing.assert_allclose(reach.reach, far, atol=1e-14)
 
 
 def test_reach_rows_are_mujocos_tool_points_counted_in_cubes_by_a_set(ex, so101_model, so101):
@@ -269,11 +329,17 @@ def test_reach_rows_are_mujocos_tool_points_counted_in_cubes_by_a_set(ex, so101_
             pts = limited if free is None else points(free)
             both = np.vstack([limited, pts])
             share = np.mean([tuple(c) not in cubes for c in np.floor(pts / ex.CELL).astype(int)])
-            rows.append((np.linalg.norm(both, axis=1).max(), both[:, 2].min(), share))
+            rows.append((np.linalg.norm(both, axis=1).max(), both[:, 2].min(), share, np.mean(pts[:, 2] < 0)))
         stats.append(rows)
     mean, sd = np.mean(stats, axis=0), np.std(stats, axis=0, ddof=1)
     got = np.array([[r.max_r, r.min_z, r.share] for r in reach.rows])
     np.testing.assert_allclose(got[:, :2], mean[:, :2], atol=1e-12)
+    np.testing.assert_allclose([r.below for r in reach.rows], mean[:, 3], atol=1.5 / n)  # a point at z = 0 either way
+    assert mean[0, 3] > 0.1  # within the limits the tool goes below the base's plane: the page says so
+    # the Hard answer: from the world origin the arm reaches at most the bound plus the pan anchor's offset
+    from physai.chain import reach_bound
+
+    assert mean[:, 0].max() <= reach_bound(so101) + np.linalg.norm(so101_model.body("shoulder").pos)
     np.testing.assert_allclose(got[:, 2], mean[:, 2], atol=1.5 / n)  # a point on a cube's face may round either way
     np.testing.assert_allclose([r.share_sd for r in reach.rows], sd[:, 2], atol=3 / n)
 
@@ -331,3 +397,22 @@ def test_scene_pictures_the_so101_with_axes_as_its_alt_text_says(run_lesson, tmp
     assert "pointing down" in read_figures(tmp_path)[saved["picture"]["file"]].alt
     for n in ("shoulder_lift", "elbow_flex", "wrist_flex"):
         assert abs(axis[n][2]) < 1e-12 and abs(abs(axis[n] @ axis["shoulder_lift"]) - 1) < 1e-12
+
+
+def test_the_page_reports_the_slip_by_rows_shows_the_walk_it_explains_and_keeps_folded_ideas_out_of_takeaways():
+    """The page's off-by-one numbers are the slip's linear (m/rad) and angular (rad/rad) rows, never one number in
+    m/rad; the walkthrough that explains broadcast_to and the loop shows the function that holds them (installed
+    source); the takeaways rest on the unfolded page, not on the optional Looking-ahead block."""
+    import inspect
+
+    from physai import kinematics
+
+    page = (Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text()
+    assert "slips[1].own" not in page and page.count(".linear | fix(3) }} m/rad") == 2
+    assert page.count(".angular | fix(3) }}") == 3 and "m/rad in its angular" not in page
+    walk = inspect.getsource(kinematics._frames)
+    for shown in ("np.broadcast_to(np.eye(4)", "T @ chain.T_prev_joint[i] @ joint_motion("):
+        assert shown in walk and shown.split("(")[0] in page
+    assert '{{ source("physai.kinematics._frames") }}' in page
+    takeaways = page.split("## Takeaways")[1].split("##")[0]
+    assert "roll-pitch-yaw" not in takeaways.lower()

@@ -153,9 +153,11 @@ def other_arms_step(n_poses=N_POSES) -> list[ArmCheck]:
 
 @dataclass(frozen=True)
 class Reach:
-    """Step 3: one arm's largest shoulder-to-tool distance (m) and, for the illustrative chain, its largest
-    linear Jacobian entry (m/rad; None for the real arm, whose entry is lesson 09's)."""
+    """Step 3: one arm's largest distance (m) from the anchor of its shoulder joint (``joint``, its second) to the
+    tool and, for the illustrative chain, its largest linear Jacobian entry (m/rad; None for the real arm, whose
+    entry is lesson 09's)."""
 
+    joint: str
     reach: float
     top: float | None = None
 
@@ -169,7 +171,8 @@ def reach_step(n_poses=N_REACH) -> dict[str, Reach]:
         qs = c.random_q(rng, n_poses)
         shoulder = joint_frames(c, qs)[0][:, 1, :3, 3]
         top = float(np.abs(jacobian(c, qs)[:, :3]).max()) if name == "wxai_illustrative" else None
-        out[name] = Reach(float(np.linalg.norm(tool_pose(c, qs)[:, :3, 3] - shoulder, axis=1).max()), top)
+        out[name] = Reach(c.joint_names[1], float(np.linalg.norm(tool_pose(c, qs)[:, :3, 3] - shoulder, axis=1).max()),
+                          top)
     return out
 
 
@@ -198,13 +201,16 @@ def break_step(chain, q=Q0) -> Broken:
 @dataclass(frozen=True)
 class Exercises:
     """The page's exercises: the tool's move (m) when wrist_roll turns by ``roll_turn`` (rad) and the roll axis's
-    distance from the tool point (m); the SO-101's shoulder-to-tool bound and the farthest sampled pose (m)."""
+    distance from the tool point (m); the SO-101's shoulder-to-tool bound and the farthest sampled pose (m), and the
+    shoulder_pan anchor, which those are measured from (m, world; the same at every pose)."""
 
     roll_move: float
     roll_lever: float
     roll_turn: float
     bound: float
     sampled: float
+    pan_anchor: np.ndarray
+    pan_offset: float
 
 
 def exercises_step(chain) -> Exercises:
@@ -219,7 +225,8 @@ def exercises_step(chain) -> Exercises:
     qs = chain.random_q(np.random.default_rng(SEED + 3), N_REACH)
     F, P = joint_frames(chain, qs)
     return Exercises(float(np.linalg.norm(walk_chain(chain, q)[1][:3, 3] - T_tool[:3, 3])), float(lever), ROLL_TURN,
-                     reach_bound(chain), float(np.linalg.norm(P[:, :3, 3] - F[:, 0, :3, 3], axis=1).max()))
+                     reach_bound(chain), float(np.linalg.norm(P[:, :3, 3] - F[:, 0, :3, 3], axis=1).max()),
+                     anchors[0], float(np.linalg.norm(anchors[0])))
 
 
 # ---- printing and claims ----------------------------------------------------------------------------------------
@@ -239,7 +246,7 @@ def print_steps(walk, arms, reach, br, ex) -> None:
     print(f"\n== Step 3. Reach from the shoulder ({N_REACH} random poses) ==")
     for name, r in reach.items():
         top = f"; largest |linear entry| of J {r.top:.3f} m/rad" if r.top is not None else ""
-        print(f"{name:18s}: max distance shoulder -> tool {r.reach:.3f} m{top}")
+        print(f"{name:18s}: max distance {r.joint} anchor -> tool {r.reach:.3f} m{top}")
     print("An entry is bounded by the distance from its own joint's axis to the tool (lesson 09 computes the real "
           "arm's);\nthe illustrative chain reaches further than the real arm.")
     print("\n== Break it: the tool point at Q0 when the walk goes wrong ==")
@@ -249,7 +256,8 @@ def print_steps(walk, arms, reach, br, ex) -> None:
     print(f"wrist_roll + {ex.roll_turn} rad at Q0 moves the tool point {ex.roll_move * 1000:.2f} mm "
           f"(the roll axis passes {ex.roll_lever * 1000:.2f} mm from it)")
     print(f"SO-101 shoulder_pan anchor -> tool: at most {ex.bound:.4f} m (the links); farthest of {N_REACH} random "
-          f"poses {ex.sampled:.4f} m")
+          f"poses {ex.sampled:.4f} m;\nthe anchor sits at {fmt_row(ex.pan_anchor)} m, {ex.pan_offset:.4f} m from "
+          "the world origin")
 
 
 def claims(reach) -> list[Claim]:

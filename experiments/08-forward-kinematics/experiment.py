@@ -56,13 +56,15 @@ class ReachRow:
     """One row of the envelope, each number the mean over the seeds (``*_sd``: the standard deviation over them).
     The row's envelope is its own tool points together with a within-limits sample of the same seed (an arm with a
     joint freed can still take every pose within the limits): its farthest point from the base and its lowest
-    point (m); the share of the row's points in cubes of side CELL that the within-limits sample never visits."""
+    point (m); the share of the row's points in cubes of side CELL that the within-limits sample never visits; the
+    share of the row's own tool points below z = 0, the surface the base stands on."""
 
     label: str
     max_r: float
     min_z: float
     share: float
     share_sd: float
+    below: float
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
     labels = ["within limits (reference)", "within limits (2nd sample)", "all free in [-pi, pi]"]
     labels += [f"only {name} free" for name in chain.joint_names]
     frees = [None, np.zeros(chain.n, bool), np.ones(chain.n, bool)] + [np.arange(chain.n) == i for i in range(chain.n)]
-    stats = []  # stats[seed][row] = (max_r, min_z, share)
+    stats = []  # stats[seed][row] = (max_r, min_z, share, below)
     for seed in range(seeds):
         rng = np.random.default_rng(SEED + seed)
 
@@ -110,13 +112,14 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
             pts = limited if free is None else sample(free)
             outside = ~np.isin(cell_keys(pts), ref)
             both = np.vstack([limited, pts])
-            row_stats.append((np.linalg.norm(both, axis=1).max(), both[:, 2].min(), outside.mean()))
+            row_stats.append((np.linalg.norm(both, axis=1).max(), both[:, 2].min(), outside.mean(),
+                              np.mean(pts[:, 2] < 0)))
             if seed == 0 and free is not None and free.all():
                 figure_points = (limited, pts, outside)
         stats.append(row_stats)
-    s = np.array(stats)  # (seeds, rows, 3)
+    s = np.array(stats)  # (seeds, rows, 4)
     mean, sd = s.mean(axis=0), s.std(axis=0, ddof=1)  # ddof=1: the sample standard deviation over the seeds
-    rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2])))
+    rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2], m[3])))
                  for label, m, d in zip(labels, mean, sd))
     worst = max((row for row in rows if row.label.startswith("only ")), key=lambda row: row.share)
     spans = dict(zip(chain.joint_names, np.degrees(chain.upper - chain.lower).tolist()))
@@ -166,13 +169,17 @@ def numeric_check_step(chain, qs) -> NumericCheck:
 
 @dataclass(frozen=True)
 class Slip:
-    """The off-by-one-frame slip at ``joint``: the worst error per column, the columns above WRONG, and the worst
-    error in the joint's own column and in the others."""
+    """The off-by-one-frame slip at ``joint`` (index; ``name``): the worst error per column, the columns above WRONG
+    (indices and names), the worst error in the joint's own column, split into its linear rows (m/rad) and angular
+    rows (rad/rad, at most 2 for unit axes), and the worst error in the other columns."""
 
     joint: int
+    name: str
     worst: np.ndarray
     flagged: tuple[int, ...]
-    own: float
+    flagged_names: tuple[str, ...]
+    linear: float
+    angular: float
     others: float
 
 
@@ -196,15 +203,18 @@ def bug_step(chain, qs) -> Bugs:
         after = max(after, np.abs(np.array(axes_after) - fk(chain, q).axes).max())
     slips = []
     for k in BUG_JOINTS:
-        worst = np.zeros(chain.n)
+        worst, rows = np.zeros(chain.n), np.zeros(2)  # rows: column k's linear and angular rows
         for q in qs:
             axes, anchors, p = fk(chain, q)
             axes_bug, anchors_bug = axes.copy(), anchors.copy()
             axes_bug[k], anchors_bug[k] = axes[k + 1], anchors[k + 1]
             J_bug = jacobian_from_fk(chain, FK(axes_bug, anchors_bug, p))
-            worst = np.maximum(worst, np.abs(J_bug - numeric_jacobian(chain, q, SOURCE_EPS)).max(axis=0))
-        slips.append(Slip(k, worst, tuple(int(i) for i in np.flatnonzero(worst > WRONG)), float(worst[k]),
-                          float(np.delete(worst, k).max())))
+            error = np.abs(J_bug - numeric_jacobian(chain, q, SOURCE_EPS))
+            worst = np.maximum(worst, error.max(axis=0))
+            rows = np.maximum(rows, [error[:3, k].max(), error[3:, k].max()])
+        flagged = tuple(int(i) for i in np.flatnonzero(worst > WRONG))
+        slips.append(Slip(k, chain.joint_names[k], worst, flagged, tuple(chain.joint_names[i] for i in flagged),
+                          *(float(x) for x in rows), float(np.delete(worst, k).max())))
     return Bugs(float(after), tuple(slips))
 
 
@@ -267,12 +277,13 @@ def print_reach(r) -> None:
           f"within the limits); 'outside': the share of the row's points in {CELL * 100:.0f} cm cubes the reference "
           f"never visits.\nEach number is the mean over the {r.seeds} seeds, +- their standard deviation; the second "
           "within-limits sample\nis the noise floor.")
-    print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {'share outside':>16s}")
+    print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {'share outside':>16s} {'below z = 0':>12s}")
     for s in r.rows:
-        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%}")
+        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%} {s.below:12.1%}")
     print("joint ranges (deg): " + ", ".join(f"{n} {s:.0f}" for n, s in r.spans_deg.items()))
     print("Read: rows above the noise floor are the joints whose limits cut the workspace; the maximum reach\n"
-          "does not change (the limits remove poses, not the arm's length).")
+          "does not change (the limits remove poses, not the arm's length). 'below z = 0': the limits do not keep\n"
+          "the tool above the surface the base stands on.")
 
 
 def print_numeric(num, bug) -> None:
@@ -286,9 +297,11 @@ def print_numeric(num, bug) -> None:
           "harmless,\n"
           "because a hinge leaves its own axis and anchor fixed (R Rot(a, q) a = R a). The bug the check catches is\n"
           "reading joint i's axis and origin from the NEXT joint's frame (the DH z_i vs z_(i-1) slip):")
-    print(f"{'bug in joint':>12s}   {f'worst error per column over {n} poses':>48s}   flagged column")
+    print(f"{'bug in joint':>12s}   {f'worst error per column over {n} poses':>48s}   flagged column   "
+          "own column: linear rows (m/rad), angular rows (rad/rad)")
     for s in bug.slips:
-        print(f"{s.joint:12d}   {fmt_row(s.worst, 7, 1).replace(' 0.0', ' ~0 ')}   {list(s.flagged)}")
+        print(f"{s.name:>12s}   {fmt_row(s.worst, 7, 1).replace(' 0.0', ' ~0 ')}   {list(s.flagged_names)}   "
+              f"{s.linear:.3f}, {s.angular:.3f}")
 
 
 def print_rpy(rows, pitch) -> None:
