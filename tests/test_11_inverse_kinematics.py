@@ -437,6 +437,8 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     label = np.array(saved["table_label"])  # where the picture writes "table": on the top, clear of the base
     assert label[2] == centre[2] + half[2] and np.all(np.abs(label[:2] - centre[:2]) < half[:2])
     assert np.linalg.norm(label[:2] - so101.T_prev_joint[0, :2, 3]) > 0.15
+    camera_z = scene.LOOK_Z - scene.DISTANCE * np.sin(np.radians(scene.ELEVATION))  # MuJoCo: elevation > 0 looks up
+    assert abs(camera_z - (centre[2] + half[2])) < 0.01  # m: at the table top's height
     world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", half, centre)]),
                                       so101, margin=scene.MARGIN, self_margin=scene.MARGIN)
     plain = mujoco_distances(world, np.array(saved["q_plain"]), cap=1.0)

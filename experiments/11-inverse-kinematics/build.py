@@ -421,7 +421,8 @@ def main(full: bool = False) -> list[Claim]:
     save_results(HERE, "build.py", {
         "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS,
         "restarts": RESTARTS, "library_restarts": DEFAULT_RESTARTS, "run": r, "lab": lab,
-        "break": brk.solved, "break_none": brk.unsolved, "heavy": brk.heavy, "scale": scale,  # break_none: no median to show
+        "break": brk.solved, "break_none": brk.unsolved, "heavy": brk.heavy,  # break_none: no median to show
+        "scale": scale,
         "singular": ns, "source": {"lm": SOURCE_LM}}, figures=figures)
     return publish_claims(HERE, claims(r), "build.py")
 

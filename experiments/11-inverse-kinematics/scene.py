@@ -18,6 +18,9 @@ TABLE = (0.5, 0.5, 0.02), (0.0, 0.0, -0.02)  # half-sizes and centre (m), as Bre
 LOW, MARGIN = 0.06, 0.01  # m: targets no higher than this above the table; the clearance avoid= keeps
 TABLE_SEED, RESTART_SEED, N_TARGETS = 3, 2, 40  # as Break it: the postures whose tool points are the targets
 SCRIPT, FILE = "scene.py", "scene_table.png"
+# The camera looks up at LOOK_Z (m) from DISTANCE (m) and ELEVATION degrees below it: from the table top's height,
+# the top edge-on, so what overlaps is seen above the table rather than through its see-through top.
+ELEVATION, DISTANCE, LOOK_Z = 9.0, 0.6, 0.1
 HEIGHT = 0.72  # m, the table top above the floor (drawn only: the collision world has no floor)
 LABEL_AT = np.array([0.3, -0.2, 0.0])  # m, where the table's label sits on its top, clear of the arm
 TOP_RGBA, WOOD_RGBA = (0.8, 0.62, 0.4, 0.45), (0.45, 0.28, 0.12, 1.0)  # see-through top; opaque rim and legs
@@ -61,15 +64,14 @@ def main(full: bool = False) -> list[Claim]:
     d_plain = world.distances(plain.q)  # (k, pairs) m, negative: overlapping
     clear_plain, clear_avoid = d_plain.min(axis=1), world.distances(avoid.q).min(axis=1)
     k = int(np.argmin(np.where(plain.converged & avoid.converged, clear_plain, np.inf)))
-    pair = tuple(part(g) for g in world.pair_names[int(np.argmin(d_plain[k]))])
-    what = "the table" if "table" in pair else f"the arm's own {pair[0]}"
-    other = pair[1] if pair[0] != "table" else pair[0]
+    a, b = (part(g) for g in world.pair_names[int(np.argmin(d_plain[k]))])  # the deepest pair's two parts
+    other, what = (b, "the table") if a == "table" else (a, "the table") if b == "table" else (b, f"the arm's own {a}")
     depth = -1000 * clear_plain[k]
     half, centre = TABLE
     pic = picture("so101", [Pose(avoid.q[k]), Pose(plain.q[k], alpha=0.55, rgba=(0.9, 0.15, 0.1, 1))], HERE / FILE,
                   overlays=[*table_boxes(half, centre), Box(targets[k], np.full(3, 0.006), (0.1, 0.7, 0.2, 1),
                                                             "target")],
-                  view=View(azimuth=160, elevation=-8, lookat=(*(0.5 * targets[k][:2]), 0.07), distance=0.5),
+                  view=View(160, ELEVATION, (*(0.5 * targets[k][:2]), LOOK_Z), DISTANCE),
                   size=(720, 480), floor_z=centre[2] + half[2] - HEIGHT,
                   title=f"SO-101 at table height: plain IK (red), its {other} {depth:.1f} mm into {what}; "
                         "avoid= (yellow) clear")
