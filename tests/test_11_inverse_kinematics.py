@@ -447,7 +447,8 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     assert saved["depth_mm"] > 0 and 1000 * avoid.min() >= saved["margin_mm"] - 1e-9
     deepest = [scene.part(g) for g in world.pair_names[int(np.argmin(plain))]]
     assert saved["part"] in deepest and saved["into"].split()[-1] in deepest
-    caption = read_figures(tmp_path)[scene.FILE].caption
-    assert f"{saved['depth_mm']:.1f} mm inside {saved['into']}" in caption
+    figure = read_figures(tmp_path)[scene.FILE]
+    assert f"its {saved['part']} sunk into {saved['into']}" in figure.caption
+    assert f"{saved['depth_mm']:.1f} mm inside {saved['into']}" in figure.alt
     for q in (saved["q_plain"], saved["q_avoid"]):
         assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3

@@ -78,10 +78,11 @@ def main(full: bool = False) -> list[Claim]:
     print(f"target {k} of {len(targets)} at {fmt_row(targets[k])} m: plain answer's {other} {depth:.1f} mm into "
           f"{what}, avoid= answer {1000 * clear_avoid[k]:.1f} mm from everything")
     print(pic.drawn_by)
+    # The caption names what is drawn; the page's text beside it quotes the depth from this run's results.
     figure = Figure(FILE, pic.caption(f"Through the table's deepest overlap, seen from table height: the plain answer "
-                                      f"(red, see-through) reaches the target with its {other} {depth:.1f} mm inside "
-                                      f"{what}; the answer with avoid= (yellow) reaches the same point "
-                                      f"{1000 * clear_avoid[k]:.1f} mm clear of everything."),
+                                      f"(red, see-through) reaches the target with its {other} sunk into {what}, as "
+                                      "deep as the text above says; the answer with avoid= (yellow) reaches the same "
+                                      "point with every part at least the margin from everything."),
                     pic.alt(f"from table height at two IK answers for one target just above a table: the plain "
                             f"answer, its {other} {depth:.1f} mm inside {what}, and the avoid= answer",
                             "the table as a see-through light-brown top with a dark rim, the target as a small "
