@@ -393,20 +393,21 @@ def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_long
     d = mujoco.MjData(m)
     elbow, lift = so101.joint_index("elbow_flex"), so101.joint_index("shoulder_lift")
     ref = {}
-    for name in ("near", "mid", "stretched"):
+    for name in ("folded", "mid", "stretched"):
         d.qpos[list(so101.qpos_adr)], d.qvel[:] = ex.POSES[name], 0.0
         mujoco.mj_forward(m, d)
         Jz = mj_site(m, so101, ex.POSES[name])[2][2]
         ref[name] = {"g": np.abs(d.qfrc_bias[list(so101.dof_adr)]), "per_n": np.abs(Jz)}
         np.testing.assert_allclose([r[name].lift_per_n, r[name].elbow_per_n], np.abs(Jz[[lift, elbow]]),
                                    atol=1e-15)
-    assert r["near"].joint == r["mid"].joint == "elbow_flex" and r["stretched"].joint == "shoulder_lift"
+    assert r["folded"].joint == r["mid"].joint == "elbow_flex" and r["stretched"].joint == "shoulder_lift"
     # the quiz on mid against stretched: stretched, the lift's lever and its gravity torque are both larger
     assert ref["stretched"]["per_n"][lift] > ref["mid"]["per_n"][lift]
     assert ref["stretched"]["g"][lift] > ref["mid"]["g"][lift]
-    assert r["near"].lever < r["mid"].lever and r["near"].force < r["mid"].force  # the puzzle
-    assert ref["near"]["per_n"][elbow] > ref["mid"]["per_n"][elbow] and ref["near"]["g"][elbow] > ref["mid"]["g"][elbow]
-    for name in ("near", "mid"):
+    assert r["folded"].lever < r["mid"].lever and r["folded"].force < r["mid"].force  # the puzzle
+    assert ref["folded"]["per_n"][elbow] > ref["mid"]["per_n"][elbow]
+    assert ref["folded"]["g"][elbow] > ref["mid"]["g"][elbow]
+    for name in ("folded", "mid"):
         np.testing.assert_allclose(r[name].limit_per_n, ref[name]["per_n"][elbow], atol=1e-15)
         np.testing.assert_allclose(r[name].limit_gravity, ref[name]["g"][elbow], atol=1e-12)
 
@@ -668,3 +669,16 @@ def test_scene_pictures_the_jacobian_columns_with_the_short_roll_column(run_less
     norms = saved["column_norms"]
     np.testing.assert_allclose([norms[n] for n in so101.joint_names], np.linalg.norm(J[:3], axis=0), atol=1e-12)
     assert all(norms["wrist_roll"] < 0.1 * norms[n] for n in so101.joint_names[:-1])
+
+
+def test_fold_titles_keep_their_maths_through_jinjas_string_escapes():
+    """Jinja reads a call's title as a string literal with Python's escapes ("\\top" is a tab and "op"): every title
+    evaluated by jinja2 itself has no control character, so its LaTeX reaches the page as written."""
+    import jinja2
+
+    source = (Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text()
+    titles = [t for line in re.findall(r"\{%-?\s*call .*", source) for t in re.findall(r'"((?:[^"\\]|\\.)*)"', line)]
+    assert any("top" in t for t in titles)  # the fold on -J^T F is among them
+    for t in titles:
+        rendered = jinja2.Environment().from_string('{{ "' + t + '" }}').render()
+        assert not re.search(r"[\x00-\x1f]", rendered), t

@@ -109,7 +109,11 @@ def test_iterations_count_the_attempt_and_the_polish_alike_on_page_figure_and_tr
         name, reached, _, n, median, most = line.split()
         m = c["methods"][name]
         assert (int(reached), int(n), int(most)) == (m["reached"], c["n"], m["most"]) and m["most"] <= c["ceiling"]
-        assert median == ("-" if m["reached_median"] is None else f"{m['reached_median']:.0f}")
+        assert median == ("-" if m["reached_median"] is None else f"{m['reached_median']:.3g}")  # the page's sig(3)
+    rows = out[out.index("restarts max"):].splitlines()[1:]
+    for row in saved["success"]["rows"]:  # Step 3's table: the page's sig(3), the transcript's too
+        line = next(x for x in rows if x.split()[:2] == [row["robot"], row["task"]])
+        assert line.split()[3:5] == [f"{row['median_iterations']:.3g}", f"{row['p95_iterations']:.3g}"]
     i = gd.names.index("transpose")
     assert (~gd.ok[i]).any() and np.all(gd.iterations[i][~gd.ok[i]] <= gd.ceiling)
     assert gd.iterations[i][~gd.ok[i]].max() == gd.ceiling  # an attempt that used its budget, then a polish that did
@@ -246,6 +250,60 @@ def test_heavy_damping_runs_out_of_steps_rather_than_stalling_as_the_page_says(b
     assert arrived == 0 and out_of_steps > stalls > 0 and out_of_steps + stalls == len(targets)
 
 
+def test_heavy_damping_is_not_yet_the_gradient_step_as_the_page_says(build, so101, so101_model):
+    """Break it's heavy damping against the position rows' singular values of mj_jacSite: lambda about the largest,
+    so the step keeps sigma^2 / (sigma^2 + lambda^2) of Gauss-Newton's in each direction (SVD of the damped step) and
+    differs from J^T e / lambda^2 by the saved median (the damped step by SciPy's stacked least squares)."""
+    r = build.damping_scale(so101)
+    lam, poses = build.HEAVY, so101.random_q(np.random.default_rng(build.LAB_SEED), build.LAB_TARGETS)
+    S = np.array([np.linalg.svd(mj_site(so101_model, so101, q)[2][:3], compute_uv=False) for q in poses])
+    np.testing.assert_allclose([r.sigma_max_median, r.sigma_min_median], np.median(S[:, [0, -1]], axis=0), rtol=1e-9)
+    p0, _, J = mj_site(so101_model, so101, so101.q_middle)
+    U, S0, Vt = np.linalg.svd(J[:3])
+    np.testing.assert_allclose(r.sigma_start, S0, rtol=1e-9)
+    gaps = []
+    for p in (mj_site(so101_model, so101, q)[0] for q in poses):
+        dq = lstsq(np.r_[J[:3], lam * np.eye(5)], np.r_[p - p0, np.zeros(5)])[0]
+        gn = np.linalg.pinv(J[:3]) @ (p - p0)
+        kept = (Vt[:3] @ dq) / (Vt[:3] @ gn)
+        np.testing.assert_allclose([kept[0], kept[-1]], [r.kept_strong, r.kept_weak], rtol=1e-6)
+        gaps.append(np.linalg.norm(dq - J[:3].T @ (p - p0) / lam**2) / np.linalg.norm(dq))
+    np.testing.assert_allclose(r.gradient_gap, np.median(gaps), rtol=1e-6)
+    # what the page says: lambda is about the largest singular value, not far above it; the step is no gradient step
+    assert 0.5 < r.sigma_max_median / lam < 2 and r.gradient_gap > 0.3 and r.kept_weak < 0.1 < 0.3 < r.kept_strong
+
+
+def test_undamped_stops_like_as_built_because_sigma_min_is_far_above_lambda(build, so101):
+    """Break it's first prediction: on the lab's targets the undamped loop stops exactly as the built one does, and
+    the smallest singular value at the lab's poses is many times the lesson's lambda."""
+    targets = build.lab_targets(so101)
+    built, undamped = build.lab_hand(so101, targets), build.lab_hand(so101, targets, lam=0.0)
+    assert built.stops == undamped.stops and built.success == undamped.success
+    assert build.damping_scale(so101).sigma_min_median > 3 * build.LAMBDA
+
+
+def test_transpose_method_steps_busss_alpha(so101, so101_model):
+    """Step 2's transpose row: one step of solve(method="transpose") is alpha J^T e with alpha = e^T J J^T e /
+    |J J^T e|^2, the length minimising |e - alpha J J^T e| (the error after it recomputed by MuJoCo's site)."""
+    from physai.ik import Solver, ik_problem, solve
+
+    q0 = np.array([0.1, -0.5, 0.8, 0.3, 0.2])
+    target = mj_site(so101_model, so101, np.array([0.15, -0.45, 0.85, 0.3, 0.2]))[0]
+    p0, _, J = mj_site(so101_model, so101, q0)
+    e, Jp = target - p0, J[:3]
+    g = Jp.T @ e
+    alpha = e @ (Jp @ g) / np.linalg.norm(Jp @ g) ** 2
+    grid = np.linspace(0.5, 1.5, 100_001) * alpha  # the minimiser of the linear model's error, by a grid
+    np.testing.assert_allclose(grid[np.argmin([np.linalg.norm(e - a * Jp @ g) for a in grid])], alpha, rtol=1e-4)
+    trace = []
+    solve(ik_problem(so101, target, q0, task="position"),
+          Solver(method="transpose", restarts=0, iterations=1, step=10.0, backend="numpy"), trace=trace)
+    after = next(perr for rows, its, perr, _ in trace if np.all(its == 1))
+    expected = np.linalg.norm(target - mj_site(so101_model, so101, q0 + alpha * g)[0])
+    np.testing.assert_allclose(after, expected, rtol=1e-9)
+    assert expected < 0.99 * np.linalg.norm(e)
+
+
 def test_near_singular_steps_from_mujocos_jacobian(build, so101, so101_model):
     ns = build.near_singular(so101)
     q0 = build.Q_STRETCHED
@@ -286,6 +344,9 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
     rows = {row["key"]: row for row in saved["break"] + saved["break_none"]}
     assert sorted(rows) == sorted(key for key, *_ in build.VARIANTS)
     assert saved["singular"]["step_bound"] == build.PULL / (2 * build.LAMBDA)
+    scale = build.damping_scale(so101)  # pinned to mj_jacSite in its own test
+    np.testing.assert_allclose([saved["scale"][k] for k in ("kept_strong", "kept_weak", "gradient_gap")],
+                               [scale.kept_strong, scale.kept_weak, scale.gradient_gap], rtol=1e-12)
     # the damped gain sigma / (sigma^2 + lam^2) peaks at sigma = lam: the step bound by a grid over sigma (m/rad)
     sigma = np.linspace(0, 1, 100_001)
     np.testing.assert_allclose(saved["singular"]["step_bound"],
@@ -360,11 +421,14 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     np.testing.assert_allclose(r.top_mm, r.shoulder_gap_mm, atol=1e-6)
 
 
-def test_scene_pictures_the_plain_answer_inside_the_table_and_the_avoid_answer_clear(run_lesson, tmp_path,
-                                                                                     so101_model, so101):
-    """scene.py: the picture exists; the plain answer reaches into the table and the avoid= one keeps the margin,
-    both at the target: checked with MuJoCo's mj_geomDistance and site position."""
+def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run_lesson, tmp_path, so101_model, so101):
+    """scene.py: the picture exists; the plain answer overlaps by the depth its caption states (the deepest pair, by
+    MuJoCo's mj_geomDistance over every watched pair) and the avoid= one keeps the margin, both at the target
+    (MuJoCo's site position)."""
     from conftest import check_picture, load_lesson
+
+    from physai import collision
+    from physai.course.lesson import read_figures
 
     scene = load_lesson(LESSON, "scene.py")
     _, saved = run_lesson(scene, False)
@@ -373,6 +437,18 @@ def test_scene_pictures_the_plain_answer_inside_the_table_and_the_avoid_answer_c
     label = np.array(saved["table_label"])  # where the picture writes "table": on the top, clear of the base
     assert label[2] == centre[2] + half[2] and np.all(np.abs(label[:2] - centre[:2]) < half[:2])
     assert np.linalg.norm(label[:2] - so101.T_prev_joint[0, :2, 3]) > 0.15
-    assert saved["clear_plain_mm"] < 0 < saved["margin_mm"] - 1e-6 <= saved["clear_avoid_mm"]
+    camera_z = scene.LOOK_Z - scene.DISTANCE * np.sin(np.radians(scene.ELEVATION))  # MuJoCo: elevation > 0 looks up
+    assert abs(camera_z - (centre[2] + half[2])) < 0.01  # m: at the table top's height
+    world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", half, centre)]),
+                                      so101, margin=scene.MARGIN, self_margin=scene.MARGIN)
+    plain = mujoco_distances(world, np.array(saved["q_plain"]), cap=1.0)
+    avoid = mujoco_distances(world, np.array(saved["q_avoid"]), cap=1.0)
+    np.testing.assert_allclose(saved["depth_mm"], -1000 * plain.min(), atol=1e-9)
+    assert saved["depth_mm"] > 0 and 1000 * avoid.min() >= saved["margin_mm"] - 1e-9
+    deepest = [scene.part(g) for g in world.pair_names[int(np.argmin(plain))]]
+    assert saved["part"] in deepest and saved["into"].split()[-1] in deepest
+    figure = read_figures(tmp_path)[scene.FILE]
+    assert f"its {saved['part']} sunk into {saved['into']}" in figure.caption
+    assert f"{saved['depth_mm']:.1f} mm inside {saved['into']}" in figure.alt
     for q in (saved["q_plain"], saved["q_avoid"]):
         assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3

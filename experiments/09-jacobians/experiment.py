@@ -52,7 +52,7 @@ Q_STEP3 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 FORCES = (np.array([0.0, 0.0, -2.0]), np.array([2.0, 0.0, 0.0]), np.array([0.0, 1.5, 0.0]), np.array([1.0, -1.0, 1.0]))
 HOLD_S, BREAK_S = 20.0, 5.0
 POSES = {
-    "near": np.array([0.0, -1.5, 1.5, 0.5, 0.0]),
+    "folded": np.array([0.0, -1.5, 1.5, 0.5, 0.0]),
     "mid": np.array([0.0, -0.6, 0.9, 0.4, 0.0]),
     "stretched": np.array([0.0, 1.3, -1.3, 0.0, 0.0]),
 }
@@ -80,7 +80,7 @@ SOURCE_TAU = (  # J^T F (N m) at the settled pose, and max |J^T F - servo|
 )
 SOURCE_QDOT = "8.5e-15"
 SOURCE_PAYLOAD = {  # lever (m), gravity lift, gravity elbow (N m), max extra load (N), limiting joint
-    "near": ("0.172", "-0.059", "-0.469", "8.81", "elbow_flex"),
+    "folded": ("0.172", "-0.059", "-0.469", "8.81", "elbow_flex"),
     "mid": ("0.220", "-0.281", "-0.443", "9.61", "elbow_flex"),
     "stretched": ("0.411", "-0.909", "-0.483", "4.95", "shoulder_lift"),
 }

@@ -616,7 +616,7 @@ def tick_peaks(t, depth, deviation, dt: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plot_descent(r: Descent, path) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharex=True, sharey=True)
     for ax, name in zip(axes, r.starts):
         for (tick, dt), color in zip(TICKS.items(), ("C0", "C3")):
             row_ = r.row(name, tick)
@@ -643,7 +643,7 @@ def plot_guard(r: Guard, path) -> None:
         sim, t_on, hz = row_.sim, row_.t_on, row_.hz
         ax.plot((sim.sim_t - t_on) * 1e3, sim.sim_force[:, 2], color=color, label=f"true F_z, {hz} Hz")
         ax.plot((sim.t - t_on) * 1e3, sim.wrench_hat[:, 2], color=color, ls="--", marker=".", label=f"F_hat_z, {hz} Hz")
-    ax.axhline(THRESHOLD, color="k", lw=0.8)
+    ax.axhline(THRESHOLD, color="k", lw=0.8, label=f"threshold {THRESHOLD:g} N")
     ax.set(xlim=(-100, 300), xlabel="time from first contact (ms)", ylabel="vertical force on the tool (N)",
            title="Guarded descent onto a table (WidowX AI in MuJoCo)")
     ax.legend(fontsize=8)

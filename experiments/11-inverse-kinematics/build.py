@@ -28,6 +28,7 @@ from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
+    fmt_row,
     full_run,
     out_dir,
     publish_claims,
@@ -155,7 +156,7 @@ def print_run(r: BuildRun) -> None:
           f"{r.n} random reachable targets, from the mid-range pose then up to {RESTARTS} random "
           "restarts ==")
     print(f"  converged (MuJoCo site within {TOL:g} m): {r.converged} of {r.n}; "
-          f"steps median {r.steps_median:.0f}, max {r.steps_max}")
+          f"steps median {r.steps_median:.3g}, max {r.steps_max}")
     print(f"  MuJoCo error at the hand-built answers: median {r.mujoco_error_hand:.1e} m; "
           f"at solve_ik's: median {r.mujoco_error_lib:.1e} m")
 
@@ -242,9 +243,10 @@ def print_lab(lab: Lab) -> None:
 
 # ---- break it: no damping, no step limit, too much damping ----------------------------------------
 
+HEAVY = 0.5  # m/rad, Break it's heavy damping: about the size of the position rows' largest singular value
 VARIANTS = (("built", "as built", LAMBDA, MAX_STEP), ("undamped", "undamped (Gauss-Newton)", 0.0, MAX_STEP),
             ("unlimited", "no step limit", LAMBDA, np.inf), ("wild", "undamped, no step limit", 0.0, np.inf),
-            ("heavy", "heavy damping", 0.5, MAX_STEP))
+            ("heavy", "heavy damping", HEAVY, MAX_STEP))
 Q_STRETCHED = np.array([0.0, 1.3, -1.3, 0.0, 0.0])  # rad: reaching far out, near a singularity of the position rows
 PULL = 0.03  # m: the target there, this far back along the direction the arm can barely move
 
@@ -324,7 +326,35 @@ def near_singular(chain) -> NearSingular:
     return NearSingular(Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, asked=asked, **out)
 
 
-def print_break(brk: BreakIt, ns: NearSingular) -> None:
+@dataclass(frozen=True)
+class DampingScale:
+    """The damping against the position rows' singular values (m/rad). Along a direction of singular value ``sigma``
+    the damped step keeps ``sigma^2 / (sigma^2 + lam^2)`` of the Gauss-Newton step; it is ``J^T e / lam^2`` only
+    when every ``sigma`` is far below ``lam``."""
+
+    lam: float  # HEAVY
+    sigma_max_median: float  # largest singular value, median over the poses the lab's targets come from ...
+    sigma_min_median: float  # ... and the smallest
+    sigma_start: np.ndarray  # (3,) at the mid-range start, where every lab attempt begins
+    kept_strong: float  # HEAVY's fraction of the Gauss-Newton step kept there along the strongest direction ...
+    kept_weak: float  # ... and along the weakest
+    gradient_gap: float  # median over the lab's targets of |dq - J^T e / lam^2| / |dq|, dq HEAVY's first step
+
+
+def damping_scale(chain, seed: int = LAB_SEED, n: int = LAB_TARGETS) -> DampingScale:
+    """:class:`DampingScale` of ``HEAVY`` at the lab's poses (those of :func:`lab_targets`) and first steps."""
+    poses = chain.random_q(np.random.default_rng(seed), n)
+    sigma = np.linalg.svd(jacobian(chain, poses)[:, :3], compute_uv=False)
+    J = jacobian(chain, chain.q_middle)[:3]
+    s0 = np.linalg.svd(J, compute_uv=False)
+    kept = s0**2 / (s0**2 + HEAVY**2)
+    e = fk(chain, poses).p - fk(chain, chain.q_middle).p
+    gaps = [np.linalg.norm((dq := damped_step(J, ei, HEAVY)) - J.T @ ei / HEAVY**2) / np.linalg.norm(dq) for ei in e]
+    return DampingScale(HEAVY, float(np.median(sigma[:, 0])), float(np.median(sigma[:, -1])), s0, float(kept[0]),
+                        float(kept[-1]), float(np.median(gaps)))
+
+
+def print_break(brk: BreakIt, ns: NearSingular, scale: DampingScale) -> None:
     print("\n== Break it: the lab's loop with parts removed (same targets and start) ==")
     print(f"  {'variant':24s} {'lambda':>6s} {'max_step':>8s} {'success':>8s} {'median it':>9s}   stopped: "
           + ", ".join(STOPS))
@@ -332,6 +362,12 @@ def print_break(brk: BreakIt, ns: NearSingular) -> None:
         its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
         print(f"  {label:24s} {lam:6g} {max_step:8g} {s.success:8.1%} {its:>9s}   "
               + ", ".join(str(s.stops[k]) for k in STOPS))
+    print(f"  singular values of the position rows at the lab's poses (m/rad): median largest "
+          f"{scale.sigma_max_median:.3f}, median smallest {scale.sigma_min_median:.3f}; at the mid-range start "
+          f"{fmt_row(scale.sigma_start, 6, 3)}")
+    print(f"  lambda {HEAVY:g} keeps {scale.kept_strong:.0%} of the Gauss-Newton step along the strongest direction "
+          f"there and {scale.kept_weak:.0%} along the weakest; its first step differs from J^T e / lambda^2 by a "
+          f"median {scale.gradient_gap:.0%}")
     print(f"  near the singularity: start q = {Q_STRETCHED} (sigma_min {ns.sigma_min:.4f} m/rad), target {PULL} m "
           f"back along the weak direction")
     for label in ns.first_step:
@@ -371,7 +407,8 @@ def main(full: bool = False) -> list[Claim]:
     lab = judge_lab(brk.scores["built"], lab_library(chain, targets))  # "built": the lab's loop as written
     print_lab(lab)
     ns = near_singular(chain)
-    print_break(brk, ns)
+    scale = damping_scale(chain)
+    print_break(brk, ns, scale)
     plot_near_singular(ns)
     figures = [
         Figure("singular_start.png",
@@ -385,6 +422,7 @@ def main(full: bool = False) -> list[Claim]:
         "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS,
         "restarts": RESTARTS, "library_restarts": DEFAULT_RESTARTS, "run": r, "lab": lab,
         "break": brk.solved, "break_none": brk.unsolved, "heavy": brk.heavy,  # break_none: no median to show
+        "scale": scale,
         "singular": ns, "source": {"lm": SOURCE_LM}}, figures=figures)
     return publish_claims(HERE, claims(r), "build.py")
 

@@ -214,7 +214,7 @@ def print_convergence(c: Convergence) -> None:
     print(f"{'method':10s} {'reached':>9s} {'median it, reached':>18s} {'most it':>8s}")
     for m in c.names:
         s = c.methods[m]
-        median = "-" if s.reached_median is None else f"{s.reached_median:.0f}"
+        median = "-" if s.reached_median is None else f"{s.reached_median:.3g}"
         print(f"{m:10s} {s.reached:4d} of {c.n:<2d} {median:>18s} {s.most:8d}")
     x = c.example
     print(f"target 0 from its start: p_target - p = {fmt_row(x.position, 9, 4)} m, "
@@ -309,7 +309,7 @@ def print_success(table: SuccessTable) -> None:
     print("iterations: steps per target summed over its attempts and, if all fail, the polish (as in step 2)")
     print(f"{'robot':6s} {'task':14s} {'success':>8s} {'it med':>6s} {'it p95':>6s} {'restarts max':>12s}  unreachable")
     for r in rows:
-        print(f"{r.robot:6s} {r.task:14s} {r.rate:8.1%} {r.median_iterations:6.0f} {r.p95_iterations:6.0f} "
+        print(f"{r.robot:6s} {r.task:14s} {r.rate:8.1%} {r.median_iterations:6.3g} {r.p95_iterations:6.3g} "
               f"{r.max_restarts:12d}  {r.far_reason!r}, unmet {r.far_unmet_names}")
 
 
