@@ -1,5 +1,5 @@
-"""Lesson 11, the robot: one SO-101 target just above the table, the plain IK answer that overlaps deepest (the
-table or the arm's own links) and the answer with ``avoid=`` that keeps clear, rendered from the model.
+"""Lesson 11, the robot: one SO-101 target just above the table, the plain IK answer that sinks deepest into the
+table and the answer with ``avoid=`` that keeps clear, rendered from the model.
 
 Run: uv run python experiments/11-inverse-kinematics/scene.py   (writes scene_output.txt, results.json and
 scene_table.png)
@@ -18,9 +18,8 @@ TABLE = (0.5, 0.5, 0.02), (0.0, 0.0, -0.02)  # half-sizes and centre (m), as Bre
 LOW, MARGIN = 0.06, 0.01  # m: targets no higher than this above the table; the clearance avoid= keeps
 TABLE_SEED, RESTART_SEED, N_TARGETS = 3, 2, 40  # as Break it: the postures whose tool points are the targets
 SCRIPT, FILE = "scene.py", "scene_table.png"
-# The camera looks up at LOOK_Z (m) from DISTANCE (m) and ELEVATION degrees below it: from the table top's height,
-# the top edge-on, so what overlaps is seen above the table rather than through its see-through top.
-ELEVATION, DISTANCE, LOOK_Z = 9.0, 0.6, 0.1
+# From above the table's far side, a little above its top: the arm, the target and the see-through top in one view.
+VIEW_AZIMUTH, VIEW_ELEVATION, VIEW_DISTANCE = 200.0, -35.0, 0.8
 HEIGHT = 0.72  # m, the table top above the floor (drawn only: the collision world has no floor)
 LABEL_AT = np.array([0.3, -0.2, 0.0])  # m, where the table's label sits on its top, clear of the arm
 TOP_RGBA, WOOD_RGBA = (0.8, 0.62, 0.4, 0.45), (0.45, 0.28, 0.12, 1.0)  # see-through top; opaque rim and legs
@@ -50,9 +49,8 @@ def part(geom: str) -> str:
 
 
 def main(full: bool = False) -> list[Claim]:
-    """Solve Through the table's targets plain and with avoid=, picture the plain answer that overlaps deepest (with
-    the table or with the arm's own links) beside its avoid= answer, seen from table height; no claims. ``full``: no
-    larger size."""
+    """Solve Through the table's targets plain and with avoid=, picture the plain answer that sinks deepest into the
+    table beside its avoid= answer; no claims. ``full``: no larger size."""
     chain = robots.load("so101")
     world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", *TABLE)]), chain,
                                       margin=MARGIN, self_margin=MARGIN)
@@ -61,29 +59,30 @@ def main(full: bool = False) -> list[Claim]:
     targets = p[(p[:, 2] < LOW) & world.clear(q)][:N_TARGETS]
     plain = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(RESTART_SEED))
     avoid = solve_ik_batch(chain, targets, task="position", rng=np.random.default_rng(RESTART_SEED), avoid=world)
-    d_plain = world.distances(plain.q)  # (k, pairs) m, negative: overlapping
-    clear_plain, clear_avoid = d_plain.min(axis=1), world.distances(avoid.q).min(axis=1)
+    table = np.array(["table" in (part(a), part(b)) for a, b in world.pair_names])  # the pairs with the table
+    d_table = world.distances(plain.q)[:, table]  # (k, table pairs) m, negative: overlapping
+    clear_plain, clear_avoid = d_table.min(axis=1), world.distances(avoid.q).min(axis=1)
     k = int(np.argmin(np.where(plain.converged & avoid.converged, clear_plain, np.inf)))
-    a, b = (part(g) for g in world.pair_names[int(np.argmin(d_plain[k]))])  # the deepest pair's two parts
-    other, what = (b, "the table") if a == "table" else (a, "the table") if b == "table" else (b, f"the arm's own {a}")
+    a, b = (part(g) for g in world.pair_names[np.flatnonzero(table)[int(np.argmin(d_table[k]))]])
+    other, what = (b if a == "table" else a), "the table"
     depth = -1000 * clear_plain[k]
     half, centre = TABLE
     pic = picture("so101", [Pose(avoid.q[k]), Pose(plain.q[k], alpha=0.55, rgba=(0.9, 0.15, 0.1, 1))], HERE / FILE,
                   overlays=[*table_boxes(half, centre), Box(targets[k], np.full(3, 0.006), (0.1, 0.7, 0.2, 1),
                                                             "target")],
-                  view=View(160, ELEVATION, (*(0.5 * targets[k][:2]), LOOK_Z), DISTANCE),
+                  view=View(VIEW_AZIMUTH, VIEW_ELEVATION, (*(0.5 * targets[k][:2]), 0.0), VIEW_DISTANCE),
                   size=(720, 480), floor_z=centre[2] + half[2] - HEIGHT,
-                  title=f"SO-101 at table height: plain IK (red), its {other} {depth:.1f} mm into {what}; "
-                        "avoid= (yellow) clear")
+                  title=f"SO-101: plain IK (red), its {other} {depth:.1f} mm into {what}; avoid= (yellow) clear")
     print(f"target {k} of {len(targets)} at {fmt_row(targets[k])} m: plain answer's {other} {depth:.1f} mm into "
           f"{what}, avoid= answer {1000 * clear_avoid[k]:.1f} mm from everything")
     print(pic.drawn_by)
     # The caption names what is drawn; the page's text beside it quotes the depth from this run's results.
-    figure = Figure(FILE, pic.caption(f"Through the table's deepest overlap, seen from table height: the plain answer "
-                                      f"(red, see-through) reaches the target with its {other} sunk into {what}, as "
-                                      "deep as the text above says; the answer with avoid= (yellow) reaches the same "
+    figure = Figure(FILE, pic.caption(f"Through the table's deepest overlap with the table: the plain answer (red, "
+                                      f"see-through) reaches the target with its {other} sunk into {what}, as deep as "
+                                      "the text above says (millimetres: thinner than the table top, so the picture "
+                                      "shows where, not how deep); the answer with avoid= (yellow) reaches the same "
                                       "point with every part at least the margin from everything."),
-                    pic.alt(f"from table height at two IK answers for one target just above a table: the plain "
+                    pic.alt(f"looking down at two IK answers for one target just above a table: the plain "
                             f"answer, its {other} {depth:.1f} mm inside {what}, and the avoid= answer",
                             "the table as a see-through light-brown top with a dark rim, the target as a small "
                             f"green cube, the plain answer in see-through red with its {other} sunk into {what}, "
