@@ -597,7 +597,7 @@ def plot_priority(p: Priority, spread: ConflictSpread) -> None:
     a2.bar(range(len(p.labels)), p.peak_speed, color=[f"C{i}" for i in range(len(p.labels))])
     a2.plot([1] * spread.runs, [r.peak for r in spread.rows], "_", color="k", ms=30, mew=1.5,
             label="undamped conflict rerun, changed only by round-off")
-    a2.legend(fontsize=7, loc="upper right")
+    a2.legend(fontsize=7, loc="center right", markerscale=0.4)
     a2.set_yscale("log")
     a2.set_ylabel("largest single-joint speed\nmax$_i$ |$\\dot q_i$| (rad/s)")
     a2.set_xticks(range(len(p.labels)), [textwrap.fill(label, 22) for label in p.labels], fontsize=7)
