@@ -278,7 +278,7 @@ def plot_planar(family: PlanarFamily) -> None:
     ax.legend()
     _save(fig, "planar3r_self_motion.png")
     print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m, walked once round its family: tip drift "
-          f"{family.drift:.1e} m while the last link's absolute angle ranges over {family.last_link_range:.2f} rad "
+          f"{family.drift:.1e} m,\n  while the last link's absolute angle ranges over {family.last_link_range:.2f} rad "
           "(planar3r_self_motion.png)")
 
 
@@ -579,7 +579,7 @@ def print_spread(s: ConflictSpread, lead: LeadingProjector) -> None:
     print(f"  peaks {s.peak_min:.3g} to {s.peak_max:.3g} rad/s in every rerun; {s.diverged} of {s.runs} diverged: "
           "an unbounded gain is certain, divergence is chance.")
     print(f"  damped conflict, leak |J1 qdot_2| / |qdot_2| of the secondary term: {lead.with_n1:.1e} with the leading "
-          f"N1, {lead.without_n1:.1e} without it (redundant in exact arithmetic, a guard against round-off)")
+          f"N1,\n  {lead.without_n1:.1e} without it (N1 is redundant in exact arithmetic, a guard against round-off)")
 
 
 def plot_priority(p: Priority, spread: ConflictSpread) -> None:
