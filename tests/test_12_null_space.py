@@ -73,14 +73,20 @@ def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
     assert s.drift[0, 0] > 10 * s.drift[-1, 0]  # open loop drifts, the correction holds the tool
 
 
-def test_planar_family_holds_the_tip_in_closed_form(ex):
+def test_planar_family_holds_the_tip_in_closed_form_and_spans_the_whole_family(ex):
+    """The tip held (closed-form FK); the walk closes its loop; the last link's span is the whole family's: the wrist
+    w = p - L3 (cos phi, sin phi) must lie within L1 + L2 of the base, so |phi - angle(p)| <= arccos((|p|^2 + L3^2 -
+    (L1 + L2)^2) / (2 L3 |p|))."""
     family = ex.planar_family()
     fam = family.q
     L = np.array([0.5, 0.3, 0.2])
     c = np.cumsum(fam, axis=1)
     tip = np.c_[np.cos(c) @ L, np.sin(c) @ L]
     assert np.abs(tip - tip[fam.shape[0] // 2]).max() < 1e-4
-    assert np.ptp(c[:, -1]) > 1.0  # a real family: the last link turns through more than a radian
+    r = np.linalg.norm(tip[0])
+    whole = 2 * np.arccos((r**2 + L[2] ** 2 - (L[0] + L[1]) ** 2) / (2 * L[2] * r))
+    np.testing.assert_allclose(family.last_link_range, whole, atol=2e-3)  # sampled every 0.02 rad of the walk
+    assert np.abs(np.angle(np.exp(1j * (fam[-1] - fam[0])))).max() < 0.05  # back where it started: a closed loop
     np.testing.assert_allclose(family.last_link_range, np.ptp(c[:, -1]), rtol=1e-14)
     np.testing.assert_allclose(family.tip, tip[fam.shape[0] // 2], atol=1e-4)
 
@@ -117,6 +123,7 @@ def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_mo
     monkeypatch.setattr(ex, "PRIORITY_T", 0.3)
     q_start = ex.swung_start()
     p = ex.priority(q_start)
+    assert p.secondary_peak <= p.secondary_bound  # the Hard exercise: the 2-norm bound holds the 2-norm
     for k in (0, 2):  # compatible, and the conflict with damping: the primary (tool pose) is kept
         dp, dr = _mj_drift(panda_model, panda_chain, np.array([q_start, p.q_final[k]]))
         assert dp < 1e-5 and dr < 1e-4  # one tick's second-order error: (|qdot| dt)^2 ~ (1 rad/s x 5 ms)^2
@@ -186,6 +193,56 @@ def test_undamped_lam2_zero_runs_and_turns_the_damped_row_into_the_undamped_one(
             assert row.seconds == pytest.approx(len(zs) * ex.PRIORITY_DT, abs=1e-12) and row.z == zs[-1]
             assert row.stopped == (row.seconds < ex.PRIORITY_T) == (np.abs(q).max() > ex.DIVERGED)  # diverged
     assert damped.rows[1].seconds < ex.PRIORITY_T and damped.rows[2].seconds == pytest.approx(ex.PRIORITY_T)
+
+
+def test_priority_rate_normal_is_scipys_null_space_formula_at_mj_jacSite(ex, panda_chain, panda_model):
+    """The rerun's other rounding computes the same formula: J1^+ v1 + Z (J2 Z)^+ (v2 - J2 J1^+ v1), Z SciPy's null
+    space of MuJoCo's Jacobian, J2 its z row of the elbow."""
+    from scipy.linalg import lstsq, null_space, pinv
+
+    rng = np.random.default_rng(5)
+    for q in panda_chain.random_q(rng, 3, inset=0.1):
+        J1 = mj_site(panda_model, panda_chain, q)[2]
+        J2 = rng.normal(size=(1, 7))
+        v1, v2 = rng.normal(size=6), rng.normal(size=1)
+        Z = null_space(J1)
+        first = lstsq(J1, v1)[0]
+        ref = first + Z @ pinv(J2 @ Z) @ (v2 - J2 @ first)
+        np.testing.assert_allclose(ex.priority_rate_normal(J1, v1, J2, v2), ref, rtol=1e-7, atol=1e-9)
+
+
+def test_undamped_conflict_spread_the_gain_is_certain_the_divergence_is_not(ex):
+    """Reruns changed only by round-off: every one asks for a joint speed far above the damped bound (the page: the
+    unbounded gain is certain); the summary is what the rows say."""
+    q_start = ex.swung_start()
+    s = ex.conflict_spread(q_start, nudges=2)
+    damped = ex.priority(q_start)
+    assert s.runs == 3 == len(s.rows) and s.diverged + s.held == s.runs == sum(r.stopped for r in s.rows) + s.held
+    assert s.peak_min == min(r.peak for r in s.rows) > 100 * damped.secondary_bound
+    assert s.peak_max == max(r.peak for r in s.rows)
+    held = [r for r in s.rows if not r.stopped]
+    if held:
+        assert s.held_pos == max(r.pos for r in held) and s.held_z_min == min(r.z for r in held)
+
+
+def test_leading_projector_is_redundant_in_exact_arithmetic(ex, panda_chain, panda_model):
+    """(J2 N1)^#_lam = N1 J2^T (J2 N1 J2^T + lam^2)^-1 (N1 symmetric, idempotent) lies in N1's range: SciPy's damped
+    SVD inverse at MuJoCo's Jacobians equals that closed form, and the run's leak with the leading N1 is round-off,
+    without it larger (round-off that N1 removes)."""
+    from scipy.linalg import null_space, svd
+
+    q = ex.swung_start()
+    J1 = mj_site(panda_model, panda_chain, q)[2]
+    Z = null_space(J1)
+    N1 = Z @ Z.T
+    J2 = np.random.default_rng(6).normal(size=(1, 7))  # the identity holds for any secondary row
+    U, sig, Vt = svd(J2 @ N1, full_matrices=False)
+    damped = Vt.T @ np.diag(sig / (sig**2 + ex.LAM2**2)) @ U.T
+    closed = N1 @ J2.T @ np.linalg.inv(J2 @ N1 @ J2.T + ex.LAM2**2 * np.eye(1))
+    np.testing.assert_allclose(damped, closed, atol=1e-12)
+    np.testing.assert_allclose(N1 @ closed, closed, atol=1e-12)
+    lead = ex.leading_projector(q)
+    assert lead.with_n1 < 1e-14 and lead.without_n1 > lead.with_n1
 
 
 def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
@@ -381,7 +438,16 @@ def test_elbow_post_page_numbers_from_mujoco(ex, post, panda_chain, panda_model)
     k = r.damper_step  # the damper first changes step k, taken from q[k - 1]: a pair there within the influence
     assert free[k - 1] < r.influence_mm / 1000 and np.array_equal(e.free.q[:k], e.avoid.q[:k])
     assert not np.array_equal(e.free.q[k], e.avoid.q[k])
-    assert r.free_depth_mm > 2 * r.post_radius_mm  # the page: deeper than the post is wide
+    # the page: a capsule-to-capsule depth, at most the sum of the radii (MuJoCo's geom sizes), which it nearly
+    # reaches where the axes cross; the link's radius is that of its capsule in MuJoCo's model
+    m = mujoco.MjSpec.from_file(str(robots.model_path("panda"))).compile()
+    radii = [1000 * m.geom_size[g, 0] for g in range(m.ngeom) if m.geom_bodyid[g] == m.body(r.post_link).id
+             and m.geom_contype[g] and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE]
+    assert any(abs(r.post_link_radius_mm - x) < 1e-9 for x in radii)
+    assert r.post_link_radius_mm + r.post_radius_mm - 1.0 < r.free_depth_mm <= r.post_link_radius_mm + \
+        r.post_radius_mm + 1e-9
+    assert r.free_deepest_step == int(np.argmin(free))
+    assert set(r.free_other_links) == {b for b, d in zip(free_body, free) if d < 0} - {r.post_link}
     np.testing.assert_allclose(r.cost_start, 0.5 * (r.joint3_pref - r.joint3_start) ** 2, rtol=1e-12)
     np.testing.assert_allclose(r.avoid_cost_end, 0.5 * (r.joint3_pref - r.avoid_joint3_end) ** 2, rtol=1e-12)
 

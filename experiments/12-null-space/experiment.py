@@ -4,11 +4,12 @@ there are infinitely many answers. Choose among them on purpose."
 Steps (each returns its numbers; call them from a Python prompt with small sizes):
 1. ``null_dimensions``: how many directions of joint motion leave the task alone (Panda pose/position, planar 3R).
 2. ``panda_self_motion``: the Panda swings its elbow through the null space while the tool pose stays fixed;
-   resolved-rate open loop vs corrected; ``planar_family``: a planar 3R's 1-D family of arms on one tip point.
+   resolved-rate open loop vs corrected; ``planar_family``: a planar 3R's whole 1-D family of arms on one tip point.
 3. ``choose_on_purpose``: random targets for the Panda (pose) and the SO-101 (position: 5 joints for 3 task
    dimensions), plain IK vs IK refined in the null space for joint-limit avoidance, manipulability, posture.
 4. ``priority``: hold the tool (primary) and raise the elbow (secondary); the conflicting case and its
-   algorithmic singularity, undamped vs damped; the priorities swapped.
+   algorithmic singularity, undamped vs damped; the priorities swapped. ``conflict_spread``: the undamped conflict
+   rerun with changes the size of round-off; ``leading_projector``: what the leading N1 guards against.
 5. ``elbow_post``: the self-motion sweeps the elbow into a post; with ``avoid=`` it stops clear while the tool holds.
 
 Run: uv run python experiments/12-null-space/experiment.py [--full]
@@ -241,7 +242,7 @@ def self_motion_claims(s: SelfMotion) -> list[Claim]:
 @dataclass(frozen=True)
 class PlanarFamily:
     """The planar 3R with its tip held at the tip of ``PLANAR_Q0``: the tip (m), its largest drift (m) and the
-    range of the last link's absolute angle (rad) over the family ``q`` (joint vectors, unsaved)."""
+    range of the last link's absolute angle (rad) over the whole family ``q`` (joint vectors, once round, unsaved)."""
 
     tip: np.ndarray  # (2,)
     drift: float
@@ -249,11 +250,17 @@ class PlanarFamily:
     q: np.ndarray = unsaved()  # (k, 3) rad
 
 
+PLANAR_DT = 2e-2  # s, at 1 rad/s along the null space
+
+
 def planar_family() -> PlanarFamily:
-    """2 x 2.5 s of the planar 3R's self-motion about ``PLANAR_Q0``, tip held."""
+    """The planar 3R's self-motion from ``PLANAR_Q0``, tip held, until it is back where it started: the family of
+    arms on one tip point is a closed loop, and this walks all of it."""
     planar3r = robots.load("planar3r")
-    halves = [self_motion(planar3r, PLANAR_Q0, "position", sign, 2e-2, 125, True) for sign in (1.0, -1.0)]
-    fam = np.concatenate([halves[0], halves[1][::-1]])
+    walk = self_motion(planar3r, PLANAR_Q0, "position", 1.0, PLANAR_DT, 1000, True)
+    gap = np.linalg.norm(np.angle(np.exp(1j * (walk - walk[0]))), axis=1)  # rad, each joint taken mod 2 pi
+    away = int(np.argmax(gap > 0.5))
+    fam = walk[: away + int(np.argmax(gap[away:] < 2 * PLANAR_DT)) + 1]  # up to the first return
     p0 = tool_pose(planar3r, PLANAR_Q0)[:3, 3]
     return PlanarFamily(p0[:2], drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))[0], np.ptp(fam.sum(axis=1)), fam)
 
@@ -262,16 +269,17 @@ def plot_planar(family: PlanarFamily) -> None:
     planar3r, fam = robots.load("planar3r"), family.q
     p0 = family.tip
     fig, ax = plt.subplots(figsize=(6, 6))
-    for q in fam[:: len(fam) // 24]:
+    for q in fam[:: len(fam) // 30]:
         pts = np.vstack([[0, 0, 0], fk(planar3r, q).anchors[1:], tool_pose(planar3r, q)[:3, 3]])
         ax.plot(pts[:, 0], pts[:, 1], "-o", ms=3, lw=1, alpha=0.6)
     ax.plot(*p0[:2], "k*", ms=14, label="tip target (fixed)")
     ax.set_aspect("equal")
-    ax.set_title("planar 3R self-motion: one tip position, a 1-D family of arms")
+    ax.set_title("planar 3R self-motion: one tip position, the whole 1-D family of arms")
     ax.legend()
     _save(fig, "planar3r_self_motion.png")
-    print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m: tip drift {family.drift:.1e} m while the last "
-          f"link's absolute angle ranges over {family.last_link_range:.2f} rad (planar3r_self_motion.png)")
+    print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m, walked once round its family: tip drift "
+          f"{family.drift:.1e} m,\n  while the last link's absolute angle ranges over {family.last_link_range:.2f} rad "
+          "(planar3r_self_motion.png)")
 
 
 # ---- 3. choosing on purpose ------------------------------------------------------------------------
@@ -360,23 +368,35 @@ def choice_claims(choices: list[Choice]) -> list[Claim]:
 # ---- 4. task priority ------------------------------------------------------------------------------
 
 
-def _priority_run(panda, q_start, z_des, lam2, swapped):
-    """One resolved-rate run of the two-level priority -> (elbow heights, peak joint speeds, final q); a run whose
-    joints pass ``DIVERGED`` rad is stopped there (its heights end at the last tick it ran)."""
+def _priority_run(panda, q_start, z_des, lam2, swapped, rate=ns.priority_rate):
+    """One resolved-rate run of the two-level priority -> (elbow heights, largest single-joint speeds max_i |qdot_i|,
+    final q, 2-norms of the secondary term); a run whose joints pass ``DIVERGED`` rad is stopped there (its heights
+    end at the last tick it ran). ``rate`` computes the priority formula (the library's by default)."""
     T0 = tool_pose(panda, q_start)
     k_tool = K_TOOL_SECONDARY if swapped else 1.0 / PRIORITY_DT
-    q, zs, speeds = q_start.copy(), [], []
+    q, zs, speeds, secondary = q_start.copy(), [], [], []
     for _ in range(round(PRIORITY_T / PRIORITY_DT)):
         e, J1, _, _ = residual(panda, q, T0, "pose")
         x, Jx = ns.point_jacobian(panda, q, ELBOW)
         J2, v2, v1 = Jx[2:], np.array([K_ELBOW * (z_des - x[2])]), k_tool * e
-        qdot = ns.priority_rate(J2, v2, J1, v1, lam2=lam2) if swapped else ns.priority_rate(J1, v1, J2, v2, lam2=lam2)
+        (Ja, va), (Jb, vb) = ((J2, v2), (J1, v1)) if swapped else ((J1, v1), (J2, v2))
+        qdot = rate(Ja, va, Jb, vb, lam2=lam2)
         q = q + PRIORITY_DT * qdot
         zs.append(x[2])
         speeds.append(np.abs(qdot).max())
+        secondary.append(np.linalg.norm(qdot - ns.pinv(Ja) @ va))
         if not np.all(np.isfinite(q)) or np.abs(q).max() > DIVERGED:
             break
-    return np.array(zs), np.array(speeds), q
+    return np.array(zs), np.array(speeds), q, np.array(secondary)
+
+
+def priority_rate_normal(J1, v1, J2, v2, *, lam2=0.0):
+    """The two-level priority rate with its secondary inverse by the uncut normal equations ``A^T (A A^T)^-1``,
+    ``A = J2 N1`` (``lam2 = 0`` only), and NumPy's ``pinv`` for the primary: the same formula rounded differently."""
+    J1p = np.linalg.pinv(J1)
+    N1 = np.eye(J1.shape[1]) - J1p @ J1
+    A = J2 @ N1
+    return J1p @ v1 + N1 @ A.T @ np.linalg.solve(A @ A.T, v2 - J2 @ J1p @ v1)
 
 
 def swung_start() -> np.ndarray:
@@ -386,8 +406,9 @@ def swung_start() -> np.ndarray:
 
 @dataclass(frozen=True)
 class PriorityRow:
-    """One case: the elbow height (m) at the last tick it ran, peak max |qdot| (rad/s), tool position (m) and
-    rotation (rad) error, how long it ran (s: the full time, or less where its joints diverged) and whether it was
+    """One case: the elbow height (m) at the last tick it ran, the largest single-joint speed max_i |qdot_i| over the
+    run (rad/s), tool position (m) and rotation (rad) error, how long it ran (s: the full time, or less where its
+    joints diverged) and whether it was
     stopped early for that."""
 
     label: str
@@ -419,6 +440,7 @@ class Priority:
     z_compatible: float
     z_conflict: float
     secondary_bound: float | None
+    secondary_peak: float  # rad/s, the damped conflict's largest secondary term, 2-norm
     rows: tuple[PriorityRow, ...]
     q_start: np.ndarray = unsaved()  # (7,) same tool pose as 'ready', elbow swung out and down
     labels: tuple[str, ...] = unsaved()
@@ -436,6 +458,7 @@ def priority(q_start: np.ndarray) -> Priority:
              (f"conflict: elbow to {z_top + 0.03:.3f} m, damped lam2 = {LAM2}", z_top + 0.03, LAM2, False),
              (f"conflict, swapped: elbow first, tool gain {K_TOOL_SECONDARY:.0f}/s", z_top + 0.03, LAM2, True))
     runs = [_priority_run(panda, q_start, z, lam2, swapped) for _, z, lam2, swapped in cases]
+    secondary_peak = float(runs[2][3].max())
     labels, heights = tuple(c[0] for c in cases), tuple(r[0] for r in runs)
     peak, q_final = np.array([r[1].max() for r in runs]), np.array([r[2] for r in runs])
     T0 = tool_pose(panda, q_start)
@@ -444,8 +467,88 @@ def priority(q_start: np.ndarray) -> Priority:
     ticks, bound = round(PRIORITY_T / PRIORITY_DT), gain_bound(LAM2)
     return Priority(PRIORITY_DT, PRIORITY_T, LAM2, bound, K_ELBOW, K_TOOL_SECONDARY, DIVERGED, z0, z_top, z0 + 0.02,
                     z_top + 0.03, None if bound is None else K_ELBOW * (z_top + 0.03 - z0) * bound,  # rad/s, at start
+                    secondary_peak,
                     tuple(PriorityRow(label, *r, len(zs) < ticks) for label, r, zs in zip(labels, rows, heights)),
                     q_start, labels, heights, peak, q_final)
+
+
+@dataclass(frozen=True)
+class SpreadRow:
+    """One rerun of the undamped conflict: the largest single-joint speed (rad/s), whether it diverged, the tool's
+    position error (m; inf where the joints are no longer finite) and the elbow's height (m) at its last tick."""
+
+    label: str
+    peak: float
+    stopped: bool
+    pos: float
+    z: float
+
+
+@dataclass(frozen=True)
+class ConflictSpread:
+    """The undamped conflict rerun with changes the size of round-off: the formula rounded differently (normal
+    equations) and the start moved by ``nudge`` rad in random directions. What all reruns share and what they do
+    not: the range of their peaks (rad/s), how many diverged, and, among the others, the largest tool error (m) and
+    the range of the elbow's final height (m; NaN where every run diverged)."""
+
+    nudge: float
+    runs: int
+    peak_min: float
+    peak_max: float
+    diverged: int
+    held: int  # the runs that did not diverge
+    held_pos: float
+    held_z_min: float
+    held_z_max: float
+    rows: tuple[SpreadRow, ...]
+
+
+NUDGE = 1e-9  # rad: a change of the start far below anything a sensor or the model could resolve
+
+
+def conflict_spread(q_start: np.ndarray, nudges: int = 4) -> ConflictSpread:
+    """The undamped conflict of :func:`priority`, rerun: by the normal equations, and from ``nudges`` starts moved by
+    ``NUDGE`` rad (generator seeded 1, 2, ...)."""
+    panda = robots.load("panda")
+    z_des = fk(panda, PANDA_READY).anchors[ELBOW, 2] + 0.03
+    starts = [("normal equations", q_start, priority_rate_normal)] + [
+        (f"start moved by {NUDGE:g} rad ({k})", q_start + NUDGE * np.random.default_rng(k).standard_normal(7),
+         ns.priority_rate) for k in range(1, nudges + 1)]
+    T0, rows = tool_pose(panda, q_start), []
+    for label, q0, rate in starts:
+        zs, speeds, q, _ = _priority_run(panda, q0, z_des, 0.0, False, rate)
+        pos = drift(panda, q[None], T0)[0] if np.all(np.isfinite(q)) else np.inf
+        rows.append(SpreadRow(label, float(speeds.max()), len(zs) < round(PRIORITY_T / PRIORITY_DT), float(pos),
+                              float(zs[-1])))
+    held = [r for r in rows if not r.stopped]
+    peaks = [r.peak for r in rows]
+    return ConflictSpread(NUDGE, len(rows), min(peaks), max(peaks), len(rows) - len(held), len(held),
+                          max((r.pos for r in held), default=np.nan), min((r.z for r in held), default=np.nan),
+                          max((r.z for r in held), default=np.nan), tuple(rows))
+
+
+@dataclass(frozen=True)
+class LeadingProjector:
+    """The damped conflict's secondary term with and without the leading ``N1``: the largest leak into the primary
+    task, ``|J1 qdot_2| / |qdot_2|``, over the run."""
+
+    with_n1: float
+    without_n1: float
+
+
+def leading_projector(q_start: np.ndarray) -> LeadingProjector:
+    """Replays the damped conflict (the library's rate) and measures, every tick, what the leading ``N1`` of
+    ``N1 (J2 N1)^#_lam2 r`` removes: in exact arithmetic nothing, since that inverse's range already lies in N1's."""
+    panda, leaks = robots.load("panda"), []
+
+    def rate(J1, v1, J2, v2, *, lam2):
+        J1p, N1 = ns.pinv(J1), ns.projector(J1)
+        bare = ns.pinv(J2 @ N1, lam=lam2) @ (v2 - J2 @ J1p @ v1)
+        leaks.append([np.linalg.norm(J1 @ x) / np.linalg.norm(x) for x in (N1 @ bare, bare)])
+        return ns.priority_rate(J1, v1, J2, v2, lam2=lam2)
+
+    _priority_run(panda, q_start, fk(panda, PANDA_READY).anchors[ELBOW, 2] + 0.03, LAM2, False, rate)
+    return LeadingProjector(*np.max(leaks, axis=0))
 
 
 def gain_bound(lam2: float) -> float | None:
@@ -457,10 +560,10 @@ def gain_bound(lam2: float) -> float | None:
 def print_priority(p: Priority) -> None:
     print(f"\n== 4. Task priority: primary = hold the tool pose, secondary = elbow height (dt = {PRIORITY_DT} s, "
           f"{PRIORITY_T} s) ==")
-    print(f"  {'case':52s} {'last elbow z':>12s} {'peak |qdot|':>12s} {'tool pos err':>12s} {'tool rot err':>12s} "
+    print(f"  {'case':52s} {'last elbow z':>12s} {'max_i|qdot_i|':>13s} {'tool pos err':>12s} {'tool rot err':>12s} "
           f"{'ran (s)':>8s}")
     for r in p.rows:
-        print(f"  {r.label:52s} {r.z:12.4f} {r.peak:12.3g} {r.pos:12.1e} {r.rot:12.1e} {r.seconds:8.3f}")
+        print(f"  {r.label:52s} {r.z:12.4f} {r.peak:13.3g} {r.pos:12.1e} {r.rot:12.1e} {r.seconds:8.3f}")
     print(f"  a run is stopped where a joint passes {p.diverged:g} rad (diverged). Damping gain bound 1/(2 lam2) = "
           + (f"{p.gain_bound:g}" if p.gain_bound is not None else "none (lam2 = 0: unbounded)"))
     print("  Conflict: the elbow rises to the highest point of its self-motion and stops; J2 N1 loses rank (an")
@@ -468,7 +571,18 @@ def print_priority(p: Priority) -> None:
     print("  bounds that gain by 1/(2 lam2). Swapped, the elbow wins and the tool gives way: priority is an order.")
 
 
-def plot_priority(p: Priority) -> None:
+def print_spread(s: ConflictSpread, lead: LeadingProjector) -> None:
+    print(f"  the undamped conflict again, changed only by round-off ({s.runs} reruns):")
+    for r in s.rows:
+        print(f"    {r.label:40s} peak {r.peak:9.3g} rad/s, " + (
+            "diverged" if r.stopped else f"ran its time, tool {r.pos:.1e} m, elbow at {r.z:.4f} m"))
+    print(f"  peaks {s.peak_min:.3g} to {s.peak_max:.3g} rad/s in every rerun; {s.diverged} of {s.runs} diverged: "
+          "an unbounded gain is certain, divergence is chance.")
+    print(f"  damped conflict, leak |J1 qdot_2| / |qdot_2| of the secondary term: {lead.with_n1:.1e} with the leading "
+          f"N1,\n  {lead.without_n1:.1e} without it (N1 is redundant in exact arithmetic, a guard against round-off)")
+
+
+def plot_priority(p: Priority, spread: ConflictSpread) -> None:
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6.5), height_ratios=(3, 2))  # a time axis over bars by case
     for i, (label, zs, row) in enumerate(zip(p.labels, p.heights, p.rows)):
         t = np.arange(len(zs)) * PRIORITY_DT
@@ -481,8 +595,11 @@ def plot_priority(p: Priority) -> None:
     a1.set_ylabel("elbow height (m)")
     a1.legend(fontsize=7)
     a2.bar(range(len(p.labels)), p.peak_speed, color=[f"C{i}" for i in range(len(p.labels))])
+    a2.plot([1] * spread.runs, [r.peak for r in spread.rows], "_", color="k", ms=30, mew=1.5,
+            label="undamped conflict rerun, changed only by round-off")
+    a2.legend(fontsize=7, loc="center right", markerscale=0.4)
     a2.set_yscale("log")
-    a2.set_ylabel("peak max |qdot| (rad/s)")
+    a2.set_ylabel("largest single-joint speed\nmax$_i$ |$\\dot q_i$| (rad/s)")
     a2.set_xticks(range(len(p.labels)), [textwrap.fill(label, 22) for label in p.labels], fontsize=7)
     _save(fig, "priority.png")
 
@@ -499,6 +616,9 @@ class ElbowPost:
     margin: float  # m
     post: tuple  # (radius, half-length, centre) of the vertical capsule (m)
     post_link: str  # the arm body whose geom goes deepest into the post on the free walk
+    post_link_radius_mm: float  # that geom's capsule radius: the overlap peaks at the sum of the radii
+    free_deepest_step: int  # the step that ends deepest (q index)
+    free_other_links: tuple[str, ...]  # other bodies that are, at some overlapping step, the deepest one
     step: float  # rad, the largest joint change per step of the posture objective
     pref: float  # rad, where the posture objective wants joint3
     distmax: float  # m, the world resolves distances up to this; a damper acts on pairs closer than it
@@ -558,7 +678,11 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
     on_post = np.array([("post" in pair) for pair in world.pair_names])
     d_free, d_avoid = (world.distances(run.q)[:, on_post] for run in (free, avoid))  # (N+1, the post's pairs)
     deepest = world.pairs[on_post][np.argmin(d_free.min(axis=0))]  # the post and one arm geom
-    link = world.model.geom_bodyid[deepest[deepest != world.model.geom("post").id][0]]
+    arm_geom = deepest[deepest != world.model.geom("post").id][0]
+    link = world.model.geom_bodyid[arm_geom]
+    nearest = world.pairs[on_post][np.argmin(d_free, axis=1)]  # (N+1, 2) per step: the post and its nearest geom
+    bodies = {world.model.body(world.model.geom_bodyid[g]).name for pair, d in zip(nearest, d_free.min(axis=1))
+              if d < 0 for g in pair if g != world.model.geom("post").id}
     elbow_free, elbow_avoid = (fk(panda, run.q).anchors[:, ELBOW] for run in (free, avoid))
     free_post, avoid_post = d_free.min(axis=1), d_avoid.min(axis=1)
 
@@ -568,7 +692,9 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
     apart = np.any(avoid.q != free.q, axis=1)  # bitwise: the walks are the same computation until a damper acts
     rest = np.linalg.norm(np.diff(elbow_avoid, axis=0), axis=1) < AT_REST  # (N,) per step
     return ElbowPost(
-        margin, POST, world.model.body(link).name, step, POST_JOINT3, world.distmax, 1000 * margin, 1000 * POST[0],
+        margin, POST, world.model.body(link).name, 1000 * float(world.model.geom_size[arm_geom, 0]),
+        int(np.argmin(free_post)), tuple(sorted(bodies - {world.model.body(link).name})), step, POST_JOINT3,
+        world.distmax, 1000 * margin, 1000 * POST[0],
         len(avoid.scale), float(free.q[0, 2]), POST_JOINT3, float(free.q[-1, 2]), float(avoid.q[-1, 2]),
         -1000 * float(free_post.min()), -1000 * float(free_post[-1]), 1000 * float(avoid_post.min()),
         1000 * float(free.pose_drift.max()), 1000 * float(avoid.pose_drift.max()), float(free.cost[-1]),
@@ -597,7 +723,7 @@ def plot_elbow_post(e: ElbowPost) -> None:
     a1.axhline(1000 * e.margin, color="k", ls=":", lw=1, label="margin")
     a1.plot(1000 * e.free_post, color="tab:red", label="no obstacle in mind")
     a1.plot(1000 * e.avoid_post, color="tab:green", label="avoid=world")
-    a1.set_ylabel("arm to post (mm, capped)")
+    a1.set_ylabel(f"arm to post (mm, capped at {1000 * e.distmax:.0f})")
     a1.set_title("Panda self-motion, tool held: the elbow swept towards a post")
     a1.legend(fontsize=8)
     for elbow, colour in ((e.elbow_free, "tab:red"), (e.elbow_avoid, "tab:green")):
@@ -626,7 +752,9 @@ def main(full: bool = False) -> list[Claim]:
         print_choice(c)
     prio = priority(swung_start())
     print_priority(prio)
-    plot_priority(prio)
+    spread, lead = conflict_spread(prio.q_start), leading_projector(prio.q_start)
+    print_spread(spread, lead)
+    plot_priority(prio, spread)
     claims = self_motion_claims(motion) + choice_claims(choices)
     post = elbow_post()
     print_elbow_post(post)
@@ -642,29 +770,35 @@ def main(full: bool = False) -> list[Claim]:
                f"the vertical part stays within {1000 * rise:.0f} mm. The title reports a tool drift of a few times "
                "ten to the minus eight."),
         Figure("planar3r_self_motion.png",
-               "A planar 3R holding one tip point is a one-parameter family of arms.",
-               "Overlaid drawings of a planar three-link arm in about two dozen configurations, all with their tips "
-               "on the same starred point: the elbow and wrist sweep through an arc while the tip stays fixed."),
+               "A planar 3R holding one tip point: the whole one-parameter family of arms, a closed loop.",
+               "Overlaid drawings of a planar three-link arm in about thirty configurations, all with their tips "
+               "on the same starred point, once round its whole family: the elbow and wrist sweep through arcs while "
+               "the tip stays fixed."),
         Figure("priority.png",
-               "The elbow's height under task priority, and the peak joint speed of each case: the "
-               "undamped conflict's peak dwarfs the others, and its run is stopped (cross) where its joints diverge.",
+               "The elbow's height under task priority, and each case's largest single-joint speed: the undamped "
+               "conflict's dwarfs the others; this run of it diverged (cross).",
                "Top: elbow height against time for the four priority cases; the compatible case settles near its "
                "target, the damped conflict flattens at the top of the self-motion, the swapped case climbs higher, "
                "and the undamped conflict swings wildly down and up and ends in a cross where the run was stopped, "
                "its joints diverged, before the others end. Bottom: a bar chart on a log scale of the peak "
-               "joint speed per case, with the undamped conflict several orders of magnitude above the others."),
+               "single-joint speed per case, with the undamped conflict several orders of magnitude above the "
+               "others; black "
+               f"dashes on its bar mark its reruns changed only by round-off, between {spread.peak_min:.0e} and "
+               f"{spread.peak_max:.0e} rad/s."),
         Figure("elbow_post.png",
-               "The distance from the arm to the post along the self-motion, without and with "
-               "avoid=, and how far the elbow moves per step: with avoid= it slows as the gap closes and comes to rest.",
+               "Arm-to-post distance and elbow motion per step, without and with avoid=: with it the elbow "
+               "slows as the gap closes and comes to rest.",
                "Two stacked plots against the step number. Top: distance from the arm to the post. Both walks start "
                "at the capped distance and fall together; the free walk plunges through zero deep into the shaded "
-               "overlap band and stays there, while the avoid= walk bends over and settles on the dotted margin "
+               "overlap band, rises part way back with a few kinks and levels off inside it, while the avoid= walk "
+               "bends over and settles on the dotted margin "
                "line. Bottom: how far the elbow moves per step; the free walk keeps moving for most of the run, the "
                "avoid= walk decays to zero soon after the damper acts."),
     ]
     save_results(HERE, "experiment.py", {"dims": dims.rows, "home_null_vector": dims.home_null_vector,
                                          "self_motion": motion, "planar": planar,
                                          "choice": {c.robot: c for c in choices}, "priority": prio,
+                                         "spread": spread, "leading_n1": lead,
                                          "collision": post}, figures=figures)
     return publish_claims(HERE, claims, "experiment.py")
 
