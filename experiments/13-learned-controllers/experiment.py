@@ -740,7 +740,7 @@ def main(full: bool = False) -> list[Claim]:
     below = "every" if solver_ok == 1 else f"{solver_ok:.0%} of the"
     plural = "s" if solver_ok < 1 else ""
     below_diag = int(np.sum(gp.gravity["FK-consistency"] < gp.kinematic["FK-consistency"]))
-    helped = (f" {below_diag} of the unbounded network's points lie below the diagonal: clamping its out-of-range "
+    helped = (f" Below the diagonal ({below_diag} of the unbounded network's points), clamping an out-of-range "
               "command happened to move the tool nearer the target." if below_diag else "")
     figures = [
         Figure("multimodality_2r.png",
