@@ -315,6 +315,7 @@ class NearSingularity:
     repetitions: int
     fk_rises: int  # repetitions whose FK-consistency median in the last band is above the first band's
     fk_monotone: int  # repetitions whose FK-consistency median rises from every band to the next
+    all_monotone: bool  # fk_monotone == repetitions
     errors: np.ndarray = unsaved()  # (repetitions, bands, 5) m: regression, FK, straight arm, solver median, largest
 
 
@@ -341,8 +342,9 @@ def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity
     rows = tuple(BandRow(spread(e[:, b, 0] * 1e3), spread(e[:, b, 1] * 1e3), np.median(e[:, b, 2]) * 1e3,
                          np.median(e[:, b, 3]) * 1e3, e[:, b, 4].max() * 1e3) for b in range(len(BANDS)))
     fk = e[:, :, 1]
+    monotone = int(np.sum(np.all(np.diff(fk, axis=1) > 0, axis=1)))
     return NearSingularity([list(b) for b in BANDS], np.array(smin), rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])),
-                           int(np.sum(np.all(np.diff(fk, axis=1) > 0, axis=1))), e)
+                           monotone, monotone == len(e), e)
 
 
 def print_near_singularity(s: NearSingularity, setting: str) -> None:
