@@ -574,7 +574,7 @@ def print_hybrid(h: Hybrid, n_targets: int, setting: str) -> None:
     m, lo, hi = h.passed
     print(f"passed the check without the fallback: mean {100 * m:.0f} %, min {100 * lo:.0f} %, max {100 * hi:.0f} %")
     lo, hi = h.speedup_range
-    print(f"seed 0, per target, medians over {TIMING_ROUNDS} interleaved rounds (this machine, this run): hybrid "
+    print(f"repetition 0, per target, medians over {TIMING_ROUNDS} interleaved rounds (this machine, this run): hybrid "
           f"(network, refinement, check, fallback) {h.us_hybrid:.0f} us, solver alone {h.us_solver:.0f} us; solver "
           f"alone / hybrid {h.speedup:.2f} (rounds {lo:.2f} to {hi:.2f})")
     print(f"the {100 * (1 - h.rows[0].passed):.0f} % that fall back cost the solver {h.us_fallback:.0f} us each "
