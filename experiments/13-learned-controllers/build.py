@@ -149,7 +149,8 @@ def train_tiny(seed: int = SEED, steps: int = TRAIN_STEPS) -> TrainRun:
         params, losses[i] = regression_step(params, x2, q, LEARNING_RATE)
     q_net = tiny_net(params, x[:, :2])
     near = np.minimum(np.linalg.norm(q_net - up, axis=1), np.linalg.norm(q_net - down, axis=1))
-    return TrainRun(N_TRAIN, R_TRAIN, HIDDEN, steps, (losses[0], losses[-1]), np.mean(np.sum((up - down) ** 2, axis=1)) / 4,
+    return TrainRun(N_TRAIN, R_TRAIN, HIDDEN, steps, (losses[0], losses[-1]),
+                    np.mean(np.sum((up - down) ** 2, axis=1)) / 4,
                     np.median(np.abs(q_net[:, 1])), np.median(np.abs(up[:, 1])),
                     np.median(np.linalg.norm(q_net - 0.5 * (up + down), axis=1)), np.median(near),
                     np.median(np.linalg.norm(tip(q_net) - x[:, :2], axis=1)) * 1e3, losses)

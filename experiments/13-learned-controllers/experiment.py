@@ -274,7 +274,8 @@ def print_extrapolation(e: Extrapolation, setting: str) -> None:
     for i, label in enumerate(e.labels):
         print(f"{label:<22s}" + "".join(f"{r.medians_mm[i]:26.1f}" for r in e.rows))
     tol = TASK.tol_position
-    print(f"(medians) The networks never saw a target beyond {e.sectors[0][1]:g} deg; the solver needs no training data and is within "
+    print(f"(medians) The networks never saw a target beyond {e.sectors[0][1]:g} deg; the solver needs no training "
+          f"data and is within "
           f"{tol * 1e3:g} mm on {np.mean(e.errors['solver'] <= tol):.0%} of the targets (largest miss "
           f"{e.errors['solver'].max() * 1e3:.2g} mm).")
 
@@ -747,7 +748,7 @@ def main(full: bool = False) -> list[Claim]:
     figures = [
         Figure("multimodality_2r.png",
                f"On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
-               f"region (left), most at the inner edge, r near L1 - L2 = {L1 - L2:.1f} m, where the arm folds back "
+               f"region (left), most at the inner edge, r near L1 - L2, where the arm folds back "
                f"(also singular), and near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it "
                f"was trained on, both networks' errors climb, while the solver lands within its tolerance (dashed) on "
                f"{below} target{plural} (right).",
@@ -769,9 +770,11 @@ def main(full: bool = False) -> list[Claim]:
     ]
     save_results(HERE, "experiment.py", {
         "setting": setting, "settings": SETTINGS[setting], "seeds": SEEDS, "links": [L1, L2], "reach": L1 + L2,
-        "tol_mm": TASK.tol_position * 1e3, "hybrid_iterations": HYBRID.iterations, "timing_rounds": TIMING_ROUNDS, "restarts": SOLVER.restarts,
+        "tol_mm": TASK.tol_position * 1e3, "hybrid_iterations": HYBRID.iterations, "timing_rounds": TIMING_ROUNDS,
+        "restarts": SOLVER.restarts,
         "solver_2r_within_tol": solver_ok, "solver_2r_max_mm": ex.errors["solver"].max() * 1e3,
-        "settle_s": SETTLE_S, "multimodality": mm.rows, "extrapolation": ex, "singularity": ns_, "so101": g.rows, "wrapped": wr,
+        "settle_s": SETTLE_S, "multimodality": mm.rows, "extrapolation": ex, "singularity": ns_, "so101": g.rows,
+        "wrapped": wr,
         "hybrid": h, "gap": gp.rows}, figures=figures)  # tool errors in mm, as the transcript prints them
     return publish_claims(HERE, claims, "experiment.py")
 
