@@ -747,10 +747,10 @@ def main(full: bool = False) -> list[Claim]:
               "command happened to move the tool nearer the target." if below_diag else "")
     figures = [
         Figure("multimodality_2r.png",
-               f"On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
-               f"region (left), most at the inner edge, r near L1 - L2, where the arm folds back "
-               f"(also singular), and near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it "
-               f"was trained on, both networks' errors climb, while the solver lands within its tolerance (dashed) on "
+               "On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
+               "region (left), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
+               f"near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it was trained on, both "
+               "networks' errors climb, while the solver lands within its tolerance (dashed) on "
                f"{below} target{plural} (right).",
                "Left: test targets in the training region coloured by the FK-consistency network's error on a log "
                "scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, smaller "
