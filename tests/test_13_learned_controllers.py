@@ -64,29 +64,91 @@ def test_extrapolation_claim_against_the_closed_form(ex, nets_2r):
     np.testing.assert_allclose(np.arctan2(e.x[:, 1], e.x[:, 0]), e.phi, atol=1e-15)
     ang = np.degrees(np.abs(e.phi))
     miss = {k: _miss_2r(q, e.x) for k, q in e.q.items()}
-    med = {k: [np.median(v[(ang >= lo) & (ang < hi)]) for lo, hi in ex.SECTORS] for k, v in miss.items()}
+    med = {k: [np.median(v[(ang >= lo) & (ang < hi)]) for lo, hi in ((0, 90), (90, 120), (120, 150), (150, 180))]
+           for k, v in miss.items()}
     fk_net = med["FK-consistency"]
     assert ex.TASK.tol_position == TOL
     assert ex.extrapolation_claims(e)[0].verdict == verdict(fk_net[-1] > 10 * fk_net[0] and miss["solver"].max() <= TOL)
 
 
-def test_singularity_claim_against_the_closed_form(ex, nets_2r):
-    s = ex.near_singularity(nets_2r, n_per_band=60)
-    rng = np.random.default_rng(ex.SEEDS["probe targets"] + 1)  # the lesson's draws, band by band
-    fk_medians = []
-    for (lo, hi), smin in zip(ex.BANDS, s.sigma_min):
-        r, phi = rng.uniform(lo, hi, 60), rng.uniform(-np.radians(80), np.radians(80), 60)
-        x = np.c_[r * np.cos(phi), r * np.sin(phi), np.zeros(60)]
-        q2 = np.arccos(np.clip((r**2 - L1**2 - L2**2) / (2 * L1 * L2), -1, 1))
-        # sigma_min of the 2 x 2 position Jacobian: |det J| / sigma_max, det J = L1 L2 sin q2
-        q1 = phi - np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))
-        J = np.array([[[-L1 * np.sin(a) - L2 * np.sin(a + b), -L2 * np.sin(a + b)],
-                       [L1 * np.cos(a) + L2 * np.cos(a + b), L2 * np.cos(a + b)]] for a, b in zip(q1, q2)])
-        np.testing.assert_allclose(smin, np.median(np.linalg.svd(J, compute_uv=False)[:, -1]), atol=1e-12)
-        fk_medians.append(np.median(_miss_2r(predict(nets_2r["FK-consistency"], x), x)))
-    np.testing.assert_allclose(s.errors[:, 1], fk_medians, atol=1e-12)
-    assert np.all(s.errors[:, 2] <= s.errors[:, 3]) and s.errors[:, 3].max() <= TOL  # the solver: median, largest
-    assert ex.singularity_claims(s)[0].verdict == verdict(fk_medians[-1] > fk_medians[0])
+def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r):
+    s = ex.near_singularity([nets_2r, nets_2r], n_per_band=60)
+    assert s.repetitions == 2
+    fk_medians = np.empty((2, len(ex.BANDS)))
+    for i in range(2):
+        rng = np.random.default_rng(ex.SEEDS["probe targets"] + 1 + i * ex.SEED_STRIDE)  # each repetition's draws
+        for b, ((lo, hi), smin) in enumerate(zip(ex.BANDS, s.sigma_min)):
+            r, phi = rng.uniform(lo, hi, 60), rng.uniform(-np.radians(80), np.radians(80), 60)
+            x = np.c_[r * np.cos(phi), r * np.sin(phi), np.zeros(60)]
+            q2 = np.arccos(np.clip((r**2 - L1**2 - L2**2) / (2 * L1 * L2), -1, 1))
+            if i == 0:  # sigma_min of the 2 x 2 position Jacobian at the exact elbow-up answer, written out
+                q1 = phi - np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))
+                J = np.array([[[-L1 * np.sin(a) - L2 * np.sin(a + c), -L2 * np.sin(a + c)],
+                               [L1 * np.cos(a) + L2 * np.cos(a + c), L2 * np.cos(a + c)]] for a, c in zip(q1, q2)])
+                np.testing.assert_allclose(smin, np.median(np.linalg.svd(J, compute_uv=False)[:, -1]), atol=1e-12)
+            fk_medians[i, b] = np.median(_miss_2r(predict(nets_2r["FK-consistency"], x), x))
+            # the straight arm's miss, L1 + L2 - r in closed form
+            np.testing.assert_allclose(s.errors[i, b, 2], np.median(L1 + L2 - r), atol=1e-15)
+    np.testing.assert_allclose(s.errors[:, :, 1], fk_medians, atol=1e-12)
+    for b, row in enumerate(s.rows):  # the page's (mean, min, max) over repetitions, in mm
+        np.testing.assert_allclose(row.fk, [1e3 * fk_medians[:, b].mean(), 1e3 * fk_medians[:, b].min(),
+                                            1e3 * fk_medians[:, b].max()], atol=1e-9)
+    assert np.all(s.errors[:, :, 3] <= s.errors[:, :, 4]) and s.errors[:, :, 4].max() <= TOL  # the solver
+    rises = int(np.sum(fk_medians[:, -1] > fk_medians[:, 0]))
+    assert s.fk_rises == rises and s.fk_monotone == int(np.sum(np.all(np.diff(fk_medians, axis=1) > 0, axis=1)))
+    assert ex.singularity_claims(s)[0].verdict == verdict(rises == 2)
+
+
+def test_a_changed_training_region_gets_its_own_cache_key_and_sector_labels(ex, monkeypatch):
+    """The cache key hashes the region (a narrower one retrains, never overwrites), and the sectors and the trained
+    one's label follow it; the region itself is |atan2(y, x)| <= the angle."""
+    settings = ex.SETTINGS["tour"]
+    key = ex.model_key("planar2r", settings, ex.SEEDS)
+    assert ex.sector_labels() == ["0-90 (trained)", "90-120", "120-150", "150-180"]
+    monkeypatch.setattr(ex, "TRAIN_ANGLE", 45)
+    assert ex.model_key("planar2r", settings, ex.SEEDS) != key
+    assert ex.model_key("so101", settings, ex.SEEDS) == ex.model_key("so101", settings, ex.SEEDS)
+    assert ex.sectors() == ((0, 45), (45.0, 90.0), (90.0, 135.0), (135.0, 180.0))
+    assert ex.sector_labels() == ["0-45 (trained)", "45-90", "90-135", "135-180"]
+    phi = np.radians([0, 44, 46, -44, -46, 180])
+    x = np.c_[np.cos(phi), np.sin(phi), np.zeros(6)]
+    np.testing.assert_array_equal(ex.training_region(x), [True, True, False, True, False, False])
+    data = ex.dataset("planar2r", 200, 0)
+    assert np.degrees(np.abs(np.arctan2(data.x[:, 1], data.x[:, 0]))).max() <= 45
+
+
+def test_wrapped_joints_against_mujocos_ranges(ex, so101, so101_model):
+    """Per joint, the share outside MuJoCo's jnt_range, before and after wrapping each angle by a multiple of 2 pi
+    into (-pi, pi]."""
+    ids = [so101_model.joint(n).id for n in so101.joint_names]
+    lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
+    q = np.random.default_rng(3).uniform(-7, 7, (400, 5))
+    w = ex.wrapped(so101, q)
+    k = np.round(q / (2 * np.pi))  # q - 2 pi k lies in [-pi, pi]
+    qw = q - 2 * np.pi * k
+    for row in w.rows:
+        j = list(so101.joint_names).index(row.joint)
+        assert row.outside == np.mean((q[:, j] < lo[j]) | (q[:, j] > hi[j]))
+        assert row.outside_wrapped == np.mean((qw[:, j] < lo[j]) | (qw[:, j] > hi[j]))
+        assert row.median == np.median(q[:, j])
+    assert [r.outside for r in w.rows] == sorted((r.outside for r in w.rows), reverse=True)
+
+
+def test_a_learner_whose_only_mistake_is_tip_is_told_to_fix_tip_first(tmp_path):
+    """physai check 13 on the lesson's own build.py with tip's second link at q2 instead of q1 + q2: tip fails with
+    its own hint, fk_loss_by_hand (right, but built on tip) is told to fix tip first."""
+    from physai.course import exercise
+
+    folder = exercise.lesson_folder("13")
+    source = (folder / "build.py").read_text()
+    right = "L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 0] + q[:, 1])"
+    assert source.count(right) == 1
+    (tmp_path / "build.py").write_text(source.replace(right, "L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 1])"))
+    grades = {g.function: g for g in exercise.check(folder, tmp_path, only=("tip", "fk_loss_by_hand")).grades}
+    assert not grades["tip"].passed and "fix tip first" not in grades["tip"].message
+    assert not grades["fk_loss_by_hand"].passed
+    assert "fix tip first" in grades["fk_loss_by_hand"].message and "follows the formula" in \
+        grades["fk_loss_by_hand"].message
 
 
 def _mj_miss(so101_model, so101, qs, xs):
@@ -112,10 +174,22 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
                                    [passed.mean(), np.mean(miss <= TOL), np.mean(alone <= TOL)], atol=1e-12)
     np.testing.assert_allclose(hyb.passed, [np.mean([r.passed for r in hyb.rows]), min(r.passed for r in hyb.rows),
                                             max(r.passed for r in hyb.rows)], atol=1e-15)
+    lo_r, hi_r = hyb.speedup_range  # the timing's bookkeeping (the times themselves are this machine's)
+    assert lo_r <= hyb.speedup <= hi_r and hyb.faster == (lo_r > 1) and hyb.slower == (hi_r < 1)
+    np.testing.assert_allclose(hyb.fallback_share_us, (1 - hyb.rows[0].passed) * hyb.us_fallback, rtol=1e-12)
+    np.testing.assert_allclose(hyb.break_even_us, hyb.us_solver - hyb.fallback_share_us, rtol=1e-12)
     outside = {k: np.mean(np.any((q < lo) | (q > hi), axis=1)) for k, q in g.q.items()}
     expect = [outside["FK-consistency"] > 0 and outside["FK-consistency, bounded"] == 0,
               all(r.hybrid_success >= r.solver_success for r in hyb.rows)]
     assert [c.verdict for c in ex.limits_hybrid_claims(g, hyb)] == [verdict(ok) for ok in expect]
+
+
+def test_timing_rounds_interleave_the_functions(ex):
+    """Every round calls each function once, the order reversed every other round, after one warm-up call each."""
+    calls = []
+    times = ex.interleaved_times([lambda: calls.append(0), lambda: calls.append(1), lambda: calls.append(2)], 3)
+    assert times.shape == (3, 3) and np.all(times >= 0)
+    assert calls == [0, 1, 2, 0, 1, 2, 2, 1, 0, 0, 1, 2]
 
 
 def test_the_check_keeps_the_solvers_success_even_for_an_untrained_network(ex, so101, so101_model):

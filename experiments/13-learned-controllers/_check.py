@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from physai import robots
-from physai.course.exercise import Hint, close, parts, scalar, shaped
+from physai.course.exercise import Hint, LearnerError, close, parts, scalar, shaped
 from physai.jaxkin import float64
 from physai.kinematics import fk, jacobian
 from physai.learned import init_model
@@ -78,6 +78,42 @@ def check_tip(build, rng) -> None:
     raise Hint("tip = L1 (cos q1, sin q1) + L2 (cos(q1 + q2), sin(q1 + q2)): check the signs and cos/sin order")
 
 
+def _tip_is_wrong(build, q: np.ndarray) -> bool:
+    """Whether the learner's ``tip`` misses the library's tool point at joints ``q``."""
+    try:
+        got = build.tip(q)
+    except LearnerError:
+        return True
+    return not (isinstance(got, np.ndarray) and got.shape == (len(q), 2) and close(got, _tip(q), 1e-12))
+
+
+def _blame_tip(check):
+    """``check`` judged on its own; where it fails while the learner's ``tip``, which the function uses, is wrong,
+    the hint says to fix ``tip`` first, and whether the function itself follows the formula with the learner's
+    ``tip`` (then only ``tip`` is wrong)."""
+
+    def checked(build, rng) -> None:
+        state = rng.bit_generator.state
+        try:
+            check(build, rng)
+        except Hint as hint:
+            rng.bit_generator.state = state  # the same draw the check made
+            q, x = _joints(rng), _targets(rng)
+            if not _tip_is_wrong(build, q):
+                raise
+            try:
+                follows = close(scalar(build.fk_loss_by_hand(q, x), "fk_loss_by_hand"),
+                                np.mean(np.sum((build.tip(q) - x[:, :2]) ** 2, axis=1)), 1e-12)
+            except (LearnerError, Hint, TypeError, ValueError):  # a tip that cannot enter the formula
+                follows = False
+            if follows:
+                raise Hint("fk_loss_by_hand follows the formula; tip, which it uses, is wrong: fix tip first") from None
+            raise Hint(f"tip is wrong, and fk_loss_by_hand is built from it: fix tip first; then: {hint}") from None
+
+    return checked
+
+
+@_blame_tip
 def check_fk_loss_by_hand(build, rng) -> None:
     q, x = _joints(rng), _targets(rng)
     miss2 = np.sum((_tip(q) - x[:, :2]) ** 2, axis=1)
@@ -216,6 +252,8 @@ MUTATIONS = [
     ('(np.tanh(z) if head == "bounded" else z)', '(z if head == "bounded" else np.tanh(z))', "head"),
     ("L1 * np.sin(q[:, 0]) + L2 * np.sin(q[:, 0] + q[:, 1])", "L1 * np.sin(q[:, 0]) - L2 * np.sin(q[:, 0] + q[:, 1])",
      "q1 + q2"),
+    ("L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 0] + q[:, 1])", "L1 * np.cos(q[:, 0]) + L2 * np.cos(q[:, 1])",
+     "fix tip first"),
     ("for s in (q2, -q2))", "for s in (-q2, q2))", "swapped"),
     ("    g_hidden = (g_out @ params[\"W1\"].T) * (1 - h**2)", "    g_hidden = g_out @ params[\"W1\"].T", "tanh"),
     ("    g_out = 2 * d / len(x)", "    g_out = d / len(x)", "factor 2"),

@@ -5,7 +5,7 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 1. ``train_nets``: small JAX MLPs for the planar 2R and the SO-101, with a joint-regression loss (needs labels)
    and an FK-consistency loss (needs only targets). Trained models are cached beside this file.
 2. ``multimodality``: two elbows, one average (planar 2R, closed-form solutions as the reference).
-3. ``extrapolation``: targets outside the training half-plane, network vs damped least squares.
+3. ``extrapolation``: targets outside the training region, network vs damped least squares.
 4. ``near_singularity``: the stretched-arm singularity, where the exact inverse has an infinite slope.
 5. ``joint_limits``: which networks command joints outside the SO-101's limits.
 6. ``hybrid``: a network's guess, a few solver iterations and a check of the tool's miss against the tolerance; a
@@ -73,19 +73,39 @@ L1, L2 = PLANAR2R_LINKS
 TASK = Task("position")  # the tool point; success and the hybrid's check: within TASK.tol_position (m)
 SOLVER = Solver()  # the library's solver: Levenberg-Marquardt, restarts from random joints when an attempt fails
 HYBRID = Solver(restarts=0, iterations=5)  # the hybrid's short refinement from the network's guess
-TIMING_REPEATS = 3  # the time per target is the fastest of this many runs
+TIMING_ROUNDS = 9  # the times per target are medians over this many interleaved rounds
 START_2R = (0.0, 1.0)  # rad, the 2R solver's start: bent and healthy (q2 = 0 would start on the singularity)
 SETTLE_S = 2.0
 NETS_2R = {"joint regression": ("joint", "bounded"), "FK-consistency": ("fk", "bounded")}
 NETS_SO101 = {"joint regression": ("joint", "linear"), "FK-consistency": ("fk", "linear"),
               "FK-consistency, bounded": ("fk", "bounded")}
 BANDS = ((0.5, 0.7), (0.7, 0.77), (0.77, 0.79), (0.79, 0.798), (0.798, 0.8))  # m, toward r = L1 + L2
-SECTORS = ((0, 90), (90, 120), (120, 150), (150, 180))  # deg, |polar angle|; training covers 0-90
+TRAIN_ANGLE = 90  # deg: the 2R networks train on targets with |polar angle| up to this (90: the right half-plane)
 
 
-def right_half_plane(x):
-    """The 2R training workspace: targets with x >= 0 (polar angle within +-90 deg)."""
-    return x[:, 0] >= 0.0
+def training_region(x):
+    """The 2R training workspace: targets ``x: (N, 3)`` m with |polar angle| <= ``TRAIN_ANGLE`` -> ``(N,)`` bool."""
+    return np.degrees(np.abs(np.arctan2(x[:, 1], x[:, 0]))) <= TRAIN_ANGLE
+
+
+def sectors() -> tuple[tuple[float, float], ...]:
+    """The |polar angle| sectors (deg) of the extrapolation test: the trained one, 0 to ``TRAIN_ANGLE``, then the
+    untrained rest up to 180 in three equal parts."""
+    edges = np.linspace(TRAIN_ANGLE, 180, 4)
+    return ((0, TRAIN_ANGLE),) + tuple((float(a), float(b)) for a, b in zip(edges[:-1], edges[1:]))
+
+
+def sector_labels() -> list[str]:
+    """The sectors as the transcript names them, the trained one marked."""
+    return [f"{lo:g}-{hi:g}" + (" (trained)" if i == 0 else "") for i, (lo, hi) in enumerate(sectors())]
+
+
+def model_key(robot: str, settings: dict, seeds: dict) -> str:
+    """The cache tag of ``robot``'s networks: a hash of everything that defines their training (the settings, the
+    seeds and, for the 2R, the training region), so a changed region trains afresh and never reuses a file."""
+    region = {"train_angle_deg": TRAIN_ANGLE} if robot == "planar2r" else None
+    key = json.dumps([robot, {k: settings[k] for k in ("n_train", "steps", "hidden", "lr")}, seeds, region])
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def two_r_solutions(x):
@@ -109,9 +129,9 @@ def _save(fig, name: str) -> None:
 
 
 def dataset(robot: str, n: int, seed: int):
-    """FK samples of uniform in-limit joints (the 2R restricted to the right half-plane)."""
+    """FK samples of uniform in-limit joints (the 2R restricted to ``training_region``)."""
     chain = robots.load(robot)
-    region = right_half_plane if robot == "planar2r" else None
+    region = training_region if robot == "planar2r" else None
     return sample_dataset(chain, n, np.random.default_rng(seed), region=region, seed=seed)
 
 
@@ -122,8 +142,7 @@ def train_nets(robot: str, settings: dict, cache: Path | None = HERE / "models",
     always train)."""
     chain = robots.load(robot)
     specs = NETS_2R if robot == "planar2r" else NETS_SO101
-    key = json.dumps([robot, {k: settings[k] for k in ("n_train", "steps", "hidden", "lr")}, seeds])
-    tag = hashlib.sha256(key.encode()).hexdigest()[:12]
+    tag = model_key(robot, settings, seeds)
     data, nets = None, {}
     for label, (loss, head) in specs.items():
         if labels is not None and label not in labels:
@@ -207,7 +226,7 @@ def multimodality_claims(g: Guesses) -> list[Claim]:
 
 @dataclass(frozen=True)
 class SectorRow:
-    """One method's median error (mm) in each sector of SECTORS."""
+    """One method's median error (mm) in each sector of ``sectors()``."""
 
     label: str
     medians_mm: np.ndarray
@@ -215,7 +234,8 @@ class SectorRow:
 
 @dataclass(frozen=True)
 class Extrapolation:
-    sectors: list[list[float]]  # deg, |polar angle| ranges (SECTORS)
+    sectors: list[list[float]]  # deg, |polar angle| ranges (``sectors()``)
+    labels: list[str]  # the sectors as the transcript names them
     fk_out_over_in: float  # the FK-consistency network's median error in the last sector over the first
     rows: tuple[SectorRow, ...]
     phi: np.ndarray = unsaved()  # (k,) rad, polar angle of each target
@@ -237,25 +257,25 @@ def extrapolation(nets: dict, n_targets: int = 2000) -> Extrapolation:
     q = {k: predict(n, x) for k, n in nets.items()} | {"solver": solve_ik_batch(chain, x, START_2R, task=TASK).q}
     med = sector_medians(phi, {k: position_error(chain, v, x) for k, v in q.items()})
     fk = med["FK-consistency"]
-    return Extrapolation([list(s) for s in SECTORS], fk[-1] / fk[0],
+    return Extrapolation([list(s) for s in sectors()], sector_labels(), fk[-1] / fk[0],
                          tuple(SectorRow(k, v * 1e3) for k, v in med.items()), phi, x, q)
 
 
 def sector_medians(phi: np.ndarray, errors: dict) -> dict:
-    """label -> median error (m) per sector of |polar angle| (``SECTORS``), from each target's ``phi`` (rad) and
+    """label -> median error (m) per sector of |polar angle| (``sectors()``), from each target's ``phi`` (rad) and
     ``errors`` (label -> (k,) m)."""
     ang = np.degrees(np.abs(phi))
-    return {k: np.array([np.median(v[(ang >= lo) & (ang < hi)]) for lo, hi in SECTORS]) for k, v in errors.items()}
+    return {k: np.array([np.median(v[(ang >= lo) & (ang < hi)]) for lo, hi in sectors()]) for k, v in errors.items()}
 
 
 def print_extrapolation(e: Extrapolation, setting: str) -> None:
-    print(f"\n== 3. Extrapolation: targets outside the training half-plane ({len(e.phi)} targets) [{setting}] ==")
+    print(f"\n== 3. Extrapolation: targets outside the training region ({len(e.phi)} targets) [{setting}] ==")
     print(f"{'|polar angle| (deg)':<22s}" + "".join(f"{k + ' mm':>26s}" for k in e.errors))
-    for i, (lo, hi) in enumerate(SECTORS):
-        tag = " (trained)" if hi <= 90 else ""
-        print(f"{f'{lo}-{hi}{tag}':<22s}" + "".join(f"{r.medians_mm[i]:26.1f}" for r in e.rows))
+    for i, label in enumerate(e.labels):
+        print(f"{label:<22s}" + "".join(f"{r.medians_mm[i]:26.1f}" for r in e.rows))
     tol = TASK.tol_position
-    print(f"(medians) The networks never saw a target beyond 90 deg; the solver needs no training data and is within "
+    print(f"(medians) The networks never saw a target beyond {e.sectors[0][1]:g} deg; the solver needs no training "
+          f"data and is within "
           f"{tol * 1e3:g} mm on {np.mean(e.errors['solver'] <= tol):.0%} of the targets (largest miss "
           f"{e.errors['solver'].max() * 1e3:.2g} mm).")
 
@@ -277,10 +297,13 @@ def extrapolation_claims(e: Extrapolation) -> list[Claim]:
 
 @dataclass(frozen=True)
 class BandRow:
-    """One radial band's median errors (mm): regression, FK-consistency, the solver; and the solver's largest."""
+    """One radial band, over the repetitions: the regression's and the FK-consistency network's median error (mm) as
+    (mean, min, max) over repetitions; the straight arm's closed-form miss L1 + L2 - r (median, mm); the solver's
+    median and largest miss (mm) over every repetition's targets."""
 
-    regression: float
-    fk: float
+    regression: tuple[float, float, float]
+    fk: tuple[float, float, float]
+    straight: float
     solver: float
     solver_max: float
 
@@ -288,43 +311,62 @@ class BandRow:
 @dataclass(frozen=True)
 class NearSingularity:
     bands: list[list[float]]  # m, the radial bands (BANDS)
-    sigma_min: np.ndarray  # (bands,) m/rad, median at the exact elbow-up answer
+    sigma_min: np.ndarray  # (bands,) m/rad, median at the exact elbow-up answer (repetition 0's targets)
     rows: tuple[BandRow, ...]
-    errors: np.ndarray = unsaved()  # (bands, 4) the rows in m
+    repetitions: int
+    fk_rises: int  # repetitions whose FK-consistency median in the last band is above the first band's
+    fk_monotone: int  # repetitions whose FK-consistency median rises from every band to the next
+    all_monotone: bool  # fk_monotone == repetitions
+    errors: np.ndarray = unsaved()  # (repetitions, bands, 5) m: regression, FK, straight arm, solver median, largest
 
 
-def near_singularity(nets: dict, n_per_band: int = 400) -> NearSingularity:
-    """Targets in radial bands toward r = L1 + L2 (polar angle within +-80 deg, seed 4 after step 3's draws)."""
+def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity:
+    """Targets in radial bands toward r = L1 + L2 (polar angle within +-80 deg), for each repetition's networks
+    ``reps[i]`` (label -> model) and its own targets (probe seed + 1 + i * SEED_STRIDE)."""
     chain = robots.load("planar2r")
-    rng = np.random.default_rng(SEEDS["probe targets"] + 1)
-    smin, rows = [], []
-    for lo, hi in BANDS:
-        r, phi = rng.uniform(lo, hi, n_per_band), rng.uniform(-np.radians(80), np.radians(80), n_per_band)
-        x = np.stack([r * np.cos(phi), r * np.sin(phi), np.zeros(n_per_band)], axis=1)
-        smin.append(np.median(np.linalg.svd(jacobian(chain, two_r_solutions(x)[0])[:, :2], compute_uv=False)[:, -1]))
-        solver = position_error(chain, solve_ik_batch(chain, x, START_2R, task=TASK).q, x)
-        rows.append([np.median(position_error(chain, predict(nets["joint regression"], x), x)),
-                     np.median(position_error(chain, predict(nets["FK-consistency"], x), x)), np.median(solver),
-                     solver.max()])
-    errors = np.array(rows)
-    return NearSingularity([list(b) for b in BANDS], np.array(smin), tuple(BandRow(*r * 1e3) for r in errors), errors)
+    errors, smin = [], []
+    for i, nets in enumerate(reps):
+        rng = np.random.default_rng(seed_replica(i)["probe targets"] + 1)
+        rows = []
+        for lo, hi in BANDS:
+            r, phi = rng.uniform(lo, hi, n_per_band), rng.uniform(-np.radians(80), np.radians(80), n_per_band)
+            x = np.stack([r * np.cos(phi), r * np.sin(phi), np.zeros(n_per_band)], axis=1)
+            if i == 0:
+                J = jacobian(chain, two_r_solutions(x)[0])[:, :2]
+                smin.append(np.median(np.linalg.svd(J, compute_uv=False)[:, -1]))
+            solver = position_error(chain, solve_ik_batch(chain, x, START_2R, task=TASK).q, x)
+            rows.append([np.median(position_error(chain, predict(nets["joint regression"], x), x)),
+                         np.median(position_error(chain, predict(nets["FK-consistency"], x), x)),
+                         np.median(L1 + L2 - r), np.median(solver), solver.max()])
+        errors.append(rows)
+    e = np.array(errors)
+    rows = tuple(BandRow(spread(e[:, b, 0] * 1e3), spread(e[:, b, 1] * 1e3), np.median(e[:, b, 2]) * 1e3,
+                         np.median(e[:, b, 3]) * 1e3, e[:, b, 4].max() * 1e3) for b in range(len(BANDS)))
+    fk = e[:, :, 1]
+    monotone = int(np.sum(np.all(np.diff(fk, axis=1) > 0, axis=1)))
+    return NearSingularity([list(b) for b in BANDS], np.array(smin), rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])),
+                           monotone, monotone == len(e), e)
 
 
 def print_near_singularity(s: NearSingularity, setting: str) -> None:
-    print(f"\n== 4. Near the stretched-arm singularity (r -> {L1 + L2} m) [{setting}] ==")
-    print(f"{'r band (m)':<16s}{'sigma_min J':>12s}{'regression':>12s}{'FK-consist.':>12s}"
-          f"{'solver':>12s}{'solver max':>12s}   (median mm, and the solver's largest)")
-    for (lo, hi), smin, row in zip(BANDS, s.sigma_min, s.errors):
-        print(f"{f'{lo}-{hi}':<16s}{smin:12.4f}" + "".join(f"{v * 1e3:12.2g}" for v in row))
-    print("The exact inverse q2 = acos(...) has an infinite slope at r = L1 + L2; a smooth network cannot follow it.")
+    print(f"\n== 4. Near the stretched-arm singularity (r -> {L1 + L2} m), {len(s.errors)} repetitions [{setting}] ==")
+    print(f"{'r band (m)':<14s}{'sigma_min J':>12s}{'regression':>20s}{'FK-consistency':>20s}{'L1+L2-r':>9s}"
+          f"{'solver':>9s}{'largest':>9s}   (median mm: mean [min, max] over repetitions)")
+    for (lo, hi), smin, row in zip(BANDS, s.sigma_min, s.rows):
+        cells = "".join(f"{f'{m:.0f} [{a:.0f}, {b:.0f}]':>20s}" for m, a, b in (row.regression, row.fk))
+        print(f"{f'{lo}-{hi}':<14s}{smin:12.4f}{cells}{row.straight:9.1f}{row.solver:9.1g}{row.solver_max:9.1g}")
+    print(f"FK-consistency: last band above the first on {s.fk_rises} of {len(s.errors)} repetitions, rising band by "
+          f"band on {s.fk_monotone}. The exact inverse q2 = acos(...) has an infinite slope at r = L1 + L2.")
 
 
 def singularity_claims(s: NearSingularity) -> list[Claim]:
-    first, last = s.errors[0, 1], s.errors[-1, 1]
+    first, last = s.rows[0].fk[0], s.rows[-1].fk[0]
+    n = len(s.errors)
     return [Claim(LESSON, "a network inherits the singularity: its error grows where the inverse is steep",
-                  "worse near the singularity", f"FK-consistency {first * 1e3:.1f} -> {last * 1e3:.1f} mm "
-                  f"as sigma_min {s.sigma_min[0]:.3f} -> {s.sigma_min[-1]:.3f} m/rad", verdict(last > first),
-                  "median error in the last band above the first band's")]
+                  "worse near the singularity", f"FK-consistency {first:.1f} -> {last:.1f} mm (means over {n} "
+                  f"repetitions) as sigma_min {s.sigma_min[0]:.3f} -> {s.sigma_min[-1]:.3f} m/rad; last band above "
+                  f"the first on {s.fk_rises} of {n}", verdict(s.fk_rises == n),
+                  "median error in the last band above the first band's on every repetition")]
 
 
 # ---- 5. joint limits, 6. the hybrid ----------------------------------------------------------------
@@ -379,6 +421,43 @@ def so101_rows(g: Guesses) -> dict:
     return rows
 
 
+@dataclass(frozen=True)
+class WrapRow:
+    """One joint of a network's answers: the share of targets where it is outside its limits, the same once each
+    angle is wrapped into (-pi, pi], and its median angle (rad)."""
+
+    joint: str
+    outside: float
+    outside_wrapped: float
+    median: float
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """Where a network's joints leave the limits: one row per joint, most often outside first; and the share of
+    targets with any joint outside, before and after the wrap (``any``)."""
+
+    rows: tuple[WrapRow, ...]
+    any: tuple[float, float]
+
+
+def wrapped(chain, q: np.ndarray) -> Wrapped:
+    """:class:`Wrapped` for joints ``q: (k, n)`` rad of ``chain``."""
+    out, out_w = limit_violation(chain, q), limit_violation(chain, np.pi - np.mod(np.pi - q, 2 * np.pi))
+    rows = [WrapRow(j, o, w, m) for j, o, w, m in zip(chain.joint_names, out.mean(axis=0), out_w.mean(axis=0),
+                                                      np.median(q, axis=0))]
+    return Wrapped(tuple(sorted(rows, key=lambda r: -r.outside)),
+                   (float(out.any(axis=1).mean()), float(out_w.any(axis=1).mean())))
+
+
+def print_wrapped(w: Wrapped, label: str) -> None:
+    print(f"{label}, per joint: share of targets outside its limits, then once wrapped into (-pi, pi]; median angle")
+    for r in w.rows:
+        print(f"  {r.joint:<14s}{100 * r.outside:5.0f} %{100 * r.outside_wrapped:5.0f} %{r.median:8.2f} rad")
+    print(f"  any joint: {100 * w.any[0]:.0f} % of the targets, {100 * w.any[1]:.0f} % once wrapped; MuJoCo clamps "
+          "the command as given")
+
+
 def print_so101(g: Guesses, setting: str) -> None:
     print(f"\n== 5. SO-101 position targets ({len(g.x)} test targets): errors and joint limits [{setting}] ==")
     tol = f"<= {TASK.tol_position * 1e3:g} mm %"
@@ -404,19 +483,25 @@ class SeedRow:
 @dataclass(frozen=True)
 class Hybrid:
     """The checked hybrid over ``len(rows)`` seeds (``rows``; ``passed``: mean, min, max of their pass fraction),
-    and, for the first seed, the time per target (us, fastest of ``TIMING_REPEATS``) of the hybrid and of the solver
-    alone, and their median solver iterations."""
+    and, for the first seed, times per target (us, medians over ``TIMING_ROUNDS`` interleaved rounds): the hybrid,
+    the solver alone, and the solver alone on the targets that fell back; and their median solver iterations."""
 
     rows: tuple[SeedRow, ...]
     passed: tuple[float, float, float]
     network_mm: tuple[float, float, float]
     us_hybrid: float
     us_solver: float
+    us_fallback: float  # the solver from scratch, per target, on the targets that failed the check only
+    speedup: float  # median over the rounds of (solver alone / hybrid)
+    speedup_range: tuple[float, float]  # its smallest and largest over the rounds
     iterations_hybrid: float  # median over the targets that passed, HYBRID's iterations
     iterations_solver: float  # median over all targets, every attempt counted
+    iterations_fallback: float  # median over the targets that failed the check, the solver alone
     fallback: float  # mean fraction of targets that failed the check: 1 - passed[0]
-    speedup: float  # us_solver / us_hybrid
-    faster: bool  # speedup > 1
+    faster: bool  # the hybrid was faster in every round
+    slower: bool  # ... slower in every round
+    fallback_share_us: float  # per target, what repetition 0's fallbacks cost: its failed share times us_fallback
+    break_even_us: float  # per target, what the network and refinement may cost to match the solver: us_solver - that
 
 
 def spread(values) -> tuple[float, float, float]:
@@ -430,15 +515,19 @@ def seed_replica(r: int) -> dict:
     return {k: v + r * SEED_STRIDE for k, v in SEEDS.items()}
 
 
-def best_time(fn) -> float:
-    """The fastest of ``TIMING_REPEATS`` calls of ``fn()`` (s), after one call that compiles what it needs."""
-    fn()
-    times = []
-    for _ in range(TIMING_REPEATS):
-        start = time.perf_counter()
+def interleaved_times(fns: list, rounds: int) -> np.ndarray:
+    """``(rounds, len(fns))`` s: each round calls every function of ``fns`` once, in turn (a round's order reversed
+    every other round, so a drift of the machine's speed falls on all of them alike), after one call of each that
+    compiles what it needs."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    times = np.empty((rounds, len(fns)))
+    for r in range(rounds):
+        for i in (range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))):
+            start = time.perf_counter()
+            fns[i]()
+            times[r, i] = time.perf_counter() - start
+    return times
 
 
 def hybrid(settings: dict, n_targets: int, n_seeds: int, cache: Path | None = HERE / "models") -> Hybrid:
@@ -458,12 +547,21 @@ def hybrid(settings: dict, n_targets: int, n_seeds: int, cache: Path | None = HE
                             np.median(position_error(chain, predict(net, x), x)) * 1e3))
         if timing is None:
             refined = solve_ik_batch(chain, x, predict(net, x), task=TASK, solver=HYBRID)
-            timing = (best_time(lambda: checked_hybrid(chain, net, x)) / n_targets * 1e6,
-                      best_time(lambda: solve_ik_batch(chain, x, task=TASK, solver=SOLVER)) / n_targets * 1e6,
-                      float(np.median(refined.iterations[passed])), float(np.median(alone.iterations)))
+            hard = x[~passed] if (~passed).any() else x[:1]
+            t = interleaved_times([lambda: checked_hybrid(chain, net, x),
+                                   lambda: solve_ik_batch(chain, x, task=TASK, solver=SOLVER),
+                                   lambda: solve_ik_batch(chain, hard, task=TASK, solver=SOLVER)], TIMING_ROUNDS)
+            ratio = t[:, 1] / t[:, 0]
+            us = np.median(t, axis=0) * 1e6 / [n_targets, n_targets, len(hard)]
+            timing = (*us, float(np.median(ratio)), (float(ratio.min()), float(ratio.max())),
+                      float(np.median(refined.iterations[passed])), float(np.median(alone.iterations)),
+                      float(np.median(alone.iterations[~passed])) if (~passed).any() else 0.0,
+                      bool(ratio.min() > 1), bool(ratio.max() < 1))
     passed = spread([w.passed for w in rows])
-    return Hybrid(tuple(rows), passed, spread([w.network_mm for w in rows]), *timing, 1.0 - passed[0],
-                  timing[1] / timing[0], timing[1] > timing[0])
+    *head, faster, slower = timing
+    share = (1 - rows[0].passed) * head[2]  # head: us_hybrid, us_solver, us_fallback, ...
+    return Hybrid(tuple(rows), passed, spread([w.network_mm for w in rows]), *head, 1.0 - passed[0], faster, slower,
+                  share, head[1] - share)
 
 
 def print_hybrid(h: Hybrid, n_targets: int, setting: str) -> None:
@@ -476,9 +574,13 @@ def print_hybrid(h: Hybrid, n_targets: int, setting: str) -> None:
               f"{w.network_mm:19.1f}")
     m, lo, hi = h.passed
     print(f"passed the check without the fallback: mean {100 * m:.0f} %, min {100 * lo:.0f} %, max {100 * hi:.0f} %")
-    print(f"seed 0: {h.us_hybrid:.0f} us per target for the hybrid (network, refinement, check, fallback) vs "
-          f"{h.us_solver:.0f} us for the solver alone (fastest of {TIMING_REPEATS}; this machine, this run); median "
-          f"iterations {h.iterations_hybrid:.0f} from the guess (targets that passed) vs {h.iterations_solver:.0f}")
+    lo, hi = h.speedup_range
+    print(f"repetition 0, per target, medians over {TIMING_ROUNDS} interleaved rounds (this machine, this run): hybrid "
+          f"(network, refinement, check, fallback) {h.us_hybrid:.0f} us, solver alone {h.us_solver:.0f} us; solver "
+          f"alone / hybrid {h.speedup:.2f} (rounds {lo:.2f} to {hi:.2f})")
+    print(f"the {100 * (1 - h.rows[0].passed):.0f} % that fall back cost the solver {h.us_fallback:.0f} us each "
+          f"({h.iterations_fallback:.0f} iterations, median) against {h.us_solver:.0f} us ({h.iterations_solver:.0f}) "
+          f"on all targets; median iterations from the guess {h.iterations_hybrid:.0f} (targets that passed)")
 
 
 def limits_hybrid_claims(g: Guesses, hyb: Hybrid) -> list[Claim]:
@@ -574,12 +676,12 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     fig.colorbar(sc, ax=a1, label="log10 FK-consistency error (mm)")
     a1.set_aspect("equal")
     a1.set(xlabel="target x (m)", ylabel="target y (m)")
-    a1.set_title("inside the training half-plane")
+    a1.set_title("inside the training region")
     for k, v in e.errors.items():
         a2.semilogy(np.degrees(np.abs(e.phi)), v * 1e3 + 1e-6, ".", ms=2, label=k)
-    a2.axvline(90, color="k", lw=0.8)
+    a2.axvline(TRAIN_ANGLE, color="k", lw=0.8)
     a2.axhline(TASK.tol_position * 1e3, color="C2", ls="--", lw=0.8, label="the solver's tolerance")
-    a2.set_xlabel("|polar angle| (deg); trained up to 90")
+    a2.set_xlabel(f"|polar angle| (deg); trained up to {TRAIN_ANGLE:g}")
     a2.set_ylabel("error (mm)")
     a2.legend(fontsize=7)
     fig.suptitle("Planar 2R: a learned inverse inside and outside its data")
@@ -622,11 +724,14 @@ def main(full: bool = False) -> list[Claim]:
     mm, ex = multimodality(nets_2r, s["n_test"]), extrapolation(nets_2r, s["n_probe"])
     print_multimodality(mm, setting)
     print_extrapolation(ex, setting)
-    ns_ = near_singularity(nets_2r, s["n_band"])
+    reps_2r = [nets_2r] + [train_nets("planar2r", s, seeds=seed_replica(r)) for r in range(1, s["n_seeds"])]
+    ns_ = near_singularity(reps_2r, s["n_band"])
     print_near_singularity(ns_, setting)
     plot_2r(mm, ex)
     g = so101_guesses(nets_so101, s["n_test"])
     print_so101(g, setting)
+    wr = wrapped(robots.load("so101"), g.q["FK-consistency"])
+    print_wrapped(wr, "FK-consistency (linear head)")
     h = hybrid(s, s["n_test"], s["n_seeds"])
     print_hybrid(h, s["n_test"], setting)
     gp = gap(g, ("FK-consistency", "FK-consistency, bounded", HYBRID_LABEL, "solver"), s["n_sim"])
@@ -636,34 +741,40 @@ def main(full: bool = False) -> list[Claim]:
               + limits_hybrid_claims(g, h) + gap_claims(gp))
     solver_ok = np.mean(ex.errors["solver"] <= TASK.tol_position)
     below = "every" if solver_ok == 1 else f"{solver_ok:.0%} of the"
+    plural = "s" if solver_ok < 1 else ""
+    below_diag = int(np.sum(gp.gravity["FK-consistency"] < gp.kinematic["FK-consistency"]))
+    helped = (f" Below the diagonal ({below_diag} of the unbounded network's points), clamping an out-of-range "
+              "command happened to move the tool nearer the target." if below_diag else "")
     figures = [
         Figure("multimodality_2r.png",
-               f"On the planar 2R, the FK-consistency network misses by millimetres to "
-               "centimetres inside its training half-plane (left); beyond the 90 degrees of polar angle it was trained on, "
-               f"both networks' errors climb, while the solver lands within its tolerance (dashed) on {below} "
-               f"target{'s' if solver_ok < 1 else ''} (right).",
-               "Left: test targets in the right half-plane coloured by the FK-consistency network's error on a log "
-               "scale; the error is smallest in the middle of the annulus and larger near its inner and outer edges. "
-               "Right: every method's error against the target's polar angle, log scale, with a vertical line at 90 "
-               "degrees and a dashed line at the solver's tolerance; both networks' errors climb beyond the vertical "
-               f"line, while the solver's points lie below the dashed line on {below} target"
-               f"{'s' if solver_ok < 1 else ''}."),
+               "On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
+               "region (left), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
+               f"near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it was trained on, both "
+               "networks' errors climb, while the solver lands within its tolerance (dashed) on "
+               f"{below} target{plural} (right).",
+               "Left: test targets in the training region coloured by the FK-consistency network's error on a log "
+               "scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, smaller "
+               "ones along the outer edge. Right: every method's error against the target's polar angle, log scale, "
+               f"with a vertical line at {TRAIN_ANGLE:g} degrees and a dashed line at the solver's tolerance; both "
+               f"networks' errors climb beyond the vertical line, while the solver's points lie below the dashed "
+               f"line on {below} target{plural}."),
         Figure("so101_learned.png",
-               "On the SO-101, the error distribution of each method, and each answer's "
-               "kinematic error against its miss after settling in MuJoCo.",
+               "On the SO-101, the error distribution of each method, and each answer's kinematic error against its "
+               f"miss after settling in MuJoCo.{helped}",
                "Left: cumulative distributions of the SO-101 position error on a log axis, one curve per method; the "
                "checked hybrid and the solver end below their tolerance on every target they solve, the "
                "networks stay in the millimetre to centimetre range. Right: for a few targets, the MuJoCo miss after "
                "settling against the kinematic error, on log axes; the solver's and the hybrid's answers sit far above "
-               "the diagonal (gravity sag), the "
-               "unbounded network's points too (its commands are clamped at the limits), the bounded network's lie "
-               "on it."),
+               "the diagonal (gravity sag), the unbounded network's points mostly too (its commands are clamped at "
+               f"the limits), the bounded network's lie on it.{helped}"),
     ]
     save_results(HERE, "experiment.py", {
         "setting": setting, "settings": SETTINGS[setting], "seeds": SEEDS, "links": [L1, L2], "reach": L1 + L2,
-        "tol_mm": TASK.tol_position * 1e3, "hybrid_iterations": HYBRID.iterations, "restarts": SOLVER.restarts,
+        "tol_mm": TASK.tol_position * 1e3, "hybrid_iterations": HYBRID.iterations, "timing_rounds": TIMING_ROUNDS,
+        "restarts": SOLVER.restarts,
         "solver_2r_within_tol": solver_ok, "solver_2r_max_mm": ex.errors["solver"].max() * 1e3,
         "settle_s": SETTLE_S, "multimodality": mm.rows, "extrapolation": ex, "singularity": ns_, "so101": g.rows,
+        "wrapped": wr,
         "hybrid": h, "gap": gp.rows}, figures=figures)  # tool errors in mm, as the transcript prints them
     return publish_claims(HERE, claims, "experiment.py")
 
