@@ -106,3 +106,19 @@ def test_an_arrow_inside_the_arm_is_drawn_over_it(tmp_path):
     col, row = np.round(pic.pixels["mid"]).astype(int)  # the label sits at the arrow's end
     patch = image[row - 2:row + 3, col - 6:col + 1]  # back along the shaft, towards the middle
     assert np.any((patch[..., 0] > 120) & (patch[..., 1] < 60) & (patch[..., 2] < 60))
+
+
+def test_a_tinted_first_pose_recolours_the_arm_and_not_the_floor(tmp_path):
+    """The floor is a geom of the world body: a pose's tint leaves it (the reference: an untinted render's pixel)."""
+    import matplotlib.image as mpimg
+
+    q = np.zeros(5)
+    view = pictures.View(135, -30, (0.15, 0.0, 0.1), 0.9)
+    images = []
+    for name, pose in (("plain", pictures.Pose(q)), ("red", pictures.Pose(q, rgba=(1.0, 0.0, 0.0, 1.0)))):
+        pictures.picture("so101", pose, tmp_path / f"{name}.png", view=view, size=(200, 150))
+        images.append((mpimg.imread(tmp_path / f"{name}.png")[..., :3] * 255).astype(int))
+    plain, red = images
+    corner = (slice(-12, None), slice(0, 12))  # the floor below the arm, in the bottom-left corner
+    assert np.abs(plain[corner] - red[corner]).max() <= 2  # the floor kept its colour
+    assert np.any((red[..., 0] > 150) & (red[..., 1] < 60) & (red[..., 2] < 60))  # the arm turned red

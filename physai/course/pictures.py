@@ -483,12 +483,12 @@ def _render(robot, chain, poses, overlays, labels, view, title, size, path, gl, 
         _posed(model, data, chain, poses[0].q)
         r.update_scene(data, cam, opt)
         first = r.scene.ngeom
-        _tint(r.scene, 0, first, poses[0])
+        _tint(model, r.scene, 0, first, poses[0])
         for pose in poses[1:]:
             _posed(model, data, chain, pose.q)
             start = r.scene.ngeom
             mujoco.mjv_addGeoms(model, data, opt, mujoco.MjvPerturb(), mujoco.mjtCatBit.mjCAT_DYNAMIC, r.scene)
-            _tint(r.scene, start, r.scene.ngeom, pose)
+            _tint(model, r.scene, start, r.scene.ngeom, pose)
         _add_overlays(r.scene, overlays, scale)
         image = _on_top(r, r.render(), [o for o in overlays if _opaque(o)], scale)
         pixels = camera_pixels(r.scene, np.array([lab.point for lab in labels]).reshape(-1, 3), width, height)
@@ -533,11 +533,14 @@ def _on_top(renderer, image, overlays, scale) -> np.ndarray:
     return np.where(covered[..., None], alone, image)
 
 
-def _tint(scene, start, stop, pose: Pose) -> None:
+def _tint(model, scene, start, stop, pose: Pose) -> None:
+    """Colour the arm's geoms ``scene.geoms[start:stop]`` as ``pose`` asks; the world's own (floor, table) keep theirs."""
     if pose.alpha >= 1 and pose.rgba is None:
         return
     for i in range(start, stop):
         g = scene.geoms[i]
+        if g.objtype != _mj().mjtObj.mjOBJ_GEOM or model.geom_bodyid[g.objid] == 0:
+            continue
         rgba = np.array(pose.rgba if pose.rgba is not None else g.rgba, np.float32)
         rgba[3] = pose.alpha
         g.rgba[:] = rgba
