@@ -562,7 +562,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
     a2.semilogy(r.elbow, r.exact_norm, label="exact (pinv), norm")
     a2.semilogy(r.elbow, r.exact_peak, color="C0", ls=":", label="exact, largest joint")
     a2.semilogy(r.elbow, r.fixed_norm, label=f"fixed damping, lambda {LAMBDA}")
-    a2.semilogy(r.elbow, r.adaptive_norms, label=f"adaptive damping (below {SIGMA_HEALTHY})")
+    a2.semilogy(r.elbow, r.adaptive_norms, label=f"adaptive damping, on below {SIGMA_HEALTHY} m/rad")
     a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"servo limit, {QDOT_LIMIT} rad/s per joint")
     a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda): fixed damping's bound")
     for ax in (a1, a2):
