@@ -618,3 +618,34 @@ def test_the_clip_edit_the_page_names_changes_steps_last_printed_line(ex, tmp_pa
     assert "turns the tool off the requested direction" in after and "keeps" not in after
     assert r1.cos_scaled_min == pytest.approx(r0.cos_clip_min, abs=1e-12) and r0.cos_clip_min < 0.1
     assert f"min cos {r0.cos_clip_min:.12f}" in after
+
+
+def test_the_scene_draws_each_semi_axis_at_the_scale_the_page_states(so101, so101_model):
+    """The page says each semi-axis is drawn SCALE m long per m/rad: the drawn axes are SCALE times MuJoCo's singular
+    values, along its left singular vectors, centred on MuJoCo's tool site."""
+    from conftest import load_lesson
+
+    scene = load_lesson(LESSON, "scene.py")
+    for q in (scene.Q0, scene.Q_STRETCHED):
+        e, _ = scene.ellipsoid(scene.robots.load("so101"), q)
+        p, _, J = mj_site(so101_model, so101, q)
+        U, S, _ = np.linalg.svd(J[:3])
+        np.testing.assert_allclose(np.linalg.norm(e.axes, axis=0), scene.SCALE * S, atol=1e-12)
+        np.testing.assert_allclose(np.abs(np.sum(e.axes / np.linalg.norm(e.axes, axis=0) * U, axis=0)), 1, atol=1e-9)
+        np.testing.assert_allclose(e.center, p, atol=1e-12)
+
+
+def test_the_sweep_figures_legends_are_large_and_below_the_panels(ex, sweep, monkeypatch):
+    """Legible when the figure is shrunk to the page: legend text at 11 pt or more, each legend under its panel."""
+    import matplotlib.pyplot as plt
+
+    figs = []
+    monkeypatch.setattr(ex, "_save", lambda fig, name: figs.append(fig))
+    ex.plot_sweep(sweep)
+    fig = figs[0]
+    fig.canvas.draw()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        assert all(t.get_fontsize() >= 11 for t in legend.get_texts())
+        assert legend.get_window_extent().y1 <= ax.get_window_extent().y0  # below the axes, off the curves
+    plt.close(fig)
