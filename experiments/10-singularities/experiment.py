@@ -2,10 +2,12 @@
 direction of motion becomes unreachable and naive inversion explodes."
 
 Steps (each returns its numbers; call them from a Python prompt with small sizes):
-1. ``two_link``: the WidowX AI lesson's 2-DoF worked example (SVD, kappa, J^-1 v, damped v), recomputed.
+1. ``two_link``: the WidowX AI lesson's 2-DoF worked example (SVD, kappa, J^-1 v, damped v), recomputed;
+   and the pseudoinverse exactly at the straight arm vs a step short.
 2. ``typical_sigmas``: the WidowX AI position block's singular values over random in-limit poses, and its
    velocity ellipsoid at one pose.
-3. ``rank_loss_map``: where the SO-101 loses rank, sigma_min over (shoulder_lift, elbow_flex).
+3. ``rank_loss_map``: where the SO-101 loses rank, sigma_min over (shoulder_lift, elbow_flex); where it nearly
+   does (the tool over the pan axis, moved sideways only by the wrist roll's short lever).
 4. ``extension_sweep``: the WidowX AI walked to full extension; a 5 cm/s request along the weak direction
    solved exactly (pinv), with fixed damping, with adaptive damping; clipping vs uniform scaling.
 5. ``force_duality``: the direction that cannot move is the one that holds force for free.
@@ -558,7 +560,7 @@ def plot_sweep(r: ExtensionSweep) -> None:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6), gridspec_kw={"width_ratios": (1, 1.3)})
     a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
     a1.axhline(NEAR_SIGMA, color="k", ls=":", lw=1,
-               label=f"{NEAR_SIGMA} m/rad: the first pose below it\nis the text's nearly straight pose")
+               label=f"{NEAR_SIGMA} m/rad: the first pose\nbelow it is the text's\nnearly straight pose")
     a2.semilogy(r.elbow, r.exact_norm, label="exact (pinv), norm")
     a2.semilogy(r.elbow, r.exact_peak, color="C0", ls=":", label="exact, largest joint")
     a2.semilogy(r.elbow, r.fixed_norm, label=f"fixed damping, lambda {LAMBDA}")
