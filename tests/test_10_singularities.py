@@ -1,6 +1,11 @@
 """Lesson 10 (singularities and conditioning): every claim of experiment.py and build.py, asserted against
 MuJoCo's mj_jacSite, closed forms and NumPy's SVD at small sizes."""
 
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
 import mujoco
 import numpy as np
 import pytest
@@ -471,3 +476,176 @@ def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, 
     largest = max(np.linalg.svd(J, compute_uv=False)[0] for J in Js)
     lo, hi = axes[0].get_xlim()
     assert lo == -hi and largest <= hi < largest + 0.1
+
+
+# ---- what the page's text says, each held to MuJoCo or to the edit it describes ----
+
+
+def test_the_table_shows_fixed_dampings_peak_where_sigma_min_is_nearest_lambda(ex, sweep, wxai, wxai_model):
+    """The page says the walk reaches the 1/(2 lambda) bound where sigma_min ~ lambda: that pose is a table row, the
+    row with the largest fixed-damping norm, and in MuJoCo's Jacobians it is the walk's pose nearest lambda."""
+    assert sweep.at_lambda in sweep.rows
+    assert max(row.fixed_norm for row in sweep.rows) == sweep.at_lambda.fixed_norm == sweep.fixed_max
+    S = np.linalg.svd(_mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, sweep.elbow)), compute_uv=False)
+    nearest = np.argsort(np.abs(S[:, -1] - 0.05))[:2]  # the gain is flat at its peak: one of the two closest poses
+    assert sweep.at_lambda.elbow in sweep.elbow[nearest]
+
+
+def test_the_walk_samples_the_elbow_limit_exactly(ex, sweep, wxai, wxai_model):
+    """'sigma_min at the limit' is taken at the limit itself (MuJoCo's joint range), not at a grid pose short of it."""
+    limit = wxai_model.jnt_range[wxai_model.joint("joint_2").id, 1]
+    assert sweep.at_limit.elbow == limit and sweep.at_limit in sweep.rows and sweep.at_limit.inside
+    J = _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, np.array([limit])))[0]
+    assert sweep.at_limit.sigma_min == pytest.approx(np.linalg.svd(J, compute_uv=False)[-1], abs=1e-13)
+
+
+def test_pinv_drops_the_lost_direction_only_at_the_exact_straight_arm(ex):
+    """J^-1 does not exist at the straight planar arm; NumPy's pinv of MuJoCo's Jacobian returns 0 for a request along
+    the arm there, and |v| / sigma_min a step short: the answer jumps as the rank changes."""
+    r = ex.two_link()
+    _, J0 = _planar2r_jacobian_from_mujoco([0.0, 0.0])
+    _, J1 = _planar2r_jacobian_from_mujoco([0.0, r.step])
+    np.testing.assert_allclose(r.sigma_straight, np.linalg.svd(J0, compute_uv=False), atol=1e-15)
+    assert r.sigma_straight[1] == 0.0 and np.linalg.matrix_rank(J0) == 1
+    v = np.array([0.05, 0.0])
+    assert r.pinv_straight == np.linalg.norm(np.linalg.pinv(J0) @ v) == 0.0
+    assert r.pinv_short == pytest.approx(np.linalg.norm(np.linalg.solve(J1, v)), rel=1e-9)
+    assert r.pinv_short > 100
+
+
+def _mj_pan_offset(model, chain, d, q):
+    pan = model.joint(chain.joint_names[0]).id
+    d.qpos[list(chain.qpos_adr)] = q
+    mujoco.mj_kinematics(model, d)
+    in_plane = np.cross(d.xaxis[pan + 1], d.xaxis[pan])
+    return (d.site_xpos[model.site(chain.tool_name).id] - d.xanchor[pan]) @ in_plane / np.linalg.norm(in_plane)
+
+
+def test_the_pan_bands_are_nearly_lost_on_the_wrist_rolls_lever(ex, so101, so101_model):
+    """The dashed bands lose no rank: with the tool exactly over MuJoCo's pan axis (bisected in MuJoCo), sigma_min is
+    the tool's offset from the wrist-roll axis (MuJoCo's site and joint axis), several times the straight band's."""
+    r = ex.rank_loss_map(n=61)
+    d = mujoco.MjData(so101_model)
+    sigmas = []
+    for lift in r.lift_grid:
+        off = [_mj_pan_offset(so101_model, so101, d, np.array([0.0, lift, e, 0.0, 0.0])) for e in r.elbow_grid]
+        for j in np.flatnonzero(np.sign(off[:-1]) != np.sign(off[1:])):
+            lo, hi, s_lo = r.elbow_grid[j], r.elbow_grid[j + 1], np.sign(off[j])
+            for _ in range(50):
+                mid = (lo + hi) / 2
+                if np.sign(_mj_pan_offset(so101_model, so101, d, np.array([0.0, lift, mid, 0.0, 0.0]))) == s_lo:
+                    lo = mid
+                else:
+                    hi = mid
+            J = mj_site(so101_model, so101, np.array([0.0, lift, (lo + hi) / 2, 0.0, 0.0]))[2][:3]
+            sigmas.append(np.linalg.svd(J, compute_uv=False)[-1])
+    assert r.pan_band_sigma == pytest.approx(np.median(sigmas), rel=1e-9)
+    d.qpos[:] = 0
+    mujoco.mj_kinematics(so101_model, d)
+    roll = so101_model.joint(so101.joint_names[4]).id
+    tool = d.site_xpos[so101_model.site(so101.tool_name).id]
+    lever = np.linalg.norm(np.cross(d.xaxis[roll], tool - d.xanchor[roll]))
+    assert r.roll_offset == pytest.approx(lever, abs=1e-12)
+    assert r.pan_band_sigma == pytest.approx(lever, rel=0.01)  # "sigma_min ~ the offset", as the page pairs them
+    assert r.pan_band_sigma > 4 * r.sigma_min_min  # small, but far from the straight band's lost direction
+
+
+def test_the_intro_stretched_pose_shares_the_crosss_sigma_min_not_its_sigma_2(ex, so101, so101_model):
+    """The page: the introduction's stretched pose is on the cross's band at another lift; sigma_min depends on the
+    elbow alone (the same to the page's four decimals in MuJoCo), sigma_2 does not."""
+    from conftest import load_lesson
+
+    scene, r = load_lesson(LESSON, "scene.py"), ex.rank_loss_map(n=61)
+    assert abs(scene.Q_STRETCHED[2] - r.elbow) < r.elbow_grid[1] - r.elbow_grid[0]
+    S_intro = np.linalg.svd(mj_site(so101_model, so101, scene.Q_STRETCHED)[2][:3], compute_uv=False)
+    S_cross = np.linalg.svd(mj_site(so101_model, so101, r.q_cross)[2][:3], compute_uv=False)
+    assert f"{S_intro[-1]:.4f}" == f"{S_cross[-1]:.4f}" and abs(S_intro[1] - S_cross[1]) > 0.1
+
+
+def _quizzes(text):
+    for block in re.findall(r"\{% call quiz\(.*?%\}(.*?)\{% endcall %\}", text, re.S):
+        yield ([line[2:] for line in block.splitlines() if line.startswith("+ ")],
+               [line[2:] for line in block.splitlines() if line.startswith("- ")])
+
+
+def test_no_quiz_gives_its_answer_away_by_length():
+    """The correct option is never strictly the longest, or all options are within 30 % of each other's length."""
+    text = (Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text()
+    quizzes = list(_quizzes(text))
+    assert len(quizzes) == 5
+    for right, wrong in quizzes:
+        assert len(right) == 1 and wrong
+        lengths = [len(o) for o in right + wrong]
+        assert len(right[0]) <= max(map(len, wrong)) or max(lengths) <= 1.3 * min(lengths), (right, wrong)
+
+
+def _load_copy(path):
+    """Import an edited copy of a lesson script under its own module name (dataclasses look their module up)."""
+    name = "lesson_10_edited_" + path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def test_the_clip_edit_the_page_names_changes_steps_last_printed_line(ex, tmp_path, capsys):
+    """Break it's edit, applied word for word to a copy of experiment.py: Step 4's last printed line, which said the
+    command keeps the direction, now says it turns off it, with the unedited walk's smallest clip cosine."""
+    folder = Path(__file__).resolve().parent.parent / "experiments" / LESSON
+    old, new = "scaled, _ = singularity.scale_to_limit(exact, QDOT_LIMIT)", "scaled = clipped"
+    page = " ".join((folder / "lesson.md").read_text().split())
+    assert f"replace `{old}` with `{new}`" in page and '"turns the tool off the requested direction"' in page
+    source = (folder / "experiment.py").read_text()
+    assert source.count(old) == 1
+    (tmp_path / "experiment.py").write_text(source.replace(old, new))
+    edited = _load_copy(tmp_path / "experiment.py")
+
+    def last_line(module):
+        r = module.extension_sweep(n=40)
+        module.print_sweep(r)
+        return r, capsys.readouterr().out.strip().splitlines()[-1]
+
+    try:
+        (r0, before), (r1, after) = last_line(ex), last_line(edited)
+    finally:
+        del sys.modules[edited.__name__]
+    assert "keeps the requested direction" in before and "turns" not in before
+    assert "turns the tool off the requested direction" in after and "keeps" not in after
+    assert r1.cos_scaled_min == pytest.approx(r0.cos_clip_min, abs=1e-12) and r0.cos_clip_min < 0.1
+    assert f"min cos {r0.cos_clip_min:.12f}" in after
+
+
+def test_the_scene_draws_each_semi_axis_at_the_scale_the_page_states(so101, so101_model):
+    """The page says each semi-axis is drawn SCALE m long per m/rad: the drawn axes are SCALE times MuJoCo's singular
+    values, along its left singular vectors, centred on MuJoCo's tool site."""
+    from conftest import load_lesson
+
+    scene = load_lesson(LESSON, "scene.py")
+    for q in (scene.Q0, scene.Q_STRETCHED):
+        e, _ = scene.ellipsoid(scene.robots.load("so101"), q)
+        p, _, J = mj_site(so101_model, so101, q)
+        U, S, _ = np.linalg.svd(J[:3])
+        np.testing.assert_allclose(np.linalg.norm(e.axes, axis=0), scene.SCALE * S, atol=1e-12)
+        np.testing.assert_allclose(np.abs(np.sum(e.axes / np.linalg.norm(e.axes, axis=0) * U, axis=0)), 1, atol=1e-9)
+        np.testing.assert_allclose(e.center, p, atol=1e-12)
+
+
+def test_the_sweep_figures_legends_are_large_and_below_the_panels(ex, sweep, monkeypatch):
+    """Legible when the figure is shrunk to the page: legend text at 11 pt or more, each legend under its panel."""
+    import matplotlib.pyplot as plt
+
+    figs = []
+    monkeypatch.setattr(ex, "_save", lambda fig, name: figs.append(fig))
+    ex.plot_sweep(sweep)
+    fig = figs[0]
+    fig.canvas.draw()
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        assert all(t.get_fontsize() >= 11 for t in legend.get_texts())
+        assert legend.get_window_extent().y1 <= ax.get_window_extent().y0  # below the axes, off the curves
+    plt.close(fig)

@@ -2,10 +2,12 @@
 direction of motion becomes unreachable and naive inversion explodes."
 
 Steps (each returns its numbers; call them from a Python prompt with small sizes):
-1. ``two_link``: the WidowX AI lesson's 2-DoF worked example (SVD, kappa, J^-1 v, damped v), recomputed.
+1. ``two_link``: the WidowX AI lesson's 2-DoF worked example (SVD, kappa, J^-1 v, damped v), recomputed;
+   and the pseudoinverse exactly at the straight arm vs a step short.
 2. ``typical_sigmas``: the WidowX AI position block's singular values over random in-limit poses, and its
    velocity ellipsoid at one pose.
-3. ``rank_loss_map``: where the SO-101 loses rank, sigma_min over (shoulder_lift, elbow_flex).
+3. ``rank_loss_map``: where the SO-101 loses rank, sigma_min over (shoulder_lift, elbow_flex); where it nearly
+   does (the tool over the pan axis, moved sideways only by the wrist roll's short lever).
 4. ``extension_sweep``: the WidowX AI walked to full extension; a 5 cm/s request along the weak direction
    solved exactly (pinv), with fixed damping, with adaptive damping; clipping vs uniform scaling.
 5. ``force_duality``: the direction that cannot move is the one that holds force for free.
@@ -62,9 +64,9 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "axis: the largest and middle ones cluster tightly, and the smallest spreads widely with a tail toward "
            "zero; dotted lines mark each one's median."),
     Figure("rank_loss_map.png",
-           "The SO-101's smallest singular value over shoulder_lift and elbow_flex: the dark bands are where a "
-           "direction is lost, the vertical one where the upper and lower arm line up, the diagonal ones (dashed) "
-           "where the tool passes over the pan axis; the cross marks the vertical band at shoulder_lift 0.",
+           "The SO-101's smallest singular value over shoulder_lift and elbow_flex: along the dark vertical band, "
+           "where the upper and lower arm line up, a direction is lost; along the diagonal ones (dashed), where the "
+           "tool passes over the pan axis, one is nearly lost; the cross marks the vertical band at shoulder_lift 0.",
            "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
            "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
            "traced by a dashed line where the tool is above the pan axis, and a red cross on the vertical band at "
@@ -123,21 +125,31 @@ class TwoLink:
     source_J_sigma: np.ndarray  # (2,) m/rad, the singular values of the source's printed J (SOURCE_J)
     source_J_kappa: float
     source_J_qdot: np.ndarray  # (2,) rad/s, SOURCE_J^-1 velocity
+    sigma_straight: np.ndarray  # (2,) m/rad, the singular values with the arm straight, q = (0, 0): exactly rank one
+    step: float  # rad, q2 of the pose a step short of straight
+    pinv_straight: float  # rad/s, |pinv(J) v| for V_WEAK along x (the lost direction) with the arm straight ...
+    pinv_short: float  # rad/s, ... and a step short of straight
     source: dict[str, str] = field(default_factory=lambda: dict(SOURCE_TWO_LINK))  # as the source prints them
 
 
-def two_link(q=(0.0, np.pi / 2), v=(0.0, 0.1), lam: float = 0.1) -> TwoLink:
-    """The planar 2R (L1 = 0.5 m, L2 = 0.3 m) at ``q``: SVD, kappa, exact and damped rates for tip velocity ``v``."""
+def two_link(q=(0.0, np.pi / 2), v=(0.0, 0.1), lam: float = 0.1, step: float = 1e-3) -> TwoLink:
+    """The planar 2R (L1 = 0.5 m, L2 = 0.3 m) at ``q``: SVD, kappa, exact and damped rates for tip velocity ``v``;
+    and the pseudoinverse's rates for V_WEAK along the arm, straight and ``step`` rad short of straight."""
     chain = robots.load("planar2r")
     q, v = np.asarray(q, float), np.asarray(v, float)
     J = jacobian(chain, q)[:2]  # x, y rows: the planar arm moves in its x-y plane
     sigma = np.linalg.svd(J, compute_uv=False)
     qd_damped = singularity.damped_solve(J, v, lam)
     tip, qdot, own_sigma = fk(chain, q).p[:2], np.linalg.solve(J, v), np.linalg.svd(SOURCE_J, compute_uv=False)
+    # J^-1 does not exist at the straight arm; pinv drops the zero sigma there, so its answer jumps as the rank changes
+    J_straight, J_short = jacobian(chain, np.array([[0.0, 0.0], [0.0, step]]))[:, :2]
+    along = np.array([V_WEAK, 0.0])
+    pinv = lambda Jq: float(np.linalg.norm(np.linalg.pinv(Jq) @ along))
     return TwoLink(tip, float(np.linalg.norm(tip)), J, sigma, sigma**2, float(sigma[0] / sigma[1]), qdot, qd_damped,
                    float(np.linalg.norm(J @ qd_damped)), float(np.linalg.norm(qd_damped) / np.linalg.norm(qdot)), v,
                    float(np.linalg.norm(v)), lam, reach_bound(chain), own_sigma, float(own_sigma[0] / own_sigma[1]),
-                   np.linalg.solve(SOURCE_J, v))
+                   np.linalg.solve(SOURCE_J, v), np.linalg.svd(J_straight, compute_uv=False), step, pinv(J_straight),
+                   pinv(J_short))
 
 
 def print_two_link(r: TwoLink) -> None:
@@ -148,6 +160,8 @@ def print_two_link(r: TwoLink) -> None:
     print(f"sigma = {fmt_row(r.sigma, 6, 4)} m/rad, eig(J J^T) = {fmt_row(r.sigma**2, 6, 4)}, kappa = {r.kappa:.3f}")
     print(f"qdot = J^-1 v = {fmt_row(r.qdot, 6, 3)} rad/s; damped (lambda {r.lam:g}) {fmt_row(r.qdot_damped, 6, 3)} "
           f"rad/s, tip speed {r.speed_damped:.4f} of {r.v:g} m/s")
+    print(f"straight, q = [0, 0]: sigma = {fmt_row(r.sigma_straight, 6, 4)} m/rad; pinv(J) of {V_WEAK:g} m/s along x: "
+          f"|qdot| = {r.pinv_straight:.3g} rad/s; a step short, q2 = {r.step:g}: {r.pinv_short:.1f} rad/s")
 
 
 def two_link_claims(r: TwoLink) -> list[Claim]:
@@ -250,6 +264,8 @@ class RankLossMap:
     sigma_cross: np.ndarray  # (3,) m/rad, all three singular values at the cross
     ratio: float  # sigma_min / sigma_max there
     exact_norm: float  # rad/s, |pinv(J) v| for V_WEAK along the lost direction where sigma_min is smallest
+    pan_band_sigma: float  # m/rad, the median sigma_min where the tool is exactly over the pan axis (dashed bands)
+    roll_offset: float  # m, the tool's distance from the wrist-roll axis: the roll's lever there
     lift_grid: np.ndarray = unsaved()  # (n,) rad, shoulder_lift
     elbow_grid: np.ndarray = unsaved()  # (n,) rad, elbow_flex
     sigma_min: np.ndarray = unsaved()  # (n, n) m/rad, position block, [lift, elbow]
@@ -273,16 +289,33 @@ def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
     f = fk(chain, q[i, j])
     seg = [f.anchors[2] - f.anchors[1], f.anchors[3] - f.anchors[2], f.p - f.anchors[3]]
     cos = [seg[k] @ seg[k + 1] / np.linalg.norm(seg[k]) / np.linalg.norm(seg[k + 1]) for k in range(2)]
-    # the arm's plane holds the pan axis; its horizontal direction is lift axis x pan axis (pan fixed at zero)
-    g = fk(chain, q)
-    pan, lift_axis = g.axes[..., 0, :], g.axes[..., 1, :]
-    across = np.cross(lift_axis, pan)
-    offset = np.sum((g.p - g.anchors[..., 0, :]) * across, axis=-1) / np.linalg.norm(across, axis=-1)
+    offset = _pan_offset(chain, q)
+    # the dashed bands: bisect each grid row's sign change of the offset to the pose with the tool exactly over the axis
+    rows, cols = np.nonzero(np.sign(offset[:, :-1]) != np.sign(offset[:, 1:]))
+    lo, hi = elbow[cols], elbow[cols + 1]
+    on_axis = np.zeros((len(rows), 5))
+    on_axis[:, 1], on_axis[:, 3] = lift[rows], wrist
+    for _ in range(50):
+        on_axis[:, 2] = (lo + hi) / 2
+        same = np.sign(_pan_offset(chain, on_axis)) == np.sign(offset[rows, cols])
+        lo, hi = np.where(same, on_axis[:, 2], lo), np.where(same, hi, on_axis[:, 2])
+    pan_band = np.linalg.svd(jacobian(chain, on_axis)[:, :3], compute_uv=False)[:, -1]
+    g0 = fk(chain, q[i, j])
+    roll_offset = float(np.linalg.norm(np.cross(g0.axes[4], g0.p - g0.anchors[4])))
     smin, smax = S[..., -1].min(), S[i, j, 0]
     return RankLossMap(n, q[i, j], float(q[i, j, 1]), float(q[i, j, 2]), float(np.degrees(q[i, j, 2])),
                        np.degrees(np.arccos(np.clip(cos, -1, 1))), float(smin), float(np.ptp(band) / band.min()),
-                       float(S[..., -1].max()), float(smax), S[i, j], float(S[i, j, -1] / smax), float(V_WEAK / smin), lift,
-                       elbow, S[..., -1], S[..., 0], offset)
+                       float(S[..., -1].max()), float(smax), S[i, j], float(S[i, j, -1] / smax), float(V_WEAK / smin),
+                       float(np.median(pan_band)), roll_offset, lift, elbow, S[..., -1], S[..., 0], offset)
+
+
+def _pan_offset(chain, q: np.ndarray) -> np.ndarray:
+    """The SO-101 tool's signed horizontal distance (m) from the shoulder_pan axis, for ``q: (..., 5)``: the arm's
+    plane holds the pan axis, and its horizontal direction is lift axis x pan axis."""
+    g = fk(chain, q)
+    pan, lift_axis = g.axes[..., 0, :], g.axes[..., 1, :]
+    across = np.cross(lift_axis, pan)
+    return np.sum((g.p - g.anchors[..., 0, :]) * across, axis=-1) / np.linalg.norm(across, axis=-1)
 
 
 def print_rank_loss(r: RankLossMap) -> None:
@@ -292,7 +325,11 @@ def print_rank_loss(r: RankLossMap) -> None:
           f"{r.band_spread:.2%} along it) at lift {r.lift:+.3f}, elbow {r.elbow:+.3f} rad, where the arm bends "
           f"{r.bend[0]:.1f} deg (upper->lower arm) and {r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is "
           "stretched, the radial direction is lost")
-    print(f"  there sigma = {fmt_row(r.sigma_cross, 8, 5)} m/rad: one direction lost, the other two move")
+    print(f"  the cross, q = {fmt_row(r.q_cross, 6, 3)} rad: sigma = {fmt_row(r.sigma_cross, 8, 5)} m/rad: one "
+          "direction lost, the other two move; sigma_min depends on the elbow alone")
+    print(f"  the tool exactly over the pan axis (dashed): median sigma_min {r.pan_band_sigma:.5f} m/rad, nearly lost, "
+          f"not lost: the wrist roll still moves the tool sideways on its lever, the tool's {r.roll_offset * 1000:.2f} mm "
+          "offset from the roll axis")
 
 
 def plot_rank_loss(r: RankLossMap) -> None:
@@ -381,8 +418,9 @@ class SweepRow:
 @dataclass(frozen=True)
 class ExtensionSweep:
     """A 5 cm/s request along the weakest direction of the position block at each pose of the sweep: the settings,
-    the table's rows (the first pose, the last inside the elbow's limit, the first with sigma_min below 0.01 and
-    below 0.005, the last, a step short of straight), and the numbers the page quotes; the per-pose arrays (unsaved)."""
+    the table's rows (the first pose, the one where fixed damping's norm peaks (sigma_min nearest lambda), the elbow's
+    limit, the first with sigma_min below 0.01 and below 0.005, the last, a step short of straight), and the numbers
+    the page quotes; the per-pose arrays (unsaved)."""
 
     n: int  # poses
     v: float  # m/s, the request
@@ -393,7 +431,8 @@ class ExtensionSweep:
     elbow_limit: float  # rad, joint_2's upper limit
     elbow_limit_deg: float
     rows: tuple[SweepRow, ...]
-    at_limit: SweepRow  # the last pose inside the elbow's limit
+    at_limit: SweepRow  # the pose at the elbow's limit (the walk samples it exactly)
+    at_lambda: SweepRow  # the pose where fixed damping's norm peaks: sigma_min nearest lambda
     near: SweepRow  # the first pose with sigma_min < 0.005
     past: float  # rad, how far past the elbow's limit ``near`` is
     straight: float  # rad, joint_2 where the arm is straight (its farthest reach), one step past the last pose
@@ -408,6 +447,7 @@ class ExtensionSweep:
     sqrt2_lam: float  # m/rad, sqrt(2) lam: above this threshold the gain peaks inside the ramp
     adaptive_at_2lam: float  # rad/s, the bound with the threshold raised to 2 lam
     cos_scaled_min: float  # the smallest cosine between J scale(qdot) and v
+    cos_clip_min: float  # the smallest cosine between J clip(qdot) and v
     elbow: np.ndarray = unsaved()  # (k,) rad, joint_2, ending a step short of the straight arm (past its limit)
     sigma_min: np.ndarray = unsaved()  # (k,) m/rad
     sigma_max: np.ndarray = unsaved()  # (k,) m/rad
@@ -434,7 +474,9 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
     k = int(np.argmax(_reach(fk(chain, stretch_poses(chain, grid)))))
     straight = float(_golden_max(lambda e: _reach(fk(chain, stretch_poses(chain, np.atleast_1d(e))))[0],
                                  grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]))  # the farthest reach
-    elbow = np.linspace(start, straight, n + 1)[:-1]  # the straight arm itself is singular: stop a step short
+    limit = float(chain.upper[2])
+    # the straight arm itself is singular: stop a step short; and sample the elbow's limit exactly
+    elbow = np.union1d(np.linspace(start, straight, n + 1)[:-1], [limit])
     J = jacobian(chain, stretch_poses(chain, elbow))
     Jp = J[:, :3]
     U, S, _ = np.linalg.svd(Jp)
@@ -453,9 +495,9 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
               "adaptive_norms": np.array([np.linalg.norm(dq) for dq, _ in steps]),
               "adaptive_lam": np.array([h.lam for _, h in steps]), "cos_clip": _cos(tool(clipped), v),
               "cos_scaled": _cos(tool(scaled), v)}
-    limit = float(chain.upper[2])
-    lim = int(np.searchsorted(elbow, limit, side="right")) - 1  # the last pose inside the elbow's limit
+    lim = int(np.searchsorted(elbow, limit))  # the pose at the elbow's limit
     near = _first_below(S[:, -1], NEAR_SIGMA)
+    peak = int(np.argmax(curves["fixed_norm"]))
     k = int(np.argmax(curves["adaptive_peaks"]))
 
     def row(i):
@@ -463,14 +505,16 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
                                                             "fixed_norm", "fixed_peak", "fixed_weak", "adaptive_peaks",
                                                             "adaptive_norms", "adaptive_lam", "cos_clip")), bool(elbow[i] <= limit))
 
+    last = len(elbow) - 1
     return ExtensionSweep(
-        n, V_WEAK, LAMBDA, V_WEAK / (2 * LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, limit,
-        float(np.degrees(limit)), tuple(row(i) for i in sorted({0, lim, _first_below(S[:, -1], 0.01), near, n - 1})),
-        row(lim), row(near), float(elbow[near] - limit), straight, straight - limit, float(curves["fixed_norm"].max()),
+        len(elbow), V_WEAK, LAMBDA, V_WEAK / (2 * LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, limit,
+        float(np.degrees(limit)), tuple(row(i) for i in sorted({0, peak, lim, _first_below(S[:, -1], 0.01), near, last})),
+        row(lim), row(peak), row(near), float(elbow[near] - limit), straight, straight - limit, float(curves["fixed_norm"].max()),
         float(curves["fixed_peak"].max()), float(curves["fixed_weak"][near] * 1000),
         float(curves["adaptive_peaks"][k]), float(S[k, -1]), float(curves["adaptive_norms"].max()),
         V_WEAK * adaptive_peak_gain(SIGMA_HEALTHY, LAMBDA), float(np.sqrt(2) * LAMBDA),
-        V_WEAK * adaptive_peak_gain(2 * LAMBDA, LAMBDA), float(curves["cos_scaled"].min()), **curves)
+        V_WEAK * adaptive_peak_gain(2 * LAMBDA, LAMBDA), float(curves["cos_scaled"].min()),
+        float(curves["cos_clip"].min()), **curves)
 
 
 def adaptive_peak_gain(sigma_healthy: float, lambda_max: float) -> float:
@@ -505,29 +549,34 @@ def print_sweep(r: ExtensionSweep) -> None:
           f"threshold: |qdot| up to {r.adaptive_norm_max:.3f} rad/s (largest joint {r.adaptive_peak:.2f}) at sigma_min "
           f"{r.adaptive_peak_sigma:.4f} m/rad; its bound |v| max gain = {r.adaptive_gain_bound:.3f} rad/s, "
           f"{r.adaptive_at_2lam:.3f} with the threshold at 2 lambda")
-    print(f"  at the elbow limit the arm is {r.short:.3f} rad short of straight; uniform scaling "
-          f"keeps the direction everywhere (min cos {r.cos_scaled_min:.12f})")
+    keeps = r.cos_scaled_min > 1 - 1e-9
+    print(f"  at the elbow limit the arm is {r.short:.3f} rad short of straight; the command sent within the speed "
+          f"limit {'keeps the requested direction at every pose' if keeps else 'turns the tool off the requested direction'}"
+          f" (min cos {r.cos_scaled_min:.12f})")
 
 
 def plot_sweep(r: ExtensionSweep) -> None:
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    # large type and the legends below the panels: the figure is read shrunk to the page's width
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6), gridspec_kw={"width_ratios": (1, 1.3)})
     a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
     a1.axhline(NEAR_SIGMA, color="k", ls=":", lw=1,
-               label=f"{NEAR_SIGMA} m/rad: the first pose below it is\nthe text's nearly straight pose")
+               label=f"{NEAR_SIGMA} m/rad: the first pose\nbelow it is the text's\nnearly straight pose")
     a2.semilogy(r.elbow, r.exact_norm, label="exact (pinv), norm")
-    a2.semilogy(r.elbow, r.exact_peak, color="C0", ls=":", label="exact, largest single joint")
-    a2.semilogy(r.elbow, r.fixed_norm, label=f"fixed damping, lambda {LAMBDA}, norm")
-    a2.semilogy(r.elbow, r.adaptive_norms, label=f"adaptive damping (on below sigma_min {SIGMA_HEALTHY}), norm")
-    a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"{QDOT_LIMIT} rad/s servo limit (per joint)")
-    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda), fixed damping's bound")
+    a2.semilogy(r.elbow, r.exact_peak, color="C0", ls=":", label="exact, largest joint")
+    a2.semilogy(r.elbow, r.fixed_norm, label=f"fixed damping, lambda {LAMBDA}")
+    a2.semilogy(r.elbow, r.adaptive_norms, label=f"adaptive damping, on below {SIGMA_HEALTHY} m/rad")
+    a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"servo limit, {QDOT_LIMIT} rad/s per joint")
+    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda): fixed damping's bound")
     for ax in (a1, a2):
         ax.axvspan(r.elbow_limit, r.elbow[-1], color="gray", alpha=0.15, lw=0)
         ax.axvline(r.elbow_limit, color="gray", lw=1)
-        ax.set_xlabel("elbow, joint_2 (rad); grey: past its limit")
-        ax.legend(fontsize=8)
-    a1.set_ylabel("smallest singular value (m/rad)")
-    a2.set_ylabel("joint speed (rad/s) for 5 cm/s")
-    fig.suptitle("WidowX AI walked to full extension")
+        ax.set_xlabel("elbow, joint_2 (rad); grey: past its limit", fontsize=12)
+        ax.tick_params(labelsize=11)
+        ax.legend(fontsize=12, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=1 if ax is a1 else 2,
+                  frameon=False)
+    a1.set_ylabel("smallest singular value (m/rad)", fontsize=12)
+    a2.set_ylabel("joint speed (rad/s) for 5 cm/s, norm", fontsize=12)
+    fig.suptitle("WidowX AI walked to full extension", fontsize=14)
     _save(fig, "extension_sweep.png")
 
 

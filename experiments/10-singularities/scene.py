@@ -38,8 +38,8 @@ def main(full: bool = False) -> list[Claim]:
     print(pic.drawn_by)
     axes = lambda s: ", ".join(f"{x:.4f}" for x in s)
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 (solid) and stretched out forward (see-through), each with "
-                                      "its manipulability ellipsoid at the tool, both drawn to one scale: at Q0 all "
-                                      "three axes are open; stretched out, two stay open and the one along the arm "
+                                      "its manipulability ellipsoid at the tool, both drawn to the one scale the text "
+                                      "states: at Q0 all three axes are open; stretched out, two stay open and the one along the arm "
                                       "has closed to a flat disc."),
                     pic.alt("at Q0 (solid) and stretched out forward, upper arm, forearm and wrist almost in one line "
                             "(see-through)",
