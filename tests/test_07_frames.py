@@ -359,11 +359,13 @@ def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_
 
 def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101_model, so101):
     ch = build.chain_step(so101_model, so101)
-    br = build.break_step(so101, ch.T_tool, ch.reversed)
+    br = build.break_step(so101_model, so101, ch.T_tool)
     d = mujoco.MjData(so101_model)
     mujoco.mj_kinematics(so101_model, d)  # qpos = 0 = q_ref for the SO-101
     site = d.site_xpos[so101_model.site(so101.tool_name).id]
+    np.testing.assert_allclose(br.site, site, atol=0.0)
     np.testing.assert_allclose(br.home, site, atol=1e-15)
+    assert br.home_gap <= 1e-15
     np.testing.assert_allclose(ch.world_in_tool, np.linalg.inv(ch.T_tool)[:3, 3], atol=1e-15)
     # the fixed factors from MuJoCo alone: each joint body in its parent joint body at q = 0, then the site
     bodies = so101_model.jnt_bodyid[[so101_model.joint(n).id for n in so101.joint_names]]
@@ -373,9 +375,41 @@ def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101
     frames = [np.eye(4)] + [pose(d.xmat[b], d.xpos[b]) for b in bodies]
     site_T = pose(d.site_xmat[so101_model.site(so101.tool_name).id], site)
     factors = [np.linalg.inv(a) @ b for a, b in zip(frames[:-1], frames[1:])] + [np.linalg.inv(frames[-1]) @ site_T]
-    np.testing.assert_allclose(ch.reversed, np.linalg.multi_dot(factors[::-1])[:3, 3], atol=1e-14)
-    np.testing.assert_allclose(br.order_gap, np.linalg.norm(site - ch.reversed), atol=1e-15)
+    np.testing.assert_allclose(br.reversed, np.linalg.multi_dot(factors[::-1])[:3, 3], atol=1e-14)
+    np.testing.assert_allclose(br.order_gap, np.linalg.norm(site - br.reversed), atol=1e-15)
     assert br.untransposed_err > 0.1
+
+
+def test_break_it_edit_as_the_page_words_it_prints_the_pages_distance(build, so101_model, so101, capsys, tmp_path,
+                                                                       monkeypatch):
+    """Break it, "Multiply in the wrong order": the page's two code spans applied to a copy of build.py (the first
+    replaced by the second), run, print the reversed product's distance from MuJoCo's site at q = 0, as the page
+    states it (the unedited run's order_gap, to the page's 4 decimals); unedited, the same line prints 0.0000."""
+    import importlib.util
+    import re
+    import sys
+    from pathlib import Path
+
+    page = (Path(build.__file__).parent / "lesson.md").read_text()
+    para = page[page.index("**Multiply in the wrong order.**"):].split("\n\n")[0]
+    old, new = [c for c in re.findall(r"`([^`]+)`", para.replace("\n", " ")) if "tf.compose(" in c][:2]
+    source = Path(build.__file__).read_text()
+    assert source.count(old) == 1  # the line the learner changes is there, once
+    copy = tmp_path / "build.py"
+    copy.write_text(source.replace(old, new))
+    spec = importlib.util.spec_from_file_location("lesson_07_edited_build", copy)
+    edited = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, edited)
+    spec.loader.exec_module(edited)
+    ch = build.chain_step(so101_model, so101)
+    br = build.break_step(so101_model, so101, ch.T_tool)
+    capsys.readouterr()
+    build.print_break(br)
+    edited.print_break(edited.break_step(so101_model, so101, ch.T_tool))
+    before, after = [re.search(r"break_step's product.*?, ([0-9.]+) m from MuJoCo's", out).group(1)
+                     for out in capsys.readouterr().out.split("== Break it ==")[1:]]
+    assert before == "0.0000"
+    assert after == f"{br.order_gap:.4f}"
 
 
 def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
@@ -416,7 +450,8 @@ MARGIN = 8  # px at the figure's dpi: a tick label's half height
 def test_frame_figure_labels_clear_each_other_and_the_tick_labels(build, monkeypatch, so101_model, so101):
     """build_frames.png's layout, once drawn: no two frame labels overlap, and every label and every triad's arrow tip
     lies inside the outline of the plot's box (the convex hull of its eight projected corners), where matplotlib never
-    puts a tick label, with a margin of MARGIN pixels from its edges, along which the tick labels run."""
+    puts a tick label, with a margin of MARGIN pixels from its edges, along which the tick labels run; and every
+    frame's y arrow is seen, not end-on."""
     import itertools
 
     import matplotlib.pyplot as plt
@@ -450,7 +485,11 @@ def test_frame_figure_labels_clear_each_other_and_the_tick_labels(build, monkeyp
     hull = corners[ConvexHull(corners).vertices]
     frames = [np.eye(4), *joint_frames(so101, build.Q0)[0], ch.T_tool]
     tips = ax.transData.transform([on_screen(*(T[:3, 3] + 0.03 * T[:3, k])) for T in frames for k in range(3)])
+    origins = ax.transData.transform([on_screen(*T[:3, 3]) for T in frames])
     plt.close(fig)
+    # the view is turned so that y shows: every frame's green y arrow (3 cm) projects to more than MARGIN pixels
+    y_arrows = np.linalg.norm(tips[1::3] - origins, axis=1)
+    assert y_arrows.min() > MARGIN, y_arrows.round(1)
     inside = lambda pts: Outline(hull).contains_points(pts, radius=-2 * MARGIN)  # radius -2m: a CCW outline shrunk by m
     assert len(boxes) == so101.n + 2
     for k, a in enumerate(boxes):
