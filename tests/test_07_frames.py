@@ -496,3 +496,25 @@ def test_frame_figure_labels_clear_each_other_and_the_tick_labels(build, monkeyp
         assert not any(a.overlaps(b) for b in boxes[k + 1:]), ax.texts[k].get_text()
         assert inside(a.corners()).all(), ax.texts[k].get_text()
     assert inside(tips).all()
+
+
+def test_step1_table_keeps_frame_names_whole_at_375_px_and_scrolls(site, chromium):
+    """At 375 px the site lets code in a table cell break anywhere; Step 1's frame names are kept whole (each name one
+    line box in Chromium), so the table is wider than the screen and scrolls in its wrapper instead."""
+    import json
+
+    path, sync_api = chromium
+    rows = json.loads((site / LESSON / "results.json").read_text())["build"]["chain"]
+    names = [row["body"] for row in rows["rows"]] + [rows["tool"]]
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=path, headless=True, args=["--no-sandbox"])
+        page = browser.new_context(viewport={"width": 375, "height": 900}).new_page()
+        page.goto((site / LESSON / "index.html").as_uri())
+        cells = page.evaluate("""() => [...document.querySelectorAll('td code')].map(c => {
+            const wrap = c.closest('.table-wrap');
+            return [c.innerText, c.getClientRects().length, wrap.scrollWidth > wrap.clientWidth];
+        })""")
+        browser.close()
+    seen = {name: (lines, scrolls) for name, lines, scrolls in cells if name in names}
+    assert set(seen) == set(names)
+    assert all(seen[name] == (1, True) for name in names), seen
