@@ -380,27 +380,35 @@ def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101
     assert br.untransposed_err > 0.1
 
 
-def test_break_it_edit_as_the_page_words_it_prints_the_pages_distance(build, so101_model, so101, capsys, tmp_path,
-                                                                       monkeypatch):
-    """Break it, "Multiply in the wrong order": the page's two code spans applied to a copy of build.py (the first
-    replaced by the second), run, print the reversed product's distance from MuJoCo's site at q = 0, as the page
-    states it (the unedited run's order_gap, to the page's 4 decimals); unedited, the same line prints 0.0000."""
+def _edited(build, old, new, tmp_path, monkeypatch):
+    """A copy of build.py with its one ``old`` replaced by ``new``, imported."""
     import importlib.util
-    import re
     import sys
     from pathlib import Path
 
-    page = (Path(build.__file__).parent / "lesson.md").read_text()
-    para = page[page.index("**Multiply in the wrong order.**"):].split("\n\n")[0]
-    old, new = [c for c in re.findall(r"`([^`]+)`", para.replace("\n", " ")) if "tf.compose(" in c][:2]
     source = Path(build.__file__).read_text()
-    assert source.count(old) == 1  # the line the learner changes is there, once
+    assert source.count(old) == 1  # the code the learner changes is there, once
     copy = tmp_path / "build.py"
     copy.write_text(source.replace(old, new))
     spec = importlib.util.spec_from_file_location("lesson_07_edited_build", copy)
     edited = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, edited)
     spec.loader.exec_module(edited)
+    return edited
+
+
+def test_break_it_edit_as_the_page_words_it_prints_the_pages_distance(build, so101_model, so101, capsys, tmp_path,
+                                                                       monkeypatch):
+    """Break it, "Multiply in the wrong order": the page's two code spans applied to a copy of build.py (the first
+    replaced by the second), run, print the reversed product's distance from MuJoCo's site at q = 0, as the page
+    states it (the unedited run's order_gap, to the page's 4 decimals); unedited, the same line prints 0.0000."""
+    import re
+    from pathlib import Path
+
+    page = (Path(build.__file__).parent / "lesson.md").read_text()
+    para = page[page.index("**Multiply in the wrong order.**"):].split("\n\n")[0]
+    old, new = [c for c in re.findall(r"`([^`]+)`", para.replace("\n", " ")) if "tf.compose(" in c][:2]
+    edited = _edited(build, old, new, tmp_path, monkeypatch)
     ch = build.chain_step(so101_model, so101)
     br = build.break_step(so101_model, so101, ch.T_tool)
     capsys.readouterr()
@@ -410,6 +418,19 @@ def test_break_it_edit_as_the_page_words_it_prints_the_pages_distance(build, so1
                      for out in capsys.readouterr().out.split("== Break it ==")[1:]]
     assert before == "0.0000"
     assert after == f"{br.order_gap:.4f}"
+
+
+def test_break_it_forgotten_transpose_is_the_error_the_page_states(build, so101_model, so101, tmp_path, monkeypatch):
+    """Break it, "Forget the transpose": R for R.T in both lines of invert_transform; Step 1's T @ invert_transform(T)
+    - I then has the largest entry the page prints (break_step's inverse that keeps R), where NumPy's inverse gives
+    the identity."""
+    edited = _edited(build, "    T_b_a[:3, :3] = R.T\n    T_b_a[:3, 3] = -R.T @ p",
+                     "    T_b_a[:3, :3] = R\n    T_b_a[:3, 3] = -R @ p", tmp_path, monkeypatch)
+    ch = build.chain_step(so101_model, so101)
+    br = build.break_step(so101_model, so101, ch.T_tool)
+    assert ch.inverse_err < 1e-14
+    np.testing.assert_allclose(edited.chain_step(so101_model, so101).inverse_err, br.untransposed_err, atol=1e-15)
+    np.testing.assert_allclose(np.abs(ch.T_tool @ np.linalg.inv(ch.T_tool) - np.eye(4)).max(), 0.0, atol=1e-14)
 
 
 def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
