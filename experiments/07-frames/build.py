@@ -449,10 +449,10 @@ def main(full: bool = False) -> list[Claim]:
         Figure("build_frames.png",
                "The SO-101's joint frames at Q0, from the world through each joint to the tool, "
                "with x red, y green and z blue.",
-               "Three-dimensional plot, seen from the front and 45 degrees to the side, of the SO-101's frames at the pose q0: the world frame "
-               "at the origin, one small red-green-blue triad per joint along a grey polyline, each labelled with its "
-               "body's name as in the table and its joint's name in brackets, and the gripperframe tool triad at the "
-               "end of the chain, tilted downward."),
+               "Three-dimensional plot, seen from the front and 45 degrees to the side, of the SO-101's frames at "
+               "the pose q0: the world frame at the origin, one small red-green-blue triad per joint along a grey "
+               "polyline, each labelled with its body's name as in the table and its joint's name in brackets, and the "
+               "gripperframe tool triad at the end of the chain, tilted downward."),
     ]
     save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
                                 "refuse": rf, "rates": rt, "break": br, "pinocchio": pin is not None},
