@@ -359,11 +359,13 @@ def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_
 
 def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101_model, so101):
     ch = build.chain_step(so101_model, so101)
-    br = build.break_step(so101, ch.T_tool, ch.reversed)
+    br = build.break_step(so101_model, so101, ch.T_tool)
     d = mujoco.MjData(so101_model)
     mujoco.mj_kinematics(so101_model, d)  # qpos = 0 = q_ref for the SO-101
     site = d.site_xpos[so101_model.site(so101.tool_name).id]
+    np.testing.assert_allclose(br.site, site, atol=0.0)
     np.testing.assert_allclose(br.home, site, atol=1e-15)
+    assert br.home_gap <= 1e-15
     np.testing.assert_allclose(ch.world_in_tool, np.linalg.inv(ch.T_tool)[:3, 3], atol=1e-15)
     # the fixed factors from MuJoCo alone: each joint body in its parent joint body at q = 0, then the site
     bodies = so101_model.jnt_bodyid[[so101_model.joint(n).id for n in so101.joint_names]]
@@ -373,9 +375,62 @@ def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101
     frames = [np.eye(4)] + [pose(d.xmat[b], d.xpos[b]) for b in bodies]
     site_T = pose(d.site_xmat[so101_model.site(so101.tool_name).id], site)
     factors = [np.linalg.inv(a) @ b for a, b in zip(frames[:-1], frames[1:])] + [np.linalg.inv(frames[-1]) @ site_T]
-    np.testing.assert_allclose(ch.reversed, np.linalg.multi_dot(factors[::-1])[:3, 3], atol=1e-14)
-    np.testing.assert_allclose(br.order_gap, np.linalg.norm(site - ch.reversed), atol=1e-15)
+    np.testing.assert_allclose(br.reversed, np.linalg.multi_dot(factors[::-1])[:3, 3], atol=1e-14)
+    np.testing.assert_allclose(br.order_gap, np.linalg.norm(site - br.reversed), atol=1e-15)
     assert br.untransposed_err > 0.1
+
+
+def _edited(build, old, new, tmp_path, monkeypatch):
+    """A copy of build.py with its one ``old`` replaced by ``new``, imported."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    source = Path(build.__file__).read_text()
+    assert source.count(old) == 1  # the code the learner changes is there, once
+    copy = tmp_path / "build.py"
+    copy.write_text(source.replace(old, new))
+    spec = importlib.util.spec_from_file_location("lesson_07_edited_build", copy)
+    edited = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, edited)
+    spec.loader.exec_module(edited)
+    return edited
+
+
+def test_break_it_edit_as_the_page_words_it_prints_the_pages_distance(build, so101_model, so101, capsys, tmp_path,
+                                                                       monkeypatch):
+    """Break it, "Multiply in the wrong order": the page's two code spans applied to a copy of build.py (the first
+    replaced by the second), run, print the reversed product's distance from MuJoCo's site at q = 0, as the page
+    states it (the unedited run's order_gap, to the page's 4 decimals); unedited, the same line prints 0.0000."""
+    import re
+    from pathlib import Path
+
+    page = (Path(build.__file__).parent / "lesson.md").read_text()
+    para = page[page.index("**Multiply in the wrong order.**"):].split("\n\n")[0]
+    old, new = [c for c in re.findall(r"`([^`]+)`", para.replace("\n", " ")) if "tf.compose(" in c][:2]
+    edited = _edited(build, old, new, tmp_path, monkeypatch)
+    ch = build.chain_step(so101_model, so101)
+    br = build.break_step(so101_model, so101, ch.T_tool)
+    capsys.readouterr()
+    build.print_break(br)
+    edited.print_break(edited.break_step(so101_model, so101, ch.T_tool))
+    before, after = [re.search(r"break_step's product.*?, ([0-9.]+) m from MuJoCo's", out).group(1)
+                     for out in capsys.readouterr().out.split("== Break it ==")[1:]]
+    assert before == "0.0000"
+    assert after == f"{br.order_gap:.4f}"
+
+
+def test_break_it_forgotten_transpose_is_the_error_the_page_states(build, so101_model, so101, tmp_path, monkeypatch):
+    """Break it, "Forget the transpose": R for R.T in both lines of invert_transform; Step 1's T @ invert_transform(T)
+    - I then has the largest entry the page prints (break_step's inverse that keeps R), where NumPy's inverse gives
+    the identity."""
+    edited = _edited(build, "    T_b_a[:3, :3] = R.T\n    T_b_a[:3, 3] = -R.T @ p",
+                     "    T_b_a[:3, :3] = R\n    T_b_a[:3, 3] = -R @ p", tmp_path, monkeypatch)
+    ch = build.chain_step(so101_model, so101)
+    br = build.break_step(so101_model, so101, ch.T_tool)
+    assert ch.inverse_err < 1e-14
+    np.testing.assert_allclose(edited.chain_step(so101_model, so101).inverse_err, br.untransposed_err, atol=1e-15)
+    np.testing.assert_allclose(np.abs(ch.T_tool @ np.linalg.inv(ch.T_tool) - np.eye(4)).max(), 0.0, atol=1e-14)
 
 
 def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
@@ -416,7 +471,8 @@ MARGIN = 8  # px at the figure's dpi: a tick label's half height
 def test_frame_figure_labels_clear_each_other_and_the_tick_labels(build, monkeypatch, so101_model, so101):
     """build_frames.png's layout, once drawn: no two frame labels overlap, and every label and every triad's arrow tip
     lies inside the outline of the plot's box (the convex hull of its eight projected corners), where matplotlib never
-    puts a tick label, with a margin of MARGIN pixels from its edges, along which the tick labels run."""
+    puts a tick label, with a margin of MARGIN pixels from its edges, along which the tick labels run; and every
+    frame's y arrow is seen, not end-on."""
     import itertools
 
     import matplotlib.pyplot as plt
@@ -450,10 +506,36 @@ def test_frame_figure_labels_clear_each_other_and_the_tick_labels(build, monkeyp
     hull = corners[ConvexHull(corners).vertices]
     frames = [np.eye(4), *joint_frames(so101, build.Q0)[0], ch.T_tool]
     tips = ax.transData.transform([on_screen(*(T[:3, 3] + 0.03 * T[:3, k])) for T in frames for k in range(3)])
+    origins = ax.transData.transform([on_screen(*T[:3, 3]) for T in frames])
     plt.close(fig)
+    # the view is turned so that y shows: every frame's green y arrow (3 cm) projects to more than MARGIN pixels
+    y_arrows = np.linalg.norm(tips[1::3] - origins, axis=1)
+    assert y_arrows.min() > MARGIN, y_arrows.round(1)
     inside = lambda pts: Outline(hull).contains_points(pts, radius=-2 * MARGIN)  # radius -2m: a CCW outline shrunk by m
     assert len(boxes) == so101.n + 2
     for k, a in enumerate(boxes):
         assert not any(a.overlaps(b) for b in boxes[k + 1:]), ax.texts[k].get_text()
         assert inside(a.corners()).all(), ax.texts[k].get_text()
     assert inside(tips).all()
+
+
+def test_step1_table_keeps_frame_names_whole_at_375_px_and_scrolls(site, chromium):
+    """At 375 px the site lets code in a table cell break anywhere; Step 1's frame names are kept whole (each name one
+    line box in Chromium), so the table is wider than the screen and scrolls in its wrapper instead."""
+    import json
+
+    path, sync_api = chromium
+    rows = json.loads((site / LESSON / "results.json").read_text())["build"]["chain"]
+    names = [row["body"] for row in rows["rows"]] + [rows["tool"]]
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=path, headless=True, args=["--no-sandbox"])
+        page = browser.new_context(viewport={"width": 375, "height": 900}).new_page()
+        page.goto((site / LESSON / "index.html").as_uri())
+        cells = page.evaluate("""() => [...document.querySelectorAll('td code')].map(c => {
+            const wrap = c.closest('.table-wrap');
+            return [c.innerText, c.getClientRects().length, wrap.scrollWidth > wrap.clientWidth];
+        })""")
+        browser.close()
+    seen = {name: (lines, scrolls) for name, lines, scrolls in cells if name in names}
+    assert set(seen) == set(names)
+    assert all(seen[name] == (1, True) for name in names), seen

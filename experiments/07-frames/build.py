@@ -150,14 +150,13 @@ class Chain:
     tool_p: np.ndarray
     tool_err: float
     worst_body_err: float
-    reversed: np.ndarray
     inverse_err: float
     world_in_tool: np.ndarray
 
 
 def chain_step(m, chain, q=Q0) -> Chain:
     """Step 1: T_world_tool = T_world_j0 @ M_0 @ T_j0_j1 @ M_1 @ ... @ T_j4_tool, each joint frame vs MuJoCo's
-    body position, the tool vs its site; the same factors right-to-left; T @ inverse(T) - I."""
+    body position, the tool vs its site; T @ inverse(T) - I."""
     d = mujoco.MjData(m)
     d.qpos[list(chain.qpos_adr)] = q
     mujoco.mj_kinematics(m, d)
@@ -171,10 +170,9 @@ def chain_step(m, chain, q=Q0) -> Chain:
     sid = m.site(chain.tool_name).id
     site = np.eye(4)
     site[:3, :3], site[:3, 3] = d.site_xmat[sid].reshape(3, 3), d.site_xpos[sid]
-    reversed_p = tf.compose(chain.T_last_tool, *chain.T_prev_joint[::-1])[:3, 3]
     T_tool_world = invert_transform(T_tool)
     return Chain(tuple(rows), chain.tool_name, T_tool, T_tool[:3, 3], float(np.abs(T_tool - site).max()),
-                 max(r.err for r in rows), reversed_p,
+                 max(r.err for r in rows),
                  float(np.abs(tf.compose(T_tool, T_tool_world) - np.eye(4)).max()), T_tool_world[:3, 3])
 
 
@@ -315,21 +313,30 @@ def rates_step(R, omega_world=OMEGA_WORLD) -> Rates:
 
 @dataclass(frozen=True)
 class Broken:
-    """Break it: the tool point (m) with the fixed factors left-to-right and right-to-left, their distance, and
+    """Break it: MuJoCo's tool point (m, world) with every joint at zero; the chain's fixed factors multiplied in
+    ``break_step``'s order (``home``) and right-to-left (``reversed``), each with its distance (m) from MuJoCo's; and
     ``|T @ T_inv - I|`` for an inverse that keeps R."""
 
+    site: np.ndarray
     home: np.ndarray
+    home_gap: float
     reversed: np.ndarray
     order_gap: float
     untransposed_err: float
 
 
-def break_step(chain, T_world_tool, reversed_p) -> Broken:
-    """Break it: the chain's fixed factors multiplied right-to-left, and an inverse that keeps R instead of R^T."""
+def break_step(m, chain, T_world_tool) -> Broken:
+    """Break it: the chain's fixed factors (every joint at zero) against MuJoCo's site, multiplied left-to-right and
+    right-to-left; and an inverse that keeps R instead of R^T."""
+    d = mujoco.MjData(m)
+    d.qpos[list(chain.qpos_adr)] = chain.q_ref
+    mujoco.mj_kinematics(m, d)
+    site = d.site_xpos[m.site(chain.tool_name).id].copy()
+    home = tf.compose(*chain.T_prev_joint, chain.T_last_tool)[:3, 3]  # the line Break it reverses
+    reversed_p = tf.compose(chain.T_last_tool, *chain.T_prev_joint[::-1])[:3, 3]
     R, p = T_world_tool[:3, :3], T_world_tool[:3, 3]
     bad = tf.make_transform(R, -R @ p)
-    home = tf.compose(*chain.T_prev_joint, chain.T_last_tool)[:3, 3]  # the same factors left-to-right (q = q_ref)
-    return Broken(home, reversed_p, float(np.linalg.norm(home - reversed_p)),
+    return Broken(site, home, float(np.linalg.norm(home - site)), reversed_p, float(np.linalg.norm(reversed_p - site)),
                   float(np.abs(T_world_tool @ bad - np.eye(4)).max()))
 
 
@@ -375,10 +382,14 @@ def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
     print(f"\n== Step 6. One angular velocity, w = {fmt_row(rt.omega_world, 4, 0)} rad/s (world axes) ==")
     print(f"in the tool's axes (body twist, R^T w):      {fmt_row(rt.body)}")
     print(f"as roll-pitch-yaw rates (B(phi)^-1 w):       {fmt_row(rt.rpy_rates)}   |difference| {rt.gap:.4f}")
+    print_break(br)
+
+
+def print_break(br) -> None:
     print("\n== Break it ==")
-    print(f"fixed factors left-to-right (q = 0): tool at {fmt_row(br.home)}; "
-          f"right-to-left: {fmt_row(br.reversed)}"
-          f"; {br.order_gap:.4f} m apart")
+    print(f"MuJoCo's tool site with every joint at zero: {fmt_row(br.site)}")
+    print(f"break_step's product of the fixed factors: tool at {fmt_row(br.home)}, {br.home_gap:.4f} m from MuJoCo's")
+    print(f"the same factors right-to-left: tool at {fmt_row(br.reversed)}, {br.order_gap:.4f} m from MuJoCo's")
     print(f"an inverse that keeps R instead of R^T: |T @ T_inv - I| = {br.untransposed_err:.4f}")
 
 
@@ -392,7 +403,7 @@ def claims(ch) -> list[Claim]:
 
 def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     """Each joint frame labelled as the page's table names it (its body), with the joint in brackets."""
-    fig = plt.figure(figsize=(7.5, 4.4))
+    fig = plt.figure(figsize=(7.5, 5.0))
     ax = fig.add_subplot(projection="3d")
     frames = [np.eye(4), *T_world_joint, T_world_tool]
     labels = ["world", *(f"{b} ({j})" for b, j in zip(bodies, chain.joint_names)), chain.tool_name]
@@ -403,20 +414,20 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
             ax.quiver(*T[:3, 3], *(0.03 * T[:3, k]), color=c, lw=1.5)
         # labels beside the triads (3 cm arrows), left of the frames near the base and right of the rest, on a white
         # ground so that grid lines do not cross the text
-        left = T[0, 3] < 0.05
+        left = T[0, 3] < 0.1
         ax.text(*(T[:3, 3] + [-0.035 if left else 0.01, 0.0, 0.0]), label, fontsize=7, ha="right" if left else "left",
                 va="center", zorder=10, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=0.5))
     # margins around the chain: the z axis's ticks are drawn on the right, past the tool's frame and its label
-    lo, hi = pts.min(axis=0) - [0.16, 0.05, 0.0], pts.max(axis=0) + [0.12, 0.05, 0.04]
+    lo, hi = pts.min(axis=0) - [0.16, 0.1, 0.0], pts.max(axis=0) + [0.12, 0.1, 0.04]
     lo[2] = 0.0
     ax.set(xlim=(lo[0], hi[0]), ylim=(lo[1], hi[1]), zlim=(lo[2], hi[2]), xlabel="x (m)", ylabel="y (m)",
            zlabel="z (m)", title="SO-101 joint frames at q = (0, -0.6, 0.9, 0.4, 0.3)\nx red, y green, z blue")
-    ax.set_box_aspect(hi - lo, zoom=1.45)  # a wide, flat box: zoomed, it fills the figure
-    ax.set_yticks([0.0])  # the arm stays within a few cm of y = 0: more ticks overlap the x axis's
+    ax.set_box_aspect(hi - lo, zoom=1.2)  # a wide, shallow box: zoomed, it fills the figure
+    ax.set_yticks([-0.1, 0.0, 0.1])  # the arm stays within a few cm of y = 0
     ax.set_xticks(np.arange(-0.1, hi[0], 0.1))  # ticks 10 cm apart leave room for the labels
-    ax.view_init(elev=15, azim=-75)  # nearly side-on: the arm moves in the x-z plane, so its frames spread apart
+    ax.view_init(elev=15, azim=-45)  # turned 45 degrees off side-on: the frames still spread apart along x, and y shows
     ax.set_zticks(np.arange(0.0, hi[2], 0.1))
-    ax.xaxis.labelpad = ax.zaxis.labelpad = 10
+    ax.xaxis.labelpad = ax.yaxis.labelpad = ax.zaxis.labelpad = 10
     save_figure(fig, path, dpi=120)
     plt.close(fig)
 
@@ -430,7 +441,7 @@ def main(full: bool = False) -> list[Claim]:
     ex, ch = exercise_step(), chain_step(m, chain)
     R = ch.T_tool[:3, :3]
     sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch.T_tool), refuse_step(R), rates_step(R)
-    br = break_step(chain, ch.T_tool, ch.reversed)
+    br = break_step(m, chain, ch.T_tool)
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
     rows = publish_claims(HERE, claims(ch), SCRIPT)
     figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
@@ -438,10 +449,10 @@ def main(full: bool = False) -> list[Claim]:
         Figure("build_frames.png",
                "The SO-101's joint frames at Q0, from the world through each joint to the tool, "
                "with x red, y green and z blue.",
-               "Three-dimensional plot, seen nearly side-on, of the SO-101's frames at the pose q0: the world frame "
-               "at the origin, one small red-green-blue triad per joint along a grey polyline, each labelled with its "
-               "body's name as in the table and its joint's name in brackets, and the gripperframe tool triad at the "
-               "end of the chain, tilted downward."),
+               "Three-dimensional plot, seen from the front and 45 degrees to the side, of the SO-101's frames at "
+               "the pose q0: the world frame at the origin, one small red-green-blue triad per joint along a grey "
+               "polyline, each labelled with its body's name as in the table and its joint's name in brackets, and the "
+               "gripperframe tool triad at the end of the chain, tilted downward."),
     ]
     save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
                                 "refuse": rf, "rates": rt, "break": br, "pinocchio": pin is not None},
