@@ -170,8 +170,8 @@ def print_run(r: BuildRun) -> None:
           f"steps median {r.steps_median:.3g}, max {r.steps_max}")
     for m in r.misses:
         near = ", ".join(f"{j['joint']} {j['to_limit']:.3f} rad" for j in m["near_limit"]) or "none"
-        print(f"  missed by {m['error_mm']:.2f} mm (solve_ik: {m['library_error_mm']:.1e} mm); joints of its generating pose within {NEAR_LIMIT} rad of a "
-              f"limit: {near}")
+        print(f"  missed by {m['error_mm']:.2f} mm (solve_ik: {m['library_error_mm']:.1e} mm); joints of its "
+              f"generating pose within {NEAR_LIMIT} rad of a limit: {near}")
     print(f"  MuJoCo error at the hand-built answers: median {r.mujoco_error_hand:.1e} m; "
           f"at solve_ik's: median {r.mujoco_error_lib:.1e} m")
 
