@@ -533,3 +533,13 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     assert f"{saved['depth_mm']:.1f} mm inside {saved['into']}" in figure.alt
     for q in (saved["q_plain"], saved["q_avoid"]):
         assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3
+
+
+def test_task_table_names_stay_whole_on_a_narrow_screen():
+    """The residual table's task names are code that never breaks mid-word (``positi/on+axi/s`` at 375 px)."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| <code") and "rows" in line]
+    assert [r.split("<code style=\"white-space:nowrap\">")[1].split("</code>")[0] for r in rows] == [
+        "position", "pose", "position+axis"]
