@@ -149,6 +149,25 @@ def test_five_dof_axis_solution_in_mujoco_and_pose_unreachable(ex, so101, so101_
     assert f.position_error["position first"] < TOL_P < f.position_error["orientation first"]
 
 
+def test_five_dof_turn_is_about_a_tool_axis_other_than_the_wrist_roll(ex, so101, so101_model):
+    """Step 4's pose is generic: the target is the reachable pose turned about the tool's y axis (MuJoCo's site
+    frame), not its x axis, which is the wrist roll's axis (MuJoCo's joint xaxis) and would make the turn a roll."""
+    import mujoco
+
+    from physai import transforms as tf
+
+    f = ex.five_dof_pose()
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = ex.Q_FIVE_DOF
+    mujoco.mj_kinematics(so101_model, d)
+    R = d.site_xmat[so101_model.site(so101.tool_name).id].reshape(3, 3)
+    roll = d.xaxis[so101_model.joint(so101.joint_names[-1]).id]
+    np.testing.assert_allclose([f.roll_cos["x"], f.roll_cos["y"]], [R[:, 0] @ roll, R[:, 1] @ roll], atol=1e-12)
+    assert abs(f.roll_cos["x"]) > 0.999 and abs(f.roll_cos["y"]) < 0.1
+    turn = R.T @ f.target[:3, :3]  # the turn in tool axes: about y by FIVE_DOF_TURN
+    np.testing.assert_allclose(turn, tf.rotation_about_axis(np.array([0, 1.0, 0]), ex.FIVE_DOF_TURN), atol=1e-12)
+
+
 def test_teleop_solutions_track_in_mujoco_on_one_branch(ex, so101, so101_model):
     t = ex.teleop(seconds=1.0)
     targets = [mj.site_pose(so101_model, so101, q) for q in t.q_path]
@@ -328,6 +347,43 @@ def test_near_singular_steps_from_mujocos_jacobian(build, so101, so101_model):
     assert max(ns.final_error.values()) < build.TOL
 
 
+def test_either_guard_rail_alone_keeps_the_stretched_start_sane_and_damping_keeps_the_direction(build, so101,
+                                                                                               so101_model):
+    """Break it's table from the stretched pose, recomputed with mj_jacSite and MuJoCo's site: undamped with the step
+    limit, the first step is the Gauss-Newton step shrunk to MAX_STEP; damped without it, the damped step. With
+    either, the error falls at every step; with neither it rises first. Toward the mixed target (along the strong
+    and weak directions alike) the shrunk Gauss-Newton step keeps a small part of the strong share, damping nearly
+    all, and leaves the larger error after one step (errors by MuJoCo's site)."""
+    ns = build.near_singular(so101)
+    q0 = build.Q_STRETCHED
+    p0, _, J = mj_site(so101_model, so101, q0)
+    U, _, Vt = np.linalg.svd(J[:3])
+    e = ns.target - p0
+    gn = np.linalg.pinv(J[:3]) @ e
+    np.testing.assert_allclose(ns.first_step["undamped"], np.abs(gn * build.MAX_STEP / np.abs(gn).max()).max(),
+                               rtol=1e-9)
+    damped = lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[e, np.zeros(5)])[0]
+    np.testing.assert_allclose(ns.first_step["unlimited"], np.abs(damped).max(), rtol=1e-9)
+    for key in ("built", "undamped", "unlimited"):
+        assert ns.falls[key] and np.all(np.diff(ns.errors[key]) < 0) and ns.peak_error[key] == ns.errors[key][0]
+        assert ns.steps[key] == len(ns.errors[key]) - 1 and ns.final_error[key] < build.TOL
+    assert not ns.falls["wild"] and ns.peak_error["wild"] > 5 * build.PULL
+    weak = ns.target - p0
+    mixed = p0 + (weak + build.PULL * U[:, 0]) / np.sqrt(2)  # weak: PULL along the weak direction
+    e = mixed - p0
+    gn = np.linalg.pinv(J[:3]) @ e
+    steps = {"built": lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[e, np.zeros(5)])[0],
+             "undamped": gn * build.MAX_STEP / np.abs(gn).max()}
+    for key, dq in steps.items():
+        q1 = np.clip(q0 + dq, so101.lower, so101.upper)
+        np.testing.assert_allclose(ns.mixed_after_mm[key], 1000 * np.linalg.norm(mixed - mj_site(so101_model, so101,
+                                                                                                 q1)[0]), rtol=1e-9)
+        np.testing.assert_allclose(ns.mixed_kept[key], (Vt[0] @ (q1 - q0)) / (Vt[0] @ gn), rtol=1e-6)
+    np.testing.assert_allclose(ns.mixed_after_mm["unlimited"], ns.mixed_after_mm["built"], rtol=1e-12)
+    assert ns.mixed_kept["undamped"] < 0.1 < 0.99 < ns.mixed_kept["built"]  # what the page says
+    assert ns.mixed_after_mm["built"] < ns.mixed_after_mm["undamped"] < 1000 * build.PULL
+
+
 def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path, monkeypatch):
     from physai.course.lesson import read_results
 
@@ -353,6 +409,26 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
                                build.PULL * np.max(sigma / (sigma**2 + build.LAMBDA**2)), rtol=1e-8)
     assert saved["run"]["converged"] == round(saved["run"]["rate"] * saved["run"]["n"])
     assert (tmp_path / "singular_start.png").stat().st_size > 0
+
+
+def test_the_hand_built_miss_comes_from_a_pose_by_the_joint_limits(build, so101, so101_model):
+    """Build it's one miss: the targets are MuJoCo site positions of seeded in-limit poses; a target missed (by MuJoCo)
+    is listed with its answer's error and the joints of its pose within NEAR_LIMIT of MuJoCo's joint ranges."""
+    r = build.run()
+    q_true = so101.random_q(np.random.default_rng(build.SEED), build.N_TARGETS)
+    np.testing.assert_allclose(r.targets, [mj_site(so101_model, so101, q)[0] for q in q_true], atol=1e-15)
+    err = np.linalg.norm(np.array([mj_site(so101_model, so101, q)[0] for q in r.q_hand]) - r.targets, axis=1)
+    missed = np.flatnonzero(err >= build.TOL)
+    assert len(r.misses) == len(missed) == r.n - r.converged
+    ids = [so101_model.joint(n).id for n in so101.joint_names]
+    lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
+    for m, i in zip(r.misses, missed):
+        np.testing.assert_allclose(m["error_mm"], 1000 * err[i], rtol=1e-9)
+        gap = np.minimum(q_true[i] - lo, hi - q_true[i])
+        near = [(n, g) for n, g in zip(so101.joint_names, gap) if g < build.NEAR_LIMIT]
+        assert [j["joint"] for j in m["near_limit"]] == [n for n, _ in near]
+        np.testing.assert_allclose([j["to_limit"] for j in m["near_limit"]], [g for _, g in near], atol=1e-12)
+        assert len(near) >= 1 and m["library_error_mm"] < 1000 * build.TOL  # what the page says: the library got it
 
 
 def _table_distances(qs, table_half, table_pos):
@@ -407,6 +483,9 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     assert r.plain_colliding == np.sum(conv & (closest < t.margin)) >= 1
     assert r.plain_penetrating == np.sum(conv & (closest < 0))
     np.testing.assert_allclose(r.plain_deepest_mm, -1000 * closest.min(), atol=1e-9)
+    into_table = _table_distances(t.plain_q, half, pos)
+    np.testing.assert_allclose(r.plain_deepest_table_mm, -1000 * into_table.min(), atol=1e-9)
+    assert r.plain_deepest_self == (plain[:, ~on_table].min() < into_table.min())
     np.testing.assert_allclose(r.avoid_closest_mm, 1000 * avoid[t.avoid_ok].min(axis=1).min(), atol=1e-9)
     changed = np.any(t.avoid_q != t.plain_q, axis=1)  # bitwise: a clear plain answer comes back as it was
     np.testing.assert_array_equal(changed, conv & (closest < t.margin))
@@ -433,6 +512,9 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     scene = load_lesson(LESSON, "scene.py")
     _, saved = run_lesson(scene, False)
     check_picture(tmp_path, saved["picture"], "so101")
+    # no legs under the see-through top (they would look like posts on it): nothing drawn 1 mm below its underside
+    half_, centre_ = scene.TABLE
+    assert all(b.center[2] - b.half[2] >= centre_[2] - half_[2] - 1e-3 for b in scene.table_boxes(half_, centre_))
     half, centre = map(np.array, scene.TABLE)
     label = np.array(saved["table_label"])  # where the picture writes "table": on the top, clear of the base
     assert label[2] == centre[2] + half[2] and np.all(np.abs(label[:2] - centre[:2]) < half[:2])
@@ -451,3 +533,13 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     assert f"{saved['depth_mm']:.1f} mm inside {saved['into']}" in figure.alt
     for q in (saved["q_plain"], saved["q_avoid"]):
         assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3
+
+
+def test_task_table_names_stay_whole_on_a_narrow_screen():
+    """The residual table's task names are code that never breaks mid-word (``positi/on+axi/s`` at 375 px)."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| <code") and "rows" in line]
+    assert [r.split("<code style=\"white-space:nowrap\">")[1].split("</code>")[0] for r in rows] == [
+        "position", "pose", "position+axis"]

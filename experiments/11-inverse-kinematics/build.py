@@ -48,10 +48,11 @@ TOL = 1e-4  # m
 MAX_STEP = 0.3  # rad, the largest joint change per step
 PATIENCE = 10  # steps in which the error must fall by 1 %
 ITERATIONS = 100  # steps per attempt
-# The source material's line that this script checks (the page's appendix quotes it)
+# The source material's line that this script checks
 SOURCE_LM = ("iterate exactly this damped step on a position error to get numeric IK, where it goes by its "
              "optimization name, Levenberg–Marquardt")
 RESTARTS = 50  # random restarts after the mid-range start
+NEAR_LIMIT = 0.1  # rad: a joint this close to a limit, where clipped steps stall
 
 
 def damped_step(J: np.ndarray, e: np.ndarray, lam: float) -> np.ndarray:
@@ -124,7 +125,11 @@ class BuildRun:
     steps_max: int  # ... and the most
     mujoco_error_hand: float  # m, median |p_target - MuJoCo site position| at the hand-built answers ...
     mujoco_error_lib: float  # m, ... and at solve_ik's
+    # per target missed: {"error_mm": its answer's error, "library_error_mm": solve_ik's, "near_limit": [{"joint",
+    # "to_limit" (rad)}]}, the joints of the pose it came from that lie within NEAR_LIMIT of a limit, and how far
+    misses: list
     targets: np.ndarray = unsaved()  # (k, 3) m
+    q_true: np.ndarray = unsaved()  # (k, 5) the in-limit poses the targets come from
     q_hand: np.ndarray = unsaved()  # (k, 5) the hand-built solver's answers
     q_lib: np.ndarray = unsaved()  # (k, 5) solve_ik's answers (position task)
     steps: np.ndarray = unsaved()  # (k,) hand-built steps taken over all attempts
@@ -136,7 +141,8 @@ def run(n_targets: int = 20, seed: int = SEED) -> BuildRun:
     """Random reachable SO-101 positions (FK of in-limit poses, seeded), solved by hand and by solve_ik."""
     chain, model = robots.load("so101"), robots.mujoco_model("so101")
     rng = np.random.default_rng(seed)
-    targets = fk(chain, chain.random_q(rng, n_targets)).p
+    q_true = chain.random_q(rng, n_targets)
+    targets = fk(chain, q_true).p
     hand = [solve_by_hand(chain, p, rng) for p in targets]
     lib = [solve_ik(chain, p, task="position", rng=np.random.default_rng(seed)).q for p in targets]
 
@@ -146,9 +152,14 @@ def run(n_targets: int = 20, seed: int = SEED) -> BuildRun:
     q_hand, steps = np.array([q for q, _ in hand]), np.array([n for _, n in hand])
     e_hand, e_lib = err(q_hand), err(lib)
     ok = e_hand < TOL
+    to_limit = np.minimum(q_true - chain.lower, chain.upper - q_true)  # (k, 5) rad
+    misses = [{"error_mm": 1000 * e_hand[i], "library_error_mm": 1000 * e_lib[i], "near_limit": [
+                  {"joint": name, "to_limit": float(d)} for name, d in zip(chain.joint_names, to_limit[i])
+                  if d < NEAR_LIMIT]}
+              for i in np.flatnonzero(~ok)]
     return BuildRun(len(ok), int(ok.sum()), float(ok.mean()), float(np.median(steps)), int(steps.max()),
-                    float(np.median(e_hand)), float(np.median(e_lib)), targets, q_hand, np.array(lib), steps, e_hand,
-                    e_lib)
+                    float(np.median(e_hand)), float(np.median(e_lib)), misses, targets, q_true, q_hand, np.array(lib),
+                    steps, e_hand, e_lib)
 
 
 def print_run(r: BuildRun) -> None:
@@ -157,6 +168,10 @@ def print_run(r: BuildRun) -> None:
           "restarts ==")
     print(f"  converged (MuJoCo site within {TOL:g} m): {r.converged} of {r.n}; "
           f"steps median {r.steps_median:.3g}, max {r.steps_max}")
+    for m in r.misses:
+        near = ", ".join(f"{j['joint']} {j['to_limit']:.3f} rad" for j in m["near_limit"]) or "none"
+        print(f"  missed by {m['error_mm']:.2f} mm (solve_ik: {m['library_error_mm']:.1e} mm); joints of its "
+              f"generating pose within {NEAR_LIMIT} rad of a limit: {near}")
     print(f"  MuJoCo error at the hand-built answers: median {r.mujoco_error_hand:.1e} m; "
           f"at solve_ik's: median {r.mujoco_error_lib:.1e} m")
 
@@ -290,40 +305,57 @@ def break_step(chain, targets: np.ndarray) -> BreakIt:
 
 @dataclass(frozen=True)
 class NearSingular:
-    """One solve from ``q`` (Q_STRETCHED) as built and undamped without a step limit (keys ``"built"``,
-    ``"wild"``), toward a target ``pull`` m back along the weak direction."""
+    """Solves from ``q`` (Q_STRETCHED) with each guard rail on or off (VARIANTS' keys ``"built"``, ``"undamped"``,
+    ``"unlimited"``, ``"wild"``) toward a target ``pull`` m back along the weak direction; and the first step toward
+    a ``mixed`` target, ``pull`` m away along the strong and the weak directions alike."""
 
+    labels: dict  # key -> the variant's name, as in Break it's table
     q: np.ndarray  # (5,) rad, the start
     sigma_min: float  # m/rad, smallest singular value of the position rows at the start
     pull: float  # m
     step_bound: float  # rad, pull / (2 LAMBDA): the damped step's largest length
     target: np.ndarray  # (3,) m
-    first_step: dict  # label -> largest joint change of the first step, rad
+    first_step: dict  # key -> largest joint change of the first step, rad
     asked: float  # rad, largest joint change the undamped first step asks for, before the joint limits clip it
-    peak_error: dict  # label -> largest |e| on the way, m
-    final_error: dict  # label -> m
-    distance: dict  # label -> max |q - q_start| of the answer, rad
-    errors: dict = unsaved()  # label -> (k + 1,) m, |e| after each step
+    peak_error: dict  # key -> largest |e| on the way, m
+    final_error: dict  # key -> m
+    steps: dict  # key -> steps taken to converge (or to stop)
+    falls: dict  # key -> the error fell at every step
+    distance: dict  # key -> max |q - q_start| of the answer, rad
+    mixed_after_mm: dict  # key -> |e| after one step toward the mixed target, mm
+    mixed_kept: dict  # key -> fraction of the Gauss-Newton step's strong-direction share its first step keeps there
+    errors: dict = unsaved()  # key -> (k + 1,) m, |e| after each step toward ``target``
+
+
+SINGULAR_KEYS = ("built", "undamped", "unlimited", "wild")  # the VARIANTS tried from the stretched pose
 
 
 def near_singular(chain) -> NearSingular:
-    """From the stretched-out pose, a target ``PULL`` back along the weak direction: as built vs undamped and
-    without a step limit (the Gauss-Newton step divides by ``sigma_min``)."""
+    """From the stretched-out pose, a target ``PULL`` back along the weak direction, with damping and the step limit
+    each on or off (the undamped, unlimited Gauss-Newton step divides by ``sigma_min``); and a target as far along
+    the strong and weak directions alike, where a step limit shrinks the strong share with the weak one."""
     J = jacobian(chain, Q_STRETCHED)[:3]
-    U, S, _ = np.linalg.svd(J)
+    U, S, Vt = np.linalg.svd(J)
     p0 = fk(chain, Q_STRETCHED).p
     weak = -np.sign(U[:, -1] @ p0) * U[:, -1]  # the weak direction, pointing back toward the base
-    target = p0 + PULL * weak
-    out = {k: {} for k in ("first_step", "peak_error", "final_error", "distance", "errors")}
-    for label, _, lam, max_step in (VARIANTS[0], VARIANTS[3]):
+    target, mixed = p0 + PULL * weak, p0 + PULL * (weak + U[:, 0]) / np.sqrt(2)
+    strong_gn = Vt[0] @ damped_step(J, mixed - p0, 0.0)  # the Gauss-Newton step's share along the strong direction
+    out = {k: {} for k in ("first_step", "peak_error", "final_error", "steps", "falls", "distance", "mixed_after_mm",
+                           "mixed_kept", "errors")}
+    for key, _, lam, max_step in (v for v in VARIANTS if v[0] in SINGULAR_KEYS):
         q1, _ = ik_by_hand(chain, target, Q_STRETCHED, lam, max_step, iterations=1)
         q, errors = ik_by_hand(chain, target, Q_STRETCHED, lam, max_step)
-        out["first_step"][label] = np.abs(q1 - Q_STRETCHED).max()
-        out["peak_error"][label], out["final_error"][label] = errors.max(), errors[-1]
-        out["distance"][label] = np.abs(q - Q_STRETCHED).max()
-        out["errors"][label] = errors
+        m1, after = ik_by_hand(chain, mixed, Q_STRETCHED, lam, max_step, iterations=1)
+        out["first_step"][key] = np.abs(q1 - Q_STRETCHED).max()
+        out["peak_error"][key], out["final_error"][key] = errors.max(), errors[-1]
+        out["steps"][key], out["falls"][key] = len(errors) - 1, bool(np.all(np.diff(errors) < 0))
+        out["distance"][key] = np.abs(q - Q_STRETCHED).max()
+        out["mixed_after_mm"][key] = 1000 * after[1]
+        out["mixed_kept"][key] = float(Vt[0] @ (m1 - Q_STRETCHED) / strong_gn)
+        out["errors"][key] = errors
     asked = float(np.abs(damped_step(J, target - p0, 0.0)).max())
-    return NearSingular(Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, asked=asked, **out)
+    labels = {key: label for key, label, *_ in VARIANTS if key in SINGULAR_KEYS}
+    return NearSingular(labels, Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, asked=asked, **out)
 
 
 @dataclass(frozen=True)
@@ -370,15 +402,22 @@ def print_break(brk: BreakIt, ns: NearSingular, scale: DampingScale) -> None:
           f"median {scale.gradient_gap:.0%}")
     print(f"  near the singularity: start q = {Q_STRETCHED} (sigma_min {ns.sigma_min:.4f} m/rad), target {PULL} m "
           f"back along the weak direction")
-    for label in ns.first_step:
-        print(f"  {label:24s} first step {ns.first_step[label]:.3f} rad, peak error {ns.peak_error[label]:.3f} m, "
-              f"final {ns.final_error[label]:.1e} m, answer {ns.distance[label]:.3f} rad from the start")
+    labels = {key: label for key, label, *_ in VARIANTS}
+    for key in ns.first_step:
+        print(f"  {labels[key]:24s} first step {ns.first_step[key]:.3f} rad, peak error {ns.peak_error[key]:.3f} m, "
+              f"{ns.steps[key]} steps (error fell at each: {ns.falls[key]}), final {ns.final_error[key]:.1e} m, "
+              f"answer {ns.distance[key]:.3f} rad from the start")
+    print(f"  toward a target {PULL} m away along the strong and weak directions alike, after one step:")
+    for key in ns.first_step:
+        print(f"  {labels[key]:24s} error {ns.mixed_after_mm[key]:.1f} mm; the step keeps "
+              f"{ns.mixed_kept[key]:.0%} of the Gauss-Newton step's share along the strong direction")
 
 
 def plot_near_singular(ns: NearSingular) -> None:
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    for (key, label, *_), style in zip((VARIANTS[0], VARIANTS[3]), ("o-", "s--")):
-        ax.semilogy(ns.errors[key], style, label=label)
+    labels = {key: label for key, label, *_ in VARIANTS}
+    for key, style in zip(SINGULAR_KEYS, ("o-", "^-", "v:", "s--")):
+        ax.semilogy(ns.errors[key], style, label=labels[key])
     ax.axhline(TOL, color="k", ls=":", lw=1, label=f"tolerance {TOL:.0e} m")
     ax.set_xlabel("step")
     ax.set_ylabel("|p_target - p(q)|  (m)")
@@ -412,11 +451,12 @@ def main(full: bool = False) -> list[Claim]:
     plot_near_singular(ns)
     figures = [
         Figure("singular_start.png",
-               "The error per step from the stretched pose: the damped, step-limited loop "
-               "falls steadily; the undamped loop without a step limit first throws the tool far away, then comes back.",
-               "Position error per step, log scale, from the stretched SO-101 pose. The as-built loop's error falls "
-               "at every step to below the tolerance in four steps; the undamped loop without a step limit first "
-               "jumps far above the starting error, then falls back and converges a step later."),
+               "The error per step from the stretched pose: with damping, a step limit or both the error "
+               "falls at every step; with neither the first step throws the tool far away, then it comes back.",
+               "Position error per step, log scale, from the stretched SO-101 pose, for the loop as built, "
+               "undamped with the step limit, damped without it, and with neither. The first three fall at "
+               "every step to below the tolerance within a few steps; the last first jumps far above the "
+               "starting error, then falls back and converges later."),
     ]
     save_results(HERE, "build.py", {
         "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS,

@@ -63,7 +63,8 @@ TARGET_SEED, RESTART_SEED = 1, 2  # the success table's targets; every solve's r
 CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))
 FAR = np.array([1.5, 0.4, 0.5])  # m, beyond every arm here
 GRADIENT_EPS = 1e-5  # rad, the central-difference step of the gradient check
-FIVE_DOF_TURN = 0.6  # rad about the tool x axis: the 6-D pose the SO-101 cannot reach
+Q_FIVE_DOF = np.array([0.3, -0.4, 0.6, 0.2, 0.5])  # rad, the reachable SO-101 pose Step 4 turns
+FIVE_DOF_TURN = 0.6  # rad about the tool y axis (x is the wrist roll axis): a 6-D pose the SO-101 cannot reach
 
 
 @dataclass(frozen=True)
@@ -325,7 +326,7 @@ def success_claims(rows: tuple[Success, ...] | list[Success]) -> list[Claim]:
 
 @dataclass(frozen=True)
 class FiveDof:
-    turn: float  # rad about the tool x axis, away from a reachable pose
+    turn: float  # rad about the tool y axis, away from a reachable pose
     position_error: dict  # weighting -> m
     orientation_error: dict  # weighting -> rad
     position_mm: list[float]  # position_error's values in mm ...
@@ -334,16 +335,19 @@ class FiveDof:
     axis_errors: tuple[float, float]  # (m, rad)
     axis_position: float  # m, axis_errors[0]
     axis_angle: float  # rad, axis_errors[1]
+    roll_cos: dict  # tool axis ("x", "y") -> its cosine with the wrist roll axis at the reachable pose
     target: np.ndarray = unsaved()  # (4, 4)
     q_axis: np.ndarray = unsaved()  # (5,) the position + axis solution
     q_weighted: dict = unsaved()  # weighting -> (5,) that weighting's pose answer
 
 
 def five_dof_pose() -> FiveDof:
-    """A reachable SO-101 pose turned 0.6 rad about the tool x axis: no 5-DoF posture reaches it."""
+    """A reachable SO-101 pose turned 0.6 rad about the tool y axis: no 5-DoF posture reaches it."""
     chain = robots.load("so101")
-    T_reach = kinematics.tool_pose(chain, np.array([0.3, -0.4, 0.6, 0.2, 0.5]))
-    T_target = T_reach @ tf.make_transform(tf.rotation_about_axis(np.array([1.0, 0, 0]), FIVE_DOF_TURN), np.zeros(3))
+    T_reach = kinematics.tool_pose(chain, Q_FIVE_DOF)
+    roll = kinematics.jacobian(chain, Q_FIVE_DOF)[3:, -1]  # the last joint's axis, world frame
+    roll_cos = {"x": float(T_reach[:3, 0] @ roll), "y": float(T_reach[:3, 1] @ roll)}
+    T_target = T_reach @ tf.make_transform(tf.rotation_about_axis(np.array([0, 1.0, 0]), FIVE_DOF_TURN), np.zeros(3))
     perr, oerr, qw = {}, {}, {}
     for label, w in (("m and rad alike", None), ("position first", [1, 1, 1, 1e-6, 1e-6, 1e-6]),
                      ("orientation first", [1e-6, 1e-6, 1e-6, 1, 1, 1])):
@@ -352,11 +356,11 @@ def five_dof_pose() -> FiveDof:
     r = solve_ik(chain, T_target, task="position+axis", rng=np.random.default_rng(RESTART_SEED))
     return FiveDof(FIVE_DOF_TURN, perr, oerr, [1000 * v for v in perr.values()],
                    [np.degrees(v) for v in oerr.values()], r.converged, (r.position_error, r.orientation_error),
-                   r.position_error, r.orientation_error, T_target, r.q, qw)
+                   r.position_error, r.orientation_error, roll_cos, T_target, r.q, qw)
 
 
 def print_five_dof(f: FiveDof) -> None:
-    print("\n== 4. A 6-D pose the 5-DoF SO-101 cannot reach (a reachable pose turned 0.6 rad about tool x) ==")
+    print("\n== 4. A 6-D pose the 5-DoF SO-101 cannot reach (a reachable pose turned 0.6 rad about tool y) ==")
     for label in f.position_error:
         print(f"  weights {label:16s}: |dp| {f.position_error[label] * 1000:7.2f} mm, "
               f"angle {np.degrees(f.orientation_error[label]):5.1f} deg")
@@ -427,7 +431,9 @@ class ThroughTable:
     plain_near_table: int  # converged, within the margin of the table
     plain_near_self: int  # converged, two of the arm's own links within the margin
     plain_penetrating: int  # converged, some pair overlapping
-    plain_deepest_mm: float  # the deepest overlap
+    plain_deepest_mm: float  # the deepest overlap ...
+    plain_deepest_self: bool  # ... is between two of the arm's own links
+    plain_deepest_table_mm: float  # the deepest overlap with the table
     avoid_converged: int
     avoid_colliding: int
     avoid_clear: int
@@ -481,7 +487,8 @@ def through_table(n_targets: int = 40, margin: float = 0.01) -> ThroughTable:
     return ThroughTable(
         len(targets), TABLE_SEED, 1000 * LOW, 1000 * margin, int(conv.sum()), int(bad.sum()), int((conv & ~bad).sum()),
         int((conv & (plain_table < margin)).sum()), int((conv & (plain_self < margin)).sum()),
-        int((conv & (plain_clear < 0)).sum()), float(-1000 * plain_clear.min()), int(aconv.sum()),
+        int((conv & (plain_clear < 0)).sum()), float(-1000 * plain_clear.min()),
+        bool(plain_self.min() < plain_table.min()), float(-1000 * plain_table.min()), int(aconv.sum()),
         int((aconv & (avoid_clear < margin)).sum()), int((aconv & (avoid_clear >= margin)).sum()),
         float(1000 * avoid_clear[aconv].min()), int(np.any(avoid.q != plain.q, axis=1).sum()), 1000 * world.distmax,
         float(1000 * max(plain_clear.max(), avoid_clear.max())), float(1000 * plain_shoulder.min()),
@@ -495,7 +502,9 @@ def print_through_table(t: ThroughTable) -> None:
           f"{t.seed}), margin {t.margin} m ==")
     print(f"  plain solve_ik_batch : {t.plain_converged}/{k} converged, {t.plain_colliding} of them with the "
           f"arm within the margin ({t.plain_near_table} of the table, {t.plain_near_self} of its own links; "
-          f"{t.plain_penetrating} overlapping, the deepest by {t.plain_deepest_mm:.1f} mm)")
+          f"{t.plain_penetrating} overlapping, the deepest by {t.plain_deepest_mm:.1f} mm, "
+          f"{'between two of its own links' if t.plain_deepest_self else 'with the table'}; the deepest into the "
+          f"table {t.plain_deepest_table_mm:.1f} mm)")
     print(f"  with avoid=world     : {t.avoid_converged}/{k} converged, {t.avoid_clear} of them clear; "
           f"closest converged answer {t.avoid_closest_mm:.1f} mm from anything; "
           f"{t.avoid_changed} answers replaced, the other {k - t.avoid_changed} returned unchanged")

@@ -20,25 +20,19 @@ TABLE_SEED, RESTART_SEED, N_TARGETS = 3, 2, 40  # as Break it: the postures whos
 SCRIPT, FILE = "scene.py", "scene_table.png"
 # From above the table's far side, a little above its top: the arm, the target and the see-through top in one view.
 VIEW_AZIMUTH, VIEW_ELEVATION, VIEW_DISTANCE = 200.0, -35.0, 0.8
-HEIGHT = 0.72  # m, the table top above the floor (drawn only: the collision world has no floor)
 LABEL_AT = np.array([0.3, -0.2, 0.0])  # m, where the table's label sits on its top, clear of the arm
-TOP_RGBA, WOOD_RGBA = (0.8, 0.62, 0.4, 0.45), (0.45, 0.28, 0.12, 1.0)  # see-through top; opaque rim and legs
+TOP_RGBA, WOOD_RGBA = (0.8, 0.62, 0.4, 0.45), (0.45, 0.28, 0.12, 1.0)  # see-through top; opaque rim
 
 
-def table_boxes(half, centre, height: float = HEIGHT, rim: float = 0.004, leg: float = 0.025) -> list[Box]:
-    """Break it's table drawn as a table: its see-through top (``half``, ``centre``, m), a dark rim along the top's
-    four edges, four legs down to the floor ``height`` below the top, and its label on the top at ``LABEL_AT``."""
+def table_boxes(half, centre, rim: float = 0.004) -> list[Box]:
+    """Break it's table drawn as a slab on the floor: its see-through top (``half``, ``centre``, m), a dark rim
+    along the top's four edges, and its label on the top at ``LABEL_AT``. No legs: seen through the top they would
+    look like posts standing on it."""
     half, centre = np.asarray(half, float), np.asarray(centre, float)
-    bottom = centre[2] - half[2]
     boxes = [Box(centre, half, TOP_RGBA)]
     for s in (-1, 1):  # the rim: the top's thickness, drawn opaque along each edge
         boxes.append(Box(centre + [s * (half[0] - rim), 0, 0], np.array([rim, half[1], half[2] + 5e-4]), WOOD_RGBA))
         boxes.append(Box(centre + [0, s * (half[1] - rim), 0], np.array([half[0], rim, half[2] + 5e-4]), WOOD_RGBA))
-    leg_half_z = 0.5 * (height - 2 * half[2])
-    for sx in (-1, 1):
-        for sy in (-1, 1):
-            boxes.append(Box(np.array([centre[0] + sx * (half[0] - 2 * leg), centre[1] + sy * (half[1] - 2 * leg),
-                                       bottom - leg_half_z]), np.array([leg, leg, leg_half_z]), WOOD_RGBA))
     # A Box's label sits at the middle of its top face: a box of no size on the table top carries it.
     return boxes + [Box(LABEL_AT, np.zeros(3), WOOD_RGBA, "table")]
 
@@ -71,7 +65,7 @@ def main(full: bool = False) -> list[Claim]:
                   overlays=[*table_boxes(half, centre), Box(targets[k], np.full(3, 0.006), (0.1, 0.7, 0.2, 1),
                                                             "target")],
                   view=View(VIEW_AZIMUTH, VIEW_ELEVATION, (*(0.5 * targets[k][:2]), 0.0), VIEW_DISTANCE),
-                  size=(720, 480), floor_z=centre[2] + half[2] - HEIGHT,
+                  size=(720, 480), floor_z=centre[2] - half[2],
                   title=f"SO-101: plain IK (red), its {other} {depth:.1f} mm into {what}; avoid= (yellow) clear")
     print(f"target {k} of {len(targets)} at {fmt_row(targets[k])} m: plain answer's {other} {depth:.1f} mm into "
           f"{what}, avoid= answer {1000 * clear_avoid[k]:.1f} mm from everything")
