@@ -440,12 +440,11 @@ def write_fonts(out: Path) -> None:
 
 
 def steps(lesson: Lesson) -> list[dict]:
-    """The five steps of the page's checklist, with the command each one runs."""
+    """The five steps of the page's checklist, with the commands each one runs, in order."""
     number = lesson.number
     exercise, check = cli_command(f"exercise {number} my-{number}"), cli_command(f"check {number} my-{number}")
-    commands = (None, f"{exercise}  then  {check}",
-                script_command(lesson, "experiment.py"), None, None)
-    return [{"title": t, "text": text, "command": c} for (t, text), c in zip(STEPS, commands)]
+    commands = ((), (exercise, check), (script_command(lesson, "experiment.py"),), (), ())
+    return [{"title": t, "text": text, "commands": c} for (t, text), c in zip(STEPS, commands)]
 
 
 def cli_command(args: str) -> str:
