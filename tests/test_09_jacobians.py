@@ -342,6 +342,14 @@ def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, s
     assert [row.ncon for row in r.rows] == [0] * 4 and r.qdot < 1e-12
     assert r.standin_ncon > 0 and r.standin_miss > 0.01  # why the stand-in contacts are off
     assert set(verdicts(ex.servo_claims(r)).values()) == {"agree"}
+    # the page's "on top of the torque holding the arm's weight": MuJoCo's qfrc_bias at rest, gravity on
+    m = ex.so101_sim()
+    d = mujoco.MjData(m)
+    d.qpos[list(so101.qpos_adr)] = ex.Q_STEP3
+    mujoco.mj_forward(m, d)
+    g_lift = d.qfrc_bias[so101.dof_adr[1]]
+    assert r.gravity_lift == pytest.approx(g_lift, abs=1e-12)
+    assert np.sign(g_lift) == -np.sign(r.rows[0].tau[1]) and abs(g_lift) > 0.1  # adds to the push's servo torque
 
 
 def test_servos_supply_minus_the_generalised_force_mj_applyFT_gives_for_a_push_on_the_tool(ex, so101):
