@@ -314,7 +314,8 @@ class ServoRow:
 class Servo:
     """Step 3: each force held for ``seconds``; the largest difference and joint speed over the forces; the
     stand-in contacts' count and the torque they cost; the lift's settled and commanded torque for the first; the
-    lift's gravity torque at Q_STEP3 (N m, MuJoCo's qfrc_bias: what the servo supplies on top, gravity on)."""
+    size of the lift's gravity torque at Q_STEP3 (N m, MuJoCo's qfrc_bias: what the servo supplies on top, gravity
+    on)."""
 
     seconds: float
     rows: tuple[ServoRow, ...]
@@ -325,7 +326,7 @@ class Servo:
     lift_settled: float
     lift_commanded: float
     lift_shift: float
-    gravity_lift: float
+    weight_lift: float
 
 
 def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> Servo:
@@ -341,7 +342,7 @@ def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> Servo:
     settled, commanded = float(rows[0].tau[lift]), float((jacobian(chain, Q_STEP3)[:3].T @ forces[0])[lift])
     return Servo(seconds, rows, max(r.diff for r in rows), max(r.qdot for r in rows), int(raw[3]),
                  float(np.abs(raw[0] - raw[1]).max()), settled, commanded, commanded - settled,
-                 float(statics.gravity_torques(so101_sim(), chain, Q_STEP3)[lift]))
+                 abs(float(statics.gravity_torques(so101_sim(), chain, Q_STEP3)[lift])))
 
 
 @dataclass(frozen=True)
