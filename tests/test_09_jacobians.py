@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import mujoco
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 
 from physai import mj, robots, statics
 from physai.errors import InputError, PhysaiError, UnknownNameError, UnsupportedJointError
@@ -341,6 +342,14 @@ def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, s
     assert [row.ncon for row in r.rows] == [0] * 4 and r.qdot < 1e-12
     assert r.standin_ncon > 0 and r.standin_miss > 0.01  # why the stand-in contacts are off
     assert set(verdicts(ex.servo_claims(r)).values()) == {"agree"}
+    # the page's "on top of the torque holding the arm's weight": MuJoCo's qfrc_bias at rest, gravity on
+    m = ex.so101_sim()
+    d = mujoco.MjData(m)
+    d.qpos[list(so101.qpos_adr)] = ex.Q_STEP3
+    mujoco.mj_forward(m, d)
+    g_lift = d.qfrc_bias[so101.dof_adr[1]]
+    assert r.weight_lift == pytest.approx(abs(g_lift), abs=1e-12)
+    assert np.sign(g_lift) == -np.sign(r.rows[0].tau[1]) and abs(g_lift) > 0.1  # adds to the push's servo torque
 
 
 def test_servos_supply_minus_the_generalised_force_mj_applyFT_gives_for_a_push_on_the_tool(ex, so101):
@@ -445,6 +454,9 @@ def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(ex, so1
     assert r.at(0.9).drop < 3e-3 and abs(r.at(0.9).lift) < lim
     assert r.at(1.1).drop > 0.1 and r.at(1.1).lift == pytest.approx(-lim, abs=1e-12)  # the servo clamps
     assert set(verdicts(ex.fall_claims(r)).values()) == {"agree"}
+    # why the page says Break it runs with the stand-in contacts off: on, they saturate the lift at zero load
+    _, lift_on = ex.fall(ex.so101_sim(standin_contacts=True), so101, ex.POSES["stretched"], 0.0)
+    assert lift_on == pytest.approx(-lim, abs=1e-12) and abs(r.at(0.0).lift) < 0.5 * lim
 
 
 def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(ex, so101_model, so101):
@@ -466,6 +478,34 @@ def test_exercises_pan_torque_is_zero_and_stretched_lever_is_mj_jacSites(ex, so1
     claims = verdicts(ex.exercise_claims(easy, medium, SimpleNamespace(best={"forward": 3e-4, "central": 5e-3})))
     assert claims["Easy: pan torque for F = (0, 0, -2) N is exactly 0.0000"] == "agree"
     assert claims["Medium: lift torque per newton down, stretched pose"] == "agree"
+
+
+def test_medium_search_finds_the_optimum_of_an_independent_multistart_on_mj_jacSite(ex, so101_model, so101):
+    """Reference: SciPy's L-BFGS-B from 60 uniform starts within the joint limits (pan 0) on MuJoCo's mj_jacSite
+    lift entry, with no grid. The run's best pose must reach the same maximum, and its value is mj_jacSite's."""
+    medium = ex.medium_step(so101_model, so101)
+    lift, free = 1, [1, 2, 3, 4]
+    bounds = list(zip(so101.lower[free], so101.upper[free]))
+
+    def per_newton(x):
+        return abs(mj_site(so101_model, so101, np.r_[0.0, x])[2][2, lift])
+
+    starts = np.random.default_rng(7).uniform(*np.array(bounds).T, (60, 4))
+    ref = min((minimize(lambda x: -per_newton(x), x0, method="L-BFGS-B", bounds=bounds) for x0 in starts),
+              key=lambda r: r.fun)
+    best = medium.best
+    # L-BFGS-B's finite-difference gradient stops within ~1e-8 of the top of a quadratic-topped maximum
+    assert best.per_newton == pytest.approx(-ref.fun, abs=1e-8)
+    assert best.per_newton >= -ref.fun - 1e-12  # the run's polish is at least as good as the reference's
+    np.testing.assert_allclose(best.q[free], ref.x, atol=1e-3)
+    p, _, J = mj_site(so101_model, so101, best.q)
+    assert best.per_newton == pytest.approx(abs(J[2, lift]), abs=1e-15)
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = best.q
+    mujoco.mj_kinematics(so101_model, d)
+    r = p - d.xanchor[so101_model.joint("shoulder_lift").id]
+    assert best.reach == "forwards" and r[0] > 0  # MuJoCo's world +x, where the arm faces at pan 0
+    assert best.per_newton > medium.stretched.per_newton  # the page's "beats the stretched pose"
 
 
 # ---- WidowX AI variant (wxai.py): each claim row against MuJoCo's model of the Trossen arm ------------------

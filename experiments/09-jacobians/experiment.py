@@ -313,7 +313,9 @@ class ServoRow:
 @dataclass(frozen=True)
 class Servo:
     """Step 3: each force held for ``seconds``; the largest difference and joint speed over the forces; the
-    stand-in contacts' count and the torque they cost; the lift's settled and commanded torque for the first."""
+    stand-in contacts' count and the torque they cost; the lift's settled and commanded torque for the first; the
+    size of the lift's gravity torque at Q_STEP3 (N m, MuJoCo's qfrc_bias: what the servo supplies on top, gravity
+    on)."""
 
     seconds: float
     rows: tuple[ServoRow, ...]
@@ -324,6 +326,7 @@ class Servo:
     lift_settled: float
     lift_commanded: float
     lift_shift: float
+    weight_lift: float
 
 
 def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> Servo:
@@ -338,7 +341,8 @@ def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> Servo:
     lift = chain.joint_index("shoulder_lift")
     settled, commanded = float(rows[0].tau[lift]), float((jacobian(chain, Q_STEP3)[:3].T @ forces[0])[lift])
     return Servo(seconds, rows, max(r.diff for r in rows), max(r.qdot for r in rows), int(raw[3]),
-                 float(np.abs(raw[0] - raw[1]).max()), settled, commanded, commanded - settled)
+                 float(np.abs(raw[0] - raw[1]).max()), settled, commanded, commanded - settled,
+                 abs(float(statics.gravity_torques(so101_sim(), chain, Q_STEP3)[lift])))
 
 
 @dataclass(frozen=True)
@@ -446,13 +450,15 @@ def easy_step(m, chain) -> Easy:
 
 @dataclass(frozen=True)
 class Lever:
-    """One pose ``q`` (rad): the lift torque per newton down (N m/N), the lift axis's distance to the tip (m), and
-    the tip's offset ``r`` (m) from the lift anchor."""
+    """One pose ``q`` (rad): the lift torque per newton down (N m/N), the lift axis's distance to the tip (m), the
+    tip's offset ``r`` (m) from the lift anchor, and which way it reaches (``"forwards"``: +x, the way the arm faces
+    at pan 0; else ``"backwards"``)."""
 
     q: np.ndarray
     per_newton: float
     distance: float
     r: np.ndarray
+    reach: str
 
 
 @dataclass(frozen=True)
@@ -463,9 +469,11 @@ class Medium:
     stretched: Lever
 
 
-def medium_step(m, chain, n_grid=11) -> Medium:
-    """Exercise Medium: the pose with the most lift torque per newton down (grid, then L-BFGS-B), and the
-    stretched pose's value. Lift torque per newton down = |(a_lift x (p - o))_z|, the horizontal lever."""
+def medium_step(m, chain, n_grid=11, n_polish=10) -> Medium:
+    """Exercise Medium: the pose with the most lift torque per newton down, and the stretched pose's value. Lift
+    torque per newton down = |(a_lift x (p - o))_z|, the horizontal lever. The search: a grid of ``n_grid`` values
+    per joint (pan at 0), then L-BFGS-B within the limits from each of the ``n_polish`` best grid points: the
+    function has several local maxima (reaching forwards or backwards), and one polish can stop at the lesser."""
     lift = chain.joint_index("shoulder_lift")
     free = [chain.joint_index(n) for n in ("shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")]
 
@@ -475,14 +483,18 @@ def medium_step(m, chain, n_grid=11) -> Medium:
         return q
 
     per_newton = lambda x: np.abs(jacobian(chain, full(x))[..., 2, lift])
-    grid = np.stack(np.meshgrid(*[np.linspace(chain.lower[i], chain.upper[i], n_grid) for i in free],
-                                indexing="ij"), -1).reshape(-1, len(free))
-    opt = minimize(lambda x: -per_newton(x), grid[np.argmax(per_newton(grid))], method="L-BFGS-B",
-                   bounds=[(chain.lower[i], chain.upper[i]) for i in free])
+    bounds = [(chain.lower[i], chain.upper[i]) for i in free]
+    grid = np.stack(np.meshgrid(*[np.linspace(lo, hi, n_grid) for lo, hi in bounds], indexing="ij"),
+                    -1).reshape(-1, len(free))
+    starts = grid[np.argsort(per_newton(grid))[::-1][:n_polish]]
+    opt = min((minimize(lambda x: -per_newton(x), x0, method="L-BFGS-B", bounds=bounds,
+                        options={"ftol": 1e-15, "gtol": 1e-12}) for x0 in starts), key=lambda r: r.fun)
 
     def lever(q):
         J, f = mj.site_jacobian(m, chain, q), fk(chain, q)
-        return Lever(q, abs(float(J[2, lift])), float(np.linalg.norm(J[:3, lift])), f.p - f.anchors[lift])
+        r = f.p - f.anchors[lift]
+        return Lever(q, abs(float(J[2, lift])), float(np.linalg.norm(J[:3, lift])), r,
+                     "forwards" if r[0] > 0 else "backwards")
 
     return Medium(lever(full(opt.x)), lever(POSES["stretched"]))
 
