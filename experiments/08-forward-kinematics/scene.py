@@ -15,7 +15,7 @@ from physai.course.pictures import Ellipsoid, Polyline, Pose, View, picture
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: Build it's pose
 SWEEP = 0.3  # rad either side of Q0 that shoulder_lift turns through for the drawn tool path
-DOT = 0.012  # m: the radius of the dot drawn at the tool point
+DOT = 0.007  # m: the radius of the dot drawn at the tool point
 SCRIPT, FILE = "scene.py", "scene_axes.png"
 
 
