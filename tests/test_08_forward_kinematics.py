@@ -192,7 +192,8 @@ def test_off_by_one_slip_splits_into_linear_and_angular_rows_as_mujocos_jacobian
         np.testing.assert_allclose(d.site_xpos[0], tool_pose(chain, q)[:3, 3], atol=1e-15)  # the same chain
         for k in worst:  # Break it's lesson-08 terms: the turn of the joint's world axis and the move of its anchor
             cos = np.clip(d.xaxis[k] @ d.xaxis[k + 1], -1, 1)
-            moved[k] = np.maximum(moved[k], [np.degrees(np.arccos(cos)), np.linalg.norm(d.xanchor[k + 1] - d.xanchor[k])])
+            moved[k] = np.maximum(moved[k], [np.degrees(np.arccos(cos)),
+                                             np.linalg.norm(d.xanchor[k + 1] - d.xanchor[k])])
             slipped_lin = np.cross(d.xaxis[k + 1], d.site_xpos[0] - d.xanchor[k + 1])
             worst[k] = np.maximum(worst[k], [np.abs(slipped_lin - jp[:, k]).max(),
                                              np.abs(d.xaxis[k + 1] - jr[:, k]).max()])
@@ -241,6 +242,8 @@ def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(b
 def test_numeric_check_and_bug_claims_against_the_sources_own_jacobian(ex):
     chain = robots.load("wxai_illustrative")
     qs = ex.check_poses(5)
+    np.testing.assert_array_equal(qs, np.random.default_rng(0).uniform(-1.5, 1.5, size=(5, 6)))  # the source's range
+    assert ex.CHECK_RANGE == 1.5  # the range the page states
     num = ex.numeric_check_step(chain, qs)
     ref = max(np.abs(source_geometric_jacobian(q) - ex.numeric_jacobian(chain, q, 1e-6)).max() for q in qs)
     np.testing.assert_allclose(num.at_check_eps, ref, rtol=1e-6)
@@ -463,7 +466,8 @@ def test_the_page_reports_the_slip_by_rows_shows_the_walk_it_explains_and_keeps_
     assert "linear rows (m/rad)" in fold and "angular rows (rad/rad)" in fold and "m/rad in its angular" not in page
     # outside the fold, a lesson-08 learner meets the slip as a turned axis and a moved anchor, no Jacobian numbers
     assert ".linear" not in body and ".angular" not in body and body.count("slips[1].axis_deg") == 2
-    assert "every joint uniform in [-1.5, 1.5] rad" in fold  # check_poses' range, stated where the numbers are
+    # the poses' range, stated where the numbers are, is the one check_poses draws from
+    assert "every joint uniform in [-{{ R.experiment.check_range | fix(1) }}, {{ R.experiment.check_range" in fold
     walk = inspect.getsource(kinematics._frames)
     for shown in ("np.broadcast_to(np.eye(4)", "T @ chain.T_prev_joint[i] @ joint_motion("):
         assert shown in walk and shown.split("(")[0] in page

@@ -286,7 +286,7 @@ def main(full: bool = False) -> list[Claim]:
     br, ex = break_step(chain), exercises_step(chain)
     print_steps(walk, arms, reach, br, ex)
     rows = publish_claims(HERE, claims(reach), SCRIPT)
-    save_results(HERE, SCRIPT, {"q0": Q0, "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
+    save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
                                 "reach": reach, "break": br, "exercises": ex})
     return rows
 

@@ -1,4 +1,5 @@
-"""Lesson 08, Experiment: the reach envelope and what joint limits cut from it; a numeric Jacobian check
+"""Lesson 08, Experiment: the reach envelope and what joint limits cut from it (its farthest point by optimisation,
+and the poses that pass the arm through itself); a numeric Jacobian check
 (vee(dR R^T)) and the off-by-one-frame bug it catches; geometric vs analytic Jacobian via JAX.
 
 Run: uv run python experiments/08-forward-kinematics/experiment.py [--full]
@@ -47,6 +48,7 @@ SOURCE_EPS_TEXT = "1e-6"  # the source lesson's finite-difference step, as it pr
 SOURCE_EPS = float(SOURCE_EPS_TEXT)  # one of EPS_GRID
 WRONG = 1e-6  # a column error above this is a slip (a right column agrees to ~1e-9 at that step)
 SOURCE_AGREEMENT = "1e-9"  # the agreement the source expects at that step, as it prints it
+CHECK_RANGE = 1.5  # rad: the numeric check's joints are uniform in [-CHECK_RANGE, CHECK_RANGE] (the source's)
 N_RPY = 50  # random poses of the rpy comparison
 BUG_JOINTS = (1, 2, 4)
 LESSON, SCRIPT = "08", "experiment.py"
@@ -206,8 +208,9 @@ def numeric_jacobian(chain, q, eps):
 
 
 def check_poses(n_poses=N_CHECK) -> np.ndarray:
-    """The numeric check's poses (n_poses, 6): uniform in [-1.5, 1.5] rad (random seed 0; the first ``n_poses``)."""
-    return np.random.default_rng(SEED).uniform(-1.5, 1.5, size=(n_poses, 6))
+    """The numeric check's poses (n_poses, 6): uniform in [-CHECK_RANGE, CHECK_RANGE] rad (random seed 0; the first
+    ``n_poses``)."""
+    return np.random.default_rng(SEED).uniform(-CHECK_RANGE, CHECK_RANGE, size=(n_poses, 6))
 
 
 @dataclass(frozen=True)
@@ -293,8 +296,9 @@ def bug_step(chain, qs) -> Bugs:
             worst = np.maximum(worst, error.max(axis=0))
             rows = np.maximum(rows, [error[:3, k].max(), error[3:, k].max()])
         flagged = tuple(int(i) for i in np.flatnonzero(worst > WRONG))
-        slips.append(Slip(k, chain.joint_names[k], *(float(x) for x in moved), worst, flagged, tuple(chain.joint_names[i] for i in flagged),
-                          *(float(x) for x in rows), float(np.delete(worst, k).max())))
+        slips.append(Slip(k, chain.joint_names[k], *(float(x) for x in moved), worst, flagged,
+                          tuple(chain.joint_names[i] for i in flagged), *(float(x) for x in rows),
+                          float(np.delete(worst, k).max())))
     return Bugs(float(after), tuple(slips))
 
 
@@ -354,8 +358,8 @@ def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[PitchRow]:
 def print_reach(r) -> None:
     print(f"== Reach envelope of SO-101, {r.n:,} random poses per row and seed, seeds {SEED}..{SEED + r.seeds - 1} ==")
     print(f"max |p|, min z: the row's own sample's; 'outside': the share of the row's points in {CELL * 100:.0f} cm "
-          f"cubes the reference never visits.\nEach number is the mean over the {r.seeds} seeds, +- their standard deviation; the second "
-          "within-limits sample\nis the noise floor.")
+          f"cubes the reference never visits.\nEach number is the mean over the {r.seeds} seeds, +- their standard "
+          "deviation; the second within-limits sample\nis the noise floor.")
     print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {'share outside':>16s} {'below z = 0':>12s}")
     for s in r.rows:
         print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%} {s.below:12.1%}")
@@ -494,7 +498,7 @@ def main(full: bool = False) -> list[Claim]:
     ]
     save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "cell_cm": CELL * 100, "n_reach": reach.n,
                                 "n_seeds": reach.seeds, "reach": reach.rows, "farthest": far, "self_contact": contact,
-                                "worst_joint": reach.worst_joint, "spans_deg": reach.spans_deg, "n_check": num.n,
+                                "worst_joint": reach.worst_joint, "spans_deg": reach.spans_deg, "n_check": num.n, "check_range": CHECK_RANGE,
                                 "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,
                                 "bug": bug, "rpy": rpy, "pitch": pitch}, figures=figures)
     return rows
