@@ -181,6 +181,7 @@ def test_off_by_one_slip_splits_into_linear_and_angular_rows_as_mujocos_jacobian
     qs = ex.check_poses(5)
     bug = ex.bug_step(chain, qs)
     worst = {s.joint: np.zeros(2) for s in bug.slips}
+    moved = {s.joint: np.zeros(2) for s in bug.slips}
     for q in qs:
         d = mujoco.MjData(m)
         d.qpos[:] = q
@@ -189,11 +190,15 @@ def test_off_by_one_slip_splits_into_linear_and_angular_rows_as_mujocos_jacobian
         jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
         mujoco.mj_jacSite(m, d, jp, jr, 0)
         np.testing.assert_allclose(d.site_xpos[0], tool_pose(chain, q)[:3, 3], atol=1e-15)  # the same chain
-        for k in worst:
+        for k in worst:  # Break it's lesson-08 terms: the turn of the joint's world axis and the move of its anchor
+            cos = np.clip(d.xaxis[k] @ d.xaxis[k + 1], -1, 1)
+            moved[k] = np.maximum(moved[k], [np.degrees(np.arccos(cos)),
+                                             np.linalg.norm(d.xanchor[k + 1] - d.xanchor[k])])
             slipped_lin = np.cross(d.xaxis[k + 1], d.site_xpos[0] - d.xanchor[k + 1])
             worst[k] = np.maximum(worst[k], [np.abs(slipped_lin - jp[:, k]).max(),
                                              np.abs(d.xaxis[k + 1] - jr[:, k]).max()])
     for s in bug.slips:
+        np.testing.assert_allclose([s.axis_deg, s.anchor_m], moved[s.joint], atol=1e-9)
         assert s.name == m.joint(s.joint).name and s.flagged_names == (s.name,)
         np.testing.assert_allclose([s.linear, s.angular], worst[s.joint], atol=1e-8)  # the check's step: ~1e-10
         assert s.angular <= 2  # two unit axes differ by at most 2 in any entry
@@ -219,7 +224,8 @@ def test_build_walk_and_other_arms_match_mujoco(build, so101_model, so101):
     np.testing.assert_array_equal(so101_model.jnt_pos[jids], 0.0)
     walk = build.walk_step(so101_model, so101, n_poses=5)
     assert max(max(r.err_p, r.err_R) for r in walk.rows) <= 1e-14 and walk.tool_err <= 1e-14
-    assert all(a.dT <= 1e-14 and a.dJ <= 1e-14 for a in build.other_arms_step(n_poses=5))
+    arms = build.other_arms_step(n_poses=5)  # the learner's walk on the WidowX AI and the Panda, against MuJoCo
+    assert [a.n for a in arms] == [6, 7] and all(a.dT <= 1e-14 and a.d_axis <= 1e-14 for a in arms)
 
 
 def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(build):
@@ -236,6 +242,8 @@ def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(b
 def test_numeric_check_and_bug_claims_against_the_sources_own_jacobian(ex):
     chain = robots.load("wxai_illustrative")
     qs = ex.check_poses(5)
+    np.testing.assert_array_equal(qs, np.random.default_rng(0).uniform(-1.5, 1.5, size=(5, 6)))  # the source's range
+    assert ex.CHECK_RANGE == 1.5  # the range the page states
     num = ex.numeric_check_step(chain, qs)
     ref = max(np.abs(source_geometric_jacobian(q) - ex.numeric_jacobian(chain, q, 1e-6)).max() for q in qs)
     np.testing.assert_allclose(num.at_check_eps, ref, rtol=1e-6)
@@ -325,11 +333,10 @@ def test_reach_rows_are_mujocos_tool_points_counted_in_cubes_by_a_set(ex, so101_
         limited = points(np.zeros(5, bool))
         cubes = {tuple(c) for c in np.floor(limited / ex.CELL).astype(int)}
         rows = []
-        for free in frees:
+        for free in frees:  # each row's extremes are its own sample's, never the reference's
             pts = limited if free is None else points(free)
-            both = np.vstack([limited, pts])
             share = np.mean([tuple(c) not in cubes for c in np.floor(pts / ex.CELL).astype(int)])
-            rows.append((np.linalg.norm(both, axis=1).max(), both[:, 2].min(), share, np.mean(pts[:, 2] < 0)))
+            rows.append((np.linalg.norm(pts, axis=1).max(), pts[:, 2].min(), share, np.mean(pts[:, 2] < 0)))
         stats.append(rows)
     mean, sd = np.mean(stats, axis=0), np.std(stats, axis=0, ddof=1)
     got = np.array([[r.max_r, r.min_z, r.share] for r in reach.rows])
@@ -350,13 +357,56 @@ def test_freeing_the_joints_never_shrinks_the_reach_and_its_effect_clears_the_no
     spreads over seeds; the figure's free points outside the cubes are the ones its alt text places."""
     reach = ex.reach_step(so101)
     ref, noise, free = reach.rows[:3]
-    assert all(r.max_r >= ref.max_r and r.min_z <= ref.min_z for r in reach.rows)
     assert free.share - noise.share > 3 * (free.share_sd + noise.share_sd)
     assert ref.min_z - free.min_z > 0.03  # the freed arm goes a few centimetres lower: a layer below the line
     out = reach.free[reach.free_outside]
     assert abs(np.linalg.norm(reach.free, axis=1).max() - np.linalg.norm(reach.limited, axis=1).max()) < 0.01
-    assert np.mean(out[:, 0] < 0) > 0.5 and np.mean(np.hypot(out[:, 0], out[:, 1]) < 0.25) > 0.5
+    pan = so101_model.body("shoulder").pos[:2]  # the side view's distances are from the vertical shoulder_pan axis
+    np.testing.assert_allclose(reach.pan_xy, pan, atol=1e-15)
+    assert np.mean(out[:, 0] < 0) > 0.5 and np.mean(np.hypot(*(out[:, :2] - pan).T) < 0.25) > 0.5
     assert np.any(out[:, 2] < reach.limited[:, 2].min())
+
+
+def test_the_optimisers_farthest_point_is_mujocos_local_maximum_beyond_every_sample(ex, so101_model, so101):
+    """The page's farthest points: MuJoCo's site distance at the optimiser's joint positions, within their bounds, not
+    beaten by any of 2,000 random small steps inside the bounds (MuJoCo), nor by any sampled row; the limits cost no
+    reach (the same optimum to 1e-6 m)."""
+    far, sid = ex.farthest_step(so101, n=2000), so101_model.site(so101.tool_name).id
+    rng = np.random.default_rng(7)
+    for q, r, lo, hi in ((far.q_limited, far.limited, so101.lower, so101.upper),
+                         (far.q_free, far.free, -np.pi, np.pi)):
+        assert np.all((q >= lo) & (q <= hi))
+        np.testing.assert_allclose(np.linalg.norm(mj_kinematics(so101_model, so101, q).site_xpos[sid]), r, atol=1e-15)
+        steps = np.clip(q + rng.normal(0, 1e-3, size=(2000, 5)), lo, hi)
+        assert max(np.linalg.norm(mj_kinematics(so101_model, so101, x).site_xpos[sid]) for x in steps) <= r + 1e-12
+    assert abs(far.limited - far.free) < 1e-6
+    assert all(row.max_r < far.limited for row in ex.reach_step(so101, n=2000, seeds=2).rows)
+
+
+def test_the_arm_through_itself_counts_mujoco_contacts_between_its_own_links(ex, so101_model, so101):
+    """Self-contact shares recomputed with a full mj_forward and each contact's penetration, for the step's draws:
+    the share of free poses landing outside the limited cubes with new contacts deeper than 1 mm, and of limited
+    poses; the former exceeds the latter, as the page says."""
+    n, m = 400, so101_model
+    got = ex.self_contact_step(so101, m, n=n)
+    d = mujoco.MjData(m)
+
+    def deep(q):
+        d.qpos[list(so101.qpos_adr)] = q
+        mujoco.mj_forward(m, d)
+        return {tuple(sorted((int(c.geom1), int(c.geom2)))) for c in d.contact[:d.ncon] if c.dist < -1e-3}
+
+    base = deep(np.zeros(5))
+    rng = np.random.default_rng(ex.SEED)
+    q_lim = rng.uniform(so101.lower, so101.upper, size=(n, 5))
+    rng.uniform(so101.lower, so101.upper, size=(n, 5))
+    q_free = rng.uniform(-np.pi, np.pi, size=(n, 5))
+    cubes = {tuple(c) for c in np.floor(tool_pose(so101, q_lim)[:, :3, 3] / ex.CELL).astype(int)}
+    outside = [q for q, c in zip(q_free, np.floor(tool_pose(so101, q_free)[:, :3, 3] / ex.CELL).astype(int))
+               if tuple(c) not in cubes]
+    np.testing.assert_allclose(got.free_outside, np.mean([bool(deep(q) - base) for q in outside]), atol=1e-15)
+    np.testing.assert_allclose(got.limited, np.mean([bool(deep(q) - base) for q in q_lim]), atol=1e-15)
+    assert got.free_outside > got.limited > 0
 
 
 def test_experiment_worst_joint_and_best_step_follow_the_statistics(ex):
@@ -395,6 +445,8 @@ def test_scene_pictures_the_so101_with_axes_as_its_alt_text_says(run_lesson, tmp
     axis = {n: d.xaxis[so101_model.joint(n).id] for n in so101.joint_names}
     assert abs(axis["shoulder_pan"][2] + 1) < 1e-12  # vertical and pointing down, as the caption and alt say
     assert "pointing down" in read_figures(tmp_path)[saved["picture"]["file"]].alt
+    assert "black dot labelled tool point at Q0" in read_figures(tmp_path)[saved["picture"]["file"]].alt
+    np.testing.assert_allclose(saved["tool"], d.site_xpos[so101_model.site(so101.tool_name).id], atol=1e-15)
     for n in ("shoulder_lift", "elbow_flex", "wrist_flex"):
         assert abs(axis[n][2]) < 1e-12 and abs(abs(axis[n] @ axis["shoulder_lift"]) - 1) < 1e-12
 
@@ -408,8 +460,14 @@ def test_the_page_reports_the_slip_by_rows_shows_the_walk_it_explains_and_keeps_
     from physai import kinematics
 
     page = (Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text()
-    assert "slips[1].own" not in page and page.count(".linear | fix(3) }} m/rad") == 2
-    assert page.count(".angular | fix(3) }}") == 3 and "m/rad in its angular" not in page
+    fold = page.split("Looking ahead (optional, after lesson 09)")[1].split("{% endcall %}")[0]
+    body = page.replace(fold, "")
+    assert "slips[1].own" not in page and "{{ s.linear | fix(3) }}" in fold and "{{ s.angular | fix(3) }}" in fold
+    assert "linear rows (m/rad)" in fold and "angular rows (rad/rad)" in fold and "m/rad in its angular" not in page
+    # outside the fold, a lesson-08 learner meets the slip as a turned axis and a moved anchor, no Jacobian numbers
+    assert ".linear" not in body and ".angular" not in body and body.count("slips[1].axis_deg") == 2
+    # the poses' range, stated where the numbers are, is the one check_poses draws from
+    assert "every joint uniform in [-{{ R.experiment.check_range | fix(1) }}, {{ R.experiment.check_range" in fold
     walk = inspect.getsource(kinematics._frames)
     for shown in ("np.broadcast_to(np.eye(4)", "T @ chain.T_prev_joint[i] @ joint_motion("):
         assert shown in walk and shown.split("(")[0] in page

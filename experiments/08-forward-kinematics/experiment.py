@@ -1,4 +1,5 @@
-"""Lesson 08, Experiment: the reach envelope and what joint limits cut from it; a numeric Jacobian check
+"""Lesson 08, Experiment: the reach envelope and what joint limits cut from it (its farthest point by optimisation,
+and the poses that pass the arm through itself); a numeric Jacobian check
 (vee(dR R^T)) and the off-by-one-frame bug it catches; geometric vs analytic Jacobian via JAX.
 
 Run: uv run python experiments/08-forward-kinematics/experiment.py [--full]
@@ -13,11 +14,13 @@ import matplotlib
 matplotlib.use("Agg")
 import jax  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
+from scipy.optimize import minimize  # noqa: E402
 
 from physai import conventions, jaxkin, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
-from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, tool_pose  # noqa: E402
+from physai.kinematics import FK, fk, jacobian, jacobian_from_fk, joint_frames, tool_pose  # noqa: E402
 from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
@@ -35,6 +38,8 @@ from physai.course.lesson import (  # noqa: E402
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 SEED = 0
 N_REACH, N_REACH_FULL = 20_000, 100_000  # random poses per row and seed of the reach envelope; --full: the larger
+N_STARTS = 10  # the farthest random poses the optimiser of the reach starts from
+PENETRATION = 1e-3  # m: a contact deeper than this between the arm's own links counts as passing through itself
 N_SEEDS = 5  # seeds of the reach envelope: its numbers are means over them, its noise their spread
 N_CHECK, N_CHECK_FULL = 20, 100  # poses of the numeric check (the source lesson uses 100)
 CELL = 0.05  # m: the side of the cubes that discretise the workspace (about a gripper's width)
@@ -43,6 +48,7 @@ SOURCE_EPS_TEXT = "1e-6"  # the source lesson's finite-difference step, as it pr
 SOURCE_EPS = float(SOURCE_EPS_TEXT)  # one of EPS_GRID
 WRONG = 1e-6  # a column error above this is a slip (a right column agrees to ~1e-9 at that step)
 SOURCE_AGREEMENT = "1e-9"  # the agreement the source expects at that step, as it prints it
+CHECK_RANGE = 1.5  # rad: the numeric check's joints are uniform in [-CHECK_RANGE, CHECK_RANGE] (the source's)
 N_RPY = 50  # random poses of the rpy comparison
 BUG_JOINTS = (1, 2, 4)
 LESSON, SCRIPT = "08", "experiment.py"
@@ -53,11 +59,10 @@ LESSON, SCRIPT = "08", "experiment.py"
 
 @dataclass(frozen=True)
 class ReachRow:
-    """One row of the envelope, each number the mean over the seeds (``*_sd``: the standard deviation over them).
-    The row's envelope is its own tool points together with a within-limits sample of the same seed (an arm with a
-    joint freed can still take every pose within the limits): its farthest point from the base and its lowest
-    point (m); the share of the row's points in cubes of side CELL that the within-limits sample never visits; the
-    share of the row's own tool points below z = 0, the surface the base stands on."""
+    """One row of the envelope, each number the mean over the seeds (``*_sd``: the standard deviation over them):
+    the row's own sample's farthest tool point from the world origin and its lowest point (m); the share of its
+    points in cubes of side CELL that a within-limits sample of the same seed never visits; the share of its tool
+    points below z = 0, the surface the base stands on."""
 
     label: str
     max_r: float
@@ -71,8 +76,8 @@ class ReachRow:
 class Envelope:
     """The reach envelope over ``n`` poses per row and seed, for ``seeds`` seeds: the rows, the one-joint row that
     leaves the envelope most and each joint's range (deg); for the figure, the first seed's tool points within the
-    limits and with every joint free ((n, 3), m) and which of the latter lie outside the within-limits cubes
-    ((n,) bool)."""
+    limits and with every joint free ((n, 3), m), which of the latter lie outside the within-limits cubes
+    ((n,) bool), and the shoulder_pan axis's (x, y) (m, world; the axis is vertical)."""
 
     n: int
     seeds: int
@@ -82,6 +87,7 @@ class Envelope:
     limited: np.ndarray
     free: np.ndarray
     free_outside: np.ndarray
+    pan_xy: np.ndarray
 
 
 def cell_keys(points, cell=CELL) -> np.ndarray:
@@ -98,6 +104,7 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
     labels += [f"only {name} free" for name in chain.joint_names]
     frees = [None, np.zeros(chain.n, bool), np.ones(chain.n, bool)] + [np.arange(chain.n) == i for i in range(chain.n)]
     stats = []  # stats[seed][row] = (max_r, min_z, share, below)
+    figure_points = None
     for seed in range(seeds):
         rng = np.random.default_rng(SEED + seed)
 
@@ -111,10 +118,9 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
         for free in frees:
             pts = limited if free is None else sample(free)
             outside = ~np.isin(cell_keys(pts), ref)
-            both = np.vstack([limited, pts])
-            row_stats.append((np.linalg.norm(both, axis=1).max(), both[:, 2].min(), outside.mean(),
+            row_stats.append((np.linalg.norm(pts, axis=1).max(), pts[:, 2].min(), outside.mean(),
                               np.mean(pts[:, 2] < 0)))
-            if seed == 0 and free is not None and free.all():
+            if figure_points is None and free is not None and free.all():
                 figure_points = (limited, pts, outside)
         stats.append(row_stats)
     s = np.array(stats)  # (seeds, rows, 4)
@@ -123,7 +129,77 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
                  for label, m, d in zip(labels, mean, sd))
     worst = max((row for row in rows if row.label.startswith("only ")), key=lambda row: row.share)
     spans = dict(zip(chain.joint_names, np.degrees(chain.upper - chain.lower).tolist()))
-    return Envelope(n, seeds, rows, worst, spans, *figure_points)
+    pan_xy = joint_frames(chain, np.zeros(chain.n))[0][0, :2, 3]
+    return Envelope(n, seeds, rows, worst, spans, *figure_points, pan_xy)
+
+
+@dataclass(frozen=True)
+class Farthest:
+    """The farthest tool point from the world origin (m) that L-BFGS-B finds from the ``starts`` farthest of ``n``
+    random poses, within the limits and with every joint free in [-pi, pi], and the joint positions (rad) there."""
+
+    starts: int
+    limited: float
+    free: float
+    q_limited: np.ndarray
+    q_free: np.ndarray
+
+
+def _minus_reach(q, chain):
+    """-|p_tool| (m) and its gradient (1/rad): -(p/|p|) J_v, from the position rows of the Jacobian."""
+    p = tool_pose(chain, q)[:3, 3]
+    r = np.linalg.norm(p)
+    return -r, -(p / r) @ jacobian(chain, q)[:3]
+
+
+def farthest_step(chain, n=N_REACH, starts=N_STARTS) -> Farthest:
+    """Maximise |p_tool| with scipy's bounded L-BFGS-B from the best random poses, within the limits and free."""
+    rng, best = np.random.default_rng(SEED), []
+    for lo, hi in ((chain.lower, chain.upper), (np.full(chain.n, -np.pi), np.full(chain.n, np.pi))):
+        q = rng.uniform(lo, hi, size=(n, chain.n))
+        r = np.linalg.norm(tool_pose(chain, q)[:, :3, 3], axis=1)
+        runs = [minimize(_minus_reach, q0, args=(chain,), jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)))
+                for q0 in q[np.argsort(r)[-starts:]]]
+        run = min(runs, key=lambda res: res.fun)
+        best.append((float(-run.fun), run.x))
+    return Farthest(starts, best[0][0], best[1][0], best[0][1], best[1][1])
+
+
+@dataclass(frozen=True)
+class SelfContact:
+    """MuJoCo contacts between the arm's own links deeper than PENETRATION (m), leaving out the geom pairs already
+    touching at q = 0: the share of the first seed's all-free poses whose tool lands in a cube the within-limits
+    sample never visits (``free_outside``), and the share of its within-limits poses."""
+
+    free_outside: float
+    limited: float
+
+
+def self_contact_step(chain, m, n=N_REACH) -> SelfContact:
+    """Replays the first seed's reach draws (within limits, then all free) through mj_kinematics + mj_collision."""
+    d = mujoco.MjData(m)
+
+    def pairs():
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_collision(m, d)
+        c = d.contact[:d.ncon]
+        return {(int(a), int(b)) for a, b, dist in zip(c.geom1, c.geom2, c.dist) if dist < -PENETRATION}
+
+    adr = list(chain.qpos_adr)
+    base = pairs()  # q = 0 (the gripper's own parts may already touch there)
+
+    def through_itself(q):
+        d.qpos[adr] = q
+        return bool(pairs() - base)
+
+    rng, lo, hi = np.random.default_rng(SEED), chain.lower, chain.upper
+    q_lim = rng.uniform(lo, hi, size=(n, chain.n))
+    ref = np.unique(cell_keys(tool_pose(chain, q_lim)[:, :3, 3]))
+    rng.uniform(lo, hi, size=(n, chain.n))  # the noise-floor row's draw, in reach_step's order
+    q_free = rng.uniform(-np.pi, np.pi, size=(n, chain.n))
+    outside = q_free[~np.isin(cell_keys(tool_pose(chain, q_free)[:, :3, 3]), ref)]
+    return SelfContact(float(np.mean([through_itself(q) for q in outside])),
+                       float(np.mean([through_itself(q) for q in q_lim])))
 
 
 def numeric_jacobian(chain, q, eps):
@@ -132,8 +208,9 @@ def numeric_jacobian(chain, q, eps):
 
 
 def check_poses(n_poses=N_CHECK) -> np.ndarray:
-    """The numeric check's poses (n_poses, 6): uniform in [-1.5, 1.5] rad (random seed 0; the first ``n_poses``)."""
-    return np.random.default_rng(SEED).uniform(-1.5, 1.5, size=(n_poses, 6))
+    """The numeric check's poses (n_poses, 6): uniform in [-CHECK_RANGE, CHECK_RANGE] rad (random seed 0; the first
+    ``n_poses``)."""
+    return np.random.default_rng(SEED).uniform(-CHECK_RANGE, CHECK_RANGE, size=(n_poses, 6))
 
 
 @dataclass(frozen=True)
@@ -169,12 +246,15 @@ def numeric_check_step(chain, qs) -> NumericCheck:
 
 @dataclass(frozen=True)
 class Slip:
-    """The off-by-one-frame slip at ``joint`` (index; ``name``): the worst error per column, the columns above WRONG
-    (indices and names), the worst error in the joint's own column, split into its linear rows (m/rad) and angular
-    rows (rad/rad, at most 2 for unit axes), and the worst error in the other columns."""
+    """The off-by-one-frame slip at ``joint`` (index; ``name``): how far the slip moves the joint's world axis (the
+    largest angle, deg) and its anchor (the largest distance, m) over the poses; the worst error per column, the
+    columns above WRONG (indices and names), the worst error in the joint's own column, split into its linear rows
+    (m/rad) and angular rows (rad/rad, at most 2 for unit axes), and the worst error in the other columns."""
 
     joint: int
     name: str
+    axis_deg: float
+    anchor_m: float
     worst: np.ndarray
     flagged: tuple[int, ...]
     flagged_names: tuple[str, ...]
@@ -204,8 +284,11 @@ def bug_step(chain, qs) -> Bugs:
     slips = []
     for k in BUG_JOINTS:
         worst, rows = np.zeros(chain.n), np.zeros(2)  # rows: column k's linear and angular rows
+        moved = np.zeros(2)  # the largest turn of joint k's world axis (deg) and move of its anchor (m)
         for q in qs:
             axes, anchors, p = fk(chain, q)
+            moved = np.maximum(moved, [np.degrees(np.arccos(np.clip(axes[k] @ axes[k + 1], -1, 1))),
+                                       np.linalg.norm(anchors[k + 1] - anchors[k])])
             axes_bug, anchors_bug = axes.copy(), anchors.copy()
             axes_bug[k], anchors_bug[k] = axes[k + 1], anchors[k + 1]
             J_bug = jacobian_from_fk(chain, FK(axes_bug, anchors_bug, p))
@@ -213,8 +296,9 @@ def bug_step(chain, qs) -> Bugs:
             worst = np.maximum(worst, error.max(axis=0))
             rows = np.maximum(rows, [error[:3, k].max(), error[3:, k].max()])
         flagged = tuple(int(i) for i in np.flatnonzero(worst > WRONG))
-        slips.append(Slip(k, chain.joint_names[k], worst, flagged, tuple(chain.joint_names[i] for i in flagged),
-                          *(float(x) for x in rows), float(np.delete(worst, k).max())))
+        slips.append(Slip(k, chain.joint_names[k], *(float(x) for x in moved), worst, flagged,
+                          tuple(chain.joint_names[i] for i in flagged), *(float(x) for x in rows),
+                          float(np.delete(worst, k).max())))
     return Bugs(float(after), tuple(slips))
 
 
@@ -273,17 +357,26 @@ def pitch_step(chain, ds=(0.1, 1e-2, 1e-3, 1e-5)) -> list[PitchRow]:
 
 def print_reach(r) -> None:
     print(f"== Reach envelope of SO-101, {r.n:,} random poses per row and seed, seeds {SEED}..{SEED + r.seeds - 1} ==")
-    print(f"Each row's envelope is its points together with the reference (a freed arm can still take every pose\n"
-          f"within the limits); 'outside': the share of the row's points in {CELL * 100:.0f} cm cubes the reference "
-          f"never visits.\nEach number is the mean over the {r.seeds} seeds, +- their standard deviation; the second "
-          "within-limits sample\nis the noise floor.")
+    print(f"max |p|, min z: the row's own sample's; 'outside': the share of the row's points in {CELL * 100:.0f} cm "
+          f"cubes the reference never visits.\nEach number is the mean over the {r.seeds} seeds, +- their standard "
+          "deviation; the second within-limits sample\nis the noise floor.")
     print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {'share outside':>16s} {'below z = 0':>12s}")
     for s in r.rows:
         print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%} {s.below:12.1%}")
     print("joint ranges (deg): " + ", ".join(f"{n} {s:.0f}" for n, s in r.spans_deg.items()))
-    print("Read: rows above the noise floor are the joints whose limits cut the workspace; the maximum reach\n"
-          "does not change (the limits remove poses, not the arm's length). 'below z = 0': the limits do not keep\n"
-          "the tool above the surface the base stands on.")
+    print("Read: rows above the noise floor are the joints whose limits cut the workspace. 'below z = 0': the limits\n"
+          "do not keep the tool above the surface the base stands on.")
+
+
+def print_farthest(f, c) -> None:
+    print(f"\n== The farthest tool point: L-BFGS-B (scipy) from the {f.starts} farthest random poses ==")
+    print(f"within the limits: {f.limited:.4f} m at q = {fmt_row(f.q_limited, 7, 3)}")
+    print(f"every joint free:  {f.free:.4f} m at q = {fmt_row(f.q_free, 7, 3)}")
+    print("The limits do not shorten the arm: the optimum lies inside them.")
+    print(f"\n== The arm through itself: MuJoCo contacts between its own links deeper than {PENETRATION * 1000:.0f} mm "
+          "(pairs touching at q = 0 left out) ==")
+    print(f"all-free poses whose tool lands in a cube the limited sample never visits: {c.free_outside:.1%}; "
+          f"within-limits poses: {c.limited:.1%}")
 
 
 def print_numeric(num, bug) -> None:
@@ -297,6 +390,9 @@ def print_numeric(num, bug) -> None:
           "harmless,\n"
           "because a hinge leaves its own axis and anchor fixed (R Rot(a, q) a = R a). The bug the check catches is\n"
           "reading joint i's axis and origin from the NEXT joint's frame (the DH z_i vs z_(i-1) slip):")
+    print(f"{'bug in joint':>12s}   {'axis turned (deg)':>17s}   {'anchor moved (m)':>16s}")
+    for s in bug.slips:
+        print(f"{s.name:>12s}   {s.axis_deg:17.1f}   {s.anchor_m:16.3f}")
     print(f"{'bug in joint':>12s}   {f'worst error per column over {n} poses':>48s}   flagged column   "
           "own column: linear rows (m/rad), angular rows (rad/rad)")
     for s in bug.slips:
@@ -355,11 +451,13 @@ def plot_reach(r, path) -> None:
                                    (outside, "C1", f"in a {CELL * 100:.0f} cm cube it never visits")):
             p = pts[mask]
             axes[0, col].scatter(p[:, 0], p[:, 1], s=0.3, c=color, label=label, rasterized=True)
-            axes[1, col].scatter(np.hypot(p[:, 0], p[:, 1]), p[:, 2], s=0.3, c=color, label=label, rasterized=True)
+            axes[1, col].scatter(np.hypot(*(p[:, :2] - r.pan_xy).T), p[:, 2], s=0.3, c=color, label=label,
+                                 rasterized=True)
         axes[1, col].axhline(low, color="k", lw=0.8, ls="--", label="lowest point within the limits")
+        axes[1, col].axhline(0.0, color="k", lw=0.8, label="z = 0, the surface the base stands on")
         axes[0, col].set(title=f"{title}: top view", xlabel="x (m)", ylabel="y (m)", aspect="equal")
-        axes[1, col].set(title="side view (all azimuths)", xlabel="distance from the z axis (m)", ylabel="z (m)",
-                         aspect="equal")
+        axes[1, col].set(title="side view (all azimuths)", xlabel="distance from the shoulder_pan axis (m)",
+                         ylabel="z (m)", aspect="equal")
     fig.legend(*axes[1, 1].get_legend_handles_labels(), markerscale=12, loc="lower center", ncol=2)
     fig.suptitle(f"SO-101 tool point (gripperframe) over {r.n:,} random joint positions per panel")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
@@ -370,12 +468,15 @@ def plot_reach(r, path) -> None:
 def main(full: bool = False) -> list[Claim]:
     """The reach envelope and the numeric Jacobian check, printed; their claims (returned), numbers and figure
     saved. ``full``: the larger sizes (N_REACH_FULL, N_CHECK_FULL)."""
-    reach = reach_step(robots.load("so101"), N_REACH_FULL if full else N_REACH)
+    so101 = robots.load("so101")
+    reach = reach_step(so101, N_REACH_FULL if full else N_REACH)
+    far, contact = farthest_step(so101), self_contact_step(so101, robots.mujoco_model("so101"))
     wx = robots.load("wxai_illustrative")
     qs = check_poses(N_CHECK_FULL if full else N_CHECK)
     num, bug = numeric_check_step(wx, qs), bug_step(wx, qs)
     rpy, pitch = rpy_step(wx), pitch_step(wx)
     print_reach(reach)
+    print_farthest(far, contact)
     print_numeric(num, bug)
     print_rpy(rpy, pitch)
     rows = claims(num, bug, rpy)
@@ -385,17 +486,19 @@ def main(full: bool = False) -> list[Claim]:
         Figure("experiment_reach.png",
                "Side by side on equal axes: freeing the SO-101's joints does not extend its reach, but it lets the "
                f"tool into places (orange: {CELL * 100:.0f} cm cubes the limited arm never visits) behind, beside "
-               "and below the base. Each view flattens one axis, so orange may overlie blue.",
+               "and below the base; some of them only by passing the arm through itself. Each view flattens one "
+               "axis, so orange may overlie blue.",
                f"Four scatter plots of SO-101 tool points, {reach.n:,} random poses each, on equal axes: left within "
                "the joint limits, right with every joint free; top row seen from above, bottom row distance from the "
-               "vertical axis against height. With the joints free the outer edge stays where it was. Orange marks "
-               "the points in cubes the limited sample never visits, the rest are blue: most of the orange lies "
-               "behind the base in the top view and within a quarter metre of the vertical axis in the side view, "
-               "some of it below the dashed line that marks the lowest point within the limits."),
+               "shoulder_pan axis against height, with a solid line at z = 0. With the joints free the outer edge "
+               "stays where it was. Orange marks the points in cubes the limited sample never visits, the rest are "
+               "blue: most of the orange lies behind the base in the top view and within a quarter metre of the "
+               "shoulder_pan axis in the side view, some of it below the dashed line that marks the lowest point "
+               "within the limits."),
     ]
     save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "cell_cm": CELL * 100, "n_reach": reach.n,
-                                "n_seeds": reach.seeds, "reach": reach.rows,
-                                "worst_joint": reach.worst_joint, "spans_deg": reach.spans_deg, "n_check": num.n,
+                                "n_seeds": reach.seeds, "reach": reach.rows, "farthest": far, "self_contact": contact,
+                                "worst_joint": reach.worst_joint, "spans_deg": reach.spans_deg, "n_check": num.n, "check_range": CHECK_RANGE,
                                 "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,
                                 "bug": bug, "rpy": rpy, "pitch": pitch}, figures=figures)
     return rows
