@@ -454,7 +454,9 @@ def test_elbow_post_page_numbers_from_mujoco(ex, post, panda_chain, panda_model)
 
 def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, panda_model, panda):
     """scene.py: the picture exists; every ghost holds the Panda's tool where the ready pose has it (MuJoCo's site) to
-    the drift saved, under 0.1 mm, while its elbow moves."""
+    the drift saved, under 0.1 mm, while its elbow (MuJoCo's joint4 anchor) sits far from the ready pose's and from
+    the other ghost's: at least 0.15 m, so the ghosts stand apart in the picture; the sweep the page quotes is the
+    distance between the two ghosts' elbows."""
     from conftest import check_picture, load_lesson
 
     _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
@@ -463,3 +465,8 @@ def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, pa
     gaps = [np.linalg.norm(mj_site(panda_model, panda, np.array(q))[0] - p0) for q in saved["ghosts"]]
     assert max(gaps) <= saved["drift"] + 1e-9 and saved["drift"] < 1e-4
     assert np.ptp(np.array(saved["ghosts"])[:, 0]) > 0.5
+    ready, *ghosts = _mj_elbow(panda_model, [np.array(saved["q"]), *saved["ghosts"]], panda)
+    assert len(ghosts) == 2
+    assert min(np.linalg.norm(g - ready) for g in ghosts) > 0.15
+    np.testing.assert_allclose(saved["elbow_sweep_mm"], 1000 * np.linalg.norm(ghosts[1] - ghosts[0]), atol=1e-6)
+    assert saved["elbow_sweep_mm"] > 300
