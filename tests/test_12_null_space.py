@@ -470,3 +470,32 @@ def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, pa
     assert min(np.linalg.norm(g - ready) for g in ghosts) > 0.15
     np.testing.assert_allclose(saved["elbow_sweep_mm"], 1000 * np.linalg.norm(ghosts[1] - ghosts[0]), atol=1e-6)
     assert saved["elbow_sweep_mm"] > 300
+
+
+def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, panda_chain):
+    """The code the page shows for the post's world, filled in with the run's numbers as the page prints them, runs
+    as written and measures the arm-to-post distances MuJoCo alone measures with the experiment's post."""
+    import re
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import physai
+
+    text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
+    code = next(block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "collision_world(" in block)
+    run = {"C": SimpleNamespace(post=ex.POST, margin=post.margin)}  # what the page reads from the run
+    code = re.sub(r"\{\{ (C\.[\w\[\]\.]+) \| fix\((\d)\) \}\}", lambda m: f"{eval(m[1], run):.{m[2]}f}", code)
+    assert "{{" not in code
+    pref = ex.PANDA_READY.copy()
+    pref[2] = ex.POST_JOINT3
+    names = {"physai": physai, "panda": panda_chain, "q_ready": ex.PANDA_READY,
+             "objective": physai.nullspace.posture_cost(panda_chain, pref, weights=[0, 0, 1, 0, 0, 0, 0])}
+    exec(code, names)
+    world = names["world"]
+    on_post = np.array([("post" in pair) for pair in world.pair_names])
+    mine = world.distances(post.avoid.q)[:, on_post].min(axis=1)
+    reference, _, _ = _post_walk(ex, post.avoid.q)
+    resolved = reference < world.distmax  # the world resolves distances up to its distmax
+    assert resolved.sum() > len(resolved) // 2 and world.distmax == post.distmax
+    np.testing.assert_allclose(mine[resolved], reference[resolved], atol=1e-12)
+    assert names["run"].pose_drift.max() < 1e-4  # the walk runs and holds the tool
