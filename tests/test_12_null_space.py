@@ -499,3 +499,25 @@ def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, 
     assert resolved.sum() > len(resolved) // 2 and world.distmax == post.distmax
     np.testing.assert_allclose(mine[resolved], reference[resolved], atol=1e-12)
     assert names["run"].pose_drift.max() < 1e-4  # the walk runs and holds the tool
+
+
+def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, panda_chain, panda_model):
+    """The page: the undamped conflict's elbow climbs past the top of its family (its height at 'ready') only after
+    the tool has left the held pose. Along the run, replayed from its commanded rates, every tick whose elbow
+    (MuJoCo's joint4 anchor) is more than 1 mm above that top has the tool (MuJoCo's site) more than 1 mm off."""
+    q_start = ex.swung_start()
+    z_top = _mj_elbow(panda_model, [ex.PANDA_READY], panda_chain)[0, 2]
+    rates = []
+
+    def rate(*args, **kw):
+        rates.append(ex.ns.priority_rate(*args, **kw))
+        return rates[-1]
+
+    ex._priority_run(panda_chain, q_start, z_top + 0.03, 0.0, False, rate)
+    qs = q_start + ex.PRIORITY_DT * np.cumsum([np.zeros_like(q_start), *rates[:-1]], axis=0)  # q at each tick
+    assert np.all(np.isfinite(qs))
+    p0 = mj_site(panda_model, panda_chain, q_start)[0]
+    z = _mj_elbow(panda_model, qs, panda_chain)[:, 2]
+    off = np.array([np.linalg.norm(mj_site(panda_model, panda_chain, q)[0] - p0) for q in qs])
+    assert np.all(off[z > z_top + 1e-3] > 1e-3)
+    assert np.all(z[off < 1e-4] < z_top + 1e-4)  # while the tool holds, the elbow stays below the top
