@@ -521,3 +521,25 @@ def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, p
     off = np.array([np.linalg.norm(mj_site(panda_model, panda_chain, q)[0] - p0) for q in qs])
     assert np.all(off[z > z_top + 1e-3] > 1e-3)
     assert np.all(z[off < 1e-4] < z_top + 1e-4)  # while the tool holds, the elbow stays below the top
+
+
+def test_the_pages_break_it_edit_names_the_variable_that_moves_the_output():
+    """The page tells the learner to run their edited copy with the output sent to a scratch folder: the variable it
+    names is the one a lesson script's out_dir reads."""
+    from pathlib import Path
+
+    from physai.course.lesson import OUT_ENV
+
+    text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
+    assert f"`{OUT_ENV}`" in text and "copy `experiment.py`" in text
+
+
+def test_code_names_in_the_pages_tables_stay_short_enough_not_to_break_on_a_phone():
+    """A code span in a table cell is at most 16 characters: a longer name breaks mid-word in a 375 px column."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
+    cells = [line for line in text.splitlines() if line.startswith("|")]
+    names = [name for line in cells for name in re.findall(r"`([^`]+)`", line)]
+    assert names and max(map(len, names)) <= 16, names
