@@ -454,7 +454,9 @@ def test_elbow_post_page_numbers_from_mujoco(ex, post, panda_chain, panda_model)
 
 def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, panda_model, panda):
     """scene.py: the picture exists; every ghost holds the Panda's tool where the ready pose has it (MuJoCo's site) to
-    the drift saved, under 0.1 mm, while its elbow moves."""
+    the drift saved, under 0.1 mm, while its elbow (MuJoCo's joint4 anchor) sits far from the ready pose's and from
+    the other ghost's: at least 0.15 m, so the ghosts stand apart in the picture; the sweep the page quotes is the
+    distance between the two ghosts' elbows."""
     from conftest import check_picture, load_lesson
 
     _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
@@ -463,3 +465,81 @@ def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, pa
     gaps = [np.linalg.norm(mj_site(panda_model, panda, np.array(q))[0] - p0) for q in saved["ghosts"]]
     assert max(gaps) <= saved["drift"] + 1e-9 and saved["drift"] < 1e-4
     assert np.ptp(np.array(saved["ghosts"])[:, 0]) > 0.5
+    ready, *ghosts = _mj_elbow(panda_model, [np.array(saved["q"]), *saved["ghosts"]], panda)
+    assert len(ghosts) == 2
+    assert min(np.linalg.norm(g - ready) for g in ghosts) > 0.15
+    np.testing.assert_allclose(saved["elbow_sweep_mm"], 1000 * np.linalg.norm(ghosts[1] - ghosts[0]), atol=1e-6)
+    assert saved["elbow_sweep_mm"] > 300
+
+
+def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, panda_chain):
+    """The code the page shows for the post's world, filled in with the run's numbers as the page prints them, runs
+    as written and measures the arm-to-post distances MuJoCo alone measures with the experiment's post."""
+    import re
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import physai
+
+    text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
+    code = next(block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "collision_world(" in block)
+    run = {"C": SimpleNamespace(post=ex.POST, margin=post.margin)}  # what the page reads from the run
+    code = re.sub(r"\{\{ (C\.[\w\[\]\.]+) \| fix\((\d)\) \}\}", lambda m: f"{eval(m[1], run):.{m[2]}f}", code)
+    assert "{{" not in code
+    pref = ex.PANDA_READY.copy()
+    pref[2] = ex.POST_JOINT3
+    names = {"physai": physai, "panda": panda_chain, "q_ready": ex.PANDA_READY,
+             "objective": physai.nullspace.posture_cost(panda_chain, pref, weights=[0, 0, 1, 0, 0, 0, 0])}
+    exec(code, names)
+    world = names["world"]
+    on_post = np.array([("post" in pair) for pair in world.pair_names])
+    mine = world.distances(post.avoid.q)[:, on_post].min(axis=1)
+    reference, _, _ = _post_walk(ex, post.avoid.q)
+    resolved = reference < world.distmax  # the world resolves distances up to its distmax
+    assert resolved.sum() > len(resolved) // 2 and world.distmax == post.distmax
+    np.testing.assert_allclose(mine[resolved], reference[resolved], atol=1e-12)
+    assert names["run"].pose_drift.max() < 1e-4  # the walk runs and holds the tool
+
+
+def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, panda_chain, panda_model):
+    """The page: the undamped conflict's elbow climbs past the top of its family (its height at 'ready') only after
+    the tool has left the held pose. Along the run, replayed from its commanded rates, every tick whose elbow
+    (MuJoCo's joint4 anchor) is more than 1 mm above that top has the tool (MuJoCo's site) more than 1 mm off."""
+    q_start = ex.swung_start()
+    z_top = _mj_elbow(panda_model, [ex.PANDA_READY], panda_chain)[0, 2]
+    rates = []
+
+    def rate(*args, **kw):
+        rates.append(ex.ns.priority_rate(*args, **kw))
+        return rates[-1]
+
+    ex._priority_run(panda_chain, q_start, z_top + 0.03, 0.0, False, rate)
+    qs = q_start + ex.PRIORITY_DT * np.cumsum([np.zeros_like(q_start), *rates[:-1]], axis=0)  # q at each tick
+    assert np.all(np.isfinite(qs))
+    p0 = mj_site(panda_model, panda_chain, q_start)[0]
+    z = _mj_elbow(panda_model, qs, panda_chain)[:, 2]
+    off = np.array([np.linalg.norm(mj_site(panda_model, panda_chain, q)[0] - p0) for q in qs])
+    assert np.all(off[z > z_top + 1e-3] > 1e-3)
+    assert np.all(z[off < 1e-4] < z_top + 1e-4)  # while the tool holds, the elbow stays below the top
+
+
+def test_the_pages_break_it_edit_names_the_variable_that_moves_the_output():
+    """The page tells the learner to run their edited copy with the output sent to a scratch folder: the variable it
+    names is the one a lesson script's out_dir reads."""
+    from pathlib import Path
+
+    from physai.course.lesson import OUT_ENV
+
+    text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
+    assert f"`{OUT_ENV}`" in text and "copy `experiment.py`" in text
+
+
+def test_code_names_in_the_pages_tables_stay_short_enough_not_to_break_on_a_phone():
+    """A code span in a table cell is at most 16 characters: a longer name breaks mid-word in a 375 px column."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
+    cells = [line for line in text.splitlines() if line.startswith("|")]
+    names = [name for line in cells for name in re.findall(r"`([^`]+)`", line)]
+    assert names and max(map(len, names)) <= 16, names

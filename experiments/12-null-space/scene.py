@@ -15,8 +15,8 @@ from physai.course.pictures import Box, Polyline, Pose, View, picture
 
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
-SWING = 1.0  # rad: the posture objective pulls joint1 this far either way, which swings the elbow
-STEPS, GHOSTS = 40, 2  # self-motion steps each way; ghosts drawn each way, evenly along it
+SWING = 2.0  # rad: the posture objective pulls joint1 this far either way, which swings the elbow
+STEPS = 80  # self-motion steps each way; one ghost drawn at each end, far enough apart to be told apart
 ELBOW = 3  # joint4's index: the Panda's elbow
 SCRIPT, FILE = "scene.py", "scene_self_motion.png"
 
@@ -24,34 +24,37 @@ SCRIPT, FILE = "scene.py", "scene_self_motion.png"
 def main(full: bool = False) -> list[Claim]:
     """Run the self-motion both ways from the ready pose, picture the ghosts; no claims. ``full``: no larger size."""
     chain = robots.load("panda")
-    ends, drift, elbow = [], 0.0, []
+    ends, drift, elbow = [], 0.0, []  # one ghost each way
     for sign in (-1, 1):
         q_pref = PANDA_READY.copy()
         q_pref[0] += sign * SWING
         run = self_motion(chain, PANDA_READY, posture_cost(chain, q_pref), steps=STEPS)
-        ends.append(run.q[np.linspace(STEPS // GHOSTS, STEPS, GHOSTS).astype(int)])
+        ends.append(run.q[-1])
         drift = max(drift, float(run.pose_drift.max()))
         path = joint_frames(chain, run.q)[0][:, ELBOW, :3, 3]
         elbow.append(path[::-1] if sign < 0 else path[1:])
-    ghosts = [Pose(q, alpha=0.15, rgba=(0.3, 0.55, 0.95, 1)) for q in np.concatenate(ends)]
+    ghosts = [Pose(q, alpha=0.3, rgba=(0.3, 0.55, 0.95, 1)) for q in ends]
     p_tool = tool_pose(chain, PANDA_READY)[:3, 3]
     elbow = np.concatenate(elbow)
-    pic = picture("panda", [Pose(PANDA_READY, alpha=0.45), *ghosts], HERE / FILE,
+    sweep_mm = 1000 * float(np.linalg.norm(elbow[-1] - elbow[0]))  # from one ghost's elbow to the other's
+    pic = picture("panda", [Pose(PANDA_READY, alpha=0.6), *ghosts], HERE / FILE,
                   overlays=[Polyline(elbow, label="elbow (joint4) path"),
-                            Box(p_tool, np.full(3, 0.012), (0.9, 0.1, 0.1, 1), "hand, held")],
-                  view=View(azimuth=-30, elevation=-35, distance=1.6),
+                            Box(p_tool, np.full(3, 0.02), (0.9, 0.1, 0.1, 1), "hand, held")],
+                  view=View(azimuth=0, elevation=-55, distance=1.4),  # from behind and above: the arc spreads across
                   title="Panda: self-motion at ready (ghosts blue), tool held still")
-    print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; {2 * GHOSTS} ghosts along the "
-          f"self-motion, tool drift at most {drift:.1e} m; {pic.drawn_by}")
+    print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; two ghosts at the ends of the "
+          f"self-motion, the elbow {sweep_mm:.0f} mm apart between them, tool drift at most {drift:.1e} m; "
+          f"{pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The Panda at ready (grey) and along its self-motion (blue ghosts), with the "
                                       "elbow's path (magenta) and the hand (red cube): the elbow swings, the hand "
                                       "stays."),
-                    pic.alt("at the ready pose, see-through grey, with four "
-                            "see-through blue copies along its self-motion",
-                            "the ghost arms fanning out at the elbow and meeting at the hand, which every copy "
+                    pic.alt("seen from behind and above, at the ready pose in see-through grey, "
+                            "with two see-through blue copies at the two ends of its self-motion",
+                            "the ghost arms splaying out to either side at the elbow and meeting at the hand, which every copy "
                             "holds in the same place (a small red cube); a magenta line traces the elbow's path from "
                             "one side to the other"))
-    save_results(HERE, SCRIPT, {"q": PANDA_READY, "ghosts": np.concatenate(ends), "drift": drift, "elbow_path": elbow,
+    save_results(HERE, SCRIPT, {"q": PANDA_READY, "ghosts": np.array(ends), "drift": drift, "elbow_path": elbow,
+                                "elbow_sweep_mm": sweep_mm,
                                 "picture": pic.record()}, figures=[figure])
     return []
 
