@@ -686,7 +686,7 @@ def test_the_drop_the_damping_edit_runs_and_prints_the_exact_rates(ex, tmp_path,
 
 def test_step_4_prints_the_tables_adaptive_norm_under_the_pages_label(ex, sweep, capsys):
     """The page's "adaptive norm" column is |qdot| of damped_step, not its largest joint: the transcript prints the
-    same quantity, recomputed as the 2-norm of each row's adaptive step."""
+    same quantity (adaptive_norms, pinned to the normal equations on mj_jacSite in the sweep test above)."""
     ex.print_sweep(sweep)
     lines = capsys.readouterr().out.splitlines()
     header = next(i for i, s in enumerate(lines) if s.lstrip().startswith("elbow (rad)"))
@@ -695,3 +695,24 @@ def test_step_4_prints_the_tables_adaptive_norm_under_the_pages_label(ex, sweep,
         i = int(np.argmin(np.abs(sweep.elbow - row.elbow)))
         assert float(text.split()[6]) == pytest.approx(sweep.adaptive_norms[i], abs=6e-4)
         assert sweep.adaptive_norms[i] >= sweep.adaptive_peaks[i]
+
+
+def test_both_kinds_of_band_are_nearly_lost_not_lost_in_mujoco(ex, so101, so101_model):
+    """The page calls the straight-arm band and the pan bands "nearly lost": MuJoCo's sigma_min at the cross and the
+    pan band's median are both far above round-off and within a factor ten of each other."""
+    page = (Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text()
+    assert "one direction nearly lost, two still moving" in page and "gone" not in page
+    r = ex.rank_loss_map(n=61)
+    cross = np.linalg.svd(mj_site(so101_model, so101, r.q_cross)[2][:3], compute_uv=False)[-1]
+    assert 1e-3 < cross < r.pan_band_sigma < 10 * cross
+
+
+def test_the_elbow_limits_sigma_min_is_far_from_zero_yet_in_the_bottom_tenth(ex, sweep, wxai, wxai_model):
+    """The Predict answer and "On the real robot": at the elbow limit MuJoCo's sigma_min is far from the straight arm's
+    (over ten times the nearly straight pose's) yet below the 10th percentile of the page's random in-limit poses."""
+    page = " ".join((Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text().split())
+    assert "Far from zero, though in the bottom tenth of random poses" in page
+    J = mj_site(wxai_model, wxai, ex.stretch_poses(wxai, np.array([wxai.upper[2]]))[0])[2][:3]
+    at_limit = np.linalg.svd(J, compute_uv=False)[-1]
+    assert at_limit > 10 * sweep.near.sigma_min
+    assert at_limit < ex.typical_sigmas(5000).p10[2]  # the page's sample size and seed

@@ -324,9 +324,9 @@ def print_rank_loss(r: RankLossMap) -> None:
     print(f"  sigma_min {r.sigma_min_min:.5f} .. {r.sigma_min_max:.4f} m/rad; the straight-arm band (varying by "
           f"{r.band_spread:.2%} along it) at lift {r.lift:+.3f}, elbow {r.elbow:+.3f} rad, where the arm bends "
           f"{r.bend[0]:.1f} deg (upper->lower arm) and {r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is "
-          "stretched, the radial direction is lost")
+          "stretched, the radial direction nearly lost")
     print(f"  the cross, q = {fmt_row(r.q_cross, 6, 3)} rad: sigma = {fmt_row(r.sigma_cross, 8, 5)} m/rad: one "
-          "direction lost, the other two move; sigma_min depends on the elbow alone")
+          "direction nearly lost, the other two move; sigma_min depends on the elbow alone")
     print(f"  the tool exactly over the pan axis (dashed): median sigma_min {r.pan_band_sigma:.5f} m/rad, nearly lost, "
           f"not lost: the wrist roll still moves the tool sideways on its lever, the tool's {r.roll_offset * 1000:.2f} mm "
           "offset from the roll axis")
@@ -765,7 +765,7 @@ def tax_claims(t: DampingTax) -> list[Claim]:
         Claim(LESSON, "fixed lambda pays a small tracking tax even in healthy poses", "small tax",
               f"median {t.fixed_median:.1%}, max {t.fixed_max:.1%}",
               verdict(0.0 < t.fixed_median < 0.1), "median relative tracking error above 0 and below 10 %"),
-        Claim(LESSON, "adaptive damping: lambda = 0 when healthy, ramps smoothly to lambda_max", "0 ... 0.05 m/rad",
+        Claim(LESSON, "adaptive damping: lambda = 0 when healthy, ramps continuously to lambda_max", "0 ... 0.05 m/rad",
               f"tax {t.adaptive_max:.0e}; lambda {t.lam_ramp[0]:.3f} at sigma 0, max step {steps:.4f}",
               verdict(t.adaptive_max < 1e-12 and t.lam_ramp[0] == LAMBDA and steps < 0.2 * LAMBDA),
               "no tracking error above the threshold; lambda_max at sigma 0; no jump above 20 % of lambda_max"),
