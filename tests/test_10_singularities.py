@@ -649,3 +649,70 @@ def test_the_sweep_figures_legends_are_large_and_below_the_panels(ex, sweep, mon
         assert all(t.get_fontsize() >= 11 for t in legend.get_texts())
         assert legend.get_window_extent().y1 <= ax.get_window_extent().y0  # below the axes, off the curves
     plt.close(fig)
+
+
+def test_the_drop_the_damping_edit_runs_and_prints_the_exact_rates(ex, tmp_path, capsys, monkeypatch):
+    """Break it's `LAMBDA = 0.0`, applied word for word to a copy of experiment.py: the walk, its figure, its claims and
+    the damping tax run; Step 4 prints no bound, its fixed column is the pseudoinverse's (NumPy's pinv of MuJoCo-pinned
+    Jacobians, asserted above), and its last row's largest joint is the one the page reads."""
+    folder = Path(__file__).resolve().parent.parent / "experiments" / LESSON
+    page = " ".join((folder / "lesson.md").read_text().split())
+    assert "Set `LAMBDA = 0.0` at the top" in page and "rows[-1].exact_peak" in page
+    source = (folder / "experiment.py").read_text()
+    line = re.search(r"^LAMBDA = [0-9.]+", source, re.M)
+    assert line and source.count(line.group()) == 1
+    (tmp_path / "experiment.py").write_text(source.replace(line.group(), "LAMBDA = 0.0"))
+    edited = _load_copy(tmp_path / "experiment.py")
+    try:
+        monkeypatch.setattr(edited, "_save", lambda fig, name: None)
+        r = edited.extension_sweep(n=40)
+        capsys.readouterr()
+        edited.print_sweep(r)
+        out = capsys.readouterr().out
+        edited.plot_sweep(r)
+        edited.sweep_claims(r)
+        tax = edited.damping_tax(ex.typical_sigmas(50).q, n_directions=20)
+        edited.tax_claims(tax)
+    finally:
+        del sys.modules[edited.__name__]
+    reference = ex.extension_sweep(n=40)
+    assert "bound |v|/(2 lambda): none (lambda = 0)" in out and r.bound == np.inf
+    np.testing.assert_allclose(r.fixed_norm, reference.exact_norm, rtol=1e-9)
+    last = out.strip().splitlines()[-3].split()
+    assert float(last[3]) == pytest.approx(reference.rows[-1].exact_peak, abs=0.006)
+    assert float(last[4]) == pytest.approx(reference.rows[-1].exact_norm, abs=6e-4)
+    assert tax.fixed_max < 1e-12  # undamped: no tracking tax
+
+
+def test_step_4_prints_the_tables_adaptive_norm_under_the_pages_label(ex, sweep, capsys):
+    """The page's "adaptive norm" column is |qdot| of damped_step, not its largest joint: the transcript prints the
+    same quantity (adaptive_norms, pinned to the normal equations on mj_jacSite in the sweep test above)."""
+    ex.print_sweep(sweep)
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, s in enumerate(lines) if s.lstrip().startswith("elbow (rad)"))
+    assert "|qd| adaptive" in lines[header] and "adaptive max" not in lines[header]
+    for row, text in zip(sweep.rows, lines[header + 1:]):
+        i = int(np.argmin(np.abs(sweep.elbow - row.elbow)))
+        assert float(text.split()[6]) == pytest.approx(sweep.adaptive_norms[i], abs=6e-4)
+        assert sweep.adaptive_norms[i] >= sweep.adaptive_peaks[i]
+
+
+def test_both_kinds_of_band_are_nearly_lost_not_lost_in_mujoco(ex, so101, so101_model):
+    """The page calls the straight-arm band and the pan bands "nearly lost": MuJoCo's sigma_min at the cross and the
+    pan band's median are both far above round-off and within a factor ten of each other."""
+    page = (Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text()
+    assert "one direction nearly lost, two still moving" in page and "gone" not in page
+    r = ex.rank_loss_map(n=61)
+    cross = np.linalg.svd(mj_site(so101_model, so101, r.q_cross)[2][:3], compute_uv=False)[-1]
+    assert 1e-3 < cross < r.pan_band_sigma < 10 * cross
+
+
+def test_the_elbow_limits_sigma_min_is_far_from_zero_yet_in_the_bottom_tenth(ex, sweep, wxai, wxai_model):
+    """The Predict answer and "On the real robot": at the elbow limit MuJoCo's sigma_min is far from the straight arm's
+    (over ten times the nearly straight pose's) yet below the 10th percentile of the page's random in-limit poses."""
+    page = " ".join((Path(__file__).resolve().parent.parent / "experiments" / LESSON / "lesson.md").read_text().split())
+    assert "Far from zero, though in the bottom tenth of random poses" in page
+    J = mj_site(wxai_model, wxai, ex.stretch_poses(wxai, np.array([wxai.upper[2]]))[0])[2][:3]
+    at_limit = np.linalg.svd(J, compute_uv=False)[-1]
+    assert at_limit > 10 * sweep.near.sigma_min
+    assert at_limit < ex.typical_sigmas(5000).p10[2]  # the page's sample size and seed

@@ -53,7 +53,7 @@ SEED = 0
 V_WEAK = 0.05  # m/s, the lesson's request along the weakest direction
 LAMBDA = 0.05  # m/rad, the lesson's lambda_max on the position block
 SIGMA_HEALTHY = 0.03  # m/rad, the lesson's health threshold
-QDOT_LIMIT = 6.28  # rad/s, the WidowX AI's proximal joint speed limit
+QDOT_LIMIT = 6.28  # rad/s, an assumed servo speed limit per joint: one turn per second
 CHAR_LENGTH = 0.3  # m, the lesson's characteristic length for the angular rows
 NEAR_SIGMA = 0.005  # m/rad, "near full extension": the sweep's first pose below it is the one Steps 4 and 5 study
 FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn)
@@ -324,9 +324,9 @@ def print_rank_loss(r: RankLossMap) -> None:
     print(f"  sigma_min {r.sigma_min_min:.5f} .. {r.sigma_min_max:.4f} m/rad; the straight-arm band (varying by "
           f"{r.band_spread:.2%} along it) at lift {r.lift:+.3f}, elbow {r.elbow:+.3f} rad, where the arm bends "
           f"{r.bend[0]:.1f} deg (upper->lower arm) and {r.bend[1]:.1f} deg (lower arm->tool): the pitch chain is "
-          "stretched, the radial direction is lost")
+          "stretched, the radial direction nearly lost")
     print(f"  the cross, q = {fmt_row(r.q_cross, 6, 3)} rad: sigma = {fmt_row(r.sigma_cross, 8, 5)} m/rad: one "
-          "direction lost, the other two move; sigma_min depends on the elbow alone")
+          "direction nearly lost, the other two move; sigma_min depends on the elbow alone")
     print(f"  the tool exactly over the pan axis (dashed): median sigma_min {r.pan_band_sigma:.5f} m/rad, nearly lost, "
           f"not lost: the wrist roll still moves the tool sideways on its lever, the tool's {r.roll_offset * 1000:.2f} mm "
           "offset from the roll axis")
@@ -507,7 +507,7 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
 
     last = len(elbow) - 1
     return ExtensionSweep(
-        len(elbow), V_WEAK, LAMBDA, V_WEAK / (2 * LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, limit,
+        len(elbow), V_WEAK, LAMBDA, fixed_bound(V_WEAK, LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, limit,
         float(np.degrees(limit)), tuple(row(i) for i in sorted({0, peak, lim, _first_below(S[:, -1], 0.01), near, last})),
         row(lim), row(peak), row(near), float(elbow[near] - limit), straight, straight - limit, float(curves["fixed_norm"].max()),
         float(curves["fixed_peak"].max()), float(curves["fixed_weak"][near] * 1000),
@@ -517,12 +517,20 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
         float(curves["cos_clip"].min()), **curves)
 
 
+def fixed_bound(speed: float, lam: float) -> float:
+    """Fixed damping's bound on |qdot| (rad/s) for a request of ``speed`` m/s: speed / (2 lam); none (inf) undamped."""
+    return speed / (2 * lam) if lam > 0 else np.inf
+
+
 def adaptive_peak_gain(sigma_healthy: float, lambda_max: float) -> float:
     """The largest gain |qdot| / |v| (rad/s per m/s) of adaptive damping along one singular direction, over all
     sigma: the gain is 1/sigma above ``sigma_healthy`` and sigma / (sigma^2 + lambda^2) below it, with
     lambda^2 = lambda_max^2 (1 - (sigma/sigma_h)^2). Below the threshold the gain is sigma / (lambda_max^2 + a sigma^2)
     with a = 1 - lambda_max^2 / sigma_h^2: it peaks inside the ramp, at 1 / (2 lambda_max sqrt(a)), only when
-    sigma_h > sqrt(2) lambda_max; otherwise it rises all the way to 1 / sigma_h at the threshold."""
+    sigma_h > sqrt(2) lambda_max; otherwise it rises all the way to 1 / sigma_h at the threshold. Undamped
+    (lambda_max = 0) the gain is 1/sigma everywhere: no bound (inf)."""
+    if lambda_max == 0:
+        return np.inf
     if sigma_healthy <= np.sqrt(2) * lambda_max:
         return 1.0 / sigma_healthy
     return 1.0 / (2 * lambda_max * np.sqrt(1 - (lambda_max / sigma_healthy) ** 2))
@@ -537,13 +545,14 @@ def print_sweep(r: ExtensionSweep) -> None:
     print(f"\n== 4. WidowX AI to full extension: {V_WEAK * 100:.0f} cm/s along the weakest direction "
           "(linear rows) ==")
     print(f"elbow = joint_2 (limit {r.elbow_limit:.3f} rad); wrist pitch reaching farthest; exact = pinv; "
-          f"fixed = DLS lambda {LAMBDA}; "
+          f"fixed = DLS lambda {LAMBDA} (bound |v|/(2 lambda): "
+          f"{f'{r.bound:.1f} rad/s' if np.isfinite(r.bound) else 'none (lambda = 0)'}); "
           f"adaptive = damped_step (then uniform scaling to {QDOT_LIMIT} rad/s)")
     print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
-          f"{'v_weak fixed':>12s} {'adaptive max':>12s} {'lambda':>7s} {'clip cos':>8s}")
+          f"{'v_weak fixed':>12s} {'|qd| adaptive':>13s} {'lambda':>7s} {'clip cos':>8s}")
     for row in r.rows:
         print(f"{row.elbow:11.3f} {row.sigma_min:9.5f} {row.exact_norm:10.2f} {row.exact_peak:9.2f} "
-              f"{row.fixed_norm:10.3f} {row.fixed_weak:12.5f} {row.adaptive_peak:12.3f} {row.adaptive_lam:7.4f} "
+              f"{row.fixed_norm:10.3f} {row.fixed_weak:12.5f} {row.adaptive_norm:13.3f} {row.adaptive_lam:7.4f} "
               f"{row.cos_clip:8.4f}")
     print(f"  adaptive damping (lambda 0 above sigma_min {SIGMA_HEALTHY}) gives up the 1/(2 lambda_max) bound near its "
           f"threshold: |qdot| up to {r.adaptive_norm_max:.3f} rad/s (largest joint {r.adaptive_peak:.2f}) at sigma_min "
@@ -557,7 +566,7 @@ def print_sweep(r: ExtensionSweep) -> None:
 
 def plot_sweep(r: ExtensionSweep) -> None:
     # large type and the legends below the panels: the figure is read shrunk to the page's width
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6), gridspec_kw={"width_ratios": (1, 1.3)})
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6), sharex=True, gridspec_kw={"width_ratios": (1, 1.3)})
     a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
     a1.axhline(NEAR_SIGMA, color="k", ls=":", lw=1,
                label=f"{NEAR_SIGMA} m/rad: the first pose\nbelow it is the text's\nnearly straight pose")
@@ -566,7 +575,8 @@ def plot_sweep(r: ExtensionSweep) -> None:
     a2.semilogy(r.elbow, r.fixed_norm, label=f"fixed damping, lambda {LAMBDA}")
     a2.semilogy(r.elbow, r.adaptive_norms, label=f"adaptive damping, on below {SIGMA_HEALTHY} m/rad")
     a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"servo limit, {QDOT_LIMIT} rad/s per joint")
-    a2.axhline(V_WEAK / (2 * LAMBDA), color="k", ls="--", lw=1, label="|v| / (2 lambda): fixed damping's bound")
+    if np.isfinite(r.bound):
+        a2.axhline(r.bound, color="k", ls="--", lw=1, label="|v| / (2 lambda): fixed damping's bound")
     for ax in (a1, a2):
         ax.axvspan(r.elbow_limit, r.elbow[-1], color="gray", alpha=0.15, lw=0)
         ax.axvline(r.elbow_limit, color="gray", lw=1)
@@ -755,7 +765,7 @@ def tax_claims(t: DampingTax) -> list[Claim]:
         Claim(LESSON, "fixed lambda pays a small tracking tax even in healthy poses", "small tax",
               f"median {t.fixed_median:.1%}, max {t.fixed_max:.1%}",
               verdict(0.0 < t.fixed_median < 0.1), "median relative tracking error above 0 and below 10 %"),
-        Claim(LESSON, "adaptive damping: lambda = 0 when healthy, ramps smoothly to lambda_max", "0 ... 0.05 m/rad",
+        Claim(LESSON, "adaptive damping: lambda = 0 when healthy, ramps continuously to lambda_max", "0 ... 0.05 m/rad",
               f"tax {t.adaptive_max:.0e}; lambda {t.lam_ramp[0]:.3f} at sigma 0, max step {steps:.4f}",
               verdict(t.adaptive_max < 1e-12 and t.lam_ramp[0] == LAMBDA and steps < 0.2 * LAMBDA),
               "no tracking error above the threshold; lambda_max at sigma 0; no jump above 20 % of lambda_max"),
