@@ -780,8 +780,8 @@ def main(full: bool = False) -> list[Claim]:
                "networks' errors climb, while the solver lands within its tolerance (dashed) on "
                f"{below} target{plural} (right).",
                "Left: test targets in the training region coloured by the FK-consistency network's error on a log "
-               "scale; the largest errors sit along the inner edge of the annulus and near the line x = 0 (the "
-               "outer bands of the table above, a few millimetres wide, are too thin to see here). Right: every "
+               "scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
+               "ones also along the outer edge, as in the table above, and the smallest in between. Right: every "
                "method's error against the target's polar angle, log scale, "
                f"with a vertical line at {TRAIN_ANGLE:g} degrees and a dashed line at the solver's tolerance; both "
                f"networks' errors climb beyond the vertical line, while the solver's points lie below the dashed "
