@@ -74,7 +74,7 @@ def test_extrapolation_claim_against_the_closed_form(ex, nets_2r):
 def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r):
     s = ex.near_singularity([nets_2r, nets_2r], n_per_band=60)
     assert s.repetitions == 2
-    fk_medians = np.empty((2, len(ex.BANDS)))
+    fk_medians, fk_joint = np.empty((2, len(ex.BANDS))), np.empty((2, len(ex.BANDS)))
     for i in range(2):
         rng = np.random.default_rng(ex.SEEDS["probe targets"] + 1 + i * ex.SEED_STRIDE)  # each repetition's draws
         for b, ((lo, hi), smin) in enumerate(zip(ex.BANDS, s.sigma_min)):
@@ -86,17 +86,32 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
                 J = np.array([[[-L1 * np.sin(a) - L2 * np.sin(a + c), -L2 * np.sin(a + c)],
                                [L1 * np.cos(a) + L2 * np.cos(a + c), L2 * np.cos(a + c)]] for a, c in zip(q1, q2)])
                 np.testing.assert_allclose(smin, np.median(np.linalg.svd(J, compute_uv=False)[:, -1]), atol=1e-12)
-            fk_medians[i, b] = np.median(_miss_2r(predict(nets_2r["FK-consistency"], x), x))
+            q_fk = predict(nets_2r["FK-consistency"], x)
+            fk_medians[i, b] = np.median(_miss_2r(q_fk, x))
+            # the joint-space distance to the nearer of the two law-of-cosines answers (rad)
+            beta = np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))
+            up, down = np.c_[phi - beta, q2], np.c_[phi + beta, -q2]
+            fk_joint[i, b] = np.median(np.minimum(np.linalg.norm(q_fk - up, axis=1),
+                                                  np.linalg.norm(q_fk - down, axis=1)))
+            # one elbow for the band, reaching its middle, the shoulder pointed at the target: the tip lies on the
+            # target's ray at the middle radius, so it misses by |r - r_mid|, at most half the band's width
+            np.testing.assert_allclose(s.errors[i, b, 6], np.abs(r - (lo + hi) / 2).max(), atol=1e-12)
+            assert s.errors[i, b, 6] <= (hi - lo) / 2 + 1e-12
             # the straight arm's miss, L1 + L2 - r in closed form
             np.testing.assert_allclose(s.errors[i, b, 2], np.median(L1 + L2 - r), atol=1e-15)
     np.testing.assert_allclose(s.errors[:, :, 1], fk_medians, atol=1e-12)
+    np.testing.assert_allclose(s.errors[:, :, 5], fk_joint, atol=1e-12)
+    assert s.joint_rises == int(np.sum(fk_joint[:, -1] > fk_joint[:, 0]))
     for b, row in enumerate(s.rows):  # the page's (mean, min, max) over repetitions, in mm
         np.testing.assert_allclose(row.fk, [1e3 * fk_medians[:, b].mean(), 1e3 * fk_medians[:, b].min(),
                                             1e3 * fk_medians[:, b].max()], atol=1e-9)
+        np.testing.assert_allclose(row.fk_joint, [fk_joint[:, b].mean(), fk_joint[:, b].min(), fk_joint[:, b].max()],
+                                   atol=1e-12)
+        np.testing.assert_allclose(row.constant_mm, 1e3 * s.errors[:, b, 6].max(), atol=1e-9)
     assert np.all(s.errors[:, :, 3] <= s.errors[:, :, 4]) and s.errors[:, :, 4].max() <= TOL  # the solver
     rises = int(np.sum(fk_medians[:, -1] > fk_medians[:, 0]))
     assert s.fk_rises == rises and s.fk_monotone == int(np.sum(np.all(np.diff(fk_medians, axis=1) > 0, axis=1)))
-    assert ex.singularity_claims(s)[0].verdict == verdict(rises == 2)
+    assert ex.singularity_claims(s)[0].verdict == verdict(int(np.sum(fk_joint[:, -1] > fk_joint[:, 0])) == 2)
 
 
 def test_a_changed_training_region_gets_its_own_cache_key_and_sector_labels(ex, monkeypatch):
@@ -244,6 +259,9 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson, nets_2r, 
     g = ex.multimodality(nets_2r, 40)
     for row in saved["multimodality"]:
         np.testing.assert_allclose(row["median_mm"], 1e3 * np.median(_miss_2r(g.q[row["label"]], g.x)), atol=1e-11)
+    med = {k: np.median(_miss_2r(q, g.x)) for k, q in g.q.items()}  # the page's "n times less / more"
+    np.testing.assert_allclose(saved["regression_ratios"], [med["mean pose"] / med["joint regression"],
+                                                            med["joint regression"] / med["FK-consistency"]], rtol=1e-9)
     ids = [so101_model.joint(n).id for n in so101.joint_names]
     lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
     g = ex.so101_guesses(nets_so101, 40)
@@ -352,6 +370,11 @@ def test_scene_pictures_two_answers_and_their_average_that_misses(run_lesson, tm
 
     _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
     check_picture(tmp_path, saved["picture"], "so101")
+    from physai.course.lesson import read_figures
+
+    # five joints for a 3-D point: a two-parameter family of answers, and the miss depends on the pair averaged
+    caption = read_figures(tmp_path)["scene_average.png"]
+    assert "many answers" in caption.caption and "which pair" in caption.caption and "many IK answers" in caption.alt
     site = lambda q: mj_site(so101_model, so101, np.array(q))[0]  # noqa: E731
     assert np.linalg.norm(site(saved["q_a"]) - saved["target"]) < 1e-12
     assert np.linalg.norm(site(saved["q_b"]) - saved["target"]) < 1e-4

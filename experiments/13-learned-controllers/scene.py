@@ -1,4 +1,4 @@
-"""Lesson 13, the robot: two IK answers of the SO-101 for one target, the wrist held high and held low, and their
+"""Lesson 13, the robot: two of the SO-101's many IK answers for one target, the wrist held high and held low, and their
 joint-wise average, which a network trained on both by squared error learns to predict, rendered from the model.
 
 Run: uv run python experiments/13-learned-controllers/scene.py   (writes scene_output.txt, results.json and
@@ -40,12 +40,14 @@ def main(full: bool = False) -> list[Claim]:
                   title="SO-101: answers A (blue) and B (green), their average (yellow)")
     print(f"target {fmt_row(target)} m; the other answer {fmt_row(q_b, 7, 3)} rad reaches it to {b_err:.1e} m; "
           f"the average posture misses by {1000 * miss:.0f} mm; {pic.drawn_by}")
-    figure = Figure(FILE, pic.caption("Two answers for one target (red cube), A with the wrist held high (blue "
-                                      "ghost) and B held low (green ghost); their joint-wise average (solid yellow) "
-                                      "is what a network trained by squared error on both learns, and its tool "
-                                      f"misses the target by {1000 * miss:.0f} mm."),
-                    pic.alt("in three postures for one target: two IK answers, the wrist held high and held low, and "
-                            "the joint-wise average of the two",
+    figure = Figure(FILE, pic.caption("Two of the many answers for one target (red cube): five joints for a "
+                                      "three-dimensional point leave a two-parameter family of them, the redundancy "
+                                      "of lesson 12. A holds the wrist high (blue ghost), B low (green ghost); their "
+                                      "joint-wise average (solid yellow) is what a network trained by squared error "
+                                      f"on both learns, and its tool misses the target by {1000 * miss:.0f} mm, a "
+                                      "miss that depends on which pair is averaged."),
+                    pic.alt("in three postures for one target: two of its many IK answers, the wrist held high and "
+                            "held low, and the joint-wise average of the two",
                             "the target as a small red cube, the two answers as see-through blue and green "
                             "arms whose tools touch it, the averaged arm in solid yellow whose tool ends "
                             f"{1000 * miss:.0f} mm from the cube, and each arm's name at its wrist"))
