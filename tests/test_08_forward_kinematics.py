@@ -226,6 +226,10 @@ def test_build_walk_and_other_arms_match_mujoco(build, so101_model, so101):
     assert max(max(r.err_p, r.err_R) for r in walk.rows) <= 1e-14 and walk.tool_err <= 1e-14
     arms = build.other_arms_step(n_poses=5)  # the learner's walk on the WidowX AI and the Panda, against MuJoCo
     assert [a.n for a in arms] == [6, 7] and all(a.dT <= 1e-14 and a.d_axis <= 1e-14 for a in arms)
+    for a, name in zip(arms, ("wxai", "panda")):  # q_ref is the joint's ref, which MuJoCo compiles into qpos0
+        m, c = robots.mujoco_model(name), robots.load(name)
+        assert a.q_ref == np.abs(m.qpos0[list(c.qpos_adr)]).max()
+    assert np.all(so101_model.qpos0[list(so101.qpos_adr)] == 0) and np.all(so101.q_ref == 0)
 
 
 def test_illustrative_chains_largest_linear_entry_is_the_sources_own_jacobians(build):

@@ -129,13 +129,15 @@ def walk_step(m, chain, n_poses=N_POSES) -> Walk:
 @dataclass(frozen=True)
 class ArmCheck:
     """Step 2: one arm loaded by path, its tool site and joint count, and the worst difference of your walk from
-    MuJoCo: the tool pose (whole 4x4) and the joint axes and anchors (``xaxis``, ``xanchor``)."""
+    MuJoCo: the tool pose (whole 4x4) and the joint axes and anchors (``xaxis``, ``xanchor``); its largest |q_ref|
+    (rad, the model's joint ``ref``)."""
 
     model: str
     site: str
     n: int
     dT: float
     d_axis: float
+    q_ref: float
 
 
 def other_arms_step(n_poses=N_POSES) -> list[ArmCheck]:
@@ -154,7 +156,8 @@ def other_arms_step(n_poses=N_POSES) -> list[ArmCheck]:
             mujoco.mj_kinematics(mm, d)
             dT = max(dT, np.abs(T_tool - mj.site_pose(mm, c, q)).max())
             d_axis = max(d_axis, np.abs(axes - d.xaxis[jids]).max(), np.abs(anchors - d.xanchor[jids]).max())
-        out.append(ArmCheck(f"{path.parent.name}/{path.name}", site, c.n, float(dT), float(d_axis)))
+        out.append(ArmCheck(f"{path.parent.name}/{path.name}", site, c.n, float(dT), float(d_axis),
+                            float(np.abs(c.q_ref).max())))
     return out
 
 
@@ -287,7 +290,8 @@ def main(full: bool = False) -> list[Claim]:
     print_steps(walk, arms, reach, br, ex)
     rows = publish_claims(HERE, claims(reach), SCRIPT)
     save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
-                                "reach": reach, "break": br, "exercises": ex})
+                                "reach": reach, "break": br, "exercises": ex,
+                                "max_q_ref": max(float(np.abs(chain.q_ref).max()), *(a.q_ref for a in arms))})
     return rows
 
 

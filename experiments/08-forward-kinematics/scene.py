@@ -41,7 +41,8 @@ def main(full: bool = False) -> list[Claim]:
                             "a blue arrow along each joint's positive axis through its anchor, labelled shoulder_pan, "
                             "shoulder_lift, elbow_flex, wrist_flex and wrist_roll (the pan axis vertical and pointing "
                             "down, the three "
-                            "flex axes parallel and horizontal, the roll axis along the forearm), a black dot labelled "
+                            "flex axes parallel and horizontal, the roll axis along the wrist and gripper), a black "
+                            "dot labelled "
                             "tool point at Q0, and a magenta arc through it of the tool point's path as shoulder_lift "
                             "turns"))
     save_results(HERE, SCRIPT, {"q": Q0, "sweep": SWEEP, "path_chord": float(np.linalg.norm(path[-1] - path[0])),
