@@ -284,9 +284,8 @@ def main(full: bool = False) -> list[Claim]:
     plot_drift(drift_record, grown, HERE / "experiment_drift.png")
     figures = [
         Figure("experiment_drift.png",
-               "Composing one step again and again, the raw matrix's and quaternion's shape error grows in "
-               "proportion to the number of compositions; with varying steps it grows far more slowly, and "
-               "re-normalising holds both at round-off.",
+               "One step composed again and again: the raw shape error grows in proportion to the compositions; "
+               "with varying steps, far more slowly; re-normalised, it stays at round-off.",
                "Log-log plot of shape error against the number of compositions: the raw matrix and raw quaternion "
                "errors of one repeated step climb along straight lines, in proportion to the number of compositions; "
                "green crosses for a raw matrix composed of varying random steps lie far lower and climb more slowly; "
@@ -297,9 +296,10 @@ def main(full: bool = False) -> list[Claim]:
         "n_steps": drift_record.n, "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),
         "rows": rows, "pow_vs_exact": angle_between(drift_record.R_pow, drift_record.R_exact), "float32": f32,
         "growth": grown, "sigma": SIGMA, "n_chains": N_CHAINS, "cost": cost,
-        # what the page's wording depends on: the quaternion product faster here, the two matrices' angle errors
-        # equal to the two digits the page prints
-        "quat_faster": cost.quat_over_matrix < 1, "same_angle": f"{rows[0].vs_exact:.1e}" == f"{rows[1].vs_exact:.1e}"}, figures=figures)
+        # what the page's wording depends on: the quaternion product clearly faster or slower here (the ratio moves
+        # by several per cent from run to run), the two matrices' angle errors equal to the two digits the page prints
+        "quat_faster": cost.quat_over_matrix < 0.9, "quat_slower": cost.quat_over_matrix > 1.1,
+        "same_angle": f"{rows[0].vs_exact:.1e}" == f"{rows[1].vs_exact:.1e}"}, figures=figures)
     return []
 
 
