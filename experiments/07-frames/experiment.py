@@ -216,7 +216,7 @@ def drift_rows(r: Drift) -> list[DriftRow]:
 
 
 def print_growth(g: Growth) -> None:
-    print(f"\n== Shape error |R R^T - I| of a raw matrix product: one step repeated, or varying steps ==")
+    print("\n== Shape error |R R^T - I| of a raw matrix product: one step repeated, or varying steps ==")
     print(f"{'compositions':>12s} {'repeated step':>14s} {f'varying (RMS of {N_CHAINS})':>20s}")
     for n, a, b in zip(g.n, g.repeated, g.varying):
         print(f"{n:12,d} {a:14.1e} {b:20.1e}")
