@@ -380,6 +380,38 @@ def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101
     assert br.untransposed_err > 0.1
 
 
+def test_t_prev_joint_is_each_bodys_pos_and_quat_in_the_mjcf_and_the_reversed_tool_is_below_the_floor(build,
+                                                                                                        so101_model,
+                                                                                                        so101):
+    """Step 1's clause: each joint sits at its body's origin, so T_prev_joint[i] is that body's pos and quat in the
+    model (MuJoCo's body_pos, body_quat); Break it's reversed product puts the tool below z = 0, the floor."""
+    m = so101_model
+    for T, name in zip(so101.T_prev_joint, so101.joint_names):
+        j = m.joint(name)
+        R = np.zeros(9)
+        mujoco.mju_quat2Mat(R, m.body_quat[j.bodyid[0]])
+        assert np.abs(m.jnt_pos[j.id]).max() == 0.0
+        np.testing.assert_allclose(T[:3, 3], m.body_pos[j.bodyid[0]], atol=1e-15)
+        np.testing.assert_allclose(T[:3, :3], R.reshape(3, 3), atol=1e-15)
+    ch = build.chain_step(m, so101)
+    assert build.break_step(m, so101, ch.T_tool).reversed[2] < 0
+
+
+def test_step1_prints_the_inverse_label_only_for_the_inverse(build, so101_model, so101, capsys, tmp_path, monkeypatch):
+    """The transcript's "(R^T and -R^T p)" is printed only when T @ invert_transform(T) is the identity."""
+    edited = _edited(build, "    T_b_a[:3, :3] = R.T\n    T_b_a[:3, 3] = -R.T @ p",
+                     "    T_b_a[:3, :3] = R\n    T_b_a[:3, 3] = -R @ p", tmp_path, monkeypatch)
+    for module, shown in ((build, True), (edited, False)):
+        ch = module.chain_step(so101_model, so101)
+        R = ch.T_tool[:3, :3]
+        module.print_steps(so101, module.exercise_step(n=2), ch, module.spellings_step(R), module.exp_step(n=5),
+                           module.adjoint_step(ch.T_tool), module.refuse_step(R), module.rates_step(R),
+                           module.break_step(so101_model, so101, ch.T_tool))
+        out = capsys.readouterr().out
+        assert ("(R^T and -R^T p)" in out) is shown
+        assert "right-to-left" not in out  # the wrong order is the learner's edit to make, not printed before it
+
+
 def _edited(build, old, new, tmp_path, monkeypatch):
     """A copy of build.py with its one ``old`` replaced by ``new``, imported."""
     import importlib.util
@@ -433,6 +465,41 @@ def test_break_it_forgotten_transpose_is_the_error_the_page_states(build, so101_
     np.testing.assert_allclose(np.abs(ch.T_tool @ np.linalg.inv(ch.T_tool) - np.eye(4)).max(), 0.0, atol=1e-14)
 
 
+def test_repeated_step_drifts_linearly_and_varying_steps_like_a_random_walk_in_an_independent_loop(ex):
+    """The Experiment's growth table, against a plain float64 loop whose steps come from SciPy's from_rotvec (same
+    generator draws): one repeated step's shape error grows in proportion to N (exponent ~1), varying steps' like a
+    random walk (~0.5). The varying steps' errors match the loop's to a factor of 2; the repeated step's only in order
+of magnitude, since its bias is set by how that one step was rounded, and SciPy rounds it differently."""
+    checkpoints, chains = (1_000, 3_000, 10_000), 16
+    g = ex.growth(checkpoints, chains)
+    w = ex.SIGMA * np.random.default_rng(ex.SEED).normal(size=(checkpoints[-1], chains, 3))
+    steps = Rotation.from_rotvec(w.reshape(-1, 3)).as_matrix().reshape(*w.shape[:2], 3, 3)
+    one = Rotation.from_rotvec(ex.STEP_ROTVEC).as_matrix()
+    R, R1, varying, repeated = np.tile(np.eye(3), (chains, 1, 1)), np.eye(3), [], []
+    for k in range(1, checkpoints[-1] + 1):
+        R, R1 = np.einsum("cij,cjk->cik", R, steps[k - 1]), R1 @ one
+        if k in checkpoints:
+            varying.append(np.sqrt(np.mean(np.abs(R @ R.transpose(0, 2, 1) - np.eye(3)).max(axis=(1, 2)) ** 2)))
+            repeated.append(np.abs(R1 @ R1.T - np.eye(3)).max())
+    np.testing.assert_allclose(np.log(g.varying), np.log(varying), atol=np.log(2))
+    np.testing.assert_allclose(np.log(g.repeated), np.log(repeated), atol=np.log(10))
+    span = np.log(checkpoints[-1] / checkpoints[0])
+    for ours, loop in ((g.slope["repeated"], np.log(repeated[-1] / repeated[0]) / span),
+                       (g.slope["varying"], np.log(varying[-1] / varying[0]) / span)):
+        assert abs(ours - loop) < 0.3
+    assert 0.85 < g.slope["repeated"] < 1.15 and 0.25 < g.slope["varying"] < 0.75
+    assert g.repeated[-1] > 10 * g.varying[-1]
+
+
+def test_float32_reorthonormalised_stays_near_its_own_round_off_above_float64s_tolerance(ex):
+    """Break it: re-orthonormalising the float32 matrix holds its shape error at a few float32 epsilons, above
+    physai's float64 tolerance, and leaves the angle error where the raw matrix has it."""
+    f32 = ex.drift_float32(n_steps=3000)
+    eps32 = np.finfo(np.float32).eps
+    assert tf.ROTATION_TOL < f32.fixed_ortho < 10 * eps32 < f32.R_ortho
+    assert f32.fixed_angle == pytest.approx(f32.R_angle, rel=0.5)
+
+
 def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
     f32, f64 = ex.drift_float32(n_steps=3000), ex.drift(n_steps=3000)
     worst64 = max(r.vs_exact for r in ex.drift_rows(f64))
@@ -441,8 +508,9 @@ def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
     assert f32.R_angle < 3000 * 10 * eps32  # at most ~10 float32 roundings per step, all in one direction
 
 
-def test_scene_pictures_the_so101_with_its_frames(run_lesson, tmp_path):
-    """scene.py: the picture exists and says how it was made; its joint labels are MuJoCo joint anchors at Q0."""
+def test_scene_pictures_the_so101_with_its_frames(run_lesson, tmp_path, so101_model, so101):
+    """scene.py: the picture exists and says how it was made; each joint frame is labelled as Step 1's table names it
+    (MuJoCo's body of that joint) with the joint in brackets."""
     from conftest import check_picture, load_lesson
 
     _, saved = run_lesson(load_lesson(LESSON, "scene.py"), False)
@@ -450,7 +518,9 @@ def test_scene_pictures_the_so101_with_its_frames(run_lesson, tmp_path):
     assert saved["q"] == [0.0, -0.6, 0.9, 0.4, 0.3]
     if saved["picture"]["rendered"]:  # the two shoulder labels stand apart: more than 2.5 label heights (28 px)
         px = saved["label_pixels"]
-        assert np.hypot(*np.subtract(px["shoulder_pan"], px["shoulder_lift"])) > 70
+        assert np.hypot(*np.subtract(px["shoulder (shoulder_pan)"], px["upper_arm (shoulder_lift)"])) > 70
+        m = so101_model
+        assert {f"{m.body(m.joint(j).bodyid[0]).name} ({j})" for j in so101.joint_names} <= set(px)
 
 
 def test_without_pinocchio_the_steps_leave_its_checks_out_and_say_how_to_install_it(build, monkeypatch):

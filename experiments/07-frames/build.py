@@ -354,7 +354,9 @@ def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
     for row in ch.rows:
         print(f"{row.body:>14s} {fmt_row(row.p)}   {row.err:.1e}")
     print(f"{chain.tool_name:>14s} {fmt_row(ch.T_tool[:3, 3])}   {ch.tool_err:.1e} (whole 4x4 vs the site)")
-    print(f"T_world_tool @ invert_transform(T_world_tool) - I: {ch.inverse_err:.1e} (R^T and -R^T p); the world "
+    # T @ T_inv = I holds only for the one inverse, which is R^T and -R^T p: the label is printed only then
+    how = "(R^T and -R^T p)" if ch.inverse_err < 1e-12 else "(not the inverse)"
+    print(f"T_world_tool @ invert_transform(T_world_tool) - I: {ch.inverse_err:.1e} {how}; the world "
           f"origin in tool coordinates: {fmt_row(ch.world_in_tool)}")
     print("\n== Step 2. One orientation, four spellings (tool at Q0) ==")
     print(f"quaternion (w,x,y,z): {fmt_row(sp.quat)}   |q - mju_mat2Quat| = {sp.quat_err:.1e}")
@@ -389,7 +391,6 @@ def print_break(br) -> None:
     print("\n== Break it ==")
     print(f"MuJoCo's tool site with every joint at zero: {fmt_row(br.site)}")
     print(f"break_step's product of the fixed factors: tool at {fmt_row(br.home)}, {br.home_gap:.4f} m from MuJoCo's")
-    print(f"the same factors right-to-left: tool at {fmt_row(br.reversed)}, {br.order_gap:.4f} m from MuJoCo's")
     print(f"an inverse that keeps R instead of R^T: |T @ T_inv - I| = {br.untransposed_err:.4f}")
 
 
