@@ -350,6 +350,10 @@ def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, s
     g_lift = d.qfrc_bias[so101.dof_adr[1]]
     assert r.weight_lift == pytest.approx(abs(g_lift), abs=1e-12)
     assert np.sign(g_lift) == -np.sign(r.rows[0].tau[1]) and abs(g_lift) > 0.1  # adds to the push's servo torque
+    # Step 3's answer: the lift servo holds -J^T F (mj_jacSite at the commanded pose) plus the weight (qfrc_bias)
+    jz = mj_site(m, so101, ex.Q_STEP3)[2][2, 1]
+    push = -float(jz * ex.FORCES[0][2])
+    assert r.push_lift == pytest.approx(push, abs=1e-12) and r.hold_lift == pytest.approx(push + g_lift, abs=1e-12)
 
 
 def test_servos_supply_minus_the_generalised_force_mj_applyFT_gives_for_a_push_on_the_tool(ex, so101):
@@ -391,6 +395,21 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
         per_n = getattr(p, f"{key}_per_n")
         np.testing.assert_allclose(p.force, (lim[i] - abs(getattr(p, key))) / per_n, rtol=1e-12)
     assert set(verdicts(ex.payload_claims(r)).values()) == {"agree"}
+
+
+def test_stretched_pose_is_near_singular_but_loses_only_the_horizontal_direction_along_the_arm(ex, so101):
+    """The check-yourself answer: sigma_min of mj_jacSite's J_p collapses stretched, and its lost direction (the
+    left singular vector) is horizontal along the arm, so a downward push still meets the lift's full lever."""
+    payload, m = ex.payload_step(so101), ex.so101_sim()
+    for p in payload.poses:
+        Jp = mj_site(m, so101, p.q)[2][:3]
+        U, sigma, _ = np.linalg.svd(Jp)
+        np.testing.assert_allclose(p.sigma_min, sigma[-1], rtol=1e-9, atol=1e-15)
+        assert abs(abs(p.lost @ U[:, -1]) - 1.0) < 1e-9 and np.abs(p.lost).max() == p.lost.max()
+    stretched, mid = payload.pose("stretched"), payload.pose("mid")
+    assert stretched.sigma_min < mid.sigma_min / 10
+    assert stretched.lost[0] > 0.99 and abs(stretched.lost[2]) < 0.1  # horizontal, along +x (the arm, pan at zero)
+    assert stretched.lift_per_n > 0.4  # the downward push is not in the lost direction
 
 
 def test_near_pose_holds_less_than_mid_because_the_elbow_saturates_with_the_longer_lever_mj_jacSite(ex, so101):

@@ -315,7 +315,7 @@ class Servo:
     """Step 3: each force held for ``seconds``; the largest difference and joint speed over the forces; the
     stand-in contacts' count and the torque they cost; the lift's settled and commanded torque for the first; the
     size of the lift's gravity torque at Q_STEP3 (N m, MuJoCo's qfrc_bias: what the servo supplies on top, gravity
-    on)."""
+    on), and the lift servo's torque against the first force alone and, gravity on, in all (N m, signed)."""
 
     seconds: float
     rows: tuple[ServoRow, ...]
@@ -327,6 +327,8 @@ class Servo:
     lift_commanded: float
     lift_shift: float
     weight_lift: float
+    push_lift: float
+    hold_lift: float
 
 
 def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> Servo:
@@ -340,16 +342,18 @@ def servo_step(chain, forces=FORCES, seconds=HOLD_S) -> Servo:
                       seconds)
     lift = chain.joint_index("shoulder_lift")
     settled, commanded = float(rows[0].tau[lift]), float((jacobian(chain, Q_STEP3)[:3].T @ forces[0])[lift])
+    gravity = float(statics.gravity_torques(so101_sim(), chain, Q_STEP3)[lift])
     return Servo(seconds, rows, max(r.diff for r in rows), max(r.qdot for r in rows), int(raw[3]),
-                 float(np.abs(raw[0] - raw[1]).max()), settled, commanded, commanded - settled,
-                 abs(float(statics.gravity_torques(so101_sim(), chain, Q_STEP3)[lift])))
+                 float(np.abs(raw[0] - raw[1]).max()), settled, commanded, commanded - settled, abs(gravity),
+                 -commanded, gravity - commanded)
 
 
 @dataclass(frozen=True)
 class PayloadPose:
     """Break it at one pose ``q`` (rad): the lift lever (m), gravity torques at lift and elbow (N m), the max extra
     tip load (N) and the joint that limits it, and the torque per newton down (N m/N) at lift, elbow and that joint,
-    and its gravity torque (N m)."""
+    and its gravity torque (N m); the smallest singular value of ``J_p`` (m/rad) and its left singular vector, the
+    tool direction the joints barely move (world axes, its largest entry positive)."""
 
     name: str
     q: np.ndarray
@@ -362,6 +366,8 @@ class PayloadPose:
     elbow_per_n: float
     limit_per_n: float
     limit_gravity: float
+    sigma_min: float
+    lost: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -385,10 +391,14 @@ def payload_step(chain) -> Payload:
     out = []
     for name, q in POSES.items():
         res = statics.payload_limit(m, chain, q, limits, DOWN)
-        lever = float(np.linalg.norm(mj.site_jacobian(m, chain, q)[:3, lift]))
-        out.append(PayloadPose(name, q, lever, float(res.gravity[lift]), float(res.gravity[elbow]), float(res.force),
-                               res.joint_name, abs(float(res.per_newton[lift])), abs(float(res.per_newton[elbow])),
-                               abs(float(res.per_newton[res.joint])), abs(float(res.gravity[res.joint]))))
+        Jp = mj.site_jacobian(m, chain, q)[:3]
+        U, sigma, _ = np.linalg.svd(Jp)
+        lost = U[:, -1] * np.sign(U[np.argmax(np.abs(U[:, -1])), -1])
+        out.append(PayloadPose(name, q, float(np.linalg.norm(Jp[:, lift])), float(res.gravity[lift]),
+                               float(res.gravity[elbow]), float(res.force), res.joint_name,
+                               abs(float(res.per_newton[lift])), abs(float(res.per_newton[elbow])),
+                               abs(float(res.per_newton[res.joint])), abs(float(res.gravity[res.joint])),
+                               float(sigma[-1]), lost))
     return Payload(limits, float(limits[0]), tuple(out))
 
 

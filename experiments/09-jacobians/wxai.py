@@ -681,7 +681,8 @@ def main(full: bool = False) -> list[Claim]:
                "darkens as the tool reaches out, with the darkest points at full reach."),
         Figure("wxai_descent.png",
                f"At 5 Hz the kinematic path strays {strays} from the commanded line than at 50 Hz; in MuJoCo the "
-               "servos' lag dominates both. Each point is one control tick's worst distance from the line.",
+               "servos' lag dominates both. Each point is one control tick's worst distance from the line; the open-loop "
+               "runs are in the table only.",
                "Two panels, mid-workspace and workspace edge: for each control tick, one point at the depth "
                "reached by its end and the largest distance from the commanded straight line within it, on a log "
                "axis; solid lines for the kinematic path with per-tick feedback, dotted for MuJoCo's servos, blue "
