@@ -149,6 +149,25 @@ def test_five_dof_axis_solution_in_mujoco_and_pose_unreachable(ex, so101, so101_
     assert f.position_error["position first"] < TOL_P < f.position_error["orientation first"]
 
 
+def test_at_weight_one_a_radians_lever_outreaches_the_arm_so_orientation_dominates(ex, so101, so101_model):
+    """Step 4: weight 1 makes a radian a 1 m lever, longer than the SO-101's reach. The reach is bounded, at every
+    pose, by the chain of MuJoCo's joint anchors to the gripper site (each link's length is fixed, the triangle
+    inequality does the rest); and with the two alike the answer nearly keeps the orientation, paying in position."""
+    import mujoco
+
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = so101.q_middle
+    mujoco.mj_kinematics(so101_model, d)
+    points = [d.xanchor[so101_model.joint(n).id] for n in so101.joint_names]
+    points.append(d.site_xpos[so101_model.site(so101.tool_name).id])
+    reach = sum(np.linalg.norm(b - a) for a, b in zip(points, points[1:]))
+    assert reach < 1.0  # m: the lever of a radian at weight 1
+    f = ex.five_dof_pose()
+    alike, first = "m and rad alike", "position first"
+    assert f.orientation_error[alike] < 0.25 * f.orientation_error[first]  # rad: orientation nearly kept ...
+    assert f.position_error[alike] > 100 * TOL_P  # ... and the position pays
+
+
 def test_five_dof_turn_is_about_a_tool_axis_other_than_the_wrist_roll(ex, so101, so101_model):
     """Step 4's pose is generic: the target is the reachable pose turned about the tool's y axis (MuJoCo's site
     frame), not its x axis, which is the wrist roll's axis (MuJoCo's joint xaxis) and would make the turn a roll."""
@@ -543,3 +562,15 @@ def test_task_table_names_stay_whole_on_a_narrow_screen():
     rows = [line for line in page.splitlines() if line.startswith("| <code") and "rows" in line]
     assert [r.split("<code style=\"white-space:nowrap\">")[1].split("</code>")[0] for r in rows] == [
         "position", "pose", "position+axis"]
+
+
+def test_through_table_figures_overlap_band_reaches_the_axes_bottom(ex, table, monkeypatch):
+    """through_table.png: the shaded overlap band spans from the axes' bottom up to 0 mm (matplotlib's own limits)."""
+    seen = {}
+    monkeypatch.setattr(ex, "save_figure", lambda fig, path, **kw: seen.update(ax=fig.axes[0]))
+    ex.plot_through_table(table)
+    ax = seen["ax"]
+    band, = [p for p in ax.patches if p.get_label() == "overlap"]
+    assert band.get_data_transform() == ax.get_yaxis_transform()  # its y in data units (mm)
+    np.testing.assert_allclose([band.get_y(), band.get_y() + band.get_height()], [ax.get_ylim()[0], 0.0], atol=1e-9)
+    assert ax.get_ylim()[0] < 1000 * table.plain_clearance.min()  # mm: below every plotted answer

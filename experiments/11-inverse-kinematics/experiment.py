@@ -514,10 +514,12 @@ def plot_through_table(t: ThroughTable) -> None:
     order = np.argsort(t.plain_clearance)
     x = np.arange(len(order))
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.axhspan(1000 * t.plain_clearance.min() - 5, 0, color="0.9", label="overlap")
     ax.axhline(1000 * t.margin, color="k", ls=":", lw=1, label="margin")
     ax.plot(x, 1000 * t.plain_clearance[order], "x", color="tab:red", label="plain IK")
     ax.plot(x, 1000 * t.avoid_clearance[order], "o", mfc="none", color="tab:green", label="avoid=world")
+    bottom, top = ax.get_ylim()  # the overlap band runs from 0 down to the axes' bottom, wherever that lands
+    ax.axhspan(bottom, 0, color="0.9", zorder=0, label="overlap")
+    ax.set_ylim(bottom, top)
     ax.set_xlabel("target (sorted by the plain answer's clearance)")
     capped = max(t.plain_clearance.max(), t.avoid_clearance.max()) >= t.distmax  # the world measures up to distmax
     ax.set_ylabel("smallest pair distance (mm" + (f", capped at {1000 * t.distmax:.0f})" if capped else ")"))

@@ -71,11 +71,11 @@ def main(full: bool = False) -> list[Claim]:
           f"{what}, avoid= answer {1000 * clear_avoid[k]:.1f} mm from everything")
     print(pic.drawn_by)
     # The caption names what is drawn; the page's text beside it quotes the depth from this run's results.
-    figure = Figure(FILE, pic.caption(f"Through the table's deepest overlap with the table: the plain answer (red, "
-                                      f"see-through) reaches the target with its {other} sunk into {what}, as deep as "
-                                      "the text above says (millimetres: thinner than the table top, so the picture "
-                                      "shows where, not how deep); the answer with avoid= (yellow) reaches the same "
-                                      "point with every part at least the margin from everything."),
+    figure = Figure(FILE, pic.caption(f"A preview of the end of Break it: for one target just above a table, the "
+                                      f"plain answer (red, see-through) reaches the target with its {other} sunk into "
+                                      f"{what}, as deep as the text above says (millimetres: thinner than the table "
+                                      "top, so the picture shows where, not how deep); the answer with avoid= (yellow) "
+                                      "reaches the same point with every part at least the margin from everything."),
                     pic.alt(f"looking down at two IK answers for one target just above a table: the plain "
                             f"answer, its {other} {depth:.1f} mm inside {what}, and the avoid= answer",
                             "the table as a see-through light-brown top with a dark rim, the target as a small "
