@@ -80,6 +80,20 @@ def test_two_link_matches_mj_jacSite_and_closed_form_svd(ex):
     np.testing.assert_allclose(r.speed_damped, np.linalg.norm(J @ damped), atol=1e-15)
 
 
+def test_two_link_damped_tip_velocity_turns_off_the_request_by_the_closed_form(ex):
+    """Damping scales each singular direction by its own factor, so the tip's velocity leaves the request's line:
+    pinned to the planar 2R's closed-form Jacobian (L1 = 0.5, L2 = 0.3) times the damped rates."""
+    r = ex.two_link()
+    q1, q12 = 0.0, np.pi / 2
+    J = np.array([[-0.5 * np.sin(q1) - 0.3 * np.sin(q12), -0.3 * np.sin(q12)],
+                  [0.5 * np.cos(q1) + 0.3 * np.cos(q12), 0.3 * np.cos(q12)]])
+    v = np.array([0.0, 0.1])
+    damped = np.linalg.solve(J.T @ J + 0.01 * np.eye(2), J.T @ v)  # the normal equations of the ridge problem
+    np.testing.assert_allclose(r.velocity_damped, J @ damped, atol=1e-14)
+    np.testing.assert_allclose(r.sideways_mm, 1000 * abs((J @ damped)[0]), atol=1e-11)  # v is along y: x is across
+    assert r.sideways_mm > 1.0  # a visible turn, not round-off
+
+
 def test_two_link_claims_follow_the_mujoco_jacobian(ex):
     tip, J = _planar2r_jacobian_from_mujoco([0.0, np.pi / 2])
     claims = _by_claim(ex.two_link_claims(ex.two_link()))

@@ -65,7 +65,7 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "zero; dotted lines mark each one's median."),
     Figure("rank_loss_map.png",
            "The SO-101's smallest singular value over shoulder_lift and elbow_flex: along the dark vertical band, "
-           "where the upper and lower arm line up, a direction is lost; along the diagonal ones (dashed), where the "
+           "where the upper and lower arm line up, a direction is nearly lost; along the diagonal ones (dashed), where the "
            "tool passes over the pan axis, one is nearly lost; the cross marks the vertical band at shoulder_lift 0.",
            "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
            "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
@@ -117,6 +117,8 @@ class TwoLink:
     qdot: np.ndarray  # (2,) rad/s, J^-1 v
     qdot_damped: np.ndarray  # (2,) rad/s, J^T (J J^T + lam^2 I)^-1 v
     speed_damped: float  # m/s the damped rates deliver
+    velocity_damped: np.ndarray  # (2,) m/s, J qdot_damped: the tip velocity the damped rates deliver
+    sideways_mm: float  # mm/s, its component across the request (damping scales each singular direction apart)
     shrink: float  # |qdot_damped| / |qdot|
     velocity: np.ndarray  # (2,) m/s, the requested tip velocity
     v: float  # m/s, its speed
@@ -140,13 +142,15 @@ def two_link(q=(0.0, np.pi / 2), v=(0.0, 0.1), lam: float = 0.1, step: float = 1
     J = jacobian(chain, q)[:2]  # x, y rows: the planar arm moves in its x-y plane
     sigma = np.linalg.svd(J, compute_uv=False)
     qd_damped = singularity.damped_solve(J, v, lam)
+    v_damped = J @ qd_damped
+    sideways = float(np.linalg.norm(v_damped - (v_damped @ v) / (v @ v) * v))
     tip, qdot, own_sigma = fk(chain, q).p[:2], np.linalg.solve(J, v), np.linalg.svd(SOURCE_J, compute_uv=False)
     # J^-1 does not exist at the straight arm; pinv drops the zero sigma there, so its answer jumps as the rank changes
     J_straight, J_short = jacobian(chain, np.array([[0.0, 0.0], [0.0, step]]))[:, :2]
     along = np.array([V_WEAK, 0.0])
     pinv = lambda Jq: float(np.linalg.norm(np.linalg.pinv(Jq) @ along))
     return TwoLink(tip, float(np.linalg.norm(tip)), J, sigma, sigma**2, float(sigma[0] / sigma[1]), qdot, qd_damped,
-                   float(np.linalg.norm(J @ qd_damped)), float(np.linalg.norm(qd_damped) / np.linalg.norm(qdot)), v,
+                   float(np.linalg.norm(v_damped)), v_damped, 1000 * sideways, float(np.linalg.norm(qd_damped) / np.linalg.norm(qdot)), v,
                    float(np.linalg.norm(v)), lam, reach_bound(chain), own_sigma, float(own_sigma[0] / own_sigma[1]),
                    np.linalg.solve(SOURCE_J, v), np.linalg.svd(J_straight, compute_uv=False), step, pinv(J_straight),
                    pinv(J_short))
@@ -159,7 +163,8 @@ def print_two_link(r: TwoLink) -> None:
     print(f"J = [{fmt_row(r.J[0], 6, 3)} ; {fmt_row(r.J[1], 6, 3)}]  (row 2 is L1 cos q1 + L2 cos(q1+q2) = L1)")
     print(f"sigma = {fmt_row(r.sigma, 6, 4)} m/rad, eig(J J^T) = {fmt_row(r.sigma**2, 6, 4)}, kappa = {r.kappa:.3f}")
     print(f"qdot = J^-1 v = {fmt_row(r.qdot, 6, 3)} rad/s; damped (lambda {r.lam:g}) {fmt_row(r.qdot_damped, 6, 3)} "
-          f"rad/s, tip speed {r.speed_damped:.4f} of {r.v:g} m/s")
+          f"rad/s, tip velocity {fmt_row(r.velocity_damped, 7, 4)} m/s: speed {r.speed_damped:.4f} of {r.v:g}, "
+          f"{r.sideways_mm:.1f} mm/s sideways")
     print(f"straight, q = [0, 0]: sigma = {fmt_row(r.sigma_straight, 6, 4)} m/rad; pinv(J) of {V_WEAK:g} m/s along x: "
           f"|qdot| = {r.pinv_straight:.3g} rad/s; a step short, q2 = {r.step:g}: {r.pinv_short:.1f} rad/s")
 
@@ -340,7 +345,7 @@ def plot_rank_loss(r: RankLossMap) -> None:
     ax.plot(r.elbow, r.lift, "r+", ms=12)
     ax.set_xlabel("elbow_flex (rad)")
     ax.set_ylabel("shoulder_lift (rad)")
-    ax.set_title("SO-101: where the linear rows lose rank\n"
+    ax.set_title("SO-101: where the linear rows nearly lose rank\n"
                  "+: the straight-arm band at shoulder_lift 0; dashed: the tool over the pan axis", fontsize=10)
     _save(fig, "rank_loss_map.png")
 
