@@ -278,7 +278,7 @@ def plot_planar(family: PlanarFamily) -> None:
     ax.set_aspect("equal")
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
-    ax.set_title("planar 3R self-motion: one tip position, the whole 1-D family of arms")
+    ax.set_title("planar 3R self-motion:\none tip position, the whole 1-D family of arms")
     ax.legend()
     _save(fig, "planar3r_self_motion.png")
     print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m, walked once round its family: tip drift "
