@@ -117,6 +117,21 @@ def test_choose_on_purpose_from_mujoco(ex, robot, so101_model, panda_model):
     better = [rows[1, 1] > rows[0, 1], rows[2, 2] > rows[0, 2], rows[3, 3] < rows[0, 3],
               np.all(rows[1:, 0] == rows[0, 0])]
     assert ex.choice_claims([c])[0].verdict == verdict(all(better))
+    # the page: the joint most often nearest its stop (MuJoCo's ranges) in the manipulability-refined solutions
+    qs, conv = c.solutions[2], c.converged[2]
+    tight = np.argmin(np.minimum(qs - lo, hi - qs) / (hi - lo), axis=1)[conv]
+    counts = np.bincount(tight, minlength=len(ids))
+    assert counts[chain.joint_names.index(c.manip_tight_joint)] == counts.max()
+    np.testing.assert_allclose(c.manip_tight_share, counts.max() / conv.sum(), rtol=1e-12)
+    # the page: the tool point's distance from the last joint's axis, MuJoCo's site against its joint axis
+    d = mujoco.MjData(model)
+    d.qpos[list(chain.qpos_adr)] = 0.5 * (lo + hi)
+    mujoco.mj_kinematics(model, d)
+    arm = d.site_xpos[model.site(chain.tool_name).id] - d.xanchor[ids[-1]]
+    axis = d.xaxis[ids[-1]]
+    np.testing.assert_allclose(c.roll_offset_mm, 1000 * np.linalg.norm(np.cross(arm, axis)), atol=1e-9)
+    if robot == "so101":
+        assert c.roll_offset_mm < 20  # the roll turns the tool point only a little: nearly a free direction
 
 
 def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_model, monkeypatch):
@@ -483,14 +498,17 @@ def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, 
 
     text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
     code = next(block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "collision_world(" in block)
-    run = {"C": SimpleNamespace(post=ex.POST, margin=post.margin)}  # what the page reads from the run
+    run = {"C": SimpleNamespace(post=ex.POST, margin=post.margin, joint3_pref=post.joint3_pref)}  # the page's reads
     code = re.sub(r"\{\{ (C\.[\w\[\]\.]+) \| fix\((\d)\) \}\}", lambda m: f"{eval(m[1], run):.{m[2]}f}", code)
     assert "{{" not in code
+    names = {}
+    exec(code, names)  # verbatim: the snippet defines everything it uses
     pref = ex.PANDA_READY.copy()
     pref[2] = ex.POST_JOINT3
-    names = {"physai": physai, "panda": panda_chain, "q_ready": ex.PANDA_READY,
-             "objective": physai.nullspace.posture_cost(panda_chain, pref, weights=[0, 0, 1, 0, 0, 0, 0])}
-    exec(code, names)
+    np.testing.assert_array_equal(names["q_ready"], ex.PANDA_READY)
+    probe = np.random.default_rng(0).uniform(-1, 1, (5, 7))
+    np.testing.assert_array_equal(names["objective"].value(probe), physai.nullspace.posture_cost(
+        panda_chain, pref, weights=[0, 0, 1, 0, 0, 0, 0]).value(probe))
     world = names["world"]
     on_post = np.array([("post" in pair) for pair in world.pair_names])
     mine = world.distances(post.avoid.q)[:, on_post].min(axis=1)

@@ -65,6 +65,8 @@ K_ELBOW = 4.0  # 1/s, secondary task gain
 LAM2 = 0.02  # m/rad, damping of the secondary task (0: undamped, no bound on its gain)
 DIVERGED = 1e3  # rad: a run whose joints pass this has diverged and is stopped there
 K_TOOL_SECONDARY = 10.0  # 1/s, the tool pose gain when it is demoted to the secondary task
+CHAR_LENGTH = 0.3  # m: the Panda's manipulability scales its rotation rows by this length to mix them with metres
+SWING_T, SWING_DT = 1.0, 1e-2  # s: the corrected self-motion from 'ready' that swings the elbow down for Break it
 
 
 def _save(fig, name: str) -> None:
@@ -274,7 +276,9 @@ def plot_planar(family: PlanarFamily) -> None:
         ax.plot(pts[:, 0], pts[:, 1], "-o", ms=3, lw=1, alpha=0.6)
     ax.plot(*p0[:2], "k*", ms=14, label="tip target (fixed)")
     ax.set_aspect("equal")
-    ax.set_title("planar 3R self-motion: one tip position, the whole 1-D family of arms")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+    ax.set_title("planar 3R self-motion:\none tip position, the whole 1-D family of arms")
     ax.legend()
     _save(fig, "planar3r_self_motion.png")
     print(f"  planar 3R, tip held at ({p0[0]:.3f}, {p0[1]:.3f}) m, walked once round its family: tip drift "
@@ -305,8 +309,12 @@ class Choice:
     robot: str
     task: str
     block: str  # manipulability block
+    char_length: float  # m, the rotation rows' scale in the "full" block
     n_targets: int
     rows: tuple[ChoiceRow, ...]  # plain IK, then each refinement
+    manip_tight_joint: str  # the joint most often nearest its stop in the manipulability-refined solutions
+    manip_tight_share: float  # the share of those solutions in which it is
+    roll_offset_mm: float  # the tool point's distance from the last joint's axis (at mid-range; any pose)
     q_pref: np.ndarray = unsaved()  # (n,) the preferred posture
     targets: np.ndarray = unsaved()  # (k, 4, 4) tool poses (only the translation is asked for "position")
     labels: tuple[str, ...] = unsaved()  # "plain IK", then "+ <objective name>"
@@ -325,7 +333,7 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     targets = T if task == "pose" else T[:, :3, 3]
     base = solve_ik_batch(chain, targets, task=task, rng=np.random.default_rng(SEED_IK))
     labels, sols, conv, lowered = ["plain IK"], [base.q], [base.converged], []
-    for obj in (ns.joint_limit_cost(chain), ns.manipulability_cost(chain, block), ns.posture_cost(chain, q_pref)):
+    for obj in (ns.joint_limit_cost(chain), ns.manipulability_cost(chain, block, CHAR_LENGTH), ns.posture_cost(chain, q_pref)):
         res = solve_ik_batch(chain, targets, task=task, prefer=ns.Prefer(obj), rng=np.random.default_rng(SEED_IK))
         labels.append(f"+ {obj.name}")
         sols.append(res.q)
@@ -334,14 +342,21 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     sols, conv, lowered = np.array(sols), np.array(conv), np.array(lowered)
     m = choice_measures(chain, block, q_pref, sols, conv)
     rows = tuple(ChoiceRow(label, *m[i], lowered[i - 1] if i else None) for i, label in enumerate(labels))
-    return Choice(robot, task, block, len(T), rows, q_pref, T, tuple(labels), sols, conv, lowered, m)
+    span = chain.upper - chain.lower
+    tight = np.argmin(np.minimum(sols[2] - chain.lower, chain.upper - sols[2]) / span, axis=1)[conv[2]]
+    joint = int(np.bincount(tight, minlength=chain.n).argmax())
+    axes, anchors, p = fk(chain, 0.5 * (chain.lower + chain.upper))
+    arm = p - anchors[-1]
+    offset = 1000 * float(np.linalg.norm(arm - (arm @ axes[-1]) * axes[-1]))
+    return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)), offset,
+                  q_pref, T, tuple(labels), sols, conv, lowered, m)
 
 
 def choice_measures(chain, block: str, q_pref: np.ndarray, solutions: np.ndarray, converged: np.ndarray) -> np.ndarray:
     """(labels, 4): success, median limit margin, median manipulability (``block``), median |q - q_pref| per
     variant of ``solutions: (labels, k, n)``."""
     return np.array([[conv.mean(), np.median(ns.limit_margin(chain, qs)),
-                      np.median(ns.manipulability(chain, qs, block)),
+                      np.median(ns.manipulability(chain, qs, block, CHAR_LENGTH)),
                       np.median(np.linalg.norm(qs - q_pref, axis=-1))] for qs, conv in zip(solutions, converged)])
 
 
@@ -401,7 +416,8 @@ def priority_rate_normal(J1, v1, J2, v2, *, lam2=0.0):
 
 def swung_start() -> np.ndarray:
     """The Panda's 'ready' tool pose with the elbow swung out and down: 1 s of corrected self-motion at 1 rad/s."""
-    return self_motion(robots.load("panda"), PANDA_READY, "pose", SELF_SPEED, 1e-2, 100, True)[-1]
+    return self_motion(robots.load("panda"), PANDA_READY, "pose", SELF_SPEED, SWING_DT, round(SWING_T / SWING_DT),
+                       True)[-1]
 
 
 @dataclass(frozen=True)
@@ -436,6 +452,7 @@ class Priority:
     k_tool_secondary: float
     diverged: float
     z_start: float
+    start_seconds: float  # s of self-motion at SELF_SPEED from 'ready' that reach the start
     z_top: float
     z_compatible: float
     z_conflict: float
@@ -465,7 +482,7 @@ def priority(q_start: np.ndarray) -> Priority:
     rows = np.array([[zs[-1], pk, *(drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf)),
                       len(zs) * PRIORITY_DT] for zs, pk, q in zip(heights, peak, q_final)])
     ticks, bound = round(PRIORITY_T / PRIORITY_DT), gain_bound(LAM2)
-    return Priority(PRIORITY_DT, PRIORITY_T, LAM2, bound, K_ELBOW, K_TOOL_SECONDARY, DIVERGED, z0, z_top, z0 + 0.02,
+    return Priority(PRIORITY_DT, PRIORITY_T, LAM2, bound, K_ELBOW, K_TOOL_SECONDARY, DIVERGED, z0, SWING_T, z_top, z0 + 0.02,
                     z_top + 0.03, None if bound is None else K_ELBOW * (z_top + 0.03 - z0) * bound,  # rad/s, at start
                     secondary_peak,
                     tuple(PriorityRow(label, *r, len(zs) < ticks) for label, r, zs in zip(labels, rows, heights)),
@@ -625,6 +642,7 @@ class ElbowPost:
     distmax: float  # m, the world resolves distances up to this; a damper acts on pairs closer than it
     margin_mm: float
     post_radius_mm: float
+    radii_sum_mm: float  # the link's capsule radius plus the post's: the deepest a capsule pair can overlap
     steps: int
     joint3_start: float
     joint3_pref: float
@@ -695,7 +713,7 @@ def elbow_post(steps: int = 120, step: float = 0.02, margin: float = 0.01) -> El
     return ElbowPost(
         margin, POST, world.model.body(link).name, 1000 * float(world.model.geom_size[arm_geom, 0]),
         int(np.argmin(free_post)), tuple(sorted(bodies - {world.model.body(link).name})), step, POST_JOINT3,
-        world.distmax, 1000 * margin, 1000 * POST[0],
+        world.distmax, 1000 * margin, 1000 * POST[0], 1000 * float(world.model.geom_size[arm_geom, 0] + POST[0]),
         len(avoid.scale), float(free.q[0, 2]), POST_JOINT3, float(free.q[-1, 2]), float(avoid.q[-1, 2]),
         -1000 * float(free_post.min()), -1000 * float(free_post[-1]), 1000 * float(avoid_post.min()),
         1000 * float(free.pose_drift.max()), 1000 * float(avoid.pose_drift.max()), float(free.cost[-1]),

@@ -54,7 +54,7 @@ def main(full: bool = False) -> list[Claim]:
                             "holds in the same place (a small red cube); a magenta line traces the elbow's path from "
                             "one side to the other"))
     save_results(HERE, SCRIPT, {"q": PANDA_READY, "ghosts": np.array(ends), "drift": drift, "elbow_path": elbow,
-                                "elbow_sweep_mm": sweep_mm,
+                                "elbow_sweep_mm": sweep_mm, "swing": SWING, "steps": STEPS,
                                 "picture": pic.record()}, figures=[figure])
     return []
 
