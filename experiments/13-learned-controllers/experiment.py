@@ -1,5 +1,5 @@
 """Lesson 13, Learned Controllers and the Gap to Reality, Experiment and Break it: "When you learn the inverse map
-with a network instead of solving it, you inherit every failure mode from earlier tracks."
+with a network instead of solving it, you inherit every failure mode from earlier lessons."
 
 Steps (each returns its numbers; call them from a Python prompt with small sizes):
 1. ``train_nets``: small JAX MLPs for the planar 2R and the SO-101, with a joint-regression loss (needs labels)
@@ -490,7 +490,7 @@ def print_so101(g: Guesses, setting: str) -> None:
     print(f"{'method':<32s}{'median mm':>10s}{'p95 mm':>10s}{tol:>14s}{'outside limits %':>18s}")
     for r in g.rows:
         print(f"{r.label:<32s}{r.median_mm:10.2g}{r.p95_mm:10.2g}{100 * r.within_tol:14.0f}{100 * r.outside:18.0f}")
-    print("Regression averages joint vectors inside a box, so it stays inside; FK-consistency has no reason to;")
+    print("Regression averages joint vectors inside a box, so it stays nearly inside (fitting error near a stop); FK-consistency has no reason to;")
     print("the bounded head (q = mid + half * tanh) stays inside by construction. The solver clips into the limits.")
 
 
