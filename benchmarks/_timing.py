@@ -32,4 +32,4 @@ def paired_ratio(t: dict[str, np.ndarray], a: str, b: str) -> float:
 def best_seconds(f: Callable[[], object], repeats: int = 5) -> float:
     """Seconds of the fastest of ``repeats`` calls of ``f``, after one untimed call (compilation, first touches)."""
     f()
-    return min(timeit.repeat(f, number=1, repeat=repeats))
+    return min(timeit.repeat(f, "gc.enable()", number=1, repeat=repeats))  # collection on, as per_call_seconds times

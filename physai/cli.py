@@ -22,9 +22,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from physai._cli_app import ROOT, VECTOR_OPTIONS, app, bad_input, console, new_table, parse_numbers
-from physai._cli_course import (FULL_ENV, FULL_OPTION, LESSON_NUMBER, OUT_OPTION, SCRIPTS, check, exercise, lesson,
-                                lesson_dirs, lesson_scripts, notebook, tour)
+from physai._cli_app import ROOT, app, bad_input, console, new_table, parse_numbers
+from physai._cli_course import check, exercise, lesson, lesson_dirs, lesson_scripts, notebook, tour
 from physai._validate import count, nonnegative
 from physai.errors import InputError
 

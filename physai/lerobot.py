@@ -188,6 +188,12 @@ class RobotKinematics:
             self._weights = weights if type(position_weight) is float and type(orientation_weight) is float else None
         problem, follow, seek = self._problem
         q0, clipped = self._clipped_start(np.deg2rad(current[self._index]))
+        try:  # a position-only task would take a 3-vector: the adapter never does
+            shape = np.shape(desired_ee_pose)
+        except ValueError:  # ragged nesting: the check below names it
+            shape = (4, 4)
+        if shape != (4, 4):
+            raise InputError(f"desired_ee_pose: expected one 4x4 T_base_target, got shape {shape}")
         # each call checks its target; the start is this object's own, finite and clipped into the limits above,
         # so the solve trusts it
         try:

@@ -128,6 +128,18 @@ def test_flat_keywords_still_work_and_warn_naming_the_objects(so101, flat, task,
     assert old.q.tobytes() == new.q.tobytes() and old.reason == new.reason
 
 
+@pytest.mark.parametrize("flat, match", [
+    (dict(engine="jax"), r"^engine: "),
+    (dict(backend="compiled", method="dls"), "cannot serve"),
+    (dict(backend="compiled", trace=[]), "cannot serve"),
+    (dict(backend="compiled", engine="numpy"), "cannot serve"),
+])
+def test_flat_keywords_the_old_api_refused_are_still_refused_in_one_line(so101, flat, match):
+    T = kinematics.tool_pose(so101, np.array([0.1, -0.5, 0.8, 0.3, 0.2]))
+    with pytest.warns(DeprecationWarning), pytest.raises(InputError, match=match):
+        solve_ik(so101, T, **flat)
+
+
 def test_dls_ik_still_works_and_warns_naming_the_jax_solver(so101):
     targets = kinematics.tool_pose(so101, so101.random_q(np.random.default_rng(5), 3))
     with pytest.warns(DeprecationWarning, match="Solver\\(method='dls', backend='jax'\\)"):

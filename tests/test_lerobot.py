@@ -250,6 +250,8 @@ def test_bad_input_is_one_clear_error(kin):
     for bad in (np.eye(3), np.stack([np.eye(4)] * 2), np.full((4, 4), np.nan), [[1.0, 0.0], [0.0]]):
         with pytest.raises(InputError, match="desired_ee_pose: "):
             kin.inverse_kinematics(np.zeros(6), bad)
+    with pytest.raises(InputError, match="desired_ee_pose: expected one 4x4"):  # a position-only task too
+        kin.inverse_kinematics(np.zeros(6), np.array([0.2, 0.0, 0.1]), orientation_weight=0.0)
     with pytest.raises(UnknownNameError, match="wrist_yaw"):
         RobotKinematics(str(URDF), joint_names=[*ARM[:4], "wrist_yaw"])
 

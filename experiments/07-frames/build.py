@@ -422,7 +422,8 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     lo, hi = pts.min(axis=0) - [0.16, 0.1, 0.0], pts.max(axis=0) + [0.12, 0.1, 0.04]
     lo[2] = 0.0
     ax.set(xlim=(lo[0], hi[0]), ylim=(lo[1], hi[1]), zlim=(lo[2], hi[2]), xlabel="x (m)", ylabel="y (m)",
-           zlabel="z (m)", title="SO-101 joint frames at q = (0, -0.6, 0.9, 0.4, 0.3)\nx red, y green, z blue")
+           zlabel="z (m)",
+           title=f"SO-101 joint frames at q = ({', '.join(f'{v:g}' for v in Q0)})\nx red, y green, z blue")
     ax.set_box_aspect(hi - lo, zoom=1.2)  # a wide, shallow box: zoomed, it fills the figure
     ax.set_yticks([-0.1, 0.0, 0.1])  # the arm stays within a few cm of y = 0
     ax.set_xticks(np.arange(-0.1, hi[0], 0.1))  # ticks 10 cm apart leave room for the labels

@@ -360,7 +360,8 @@ def five_dof_pose() -> FiveDof:
 
 
 def print_five_dof(f: FiveDof) -> None:
-    print("\n== 4. A 6-D pose the 5-DoF SO-101 cannot reach (a reachable pose turned 0.6 rad about tool y) ==")
+    print(f"\n== 4. A 6-D pose the 5-DoF SO-101 cannot reach (a reachable pose turned {FIVE_DOF_TURN:g} rad "
+          "about tool y) ==")
     for label in f.position_error:
         print(f"  weights {label:16s}: |dp| {f.position_error[label] * 1000:7.2f} mm, "
               f"angle {np.degrees(f.orientation_error[label]):5.1f} deg")

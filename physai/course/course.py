@@ -141,7 +141,7 @@ def _filter(fmt: str, blocks: _Blocks):
     def apply(node, digits: int = 0) -> str:
         if not isinstance(node, Result):
             raise CourseError(f"| {fmt}: format a result of the run (R....), not {node!r} typed into the page")
-        return blocks.put_inline(macro("num")(node._path, fmt, digits, format_value(node._value, fmt, digits)))
+        return blocks.put_inline(macro("num")(node._path, fmt, digits, format_value(result_value(node), fmt, digits)))
 
     return apply
 

@@ -46,7 +46,7 @@ import numpy as np
 
 from physai import _files
 from physai.course import _sandbox, _sendable
-from physai.course._learner import IMPORT_FACTOR, OUTPUT_HEAD, Hint, Learner, LearnerError, Session, Stopped
+from physai.course._learner import OUTPUT_HEAD, Hint, Learner, LearnerError, Session, Stopped
 from physai.course._reply import Opaque
 from physai.errors import InputError
 from physai.course.lesson import LESSONS_DIR, lesson_number
