@@ -243,9 +243,12 @@ def self_motion_claims(s: SelfMotion) -> list[Claim]:
 
 @dataclass(frozen=True)
 class PlanarFamily:
-    """The planar 3R with its tip held at the tip of ``PLANAR_Q0``: the tip (m), its largest drift (m) and the
-    range of the last link's absolute angle (rad) over the whole family ``q`` (joint vectors, once round, unsaved)."""
+    """The planar 3R with its tip held at the tip of ``PLANAR_Q0``: its link lengths (m, from the model), the start
+    ``q0`` (rad), the tip (m), its largest drift (m) and the range of the last link's absolute angle (rad) over the
+    whole family ``q`` (joint vectors, once round, unsaved)."""
 
+    links: np.ndarray  # (3,) m
+    q0: np.ndarray  # (3,) rad
     tip: np.ndarray  # (2,)
     drift: float
     last_link_range: float
@@ -264,7 +267,9 @@ def planar_family() -> PlanarFamily:
     away = int(np.argmax(gap > 0.5))
     fam = walk[: away + int(np.argmax(gap[away:] < 2 * PLANAR_DT)) + 1]  # up to the first return
     p0 = tool_pose(planar3r, PLANAR_Q0)[:3, 3]
-    return PlanarFamily(p0[:2], drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))[0], np.ptp(fam.sum(axis=1)), fam)
+    joints = np.vstack([fk(planar3r, PLANAR_Q0).anchors, p0])  # each joint, then the tip
+    return PlanarFamily(np.linalg.norm(np.diff(joints, axis=0), axis=1), PLANAR_Q0, p0[:2],
+                        drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))[0], np.ptp(fam.sum(axis=1)), fam)
 
 
 def plot_planar(family: PlanarFamily) -> None:
@@ -328,7 +333,7 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     """Random targets (FK of uniform in-limit poses, seed 0) for ``"panda"`` (pose) or ``"so101"`` (position)."""
     chain = robots.load(robot)
     task, block = ("pose", "full") if robot == "panda" else ("position", "position")
-    q_pref = PANDA_HOME if robot == "panda" else 0.5 * (chain.lower + chain.upper)
+    q_pref = PANDA_READY if robot == "panda" else 0.5 * (chain.lower + chain.upper)
     T = tool_pose(chain, chain.random_q(np.random.default_rng(SEED_TARGETS), n_targets))
     targets = T if task == "pose" else T[:, :3, 3]
     base = solve_ik_batch(chain, targets, task=task, rng=np.random.default_rng(SEED_IK))
