@@ -217,9 +217,10 @@ def print_self_motion(s: SelfMotion) -> None:
 def plot_self_motion(s: SelfMotion) -> None:
     t = np.arange(len(s.trajectory)) * DT
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
-    for i in range(s.trajectory.shape[1]):
-        a1.plot(t, s.trajectory[:, i], label=f"joint{i + 1}")
-    a1.set_ylabel("joint position (rad)")
+    turned = s.trajectory - s.trajectory[0]  # from ready: the angles themselves span too much to show the change
+    for i in range(turned.shape[1]):
+        a1.plot(t, turned[:, i], label=f"joint{i + 1}")
+    a1.set_ylabel("joint turned from ready (rad)")
     a1.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: no line hidden
     a1.set_title(f"Panda self-motion: tool pose fixed (drift {s.drift[-1, 0]:.1e} m, {s.drift[-1, 1]:.1e} rad)")
     moved = 1000 * (s.elbow - s.elbow[0])  # mm, world axes
@@ -797,13 +798,14 @@ def main(full: bool = False) -> list[Claim]:
     post = elbow_post()
     print_elbow_post(post)
     plot_elbow_post(post)
-    swing, rise = motion.elbow_swing, motion.elbow_rise
+    swing, rise, travel = motion.elbow_swing, motion.elbow_rise, motion.joint_travel
     figures = [
         Figure("self_motion.png",
                "During self-motion the Panda's joints turn and its elbow moves several centimetres, mostly "
                "sideways, while the tool pose stays put.",
-               "Two stacked plots against time for the Panda's self-motion, legends to the right of each. Top: the "
-               "seven joint angles, several changing steadily. Bottom: how far the elbow has moved from its start, in "
+               "Two stacked plots against time for the Panda's self-motion, legends to the right of each. Top: how "
+               "far each of the seven joints has turned from ready, straight lines fanning out from zero, up to "
+               f"{travel:.2f} rad. Bottom: how far the elbow has moved from its start, in "
                f"millimetres, along the world x, y and z axes and as a distance, which grows to {1000 * swing:.0f} mm; "
                f"the vertical part stays within {1000 * rise:.0f} mm. The title reports a tool drift of a few times "
                "ten to the minus eight."),
