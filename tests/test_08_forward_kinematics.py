@@ -289,6 +289,36 @@ def test_break_sign_flip_and_missing_tool_offset_are_mujoco_distances(build, so1
     assert br.order > 0.01
 
 
+def test_so101_off_by_one_frame_turns_axes_and_moves_anchors_as_mujocos_joints_differ(build, so101_model, so101):
+    """Break it on the SO-101 at Q0: reading joint k's axis and anchor from joint k+1's frame turns the axis by the
+    angle between MuJoCo's xaxis[k] and xaxis[k + 1] and moves the anchor by |xanchor[k + 1] - xanchor[k]|; the
+    parallel flex axes (shoulder_lift, elbow_flex, wrist_flex) keep their direction and lose only their anchor."""
+    d = mj_kinematics(so101_model, so101, build.Q0)
+    jids = [so101_model.joint(n).id for n in so101.joint_names]
+    axes, anchors = d.xaxis[jids], d.xanchor[jids]
+    slips = build.slip_step(so101)
+    assert [(r.joint, r.next) for r in slips] == list(zip(so101.joint_names[:-1], so101.joint_names[1:]))
+    for k, r in enumerate(slips):
+        turn = np.degrees(np.arccos(np.clip(axes[k] @ axes[k + 1], -1, 1)))
+        assert r.axis_deg == pytest.approx(turn, abs=1e-5)  # arccos near 1 turns eps into sqrt(eps): ~1e-6 deg
+        assert r.anchor_m == pytest.approx(np.linalg.norm(anchors[k + 1] - anchors[k]), abs=1e-14)
+    assert [round(r.axis_deg) for r in slips] == [90, 0, 0, 90] and min(r.anchor_m for r in slips) > 0.05
+
+
+def test_ignoring_q_ref_is_the_pose_mujoco_gives_at_q_plus_q_ref(build):
+    """q_ref: the SO-101 compiled by MuJoCo with a joint ref on every joint; your walk with q_ref is MuJoCo's site,
+    and the walk that forgets q_ref lands on MuJoCo's site at q + q_ref, the page's distance away."""
+    model, chain = build.so101_with_ref()
+    np.testing.assert_allclose(chain.q_ref, build.REF)
+    qr = build.qref_step()
+    sid = model.site("gripperframe").id
+    at_q = mj_kinematics(model, chain, build.Q0).site_xpos[sid]
+    at_shifted = mj_kinematics(model, chain, build.Q0 + build.REF).site_xpos[sid]
+    assert qr.ref == build.REF and qr.err <= 1e-14
+    assert qr.ignored == pytest.approx(np.linalg.norm(at_shifted - at_q), abs=1e-14)
+    assert qr.ignored > 0.05
+
+
 def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, so101_model, so101):
     ex = build.exercises_step(so101)
     m, sid = so101_model, so101_model.site(so101.tool_name).id
