@@ -574,8 +574,8 @@ def test_without_pinocchio_the_steps_leave_its_checks_out_and_say_how_to_install
 
 def test_frame_figure_labels_clear_each_other_and_stay_inside_the_plot(build, monkeypatch, so101_model, so101):
     """build_frames.png's layout, once drawn: one label per frame (the world, the joints' bodies as Step 1's table
-    names them, MuJoCo's, and the tool), in type of at least 12 pt (the figure is 6.4 in wide: at 375 px that reads as
-    about 8 px), no two labels overlapping, every label and every arrow tip inside the axes; each frame drawn at its
+    names them, MuJoCo's, and the tool), in type of at least 14 pt (the figure is 5.6 in wide: at 375 px that reads as
+    a 12 px font), no two labels overlapping, every label and every arrow tip inside the axes; each frame drawn at its
     origin's x and z (MuJoCo's xpos of the body)."""
     import matplotlib.pyplot as plt
 
@@ -599,7 +599,7 @@ def test_frame_figure_labels_clear_each_other_and_stay_inside_the_plot(build, mo
     box = ax.get_window_extent(renderer)
     extents = [t.get_window_extent(renderer) for t in labels]
     for k, (t, e) in enumerate(zip(labels, extents)):
-        assert t.get_fontsize() >= 12
+        assert t.get_fontsize() >= 14
         assert not any(e.overlaps(o) for o in extents[k + 1:]), t.get_text()
         assert box.x0 <= e.x0 and e.x1 <= box.x1 and box.y0 <= e.y0 and e.y1 <= box.y1, t.get_text()
     assert len(arrows) == 3 * (so101.n + 2)

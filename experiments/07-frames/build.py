@@ -429,7 +429,7 @@ def claims(ch) -> list[Claim]:
 def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     """Each joint frame labelled as the page's table names it (its body), seen from the side (along +y: the arm at
     Q0 stays within 2 cm of y = 0), in a type large enough to read on a phone."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.7))
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
     frames = [np.eye(4), *T_world_joint, T_world_tool]
     labels = ["world", *bodies, chain.tool_name]
     pts = np.array([T[:3, 3] for T in frames])
@@ -439,9 +439,9 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
             ax.annotate("", T[[0, 2], 3] + 0.035 * T[[0, 2], k], T[[0, 2], 3],
                         arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, mutation_scale=12), zorder=3)
         left = T[0, 3] < 0.1  # labels left of the frames near the base, right of the rest
-        ax.text(T[0, 3] + (-0.03 if left else 0.03), T[2, 3], label, fontsize=13, ha="right" if left else "left",
+        ax.text(T[0, 3] + (-0.03 if left else 0.03), T[2, 3], label, fontsize=14, ha="right" if left else "left",
                 va="center", zorder=4, bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=0.5))
-    ax.set(xlim=(-0.12, 0.45), ylim=(-0.03, 0.27), aspect="equal")
+    ax.set(xlim=(-0.17, 0.53), ylim=(-0.03, 0.28), aspect="equal")
     ax.set_xlabel("x (m)", fontsize=12)
     ax.set_ylabel("z (m)", fontsize=12)
     ax.set_title("seen from the side; x red, y green, z blue", fontsize=12)
@@ -469,7 +469,7 @@ def main(full: bool = False) -> list[Claim]:
     figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
     figures = [
         Figure("build_frames.png",
-               "The SO-101's joint frames at Q0, from the world through each joint to the tool, "
+               "The SO-101's joint frames at Q0 seen from the side, from the world through each joint to the tool, "
                "with x red, y green and z blue.",
                "Side view (x across, z up) of the SO-101's frames at the pose Q0: the world frame at the origin, one "
                "red-green-blue triad per joint along a grey polyline, each labelled with its body's name as in the "

@@ -62,7 +62,7 @@ class ReachRow:
     """One row of the envelope, each number the mean over the seeds (``*_sd``: the standard deviation over them):
     the row's own sample's farthest tool point from the world origin and its lowest point (m); the share of its
     points in cubes of side CELL that a within-limits sample of the same seed never visits; the share of its tool
-    points below z = 0, the surface the base stands on."""
+    points below z = 0, the surface the base stands on (``below_sd``: its standard deviation over the seeds)."""
 
     label: str
     max_r: float
@@ -70,6 +70,7 @@ class ReachRow:
     share: float
     share_sd: float
     below: float
+    below_sd: float
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
         stats.append(row_stats)
     s = np.array(stats)  # (seeds, rows, 4)
     mean, sd = s.mean(axis=0), s.std(axis=0, ddof=1)  # ddof=1: the sample standard deviation over the seeds
-    rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2], m[3])))
+    rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2], m[3], d[3])))
                  for label, m, d in zip(labels, mean, sd))
     worst = max((row for row in rows if row.label.startswith("only ")), key=lambda row: row.share)
     spans = dict(zip(chain.joint_names, np.degrees(chain.upper - chain.lower).tolist()))
@@ -362,7 +363,8 @@ def print_reach(r) -> None:
           "deviation; the second within-limits sample\nis the noise floor.")
     print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {'share outside':>16s} {'below z = 0':>12s}")
     for s in r.rows:
-        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%} {s.below:12.1%}")
+        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%} "
+              f"{s.below:7.1%} +- {s.below_sd:4.1%}")
     print("joint ranges (deg): " + ", ".join(f"{n} {s:.0f}" for n, s in r.spans_deg.items()))
     print("Read: rows above the noise floor are the joints whose limits cut the workspace. 'below z = 0': the limits\n"
           "do not keep the tool above the surface the base stands on.")
