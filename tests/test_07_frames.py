@@ -375,7 +375,7 @@ def test_first_quiz_swapped_product_is_measured_from_mujocos_bodies(build, so101
     np.testing.assert_allclose(sw.right, T_we[:3, 3], atol=1e-14)
     np.testing.assert_allclose(sw.swapped, (T_se @ T_ws)[:3, 3], atol=1e-14)
     assert sw.gap == pytest.approx(np.linalg.norm((T_se @ T_ws)[:3, 3] - T_we[:3, 3]), abs=1e-14)
-    assert sw.gap > 0.1
+    assert sw.gap > 0.1 and sw.swapped[2] < 0  # the page: below the table
 
 
 def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101_model, so101):

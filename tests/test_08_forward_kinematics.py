@@ -449,6 +449,11 @@ def test_experiment_worst_joint_and_best_step_follow_the_statistics(ex):
     reach = ex.reach_step(chain, n=300, seeds=2)
     shares = {s.label: s.share for s in reach.rows if s.label.startswith("only ")}
     assert reach.worst_joint.label == max(shares, key=shares.get)
+    ranked = sorted(shares, key=shares.get)
+    assert reach.runner_up.label == ranked[-2]
+    sds = {s.label: s.share_sd for s in reach.rows}
+    gap = (shares[ranked[-1]] - shares[ranked[-2]]) / max(sds[ranked[-1]], sds[ranked[-2]])
+    assert reach.rank_gap == pytest.approx(gap, rel=1e-12)
     num = ex.numeric_summary(20, {1e-6: 1e-10, 1e-5: 1e-11})
     assert num.best_eps == 1e-5 and num.at_check_eps == 1e-10  # picked, not computed: equality is the point
 
