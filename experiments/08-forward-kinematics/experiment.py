@@ -447,28 +447,33 @@ def claims(num, bug, rpy) -> list[Claim]:
 
 def plot_reach(r, path) -> None:
     """Side by side on equal axes: the within-limits cloud, and the all-free cloud with its points outside the
-    within-limits cells in orange; top view above, side view below."""
-    fig, axes = plt.subplots(2, 2, figsize=(9, 8.4), sharex="row", sharey="row")
-    clouds = ((r.limited, np.zeros(len(r.limited), bool), "within the limits"),
-              (r.free, r.free_outside, "every joint free in [-pi, pi]"))
-    low = r.limited[:, 2].min()
-    for col, (pts, outside, title) in enumerate(clouds):
-        for mask, color, label in ((~outside, "C0", f"in a {CELL * 100:.0f} cm cube the within-limits sample visits"),
-                                   (outside, "C1", f"in a {CELL * 100:.0f} cm cube it never visits")):
-            p = pts[mask]
-            axes[0, col].scatter(p[:, 0], p[:, 1], s=0.3, c=color, label=label, rasterized=True)
-            axes[1, col].scatter(np.hypot(*(p[:, :2] - r.pan_xy).T), p[:, 2], s=0.3, c=color, label=label,
-                                 rasterized=True)
-        axes[1, col].axhline(low, color="k", lw=0.8, ls="--", label="lowest point within the limits")
-        axes[1, col].axhline(0.0, color="k", lw=0.8, label="z = 0, the surface the base stands on")
-        axes[0, col].set(title=f"{title}: top view", xlabel="x (m)", ylabel="y (m)", aspect="equal")
-        axes[1, col].set(title="side view (all azimuths)", xlabel="distance from the shoulder_pan axis (m)",
-                         ylabel="z (m)", aspect="equal")
-    fig.legend(*axes[1, 1].get_legend_handles_labels(), markerscale=12, loc="lower center", ncol=2)
-    fig.suptitle(f"SO-101 tool point (gripperframe) over {r.n:,} random joint positions per panel")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    save_figure(fig, path, dpi=110)
-    plt.close(fig)
+    within-limits cells in orange; top view above, side view below. Type large enough to read on a phone."""
+    with plt.rc_context({"font.size": 14}):
+        fig, axes = plt.subplots(2, 2, figsize=(8, 9.4), sharex="row", sharey="row")
+        clouds = ((r.limited, np.zeros(len(r.limited), bool), "within the limits"),
+                  (r.free, r.free_outside, "every joint free"))
+        low = r.limited[:, 2].min()
+        for col, (pts, outside, title) in enumerate(clouds):
+            for mask, color, label in ((~outside, "C0", "in a cube the limited arm visits"),
+                                       (outside, "C1", "in a cube it never visits")):
+                p = pts[mask]
+                axes[0, col].scatter(p[:, 0], p[:, 1], s=0.3, c=color, label=label, rasterized=True)
+                axes[1, col].scatter(np.hypot(*(p[:, :2] - r.pan_xy).T), p[:, 2], s=0.3, c=color, label=label,
+                                     rasterized=True)
+            axes[1, col].axhline(low, color="k", lw=1, ls="--", label="lowest point within the limits")
+            axes[1, col].axhline(0.0, color="k", lw=1, label="z = 0, the base's surface")
+            axes[0, col].set(title=f"{title}\ntop view", xlabel="x (m)", aspect="equal")
+            axes[1, col].set(title="side view", xlabel="from the pan axis (m)", aspect="equal")
+        axes[0, 0].set_ylabel("y (m)")
+        axes[1, 0].set_ylabel("z (m)")
+        for ax in axes.flat:
+            ax.locator_params(nbins=4)
+        fig.legend(*axes[1, 1].get_legend_handles_labels(), markerscale=14, loc="lower center", ncol=2,
+                   fontsize=12, handletextpad=0.3, columnspacing=0.8)
+        fig.suptitle(f"SO-101 tool point, {r.n:,} random poses per panel")
+        fig.tight_layout(rect=(0, 0.07, 1, 1), h_pad=2.0)
+        save_figure(fig, path, dpi=110)
+        plt.close(fig)
 
 
 def main(full: bool = False) -> list[Claim]:
