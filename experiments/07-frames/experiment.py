@@ -124,13 +124,12 @@ def drift_float32(n_steps=N_STEPS) -> Float32Drift:
         R_fixed = R_fixed @ dR
         if k % FIX_EVERY == 0:  # projected in float64, stored back in float32 (its own rounding)
             R_fixed = tf.orthonormalize(R_fixed.astype(float)).astype(np.float32)
-    R64, q64, F64 = R.astype(float), q.astype(float), R_fixed.astype(float)
+    R64, q64, F64, D64 = R.astype(float), q.astype(float), R_fixed.astype(float), dR.astype(float)
     exact = drift_reference(n_steps)
     return Float32Drift(n_steps, float(np.abs(R64 @ R64.T - np.eye(3)).max()), float(abs(np.linalg.norm(q64) - 1.0)),
                         angle_between(R64, exact), angle_between(tf.quat_to_matrix(q64), exact),
                         float(np.abs(F64 @ F64.T - np.eye(3)).max()), angle_between(F64, exact),
-                        float(np.finfo(np.float32).eps), float(np.abs(dR.astype(float) @ dR.T.astype(float) - np.eye(3)).max()),
-                        _refuses(dR))
+                        float(np.finfo(np.float32).eps), float(np.abs(D64 @ D64.T - np.eye(3)).max()), _refuses(dR))
 
 
 @dataclass(frozen=True)

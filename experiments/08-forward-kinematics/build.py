@@ -296,7 +296,8 @@ def qref_step(q=Q0, ref=REF) -> QRef:
 
 
 def print_slips(slips, qref) -> None:
-    print("\n== Break it: the off-by-one frame on the SO-101 at Q0 (joint k's axis and anchor from joint k+1's frame) ==")
+    print("\n== Break it: the off-by-one frame on the SO-101 at Q0 (joint k's axis and anchor from joint k+1's "
+          "frame) ==")
     print(f"{'joint':>13s} {'read from':>13s} {'axis turned (deg)':>18s} {'anchor moved (m)':>17s}")
     for r in slips:
         print(f"{r.joint:>13s} {r.next:>13s} {r.axis_deg:18.1f} {r.anchor_m:17.4f}")
