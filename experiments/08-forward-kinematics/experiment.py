@@ -449,18 +449,18 @@ def plot_reach(r, path) -> None:
     """Side by side on equal axes: the within-limits cloud, and the all-free cloud with its points outside the
     within-limits cells in orange; top view above, side view below. Type large enough to read on a phone."""
     with plt.rc_context({"font.size": 14}):
-        fig, axes = plt.subplots(2, 2, figsize=(8, 9.4), sharex="row", sharey="row")
+        fig, axes = plt.subplots(2, 2, figsize=(6.2, 8.4), sharex="row", sharey="row")
         clouds = ((r.limited, np.zeros(len(r.limited), bool), "within the limits"),
                   (r.free, r.free_outside, "every joint free"))
         low = r.limited[:, 2].min()
         for col, (pts, outside, title) in enumerate(clouds):
-            for mask, color, label in ((~outside, "C0", "in a cube the limited arm visits"),
-                                       (outside, "C1", "in a cube it never visits")):
+            for mask, color, label in ((~outside, "C0", "a cube the limited arm visits"),
+                                       (outside, "C1", "a cube it never visits")):
                 p = pts[mask]
                 axes[0, col].scatter(p[:, 0], p[:, 1], s=0.3, c=color, label=label, rasterized=True)
                 axes[1, col].scatter(np.hypot(*(p[:, :2] - r.pan_xy).T), p[:, 2], s=0.3, c=color, label=label,
                                      rasterized=True)
-            axes[1, col].axhline(low, color="k", lw=1, ls="--", label="lowest point within the limits")
+            axes[1, col].axhline(low, color="k", lw=1, ls="--", label="lowest within the limits")
             axes[1, col].axhline(0.0, color="k", lw=1, label="z = 0, the base's surface")
             axes[0, col].set(title=f"{title}\ntop view", xlabel="x (m)", aspect="equal")
             axes[1, col].set(title="side view", xlabel="from the pan axis (m)", aspect="equal")
@@ -469,9 +469,9 @@ def plot_reach(r, path) -> None:
         for ax in axes.flat:
             ax.locator_params(nbins=4)
         fig.legend(*axes[1, 1].get_legend_handles_labels(), markerscale=14, loc="lower center", ncol=2,
-                   fontsize=12, handletextpad=0.3, columnspacing=0.8)
-        fig.suptitle(f"SO-101 tool point, {r.n:,} random poses per panel")
-        fig.tight_layout(rect=(0, 0.07, 1, 1), h_pad=2.0)
+                   fontsize=11, handletextpad=0.3, columnspacing=0.8)
+        fig.suptitle(f"SO-101 tool point,\n{r.n:,} random poses per panel")
+        fig.tight_layout(rect=(0, 0.06, 1, 1), h_pad=1.5)
         save_figure(fig, path, dpi=110)
         plt.close(fig)
 
