@@ -579,6 +579,13 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     assert f"{saved['depth_mm']:.1f} mm inside {saved['into']}" in figure.alt
     for q in (saved["q_plain"], saved["q_avoid"]):
         assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3
+    # the close side view: its dot, the deepest point, lies as far below the table top (z = 0) as the overlap is deep,
+    # and inside the table's footprint; the figure is drawn and its caption states that depth
+    point = np.array(saved["deepest_point"])
+    np.testing.assert_allclose(-1000 * point[2], saved["depth_mm"], atol=1e-6)
+    assert np.all(np.abs(point[:2] - centre[:2]) < half[:2])
+    assert (tmp_path / scene.CLOSE_FILE).stat().st_size > 0
+    assert f"{saved['depth_mm']:.1f} mm below the top" in read_figures(tmp_path)[scene.CLOSE_FILE].caption
 
 
 def test_task_table_names_stay_whole_on_a_narrow_screen():
