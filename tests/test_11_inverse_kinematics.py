@@ -536,6 +536,7 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     changed = np.any(t.avoid_q != t.plain_q, axis=1)  # bitwise: a clear plain answer comes back as it was
     np.testing.assert_array_equal(changed, conv & (closest < t.margin))
     assert r.avoid_changed == r.plain_colliding and r.plain_clear == np.sum(conv & (closest >= t.margin))
+    assert (r.plain_all, r.avoid_all) == (r.plain_converged == r.targets, r.avoid_converged == r.targets)  # "all"
     # the figure's flat top is the shoulder's gap to the table, the same at every answer (it only turns in place)
     shoulder = on_table & np.array([any(x.startswith("shoulder#") for x in pair) for pair in world.pair_names])
     gap = plain[:, shoulder].min(axis=1)
@@ -585,7 +586,7 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     np.testing.assert_allclose(-1000 * point[2], saved["depth_mm"], atol=1e-6)
     assert np.all(np.abs(point[:2] - centre[:2]) < half[:2])
     assert (tmp_path / scene.CLOSE_FILE).stat().st_size > 0
-    assert f"{saved['depth_mm']:.1f} mm below the top" in read_figures(tmp_path)[scene.CLOSE_FILE].caption
+    assert f"{saved['depth_mm']:.1f} mm below the table top" in read_figures(tmp_path)[scene.CLOSE_FILE].alt
 
 
 def test_task_table_names_stay_whole_on_a_narrow_screen():

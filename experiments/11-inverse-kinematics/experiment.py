@@ -458,6 +458,8 @@ class ThroughTable:
     top_mm: float  # the largest smallest-pair distance of any answer
     shoulder_gap_mm: float  # the shoulder's smallest distance to the table at the plain answers ...
     shoulder_spread_mm: float  # ... and how much it varies
+    plain_all: bool  # every plain answer converged (the page says "all")
+    avoid_all: bool  # every avoid= answer converged
     margin: float = unsaved()  # m
     points: np.ndarray = unsaved()  # (k, 3) tool positions of clear SO-101 postures close above the table
     plain_q: np.ndarray = unsaved()  # (k, 5) plain solve_ik_batch answers
@@ -507,7 +509,7 @@ def through_table(n_targets: int = 40, margin: float = 0.01) -> ThroughTable:
         int((aconv & (avoid_clear < margin)).sum()), int((aconv & (avoid_clear >= margin)).sum()),
         float(1000 * avoid_clear[aconv].min()), int(np.any(avoid.q != plain.q, axis=1).sum()), 1000 * world.distmax,
         float(1000 * max(plain_clear.max(), avoid_clear.max())), float(1000 * plain_shoulder.min()),
-        float(1000 * np.ptp(plain_shoulder)), margin, targets, plain.q, conv, plain_clear, avoid.q, aconv, avoid_clear,
+        float(1000 * np.ptp(plain_shoulder)), bool(conv.all()), bool(aconv.all()), margin, targets, plain.q, conv, plain_clear, avoid.q, aconv, avoid_clear,
         plain_table, plain_self, plain_shoulder, world.distmax)
 
 
