@@ -1,8 +1,9 @@
 """Lesson 11, the robot: one SO-101 target just above the table, the plain IK answer that sinks deepest into the
-table and the answer with ``avoid=`` that keeps clear, rendered from the model.
+table and the answer with ``avoid=`` that keeps clear, rendered from the model; and a side view to scale of where the
+plain answer dips into the table.
 
-Run: uv run python experiments/11-inverse-kinematics/scene.py   (writes scene_output.txt, results.json and
-scene_table.png)
+Run: uv run python experiments/11-inverse-kinematics/scene.py   (writes scene_output.txt, results.json,
+scene_table.png and scene_contact.png)
 """
 
 import matplotlib
@@ -98,7 +99,8 @@ def part(geom: str) -> str:
 
 def main(full: bool = False) -> list[Claim]:
     """Solve Through the table's targets plain and with avoid=, picture the plain answer that sinks deepest into the
-    table beside its avoid= answer; no claims. ``full``: no larger size."""
+    table beside its avoid= answer, then that answer's contact from the side (:func:`contact_view`); no claims.
+    ``full``: no larger size."""
     chain = robots.load("so101")
     world = collision.collision_world(collision.scene("so101", [collision.Obstacle("table", "box", *TABLE)]), chain,
                                       margin=MARGIN, self_margin=MARGIN)
