@@ -88,8 +88,9 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "past the servo limit, fixed damping's norm touches its dashed bound and then falls, and adaptive "
            "damping's norm follows the exact curve until its threshold, then the damped one."),
     Figure("ellipsoids.png",
-           "The velocity ellipsoid of the WidowX AI's linear rows, both panels on the same axes (half-width in "
-           "the title): rounded at a typical pose, a flat disc near full extension (past the elbow's limit).",
+           "The velocity ellipsoid of the WidowX AI's linear rows (the tool velocities that joint speeds of norm one "
+           "give, in m/s per rad/s), both panels on the same axes: rounded at Step 2's typical pose, a flat disc at "
+           "Step 5's nearly straight pose (past the elbow's limit).",
            "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same axes: at a typical pose a "
            "rounded ellipsoid; near full extension, at a pose past the elbow's limit, a larger flat disc with one "
            "axis almost gone."),
@@ -673,22 +674,24 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
     """The velocity ellipsoids {J qdot : |qdot| <= 1} at the typical pose and near full extension."""
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
     sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
-    fig = plt.figure(figsize=(10, 4.8))
+    # large type and few words: the figure is read shrunk to a phone's width
+    fig = plt.figure(figsize=(8, 4.6))
     lim = ellipsoid_scale(typical, near)
-    for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose"),
-                                              (near.sigma, near.directions,
-                                               f"near full extension, {near.past:.2f} rad past the elbow limit"))):
+    for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose (Step 2)"),
+                                              (near.sigma, near.directions, "nearly straight (Step 5)"))):
         ax = fig.add_subplot(1, 2, k + 1, projection="3d")
         # the sphere's poles go to the longest axis: on the flat disc's face they would show as a spot
         x, y, z = np.einsum("ij,jab->iab", (axes * radii)[:, [1, 2, 0]], sphere)
         ax.plot_surface(x, y, z, color=f"C{k}", linewidth=0, alpha=0.8)
-        ax.set_box_aspect((1, 1, 1))
+        ax.set_box_aspect((1, 1, 1), zoom=0.85)
         ticks = [-lim, 0.0, lim]
-        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks,
-               xlabel="x (m/s)", ylabel="y (m/s)", zlabel="z (m/s)")
-        ax.set_title(f"{title}\nradii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s", fontsize=9)
-    fig.suptitle("WidowX AI velocity ellipsoid of the linear rows: the pancake near a singularity\n"
-                 f"both panels on the same axes, +-{lim:.1f} m/s per rad/s of joint speed")
+        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks)
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis), ("z", ax.zaxis)):
+            axis.set_label_text(name, fontsize=12)
+        ax.tick_params(labelsize=10)
+        # inside the axes' box: tight_layout does not make room above a 3-D panel for a title
+        ax.text2D(0.5, 1.0, f"{title}\nradii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s",
+                  transform=ax.transAxes, ha="center", va="top", fontsize=12)
     _save(fig, "ellipsoids.png")
 
 
