@@ -694,7 +694,7 @@ def test_the_damp_harder_edit_reproduces_the_measured_ahead_numbers_the_page_rea
     np.testing.assert_allclose(r.fixed_norm, 0.05 * s / (s**2 + lam**2), rtol=1e-9)
     np.testing.assert_allclose(r.fixed_weak, 0.05 * s**2 / (s**2 + lam**2), rtol=1e-7, atol=1e-15)
     assert ahead.fixed_max == pytest.approx(r.fixed_max, rel=1e-12) and r.fixed_max <= r.bound
-    assert ahead.near_fixed_weak_mm == pytest.approx(r.near_fixed_weak_mm, rel=1e-12)
+    assert ahead.near_fixed_weak == pytest.approx(r.near.fixed_weak, rel=1e-12)
     Jp = mj_site(wxai_model, wxai, spread.q)[2][:3]
     d = np.random.default_rng(0).normal(size=(200, 3))
     v = 0.05 * d / np.linalg.norm(d, axis=1, keepdims=True)
