@@ -19,7 +19,7 @@ Q_STRETCHED = np.array([0.0, 1.0, -1.24, 0.0, 0.0])  # rad: reaching forward, up
 SCALE = 0.4  # s: each ellipsoid is drawn at this scale (m per m/s), so 1 rad/s of joint norm reads in 0.4 s
 # one camera for both pictures, centred on the tool at the same distance: the two ellipsoids are drawn to one scale,
 # and from this side all three of Q0's axes show (none points at the camera)
-VIEW = dict(azimuth=140.0, elevation=-28.0, distance=0.9)
+VIEW = dict(azimuth=140.0, elevation=-28.0, distance=0.65)
 ELLIPSOID_RGBA = (0.1, 0.4, 1.0, 0.55)
 AXIS_RGBA = ((0.85, 0.1, 0.1, 1.0), (0.1, 0.6, 0.15, 1.0), (0.55, 0.1, 0.7, 1.0))  # sigma_1, sigma_2, sigma_3
 SCRIPT = "scene.py"
