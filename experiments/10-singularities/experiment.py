@@ -70,11 +70,11 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "tool passes over the pan axis, one is nearly lost; the cross marks the vertical band at shoulder_lift 0. "
            "Near the vertical band a dashed line runs on without a dark stripe of its own: the arm is nearly "
            "straight there, so the direction along it is already weaker than the sideways one, and the map shows "
-           "only the weaker of the two.",
+           "only the weaker of the two (the circle marks the crossing the text studies).",
            "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
            "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
            "traced by a dashed line where the tool is above the pan axis (the lower one fades into the vertical band "
-           "where it crosses it), and a red cross on the vertical band at "
+           "where it crosses it, a white circle marking the crossing), and a red cross on the vertical band at "
            "shoulder_lift 0, clear of the diagonal bands."),
     Figure("extension_sweep.png",
            "The WidowX AI walked to full extension: the smallest singular value falls, and the exact joint speeds "
@@ -238,16 +238,18 @@ def print_typical(r: SigmaSpread) -> None:
 
 
 def plot_typical(r: SigmaSpread) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    # large type and few words: the figure is read shrunk to a phone's width
+    fig, ax = plt.subplots(figsize=(6, 4.2))
     bins = np.geomspace(r.sigmas.min(), r.sigmas.max(), 41)
     ax.hist(r.sigmas, bins=bins, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
     for k, s in enumerate(r.median):
         ax.axvline(s, color=f"C{k}", ls=":", lw=1)
     ax.set_xscale("log")
-    ax.set_xlabel("singular value (m/rad, log scale); dotted: each one's median")
-    ax.set_ylabel("poses")
-    ax.set_title("Singular values of the WidowX AI's linear rows over random in-limit poses")
-    ax.legend()
+    ax.set_xlabel("singular value (m/rad, log scale)\ndotted: each one's median", fontsize=12)
+    ax.set_ylabel("poses", fontsize=12)
+    ax.tick_params(labelsize=11)
+    ax.set_title("WidowX AI, linear rows, random in-limit poses", fontsize=12)
+    ax.legend(fontsize=12)
     _save(fig, "sigma_spread.png")
 
 
@@ -353,15 +355,19 @@ def print_rank_loss(r: RankLossMap) -> None:
 
 
 def plot_rank_loss(r: RankLossMap) -> None:
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    # large type and few words: the figure is read shrunk to a phone's width
+    fig, ax = plt.subplots(figsize=(6, 5))
     im = ax.pcolormesh(r.elbow_grid, r.lift_grid, r.sigma_min, shading="auto", cmap="viridis")
-    fig.colorbar(im, ax=ax, label="sigma_min (m/rad)")
-    ax.contour(r.elbow_grid, r.lift_grid, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1)
-    ax.plot(r.elbow, r.lift, "r+", ms=12)
-    ax.set_xlabel("elbow_flex (rad)")
-    ax.set_ylabel("shoulder_lift (rad)")
-    ax.set_title("SO-101: where the linear rows nearly lose rank\n"
-                 "+: the straight-arm band at shoulder_lift 0; dashed: the tool over the pan axis", fontsize=10)
+    bar = fig.colorbar(im, ax=ax)
+    bar.set_label("sigma_min (m/rad)", fontsize=12)
+    ax.contour(r.elbow_grid, r.lift_grid, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1.2)
+    ax.plot(r.elbow, r.lift, "r+", ms=14, mew=2)
+    ax.plot(r.crossing_q[2], r.crossing_q[1], "o", mfc="none", mec="w", ms=14, mew=1.5)
+    ax.set_xlabel("elbow_flex (rad)", fontsize=12)
+    ax.set_ylabel("shoulder_lift (rad)", fontsize=12)
+    ax.tick_params(labelsize=11)
+    ax.set_title("SO-101, linear rows: where they nearly lose rank\n"
+                 "+ straight-arm band;  dashed: tool over the pan axis;\no: where the two cross", fontsize=12)
     _save(fig, "rank_loss_map.png")
 
 
