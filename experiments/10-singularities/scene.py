@@ -58,14 +58,13 @@ def main(full: bool = False) -> list[Claim]:
         Figure(FILES["q0"], pics["q0"].caption(
             "The SO-101 at Q0 with its manipulability ellipsoid at the tool: all three axes open, the longest "
             f"(σ1) {s0[0] / s0[2]:.0f} times the shortest (σ3, toward and away from the base). Each semi-axis is an "
-            f"arrow labelled with its singular value (m/rad), drawn {SCALE:g} m long per m/rad."),
+            "arrow labelled with its singular value (m/rad), drawn to the scale the text states."),
             pics["q0"].alt("at Q0",
                            f"a translucent blue ellipsoid at the tool, its three semi-axes drawn as red, green and "
                            f"purple arrows labelled with their singular values {axes(s0)} m/rad")),
         Figure(FILES["stretched"], pics["stretched"].caption(
             "The SO-101 stretched out forward, from the same camera at the same scale as at Q0: two axes open, "
-            f"wider than at Q0, and the one along the arm (σ3 = {s1[2]:.4f} m/rad) closed to a flat disc, its arrow "
-            "too short to see."),
+            "wider than at Q0, and the one along the arm (σ3) closed to a flat disc, its arrow too short to see."),
             pics["stretched"].alt("stretched out forward, upper arm, forearm and wrist almost in one line",
                                   f"a translucent blue flat disc at the tool, its semi-axes drawn as arrows labelled "
                                   f"{axes(s1)} m/rad; the thin axis lies along the arm")),
