@@ -772,3 +772,25 @@ def test_the_elbow_limits_sigma_min_is_far_from_zero_yet_in_the_bottom_tenth(ex,
     at_limit = np.linalg.svd(J, compute_uv=False)[-1]
     assert at_limit > 10 * sweep.near.sigma_min
     assert at_limit < ex.typical_sigmas(5000).p10[2]  # the page's sample size and seed
+
+
+def test_the_typical_poses_four_printed_decimals_reproduce_steps_6_and_7(ex, wxai, wxai_model):
+    """The page prints the typical pose to four decimals and says that is enough to reproduce Steps 6 and 7: from
+    that rounded pose, MuJoCo's Jacobian gives the same condition numbers, radii and damping tax to the digits the
+    page prints (the tax from the normal equations, 200 seeded directions as the run draws them)."""
+    spread = ex.typical_sigmas(5000)
+    q = np.round(spread.q, 4)
+    J = mj_site(wxai_model, wxai, q)[2]
+    cond = np.linalg.cond
+    exact, tax = ex.units(spread.q), ex.damping_tax(spread.q)
+    assert f"{cond(J):.2f}" == f"{exact.m:.2f}" and f"{cond(np.r_[1000 * J[:3], J[3:]]):.0f}" == f"{exact.mm:.0f}"
+    assert f"{cond(J[:3]):.3f}" == f"{exact.position:.3f}"
+    assert f"{cond(np.r_[J[:3], 0.3 * J[3:]]):.2f}" == f"{exact.scaled:.2f}"
+    S = np.linalg.svd(J[:3], compute_uv=False)
+    assert [f"{s:.3f}" for s in S] == [f"{s:.3f}" for s in spread.radii]
+    d = np.random.default_rng(0).normal(size=(200, 3))
+    v = 0.05 * d / np.linalg.norm(d, axis=1, keepdims=True)
+    Jp = J[:3]
+    miss = np.linalg.norm((Jp @ (Jp.T @ np.linalg.solve(Jp @ Jp.T + 0.05**2 * np.eye(3), v.T))).T - v, axis=1) / 0.05
+    assert f"{np.median(miss):.2%}" == f"{tax.fixed_median:.2%}" and f"{miss.max():.2%}" == f"{tax.fixed_max:.2%}"
+    assert f"{S[-1]:.3f}" == f"{tax.sigma_min:.3f}"

@@ -89,8 +89,8 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "damping's norm follows the exact curve until its threshold, then the damped one."),
     Figure("ellipsoids.png",
            "The velocity ellipsoid of the WidowX AI's linear rows (the tool velocities that joint speeds of norm one "
-           "give, in m/s per rad/s), both panels on the same axes: open in all three directions at Step 2's typical pose, a flat disc at "
-           "Step 5's nearly straight pose (past the elbow's limit).",
+           "give, in m/s per rad/s), both panels on the same axes: open in all three directions at Step 2's typical "
+           "pose, a flat disc at Step 5's nearly straight pose (past the elbow's limit).",
            "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same axes: at a typical pose a "
            "rounded ellipsoid; near full extension, at a pose past the elbow's limit, a larger flat disc with one "
            "axis almost gone."),
