@@ -273,6 +273,9 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson, nets_2r, 
     assert len(claims) == 6
     # the planar arm has no joint limits: its training joints are drawn from a full turn each
     np.testing.assert_array_equal(saved["joint_range_2r"], [[-np.pi, -np.pi], [np.pi, np.pi]])
+    for net in nets_2r.values():  # and the bounded head keeps the networks' joints in that same turn
+        assert net.head == "bounded"
+        np.testing.assert_array_equal([net.q_mid, net.q_half], [[0, 0], [np.pi, np.pi]])
     # the page's numbers, in mm, against the 2R's closed-form tip and MuJoCo's joint ranges
     g = ex.multimodality(nets_2r, 40)
     for row in saved["multimodality"]:

@@ -267,6 +267,7 @@ MUTATIONS = [
     ("    g_out = 2 * d / len(x)", "    g_out = d / len(x)", "factor 2"),
     ('"b0": g_hidden.sum(axis=0)', '"b0": g_hidden.mean(axis=0)', "the biases"),
     ("float(np.mean(np.sum(d**2, axis=1)))",
-     "float(np.mean(np.sum((tiny_net({k: params[k] - learning_rate * grads[k] for k in params}, x) - q) ** 2, axis=1)))",
+     "float(np.mean(np.sum((tiny_net({k: params[k] - learning_rate * grads[k] for k in params}, x) - q) ** 2, "
+     "axis=1)))",
      "after the step"),
 ]

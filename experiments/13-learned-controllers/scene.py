@@ -49,10 +49,11 @@ def main(full: bool = False) -> list[Claim]:
                     pic.alt("in three postures for one target: two of its many IK answers, the wrist held high and "
                             "held low, and the joint-wise average of the two",
                             "the target as a small red cube, the two answers as see-through blue and green "
-                            "arms whose tool tips touch it, the averaged arm in solid yellow whose tool tip, a small yellow "
-                            f"cube, ends {1000 * miss:.0f} mm from the red one; both cubes labelled"))
-    save_results(HERE, SCRIPT, {"joints": chain.joint_names, "target": target, "q_a": Q_A, "q_b": q_b, "q_mean": q_mean, "b_err": b_err,
-                                "miss": miss, "picture": pic.record()}, figures=[figure])
+                            "arms whose tool tips touch it, the averaged arm in solid yellow whose tool tip, a small "
+                            f"yellow cube, ends {1000 * miss:.0f} mm from the red one; both cubes labelled"))
+    save_results(HERE, SCRIPT, {"joints": chain.joint_names, "target": target, "q_a": Q_A, "q_b": q_b,
+                                "q_mean": q_mean, "b_err": b_err, "miss": miss, "picture": pic.record()},
+                 figures=[figure])
     return []
 
 
