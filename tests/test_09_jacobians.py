@@ -525,6 +525,11 @@ def test_medium_search_finds_the_optimum_of_an_independent_multistart_on_mj_jacS
     r = p - d.xanchor[so101_model.joint("shoulder_lift").id]
     assert best.reach == "forwards" and r[0] > 0  # MuJoCo's world +x, where the arm faces at pan 0
     assert best.per_newton > medium.stretched.per_newton  # the page's "beats the stretched pose"
+    # the page's "a family, one for every pan angle": mj_jacSite's lift entry at the best pose with the pan swept
+    swept = [abs(mj_site(so101_model, so101, np.r_[pan, best.q[1:]])[2][2, lift])
+             for pan in np.linspace(so101.lower[0], so101.upper[0], 9)]
+    np.testing.assert_allclose(swept, best.per_newton, atol=1e-15)
+    assert medium.pan_spread == pytest.approx(np.ptp(swept), abs=1e-15) and medium.pan_spread < 1e-14
 
 
 # ---- WidowX AI variant (wxai.py): each claim row against MuJoCo's model of the Trossen arm ------------------
@@ -667,6 +672,10 @@ def test_wxai_open_loop_deviation_grows_like_the_step_and_a_faster_guard_stops_n
     peaks = [row.peak for row in g.rows]  # the caption's "the highest N % above the lowest"
     np.testing.assert_allclose(g.peak_spread, max(peaks) / min(peaks) - 1, rtol=1e-15)
     assert fast.pre > 0.1  # the free-air estimate is not zero
+    for row in g.rows:  # the table's ticks counted from contact to the stopping tick, which falls within the last one
+        ticks = row.sim.t[(row.sim.t >= row.t_on) & (row.sim.t <= row.sim.t[row.sim.stop_tick])]
+        assert row.cycles == len(ticks) >= 1
+        assert (row.cycles - 1) * 1e3 / row.hz <= row.stop_ms < row.cycles * 1e3 / row.hz
 
 
 def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caught_in_two_cycles(wx, wxai_chain):
