@@ -611,6 +611,38 @@ def test_wxai_payload_map_colour_scale_spans_the_collapse_it_shows(wx, wxai_mode
     assert r.upper_quartile_kg <= hi < r.upper_quartile_kg + 0.5  # the caption: the quartile, rounded up to 0.5 kg
 
 
+def test_wxai_payload_map_names_the_first_servo_out_as_the_closed_form_on_mujocos_bias_and_jacobian(
+        wx, wxai_model, wxai_chain):
+    """Reference: MuJoCo's qfrc_bias g and mj_jacSite at each pose of the map's grid; the servos supply g + f J_z
+    (J_z the vertical row), so joint i reaches its limit L_i at f_i = (sign(J_zi) L_i - g_i) / J_zi, and the first
+    joint out is the one with the smallest f_i. The page's "wrist near the base, shoulder far out"."""
+    grid = (11, 9)
+    r = wx.payload_map_step(wxai_model, wxai_chain, grid=grid)
+    c = wxai_chain
+    by_joint = {int(j): k for k, j in enumerate(wxai_model.actuator_trnid[:, 0])}  # MuJoCo: actuator k drives joint j
+    limits = np.array([wxai_model.actuator_forcerange[by_joint[wxai_model.joint(n).id], 1] for n in c.joint_names])
+    reach, kg, first = [], [], []
+    for a in np.linspace(c.lower[1], c.upper[1], grid[0]):
+        for b in np.linspace(c.lower[2], c.upper[2], grid[1]):
+            p, J, g, _ = _wx_mj(wxai_model, c, np.array([0.0, a, b, 0.0, 0.0, 0.0]))
+            if p[2] >= 0:
+                Jz = J[2]
+                f = np.where(np.abs(Jz) > 1e-12, (np.sign(Jz) * limits - g) / np.where(Jz == 0, 1, Jz), np.inf)
+                reach.append(np.hypot(p[0], p[1]))
+                kg.append(f.min() / wx.G0)
+                first.append(c.joint_names[int(np.argmin(f))])
+    reach, kg, first = np.array(reach), np.array(kg), np.array(first)
+    assert r.limited_by == {n: int(np.sum(first == n)) for n in c.joint_names if np.any(first == n)}
+    for b in r.bins:
+        s = (reach >= b.lo) & (reach < b.hi)
+        np.testing.assert_allclose(b.min, kg[s].min(), rtol=1e-12)
+        assert b.min_joint == first[s][np.argmin(kg[s])]
+    assert r.bins[0].min_joint == "joint_3" and r.bins[-1].min_joint == "joint_1"
+    assert r.limited_by["joint_3"] > r.n / 2
+    mins = [b.min for b in r.bins]  # "the smallest hardly moves until the tool is far out"
+    assert np.ptp(mins[:3]) < 0.01 * mins[0] and mins[-1] < min(mins[:3])
+
+
 def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):
     r = wx.statics_step(wxai_model, wxai_chain)
     m = wxai_model

@@ -236,24 +236,27 @@ def statics_step(m, chain) -> Statics:
 
 @dataclass(frozen=True)
 class Bin:
-    """Poses whose tool lies ``lo`` to ``hi`` m from the base axis (``range``, as the page prints it): their count
-    and the median and smallest payload limit (kg)."""
+    """Poses whose tool lies ``lo`` to ``hi`` m from the base axis (``range``, as the page prints it): their count,
+    the median and smallest payload limit (kg), and the joint whose servo gives out first at the smallest."""
 
     range: str
     n: int
     median: float
     min: float
+    min_joint: str
     lo: float = unsaved()
     hi: float = unsaved()  # inf for the last bin, which JSON cannot hold
 
 
 @dataclass(frozen=True)
 class PayloadMap:
-    """The payload limit over shoulder x elbow: ``n`` poses in ``bins`` of reach, and the colour range (kg) of the
-    figure; each pose's tool ``pts`` (distance from the base axis, height; m) and limit ``kg``."""
+    """The payload limit over shoulder x elbow: ``n`` poses in ``bins`` of reach, how many poses each joint's servo
+    limits (``limited_by``: joint name -> count), and the colour range (kg) of the figure; each pose's tool ``pts``
+    (distance from the base axis, height; m) and limit ``kg``."""
 
     n: int
     bins: tuple[Bin, ...]
+    limited_by: dict[str, int]
     colour_kg: tuple[float, float]
     upper_quartile_kg: float  # the colour scale's top is this, rounded up to the half kilogram
     pts: np.ndarray = unsaved()
@@ -264,26 +267,30 @@ def payload_map_step(m, chain, grid=MAP_GRID) -> PayloadMap:
     """Payload limit (kg, downward at the tool) over shoulder x elbow, wrist straight, tool above the base."""
     limits = statics.actuator_force_limits(m, chain)
     d = mujoco.MjData(m)
-    pts, kg = [], []
+    pts, kg, joints = [], [], []
     for a in np.linspace(chain.lower[1], chain.upper[1], grid[0]):
         for b in np.linspace(chain.lower[2], chain.upper[2], grid[1]):
             q = np.array([0.0, a, b, 0.0, 0.0, 0.0])
             p = tool_pose(chain, q)[:3, 3]
             if p[2] >= 0:
                 pts.append([np.hypot(p[0], p[1]), p[2]])
-                kg.append(statics.payload_limit(m, chain, q, limits=limits, d=d).force / G0)
-    pts, kg = np.array(pts), np.array(kg)
+                limit = statics.payload_limit(m, chain, q, limits=limits, d=d)
+                kg.append(limit.force / G0)
+                joints.append(limit.joint_name)
+    pts, kg, joints = np.array(pts), np.array(kg), np.array(joints)
     edges = (0.0, 0.3, 0.45, 0.6, 0.7, np.inf)
     bins = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         s = (pts[:, 0] >= lo) & (pts[:, 0] < hi)
         label = f"{lo:.2f} .. {hi:.2f} m" if np.isfinite(hi) else f"beyond {lo:.2f} m"
-        bins.append(Bin(label, int(s.sum()), float(np.median(kg[s])), float(kg[s].min()), lo, hi))
+        bins.append(Bin(label, int(s.sum()), float(np.median(kg[s])), float(kg[s].min()),
+                        str(joints[s][np.argmin(kg[s])]), lo, hi))
     # Colours from the lightest pose to the upper quartile: the poses above it (arm folded up over the base, up to
     # several times that) would otherwise squeeze the whole fall with reach into one end of the scale.
     quartile = float(np.percentile(kg, 75))
     colour = (float(np.floor(2 * kg.min()) / 2), float(np.ceil(2 * quartile) / 2))
-    return PayloadMap(len(kg), tuple(bins), colour, quartile, pts, kg)
+    limited_by = {name: int(np.sum(joints == name)) for name in chain.joint_names if np.any(joints == name)}
+    return PayloadMap(len(kg), tuple(bins), limited_by, colour, quartile, pts, kg)
 
 
 @dataclass(frozen=True)
@@ -484,9 +491,11 @@ def print_statics(r: Statics) -> None:
 
 def print_payload_map(r: PayloadMap) -> None:
     print(f"== Payload limit over the workspace ({r.n} poses, wrist straight) ==")
-    print(f"{'tool distance from base axis (m)':34s} {'poses':>5s} {'median (kg)':>11s} {'min (kg)':>8s}")
+    print(f"{'tool distance from base axis (m)':34s} {'poses':>5s} {'median (kg)':>11s} {'min (kg)':>8s} "
+          "first joint out at the min")
     for b in r.bins:
-        print(f"{f'{b.lo:.2f} .. {b.hi:.2f}':34s} {b.n:5d} {b.median:11.2f} {b.min:8.2f}")
+        print(f"{f'{b.lo:.2f} .. {b.hi:.2f}':34s} {b.n:5d} {b.median:11.2f} {b.min:8.2f} {b.min_joint}")
+    print("poses per first joint out: " + ", ".join(f"{k} {v}" for k, v in r.limited_by.items()))
     print()
 
 
