@@ -70,6 +70,7 @@ FRICTIONS, FRICTIONS_FULL = (FRICTION,), (0.0, FRICTION, 0.5)  # N m per joint
 PRESS_X, PRESS_X_FULL = (0.40,), (0.40, 0.56)  # m, tool x of the force-estimation presses
 MAP_GRID, MAP_GRID_FULL = (21, 16), (41, 31)  # shoulder x elbow samples of the payload map
 GUARD_HZ = (50, 100, 500)
+FIGSIZE, FIG_DPI = (5.0, 3.9), 200  # in, dpi: narrow enough that the text stays legible at a phone's width
 
 
 def solve_pose(chain, x, z, pitch):
@@ -601,14 +602,14 @@ def motion_claims(desc: Descent, force: Force, guard: Guard) -> list[Claim]:
 
 
 def plot_payload_map(r: PayloadMap, path) -> None:
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     lo, hi = r.colour_kg
-    sc = ax.scatter(r.pts[:, 0], r.pts[:, 1], c=r.kg, cmap="viridis", vmin=lo, vmax=hi, s=14)
-    fig.colorbar(sc, extend="max", label=f"payload limit (kg); {hi:g} kg and above share the top colour")
+    sc = ax.scatter(r.pts[:, 0], r.pts[:, 1], c=r.kg, cmap="viridis", vmin=lo, vmax=hi, s=12)
+    fig.colorbar(sc, extend="max", label=f"payload limit (kg); top colour: {hi:g} and above")
     ax.set(xlabel="tool distance from the base axis (m)", ylabel="tool height (m)", aspect="equal",
-           title="WidowX AI payload limit, wrist straight (27 / 7 N m servos)")
+           title="WidowX AI payload limit, wrist straight")
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
 
@@ -625,7 +626,7 @@ def tick_peaks(t, depth, deviation, dt: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plot_descent(r: Descent, path) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharex=True, sharey=True)
+    fig, axes = plt.subplots(2, 1, figsize=(FIGSIZE[0], 1.9 * FIGSIZE[1]), sharex=True, sharey=True)
     for ax, name in zip(axes, r.starts):
         for (tick, dt), color in zip(TICKS.items(), ("C0", "C3")):
             row_ = r.row(name, tick)
@@ -636,18 +637,18 @@ def plot_descent(r: Descent, path) -> None:
                     label=f"kinematic with feedback, {tick}")
             ax.plot(*tick_peaks(sim.sim_t - sim.t[0], z0 - sim.sim_p[:, 2], row_.sim_dev * 1e6, dt)[::-1],
                     color=color, ls=":", marker=".", label=f"MuJoCo servos, {tick}")
-        ax.set(xscale="log", xlabel="largest distance from the commanded line in each tick (µm)", title=name)
-    axes[0].set_ylabel("descent at the end of the tick (m)")
+        ax.set(xscale="log", ylabel="descent by the tick's end (m)", title=name)
+    axes[-1].set_xlabel("largest distance from the commanded line in each tick (µm)")
     axes[0].invert_yaxis()
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
-    fig.suptitle("Resolved-rate descent at 5 cm/s: 50 Hz vs 5 Hz ticks")
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    save_figure(fig, path, dpi=110)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=1, fontsize=9)
+    fig.suptitle("Resolved-rate descent at 5 cm/s")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
 
 def plot_guard(r: Guard, path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     for row_, color in zip(r.rows, ("C0", "C1", "C2")):
         sim, t_on, hz = row_.sim, row_.t_on, row_.hz
         ax.plot((sim.sim_t - t_on) * 1e3, sim.sim_force[:, 2], color=color, label=f"true F_z, {hz} Hz")
@@ -656,10 +657,10 @@ def plot_guard(r: Guard, path) -> None:
                 markevery=max(1, hz // GUARD_HZ[0]), label=f"F_hat_z, {hz} Hz")
     ax.axhline(THRESHOLD, color="k", lw=0.8, label=f"threshold {THRESHOLD:g} N")
     ax.set(xlim=(-100, 300), xlabel="time from first contact (ms)", ylabel="vertical force on the tool (N)",
-           title="Guarded descent onto a table (WidowX AI in MuJoCo)")
-    ax.legend(fontsize=8)
+           title="Guarded descent onto a table")
+    ax.legend(fontsize=9)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
 
