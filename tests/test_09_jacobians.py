@@ -525,6 +525,11 @@ def test_medium_search_finds_the_optimum_of_an_independent_multistart_on_mj_jacS
     r = p - d.xanchor[so101_model.joint("shoulder_lift").id]
     assert best.reach == "forwards" and r[0] > 0  # MuJoCo's world +x, where the arm faces at pan 0
     assert best.per_newton > medium.stretched.per_newton  # the page's "beats the stretched pose"
+    # the page's "a family, one for every pan angle": mj_jacSite's lift entry at the best pose with the pan swept
+    swept = [abs(mj_site(so101_model, so101, np.r_[pan, best.q[1:]])[2][2, lift])
+             for pan in np.linspace(so101.lower[0], so101.upper[0], 9)]
+    np.testing.assert_allclose(swept, best.per_newton, atol=1e-15)
+    assert medium.pan_spread == pytest.approx(np.ptp(swept), abs=1e-15) and medium.pan_spread < 1e-14
 
 
 # ---- WidowX AI variant (wxai.py): each claim row against MuJoCo's model of the Trossen arm ------------------
@@ -606,6 +611,38 @@ def test_wxai_payload_map_colour_scale_spans_the_collapse_it_shows(wx, wxai_mode
     assert r.upper_quartile_kg <= hi < r.upper_quartile_kg + 0.5  # the caption: the quartile, rounded up to 0.5 kg
 
 
+def test_wxai_payload_map_names_the_first_servo_out_as_the_closed_form_on_mujocos_bias_and_jacobian(
+        wx, wxai_model, wxai_chain):
+    """Reference: MuJoCo's qfrc_bias g and mj_jacSite at each pose of the map's grid; the servos supply g + f J_z
+    (J_z the vertical row), so joint i reaches its limit L_i at f_i = (sign(J_zi) L_i - g_i) / J_zi, and the first
+    joint out is the one with the smallest f_i. The page's "wrist near the base, shoulder far out"."""
+    grid = (11, 9)
+    r = wx.payload_map_step(wxai_model, wxai_chain, grid=grid)
+    c = wxai_chain
+    by_joint = {int(j): k for k, j in enumerate(wxai_model.actuator_trnid[:, 0])}  # MuJoCo: actuator k drives joint j
+    limits = np.array([wxai_model.actuator_forcerange[by_joint[wxai_model.joint(n).id], 1] for n in c.joint_names])
+    reach, kg, first = [], [], []
+    for a in np.linspace(c.lower[1], c.upper[1], grid[0]):
+        for b in np.linspace(c.lower[2], c.upper[2], grid[1]):
+            p, J, g, _ = _wx_mj(wxai_model, c, np.array([0.0, a, b, 0.0, 0.0, 0.0]))
+            if p[2] >= 0:
+                Jz = J[2]
+                f = np.where(np.abs(Jz) > 1e-12, (np.sign(Jz) * limits - g) / np.where(Jz == 0, 1, Jz), np.inf)
+                reach.append(np.hypot(p[0], p[1]))
+                kg.append(f.min() / wx.G0)
+                first.append(c.joint_names[int(np.argmin(f))])
+    reach, kg, first = np.array(reach), np.array(kg), np.array(first)
+    assert r.limited_by == {n: int(np.sum(first == n)) for n in c.joint_names if np.any(first == n)}
+    for b in r.bins:
+        s = (reach >= b.lo) & (reach < b.hi)
+        np.testing.assert_allclose(b.min, kg[s].min(), rtol=1e-12)
+        assert b.min_joint == first[s][np.argmin(kg[s])]
+    assert r.bins[0].min_joint == "joint_3" and r.bins[-1].min_joint == "joint_1"
+    assert r.limited_by["joint_3"] > r.n / 2
+    mins = [b.min for b in r.bins]  # "the smallest hardly moves until the tool is far out"
+    assert np.ptp(mins[:3]) < 0.01 * mins[0] and mins[-1] < min(mins[:3])
+
+
 def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):
     r = wx.statics_step(wxai_model, wxai_chain)
     m = wxai_model
@@ -667,6 +704,10 @@ def test_wxai_open_loop_deviation_grows_like_the_step_and_a_faster_guard_stops_n
     peaks = [row.peak for row in g.rows]  # the caption's "the highest N % above the lowest"
     np.testing.assert_allclose(g.peak_spread, max(peaks) / min(peaks) - 1, rtol=1e-15)
     assert fast.pre > 0.1  # the free-air estimate is not zero
+    for row in g.rows:  # the table's ticks counted from contact to the stopping tick, which falls within the last one
+        ticks = row.sim.t[(row.sim.t >= row.t_on) & (row.sim.t <= row.sim.t[row.sim.stop_tick])]
+        assert row.cycles == len(ticks) >= 1
+        assert (row.cycles - 1) * 1e3 / row.hz <= row.stop_ms < row.cycles * 1e3 / row.hz
 
 
 def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caught_in_two_cycles(wx, wxai_chain):

@@ -129,19 +129,42 @@ def _jacobian_hint(build, J, chain, q) -> str:
                 "build the columns from hinge_column, not from finite differences")
     if _close(J[:3], J_ref[:3]):
         return "the linear rows are right; the angular rows 3-5 should be the joint axes"
-    n = chain.n
-    for shift, word in ((1, "previous"), (-1, "next")):
-        off_o = np.column_stack([kinematics.hinge_column(axes[i], anchors[(i - shift) % n], p) for i in range(n)])
-        off_a = np.column_stack([kinematics.hinge_column(axes[(i - shift) % n], anchors[i], p) for i in range(n)])
-        if _close(J, off_o) or _close(J, off_a):
-            which = "point o" if _close(J, off_o) else "axis"
-            return f"off-by-one frame: column i uses the {which} of the {word} joint; pair axes[i] with anchors[i]"
+    pairing = _pairing_hint(J, chain, axes, anchors, p)
+    if pairing:
+        return pairing
     cols = [build.hinge_column(a, o, p) for a, o in zip(axes, anchors)]
     if not all(isinstance(c, np.ndarray) and _close(c, kinematics.hinge_column(a, o, p))
                for c, a, o in zip(cols, axes, anchors)):
         return "hinge_column is wrong, and jacobian stacks its columns: fix hinge_column first"
-    return ("column i should be hinge_column(axes[i], anchors[i], p) with axes, anchors and the tool point p from "
-            "fk(chain, q)")
+    wrong = [f"{i} ({chain.joint_names[i]})" for i in range(chain.n) if not _close(J[:, i], J_ref[:, i])]
+    return (f"column{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} differ{'' if len(wrong) > 1 else 's'}, and "
+            "not by a swapped axis or anchor: column i is the tool's twist when joint i alone turns at 1 rad/s, from "
+            "joint i's axis and anchor and the tool point p of fk(chain, q)")
+
+
+def _pairing_hint(J, chain, axes, anchors, p) -> str:
+    """Name a column built from one joint's axis and another joint's anchor (or the reverse), if ``J`` is made of
+    such columns; an off-by-one shift is named by the column where it is not wrapped round."""
+    n, names = chain.n, chain.joint_names
+    found = []  # (column, other joint, "anchor" or "axis")
+    for i in range(n):
+        if _close(J[:, i], kinematics.hinge_column(axes[i], anchors[i], p)):
+            continue
+        other = next(((j, part) for j in range(n) if j != i for part, col in
+                      (("anchor", kinematics.hinge_column(axes[i], anchors[j], p)),
+                       ("axis", kinematics.hinge_column(axes[j], anchors[i], p))) if _close(J[:, i], col)), None)
+        if other is None:
+            return ""
+        found.append((i, *other))
+    if not found:
+        return ""
+    i, j, part = min(found, key=lambda f: abs(f[1] - f[0]))
+    label = "off-by-one frame: " if abs(j - i) == 1 else ""
+    also = f" (and {len(found) - 1} more column{'s' if len(found) > 2 else ''} mispaired)" if len(found) > 1 else ""
+    fix = ("a hinge's lever runs from a point on its own axis to the tool, so pair each joint's axis with that same "
+           "joint's anchor" if part == "anchor" else "each column turns about its own joint's axis, so pair each "
+           "joint's anchor with that same joint's axis")
+    return (f"{label}column {i} ({names[i]}) uses joint {j}'s ({names[j]}) {part}{also}: {fix}")
 
 
 def check_jacobian(build, rng) -> None:

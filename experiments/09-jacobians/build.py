@@ -48,36 +48,38 @@ ROUNDOFF = 10.0  # round-off sized numbers agree within this factor (their digit
 
 
 def hinge_column(axis: np.ndarray, o: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Tool twist per 1 rad/s of one hinge -> ``(6,)``: linear part ``a x (p - o)`` (m/s), angular part ``a`` (rad/s).
+    """The tool's twist when this one hinge turns at 1 rad/s and every other joint holds still -> ``(6,)``.
 
-    ``axis: (3,)`` the hinge's unit axis ``a``, ``o: (3,)`` m, any point on that axis (its anchor), ``p: (3,)`` m,
-    the tool point; all in world axes (from ``fk(chain, q)``: ``axes[i]``, ``anchors[i]``, ``p``). Returns a new
-    array ``[a x (p - o), a]``, linear first; the inputs are left unchanged.
+    ``axis: (3,)`` the hinge's unit axis; ``o: (3,)`` m, a point on that axis (any point: the answer must not depend
+    on which); ``p: (3,)`` m, the tool point. All three in world axes, as ``fk(chain, q)`` gives them. Returns a new
+    array: entries 0-2 the tool point's linear velocity (m/s per rad/s of the hinge), entries 3-5 the tool's angular
+    velocity (rad/s per rad/s), both in world axes. The inputs are left unchanged.
     """
     return np.concatenate([np.cross(axis, p - o), axis])
 
 
 def jacobian(chain, q: np.ndarray) -> np.ndarray:
-    """Geometric Jacobian of the tool point at ``q: (n,)`` rad -> ``(6, n)``, world axes: rows 0-2 linear velocity
-    (m/s per rad/s), rows 3-5 angular velocity (rad/s per rad/s).
+    """Geometric Jacobian of the tool point at ``q: (n,)`` rad -> ``(6, n)``, world axes.
 
-    ``chain`` is a physai chain of hinges (``physai.load("so101")``; the grader also uses the WidowX AI). Lesson
-    08's forward kinematics ``fk(chain, q)`` (imported above) gives everything needed: ``axes (n, 3)`` the joints'
-    unit axes and ``anchors (n, 3)`` m a point on each, both in world axes, and ``p (3,)`` m the tool point (the
-    tool site, the tool offset included). Column i is ``hinge_column(axes[i], anchors[i], p)``. ``q`` is left
-    unchanged.
+    Column i is the tool's twist when joint i alone turns at 1 rad/s: rows 0-2 the tool point's linear velocity
+    (m/s per rad/s), rows 3-5 its angular velocity (rad/s per rad/s). ``chain`` is a physai chain of hinges
+    (``physai.load("so101")``; the grader also uses the WidowX AI, whose axes point along x, y, -y and -z). Lesson
+    08's forward kinematics ``fk(chain, q)`` (imported above) returns ``axes (n, 3)``, each joint's unit axis,
+    ``anchors (n, 3)`` m, a point on each joint's axis, and ``p (3,)`` m, the tool point (the tool offset
+    included), all in world axes and in the chain's joint order. ``q`` is left unchanged.
     """
     axes, anchors, p = fk(chain, q)
     return np.column_stack([hinge_column(a, o, p) for a, o in zip(axes, anchors)])
 
 
 def fd_jacobian(tool_pos, q: np.ndarray, eps: float = 1e-5) -> np.ndarray:
-    """Jacobian of any function ``tool_pos: (n,) -> (m,)`` at ``q: (n,)`` by central differences -> ``(m, n)``.
+    """Jacobian of any function ``tool_pos: (n,) -> (m,)`` at ``q: (n,)``, estimated by central differences ->
+    ``(m, n)``.
 
-    ``tool_pos`` is any callable taking a pose ``(n,)`` and returning ``(m,)`` floats (for the arm, the tool
-    position in m: ``lambda q: fk(chain, q).p``); ``eps`` is the step (rad). Column i is
-    ``(x(q + eps e_i) - x(q - eps e_i)) / (2 eps)``: truncation error O(eps^2), round-off ~ eps_mach |x| / eps, so
-    the best step is near cbrt(eps_mach) ~ 6e-6 rad. ``q`` is left unchanged (step a copy).
+    ``tool_pos`` takes a pose ``(n,)`` and returns ``(m,)`` floats (for the arm, the tool position in m:
+    ``lambda q: fk(chain, q).p``). ``eps`` is the step (rad) taken by one joint at a time; entry ``[j, i]``
+    estimates d tool_pos[j] / d q[i], in tool_pos's units per rad. The default step balances the central
+    difference's truncation error against round-off (Math details). ``q`` is left unchanged.
     """
     cols = []
     for i in range(len(q)):

@@ -86,6 +86,7 @@ SOURCE_PAYLOAD = {  # lever (m), gravity lift, gravity elbow (N m), max extra lo
 }
 SOURCE_FALL = {0.0: ("0.00", "0.5", "-0.909"), 0.5: ("2.48", "1.2", "-1.925"), 0.9: ("4.46", "1.8", "-2.737"),
              1.1: ("5.45", "147.4", "-2.940"), 1.5: ("7.43", "179.7", "-2.940")}  # N, mm, N m
+PAN_SWEEP = 9  # pan angles, limit to limit, at which the Medium exercise's best pose is re-evaluated
 SOURCE_MEDIUM = "0.410"  # N m of lift torque per N down at the stretched pose
 ROUNDOFF = 10.0  # round-off sized numbers agree when within this factor (their digits follow operation order, CPU)
 TORQUE_TOL, FORCE_TOL = 2e-3, 0.1  # the camera-mount stand-in moves gravity torques and payloads by up to these
@@ -473,10 +474,13 @@ class Lever:
 
 @dataclass(frozen=True)
 class Medium:
-    """Exercise Medium: the pose with the most lift torque per newton down, and the stretched pose."""
+    """Exercise Medium: the pose with the most lift torque per newton down (found with the pan at 0), the stretched
+    pose, and ``pan_spread``: how far the best value moves (N m/N) when the pan alone sweeps its whole range (the
+    optimum is a family of poses, one per pan angle)."""
 
     best: Lever
     stretched: Lever
+    pan_spread: float
 
 
 def medium_step(m, chain, n_grid=11, n_polish=10) -> Medium:
@@ -506,7 +510,11 @@ def medium_step(m, chain, n_grid=11, n_polish=10) -> Medium:
         return Lever(q, abs(float(J[2, lift])), float(np.linalg.norm(J[:3, lift])), r,
                      "forwards" if r[0] > 0 else "backwards")
 
-    return Medium(lever(full(opt.x)), lever(POSES["stretched"]))
+    best = lever(full(opt.x))
+    pan = chain.joint_index("shoulder_pan")
+    swept = [lever(np.where(np.arange(chain.n) == pan, a, best.q)).per_newton
+             for a in np.linspace(chain.lower[pan], chain.upper[pan], PAN_SWEEP)]
+    return Medium(best, lever(POSES["stretched"]), float(np.ptp(swept)))
 
 
 @dataclass(frozen=True)
@@ -623,6 +631,8 @@ def print_exercises(easy, medium, hard) -> None:
         print(f"   {label} q = ({', '.join(f'{x:.3f}' for x in row.q)}): {row.per_newton:.4f} N m/N "
               f"(mj_jacSite), distance {row.distance:.4f} m; tip {row.r[0]:+.3f} m along x, "
               f"{row.r[2]:+.3f} m up from the lift axis")
+    print(f"   the best pose with the pan alone swept over its range ({PAN_SWEEP} angles): the value moves by "
+          f"{medium.pan_spread:.1e} N m/N, so every pan angle is optimal")
     print(f"Hard. The sweep with positions and quaternions rounded to float32 (eps_32 = {e(hard.eps32)}):")
     print_table(table_rows(hard.med))
     print(f"   best steps (half-decade grid): forward {hard.best['forward']:.1e} (float64 "
@@ -733,23 +743,23 @@ def exercise_claims(easy, medium, hard) -> list[Claim]:
 def plot_sweep(med, dtype, path, n_poses) -> dict:
     """One log-log panel of a sweep, the step growing to the right, the legend inside the axes; -> the layout a test
     reads: ``xlim`` (left, right) in rad and whether the legend's box lies inside the axes' box."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    fig, ax = plt.subplots(figsize=(5.0, 4.4))  # narrow: the text stays legible at a phone's width
     eps_mach = np.finfo(dtype).eps
     for j, (name, style) in enumerate(zip(COLUMNS, ("o-", "s--", "^-", "v--"))):
         ax.loglog(EPS_GRID, np.maximum(med[:, j], 1e-17), style, ms=4, label=name)
     ax.axvline(np.sqrt(eps_mach), color="gray", ls=":", label=f"sqrt(eps) = {np.sqrt(eps_mach):.1e}")
     ax.axvline(np.cbrt(eps_mach), color="black", ls="-.", label=f"cbrt(eps) = {np.cbrt(eps_mach):.1e}")
     ax.set_xlim(EPS_GRID.min() / 2, EPS_GRID.max() * 2)  # increasing: small steps (round-off) on the left
-    ax.set_title(f"SO-101, {np.dtype(dtype).name} positions: median over {n_poses} poses")
-    ax.set_xlabel("finite-difference step eps (rad), larger to the right")
-    ax.set_ylabel("largest entry error vs mj_jacSite (m/rad; rad/rad for Jr)")
+    ax.set_title(f"SO-101, {np.dtype(dtype).name}: median over {n_poses} poses")
+    ax.set_xlabel("step eps (rad), larger to the right")
+    ax.set_ylabel("largest entry error vs mj_jacSite\n(m/rad; rad/rad for Jr)")
     ax.grid(True, which="major", alpha=0.3)
-    legend = ax.legend(fontsize=8, loc="lower left", framealpha=0.9)
+    legend = ax.legend(fontsize=8.5, loc="lower left", framealpha=0.9)
     fig.tight_layout()
     fig.canvas.draw()
     box, frame = legend.get_window_extent(), ax.get_window_extent()
     inside = bool(box.x0 >= frame.x0 and box.y0 >= frame.y0 and box.x1 <= frame.x1 and box.y1 <= frame.y1)
-    save_figure(fig, path, dpi=110)
+    save_figure(fig, path, dpi=200)
     plt.close(fig)
     return {"xlim": [float(x) for x in ax.get_xlim()], "legend_inside": inside}
 

@@ -16,6 +16,7 @@ HERE = out_dir(__file__)  # where this run writes its transcript, results and fi
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: Build it's pose
 RATE = 1.0  # rad/s: each arrow is the tool's velocity (m/s) with this joint rate, drawn as the distance in 1 s
 SCRIPT, FILE = "scene.py", "scene_columns.png"
+SIZE = (380, 320)  # layout px: near a phone's column width, so the labels keep their size there
 COLORS = ((0.85, 0.1, 0.1, 1), (0.95, 0.5, 0.0, 1), (0.1, 0.6, 0.2, 1), (0.1, 0.4, 0.95, 1), (0.6, 0.2, 0.8, 1))
 
 
@@ -24,14 +25,14 @@ def main(full: bool = False) -> list[Claim]:
     chain = robots.load("so101")
     p_tool, J_world = tool_pose(chain, Q0)[:3, 3], jacobian(chain, Q0)
     speeds = np.linalg.norm(J_world[:3], axis=0)  # m/s per rad/s: each column's length
-    arrows = [Arrow(p_tool, p_tool + RATE * J_world[:3, i], c, f"{name} {RATE * s:.3f} m/s")
+    arrows = [Arrow(p_tool, p_tool + RATE * J_world[:3, i], c, f"{name}\n{RATE * s:.3f} m/s")
               for i, (name, c, s) in enumerate(zip(chain.joint_names, COLORS, speeds))]
     # framed near the tool but wide enough for the shoulder, where the lift's lever starts; from in front and to
-    # the side, so the sideways pan arrow is not foreshortened to a stub
-    lookat = 0.85 * p_tool + 0.15 * fk(chain, Q0).anchors[chain.joint_index("shoulder_lift")]
-    pic = picture("so101", Pose(Q0), HERE / FILE, overlays=arrows,
-                  view=View(azimuth=60, elevation=-15, lookat=tuple(lookat), distance=0.85),
-                  title=f"SO-101 at Q0: Jacobian columns x {RATE} rad/s at the tool")
+    # the side, so the sideways pan arrow is not foreshortened to a stub; shifted so its label fits on the canvas
+    lookat = 0.8 * p_tool + 0.2 * fk(chain, Q0).anchors[chain.joint_index("shoulder_lift")] + [0.0, -0.05, -0.04]
+    pic = picture("so101", Pose(Q0), HERE / FILE, overlays=arrows, size=SIZE,
+                  view=View(azimuth=60, elevation=-15, lookat=tuple(lookat), distance=0.7),
+                  title=f"SO-101 at Q0: Jacobian columns x {RATE} rad/s")
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; |J[:3, i]| (m/rad): "
           + ", ".join(f"{n} {s:.3f}" for n, s in zip(chain.joint_names, speeds))
           + f"; {pic.drawn_by}")

@@ -70,6 +70,7 @@ FRICTIONS, FRICTIONS_FULL = (FRICTION,), (0.0, FRICTION, 0.5)  # N m per joint
 PRESS_X, PRESS_X_FULL = (0.40,), (0.40, 0.56)  # m, tool x of the force-estimation presses
 MAP_GRID, MAP_GRID_FULL = (21, 16), (41, 31)  # shoulder x elbow samples of the payload map
 GUARD_HZ = (50, 100, 500)
+FIGSIZE, FIG_DPI = (5.0, 3.9), 200  # in, dpi: narrow enough that the text stays legible at a phone's width
 
 
 def solve_pose(chain, x, z, pitch):
@@ -236,24 +237,27 @@ def statics_step(m, chain) -> Statics:
 
 @dataclass(frozen=True)
 class Bin:
-    """Poses whose tool lies ``lo`` to ``hi`` m from the base axis (``range``, as the page prints it): their count
-    and the median and smallest payload limit (kg)."""
+    """Poses whose tool lies ``lo`` to ``hi`` m from the base axis (``range``, as the page prints it): their count,
+    the median and smallest payload limit (kg), and the joint whose servo gives out first at the smallest."""
 
     range: str
     n: int
     median: float
     min: float
+    min_joint: str
     lo: float = unsaved()
     hi: float = unsaved()  # inf for the last bin, which JSON cannot hold
 
 
 @dataclass(frozen=True)
 class PayloadMap:
-    """The payload limit over shoulder x elbow: ``n`` poses in ``bins`` of reach, and the colour range (kg) of the
-    figure; each pose's tool ``pts`` (distance from the base axis, height; m) and limit ``kg``."""
+    """The payload limit over shoulder x elbow: ``n`` poses in ``bins`` of reach, how many poses each joint's servo
+    limits (``limited_by``: joint name -> count), and the colour range (kg) of the figure; each pose's tool ``pts``
+    (distance from the base axis, height; m) and limit ``kg``."""
 
     n: int
     bins: tuple[Bin, ...]
+    limited_by: dict[str, int]
     colour_kg: tuple[float, float]
     upper_quartile_kg: float  # the colour scale's top is this, rounded up to the half kilogram
     pts: np.ndarray = unsaved()
@@ -264,26 +268,30 @@ def payload_map_step(m, chain, grid=MAP_GRID) -> PayloadMap:
     """Payload limit (kg, downward at the tool) over shoulder x elbow, wrist straight, tool above the base."""
     limits = statics.actuator_force_limits(m, chain)
     d = mujoco.MjData(m)
-    pts, kg = [], []
+    pts, kg, joints = [], [], []
     for a in np.linspace(chain.lower[1], chain.upper[1], grid[0]):
         for b in np.linspace(chain.lower[2], chain.upper[2], grid[1]):
             q = np.array([0.0, a, b, 0.0, 0.0, 0.0])
             p = tool_pose(chain, q)[:3, 3]
             if p[2] >= 0:
                 pts.append([np.hypot(p[0], p[1]), p[2]])
-                kg.append(statics.payload_limit(m, chain, q, limits=limits, d=d).force / G0)
-    pts, kg = np.array(pts), np.array(kg)
+                limit = statics.payload_limit(m, chain, q, limits=limits, d=d)
+                kg.append(limit.force / G0)
+                joints.append(limit.joint_name)
+    pts, kg, joints = np.array(pts), np.array(kg), np.array(joints)
     edges = (0.0, 0.3, 0.45, 0.6, 0.7, np.inf)
     bins = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         s = (pts[:, 0] >= lo) & (pts[:, 0] < hi)
         label = f"{lo:.2f} .. {hi:.2f} m" if np.isfinite(hi) else f"beyond {lo:.2f} m"
-        bins.append(Bin(label, int(s.sum()), float(np.median(kg[s])), float(kg[s].min()), lo, hi))
+        bins.append(Bin(label, int(s.sum()), float(np.median(kg[s])), float(kg[s].min()),
+                        str(joints[s][np.argmin(kg[s])]), lo, hi))
     # Colours from the lightest pose to the upper quartile: the poses above it (arm folded up over the base, up to
     # several times that) would otherwise squeeze the whole fall with reach into one end of the scale.
     quartile = float(np.percentile(kg, 75))
     colour = (float(np.floor(2 * kg.min()) / 2), float(np.ceil(2 * quartile) / 2))
-    return PayloadMap(len(kg), tuple(bins), colour, quartile, pts, kg)
+    limited_by = {name: int(np.sum(joints == name)) for name in chain.joint_names if np.any(joints == name)}
+    return PayloadMap(len(kg), tuple(bins), limited_by, colour, quartile, pts, kg)
 
 
 @dataclass(frozen=True)
@@ -484,9 +492,11 @@ def print_statics(r: Statics) -> None:
 
 def print_payload_map(r: PayloadMap) -> None:
     print(f"== Payload limit over the workspace ({r.n} poses, wrist straight) ==")
-    print(f"{'tool distance from base axis (m)':34s} {'poses':>5s} {'median (kg)':>11s} {'min (kg)':>8s}")
+    print(f"{'tool distance from base axis (m)':34s} {'poses':>5s} {'median (kg)':>11s} {'min (kg)':>8s} "
+          "first joint out at the min")
     for b in r.bins:
-        print(f"{f'{b.lo:.2f} .. {b.hi:.2f}':34s} {b.n:5d} {b.median:11.2f} {b.min:8.2f}")
+        print(f"{f'{b.lo:.2f} .. {b.hi:.2f}':34s} {b.n:5d} {b.median:11.2f} {b.min:8.2f} {b.min_joint}")
+    print("poses per first joint out: " + ", ".join(f"{k} {v}" for k, v in r.limited_by.items()))
     print()
 
 
@@ -592,14 +602,14 @@ def motion_claims(desc: Descent, force: Force, guard: Guard) -> list[Claim]:
 
 
 def plot_payload_map(r: PayloadMap, path) -> None:
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     lo, hi = r.colour_kg
-    sc = ax.scatter(r.pts[:, 0], r.pts[:, 1], c=r.kg, cmap="viridis", vmin=lo, vmax=hi, s=14)
-    fig.colorbar(sc, extend="max", label=f"payload limit (kg); {hi:g} kg and above share the top colour")
+    sc = ax.scatter(r.pts[:, 0], r.pts[:, 1], c=r.kg, cmap="viridis", vmin=lo, vmax=hi, s=12)
+    fig.colorbar(sc, extend="max", label=f"payload limit (kg); top colour: {hi:g} and above")
     ax.set(xlabel="tool distance from the base axis (m)", ylabel="tool height (m)", aspect="equal",
-           title="WidowX AI payload limit, wrist straight (27 / 7 N m servos)")
+           title="WidowX AI payload limit, wrist straight")
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
 
@@ -616,7 +626,7 @@ def tick_peaks(t, depth, deviation, dt: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plot_descent(r: Descent, path) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharex=True, sharey=True)
+    fig, axes = plt.subplots(2, 1, figsize=(FIGSIZE[0], 1.9 * FIGSIZE[1]), sharex=True, sharey=True)
     for ax, name in zip(axes, r.starts):
         for (tick, dt), color in zip(TICKS.items(), ("C0", "C3")):
             row_ = r.row(name, tick)
@@ -627,18 +637,18 @@ def plot_descent(r: Descent, path) -> None:
                     label=f"kinematic with feedback, {tick}")
             ax.plot(*tick_peaks(sim.sim_t - sim.t[0], z0 - sim.sim_p[:, 2], row_.sim_dev * 1e6, dt)[::-1],
                     color=color, ls=":", marker=".", label=f"MuJoCo servos, {tick}")
-        ax.set(xscale="log", xlabel="largest distance from the commanded line in each tick (µm)", title=name)
-    axes[0].set_ylabel("descent at the end of the tick (m)")
+        ax.set(xscale="log", ylabel="descent by the tick's end (m)", title=name)
+    axes[-1].set_xlabel("largest distance from the commanded line in each tick (µm)")
     axes[0].invert_yaxis()
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
-    fig.suptitle("Resolved-rate descent at 5 cm/s: 50 Hz vs 5 Hz ticks")
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    save_figure(fig, path, dpi=110)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=1, fontsize=9)
+    fig.suptitle("Resolved-rate descent at 5 cm/s")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
 
 def plot_guard(r: Guard, path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     for row_, color in zip(r.rows, ("C0", "C1", "C2")):
         sim, t_on, hz = row_.sim, row_.t_on, row_.hz
         ax.plot((sim.sim_t - t_on) * 1e3, sim.sim_force[:, 2], color=color, label=f"true F_z, {hz} Hz")
@@ -647,10 +657,10 @@ def plot_guard(r: Guard, path) -> None:
                 markevery=max(1, hz // GUARD_HZ[0]), label=f"F_hat_z, {hz} Hz")
     ax.axhline(THRESHOLD, color="k", lw=0.8, label=f"threshold {THRESHOLD:g} N")
     ax.set(xlim=(-100, 300), xlabel="time from first contact (ms)", ylabel="vertical force on the tool (N)",
-           title="Guarded descent onto a table (WidowX AI in MuJoCo)")
-    ax.legend(fontsize=8)
+           title="Guarded descent onto a table")
+    ax.legend(fontsize=9)
     fig.tight_layout()
-    save_figure(fig, path, dpi=110)
+    save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
 
