@@ -125,6 +125,12 @@ def build(request):
 
 
 @pytest.fixture(scope="module")
+def audit(request):
+    """The test module's lesson's private ``_audit.py`` (the claims made on its scripts' steps), imported."""
+    return load_lesson(request.module.LESSON, "_audit.py")
+
+
+@pytest.fixture(scope="module")
 def ex(request):
     """The test module's lesson's ``experiment.py`` (its folder is the module's ``LESSON``), imported, not run."""
     return load_lesson(request.module.LESSON, "experiment.py")

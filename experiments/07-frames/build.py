@@ -3,7 +3,7 @@
 The four functions in EXERCISE are written here from scratch in NumPy (``physai exercise 07 DIR`` blanks them for
 you to type; ``physai check 07 DIR`` grades them); the steps below use them.
 
-Run: uv run python experiments/07-frames/build.py   (writes build_output.txt, claims.json, results.json and
+Run: uv run python experiments/07-frames/build.py   (writes build_output.txt, results.json and
 build_frames.png)
 """
 
@@ -26,19 +26,16 @@ from physai import transforms as tf  # noqa: E402
 from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
 from physai.course.lesson import (  # noqa: E402
-    Claim,
     Figure,
     fmt_row,
     full_run,
     out_dir,
-    publish_claims,
     run_script,
     save_figure,
     save_results,
-    verdict,
 )
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 NO_PIN = "Pinocchio is not installed: pip install pin adds this check"
@@ -47,7 +44,7 @@ N_CHECK = 200  # random inputs each hand-written function is compared on
 NOISE = 1e-6  # size of the noise added to a rotation in Step 5
 DRIFTED = f"matrix_to_quat(R + {NOISE:g} noise)"  # Step 5's refused call, as printed
 OMEGA_WORLD = np.array([1.0, 0.0, 0.0])  # rad/s about the world x axis: the angular velocity of the erratum
-LESSON, SCRIPT = "07", "build.py"
+SCRIPT = "build.py"
 
 EXERCISE = ("skew", "rodrigues", "invert_transform", "twist_adjoint")
 
@@ -340,7 +337,7 @@ def break_step(m, chain, T_world_tool) -> Broken:
                   float(np.abs(T_world_tool @ bad - np.eye(4)).max()))
 
 
-# ---- printing, claims, figure -----------------------------------------------------------------------------------
+# ---- printing, figure ------------------------------------------------------------------------------------------
 
 
 def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
@@ -394,14 +391,6 @@ def print_break(br) -> None:
     print(f"an inverse that keeps R instead of R^T: |T @ T_inv - I| = {br.untransposed_err:.4f}")
 
 
-def claims(ch) -> list[Claim]:
-    """The track overview's statement about this lesson, measured on the SO-101 chain."""
-    return [Claim(LESSON, "a 4x4 matrix moves you between frames; the algebra is matrix multiplication",
-                  "T_world_tool = product of 4x4 transforms", f"|product - MuJoCo site pose| = {ch.tool_err:.1e}",
-                  verdict(ch.tool_err <= 1e-14), "the product of the chain's 4x4s equals MuJoCo's site pose to "
-                  "1e-14", SCRIPT)]
-
-
 def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     """Each joint frame labelled as the page's table names it (its body), with the joint in brackets."""
     fig = plt.figure(figsize=(7.5, 5.0))
@@ -434,8 +423,8 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     plt.close(fig)
 
 
-def main(full: bool = False) -> list[Claim]:
-    """The lesson's build steps, printed; their claims (returned), numbers and figure saved. ``full``: no larger
+def main(full: bool = False) -> dict:
+    """The lesson's build steps, printed; their numbers (returned) and figure saved. ``full``: no larger
     size here."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
@@ -445,7 +434,6 @@ def main(full: bool = False) -> list[Claim]:
     sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch.T_tool), refuse_step(R), rates_step(R)
     br = break_step(m, chain, ch.T_tool)
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
-    rows = publish_claims(HERE, claims(ch), SCRIPT)
     figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
     figures = [
         Figure("build_frames.png",
@@ -456,10 +444,9 @@ def main(full: bool = False) -> list[Claim]:
                "polyline, each labelled with its body's name as in the table and its joint's name in brackets, and the "
                "gripperframe tool triad at the end of the chain, tilted downward."),
     ]
-    save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
-                                "refuse": rf, "rates": rt, "break": br, "pinocchio": pin is not None},
-                 figures=figures)
-    return rows
+    return save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
+                                       "refuse": rf, "rates": rt, "break": br, "pinocchio": pin is not None},
+                        figures=figures)
 
 
 if __name__ == "__main__":

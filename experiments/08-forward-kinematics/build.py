@@ -4,7 +4,7 @@ walk, on two more arms; the WidowX AI's reach from its shoulder (its largest Jac
 The three functions in EXERCISE are written here from scratch (``physai exercise 08 DIR`` blanks them for you to
 type; ``physai check 08 DIR`` grades them); Step 1 uses them.
 
-Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt, claims.json and
+Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt and
 results.json beside it)
 """
 
@@ -17,17 +17,15 @@ from physai import mj, robots
 from physai import transforms as tf
 from physai.chain import reach_bound
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.course.lesson import Claim, fmt_row, full_run, out_dir, publish_claims, run_script, save_results, verdict
+from physai.course.lesson import fmt_row, full_run, out_dir, run_script, save_results
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
 N_REACH = 2000
 ROLL_TURN = 0.5  # rad added to wrist_roll at Q0 (an exercise)
-LESSON, SCRIPT = "08", "build.py"
-# What the source lesson prints about the WidowX AI's reach and the bound on a linear Jacobian entry.
-SOURCE_TEXT = {"bound": "0.77"}
+SCRIPT = "build.py"
 
 EXERCISE = ("joint_transform", "walk_chain", "axes_and_anchors")
 
@@ -174,7 +172,7 @@ class Reach:
 
 def reach_step(n_poses=N_REACH) -> dict[str, Reach]:
     """Step 3: shoulder-to-tool reach of the illustrative chain and the real arm, and the illustrative chain's
-    largest linear Jacobian entry (its claim row); the real arm's largest entry is lesson 09's (wxai.py)."""
+    largest linear Jacobian entry; the real arm's largest entry is lesson 09's (wxai.py)."""
     rng, out = np.random.default_rng(SEED + 2), {}
     for name in ("wxai_illustrative", "wxai"):
         c = robots.load(name)
@@ -239,7 +237,7 @@ def exercises_step(chain) -> Exercises:
                      anchors[0], float(np.linalg.norm(anchors[0])))
 
 
-# ---- printing and claims ----------------------------------------------------------------------------------------
+# ---- printing --------------------------------------------------------------------------------------------------
 
 
 def print_steps(walk, arms, reach, br, ex) -> None:
@@ -270,17 +268,8 @@ def print_steps(walk, arms, reach, br, ex) -> None:
           "the world origin")
 
 
-def claims(reach) -> list[Claim]:
-    ill, bound = reach["wxai_illustrative"], SOURCE_TEXT["bound"]
-    return [
-        Claim(LESSON, f"no linear entry exceeds {bound} (the source's illustrative chain)", f"<= {bound}",
-              f"{ill.top:.3f}", verdict(ill.top <= float(bound)), f"largest |J_ij|, rows 0-2, {N_REACH} poses",
-              SCRIPT),
-    ]
-
-
-def main(full: bool = False) -> list[Claim]:
-    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+def main(full: bool = False) -> dict:
+    """The lesson's build steps, printed; their numbers saved and returned. ``full``: no larger size
     here."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
@@ -288,11 +277,9 @@ def main(full: bool = False) -> list[Claim]:
     walk, arms, reach = walk_step(m, chain), other_arms_step(), reach_step()
     br, ex = break_step(chain), exercises_step(chain)
     print_steps(walk, arms, reach, br, ex)
-    rows = publish_claims(HERE, claims(reach), SCRIPT)
-    save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
-                                "reach": reach, "break": br, "exercises": ex,
-                                "max_q_ref": max(float(np.abs(chain.q_ref).max()), *(a.q_ref for a in arms))})
-    return rows
+    return save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
+                                       "reach": reach, "break": br, "exercises": ex,
+                                       "max_q_ref": max(float(np.abs(chain.q_ref).max()), *(a.q_ref for a in arms))})
 
 
 if __name__ == "__main__":
