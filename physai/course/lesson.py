@@ -279,8 +279,9 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
 
 
 def publish_claims(folder: str | Path, claims: list[Claim], script: str) -> list[Claim]:
-    """Merge the claims into ``folder/claims.json`` for the audit page and return them (the last step of a lesson
-    script's ``main``: ``return publish_claims(HERE, rows, "build.py")``). Nothing is printed: the script's
+    """Merge the claims into ``folder/claims.json`` for the audit page and return them (what :func:`run_script` does
+    with the claims of the lesson's ``_audit.py``; a script it does not name calls it last in its ``main``:
+    ``return publish_claims(HERE, rows, "experiment.py")``). Nothing is printed: the script's
     transcript, which the lesson page shows, holds what the run measured, and the comparison with published figures
     lives in the audit only."""
     write_claims(folder, claims, script)
