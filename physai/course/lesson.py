@@ -311,15 +311,21 @@ def audit_claims(script: str | Path, steps) -> list[Claim] | None:
     return None if make is None else make(steps)
 
 
+def publish_audit(folder: str | Path, script: str | Path, steps) -> list[Claim] | None:
+    """The claims of the lesson's ``_audit.py`` on ``steps``, what ``script``'s ``main`` returned
+    (:func:`audit_claims`), merged into ``folder/claims.json`` (:func:`publish_claims`) and returned; ``None``, and
+    nothing written, where the audit makes none (a learner's copy)."""
+    claims = audit_claims(script, steps)
+    return None if claims is None else publish_claims(folder, claims, Path(script).name)
+
+
 def run_script(main: Callable[..., object], script: str | Path, *args) -> None:
     """Run a lesson script's ``main(*args)``, everything printed also written to ``<script>_output.txt`` in the
     lesson's output folder (:func:`out_dir`); then the claims of the lesson's ``_audit.py`` on what ``main``
-    returned (:func:`audit_claims`), if any, merged into that folder's ``claims.json`` (:func:`publish_claims`)."""
+    returned, if any, merged into that folder's ``claims.json`` (:func:`publish_audit`)."""
     script = Path(script)
     with transcript(out_dir(script) / f"{script.stem}_output.txt"):
-        claims = audit_claims(script, main(*args))
-        if claims is not None:
-            publish_claims(out_dir(script), claims, script.name)
+        publish_audit(out_dir(script), script, main(*args))
 
 
 def read_claims(folder: str | Path) -> list[Claim]:
