@@ -357,6 +357,27 @@ def test_body_rate_is_pinocchios_actInv_and_rpy_rates_are_finite_differences_of_
     assert rt.gap > 0.1  # the two are different vectors (the erratum)
 
 
+def test_first_quiz_swapped_product_is_measured_from_mujocos_bodies(build, so101_model, so101):
+    """The first quiz: T_world_shoulder and T_shoulder_elbow from MuJoCo's body poses (xpos, xmat) at Q0; the right
+    product puts the elbow on MuJoCo's lower_arm body, the swapped one the page's distance away."""
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = build.Q0
+    mujoco.mj_kinematics(so101_model, d)
+
+    def pose(body):
+        b = so101_model.body(body).id
+        return tf.make_transform(d.xmat[b].reshape(3, 3), d.xpos[b])
+
+    T_ws, T_we = pose("shoulder"), pose("lower_arm")
+    T_se = np.linalg.inv(T_ws) @ T_we
+    sw = build.swap_step(so101)
+    assert (sw.shoulder, sw.elbow) == ("shoulder", "lower_arm")
+    np.testing.assert_allclose(sw.right, T_we[:3, 3], atol=1e-14)
+    np.testing.assert_allclose(sw.swapped, (T_se @ T_ws)[:3, 3], atol=1e-14)
+    assert sw.gap == pytest.approx(np.linalg.norm((T_se @ T_ws)[:3, 3] - T_we[:3, 3]), abs=1e-14)
+    assert sw.gap > 0.1 and sw.swapped[2] < 0  # the page: below the table
+
+
 def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101_model, so101):
     ch = build.chain_step(so101_model, so101)
     br = build.break_step(so101_model, so101, ch.T_tool)
@@ -500,6 +521,22 @@ def test_float32_reorthonormalised_stays_near_its_own_round_off_above_float64s_t
     assert f32.fixed_angle == pytest.approx(f32.R_angle, rel=0.5)
 
 
+def test_a_rotation_only_rounded_to_float32_fails_float64s_tolerance(ex):
+    """Break it: the exact step, rounded to float32, is a rotation to about float32's epsilon (SciPy's matrix of the
+    same rotation vector, rounded and measured here) and so beyond physai's float64 tolerance, which refuses it; the
+    same matrix, orthonormalised in float64, is accepted."""
+    f32 = ex.drift_float32(n_steps=10)
+    R32 = Rotation.from_rotvec(ex.STEP_ROTVEC).as_matrix().astype(np.float32).astype(float)
+    shape = np.abs(R32 @ R32.T - np.eye(3)).max()
+    assert f32.eps32 == np.finfo(np.float32).eps
+    assert f32.cast_ortho == pytest.approx(shape, rel=0.5, abs=f32.eps32)
+    assert tf.ROTATION_TOL < f32.cast_ortho < 2 * f32.eps32
+    assert f32.cast_refused
+    with pytest.raises(InputError):
+        tf.matrix_to_quat(R32)
+    tf.matrix_to_quat(tf.orthonormalize(R32))
+
+
 def test_float32_drift_is_orders_above_float64_for_the_same_compositions(ex):
     f32, f64 = ex.drift_float32(n_steps=3000), ex.drift(n_steps=3000)
     worst64 = max(r.vs_exact for r in ex.drift_rows(f64))
@@ -535,21 +572,12 @@ def test_without_pinocchio_the_steps_leave_its_checks_out_and_say_how_to_install
     assert "pip install pin" in build.NO_PIN
 
 
-MARGIN = 8  # px at the figure's dpi: a tick label's half height
-
-
-def test_frame_figure_labels_clear_each_other_and_the_tick_labels(build, monkeypatch, so101_model, so101):
-    """build_frames.png's layout, once drawn: no two frame labels overlap, and every label and every triad's arrow tip
-    lies inside the outline of the plot's box (the convex hull of its eight projected corners), where matplotlib never
-    puts a tick label, with a margin of MARGIN pixels from its edges, along which the tick labels run; and every
-    frame's y arrow is seen, not end-on."""
-    import itertools
-
+def test_frame_figure_labels_clear_each_other_and_stay_inside_the_plot(build, monkeypatch, so101_model, so101):
+    """build_frames.png's layout, once drawn: one label per frame (the world, the joints' bodies as Step 1's table
+    names them, MuJoCo's, and the tool), in type of at least 14 pt (the figure is 5.6 in wide: at 375 px that reads as
+    a 12 px font), no two labels overlapping, every label and every arrow tip inside the axes; each frame drawn at its
+    origin's x and z (MuJoCo's xpos of the body)."""
     import matplotlib.pyplot as plt
-    from matplotlib.path import Path as Outline
-    from matplotlib.text import Text
-    from mpl_toolkits.mplot3d import proj3d
-    from scipy.spatial import ConvexHull
 
     from physai.kinematics import joint_frames
 
@@ -560,33 +588,25 @@ def test_frame_figure_labels_clear_each_other_and_the_tick_labels(build, monkeyp
     build.figure(so101, [row.body for row in ch.rows], joint_frames(so101, build.Q0)[0], ch.T_tool, None)
     fig = figs[0]
     fig.canvas.draw()
-    renderer, ax, M = fig.canvas.get_renderer(), fig.axes[0], fig.axes[0].get_proj()
-
-    def on_screen(x, y, z):
-        xs, ys, _ = proj3d.proj_transform(x, y, z, M)
-        return xs, ys
-
-    boxes = []
-    for t in ax.texts:  # a 3-D text keeps its data position: project it as its draw does
-        flat = Text(*on_screen(t._x, t._y, t._z), t.get_text(), fontproperties=t.get_fontproperties(),
-                    ha=t.get_ha(), va=t.get_va(), transform=ax.transData, figure=fig)
-        boxes.append(flat.get_window_extent(renderer))
-    corners = np.array([on_screen(*c) for c in itertools.product(ax.get_xlim(), ax.get_ylim(), ax.get_zlim())])
-    corners = ax.transData.transform(corners)
-    hull = corners[ConvexHull(corners).vertices]
-    frames = [np.eye(4), *joint_frames(so101, build.Q0)[0], ch.T_tool]
-    tips = ax.transData.transform([on_screen(*(T[:3, 3] + 0.03 * T[:3, k])) for T in frames for k in range(3)])
-    origins = ax.transData.transform([on_screen(*T[:3, 3]) for T in frames])
+    renderer, ax = fig.canvas.get_renderer(), fig.axes[0]
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = build.Q0
+    mujoco.mj_kinematics(so101_model, d)
+    bodies = [so101_model.body(so101_model.joint(j).bodyid[0]).name for j in so101.joint_names]
+    labels = [t for t in ax.texts if t.get_text()]
+    arrows = [t for t in ax.texts if not t.get_text()]  # annotations with an arrow and no text
+    assert [t.get_text() for t in labels] == ["world", *bodies, so101.tool_name]
+    box = ax.get_window_extent(renderer)
+    extents = [t.get_window_extent(renderer) for t in labels]
+    for k, (t, e) in enumerate(zip(labels, extents)):
+        assert t.get_fontsize() >= 14
+        assert not any(e.overlaps(o) for o in extents[k + 1:]), t.get_text()
+        assert box.x0 <= e.x0 and e.x1 <= box.x1 and box.y0 <= e.y0 and e.y1 <= box.y1, t.get_text()
+    assert len(arrows) == 3 * (so101.n + 2)
+    assert all(box.contains(*p) for p in ax.transData.transform([a.xy for a in arrows]))
+    xpos = np.array(ax.lines[0].get_xydata())
+    np.testing.assert_allclose(xpos[1:-1], d.xpos[[so101_model.body(b).id for b in bodies]][:, [0, 2]], atol=1e-12)
     plt.close(fig)
-    # the view is turned so that y shows: every frame's green y arrow (3 cm) projects to more than MARGIN pixels
-    y_arrows = np.linalg.norm(tips[1::3] - origins, axis=1)
-    assert y_arrows.min() > MARGIN, y_arrows.round(1)
-    inside = lambda pts: Outline(hull).contains_points(pts, radius=-2 * MARGIN)  # radius -2m: a CCW outline shrunk by m
-    assert len(boxes) == so101.n + 2
-    for k, a in enumerate(boxes):
-        assert not any(a.overlaps(b) for b in boxes[k + 1:]), ax.texts[k].get_text()
-        assert inside(a.corners()).all(), ax.texts[k].get_text()
-    assert inside(tips).all()
 
 
 def test_step1_table_keeps_frame_names_whole_at_375_px_and_scrolls(site, chromium):

@@ -59,6 +59,20 @@ def test_convergence_verdicts_from_mujoco_site_pose(ex, audit, panda, panda_mode
     assert slower  # gradient descent needs far more steps than LM, or never gets there, as the page says
 
 
+def test_convergence_figures_plateau_is_the_median_final_error_in_mujoco(ex, panda, panda_model):
+    """The figure's flat lines, as the page explains them: each curve ends at the median over the targets of
+    max(|dp|, lever |w|) at the answers returned (MuJoCo's site pose), flat from ``flat_from`` on; a curvature method
+    flattens below the tolerance within a few steps, gradient descent is still falling at the last iteration."""
+    c = ex.convergence(n_targets=6, max_iterations=60, seed=1)
+    for m, qs, curve in zip(c.names, c.solutions, c.curves):
+        errs = np.array([mujoco_errors(panda_model, panda, q, T, "pose") for q, T in zip(qs, c.targets)])
+        np.testing.assert_allclose(c.plateau[m], np.median(np.maximum(errs[:, 0], c.lever * errs[:, 1])), rtol=1e-6)
+        assert np.all(curve[c.flat_from[m]:] == c.plateau[m]) and curve[c.flat_from[m] - 1] != c.plateau[m]
+    for m in ("pinv", "dls", "adaptive", "lm"):
+        assert c.plateau[m] < TOL_P and c.flat_from[m] < 20
+    assert c.flat_from["transpose"] == c.ceiling and c.plateau["transpose"] > TOL_P
+
+
 def test_pose_error_is_scipys_rotation_vector_and_mujocos_subquat_in_world_axes(ex, panda, panda_model):
     """The page's worked pose error (first Panda target at its start) from MuJoCo's site poses: the position
     difference, SciPy's rotation vector of R_target R^T, and MuJoCo's mju_subQuat, which gives the same rotation in
@@ -130,7 +144,7 @@ def test_success_rate_from_mujoco_site_pose(ex, audit, robot, task):
     q_true = chain.random_q(np.random.default_rng(1), 25)
     np.testing.assert_allclose(r.targets, [mj.site_pose(model, chain, q) for q in q_true], atol=1e-14)
     truth = _solved_in_mujoco(model, chain, r.solutions, r.targets, task)
-    assert r.rate == truth.mean()
+    assert r.rate == truth.mean() and r.met == truth.sum() and r.every == truth.all()  # the page's "all" or count
     far_p, _ = mujoco_errors(model, chain, r.far_q, np.r_[np.c_[np.eye(3), ex.FAR], [[0, 0, 0, 1]]], task)
     assert far_p > 0.1 and "position" in r.far_unmet and r.far_reason != "converged"
     assert audit.success_claims([r])[0].verdict == verdict(truth.mean() >= 0.99)
@@ -273,6 +287,18 @@ def test_lab_scores_are_mujocos_successes_and_their_iterations(build, so101, so1
         assert score.median_iterations == (np.median(score.iterations[ok]) if ok.any() else None)
     if options.get("lam") == 0.5:  # the heavy damping of Break it: tiny gradient steps, no attempt arrives
         assert score.success > 0 and build.lab_hand(so101, targets, **options).success == 0
+
+
+def test_break_its_keywords_ask_ik_by_hand_for_each_variant(build, so101):
+    """Break it's column of keywords, evaluated as the learner types them, gives each row's damping and step limit
+    and its score; the as-built row needs none."""
+    targets = build.lab_targets(so101, seed=5, n=4)
+    brk = build.break_step(so101, targets)
+    for v, (_, _, lam, max_step) in zip(brk.variants, build.VARIANTS):
+        options = eval(f"dict({v.keywords})", {"np": np})  # noqa: S307 -- the page's own text, as typed
+        assert (options.get("lam", build.LAMBDA), options.get("max_step", build.MAX_STEP)) == (lam, max_step)
+        assert build.lab_hand(so101, targets, **options).success == v.success
+    assert brk.variants[0].keywords == ""
 
 
 def test_heavy_damping_runs_out_of_steps_rather_than_stalling_as_the_page_says(build, so101):
@@ -510,6 +536,7 @@ def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     changed = np.any(t.avoid_q != t.plain_q, axis=1)  # bitwise: a clear plain answer comes back as it was
     np.testing.assert_array_equal(changed, conv & (closest < t.margin))
     assert r.avoid_changed == r.plain_colliding and r.plain_clear == np.sum(conv & (closest >= t.margin))
+    assert (r.plain_all, r.avoid_all) == (r.plain_converged == r.targets, r.avoid_converged == r.targets)  # "all"
     # the figure's flat top is the shoulder's gap to the table, the same at every answer (it only turns in place)
     shoulder = on_table & np.array([any(x.startswith("shoulder#") for x in pair) for pair in world.pair_names])
     gap = plain[:, shoulder].min(axis=1)
@@ -553,6 +580,13 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     assert f"{saved['depth_mm']:.1f} mm inside {saved['into']}" in figure.alt
     for q in (saved["q_plain"], saved["q_avoid"]):
         assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3
+    # the close side view: its dot, the deepest point, lies as far below the table top (z = 0) as the overlap is deep,
+    # and inside the table's footprint; the figure is drawn and its caption states that depth
+    point = np.array(saved["deepest_point"])
+    np.testing.assert_allclose(-1000 * point[2], saved["depth_mm"], atol=1e-6)
+    assert np.all(np.abs(point[:2] - centre[:2]) < half[:2])
+    assert (tmp_path / scene.CLOSE_FILE).stat().st_size > 0
+    assert f"{saved['depth_mm']:.1f} mm below the table top" in read_figures(tmp_path)[scene.CLOSE_FILE].alt
 
 
 def test_task_table_names_stay_whole_on_a_narrow_screen():

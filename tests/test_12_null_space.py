@@ -89,6 +89,7 @@ def test_planar_family_holds_the_tip_in_closed_form_and_spans_the_whole_family(e
     assert np.abs(np.angle(np.exp(1j * (fam[-1] - fam[0])))).max() < 0.05  # back where it started: a closed loop
     np.testing.assert_allclose(family.last_link_range, np.ptp(c[:, -1]), rtol=1e-14)
     np.testing.assert_allclose(family.tip, tip[fam.shape[0] // 2], atol=1e-4)
+    np.testing.assert_allclose(family.links, L, rtol=1e-12)  # the link lengths the page states: the arm's L1, L2, L3
 
 
 def _manipulability(J):
@@ -486,6 +487,10 @@ def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, pa
     assert min(np.linalg.norm(g - ready) for g in ghosts) > 0.15
     np.testing.assert_allclose(saved["elbow_sweep_mm"], 1000 * np.linalg.norm(ghosts[1] - ghosts[0]), atol=1e-6)
     assert saved["elbow_sweep_mm"] > 300
+    # the page: joint 1 turns this far each way (the walk is symmetric), under the steps' budget of step rad each
+    np.testing.assert_allclose(np.abs(np.array(saved["ghosts"])[:, 0] - saved["q"][0]), saved["joint1_reached"],
+                               rtol=1e-9)
+    assert saved["joint1_reached"] <= saved["steps"] * saved["step"] + 1e-12
 
 
 def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, panda_chain):

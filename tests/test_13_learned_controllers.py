@@ -99,6 +99,15 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
             assert s.errors[i, b, 6] <= (hi - lo) / 2 + 1e-12
             # the straight arm's miss, L1 + L2 - r in closed form
             np.testing.assert_allclose(s.errors[i, b, 2], np.median(L1 + L2 - r), atol=1e-15)
+            # where the miss points: its component along the target's direction (phi) by the closed-form tip, and
+            # the tool's distance from the base, which the law of cosines gives from the elbow alone
+            e = _tip_2r(q_fk) - x[:, :2]
+            radial = e[:, 0] * np.cos(phi) + e[:, 1] * np.sin(phi)
+            reach = np.sqrt(L1**2 + L2**2 + 2 * L1 * L2 * np.cos(q_fk[:, 1]))
+            np.testing.assert_allclose(s.errors[i, b, 7:10], [np.sum(radial**2) / np.sum(e**2), np.mean(reach < r),
+                                                              np.median(np.abs(q_fk[:, 1]))], atol=1e-12)
+            if i == 0:
+                np.testing.assert_allclose(s.q2_exact[b], np.median(q2), atol=1e-12)
     np.testing.assert_allclose(s.errors[:, :, 1], fk_medians, atol=1e-12)
     np.testing.assert_allclose(s.errors[:, :, 5], fk_joint, atol=1e-12)
     assert s.joint_rises == int(np.sum(fk_joint[:, -1] > fk_joint[:, 0]))
@@ -108,6 +117,11 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
         np.testing.assert_allclose(row.fk_joint, [fk_joint[:, b].mean(), fk_joint[:, b].min(), fk_joint[:, b].max()],
                                    atol=1e-12)
         np.testing.assert_allclose(row.constant_mm, 1e3 * s.errors[:, b, 6].max(), atol=1e-9)
+        for got, c in ((row.fk_radial, 7), (row.fk_short, 8), (row.fk_q2, 9)):
+            np.testing.assert_allclose(got, [s.errors[:, b, c].mean(), s.errors[:, b, c].min(),
+                                             s.errors[:, b, c].max()], atol=1e-12)
+    inner = s.errors[:, 0, 7:10].mean(axis=0)  # the first band's radial share, short fraction and |q2|, both runs
+    assert s.inner_overshoots == bool(inner[2] < s.q2_exact[0] and inner[1] < 0.5)
     assert np.all(s.errors[:, :, 3] <= s.errors[:, :, 4]) and s.errors[:, :, 4].max() <= TOL  # the solver
     rises = int(np.sum(fk_medians[:, -1] > fk_medians[:, 0]))
     assert s.fk_rises == rises and s.fk_monotone == int(np.sum(np.all(np.diff(fk_medians, axis=1) > 0, axis=1)))
@@ -193,6 +207,8 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
     assert lo_r <= hyb.speedup <= hi_r and hyb.faster == (lo_r > 1) and hyb.slower == (hi_r < 1)
     np.testing.assert_allclose(hyb.fallback_share_us, (1 - hyb.rows[0].passed) * hyb.us_fallback, rtol=1e-12)
     np.testing.assert_allclose(hyb.break_even_us, hyb.us_solver - hyb.fallback_share_us, rtol=1e-12)
+    # the forward pass and the part before the fallback are timed too (printed and saved; no claim on speed)
+    assert all(np.isfinite(t) and t > 0 for t in (hyb.us_guess, hyb.us_forward_batch, hyb.us_forward_one))
     outside = {k: np.mean(np.any((q < lo) | (q > hi), axis=1)) for k, q in g.q.items()}
     expect = [outside["FK-consistency"] > 0 and outside["FK-consistency, bounded"] == 0,
               all(r.hybrid_success >= r.solver_success for r in hyb.rows)]
@@ -255,6 +271,11 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson, nets_2r, 
                                                      "n_seeds": 2})
     claims, saved = run_lesson(ex, False)
     assert len(claims) == 6
+    # the planar arm has no joint limits: its training joints are drawn from a full turn each
+    np.testing.assert_array_equal(saved["joint_range_2r"], [[-np.pi, -np.pi], [np.pi, np.pi]])
+    for net in nets_2r.values():  # and the bounded head keeps the networks' joints in that same turn
+        assert net.head == "bounded"
+        np.testing.assert_array_equal([net.q_mid, net.q_half], [[0, 0], [np.pi, np.pi]])
     # the page's numbers, in mm, against the 2R's closed-form tip and MuJoCo's joint ranges
     g = ex.multimodality(nets_2r, 40)
     for row in saved["multimodality"]:
@@ -375,11 +396,14 @@ def test_scene_pictures_two_answers_and_their_average_that_misses(run_lesson, tm
     # five joints for a 3-D point: a two-parameter family of answers, and the miss depends on the pair averaged
     caption = read_figures(tmp_path)["scene_average.png"]
     assert "many answers" in caption.caption and "which pair" in caption.caption and "many IK answers" in caption.alt
+    assert "tool tip" in caption.caption and "table below" in caption.caption
     site = lambda q: mj_site(so101_model, so101, np.array(q))[0]  # noqa: E731
     assert np.linalg.norm(site(saved["q_a"]) - saved["target"]) < 1e-12
     assert np.linalg.norm(site(saved["q_b"]) - saved["target"]) < 1e-4
     assert abs(np.linalg.norm(site(saved["q_mean"]) - saved["target"]) - saved["miss"]) < 1e-12 and saved["miss"] > 0.02
     assert np.abs(np.subtract(saved["q_a"], saved["q_b"])).max() > 1.0  # two distinct answers, not one twice
+    # the table's joint order is the model's own (MuJoCo's joints, in qpos order)
+    assert list(saved["joints"]) == [so101_model.joint(j).name for j in range(so101_model.njnt)][:len(saved["q_a"])]
     import mujoco
 
     wrist_z = []

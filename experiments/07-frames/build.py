@@ -337,6 +337,30 @@ def break_step(m, chain, T_world_tool) -> Broken:
                   float(np.abs(T_world_tool @ bad - np.eye(4)).max()))
 
 
+@dataclass(frozen=True)
+class Swap:
+    """The first quiz at Q0: the elbow's origin (m, world) from ``T_world_shoulder @ T_shoulder_elbow`` (``right``)
+    and from the swapped product (``swapped``), and the distance between them (m). Shoulder and elbow are the
+    bodies ``shoulder`` and ``lower_arm`` (joints shoulder_pan and elbow_flex)."""
+
+    shoulder: str
+    elbow: str
+    right: np.ndarray
+    swapped: np.ndarray
+    gap: float
+
+
+def swap_step(chain, q=Q0) -> Swap:
+    """The first quiz: T_world_elbow from the shoulder's and elbow's joint frames, multiplied in both orders."""
+    frames = joint_frames(chain, q)[0]
+    i, j = chain.joint_index("shoulder_pan"), chain.joint_index("elbow_flex")
+    T_world_shoulder, T_world_elbow = frames[i], frames[j]
+    T_shoulder_elbow = tf.compose(invert_transform(T_world_shoulder), T_world_elbow)
+    right = tf.compose(T_world_shoulder, T_shoulder_elbow)[:3, 3]
+    swapped = tf.compose(T_shoulder_elbow, T_world_shoulder)[:3, 3]
+    return Swap("shoulder", "lower_arm", right, swapped, float(np.linalg.norm(swapped - right)))
+
+
 # ---- printing, figure ------------------------------------------------------------------------------------------
 
 
@@ -392,34 +416,28 @@ def print_break(br) -> None:
 
 
 def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
-    """Each joint frame labelled as the page's table names it (its body), with the joint in brackets."""
-    fig = plt.figure(figsize=(7.5, 5.0))
-    ax = fig.add_subplot(projection="3d")
+    """Each joint frame labelled as the page's table names it (its body), seen from the side (along +y: the arm at
+    Q0 stays within 2 cm of y = 0), in a type large enough to read on a phone."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
     frames = [np.eye(4), *T_world_joint, T_world_tool]
-    labels = ["world", *(f"{b} ({j})" for b, j in zip(bodies, chain.joint_names)), chain.tool_name]
+    labels = ["world", *bodies, chain.tool_name]
     pts = np.array([T[:3, 3] for T in frames])
-    ax.plot(*pts.T, color="0.6", lw=1)
+    ax.plot(pts[:, 0], pts[:, 2], color="0.5", lw=1.5, zorder=1)
     for T, label in zip(frames, labels):
-        for k, c in enumerate("rgb"):
-            ax.quiver(*T[:3, 3], *(0.03 * T[:3, k]), color=c, lw=1.5)
-        # labels beside the triads (3 cm arrows), left of the frames near the base and right of the rest, on a white
-        # ground so that grid lines do not cross the text
-        left = T[0, 3] < 0.1
-        ax.text(*(T[:3, 3] + [-0.035 if left else 0.01, 0.0, 0.0]), label, fontsize=7, ha="right" if left else "left",
-                va="center", zorder=10, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=0.5))
-    # margins around the chain: the z axis's ticks are drawn on the right, past the tool's frame and its label
-    lo, hi = pts.min(axis=0) - [0.16, 0.1, 0.0], pts.max(axis=0) + [0.12, 0.1, 0.04]
-    lo[2] = 0.0
-    ax.set(xlim=(lo[0], hi[0]), ylim=(lo[1], hi[1]), zlim=(lo[2], hi[2]), xlabel="x (m)", ylabel="y (m)",
-           zlabel="z (m)",
-           title=f"SO-101 joint frames at q = ({', '.join(f'{v:g}' for v in Q0)})\nx red, y green, z blue")
-    ax.set_box_aspect(hi - lo, zoom=1.2)  # a wide, shallow box: zoomed, it fills the figure
-    ax.set_yticks([-0.1, 0.0, 0.1])  # the arm stays within a few cm of y = 0
-    ax.set_xticks(np.arange(-0.1, hi[0], 0.1))  # ticks 10 cm apart leave room for the labels
-    ax.view_init(elev=15, azim=-45)  # turned 45 degrees off side-on: the frames still spread apart along x, and y shows
-    ax.set_zticks(np.arange(0.0, hi[2], 0.1))
-    ax.xaxis.labelpad = ax.yaxis.labelpad = ax.zaxis.labelpad = 10
-    save_figure(fig, path, dpi=120)
+        for k, c in enumerate("rgb"):  # each axis's x and z components: a y axis pointing at you looks short
+            ax.annotate("", T[[0, 2], 3] + 0.035 * T[[0, 2], k], T[[0, 2], 3],
+                        arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, mutation_scale=12), zorder=3)
+        left = T[0, 3] < 0.1  # labels left of the frames near the base, right of the rest
+        ax.text(T[0, 3] + (-0.03 if left else 0.03), T[2, 3], label, fontsize=14, ha="right" if left else "left",
+                va="center", zorder=4, bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=0.5))
+    ax.set(xlim=(-0.17, 0.53), ylim=(-0.03, 0.28), aspect="equal")
+    ax.set_xlabel("x (m)", fontsize=12)
+    ax.set_ylabel("z (m)", fontsize=12)
+    ax.set_title("seen from the side; x red, y green, z blue", fontsize=12)
+    ax.tick_params(labelsize=11)
+    ax.grid(color="0.9")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=130)
     plt.close(fig)
 
 
@@ -432,20 +450,22 @@ def main(full: bool = False) -> dict:
     ex, ch = exercise_step(), chain_step(m, chain)
     R = ch.T_tool[:3, :3]
     sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch.T_tool), refuse_step(R), rates_step(R)
-    br = break_step(m, chain, ch.T_tool)
+    br, sw = break_step(m, chain, ch.T_tool), swap_step(chain)
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
+    print(f"first quiz: the {sw.elbow} (elbow) origin from T_world_shoulder @ T_shoulder_elbow {fmt_row(sw.right)}; "
+          f"swapped {fmt_row(sw.swapped)}, {sw.gap:.4f} m away")
     figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
     figures = [
         Figure("build_frames.png",
-               "The SO-101's joint frames at Q0, from the world through each joint to the tool, "
+               "The SO-101's joint frames at Q0 seen from the side, from the world through each joint to the tool, "
                "with x red, y green and z blue.",
-               "Three-dimensional plot, seen from the front and 45 degrees to the side, of the SO-101's frames at "
-               "the pose q0: the world frame at the origin, one small red-green-blue triad per joint along a grey "
-               "polyline, each labelled with its body's name as in the table and its joint's name in brackets, and the "
-               "gripperframe tool triad at the end of the chain, tilted downward."),
+               "Side view (x across, z up) of the SO-101's frames at the pose Q0: the world frame at the origin, one "
+               "red-green-blue triad per joint along a grey polyline, each labelled with its body's name as in the "
+               "table, and the gripperframe tool triad at the end of the chain, tilted downward; axes pointing "
+               "towards or away from the viewer look short."),
     ]
     return save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
-                                       "refuse": rf, "rates": rt, "break": br, "pinocchio": pin is not None},
+                                       "refuse": rf, "rates": rt, "break": br, "swap": sw, "pinocchio": pin is not None},
                         figures=figures)
 
 

@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
+from physai.errors import InputError  # noqa: E402
 from physai.course.lesson import (  # noqa: E402
     Claim,
     Figure,
@@ -97,6 +98,18 @@ class Float32Drift:
     q_angle: float
     fixed_ortho: float  # the float32 matrix re-orthonormalised every FIX_EVERY steps: its shape error ...
     fixed_angle: float  # ... and its angle (rad) from the exact rotation
+    eps32: float  # float32's machine epsilon
+    cast_ortho: float  # the exact step rotation, only rounded to float32: its shape error (computed in float64)
+    cast_refused: bool  # whether physai's float64 check (ROTATION_TOL) refuses that freshly rounded rotation
+
+
+def _refuses(R) -> bool:
+    """Whether physai refuses ``R`` as a rotation (its shape error above tf.ROTATION_TOL)."""
+    try:
+        tf.matrix_to_quat(R)
+    except InputError:
+        return True
+    return False
 
 
 def drift_float32(n_steps=N_STEPS) -> Float32Drift:
@@ -111,11 +124,12 @@ def drift_float32(n_steps=N_STEPS) -> Float32Drift:
         R_fixed = R_fixed @ dR
         if k % FIX_EVERY == 0:  # projected in float64, stored back in float32 (its own rounding)
             R_fixed = tf.orthonormalize(R_fixed.astype(float)).astype(np.float32)
-    R64, q64, F64 = R.astype(float), q.astype(float), R_fixed.astype(float)
+    R64, q64, F64, D64 = R.astype(float), q.astype(float), R_fixed.astype(float), dR.astype(float)
     exact = drift_reference(n_steps)
     return Float32Drift(n_steps, float(np.abs(R64 @ R64.T - np.eye(3)).max()), float(abs(np.linalg.norm(q64) - 1.0)),
                         angle_between(R64, exact), angle_between(tf.quat_to_matrix(q64), exact),
-                        float(np.abs(F64 @ F64.T - np.eye(3)).max()), angle_between(F64, exact))
+                        float(np.abs(F64 @ F64.T - np.eye(3)).max()), angle_between(F64, exact),
+                        float(np.finfo(np.float32).eps), float(np.abs(D64 @ D64.T - np.eye(3)).max()), _refuses(dR))
 
 
 @dataclass(frozen=True)
@@ -238,7 +252,9 @@ def print_drift(r, rows, f32) -> None:
     print(f"matrix:     |R R^T - I| {f32.R_ortho:.1e}, angle vs exact {f32.R_angle:.1e} rad")
     print(f"quaternion: ||q| - 1|   {f32.q_norm:.1e}, angle vs exact {f32.q_angle:.1e} rad")
     print(f"matrix re-orthonormalised every {FIX_EVERY}: |R R^T - I| {f32.fixed_ortho:.1e}, angle vs exact "
-          f"{f32.fixed_angle:.1e} rad (float32's own round-off: {np.finfo(np.float32).eps:.1e})")
+          f"{f32.fixed_angle:.1e} rad (float32's own round-off: {f32.eps32:.1e})")
+    print(f"the exact step rotation, only rounded to float32: |R R^T - I| {f32.cast_ortho:.1e}; physai's float64 "
+          f"tolerance {tf.ROTATION_TOL:.0e} " + ("refuses it" if f32.cast_refused else "accepts it"))
 
 
 def print_cost(r: Cost) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from physai import mj, robots
 from physai import transforms as tf
-from physai.chain import reach_bound
+from physai.chain import chain_from_mujoco, reach_bound
 from physai.kinematics import jacobian, joint_frames, tool_pose
 from physai.course.lesson import fmt_row, full_run, out_dir, run_script, save_results
 
@@ -25,6 +25,7 @@ SEED = 0
 N_POSES = 50
 N_REACH = 2000
 ROLL_TURN = 0.5  # rad added to wrist_roll at Q0 (an exercise)
+REF = 0.3  # rad: the joint ref given to every SO-101 joint to show what q_ref does
 SCRIPT = "build.py"
 
 EXERCISE = ("joint_transform", "walk_chain", "axes_and_anchors")
@@ -237,7 +238,69 @@ def exercises_step(chain) -> Exercises:
                      anchors[0], float(np.linalg.norm(anchors[0])))
 
 
-# ---- printing --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SlipRow:
+    """The off-by-one frame on the SO-101 at Q0: joint ``joint``'s axis and anchor read from the next joint's frame
+    (``next``): how far its world axis turns (deg) and how far its anchor moves (m); the tool pose is unchanged."""
+
+    joint: str
+    next: str
+    axis_deg: float
+    anchor_m: float
+
+
+def slip_step(chain, q=Q0) -> list[SlipRow]:
+    """Break it, the off-by-one frame on the SO-101 at Q0: each joint's axis and anchor read from the next joint's
+    frame (your axes_and_anchors with frames[i + 1] for frames[i])."""
+    axes, anchors = axes_and_anchors(chain, walk_chain(chain, q)[0])
+    return [SlipRow(chain.joint_names[k], chain.joint_names[k + 1],
+                    float(np.degrees(np.arccos(np.clip(axes[k] @ axes[k + 1], -1.0, 1.0)))),
+                    float(np.linalg.norm(anchors[k + 1] - anchors[k]))) for k in range(chain.n - 1)]
+
+
+@dataclass(frozen=True)
+class QRef:
+    """The SO-101 compiled with a joint ``ref`` of ``ref`` rad on every joint (so ``q_ref = ref``): at Q0, your walk's
+    tool pose against MuJoCo's site (max entry), and the tool point's distance (m) from MuJoCo's when q_ref is ignored
+    (each joint turned by ``q_i`` instead of ``q_i - q_ref_i``)."""
+
+    ref: float
+    err: float
+    ignored: float
+
+
+def so101_with_ref(ref=REF):
+    """The SO-101 with every joint's MJCF ``ref`` set to ``ref`` (rad): MuJoCo's compiled model and physai's chain."""
+    spec = mujoco.MjSpec.from_file(str(robots.model_path("so101")))
+    names = robots.load("so101").joint_names
+    for name in names:
+        spec.joint(name).ref = ref
+    model = spec.compile()
+    return model, chain_from_mujoco(model, "gripperframe", joints=list(names))
+
+
+def qref_step(q=Q0, ref=REF) -> QRef:
+    """What q_ref is for: the walk on an SO-101 whose file declares ``ref``, with q_ref and without it."""
+    model, chain = so101_with_ref(ref)
+    site = mj.site_pose(model, chain, q)
+    T = np.eye(4)
+    for i in range(chain.n):  # the slip: every joint turned by q_i, its reference angle forgotten
+        T = T @ joint_transform(chain.T_prev_joint[i], chain.axis_joint[i], q[i])
+    ignored = (T @ chain.T_last_tool)[:3, 3]
+    return QRef(ref, float(np.abs(walk_chain(chain, q)[1] - site).max()), float(np.linalg.norm(ignored - site[:3, 3])))
+
+
+# ---- printing -------------------------------------------------------------------------------------------------
+
+
+def print_slips(slips, qref) -> None:
+    print("\n== Break it: the off-by-one frame on the SO-101 at Q0 (joint k's axis and anchor from joint k+1's "
+          "frame) ==")
+    print(f"{'joint':>13s} {'read from':>13s} {'axis turned (deg)':>18s} {'anchor moved (m)':>17s}")
+    for r in slips:
+        print(f"{r.joint:>13s} {r.next:>13s} {r.axis_deg:18.1f} {r.anchor_m:17.4f}")
+    print(f"\n== q_ref: the SO-101 with ref = {qref.ref} rad on every joint, at Q0 ==")
+    print(f"your walk vs MuJoCo's site: {qref.err:.1e}; with q_ref ignored the tool point is {qref.ignored:.4f} m off")
 
 
 def print_steps(walk, arms, reach, br, ex) -> None:
@@ -275,10 +338,12 @@ def main(full: bool = False) -> dict:
     chain = robots.load("so101")
     print(f"SO-101 from {chain.source}; random seed {SEED}")
     walk, arms, reach = walk_step(m, chain), other_arms_step(), reach_step()
-    br, ex = break_step(chain), exercises_step(chain)
+    br, ex, slips, qref = break_step(chain), exercises_step(chain), slip_step(chain), qref_step()
     print_steps(walk, arms, reach, br, ex)
+    print_slips(slips, qref)
     return save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
-                                       "reach": reach, "break": br, "exercises": ex,
+                                       "reach": reach, "break": br, "exercises": ex, "slips": slips,
+                                       "qref": qref,
                                        "max_q_ref": max(float(np.abs(chain.q_ref).max()), *(a.q_ref for a in arms))})
 
 

@@ -42,6 +42,7 @@ N_STARTS = 10  # the farthest random poses the optimiser of the reach starts fro
 PENETRATION = 1e-3  # m: a contact deeper than this between the arm's own links counts as passing through itself
 N_SEEDS = 5  # seeds of the reach envelope: its numbers are means over them, its noise their spread
 N_CHECK, N_CHECK_FULL = 20, 100  # poses of the numeric check (the source lesson uses 100)
+RANK_SD = 3.0  # standard deviations between two shares that settle their ranking
 CELL = 0.05  # m: the side of the cubes that discretise the workspace (about a gripper's width)
 EPS_GRID = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 SOURCE_EPS_TEXT = "1e-6"  # the source lesson's finite-difference step, as it prints it
@@ -62,7 +63,7 @@ class ReachRow:
     """One row of the envelope, each number the mean over the seeds (``*_sd``: the standard deviation over them):
     the row's own sample's farthest tool point from the world origin and its lowest point (m); the share of its
     points in cubes of side CELL that a within-limits sample of the same seed never visits; the share of its tool
-    points below z = 0, the surface the base stands on."""
+    points below z = 0, the surface the base stands on (``below_sd``: its standard deviation over the seeds)."""
 
     label: str
     max_r: float
@@ -70,6 +71,7 @@ class ReachRow:
     share: float
     share_sd: float
     below: float
+    below_sd: float
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class Envelope:
     seeds: int
     rows: tuple[ReachRow, ...]
     worst_joint: ReachRow
+    runner_up: ReachRow  # the one-joint row second by share
+    rank_gap: float  # their shares' difference over the larger of their two standard deviations
     spans_deg: dict[str, float]
     limited: np.ndarray
     free: np.ndarray
@@ -125,12 +129,13 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
         stats.append(row_stats)
     s = np.array(stats)  # (seeds, rows, 4)
     mean, sd = s.mean(axis=0), s.std(axis=0, ddof=1)  # ddof=1: the sample standard deviation over the seeds
-    rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2], m[3])))
+    rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2], m[3], d[3])))
                  for label, m, d in zip(labels, mean, sd))
-    worst = max((row for row in rows if row.label.startswith("only ")), key=lambda row: row.share)
+    worst, runner_up = sorted((row for row in rows if row.label.startswith("only ")), key=lambda row: -row.share)[:2]
+    rank_gap = (worst.share - runner_up.share) / max(worst.share_sd, runner_up.share_sd)
     spans = dict(zip(chain.joint_names, np.degrees(chain.upper - chain.lower).tolist()))
     pan_xy = joint_frames(chain, np.zeros(chain.n))[0][0, :2, 3]
-    return Envelope(n, seeds, rows, worst, spans, *figure_points, pan_xy)
+    return Envelope(n, seeds, rows, worst, runner_up, float(rank_gap), spans, *figure_points, pan_xy)
 
 
 @dataclass(frozen=True)
@@ -362,7 +367,8 @@ def print_reach(r) -> None:
           "deviation; the second within-limits sample\nis the noise floor.")
     print(f"{'joints':28s} {'max |p| (m)':>11s} {'min z (m)':>10s} {'share outside':>16s} {'below z = 0':>12s}")
     for s in r.rows:
-        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%} {s.below:12.1%}")
+        print(f"{s.label:28s} {s.max_r:11.3f} {s.min_z:10.3f} {s.share:9.1%} +- {s.share_sd:4.1%} "
+              f"{s.below:7.1%} +- {s.below_sd:4.1%}")
     print("joint ranges (deg): " + ", ".join(f"{n} {s:.0f}" for n, s in r.spans_deg.items()))
     print("Read: rows above the noise floor are the joints whose limits cut the workspace. 'below z = 0': the limits\n"
           "do not keep the tool above the surface the base stands on.")
@@ -441,28 +447,33 @@ def claims(num, bug, rpy) -> list[Claim]:
 
 def plot_reach(r, path) -> None:
     """Side by side on equal axes: the within-limits cloud, and the all-free cloud with its points outside the
-    within-limits cells in orange; top view above, side view below."""
-    fig, axes = plt.subplots(2, 2, figsize=(9, 8.4), sharex="row", sharey="row")
-    clouds = ((r.limited, np.zeros(len(r.limited), bool), "within the limits"),
-              (r.free, r.free_outside, "every joint free in [-pi, pi]"))
-    low = r.limited[:, 2].min()
-    for col, (pts, outside, title) in enumerate(clouds):
-        for mask, color, label in ((~outside, "C0", f"in a {CELL * 100:.0f} cm cube the within-limits sample visits"),
-                                   (outside, "C1", f"in a {CELL * 100:.0f} cm cube it never visits")):
-            p = pts[mask]
-            axes[0, col].scatter(p[:, 0], p[:, 1], s=0.3, c=color, label=label, rasterized=True)
-            axes[1, col].scatter(np.hypot(*(p[:, :2] - r.pan_xy).T), p[:, 2], s=0.3, c=color, label=label,
-                                 rasterized=True)
-        axes[1, col].axhline(low, color="k", lw=0.8, ls="--", label="lowest point within the limits")
-        axes[1, col].axhline(0.0, color="k", lw=0.8, label="z = 0, the surface the base stands on")
-        axes[0, col].set(title=f"{title}: top view", xlabel="x (m)", ylabel="y (m)", aspect="equal")
-        axes[1, col].set(title="side view (all azimuths)", xlabel="distance from the shoulder_pan axis (m)",
-                         ylabel="z (m)", aspect="equal")
-    fig.legend(*axes[1, 1].get_legend_handles_labels(), markerscale=12, loc="lower center", ncol=2)
-    fig.suptitle(f"SO-101 tool point (gripperframe) over {r.n:,} random joint positions per panel")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    save_figure(fig, path, dpi=110)
-    plt.close(fig)
+    within-limits cells in orange; top view above, side view below. Type large enough to read on a phone."""
+    with plt.rc_context({"font.size": 14}):
+        fig, axes = plt.subplots(2, 2, figsize=(6.2, 8.4), sharex="row", sharey="row")
+        clouds = ((r.limited, np.zeros(len(r.limited), bool), "within the limits"),
+                  (r.free, r.free_outside, "every joint free"))
+        low = r.limited[:, 2].min()
+        for col, (pts, outside, title) in enumerate(clouds):
+            for mask, color, label in ((~outside, "C0", "a cube the limited arm visits"),
+                                       (outside, "C1", "a cube it never visits")):
+                p = pts[mask]
+                axes[0, col].scatter(p[:, 0], p[:, 1], s=0.3, c=color, label=label, rasterized=True)
+                axes[1, col].scatter(np.hypot(*(p[:, :2] - r.pan_xy).T), p[:, 2], s=0.3, c=color, label=label,
+                                     rasterized=True)
+            axes[1, col].axhline(low, color="k", lw=1, ls="--", label="lowest within the limits")
+            axes[1, col].axhline(0.0, color="k", lw=1, label="z = 0, the base's surface")
+            axes[0, col].set(title=f"{title}\ntop view", xlabel="x (m)", aspect="equal")
+            axes[1, col].set(title="side view", xlabel="from the pan axis (m)", aspect="equal")
+        axes[0, 0].set_ylabel("y (m)")
+        axes[1, 0].set_ylabel("z (m)")
+        for ax in axes.flat:
+            ax.locator_params(nbins=4)
+        fig.legend(*axes[1, 1].get_legend_handles_labels(), markerscale=14, loc="lower center", ncol=2,
+                   fontsize=11, handletextpad=0.3, columnspacing=0.8)
+        fig.suptitle(f"SO-101 tool point,\n{r.n:,} random poses per panel")
+        fig.tight_layout(rect=(0, 0.06, 1, 1), h_pad=1.5)
+        save_figure(fig, path, dpi=110)
+        plt.close(fig)
 
 
 def main(full: bool = False) -> list[Claim]:
@@ -498,7 +509,9 @@ def main(full: bool = False) -> list[Claim]:
     ]
     save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "cell_cm": CELL * 100, "n_reach": reach.n,
                                 "n_seeds": reach.seeds, "reach": reach.rows, "farthest": far, "self_contact": contact,
-                                "worst_joint": reach.worst_joint, "spans_deg": reach.spans_deg, "n_check": num.n, "check_range": CHECK_RANGE,
+                                "worst_joint": reach.worst_joint, "runner_up": reach.runner_up, "rank_gap": reach.rank_gap,
+                                "rank_settled": reach.rank_gap > RANK_SD, "rank_sd": RANK_SD,
+                                "spans_deg": reach.spans_deg, "n_check": num.n, "check_range": CHECK_RANGE,
                                 "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,
                                 "bug": bug, "rpy": rpy, "pitch": pitch}, figures=figures)
     return rows

@@ -13,6 +13,7 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 5. ``force_duality``: the direction that cannot move is the one that holds force for free.
 6. ``units``: the raw 6 x n condition number depends on m vs mm; blocks and a characteristic length do not.
 7. ``damping_tax``: what fixed damping costs in a healthy pose, and what adaptive damping costs there.
+Break it: ``retuned``: fixed damping four times harder, and adaptive damping's threshold at twice lambda_max.
 
 Run: uv run python experiments/10-singularities/experiment.py [--full]
 Writes experiment_output.txt, claims.json, sigma_spread.png, ellipsoids.png, rank_loss_map.png and
@@ -66,10 +67,14 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
     Figure("rank_loss_map.png",
            "The SO-101's smallest singular value over shoulder_lift and elbow_flex: along the dark vertical band, "
            "where the upper and lower arm line up, a direction is nearly lost; along the diagonal ones (dashed), where the "
-           "tool passes over the pan axis, one is nearly lost; the cross marks the vertical band at shoulder_lift 0.",
+           "tool passes over the pan axis, one is nearly lost; the cross marks the vertical band at shoulder_lift 0. "
+           "Near the vertical band a dashed line runs on without a dark stripe of its own: the arm is nearly "
+           "straight there, so the direction along it is already weaker than the sideways one, and the map shows "
+           "only the weaker of the two (the circle marks the crossing the text studies).",
            "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
            "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
-           "traced by a dashed line where the tool is above the pan axis, and a red cross on the vertical band at "
+           "traced by a dashed line where the tool is above the pan axis (the lower one fades into the vertical band "
+           "where it crosses it, a white circle marking the crossing), and a red cross on the vertical band at "
            "shoulder_lift 0, clear of the diagonal bands."),
     Figure("extension_sweep.png",
            "The WidowX AI walked to full extension: the smallest singular value falls, and the exact joint speeds "
@@ -83,8 +88,9 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "past the servo limit, fixed damping's norm touches its dashed bound and then falls, and adaptive "
            "damping's norm follows the exact curve until its threshold, then the damped one."),
     Figure("ellipsoids.png",
-           "The velocity ellipsoid of the WidowX AI's linear rows, both panels on the same axes (half-width in "
-           "the title): rounded at a typical pose, a flat disc near full extension (past the elbow's limit).",
+           "The velocity ellipsoid of the WidowX AI's linear rows (the tool velocities that joint speeds of norm one "
+           "give, in m/s per rad/s), both panels on the same axes: open in all three directions at Step 2's typical "
+           "pose, a flat disc at Step 5's nearly straight pose (past the elbow's limit).",
            "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same axes: at a typical pose a "
            "rounded ellipsoid; near full extension, at a pose past the elbow's limit, a larger flat disc with one "
            "axis almost gone."),
@@ -224,22 +230,26 @@ def print_typical(r: SigmaSpread) -> None:
     print(f"\n== 2. WidowX AI linear rows over {r.n} random in-limit poses (seed {SEED}) ==")
     for name, row in (("10th percentile", r.p10), ("median", r.median), ("90th percentile", r.p90)):
         print(f"  {name:16s} sigma = {fmt_row(row, 7, 3)} m/rad")
-    print(f"  velocity ellipsoid at the most typical pose q = {fmt_row(r.q, 6, 2)}: "
+    print(f"  velocity ellipsoid at the most typical pose q = {fmt_row(r.q, 8, 4)}: "
           f"radii {fmt_row(r.radii, 6, 3)} "
           "m/s per rad/s; the thinnest axis points along " + fmt_row(r.thin, 6, 2))
+    print(f"  sigma_3 below adaptive damping's threshold {SIGMA_HEALTHY} m/rad (damping on): "
+          f"{np.mean(r.sigmas[:, -1] < SIGMA_HEALTHY):.1%} of these poses")
 
 
 def plot_typical(r: SigmaSpread) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    # large type and few words: the figure is read shrunk to a phone's width
+    fig, ax = plt.subplots(figsize=(6, 4.2))
     bins = np.geomspace(r.sigmas.min(), r.sigmas.max(), 41)
     ax.hist(r.sigmas, bins=bins, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
     for k, s in enumerate(r.median):
         ax.axvline(s, color=f"C{k}", ls=":", lw=1)
     ax.set_xscale("log")
-    ax.set_xlabel("singular value (m/rad, log scale); dotted: each one's median")
-    ax.set_ylabel("poses")
-    ax.set_title("Singular values of the WidowX AI's linear rows over random in-limit poses")
-    ax.legend()
+    ax.set_xlabel("singular value (m/rad, log scale)\ndotted: each one's median", fontsize=12)
+    ax.set_ylabel("poses", fontsize=12)
+    ax.tick_params(labelsize=11)
+    ax.set_title("WidowX AI, linear rows, random in-limit poses", fontsize=12)
+    ax.legend(fontsize=12)
     _save(fig, "sigma_spread.png")
 
 
@@ -271,6 +281,8 @@ class RankLossMap:
     exact_norm: float  # rad/s, |pinv(J) v| for V_WEAK along the lost direction where sigma_min is smallest
     pan_band_sigma: float  # m/rad, the median sigma_min where the tool is exactly over the pan axis (dashed bands)
     roll_offset: float  # m, the tool's distance from the wrist-roll axis: the roll's lever there
+    crossing_q: np.ndarray  # (5,) rad, the pose where a dashed line crosses the straight-arm band ...
+    crossing_sigma: np.ndarray  # (3,) m/rad ... and the singular values there: two directions weak at once
     lift_grid: np.ndarray = unsaved()  # (n,) rad, shoulder_lift
     elbow_grid: np.ndarray = unsaved()  # (n,) rad, elbow_flex
     sigma_min: np.ndarray = unsaved()  # (n, n) m/rad, position block, [lift, elbow]
@@ -304,14 +316,17 @@ def rank_loss_map(n: int = 61, wrist: float = 0.0) -> RankLossMap:
         on_axis[:, 2] = (lo + hi) / 2
         same = np.sign(_pan_offset(chain, on_axis)) == np.sign(offset[rows, cols])
         lo, hi = np.where(same, on_axis[:, 2], lo), np.where(same, hi, on_axis[:, 2])
-    pan_band = np.linalg.svd(jacobian(chain, on_axis)[:, :3], compute_uv=False)[:, -1]
+    on_axis_sigma = np.linalg.svd(jacobian(chain, on_axis)[:, :3], compute_uv=False)
+    pan_band = on_axis_sigma[:, -1]
+    crossing = int(np.argmin(np.abs(on_axis[:, 2] - elbow[j])))
     g0 = fk(chain, q[i, j])
     roll_offset = float(np.linalg.norm(np.cross(g0.axes[4], g0.p - g0.anchors[4])))
     smin, smax = S[..., -1].min(), S[i, j, 0]
     return RankLossMap(n, q[i, j], float(q[i, j, 1]), float(q[i, j, 2]), float(np.degrees(q[i, j, 2])),
                        np.degrees(np.arccos(np.clip(cos, -1, 1))), float(smin), float(np.ptp(band) / band.min()),
                        float(S[..., -1].max()), float(smax), S[i, j], float(S[i, j, -1] / smax), float(V_WEAK / smin),
-                       float(np.median(pan_band)), roll_offset, lift, elbow, S[..., -1], S[..., 0], offset)
+                       float(np.median(pan_band)), roll_offset, on_axis[crossing], on_axis_sigma[crossing],
+                       lift, elbow, S[..., -1], S[..., 0], offset)
 
 
 def _pan_offset(chain, q: np.ndarray) -> np.ndarray:
@@ -335,18 +350,24 @@ def print_rank_loss(r: RankLossMap) -> None:
     print(f"  the tool exactly over the pan axis (dashed): median sigma_min {r.pan_band_sigma:.5f} m/rad, nearly lost, "
           f"not lost: the wrist roll still moves the tool sideways on its lever, the tool's {r.roll_offset * 1000:.2f} mm "
           "offset from the roll axis")
+    print(f"  where a dashed line crosses the straight-arm band (q = {fmt_row(r.crossing_q, 6, 3)}): sigma = "
+          f"{fmt_row(r.crossing_sigma, 8, 5)} m/rad, two directions weak at once; sigma_min shows the weaker")
 
 
 def plot_rank_loss(r: RankLossMap) -> None:
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    # large type and few words: the figure is read shrunk to a phone's width
+    fig, ax = plt.subplots(figsize=(6, 5))
     im = ax.pcolormesh(r.elbow_grid, r.lift_grid, r.sigma_min, shading="auto", cmap="viridis")
-    fig.colorbar(im, ax=ax, label="sigma_min (m/rad)")
-    ax.contour(r.elbow_grid, r.lift_grid, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1)
-    ax.plot(r.elbow, r.lift, "r+", ms=12)
-    ax.set_xlabel("elbow_flex (rad)")
-    ax.set_ylabel("shoulder_lift (rad)")
-    ax.set_title("SO-101: where the linear rows nearly lose rank\n"
-                 "+: the straight-arm band at shoulder_lift 0; dashed: the tool over the pan axis", fontsize=10)
+    bar = fig.colorbar(im, ax=ax)
+    bar.set_label("sigma_min (m/rad)", fontsize=12)
+    ax.contour(r.elbow_grid, r.lift_grid, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1.2)
+    ax.plot(r.elbow, r.lift, "r+", ms=14, mew=2)
+    ax.plot(r.crossing_q[2], r.crossing_q[1], "o", mfc="none", mec="w", ms=14, mew=1.5)
+    ax.set_xlabel("elbow_flex (rad)", fontsize=12)
+    ax.set_ylabel("shoulder_lift (rad)", fontsize=12)
+    ax.tick_params(labelsize=11)
+    ax.set_title("SO-101, linear rows: where they nearly lose rank\n"
+                 "+ straight-arm band;  dashed: tool over the pan axis;\no: where the two cross", fontsize=12)
     _save(fig, "rank_loss_map.png")
 
 
@@ -472,8 +493,10 @@ def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sum(a * b, axis=-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
 
 
-def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
-    """Walk the WidowX AI's elbow from ``start`` rad to the straight arm (``n`` poses), kinematics only."""
+def extension_sweep(n: int = 200, start: float = 1.2, lam: float = LAMBDA,
+                    sigma_healthy: float = SIGMA_HEALTHY) -> ExtensionSweep:
+    """Walk the WidowX AI's elbow from ``start`` rad to the straight arm (``n`` poses), kinematics only; fixed damping
+    ``lam`` (m/rad, also adaptive damping's lambda_max) and adaptive damping's threshold ``sigma_healthy`` (m/rad)."""
     chain = robots.load("wxai")
     grid = np.linspace(chain.lower[2], np.pi, 241)
     k = int(np.argmax(_reach(fk(chain, stretch_poses(chain, grid)))))
@@ -487,8 +510,8 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
     U, S, _ = np.linalg.svd(Jp)
     v = V_WEAK * U[..., -1]
     exact = singularity.damped_solve(Jp, v, 0.0)
-    fixed = singularity.damped_solve(Jp, v, LAMBDA)
-    steps = [singularity.damped_step(Ji, vi, 1.0, sigma_healthy=SIGMA_HEALTHY, lambda_max=LAMBDA, qdot_limit=QDOT_LIMIT)
+    fixed = singularity.damped_solve(Jp, v, lam)
+    steps = [singularity.damped_step(Ji, vi, 1.0, sigma_healthy=sigma_healthy, lambda_max=lam, qdot_limit=QDOT_LIMIT)
              for Ji, vi in zip(J, v)]  # dt = 1 s: dq is the joint rate
     clipped = np.clip(exact, -QDOT_LIMIT, QDOT_LIMIT)
     scaled, _ = singularity.scale_to_limit(exact, QDOT_LIMIT)
@@ -512,13 +535,13 @@ def extension_sweep(n: int = 200, start: float = 1.2) -> ExtensionSweep:
 
     last = len(elbow) - 1
     return ExtensionSweep(
-        len(elbow), V_WEAK, LAMBDA, fixed_bound(V_WEAK, LAMBDA), QDOT_LIMIT, SIGMA_HEALTHY, limit,
+        len(elbow), V_WEAK, lam, fixed_bound(V_WEAK, lam), QDOT_LIMIT, sigma_healthy, limit,
         float(np.degrees(limit)), tuple(row(i) for i in sorted({0, peak, lim, _first_below(S[:, -1], 0.01), near, last})),
         row(lim), row(peak), row(near), float(elbow[near] - limit), straight, straight - limit, float(curves["fixed_norm"].max()),
         float(curves["fixed_peak"].max()), float(curves["fixed_weak"][near] * 1000),
         float(curves["adaptive_peaks"][k]), float(S[k, -1]), float(curves["adaptive_norms"].max()),
-        V_WEAK * adaptive_peak_gain(SIGMA_HEALTHY, LAMBDA), float(np.sqrt(2) * LAMBDA),
-        V_WEAK * adaptive_peak_gain(2 * LAMBDA, LAMBDA), float(curves["cos_scaled"].min()),
+        V_WEAK * adaptive_peak_gain(sigma_healthy, lam), float(np.sqrt(2) * lam),
+        V_WEAK * adaptive_peak_gain(2 * lam, lam), float(curves["cos_scaled"].min()),
         float(curves["cos_clip"].min()), **curves)
 
 
@@ -554,11 +577,10 @@ def print_sweep(r: ExtensionSweep) -> None:
           f"{f'{r.bound:.1f} rad/s' if np.isfinite(r.bound) else 'none (lambda = 0)'}); "
           f"adaptive = damped_step (then uniform scaling to {QDOT_LIMIT} rad/s)")
     print(f"{'elbow (rad)':>11s} {'sigma_min':>9s} {'|qd| exact':>10s} {'max|qd_i|':>9s} {'|qd| fixed':>10s} "
-          f"{'v_weak fixed':>12s} {'|qd| adaptive':>13s} {'lambda':>7s} {'clip cos':>8s}")
+          f"{'v_weak fixed':>12s} {'|qd| adaptive':>13s} {'lambda':>7s}")
     for row in r.rows:
         print(f"{row.elbow:11.3f} {row.sigma_min:9.5f} {row.exact_norm:10.2f} {row.exact_peak:9.2f} "
-              f"{row.fixed_norm:10.3f} {row.fixed_weak:12.5f} {row.adaptive_norm:13.3f} {row.adaptive_lam:7.4f} "
-              f"{row.cos_clip:8.4f}")
+              f"{row.fixed_norm:10.3f} {row.fixed_weak:12.5f} {row.adaptive_norm:13.3f} {row.adaptive_lam:7.4f}")
     print(f"  adaptive damping (lambda 0 above sigma_min {SIGMA_HEALTHY}) gives up the 1/(2 lambda_max) bound near its "
           f"threshold: |qdot| up to {r.adaptive_norm_max:.3f} rad/s (largest joint {r.adaptive_peak:.2f}) at sigma_min "
           f"{r.adaptive_peak_sigma:.4f} m/rad; its bound |v| max gain = {r.adaptive_gain_bound:.3f} rad/s, "
@@ -660,22 +682,24 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
     """The velocity ellipsoids {J qdot : |qdot| <= 1} at the typical pose and near full extension."""
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
     sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
-    fig = plt.figure(figsize=(10, 4.8))
+    # large type and few words: the figure is read shrunk to a phone's width
+    fig = plt.figure(figsize=(8, 4.6))
     lim = ellipsoid_scale(typical, near)
-    for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose"),
-                                              (near.sigma, near.directions,
-                                               f"near full extension, {near.past:.2f} rad past the elbow limit"))):
+    for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose (Step 2)"),
+                                              (near.sigma, near.directions, "nearly straight (Step 5)"))):
         ax = fig.add_subplot(1, 2, k + 1, projection="3d")
         # the sphere's poles go to the longest axis: on the flat disc's face they would show as a spot
         x, y, z = np.einsum("ij,jab->iab", (axes * radii)[:, [1, 2, 0]], sphere)
         ax.plot_surface(x, y, z, color=f"C{k}", linewidth=0, alpha=0.8)
-        ax.set_box_aspect((1, 1, 1))
+        ax.set_box_aspect((1, 1, 1), zoom=0.85)
         ticks = [-lim, 0.0, lim]
-        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks,
-               xlabel="x (m/s)", ylabel="y (m/s)", zlabel="z (m/s)")
-        ax.set_title(f"{title}\nradii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s", fontsize=9)
-    fig.suptitle("WidowX AI velocity ellipsoid of the linear rows: the pancake near a singularity\n"
-                 f"both panels on the same axes, +-{lim:.1f} m/s per rad/s of joint speed")
+        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks)
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis), ("z", ax.zaxis)):
+            axis.set_label_text(name, fontsize=12)
+        ax.tick_params(labelsize=10)
+        # inside the axes' box: tight_layout does not make room above a 3-D panel for a title
+        ax.text2D(0.5, 1.0, f"{title}\nradii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s",
+                  transform=ax.transAxes, ha="center", va="top", fontsize=12)
     _save(fig, "ellipsoids.png")
 
 
@@ -738,12 +762,13 @@ class DampingTax:
     ramp_sigma: np.ndarray = unsaved()  # (k,) m/rad, 0 .. 2 x the health threshold
 
 
-def damping_tax(q: np.ndarray, n_directions: int = 200, seed: int = SEED) -> DampingTax:
-    """5 cm/s requests in ``n_directions`` random directions at the healthy pose ``q`` of the WidowX AI."""
+def damping_tax(q: np.ndarray, n_directions: int = 200, seed: int = SEED, lam: float = LAMBDA) -> DampingTax:
+    """5 cm/s requests in ``n_directions`` random directions at the healthy pose ``q`` of the WidowX AI; fixed
+    damping ``lam`` (m/rad)."""
     J = jacobian(robots.load("wxai"), q)
     d = np.random.default_rng(seed).normal(size=(n_directions, 3))
     v = V_WEAK * d / np.linalg.norm(d, axis=1, keepdims=True)
-    fixed = singularity.damped_solve(J[:3], v, LAMBDA)
+    fixed = singularity.damped_solve(J[:3], v, lam)
     adaptive = np.array([singularity.damped_step(J, vi, 1.0, sigma_healthy=SIGMA_HEALTHY, lambda_max=LAMBDA,
                                                  qdot_limit=QDOT_LIMIT)[0] for vi in v])
     err = lambda qd: np.linalg.norm((J[:3] @ qd.T).T - v, axis=1) / V_WEAK
@@ -777,6 +802,35 @@ def tax_claims(t: DampingTax) -> list[Claim]:
     ]
 
 
+# ---- Break it: the two settings turned -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Retuned:
+    """Break it's two settings turned, measured as the page's Steps measure them: fixed damping four times harder
+    (Steps 4 and 7), and adaptive damping's threshold raised to twice lambda_max (Steps 2 and 4)."""
+
+    lam: float  # m/rad, the harder fixed damping
+    bound: float  # rad/s, |v| / (2 lam)
+    fixed_max: float  # rad/s, the walk's largest |qdot| with it
+    near_fixed_weak: float  # m/s along the weak direction at the nearly straight pose (sigma_min < NEAR_SIGMA)
+    tax_median: float  # the median tracking miss at Step 7's healthy pose
+    sigma_healthy: float  # m/rad, the raised threshold
+    adaptive_norm_max: float  # rad/s, the walk's largest |qdot| with adaptive damping and that threshold
+    on_before: float  # the share of Step 2's random poses whose sigma_min lies below SIGMA_HEALTHY (damping on) ...
+    on_after: float  # ... and below the raised threshold
+
+
+def retuned(spread: SigmaSpread, n: int = 200, harder: float = 4.0) -> Retuned:
+    """Fixed damping ``harder`` times LAMBDA on the walk and at the typical pose; the threshold at 2 LAMBDA."""
+    lam, sigma_h = harder * LAMBDA, 2 * LAMBDA
+    stiff, raised = extension_sweep(n, lam=lam), extension_sweep(n, sigma_healthy=sigma_h)
+    weakest = spread.sigmas[:, -1]
+    return Retuned(lam, stiff.bound, stiff.fixed_max, stiff.near.fixed_weak,
+                   damping_tax(spread.q, lam=lam).fixed_median, sigma_h, raised.adaptive_norm_max,
+                   float(np.mean(weakest < SIGMA_HEALTHY)), float(np.mean(weakest < sigma_h)))
+
+
 # ---- the lesson ------------------------------------------------------------------------------------
 
 
@@ -800,11 +854,13 @@ def main(full: bool = False) -> list[Claim]:
     print_units(unit)
     tax = damping_tax(spread.q)
     print_tax(tax)
+    retune = retuned(spread, 600 if full else 200)  # not printed: the page reads it, the learner's edit prints it
     claims = (two_link_claims(two) + typical_claims(spread) + rank_loss_claims(rmap) + sweep_claims(sweep)
               + duality_claims(dual) + units_claims(unit) + tax_claims(tax))
     rows = publish_claims(HERE, claims, "experiment.py")
     save_results(HERE, "experiment.py", {"two_link": two, "typical": spread, "rank_loss": rmap, "sweep": sweep,
                                          "duality": dual, "units": unit, "tax": tax,
+                                         "retuned": retune,
                                          "source": {"sigma_near": SOURCE_SIGMA_NEAR, "qdot_near": SOURCE_QDOT_NEAR}},
                  figures=FIGURES)
     return rows

@@ -1,9 +1,9 @@
 """Lesson 10, the robot: the SO-101 at Q0 and stretched out, rendered from its model, each with its manipulability
 ellipsoid at the tool: the tool velocities that joint rates of unit norm can give (the semi-axes are the singular
-values of the Jacobian's linear rows along their left singular vectors).
+values of the Jacobian's linear rows along their left singular vectors), and those semi-axes drawn as labelled arrows.
 
-Run: uv run python experiments/10-singularities/scene.py   (writes scene_output.txt, results.json and
-scene_ellipsoid.png)
+Run: uv run python experiments/10-singularities/scene.py   (writes scene_output.txt, results.json,
+scene_ellipsoid.png and scene_stretched.png)
 """
 
 import numpy as np
@@ -11,44 +11,67 @@ import numpy as np
 from physai import robots
 from physai.kinematics import jacobian, tool_pose
 from physai.course.lesson import Claim, Figure, fmt_row, full_run, out_dir, run_script, save_results
-from physai.course.pictures import Ellipsoid, Pose, View, picture
+from physai.course.pictures import Arrow, Ellipsoid, Pose, View, picture
 
-HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: lesson 09's SO-101 pose
 Q_STRETCHED = np.array([0.0, 1.0, -1.24, 0.0, 0.0])  # rad: reaching forward, upper arm, forearm and wrist in one line
-SCALE = 0.3  # s: each ellipsoid is drawn at this scale (m per m/s), so 1 rad/s of joint norm reads in 0.3 s
-STRETCHED_RGBA = (0.85, 0.12, 0.12, 1.0)  # red: tells the stretched ghost from the solid Q0 arm
-SCRIPT, FILE = "scene.py", "scene_ellipsoid.png"
+SCALE = 0.4  # s: each ellipsoid is drawn at this scale (m per m/s), so 1 rad/s of joint norm reads in 0.4 s
+# one camera for both pictures, centred on the tool at the same distance: the two ellipsoids are drawn to one scale,
+# and from this side all three of Q0's axes show (none points at the camera)
+VIEW = dict(azimuth=140.0, elevation=-28.0, distance=0.65)
+ELLIPSOID_RGBA = (0.1, 0.4, 1.0, 0.55)
+AXIS_RGBA = ((0.85, 0.1, 0.1, 1.0), (0.1, 0.6, 0.15, 1.0), (0.55, 0.1, 0.7, 1.0))  # sigma_1, sigma_2, sigma_3
+SCRIPT = "scene.py"
+FILES = {"q0": "scene_ellipsoid.png", "stretched": "scene_stretched.png"}
 
 
 def ellipsoid(chain, q) -> tuple[Ellipsoid, np.ndarray]:
     """The manipulability ellipsoid of ``q``'s linear Jacobian rows at the tool, scaled by SCALE; and its singular
     values (m/rad)."""
     U, S, _ = np.linalg.svd(jacobian(chain, q)[:3])
-    return Ellipsoid(tool_pose(chain, q)[:3, 3], SCALE * U * S), S
+    return Ellipsoid(tool_pose(chain, q)[:3, 3], SCALE * U * S, ELLIPSOID_RGBA), S
+
+
+def semi_axes(e: Ellipsoid, sigma: np.ndarray) -> list[Arrow]:
+    """Each semi-axis of ``e`` as an arrow from its centre, labelled with its singular value (m/rad)."""
+    return [Arrow(e.center, e.center + e.axes[:, i], AXIS_RGBA[i], f"σ{i + 1} = {sigma[i]:.3f}") for i in range(3)]
 
 
 def main(full: bool = False) -> list[Claim]:
-    """Render the picture, print which backend drew it, save its record; no claims. ``full``: no larger size."""
+    """Render the two pictures, print which backend drew them, save their record; no claims. ``full``: no larger
+    size."""
     chain = robots.load("so101")
-    (e0, s0), (e1, s1) = ellipsoid(chain, Q0), ellipsoid(chain, Q_STRETCHED)
-    pic = picture("so101", [Pose(Q0), Pose(Q_STRETCHED, alpha=0.45, rgba=STRETCHED_RGBA)], HERE / FILE, overlays=[e0, e1],
-                  view=View(azimuth=122, elevation=-25), title="SO-101: manipulability ellipsoids at the tool")
+    pics, sigmas = {}, {}
+    for key, q, title in (("q0", Q0, "SO-101 at Q0: manipulability ellipsoid at the tool"),
+                          ("stretched", Q_STRETCHED, "SO-101 stretched out: the ellipsoid is a flat disc")):
+        e, sigmas[key] = ellipsoid(chain, q)
+        pics[key] = picture("so101", Pose(q), HERE / FILES[key], overlays=[e, *semi_axes(e, sigmas[key])],
+                            view=View(lookat=tuple(e.center), **VIEW), title=title)
+    s0, s1 = sigmas["q0"], sigmas["stretched"]
     print(f"Q0 = {fmt_row(Q0, 5, 2)} rad: singular values {fmt_row(s0, 6, 4)} m/rad")
     print(f"stretched {fmt_row(Q_STRETCHED, 5, 2)} rad: singular values {fmt_row(s1, 6, 4)} m/rad")
-    print(pic.drawn_by)
+    for pic in pics.values():
+        print(pic.drawn_by)
     axes = lambda s: ", ".join(f"{x:.4f}" for x in s)
-    figure = Figure(FILE, pic.caption("The SO-101 at Q0 (solid) and stretched out forward (see-through, red), each with "
-                                      "its manipulability ellipsoid at the tool, both drawn to the one scale the text "
-                                      "states: at Q0 all three axes are open; stretched out, two stay open and the one along the arm "
-                                      "has closed to a flat disc."),
-                    pic.alt("at Q0 (solid) and stretched out forward, upper arm, forearm and wrist almost in one line "
-                            "(see-through, tinted red)",
-                            f"a translucent blue ellipsoid at each pose's tool, its semi-axes the singular values of "
-                            f"the Jacobian's linear rows along their directions: at Q0 semi-axes {axes(s0)} m/rad; "
-                            f"stretched out {axes(s1)} m/rad, a flat disc whose thin axis lies along the arm"))
+    figures = [
+        Figure(FILES["q0"], pics["q0"].caption(
+            "The SO-101 at Q0 with its manipulability ellipsoid at the tool: all three axes open, the longest "
+            f"(σ1) {s0[0] / s0[2]:.0f} times the shortest (σ3, toward and away from the base). Each semi-axis is an "
+            "arrow labelled with its singular value (m/rad), drawn to the scale the text states."),
+            pics["q0"].alt("at Q0",
+                           f"a translucent blue ellipsoid at the tool, its three semi-axes drawn as red, green and "
+                           f"purple arrows labelled with their singular values {axes(s0)} m/rad")),
+        Figure(FILES["stretched"], pics["stretched"].caption(
+            "The SO-101 stretched out forward, from the same camera at the same scale as at Q0: two axes open, "
+            "wider than at Q0, and the one along the arm (σ3) closed to a flat disc, its arrow too short to see."),
+            pics["stretched"].alt("stretched out forward, upper arm, forearm and wrist almost in one line",
+                                  f"a translucent blue flat disc at the tool, its semi-axes drawn as arrows labelled "
+                                  f"{axes(s1)} m/rad; the thin axis lies along the arm")),
+    ]
     save_results(HERE, SCRIPT, {"q": Q0, "q_stretched": Q_STRETCHED, "scale": SCALE, "sigma": s0,
-                                "sigma_stretched": s1, "picture": pic.record()}, figures=[figure])
+                                "sigma_stretched": s1, "picture": pics["q0"].record(),
+                                "picture_stretched": pics["stretched"].record()}, figures=figures)
     return []
 
 

@@ -246,7 +246,7 @@ def print_lab(lab: Lab) -> None:
     print(f"\n== The lab: {lab.n} SO-101 targets (seed {lab.seed}), one attempt each from the mid-range pose ==")
     for label, s in (("ik_by_hand", lab.hand), ("solve_ik (lm)", lab.library)):
         its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
-        print(f"  {label:14s} success {s.success:6.1%}   median iterations {its}")
+        print(f"  {label:14s} success {s.success:4.0%}   median iterations {its}")
     print(f"  passes (success >= solve_ik's - {lab.margin:g}, iterations <= {lab.factor:g} x): {lab.passes}")
 
 
@@ -272,6 +272,7 @@ class Variant:
     success: float
     median_iterations: float | None  # None: no target reached
     stops: dict  # {reason: attempts} for each of STOPS
+    keywords: str  # how to ask ik_by_hand for this variant: "lam=0.0, max_step=np.inf" ("": the defaults)
 
 
 @dataclass(frozen=True)
@@ -286,11 +287,18 @@ class BreakIt:
     scores: dict[str, Score] = unsaved()
 
 
+def keywords(lam: float, max_step: float) -> str:
+    """The keyword arguments that turn :func:`ik_by_hand`'s defaults into this damping and step limit, as Python
+    source: ``keywords(0.0, np.inf)`` -> ``"lam=0.0, max_step=np.inf"``; ``""`` for the defaults."""
+    return ", ".join([f"lam={lam!r}"] * (lam != LAMBDA) + [
+        "max_step=np.inf" if np.isinf(max_step) else f"max_step={max_step!r}"] * (max_step != MAX_STEP))
+
+
 def break_step(chain, targets: np.ndarray) -> BreakIt:
     """The lab's loop (:func:`lab_hand`) with each of VARIANTS' damping and step limit on ``targets``."""
     scores = {key: lab_hand(chain, targets, lam=lam, max_step=max_step) for key, _, lam, max_step in VARIANTS}
     variants = tuple(Variant(key, label, lam, max_step if np.isfinite(max_step) else None, scores[key].success,
-                             scores[key].median_iterations, scores[key].stops)
+                             scores[key].median_iterations, scores[key].stops, keywords(lam, max_step))
                      for key, label, lam, max_step in VARIANTS)
     return BreakIt(variants, tuple(v for v in variants if v.median_iterations is not None),
                    tuple(v for v in variants if v.median_iterations is None),
@@ -386,7 +394,7 @@ def print_break(brk: BreakIt, ns: NearSingular, scale: DampingScale) -> None:
           + ", ".join(STOPS))
     for (_, label, lam, max_step), s in zip(VARIANTS, brk.variants):
         its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
-        print(f"  {label:24s} {lam:6g} {max_step:8g} {s.success:8.1%} {its:>9s}   "
+        print(f"  {label:24s} {lam:6g} {max_step:8g} {s.success:8.0%} {its:>9s}   "
               + ", ".join(str(s.stops[k]) for k in STOPS))
     print(f"  singular values of the position rows at the lab's poses (m/rad): median largest "
           f"{scale.sigma_max_median:.3f}, median smallest {scale.sigma_min_median:.3f}; at the mid-range start "
@@ -400,11 +408,11 @@ def print_break(brk: BreakIt, ns: NearSingular, scale: DampingScale) -> None:
     for key in ns.first_step:
         print(f"  {labels[key]:24s} first step {ns.first_step[key]:.3f} rad, peak error {ns.peak_error[key]:.3f} m, "
               f"{ns.steps[key]} steps (error fell at each: {ns.falls[key]}), final {ns.final_error[key]:.1e} m, "
-              f"answer {ns.distance[key]:.3f} rad from the start")
+              f"answer's largest joint change from the start, max |q - q_start|, {ns.distance[key]:.3f} rad")
     print(f"  toward a target {PULL} m away along the strong and weak directions alike, after one step:")
     for key in ns.first_step:
         print(f"  {labels[key]:24s} error {ns.mixed_after_mm[key]:.1f} mm; the step keeps "
-              f"{ns.mixed_kept[key]:.0%} of the Gauss-Newton step's share along the strong direction")
+              f"{ns.mixed_kept[key]:.1%} of the Gauss-Newton step's share along the strong direction")
 
 
 def plot_near_singular(ns: NearSingular) -> None:

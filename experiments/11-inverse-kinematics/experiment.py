@@ -149,6 +149,10 @@ class Convergence:
     lever: float  # m per rad, tol_position / tol_orientation
     methods: dict[str, MethodScore]  # method name -> its score
     example: PoseErrorExample  # the first target's pose residual at its start
+    # method -> the figure's last value, m: once the median target has stopped, the median of the final errors
+    plateau: dict[str, float]
+    # method -> the first iteration from which the figure's curve stays at its plateau (ceiling: still moving)
+    flat_from: dict[str, int]
     names: tuple[str, ...] = unsaved()  # the methods, in METHODS' order
     converged: np.ndarray = unsaved()  # (methods,) fraction
     iterations: np.ndarray = unsaved()  # (methods, k) per target
@@ -193,8 +197,12 @@ def convergence(n_targets: int = 20, max_iterations: int = 100, seed: int = SEED
                              int(s.iterations.max())) for m, ok, s in zip(METHODS, converged, runs)}
     e = tf.pose_error(kinematics.tool_pose(chain, q0[0]), T[0])
     example = PoseErrorExample(e[:3], e[3:], float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:])))
-    return Convergence(n_targets, max_iterations, ceiling, LEVER, scores, example, METHODS, converged,
-                       np.array([s.iterations for s in runs]), np.array(curves), T, q0, np.array([s.q for s in runs]),
+    curves = np.array(curves)
+    moving = curves != curves[:, -1:]  # (methods, ceiling + 1): not yet at the curve's last value
+    flat_from = {m: int(np.flatnonzero(row)[-1]) + 1 if row.any() else 0 for m, row in zip(METHODS, moving)}
+    plateau = {m: float(curve[-1]) for m, curve in zip(METHODS, curves)}
+    return Convergence(n_targets, max_iterations, ceiling, LEVER, scores, example, plateau, flat_from, METHODS,
+                       converged, np.array([s.iterations for s in runs]), curves, T, q0, np.array([s.q for s in runs]),
                        np.array([s.ok for s in runs]))
 
 
@@ -207,6 +215,10 @@ def print_convergence(c: Convergence) -> None:
         s = c.methods[m]
         median = "-" if s.reached_median is None else f"{s.reached_median:.3g}"
         print(f"{m:10s} {s.reached:4d} of {c.n:<2d} {median:>18s} {s.most:8d}")
+    print("the figure: median over the targets of max(|dp|, lever |w|), a stopped target keeping its final value")
+    for m in c.names:
+        when = "still moving at the end" if c.flat_from[m] >= c.ceiling else f"flat from iteration {c.flat_from[m]}"
+        print(f"  {m:10s} {when}, at {c.plateau[m]:.1e} m (median final error)")
     x = c.example
     print(f"target 0 from its start: p_target - p = {fmt_row(x.position, 9, 4)} m, "
           f"w = log(R_target R^T) = {fmt_row(x.rotation, 9, 4)} rad (angle {x.angle:.4f})")
@@ -241,6 +253,8 @@ class Success:
     max_restarts: int
     far_reason: str  # what a target beyond reach returns
     far_unmet: str  # the parts of the task it leaves unmet ("position and orientation")
+    met: int  # targets converged inside the limits
+    every: bool  # every target met (the page says "all")
     far_unmet_names: tuple[str, ...] = unsaved()  # the same, as solve_ik names them
     targets: np.ndarray = unsaved()  # (k, 4, 4)
     solutions: np.ndarray = unsaved()  # (k, n)
@@ -269,7 +283,7 @@ def success(robot: str, task: str, n_targets: int = 200) -> Success:
     far = solve_ik(chain, tf.translation(FAR), task=task, rng=np.random.default_rng(RESTART_SEED))
     return Success(robot, task, float(s.ok.mean()), float(np.median(s.iterations)),
                    float(np.percentile(s.iterations, 95)), int(s.restarts.max()), far.reason, " and ".join(far.unmet),
-                   far.unmet, T, s.q, s.ok, far.q)
+                   int(s.ok.sum()), bool(s.ok.all()), far.unmet, T, s.q, s.ok, far.q)
 
 
 def success_table(n_targets: int = 200) -> SuccessTable:
@@ -405,6 +419,8 @@ class ThroughTable:
     top_mm: float  # the largest smallest-pair distance of any answer
     shoulder_gap_mm: float  # the shoulder's smallest distance to the table at the plain answers ...
     shoulder_spread_mm: float  # ... and how much it varies
+    plain_all: bool  # every plain answer converged (the page says "all")
+    avoid_all: bool  # every avoid= answer converged
     margin: float = unsaved()  # m
     points: np.ndarray = unsaved()  # (k, 3) tool positions of clear SO-101 postures close above the table
     plain_q: np.ndarray = unsaved()  # (k, 5) plain solve_ik_batch answers
@@ -454,7 +470,7 @@ def through_table(n_targets: int = 40, margin: float = 0.01) -> ThroughTable:
         int((aconv & (avoid_clear < margin)).sum()), int((aconv & (avoid_clear >= margin)).sum()),
         float(1000 * avoid_clear[aconv].min()), int(np.any(avoid.q != plain.q, axis=1).sum()), 1000 * world.distmax,
         float(1000 * max(plain_clear.max(), avoid_clear.max())), float(1000 * plain_shoulder.min()),
-        float(1000 * np.ptp(plain_shoulder)), margin, targets, plain.q, conv, plain_clear, avoid.q, aconv, avoid_clear,
+        float(1000 * np.ptp(plain_shoulder)), bool(conv.all()), bool(aconv.all()), margin, targets, plain.q, conv, plain_clear, avoid.q, aconv, avoid_clear,
         plain_table, plain_self, plain_shoulder, world.distmax)
 
 

@@ -213,9 +213,10 @@ def print_self_motion(s: SelfMotion) -> None:
 def plot_self_motion(s: SelfMotion) -> None:
     t = np.arange(len(s.trajectory)) * DT
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
-    for i in range(s.trajectory.shape[1]):
-        a1.plot(t, s.trajectory[:, i], label=f"joint{i + 1}")
-    a1.set_ylabel("joint position (rad)")
+    turned = s.trajectory - s.trajectory[0]  # from ready: the angles themselves span too much to show the change
+    for i in range(turned.shape[1]):
+        a1.plot(t, turned[:, i], label=f"joint{i + 1}")
+    a1.set_ylabel("joint turned from ready (rad)")
     a1.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: no line hidden
     a1.set_title(f"Panda self-motion: tool pose fixed (drift {s.drift[-1, 0]:.1e} m, {s.drift[-1, 1]:.1e} rad)")
     moved = 1000 * (s.elbow - s.elbow[0])  # mm, world axes
@@ -230,9 +231,12 @@ def plot_self_motion(s: SelfMotion) -> None:
 
 @dataclass(frozen=True)
 class PlanarFamily:
-    """The planar 3R with its tip held at the tip of ``PLANAR_Q0``: the tip (m), its largest drift (m) and the
-    range of the last link's absolute angle (rad) over the whole family ``q`` (joint vectors, once round, unsaved)."""
+    """The planar 3R with its tip held at the tip of ``PLANAR_Q0``: its link lengths (m, from the model), the start
+    ``q0`` (rad), the tip (m), its largest drift (m) and the range of the last link's absolute angle (rad) over the
+    whole family ``q`` (joint vectors, once round, unsaved)."""
 
+    links: np.ndarray  # (3,) m
+    q0: np.ndarray  # (3,) rad
     tip: np.ndarray  # (2,)
     drift: float
     last_link_range: float
@@ -251,7 +255,9 @@ def planar_family() -> PlanarFamily:
     away = int(np.argmax(gap > 0.5))
     fam = walk[: away + int(np.argmax(gap[away:] < 2 * PLANAR_DT)) + 1]  # up to the first return
     p0 = tool_pose(planar3r, PLANAR_Q0)[:3, 3]
-    return PlanarFamily(p0[:2], drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))[0], np.ptp(fam.sum(axis=1)), fam)
+    joints = np.vstack([fk(planar3r, PLANAR_Q0).anchors, p0])  # each joint, then the tip
+    return PlanarFamily(np.linalg.norm(np.diff(joints, axis=0), axis=1), PLANAR_Q0, p0[:2],
+                        drift(planar3r, fam, tool_pose(planar3r, PLANAR_Q0))[0], np.ptp(fam.sum(axis=1)), fam)
 
 
 def plot_planar(family: PlanarFamily) -> None:
@@ -315,7 +321,7 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     """Random targets (FK of uniform in-limit poses, seed 0) for ``"panda"`` (pose) or ``"so101"`` (position)."""
     chain = robots.load(robot)
     task, block = ("pose", "full") if robot == "panda" else ("position", "position")
-    q_pref = PANDA_HOME if robot == "panda" else 0.5 * (chain.lower + chain.upper)
+    q_pref = PANDA_READY if robot == "panda" else 0.5 * (chain.lower + chain.upper)
     T = tool_pose(chain, chain.random_q(np.random.default_rng(SEED_TARGETS), n_targets))
     targets = T if task == "pose" else T[:, :3, 3]
     base = solve_ik_batch(chain, targets, task=task, rng=np.random.default_rng(SEED_IK))
@@ -577,17 +583,31 @@ def print_spread(s: ConflictSpread, lead: LeadingProjector) -> None:
 
 
 def plot_priority(p: Priority, spread: ConflictSpread) -> None:
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6.5), height_ratios=(3, 2))  # a time axis over bars by case
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 8), height_ratios=(3, 2))  # a time axis over bars by case
+    # the top panel shows the range that matters: the runs that held, the targets and the ceiling; a diverged run's
+    # dive leaves it, marked by an arrow
+    held = np.concatenate([zs for zs, row in zip(p.heights, p.rows) if not row.stopped])
+    levels = (p.z_compatible, p.z_top, p.z_conflict)
+    lo, hi = min(held.min(), *levels), max(held.max(), *levels)
+    pad = 0.12 * (hi - lo)
+    a1.set_ylim(lo - pad, hi + pad)
+    a1.axhline(p.z_compatible, color="C0", ls="--", lw=1, label=f"compatible target, {p.z_compatible:.3f} m")
+    a1.axhline(p.z_conflict, color="k", ls="--", lw=1, label=f"conflicting target, {p.z_conflict:.3f} m")
+    a1.axhline(p.z_top, color="0.5", ls=(0, (1, 1.5)), lw=1.5,
+               label=f"ceiling with the tool held (height at ready), {p.z_top:.3f} m")
     for i, (label, zs, row) in enumerate(zip(p.labels, p.heights, p.rows)):
         t = np.arange(len(zs)) * PRIORITY_DT
         a1.plot(t, zs, label=label, color=f"C{i}")
-        if row.stopped:  # diverged: say where and why the line ends
-            a1.plot(t[-1], zs[-1], "x", color=f"C{i}", ms=9, mew=2)
-            a1.annotate(f"stopped at {row.seconds:.2f} s:\na joint passed {p.diverged:g} rad", (t[-1], zs[-1]),
-                        xytext=(12, -4), textcoords="offset points", fontsize=8, color=f"C{i}", va="top")
+        below = np.flatnonzero(zs < lo - pad)
+        if row.stopped and below.size:  # diverged off the scale: a triangle on the axis where it leaves, and why
+            a1.plot(t[below[0]], lo - pad, "v", color=f"C{i}", ms=11, clip_on=False, zorder=5)
+            a1.annotate(f"off scale: dives to {zs.min():.2f} m, then stopped at {row.seconds:.2f} s\n"
+                        f"(a joint passed {p.diverged:g} rad)", xy=(t[below[0]], lo - pad),
+                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=8, color=f"C{i}", va="center",
+                        arrowprops=dict(arrowstyle="->", color=f"C{i}", shrinkB=6))
     a1.set_xlabel("time (s)")
     a1.set_ylabel("elbow height (m)")
-    a1.legend(fontsize=7)
+    a1.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)  # below: no curve hidden
     a2.bar(range(len(p.labels)), p.peak_speed, color=[f"C{i}" for i in range(len(p.labels))])
     offsets = np.linspace(-0.3, 0.3, spread.runs)  # side by side: reruns with near-equal peaks stay apart
     a2.plot(1 + offsets, [r.peak for r in spread.rows], "_", color="k", ms=10, mew=1.5, ls="none",
@@ -754,13 +774,14 @@ def main(full: bool = False) -> dict:
     post = elbow_post()
     print_elbow_post(post)
     plot_elbow_post(post)
-    swing, rise = motion.elbow_swing, motion.elbow_rise
+    swing, rise, travel = motion.elbow_swing, motion.elbow_rise, motion.joint_travel
     figures = [
         Figure("self_motion.png",
                "During self-motion the Panda's joints turn and its elbow moves several centimetres, mostly "
                "sideways, while the tool pose stays put.",
-               "Two stacked plots against time for the Panda's self-motion, legends to the right of each. Top: the "
-               "seven joint angles, several changing steadily. Bottom: how far the elbow has moved from its start, in "
+               "Two stacked plots against time for the Panda's self-motion, legends to the right of each. Top: how "
+               "far each of the seven joints has turned from ready, straight lines fanning out from zero, up to "
+               f"{travel:.2f} rad. Bottom: how far the elbow has moved from its start, in "
                f"millimetres, along the world x, y and z axes and as a distance, which grows to {1000 * swing:.0f} mm; "
                f"the vertical part stays within {1000 * rise:.0f} mm. The title reports a tool drift of a few times "
                "ten to the minus eight."),
@@ -770,14 +791,19 @@ def main(full: bool = False) -> dict:
                "on the same starred point, once round its whole family: the elbow and wrist sweep through arcs while "
                "the tip stays fixed."),
         Figure("priority.png",
-               "The elbow's height under task priority, and each case's largest single-joint speed: the undamped "
-               "conflict's dwarfs the others; this run of it diverged (cross).",
-               "Top: elbow height against time for the four priority cases; the compatible case settles near its "
-               "target, the damped conflict flattens at the top of the self-motion, the swapped case climbs higher, "
-               "and the undamped conflict swings wildly down and up and ends in a cross where the run was stopped, "
-               "its joints diverged, before the others end. Bottom: a bar chart on a log scale of the peak "
-               "single-joint speed per case, with the undamped conflict several orders of magnitude above the "
-               "others; black dashes side by side on its bar, one per rerun changed only by round-off, mark "
+               "The elbow's height under task priority, and each case's largest single-joint speed. Dashed: the "
+               "two targets asked for; dotted: the ceiling, the elbow's height at ready, the highest it can reach "
+               "with the tool held. The undamped conflict dives off the scale (triangle) and its speed dwarfs the "
+               "others'.",
+               "Top: elbow height against time for the four priority cases, the axis spanning only the heights that "
+               f"matter, {prio.z_start:.3f} to {prio.z_conflict:.3f} m, with two dashed horizontal lines for the "
+               "targets and a dotted one for the ceiling. The compatible case creeps up to its dashed target, the "
+               "damped conflict flattens on the dotted ceiling, the swapped case climbs past the ceiling towards the "
+               "higher target, and the undamped conflict spikes up and down and leaves the bottom of the axis at "
+               "a triangle, labelled with how far it dives and when the run was stopped. The legend sits under the "
+               "panel. Bottom: a bar chart on a log scale of the peak single-joint speed per case, with the "
+               "undamped conflict several orders of magnitude above the others; black dashes side by side on its "
+               "bar, one per rerun changed only by round-off, mark "
                f"peaks between {spread.peak_min:.0e} and {spread.peak_max:.0e} rad/s."),
         Figure("elbow_post.png",
                "Arm-to-post distance and elbow motion per step, without and with avoid=: with it the elbow "

@@ -17,6 +17,7 @@ HERE = out_dir(__file__)  # where this run writes its transcript, results and fi
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
 SWING = 2.0  # rad: the posture objective pulls joint1 this far either way, which swings the elbow
 STEPS = 80  # self-motion steps each way; one ghost drawn at each end, far enough apart to be told apart
+STEP = 0.02  # rad: the largest joint change per step
 ELBOW = 3  # joint4's index: the Panda's elbow
 SCRIPT, FILE = "scene.py", "scene_self_motion.png"
 
@@ -28,7 +29,7 @@ def main(full: bool = False) -> list[Claim]:
     for sign in (-1, 1):
         q_pref = PANDA_READY.copy()
         q_pref[0] += sign * SWING
-        run = self_motion(chain, PANDA_READY, posture_cost(chain, q_pref), steps=STEPS)
+        run = self_motion(chain, PANDA_READY, posture_cost(chain, q_pref), steps=STEPS, step=STEP)
         ends.append(run.q[-1])
         drift = max(drift, float(run.pose_drift.max()))
         path = joint_frames(chain, run.q)[0][:, ELBOW, :3, 3]
@@ -54,7 +55,8 @@ def main(full: bool = False) -> list[Claim]:
                             "holds in the same place (a small red cube); a magenta line traces the elbow's path from "
                             "one side to the other"))
     save_results(HERE, SCRIPT, {"q": PANDA_READY, "ghosts": np.array(ends), "drift": drift, "elbow_path": elbow,
-                                "elbow_sweep_mm": sweep_mm, "swing": SWING, "steps": STEPS,
+                                "elbow_sweep_mm": sweep_mm, "swing": SWING, "steps": STEPS, "step": STEP,
+                                "joint1_reached": float(abs(ends[1][0] - PANDA_READY[0])),
                                 "picture": pic.record()}, figures=[figure])
     return []
 

@@ -211,6 +211,10 @@ def check_regression_step(build, rng) -> None:
                    "{k: params[k] - learning_rate * grad[k]}")
     ref_loss = _tiny_loss(params, x, q)
     if not close(loss, ref_loss, 1e-12):
+        shapes = all(np.shape(new[k]) == params[k].shape for k in params)
+        if shapes and close(loss, _tiny_loss({k: np.asarray(new[k]) for k in params}, x, q), 1e-12):
+            raise Hint("the loss returned is the one after the step: return the loss at the params given, before "
+                       "updating them")
         raise Hint(f"the loss returned is {loss:.6f}, expected {ref_loss:.6f} rad^2: the loss before the step, "
                    "mean over rows of the sum over the two joints of (q_hat - q)^2")
     fd = _fd_gradient(params, x, q)
@@ -225,6 +229,10 @@ def check_regression_step(build, rng) -> None:
     if all(close(got[k], fd[k] * len(x), 1e-5) for k in params):
         raise Hint("the loss is a mean over rows: divide the output gradient by k, the number of rows")
     worst = max(err, key=err.get)
+    wrong = [k for k in ("b0", "b1") if err[k] > 1e-6]
+    if all(err[k] <= 1e-6 for k in ("W0", "W1")) and all(close(got[k], fd[k] / len(x), 1e-6) for k in wrong):
+        raise Hint("the biases: each bias is added to every row, so its gradient sums the rows' output gradients "
+                   "(the 1/k of the mean is already in them), not their mean")
     hint = " (through the tanh: multiply by 1 - h^2)" if worst in ("W0", "b0") and err["W1"] <= 1e-6 else ""
     raise Hint(f"the gradient in {worst} (old - new) / learning_rate differs from finite differences of the loss "
                f"by {err[worst]:.1e}{hint}")
@@ -257,4 +265,9 @@ MUTATIONS = [
     ("for s in (q2, -q2))", "for s in (-q2, q2))", "swapped"),
     ("    g_hidden = (g_out @ params[\"W1\"].T) * (1 - h**2)", "    g_hidden = g_out @ params[\"W1\"].T", "tanh"),
     ("    g_out = 2 * d / len(x)", "    g_out = d / len(x)", "factor 2"),
+    ('"b0": g_hidden.sum(axis=0)', '"b0": g_hidden.mean(axis=0)', "the biases"),
+    ("float(np.mean(np.sum(d**2, axis=1)))",
+     "float(np.mean(np.sum((tiny_net({k: params[k] - learning_rate * grads[k] for k in params}, x) - q) ** 2, "
+     "axis=1)))",
+     "after the step"),
 ]

@@ -97,11 +97,11 @@ def regression_step(params: dict, x: np.ndarray, q: np.ndarray, learning_rate: f
     """One gradient-descent step of joint regression for the tiny network ``q_hat = tanh(x @ W0 + b0) @ W1 + b1``
     -> ``(new params, loss before the step)``.
 
-    ``params``: ``W0 (2, h)``, ``b0 (h,)``, ``W1 (h, 2)``, ``b1 (2,)``; targets ``x: (k, 2)`` m (x, y); labels
-    ``q: (k, 2)`` rad. The loss is ``mean over the k rows of sum((q_hat - q)^2)`` (rad^2). Backpropagate by hand:
-    with ``h = tanh(x @ W0 + b0)`` and ``d = q_hat - q``, ``dL/dq_hat = 2 d / k``; ``dL/dW1 = h^T dL/dq_hat``,
-    ``dL/db1`` its column sums; through the tanh, ``g = (dL/dq_hat @ W1^T) * (1 - h^2)``, ``dL/dW0 = x^T g``,
-    ``dL/db0`` the column sums of ``g``. Each new parameter is ``old - learning_rate * gradient``; the inputs stay
+    ``params``: a dict of ``W0 (2, h)``, ``b0 (h,)``, ``W1 (h, 2)``, ``b1 (2,)``; targets ``x: (k, 2)`` m (x, y);
+    labels ``q: (k, 2)`` rad; ``learning_rate`` a float. The loss is the mean over the k rows of the sum over the two
+    joints of ``(q_hat - q)^2`` (rad^2). Return a new dict with the same keys and shapes, each parameter moved by
+    ``learning_rate`` times its gradient of that loss, downhill, and the loss (a float) at the ``params`` given. Work
+    out the four gradients by hand with the chain rule (no automatic differentiation), and leave ``params``
     unchanged.
     """
     h = np.tanh(x @ params["W0"] + params["b0"])

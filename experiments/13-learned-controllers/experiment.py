@@ -34,7 +34,7 @@ import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import Solver, Task, robots, solve_ik_batch  # noqa: E402
-from physai.kinematics import jacobian  # noqa: E402
+from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.learned import (  # noqa: E402
     init_model,
     limit_violation,
@@ -311,6 +311,9 @@ class BandRow:
     solver_max: float
     fk_joint: tuple[float, float, float]
     constant_mm: float
+    fk_radial: tuple[float, float, float]  # the FK network's radial share of its squared miss (``radial_split``)
+    fk_short: tuple[float, float, float]  # the fraction of targets its tool falls short of, nearer the base
+    fk_q2: tuple[float, float, float]  # rad, its median elbow bend |q2|
 
 
 @dataclass(frozen=True)
@@ -323,15 +326,19 @@ class NearSingularity:
     fk_monotone: int  # repetitions whose FK-consistency median rises from every band to the next
     all_monotone: bool  # fk_monotone == repetitions
     joint_rises: int  # repetitions whose FK-consistency joint distance (rad) in the last band is above the first's
-    errors: np.ndarray = unsaved()  # (repetitions, bands, 7): regression, FK, straight arm, solver median, largest
-    # (m); the FK network's median distance to the nearer exact answer (rad); the constant-elbow bound (m)
+    q2_exact: np.ndarray  # (bands,) rad, the exact answers' median |q2| (repetition 0's targets)
+    inner_overshoots: bool  # in the first band the FK network's median |q2| (mean over repetitions) is below the
+    # exact one and its tool falls short of under half the targets: a straighter arm, reaching too far
+    errors: np.ndarray = unsaved()  # (repetitions, bands, 10): regression, FK, straight arm, solver median, largest
+    # (m); the FK network's median distance to the nearer exact answer (rad); the constant-elbow bound (m); the FK
+    # network's radial share, short fraction and median |q2| (rad, ``radial_split``)
 
 
 def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity:
     """Targets in radial bands toward r = L1 + L2 (polar angle within +-80 deg), for each repetition's networks
     ``reps[i]`` (label -> model) and its own targets (probe seed + 1 + i * SEED_STRIDE)."""
     chain = robots.load("planar2r")
-    errors, smin = [], []
+    errors, smin, q2_exact = [], [], []
     for i, nets in enumerate(reps):
         rng = np.random.default_rng(seed_replica(i)["probe targets"] + 1)
         rows = []
@@ -341,22 +348,37 @@ def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity
             if i == 0:
                 J = jacobian(chain, two_r_solutions(x)[0])[:, :2]
                 smin.append(np.median(np.linalg.svd(J, compute_uv=False)[:, -1]))
+                q2_exact.append(np.median(two_r_solutions(x)[0][:, 1]))
             solver = position_error(chain, solve_ik_batch(chain, x, START_2R, task=TASK).q, x)
             q_fk, (up, down) = predict(nets["FK-consistency"], x), two_r_solutions(x)
             rows.append([np.median(position_error(chain, predict(nets["joint regression"], x), x)),
                          np.median(position_error(chain, q_fk, x)),
                          np.median(L1 + L2 - r), np.median(solver), solver.max(),
                          np.median(np.minimum(np.linalg.norm(q_fk - up, axis=1), np.linalg.norm(q_fk - down, axis=1))),
-                         constant_elbow_miss(x, (lo + hi) / 2).max()])
+                         constant_elbow_miss(x, (lo + hi) / 2).max(), *radial_split(chain, q_fk, x)])
         errors.append(rows)
     e = np.array(errors)
     rows = tuple(BandRow(spread(e[:, b, 0] * 1e3), spread(e[:, b, 1] * 1e3), np.median(e[:, b, 2]) * 1e3,
                          np.median(e[:, b, 3]) * 1e3, e[:, b, 4].max() * 1e3, spread(e[:, b, 5]),
-                         e[:, b, 6].max() * 1e3) for b in range(len(BANDS)))
+                         e[:, b, 6].max() * 1e3, *(spread(e[:, b, c]) for c in (7, 8, 9)))
+                 for b in range(len(BANDS)))
     fk = e[:, :, 1]
     monotone = int(np.sum(np.all(np.diff(fk, axis=1) > 0, axis=1)))
     return NearSingularity([list(b) for b in BANDS], np.array(smin), rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])),
-                           monotone, monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), e)
+                           monotone, monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), np.array(q2_exact),
+                           bool(rows[0].fk_q2[0] < q2_exact[0] and rows[0].fk_short[0] < 0.5), e)
+
+
+def radial_split(chain, q: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
+    """Where the 2R's miss at joints ``q: (k, 2)`` rad for targets ``x: (k, 3)`` m points -> (the radial share of
+    the squared miss: sum of (e . u)^2 over sum of |e|^2, with e the miss and u the unit vector from the base toward
+    the target; the fraction of targets whose tool point lies nearer the base than the target, the arm too short;
+    the median elbow bend |q2| (rad), which alone sets the tool's distance from the base)."""
+    tip = fk(chain, q).p[:, :2]
+    e, u = tip - x[:, :2], x[:, :2] / np.linalg.norm(x[:, :2], axis=1, keepdims=True)
+    return (float(np.sum(np.sum(e * u, axis=1) ** 2) / np.sum(e**2)),
+            float(np.mean(np.linalg.norm(tip, axis=1) < np.linalg.norm(x[:, :2], axis=1))),
+            float(np.median(np.abs(q[:, 1]))))
 
 
 def constant_elbow_miss(x: np.ndarray, r_mid: float) -> np.ndarray:
@@ -378,6 +400,11 @@ def print_near_singularity(s: NearSingularity, setting: str) -> None:
         joint = f"{row.fk_joint[0]:.3f} [{row.fk_joint[1]:.3f}, {row.fk_joint[2]:.3f}]"
         print(f"{f'{lo}-{hi}':<14s}{smin:12.4f}{cells}{row.straight:9.1f}{row.solver:9.1g}{row.solver_max:9.1g}"
               f"{joint:>22s}{row.constant_mm:10.1f}")
+    print("FK-consistency's miss: the radial share of its square (along the reach direction), the targets its tool "
+          "falls short of, its median |q2| against the exact one (rad); means over repetitions")
+    for (lo, hi), q2, row in zip(BANDS, s.q2_exact, s.rows):
+        print(f"  {f'{lo}-{hi}':<14s}radial {100 * row.fk_radial[0]:5.1f} %   short {100 * row.fk_short[0]:5.1f} %   "
+              f"|q2| {row.fk_q2[0]:.3f} [{row.fk_q2[1]:.3f}, {row.fk_q2[2]:.3f}], exact {q2:.3f}")
     print(f"FK-consistency: last band above the first on {s.fk_rises} of {len(s.errors)} repetitions, rising band by "
           f"band on {s.fk_monotone}; its distance to the nearer exact answer (rad) larger in the last band than in "
           f"the first on {s.joint_rises}. const. q2: the largest miss of one elbow angle per band (mm).")
@@ -412,13 +439,18 @@ class SO101Row:
     outside: float
 
 
+def guess_and_check(chain, net, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hybrid's part before any fallback on targets ``x: (k, 3)`` m: the network's guess, ``HYBRID``'s few
+    iterations from it and the check -> joints ``(k, n)`` rad and which targets passed ``(k,)``."""
+    q = solve_ik_batch(chain, x, predict(net, x), task=TASK, solver=HYBRID).q
+    return q, position_error(chain, q, x) <= TASK.tol_position
+
+
 def checked_hybrid(chain, net, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The hybrid on targets ``x: (k, 3)`` m: the network's guess, ``HYBRID``'s few iterations from it, then the
     check ``|f(q) - x| <= TASK.tol_position``; a target that fails it is solved again by ``SOLVER`` from scratch.
     -> joints ``(k, n)`` rad and which targets passed the check without the fallback ``(k,)``."""
-    refined = solve_ik_batch(chain, x, predict(net, x), task=TASK, solver=HYBRID)
-    passed = position_error(chain, refined.q, x) <= TASK.tol_position
-    q = refined.q.copy()
+    q, passed = guess_and_check(chain, net, x)
     if not passed.all():
         q[~passed] = solve_ik_batch(chain, x[~passed], task=TASK, solver=SOLVER).q
     return q, passed
@@ -510,7 +542,8 @@ class SeedRow:
 class Hybrid:
     """The checked hybrid over ``len(rows)`` seeds (``rows``; ``passed``: mean, min, max of their pass fraction),
     and, for the first seed, times per target (us, medians over ``TIMING_ROUNDS`` interleaved rounds): the hybrid,
-    the solver alone, and the solver alone on the targets that fell back; and their median solver iterations."""
+    the solver alone, the solver alone on the targets that fell back, the hybrid's part before the fallback and the
+    network's forward pass; and their median solver iterations."""
 
     rows: tuple[SeedRow, ...]
     passed: tuple[float, float, float]
@@ -528,6 +561,9 @@ class Hybrid:
     slower: bool  # ... slower in every round
     fallback_share_us: float  # per target, what repetition 0's fallbacks cost: its failed share times us_fallback
     break_even_us: float  # per target, what the network and refinement may cost to match the solver: us_solver - that
+    us_guess: float  # per target, the network's guess, the refinement and the check, no fallback (t_h)
+    us_forward_batch: float  # per target, one forward pass of the network over all the targets at once
+    us_forward_one: float  # one forward pass for a single target
 
 
 def spread(values) -> tuple[float, float, float]:
@@ -576,18 +612,20 @@ def hybrid(settings: dict, n_targets: int, n_seeds: int, cache: Path | None = HE
             hard = x[~passed] if (~passed).any() else x[:1]
             t = interleaved_times([lambda: checked_hybrid(chain, net, x),
                                    lambda: solve_ik_batch(chain, x, task=TASK, solver=SOLVER),
-                                   lambda: solve_ik_batch(chain, hard, task=TASK, solver=SOLVER)], TIMING_ROUNDS)
+                                   lambda: solve_ik_batch(chain, hard, task=TASK, solver=SOLVER),
+                                   lambda: guess_and_check(chain, net, x), lambda: predict(net, x),
+                                   lambda: predict(net, x[:1])], TIMING_ROUNDS)
             ratio = t[:, 1] / t[:, 0]
-            us = np.median(t, axis=0) * 1e6 / [n_targets, n_targets, len(hard)]
-            timing = (*us, float(np.median(ratio)), (float(ratio.min()), float(ratio.max())),
+            us = np.median(t, axis=0) * 1e6 / [n_targets, n_targets, len(hard), n_targets, n_targets, 1]
+            timing = (*us[:3], float(np.median(ratio)), (float(ratio.min()), float(ratio.max())),
                       float(np.median(refined.iterations[passed])), float(np.median(alone.iterations)),
                       float(np.median(alone.iterations[~passed])) if (~passed).any() else 0.0,
-                      bool(ratio.min() > 1), bool(ratio.max() < 1))
+                      bool(ratio.min() > 1), bool(ratio.max() < 1), *us[3:])
     passed = spread([w.passed for w in rows])
-    *head, faster, slower = timing
+    *head, faster, slower, us_guess, us_batch, us_one = timing
     share = (1 - rows[0].passed) * head[2]  # head: us_hybrid, us_solver, us_fallback, ...
     return Hybrid(tuple(rows), passed, spread([w.network_mm for w in rows]), *head, 1.0 - passed[0], faster, slower,
-                  share, head[1] - share)
+                  share, head[1] - share, us_guess, us_batch, us_one)
 
 
 def print_hybrid(h: Hybrid, n_targets: int, setting: str) -> None:
@@ -604,6 +642,8 @@ def print_hybrid(h: Hybrid, n_targets: int, setting: str) -> None:
     print(f"repetition 0, per target, medians over {TIMING_ROUNDS} interleaved rounds (this machine, this run): hybrid "
           f"(network, refinement, check, fallback) {h.us_hybrid:.0f} us, solver alone {h.us_solver:.0f} us; solver "
           f"alone / hybrid {h.speedup:.2f} (rounds {lo:.2f} to {hi:.2f})")
+    print(f"the network's forward pass: {h.us_forward_one:.1f} us for one target, {h.us_forward_batch:.2f} us per "
+          f"target in a batch of {n_targets}; guess, refinement and check {h.us_guess:.1f} us per target")
     print(f"the {100 * (1 - h.rows[0].passed):.0f} % that fall back cost the solver {h.us_fallback:.0f} us each "
           f"({h.iterations_fallback:.0f} iterations, median) against {h.us_solver:.0f} us ({h.iterations_solver:.0f}) "
           f"on all targets; median iterations from the guess {h.iterations_hybrid:.0f} (targets that passed)")
@@ -799,7 +839,7 @@ def main(full: bool = False) -> list[Claim]:
     save_results(HERE, "experiment.py", {
         "setting": setting, "settings": SETTINGS[setting], "seeds": SEEDS, "links": [L1, L2], "reach": L1 + L2,
         "tol_mm": TASK.tol_position * 1e3, "hybrid_iterations": HYBRID.iterations, "timing_rounds": TIMING_ROUNDS,
-        "restarts": SOLVER.restarts,
+        "restarts": SOLVER.restarts, "joint_range_2r": robots.load("planar2r").sample_range,
         "solver_2r_within_tol": solver_ok, "solver_2r_max_mm": ex.errors["solver"].max() * 1e3,
         "settle_s": SETTLE_S, "multimodality": mm.rows,
         # how many times regression's median miss is below the mean pose's, and above FK-consistency's
