@@ -125,6 +125,12 @@ def build(request):
 
 
 @pytest.fixture(scope="module")
+def audit(request):
+    """The test module's lesson's private ``_audit.py`` (the claims made on its scripts' steps), imported."""
+    return load_lesson(request.module.LESSON, "_audit.py")
+
+
+@pytest.fixture(scope="module")
 def ex(request):
     """The test module's lesson's ``experiment.py`` (its folder is the module's ``LESSON``), imported, not run."""
     return load_lesson(request.module.LESSON, "experiment.py")
@@ -133,15 +139,19 @@ def ex(request):
 @pytest.fixture
 def run_lesson(tmp_path, monkeypatch):
     """``run(script, *args) -> (claims, results)``: the loaded lesson ``script``'s ``main(*args)`` run with its outputs
-    in ``tmp_path`` (its ``HERE``); the claims it returned are checked to be the ones it wrote, and ``results`` is what
-    it saved for the page (its entry of ``results.json``)."""
-    from physai.course.lesson import read_claims, read_results
+    in ``tmp_path`` (its ``HERE``), then, as ``run_script`` does, the claims of the lesson's ``_audit.py`` on what it
+    returned written there; a script the audit does not name returns the claims it wrote (checked to be those in
+    ``claims.json``). ``results`` is what it saved for the page (its entry of ``results.json``)."""
+    from physai.course.lesson import publish_audit, read_claims, read_results
 
     def run(script, *args):
         monkeypatch.setattr(script, "HERE", tmp_path)
-        claims = script.main(*args)
+        path = Path(script.__file__)
+        returned = script.main(*args)
+        claims = publish_audit(tmp_path, path, returned)
+        claims = returned if claims is None else claims
         assert read_claims(tmp_path) == claims
-        return claims, read_results(tmp_path)[Path(script.__file__).stem]
+        return claims, read_results(tmp_path)[path.stem]
 
     return run
 

@@ -275,7 +275,7 @@ def test_pose_error_matches_scipy_rotvec_and_translation_difference():
 # ---- the lesson's steps and its claim row, against MuJoCo, SciPy and Pinocchio ----------------------------------
 
 
-def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(build, so101_model, so101):
+def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(build, audit, so101_model, so101):
     ch = build.chain_step(so101_model, so101)
     d = mujoco.MjData(so101_model)
     d.qpos[list(so101.qpos_adr)] = build.Q0
@@ -293,7 +293,7 @@ def test_build_chain_of_4x4s_is_mujocos_site_pose_and_the_track_claim_agrees(bui
     np.testing.assert_allclose(ad.power_world, ad.power_tool, atol=1e-15)  # power is frame-invariant
     # the quiz's words: 2 N pushing back against a 5 cm/s motion along the tool's z axis: F . V = -2 * 0.05 W
     np.testing.assert_allclose(ad.power_tool, -2.0 * 0.05, rtol=1e-15)
-    assert [c.verdict for c in build.claims(ch)] == ["agree"]
+    assert [c.verdict for c in audit.build_claims({"chain": ch})] == ["agree"]
 
 
 def test_experiment_drift_stays_at_round_off_against_the_exact_rotation(ex):

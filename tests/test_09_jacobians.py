@@ -72,7 +72,7 @@ def test_lesson_step3_speed_and_torques_from_mj_jacSite(so101, so101_model):
         np.testing.assert_allclose(tau, row, atol=5e-5 + 1e-12)
 
 
-def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(build, so101, so101_model):
+def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(build, audit, so101, so101_model):
     poses = build.random_poses(so101, 10)
     column, jac = build.column_step(so101_model, so101), build.jacobian_step(so101_model, so101, poses)
     use, fd = build.use_step(so101), build.fd_step(so101, poses)
@@ -82,7 +82,7 @@ def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(build, so101,
     for F, tau in zip(build.FORCES, use.tau):
         np.testing.assert_allclose(tau, J_mj[:3].T @ F, atol=1e-15)
     assert jac.linear <= 1e-14 and jac.angular <= 1e-14 and fd.median < 1e-10
-    rows = build.claims(column, jac, use, fd)
+    rows = audit.build_claims({"column": column, "jac": jac, "use": use, "fd": fd})
     assert len(rows) == 9 and {c.verdict for c in rows} == {"agree"}
 
 

@@ -355,7 +355,7 @@ def test_dls_by_hand_matches_scipy_lstsq_of_the_stacked_system(build, so101, so1
     np.testing.assert_allclose(build.dls_by_hand(J, v, 0.05), ref, atol=1e-14)
 
 
-def test_build_checks_and_claim_from_mj_jacSite(build, so101, so101_model):
+def test_build_checks_and_claim_from_mj_jacSite(build, audit, so101, so101_model):
     c = build.check_robot("so101", n_poses=8, seed=2)
     assert c.jacobian_vs_mujoco < 1e-14 and c.sigma_vs_numpy < 1e-13 and c.reconstruction < 1e-13
     assert c.sigma_vs_library < 1e-13 and c.manipulability_vs_library < 1e-12 and c.dls_vs_library < 1e-12
@@ -366,7 +366,7 @@ def test_build_checks_and_claim_from_mj_jacSite(build, so101, so101_model):
         rng.normal(size=3)  # the build draws one request per pose from the same generator
         gains.append(s / (s**2 + 0.05**2))  # the filter factor of the weakest direction
     np.testing.assert_allclose(c.peak_gain, max(gains), rtol=1e-12)
-    assert build.claims([c])[0].verdict == verdict(max(gains) <= 10 + 1e-12)
+    assert audit.build_claims({"checks": [c], "lambda": build.LAMBDA})[0].verdict == verdict(max(gains) <= 10 + 1e-12)
 
 
 def test_condition_number_is_numpys_cond_of_mj_jacSite_and_inf_at_a_rank_loss(build, wxai, wxai_model):

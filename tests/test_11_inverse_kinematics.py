@@ -23,7 +23,7 @@ def _solved_in_mujoco(model, chain, qs, targets, task):
     return (errs[:, 0] < TOL_P) & (errs[:, 1] < TOL_O) & inside
 
 
-def test_transpose_step_is_minus_the_central_difference_gradient(ex, so101, so101_model):
+def test_transpose_step_is_minus_the_central_difference_gradient(ex, audit, so101, so101_model):
     g = ex.gradient_check(seed=4)
     q, q_target = so101.random_q(np.random.default_rng(4), 2)
     p_target = mj_site(so101_model, so101, q_target)[0]
@@ -37,10 +37,10 @@ def test_transpose_step_is_minus_the_central_difference_gradient(ex, so101, so10
     fd = np.array([(half_sq(q + e) - half_sq(q - e)) / 2e-5 for e in eye])
     np.testing.assert_allclose(g.minus_gradient, -fd, atol=1e-10)
     diff = np.abs(J[:3].T @ (p_target - p) + fd).max()
-    assert ex.gradient_claims(g)[0].verdict == verdict(diff < 1e-9)
+    assert audit.gradient_claims(g)[0].verdict == verdict(diff < 1e-9)
 
 
-def test_convergence_verdicts_from_mujoco_site_pose(ex, panda, panda_model):
+def test_convergence_verdicts_from_mujoco_site_pose(ex, audit, panda, panda_model):
     c = ex.convergence(n_targets=6, max_iterations=60, seed=1)
     q_true = panda.random_q(np.random.default_rng(1), 6, inset=0.2)
     np.testing.assert_allclose(c.targets, [mj.site_pose(panda_model, panda, q) for q in q_true], atol=1e-14)
@@ -51,11 +51,11 @@ def test_convergence_verdicts_from_mujoco_site_pose(ex, panda, panda_model):
         rate[method] = truth.mean()
     np.testing.assert_allclose(c.converged, [rate[m] for m in c.names])
     assert [c.methods[m].converged for m in c.names] == list(c.converged)
-    assert ex.convergence_claims(c)[0].verdict == verdict(min(rate["pinv"], rate["dls"], rate["lm"]) >= 0.9)
+    assert audit.convergence_claims(c)[0].verdict == verdict(min(rate["pinv"], rate["dls"], rate["lm"]) >= 0.9)
     reached = {m: np.median(its[ok]) if ok.any() else None for m, its, ok in zip(c.names, c.iterations, c.ok)}
     assert [c.methods[m].reached_median for m in c.names] == [reached[m] for m in c.names]
     slower = reached["lm"] is not None and (reached["transpose"] is None or reached["transpose"] > 5 * reached["lm"])
-    assert ex.convergence_claims(c)[1].verdict == verdict(slower)
+    assert audit.convergence_claims(c)[1].verdict == verdict(slower)
     assert slower  # gradient descent needs far more steps than LM, or never gets there, as the page says
 
 
@@ -135,7 +135,7 @@ def test_iterations_count_the_attempt_and_the_polish_alike_on_page_figure_and_tr
 
 
 @pytest.mark.parametrize("robot, task", [("so101", "position"), ("so101", "position+axis"), ("wxai", "pose")])
-def test_success_rate_from_mujoco_site_pose(ex, robot, task):
+def test_success_rate_from_mujoco_site_pose(ex, audit, robot, task):
     import mujoco
 
     model = mujoco.MjModel.from_xml_path(str(WXAI_XML)) if robot == "wxai" else robots.mujoco_model(robot)
@@ -147,7 +147,7 @@ def test_success_rate_from_mujoco_site_pose(ex, robot, task):
     assert r.rate == truth.mean() and r.met == truth.sum() and r.every == truth.all()  # the page's "all" or count
     far_p, _ = mujoco_errors(model, chain, r.far_q, np.r_[np.c_[np.eye(3), ex.FAR], [[0, 0, 0, 1]]], task)
     assert far_p > 0.1 and "position" in r.far_unmet and r.far_reason != "converged"
-    assert ex.success_claims([r])[0].verdict == verdict(truth.mean() >= 0.99)
+    assert audit.success_claims([r])[0].verdict == verdict(truth.mean() >= 0.99)
 
 
 def test_five_dof_axis_solution_in_mujoco_and_pose_unreachable(ex, so101, so101_model):
@@ -246,7 +246,7 @@ def test_main_saves_the_pages_numbers(ex, so101, so101_model, tmp_path, monkeypa
 # ---- build.py ----
 
 
-def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
+def test_ik_by_hand_reaches_targets_in_mujoco(build, audit, so101, so101_model):
     r = build.run(n_targets=6, seed=3)
     q_true = so101.random_q(np.random.default_rng(3), 6)
     np.testing.assert_allclose(r.targets, [mj_site(so101_model, so101, q)[0] for q in q_true], atol=1e-15)
@@ -255,7 +255,7 @@ def test_ik_by_hand_reaches_targets_in_mujoco(build, so101, so101_model):
     assert r.mujoco_error_hand == np.median(r.errors_hand) and r.converged == np.sum(r.errors_hand < 1e-4)
     assert np.all((r.q_hand >= so101.lower) & (r.q_hand <= so101.upper))
     rate = np.mean(np.linalg.norm(p_hand - r.targets, axis=1) < 1e-4)
-    assert build.claims(r)[0].verdict == verdict(rate >= 0.9)
+    assert audit.build_claims({"run": r, "tol": build.TOL})[0].verdict == verdict(rate >= 0.9)
 
 
 def test_one_damped_step_is_the_stacked_least_squares_solution(build, so101, so101_model):

@@ -57,7 +57,7 @@ def test_null_dimensions_from_the_rank_of_mj_jacSite(ex, panda_chain, panda_mode
     assert row("planar3r", "2-D position") == (3, np.linalg.matrix_rank(Jp), 1)
 
 
-def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
+def test_self_motion_drift_and_elbow_from_mujoco(ex, audit, panda_chain, panda_model):
     s = ex.panda_self_motion(seconds=0.05)
     for traj, (dp, dr) in [(s.trajectory, s.drift[-1])]:
         ref = _mj_drift(panda_model, panda_chain, traj)
@@ -69,7 +69,7 @@ def test_self_motion_drift_and_elbow_from_mujoco(ex, panda_chain, panda_model):
     np.testing.assert_allclose([s.elbow_swing, s.elbow_rise], [swing, np.abs(elbow[:, 2] - elbow[0, 2]).max()],
                                atol=1e-14)
     ref = _mj_drift(panda_model, panda_chain, s.trajectory)
-    assert ex.self_motion_claims(s)[0].verdict == verdict(swing > 0.01 and ref[0] < 1e-6 and ref[1] < 1e-5)
+    assert audit.self_motion_claims(s)[0].verdict == verdict(swing > 0.01 and ref[0] < 1e-6 and ref[1] < 1e-5)
     assert s.drift[0, 0] > 10 * s.drift[-1, 0]  # open loop drifts, the correction holds the tool
 
 
@@ -97,7 +97,7 @@ def _manipulability(J):
 
 
 @pytest.mark.parametrize("robot", ["so101", "panda"])
-def test_choose_on_purpose_from_mujoco(ex, robot, so101_model, panda_model):
+def test_choose_on_purpose_from_mujoco(ex, audit, robot, so101_model, panda_model):
     model = so101_model if robot == "so101" else panda_model
     chain = robots.load(robot)
     c = ex.choose_on_purpose(robot, n_targets=10)
@@ -117,7 +117,7 @@ def test_choose_on_purpose_from_mujoco(ex, robot, so101_model, panda_model):
     np.testing.assert_allclose([[r.success, r.margin, r.manip, r.posture] for r in c.rows], rows, rtol=1e-9, atol=1e-15)
     better = [rows[1, 1] > rows[0, 1], rows[2, 2] > rows[0, 2], rows[3, 3] < rows[0, 3],
               np.all(rows[1:, 0] == rows[0, 0])]
-    assert ex.choice_claims([c])[0].verdict == verdict(all(better))
+    assert audit.choice_claims([c])[0].verdict == verdict(all(better))
     # the page: the joint most often nearest its stop (MuJoCo's ranges) in the manipulability-refined solutions
     qs, conv = c.solutions[2], c.converged[2]
     tight = np.argmin(np.minimum(qs - lo, hi - qs) / (hi - lo), axis=1)[conv]
@@ -290,7 +290,7 @@ def test_projector_by_hand_is_scipy_null_space_of_mj_jacSite(build, panda_chain,
         np.testing.assert_allclose(build.redundant_rate_by_hand(J, v, qdot0), ref, atol=10 * tol)
 
 
-def test_build_claim_from_mj_jacSite(build, panda_chain, panda_model):
+def test_build_claim_from_mj_jacSite(build, audit, panda_chain, panda_model):
     c = build.check_panda(n_poses=6, seed=4)
     rng = np.random.default_rng(4)
     leaks, scales = [], []
@@ -302,7 +302,8 @@ def test_build_claim_from_mj_jacSite(build, panda_chain, panda_model):
         scales.append(np.finfo(float).eps * np.linalg.cond(J) ** 2)
     np.testing.assert_allclose(c.task_leak, max(leaks), rtol=1e-12)
     np.testing.assert_allclose(c.round_off, max(scales), rtol=1e-12)
-    assert build.claims(c)[0].verdict == verdict(max(leaks) < 10 * max(scales))
+    rows = audit.build_claims({"task_leak": c.task_leak, "round_off": c.round_off})
+    assert rows[0].verdict == verdict(max(leaks) < 10 * max(scales))
 
 
 def test_build_relative_differences_within_the_normal_equations_bound(build, panda_chain, panda_model):

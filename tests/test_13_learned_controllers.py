@@ -307,10 +307,10 @@ def test_losses_by_hand_match_the_closed_form_and_physai(build):
     np.testing.assert_allclose(build.fk_loss_by_hand(q, x), np.mean(_miss_2r(q, x) ** 2), atol=1e-15)
 
 
-def test_mean_of_the_elbows_is_the_straight_arm(build):
+def test_mean_of_the_elbows_is_the_straight_arm(build, audit):
     b = build.run(n_targets=30, seed=2)
     np.testing.assert_allclose(b.mean_miss, L1 + L2 - b.r, atol=1e-14)  # the straight arm reaches r = L1 + L2
-    assert build.claims(b)[0].verdict == verdict(np.abs(b.mean_miss - (L1 + L2 - b.r)).max() < 1e-12)
+    assert audit.build_claims(b)[0].verdict == verdict(np.abs(b.mean_miss - (L1 + L2 - b.r)).max() < 1e-12)
     up, down = build.elbows(np.c_[0.4, 0.3, 0.0])
     assert _miss_2r(up, np.c_[0.4, 0.3, 0.0])[0] < 1e-15 and _miss_2r(down, np.c_[0.4, 0.3, 0.0])[0] < 1e-15
 
@@ -367,7 +367,7 @@ def test_regression_step_is_gradient_descent_by_central_finite_differences(build
             assert (value[i] - new[name][i]) / lr == pytest.approx(fd, abs=1e-7)
 
 
-def test_trained_tiny_network_sits_on_the_mean_of_the_elbows_in_closed_form(build):
+def test_trained_tiny_network_sits_on_the_mean_of_the_elbows_in_closed_form(build, audit):
     """Trained on both elbows of each target, the loss cannot go below mean |up - down|^2 / 4 (the two labels' mean
     is the best single answer), and the network's joints approach that mean: q2 -> 0, the straight arm."""
     b = build.run(n_targets=10, seed=3, train_steps=1500)
@@ -381,7 +381,7 @@ def test_trained_tiny_network_sits_on_the_mean_of_the_elbows_in_closed_form(buil
     assert t.loss[0] > t.loss[1] >= floor and t.losses.min() >= floor
     assert t.q2_exact == pytest.approx(np.median(q2), rel=1e-12)
     assert t.to_mean < 0.2 < 1.0 < t.to_nearest and t.q2_network < 0.2
-    assert build.claims(b)[1].verdict == verdict(t.loss[1] >= floor and t.to_mean < 0.25 * t.to_nearest)
+    assert audit.build_claims(b)[1].verdict == verdict(t.loss[1] >= floor and t.to_mean < 0.25 * t.to_nearest)
 
 
 def test_scene_pictures_two_answers_and_their_average_that_misses(run_lesson, tmp_path, so101_model, so101):

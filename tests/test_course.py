@@ -788,6 +788,23 @@ def test_exercise_blank_fails_reference_passes_and_a_sign_flip_fails_with_a_hint
         assert failed and any(word.lower() in g.message.lower() for g in failed), (old, new, failed)
 
 
+@pytest.mark.parametrize("number", LESSONS)
+def test_exercise_copy_carries_no_audit_and_still_imports(number, tmp_path):
+    """The learner's copy of build.py holds no comparison with the course's sources (no source values, claim rows or
+    verdicts: those live in the lesson's private _audit.py and the audit page), still imports, and a run of it
+    publishes no claims (no _audit.py beside it)."""
+    from physai.course.lesson import audit_claims
+
+    folder = lesson_folder(number)
+    copy = ex.write_exercise(folder, tmp_path / "me")
+    text = copy.read_text(encoding="utf-8")
+    assert re.findall(r"SOURCE_\w*|\w*[Cc]laims?\w*|\w*verdict\w*", text) == []
+    module = ex.load(copy)
+    assert callable(module.main) and tuple(module.EXERCISE) == ex.exercise_names(text)
+    assert audit_claims(copy, None) is None
+    assert "build.py" in ex.load(folder / "_audit.py").CLAIMS  # the lesson's own run still publishes them
+
+
 # ---- in a real browser ---------------------------------------------------------------------------------------
 
 

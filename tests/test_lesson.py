@@ -69,6 +69,27 @@ def test_run_script_writes_the_scripts_transcript_beside_it(tmp_path, capsys):
     assert (tmp_path / "build_output.txt").read_text() == "abab\n" and capsys.readouterr().out == "abab\n"
 
 
+AUDIT = """from physai.course.lesson import Claim, verdict
+
+CLAIMS = {"build.py": lambda steps: [Claim("01", "x is one", "1", str(steps["x"]), verdict(steps["x"] == 1), "w",
+                                           "build.py")]}
+"""
+
+
+def test_run_script_publishes_the_claims_of_the_audit_beside_the_script_on_what_main_returned(tmp_path,
+                                                                                              monkeypatch):
+    monkeypatch.delenv("PHYSAI_LESSON_OUT", raising=False)
+    lesson, copy = tmp_path / "01-demo", tmp_path / "copy"
+    lesson.mkdir(), copy.mkdir()
+    (lesson / "_audit.py").write_text(AUDIT)
+    run_script(lambda x: {"x": x}, lesson / "build.py", 2)
+    assert read_claims(lesson) == [Claim("01", "x is one", "1", "2", "disagree", "w", "build.py")]
+    run_script(lambda: {"x": 1}, lesson / "scene.py")  # a script the audit does not name: no rows of its own
+    assert [c.script for c in read_claims(lesson)] == ["build.py"]
+    run_script(lambda: {"x": 1}, copy / "build.py")  # a learner's copy, no _audit.py beside it: nothing published
+    assert sorted(p.name for p in copy.iterdir()) == ["build_output.txt"]
+
+
 def test_transcript_writes_what_is_printed(tmp_path, capsys):
     with transcript(tmp_path / "x_output.txt"):
         print("line one")

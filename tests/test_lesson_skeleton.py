@@ -1,5 +1,7 @@
-"""Every lesson script has the one skeleton: ``main(full: bool = False) -> list[Claim]`` (the claims it wrote), run
-by ``run_script(main, __file__, full_run())``; no module-level ``FULL`` flag and no copy of ``full_run``."""
+"""Every lesson script has the one skeleton: ``main(full: bool = False)``, run by
+``run_script(main, __file__, full_run())``; no module-level ``FULL`` flag and no copy of ``full_run``. A script the
+lesson's private ``_audit.py`` names in ``CLAIMS`` returns its steps (the audit's claims are made on them) and names
+no claim itself; another returns the claims it wrote (``list[Claim]``)."""
 
 import ast
 from pathlib import Path
@@ -16,6 +18,17 @@ def _main(tree: ast.Module) -> ast.FunctionDef:
     return found[0]
 
 
+def _audited(folder: Path) -> set[str]:
+    """The script names the keys of ``CLAIMS = {...}`` in ``folder/_audit.py`` hold (none without the file)."""
+    path = folder / "_audit.py"
+    if not path.is_file():
+        return set()
+    found = [n.value for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.Assign)
+             and [ast.unparse(t) for t in n.targets] == ["CLAIMS"]]
+    assert len(found) == 1 and isinstance(found[0], ast.Dict), f"{path}: one CLAIMS = {{script name: function}}"
+    return {ast.literal_eval(k) for k in found[0].keys}
+
+
 def test_every_lesson_folder_has_scripts():
     assert {p.parent.name for p in SCRIPTS} == {p.name for p in EXPERIMENTS.glob("[0-9][0-9]-*") if p.is_dir()}
 
@@ -24,8 +37,13 @@ def test_every_lesson_folder_has_scripts():
 def test_main_has_the_one_signature(script):
     tree = ast.parse(script.read_text(encoding="utf-8"))
     main = _main(tree)
-    signature = ast.unparse(main.args), ast.unparse(main.returns) if main.returns else None
-    assert signature == ("full: bool=False", "list[Claim]")
+    assert ast.unparse(main.args) == "full: bool=False" and main.returns is not None
+    if script.name in _audited(script.parent):  # its steps returned, the claims made on them in _audit.py
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+            a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert ast.unparse(main.returns) != "list[Claim]" and not names & {"Claim", "publish_claims", "verdict"}
+    else:
+        assert ast.unparse(main.returns) == "list[Claim]"
     runs = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "run_script"]
     assert runs == ["run_script(main, __file__, full_run())"]
 

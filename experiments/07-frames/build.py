@@ -3,7 +3,7 @@
 The four functions in EXERCISE are written here from scratch in NumPy (``physai exercise 07 DIR`` blanks them for
 you to type; ``physai check 07 DIR`` grades them); the steps below use them.
 
-Run: uv run python experiments/07-frames/build.py   (writes build_output.txt, claims.json, results.json and
+Run: uv run python experiments/07-frames/build.py   (writes build_output.txt, results.json and
 build_frames.png)
 """
 
@@ -26,19 +26,16 @@ from physai import transforms as tf  # noqa: E402
 from physai.errors import InputError  # noqa: E402
 from physai.kinematics import joint_frames  # noqa: E402
 from physai.course.lesson import (  # noqa: E402
-    Claim,
     Figure,
     fmt_row,
     full_run,
     out_dir,
-    publish_claims,
     run_script,
     save_figure,
     save_results,
-    verdict,
 )
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 NO_PIN = "Pinocchio is not installed: pip install pin adds this check"
@@ -47,7 +44,7 @@ N_CHECK = 200  # random inputs each hand-written function is compared on
 NOISE = 1e-6  # size of the noise added to a rotation in Step 5
 DRIFTED = f"matrix_to_quat(R + {NOISE:g} noise)"  # Step 5's refused call, as printed
 OMEGA_WORLD = np.array([1.0, 0.0, 0.0])  # rad/s about the world x axis: the angular velocity of the erratum
-LESSON, SCRIPT = "07", "build.py"
+SCRIPT = "build.py"
 
 EXERCISE = ("skew", "rodrigues", "invert_transform", "twist_adjoint")
 
@@ -364,7 +361,7 @@ def swap_step(chain, q=Q0) -> Swap:
     return Swap("shoulder", "lower_arm", right, swapped, float(np.linalg.norm(swapped - right)))
 
 
-# ---- printing, claims, figure -----------------------------------------------------------------------------------
+# ---- printing, figure ------------------------------------------------------------------------------------------
 
 
 def print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br) -> None:
@@ -418,14 +415,6 @@ def print_break(br) -> None:
     print(f"an inverse that keeps R instead of R^T: |T @ T_inv - I| = {br.untransposed_err:.4f}")
 
 
-def claims(ch) -> list[Claim]:
-    """The track overview's statement about this lesson, measured on the SO-101 chain."""
-    return [Claim(LESSON, "a 4x4 matrix moves you between frames; the algebra is matrix multiplication",
-                  "T_world_tool = product of 4x4 transforms", f"|product - MuJoCo site pose| = {ch.tool_err:.1e}",
-                  verdict(ch.tool_err <= 1e-14), "the product of the chain's 4x4s equals MuJoCo's site pose to "
-                  "1e-14", SCRIPT)]
-
-
 def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     """Each joint frame labelled as the page's table names it (its body), seen from the side (along +y: the arm at
     Q0 stays within 2 cm of y = 0), in a type large enough to read on a phone."""
@@ -452,8 +441,8 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
     plt.close(fig)
 
 
-def main(full: bool = False) -> list[Claim]:
-    """The lesson's build steps, printed; their claims (returned), numbers and figure saved. ``full``: no larger
+def main(full: bool = False) -> dict:
+    """The lesson's build steps, printed; their numbers (returned) and figure saved. ``full``: no larger
     size here."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
@@ -465,7 +454,6 @@ def main(full: bool = False) -> list[Claim]:
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
     print(f"first quiz: the {sw.elbow} (elbow) origin from T_world_shoulder @ T_shoulder_elbow {fmt_row(sw.right)}; "
           f"swapped {fmt_row(sw.swapped)}, {sw.gap:.4f} m away")
-    rows = publish_claims(HERE, claims(ch), SCRIPT)
     figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
     figures = [
         Figure("build_frames.png",
@@ -476,10 +464,9 @@ def main(full: bool = False) -> list[Claim]:
                "table, and the gripperframe tool triad at the end of the chain, tilted downward; axes pointing "
                "towards or away from the viewer look short."),
     ]
-    save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
-                                "refuse": rf, "rates": rt, "break": br, "swap": sw, "pinocchio": pin is not None},
-                 figures=figures)
-    return rows
+    return save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
+                                       "refuse": rf, "rates": rt, "break": br, "swap": sw, "pinocchio": pin is not None},
+                        figures=figures)
 
 
 if __name__ == "__main__":

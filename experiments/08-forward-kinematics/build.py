@@ -4,7 +4,7 @@ walk, on two more arms; the WidowX AI's reach from its shoulder (its largest Jac
 The three functions in EXERCISE are written here from scratch (``physai exercise 08 DIR`` blanks them for you to
 type; ``physai check 08 DIR`` grades them); Step 1 uses them.
 
-Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt, claims.json and
+Run: uv run python experiments/08-forward-kinematics/build.py   (writes build_output.txt and
 results.json beside it)
 """
 
@@ -17,18 +17,16 @@ from physai import mj, robots
 from physai import transforms as tf
 from physai.chain import chain_from_mujoco, reach_bound
 from physai.kinematics import jacobian, joint_frames, tool_pose
-from physai.course.lesson import Claim, fmt_row, full_run, out_dir, publish_claims, run_script, save_results, verdict
+from physai.course.lesson import fmt_row, full_run, out_dir, run_script, save_results
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
 N_REACH = 2000
 ROLL_TURN = 0.5  # rad added to wrist_roll at Q0 (an exercise)
 REF = 0.3  # rad: the joint ref given to every SO-101 joint to show what q_ref does
-LESSON, SCRIPT = "08", "build.py"
-# What the source lesson prints about the WidowX AI's reach and the bound on a linear Jacobian entry.
-SOURCE_TEXT = {"bound": "0.77"}
+SCRIPT = "build.py"
 
 EXERCISE = ("joint_transform", "walk_chain", "axes_and_anchors")
 
@@ -175,7 +173,7 @@ class Reach:
 
 def reach_step(n_poses=N_REACH) -> dict[str, Reach]:
     """Step 3: shoulder-to-tool reach of the illustrative chain and the real arm, and the illustrative chain's
-    largest linear Jacobian entry (its claim row); the real arm's largest entry is lesson 09's (wxai.py)."""
+    largest linear Jacobian entry; the real arm's largest entry is lesson 09's (wxai.py)."""
     rng, out = np.random.default_rng(SEED + 2), {}
     for name in ("wxai_illustrative", "wxai"):
         c = robots.load(name)
@@ -292,7 +290,7 @@ def qref_step(q=Q0, ref=REF) -> QRef:
     return QRef(ref, float(np.abs(walk_chain(chain, q)[1] - site).max()), float(np.linalg.norm(ignored - site[:3, 3])))
 
 
-# ---- printing and claims ----------------------------------------------------------------------------------------
+# ---- printing -------------------------------------------------------------------------------------------------
 
 
 def print_slips(slips, qref) -> None:
@@ -333,17 +331,8 @@ def print_steps(walk, arms, reach, br, ex) -> None:
           "the world origin")
 
 
-def claims(reach) -> list[Claim]:
-    ill, bound = reach["wxai_illustrative"], SOURCE_TEXT["bound"]
-    return [
-        Claim(LESSON, f"no linear entry exceeds {bound} (the source's illustrative chain)", f"<= {bound}",
-              f"{ill.top:.3f}", verdict(ill.top <= float(bound)), f"largest |J_ij|, rows 0-2, {N_REACH} poses",
-              SCRIPT),
-    ]
-
-
-def main(full: bool = False) -> list[Claim]:
-    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+def main(full: bool = False) -> dict:
+    """The lesson's build steps, printed; their numbers saved and returned. ``full``: no larger size
     here."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
@@ -352,12 +341,10 @@ def main(full: bool = False) -> list[Claim]:
     br, ex, slips, qref = break_step(chain), exercises_step(chain), slip_step(chain), qref_step()
     print_steps(walk, arms, reach, br, ex)
     print_slips(slips, qref)
-    rows = publish_claims(HERE, claims(reach), SCRIPT)
-    save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
-                                "reach": reach, "break": br, "exercises": ex, "slips": slips,
-                                "qref": qref,
-                                "max_q_ref": max(float(np.abs(chain.q_ref).max()), *(a.q_ref for a in arms))})
-    return rows
+    return save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
+                                       "reach": reach, "break": br, "exercises": ex, "slips": slips,
+                                       "qref": qref,
+                                       "max_q_ref": max(float(np.abs(chain.q_ref).max()), *(a.q_ref for a in arms))})
 
 
 if __name__ == "__main__":

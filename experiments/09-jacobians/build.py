@@ -4,7 +4,7 @@ The three functions the learner types (``EXERCISE``) are written here from scrat
 ``physai exercise 09 DIR`` blanks them and ``physai check 09 DIR`` grades them (experiments/09-jacobians/_check.py).
 
 Run: uv run python experiments/09-jacobians/build.py
-(writes build_output.txt, claims.json and results.json beside this file)
+(writes build_output.txt and results.json beside this file)
 """
 
 from dataclasses import dataclass
@@ -15,36 +15,22 @@ from physai import kinematics as lib
 from physai import mj, robots
 from physai.kinematics import fk
 from physai.course.lesson import (
-    Claim,
-    factor_claim,
     fmt_row,
     full_run,
-    number_claim,
     out_dir,
-    publish_claims,
     run_script,
     save_results,
-    verdict,
 )
 
 EXERCISE = ("hinge_column", "jacobian", "fd_jacobian")
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
 FD_EPS = 1e-5  # rad, Step 4's central-difference step (near cbrt(eps_mach))
 FORCES = [np.array([0, 0, -2.0]), np.array([2.0, 0, 0]), np.array([0, 1.5, 0])]
-LESSON, SCRIPT = "09", "build.py"
-# The source lesson's printed figures, as it writes them.
-SOURCE_LEVER, SOURCE_COLUMN_DIFF = "0.2202", "8.3e-17"
-SOURCE_MAX_ERR = {"linear": "3.9e-16", "angular": "1.0e-15"}
-SOURCE_SPEED = "0.312"
-SOURCE_TAU = (("0.0000", "0.4385", "0.5194", "0.2586", "0.0042"),
-              ("0.0052", "-0.0397", "-0.2571", "-0.1873", "-0.0036"),
-              ("-0.3745", "0.0000", "0.0000", "0.0000", "0.0175"))
-SOURCE_FD = "4.7e-12"
-ROUNDOFF = 10.0  # round-off sized numbers agree within this factor (their digits follow operation order and CPU)
+SCRIPT = "build.py"
 
 
 def hinge_column(axis: np.ndarray, o: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -183,33 +169,8 @@ def print_steps(chain, column, jac, use, fd) -> None:
     print(f"median max entry error: {fd.median:.1e}")
 
 
-def at_roundoff(name, source, measured, bound=1e-14) -> Claim:
-    return Claim(LESSON, name, source, f"{measured:.1e}", verdict(measured <= bound),
-                 f"round-off sized: <= {bound:.0e} (its digits follow operation order and CPU)", SCRIPT)
-
-
-def claims(column, jac, use, fd) -> list[Claim]:
-    out = [number_claim(LESSON, "Step 1: shoulder_lift lever |a x (p - o)|", SOURCE_LEVER,
-                        column.lever, unit="m", script=SCRIPT),
-           at_roundoff("Step 1: column vs MuJoCo, max difference", SOURCE_COLUMN_DIFF, column.diff),
-           at_roundoff("Step 2: max entry error vs mj_jacSite, linear rows", SOURCE_MAX_ERR["linear"], jac.linear),
-           at_roundoff("Step 2: max entry error vs mj_jacSite, angular rows", SOURCE_MAX_ERR["angular"],
-                       jac.angular),
-           number_claim(LESSON, "Step 3: tool speed at 1/sqrt(5) rad/s per joint", SOURCE_SPEED, use.speed,
-                        unit="m/s", script=SCRIPT)]
-    for F, tau, source in zip(use.forces, use.tau, SOURCE_TAU):
-        off = np.abs(tau - np.array(source, dtype=float)).max()
-        out.append(Claim(LESSON, f"Step 3: J^T F for F = {F.tolist()} N", ", ".join(source) + " N m",
-                         ", ".join(fmt_row([x]).strip() for x in tau) + " N m", verdict(off <= 0.5e-4 + 1e-12),
-                         "every entry to the printed 4 decimals", SCRIPT))
-    out.append(factor_claim(LESSON, f"Step 4: median central-difference error at eps = {fd.eps:.0e}", SOURCE_FD,
-                            fd.median,
-                            script=SCRIPT, factor=ROUNDOFF, why=f"round-off dominated: within {ROUNDOFF:g}x"))
-    return out
-
-
-def main(full: bool = False) -> list[Claim]:
-    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+def main(full: bool = False) -> dict:
+    """The lesson's build steps, printed; their numbers saved and returned. ``full``: no larger size
     here."""
     m = robots.mujoco_model("so101")
     chain = robots.load("so101")
@@ -217,12 +178,7 @@ def main(full: bool = False) -> list[Claim]:
     poses = random_poses(chain)
     column, jac, use, fd = column_step(m, chain), jacobian_step(m, chain, poses), use_step(chain), fd_step(chain, poses)
     print_steps(chain, column, jac, use, fd)
-    rows = claims(column, jac, use, fd)
-    publish_claims(HERE, rows, SCRIPT)
-    save_results(HERE, SCRIPT, {"q0": Q0, "column": column, "jac": jac, "use": use, "fd": fd, "source": {
-        "lever": SOURCE_LEVER, "column_diff": SOURCE_COLUMN_DIFF, "max_err": SOURCE_MAX_ERR, "speed": SOURCE_SPEED,
-        "fd": SOURCE_FD}})
-    return rows
+    return save_results(HERE, SCRIPT, {"q0": Q0, "column": column, "jac": jac, "use": use, "fd": fd})
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ loop without damping, without a step limit, with heavy damping (``VARIANTS``), a
 next to a singularity. ``damped_step``, ``ik_by_hand`` and ``solve_by_hand`` are the functions you write
 (``physai exercise 11 DIR`` blanks them, ``physai check 11 DIR`` grades them).
 
-Run: uv run python experiments/11-inverse-kinematics/build.py   (writes build_output.txt, claims.json,
+Run: uv run python experiments/11-inverse-kinematics/build.py   (writes build_output.txt,
 results.json and singular_start.png)
 """
 
@@ -26,21 +26,18 @@ from physai import mj, robots  # noqa: E402
 from physai.ik import DEFAULT_RESTARTS, Solver, solve_ik  # noqa: E402
 from physai.kinematics import fk, jacobian  # noqa: E402
 from physai.course.lesson import (  # noqa: E402
-    Claim,
     Figure,
     fmt_row,
     full_run,
     out_dir,
-    publish_claims,
     run_script,
     save_figure,
     save_results,
     unsaved,
-    verdict,
 )
 
 EXERCISE = ("damped_step", "ik_by_hand", "solve_by_hand")  # what `physai exercise 11` leaves for you to write
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 SEED = 0
 N_TARGETS = 20  # random targets of the by-hand solver's run
 LAMBDA = 0.02  # m/rad
@@ -48,9 +45,6 @@ TOL = 1e-4  # m
 MAX_STEP = 0.3  # rad, the largest joint change per step
 PATIENCE = 10  # steps in which the error must fall by 1 %
 ITERATIONS = 100  # steps per attempt
-# The source material's line that this script checks
-SOURCE_LM = ("iterate exactly this damped step on a position error to get numeric IK, where it goes by its "
-             "optimization name, Levenberg–Marquardt")
 RESTARTS = 50  # random restarts after the mid-range start
 NEAR_LIMIT = 0.1  # rad: a joint this close to a limit, where clipped steps stall
 
@@ -228,7 +222,7 @@ def passes(hand: Score, library: Score) -> bool:
 
 @dataclass(frozen=True)
 class Lab:
-    """The lab's verdict on ``n`` targets (``seed``): both scores, the rule (``margin``, ``factor``), whether the
+    """The lab's judgement on ``n`` targets (``seed``): both scores, the rule (``margin``, ``factor``), whether the
     hand-built loop passes, and the rule's two thresholds (success, median iterations) it is held to."""
 
     n: int
@@ -436,15 +430,8 @@ def plot_near_singular(ns: NearSingular) -> None:
     plt.close(fig)
 
 
-def claims(r: BuildRun) -> list[Claim]:
-    return [Claim("11", "iterate the damped step on a pose error and you have Levenberg-Marquardt IK",
-                  "it solves IK", f"{r.rate:.0%} of {r.n} targets within {TOL:g} m (MuJoCo)",
-                  verdict(r.rate >= 0.9), "at least 90 % of reachable targets with at most 50 restarts (solve_ik: 200)",
-                  "build.py")]
-
-
-def main(full: bool = False) -> list[Claim]:
-    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+def main(full: bool = False) -> dict:
+    """The lesson's build steps, printed; their numbers saved and returned. ``full``: no larger size
     here."""
     r = run(N_TARGETS)
     print_run(r)
@@ -466,13 +453,12 @@ def main(full: bool = False) -> list[Claim]:
                "every step to below the tolerance within a few steps; the last first jumps far above the "
                "starting error, then falls back and converges later."),
     ]
-    save_results(HERE, "build.py", {
+    return save_results(HERE, "build.py", {
         "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS,
         "restarts": RESTARTS, "library_restarts": DEFAULT_RESTARTS, "run": r, "lab": lab,
         "break": brk.solved, "break_none": brk.unsolved, "heavy": brk.heavy,  # break_none: no median to show
         "scale": scale,
-        "singular": ns, "source": {"lm": SOURCE_LM}}, figures=figures)
-    return publish_claims(HERE, claims(r), "build.py")
+        "singular": ns}, figures=figures)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 Singularities and conditioning (the SVD, pinv vs damped least squares) are lesson 10's.
 
 Run: uv run python experiments/11-inverse-kinematics/experiment.py [--full]
-Writes experiment_output.txt, claims.json, results.json, convergence.png and through_table.png beside this file.
+Writes experiment_output.txt, results.json, convergence.png and through_table.png beside this file.
 Deterministic (seeds ``TARGET_SEED``, ``RESTART_SEED`` and ``TABLE_SEED``). ``--full`` (or PHYSAI_FULL=1) solves
 1,000 targets per robot and task instead of 200.
 """
@@ -43,21 +43,17 @@ from physai.ik import (  # noqa: E402
     solve_ik_batch,
 )
 from physai.course.lesson import (  # noqa: E402
-    Claim,
     Figure,
     fmt_row,
     full_run,
     out_dir,
-    publish_claims,
     run_script,
     save_figure,
     save_results,
     unsaved,
-    verdict,
 )
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
-LESSON = "11"
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 SEED = 0
 TARGET_SEED, RESTART_SEED = 1, 2  # the success table's targets; every solve's restart draws
 CASES = (("so101", "position"), ("so101", "position+axis"), ("wxai", "pose"), ("panda", "pose"))
@@ -114,12 +110,6 @@ def print_gradient(g: GradientCheck) -> None:
     print(f"  J^T e                         = {fmt_row(g.transpose_step, 9, 6)}")
     print(f"  -grad |e|^2/2 (central, 1e-5) = {fmt_row(g.minus_gradient, 9, 6)}")
     print(f"  largest difference {g.max_difference:.1e}")
-
-
-def gradient_claims(g: GradientCheck) -> list[Claim]:
-    diff = g.max_difference
-    return [Claim(LESSON, "iterating the easy direction is exactly gradient descent", "J^T e = -grad |e|^2/2",
-                  f"max difference {diff:.0e}", verdict(diff < 1e-9), "central differences, eps 1e-5: error ~1e-10")]
 
 
 # ---- 2. every method from the same starts ---------------------------------------------------------
@@ -250,21 +240,6 @@ def plot_convergence(c: Convergence) -> None:
     plt.close(fig)
 
 
-def convergence_claims(c: Convergence) -> list[Claim]:
-    rate = dict(zip(c.names, c.converged))
-    slow, fast = c.methods["transpose"].reached_median, c.methods["lm"].reached_median
-    slower = fast is not None and (slow is None or slow > 5 * fast)
-    return [
-        Claim(LESSON, "IK with the pseudoinverse and with damped least squares", "solves it",
-              f"pinv {rate['pinv']:.0%}, dls {rate['dls']:.0%}, lm {rate['lm']:.0%} converged",
-              verdict(min(rate["pinv"], rate["dls"], rate["lm"]) >= 0.9), "at least 90 % from starts 0.4 rad away"),
-        Claim(LESSON, "gradient descent (J^T) is the slow one", "slower than Gauss-Newton",
-              f"median {'-' if slow is None else f'{slow:.0f}'} vs {'-' if fast is None else f'{fast:.0f}'} "
-              "iterations (lm), over the targets each reached", verdict(slower),
-              "over 5 x the iterations of lm, or none reached"),
-    ]
-
-
 # ---- 3. success on random targets ------------------------------------------------------------------
 
 
@@ -326,13 +301,6 @@ def print_success(table: SuccessTable) -> None:
     for r in rows:
         print(f"{r.robot:6s} {r.task:14s} {r.rate:8.1%} {r.median_iterations:6.3g} {r.p95_iterations:6.3g} "
               f"{r.max_restarts:12d}  {r.far_reason!r}, unmet {r.far_unmet_names}")
-
-
-def success_claims(rows: tuple[Success, ...] | list[Success]) -> list[Claim]:
-    worst = min(rows, key=lambda r: r.rate)
-    return [Claim(LESSON, "solve the hard direction by iterating the easy one", "it solves IK",
-                  f"worst {worst.rate:.1%} ({worst.robot}, {worst.task}) over {len(rows)} robot/tasks",
-                  verdict(worst.rate >= 0.99), "at least 99 % of reachable random targets, every robot and task")]
 
 
 # ---- 4. a 6-D pose for a 5-DoF arm -----------------------------------------------------------------
@@ -418,13 +386,6 @@ def print_teleop(t: Teleop) -> None:
     print(f"\n== 5. Teleoperation: {t.n} targets at 50 Hz, each solve warm-started, no restarts ==")
     print(f"  {t.unconverged} unconverged; largest joint jump between consecutive solutions {t.largest_jump:.4f} rad "
           f"(the generating path's own largest step {t.path_step:.4f} rad): one branch")
-
-
-# ---- the lesson ----------------------------------------------------------------------------------
-
-
-# The track's line for this lesson (the page's erratum box quotes it)
-SOURCE_TAGLINE = "solve the hard direction by iterating the easy one, exactly like gradient descent"
 
 
 # ---- 6. Break it: answers through the table --------------------------------------------------------
@@ -550,7 +511,7 @@ def plot_through_table(t: ThroughTable) -> None:
 # ---- the lesson ------------------------------------------------------------------------------------
 
 
-def main(full: bool = False) -> list[Claim]:
+def main(full: bool = False) -> dict:
     n_targets = 1000 if full else 200
     print(f"Lesson 11: inverse Jacobian methods. Seed {SEED}; targets seed {TARGET_SEED}, restarts seed "
           f"{RESTART_SEED}\n")
@@ -564,7 +525,6 @@ def main(full: bool = False) -> list[Claim]:
     five, tele = five_dof_pose(), teleop(4.0 if full else 2.0)
     print_five_dof(five)
     print_teleop(tele)
-    claims = gradient_claims(grad) + convergence_claims(conv) + success_claims(succ.rows)
     figures = [
         Figure("convergence.png",
                f"Every method from the same starts: the median over {conv.n} Panda targets of max(|Δp|, L |w|), "
@@ -588,10 +548,9 @@ def main(full: bool = False) -> list[Claim]:
                "the avoid= answers (circles) for the same targets, against the same line. Where the plain answer was "
                "already clear, the two markers coincide."),
     ]
-    save_results(HERE, "experiment.py", {"gradient": grad, "convergence": conv, "success": succ, "five_dof": five,
-                                         "teleop": tele, "source": {"tagline": SOURCE_TAGLINE}, "collision": table},
-                 figures=figures)
-    return publish_claims(HERE, claims, "experiment.py")
+    return save_results(HERE, "experiment.py", {"gradient": grad, "convergence": conv, "success": succ,
+                                                "five_dof": five, "teleop": tele, "collision": table},
+                        figures=figures)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 lines (J^+ from the normal equations), checked against physai.nullspace and against MuJoCo's mj_jacSite; then the
 projected gradient step -alpha N grad H that lowers a secondary cost while the tool stays put.
 
-Run: uv run python experiments/12-null-space/build.py   (writes build_output.txt, claims.json and results.json)
+Run: uv run python experiments/12-null-space/build.py   (writes build_output.txt and results.json)
 The functions in EXERCISE are the ones ``physai exercise 12 DIR`` blanks for you to type; ``physai check 12 DIR``
 grades them.
 """
@@ -17,9 +17,9 @@ from physai import mj, robots
 from physai import nullspace as ns
 from physai.ik import task_residual
 from physai.kinematics import tool_pose, tool_pose_and_jacobian
-from physai.course.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, unsaved, verdict
+from physai.course.lesson import full_run, out_dir, run_script, save_results, unsaved
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 SEED = 0
 N_POSES = 50  # random poses of the by-hand checks
 EXERCISE = ("pinv_by_hand", "projector_by_hand", "redundant_rate_by_hand", "null_space_step")
@@ -140,14 +140,8 @@ def halve_the_step(alpha: float = ALPHA, steps: int = STEPS) -> HalvedStep:
     return HalvedStep(runs, runs[0].drift_pos / runs[1].drift_pos)
 
 
-def claims(c: Checks) -> list[Claim]:
-    return [Claim("12", "null-space projection: a secondary motion that leaves the task alone", "J N = 0",
-                  f"|J N qdot0| / |qdot0| <= {c.task_leak:.0e}", verdict(c.task_leak < 10 * c.round_off),
-                  "MuJoCo's J times the hand-built N, within 10 eps kappa^2 (round-off)", "build.py")]
-
-
-def main(full: bool = False) -> list[Claim]:
-    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+def main(full: bool = False) -> dict:
+    """The lesson's build steps, printed; their numbers saved and returned. ``full``: no larger size
     here."""
     c = check_panda(N_POSES)
     print(f"== Null-space projector and redundant rate by hand vs physai.nullspace and mj_jacSite "
@@ -167,8 +161,8 @@ def main(full: bool = False) -> list[Claim]:
     print(f"  halving alpha divides the drift by {halved.drift_ratio:.2f}: it is each step's "
           "second-order error, which the next correction removes")
     # the page reads the checks' fields at the top (B.task_leak), beside Step 2's two descents
-    save_results(HERE, "build.py", {"seed": SEED, **asdict(c), "descent": runs, "drift_ratio": halved.drift_ratio})
-    return publish_claims(HERE, claims(c), "build.py")
+    return save_results(HERE, "build.py", {"seed": SEED, **asdict(c), "descent": runs,
+                                           "drift_ratio": halved.drift_ratio})
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ Steps (each returns its numbers; call them from a Python prompt with small sizes
 5. ``elbow_post``: the self-motion sweeps the elbow into a post; with ``avoid=`` it stops clear while the tool holds.
 
 Run: uv run python experiments/12-null-space/experiment.py [--full]
-Writes experiment_output.txt, claims.json, results.json, self_motion.png, planar3r_self_motion.png, priority.png and
+Writes experiment_output.txt, results.json, self_motion.png, planar3r_self_motion.png, priority.png and
 elbow_post.png beside this file. Deterministic (seeds below). ``--full`` (or PHYSAI_FULL=1) uses 1,000 targets per
 robot instead of 40 and 1 s of self-motion instead of 0.25 s.
 """
@@ -35,21 +35,17 @@ from physai import robots  # noqa: E402
 from physai.ik import solve_ik_batch, task_residual  # noqa: E402
 from physai.kinematics import fk, jacobian, tool_pose, tool_pose_and_jacobian  # noqa: E402
 from physai.course.lesson import (  # noqa: E402
-    Claim,
     Figure,
     full_run,
     out_dir,
-    publish_claims,
     run_script,
     save_figure,
     save_results,
     unsaved,
-    verdict,
 )
 from physai.transforms import pose_error  # noqa: E402
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
-LESSON = "12"
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 PANDA_HOME = np.array([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853])  # keyframe "home"
 # libfranka's "ready" pose: shoulder bent (joint2 != 0), so joints 1 and 3 are not coaxial as at home
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
@@ -233,15 +229,6 @@ def plot_self_motion(s: SelfMotion) -> None:
     _save(fig, "self_motion.png")
 
 
-def self_motion_claims(s: SelfMotion) -> list[Claim]:
-    dp, dr = s.drift[-1]
-    swing = s.elbow_swing
-    return [Claim(LESSON, "more joints than task dimensions: infinitely many answers", "a family of answers",
-                  f"elbow swings {swing:.3f} m, tool drifts {dp:.0e} m / {dr:.0e} rad",
-                  verdict(swing > 0.01 and dp < 1e-6 and dr < 1e-5),
-                  "a continuous self-motion: elbow moves > 1 cm while the tool stays within 1e-6 m, 1e-5 rad")]
-
-
 @dataclass(frozen=True)
 class PlanarFamily:
     """The planar 3R with its tip held at the tip of ``PLANAR_Q0``: its link lengths (m, from the model), the start
@@ -374,16 +361,6 @@ def print_choice(c: Choice) -> None:
     for i, label in enumerate(c.labels):
         low = f"{c.cost_lowered[i - 1]:12.1%}" if i else f"{'':12s}"
         print(f"  {label:22s} {m[i, 0]:8.1%} {m[i, 1]:10.3f} {m[i, 2]:10.3g} {m[i, 3]:14.3f} {low}")
-
-
-def choice_claims(choices: list[Choice]) -> list[Claim]:
-    better = []
-    for c in choices:
-        m = c.measures
-        better += [m[1, 1] > m[0, 1], m[2, 2] > m[0, 2], m[3, 3] < m[0, 3], np.all(m[1:, 0] == m[0, 0])]
-    return [Claim(LESSON, "choose among the answers on purpose", "a secondary objective picks one",
-                  f"{sum(better)} of {len(better)} checks: each objective improves its own measure, success kept",
-                  verdict(all(better)), "median margin up, manipulability up, posture distance down; same success")]
 
 
 # ---- 4. task priority ------------------------------------------------------------------------------
@@ -775,7 +752,7 @@ def plot_elbow_post(e: ElbowPost) -> None:
 # ---- the lesson ------------------------------------------------------------------------------------
 
 
-def main(full: bool = False) -> list[Claim]:
+def main(full: bool = False) -> dict:
     print(f"Lesson 12: redundancy and the null space. Targets seed {SEED_TARGETS}, IK seed {SEED_IK}\n")
     dims = null_dimensions()
     print_dimensions(dims)
@@ -794,7 +771,6 @@ def main(full: bool = False) -> list[Claim]:
     spread, lead = conflict_spread(prio.q_start), leading_projector(prio.q_start)
     print_spread(spread, lead)
     plot_priority(prio, spread)
-    claims = self_motion_claims(motion) + choice_claims(choices)
     post = elbow_post()
     print_elbow_post(post)
     plot_elbow_post(post)
@@ -839,12 +815,11 @@ def main(full: bool = False) -> list[Claim]:
                "line. Bottom: how far the elbow moves per step; the free walk keeps moving for most of the run, the "
                "avoid= walk decays to zero soon after the damper acts."),
     ]
-    save_results(HERE, "experiment.py", {"dims": dims.rows, "home_null_vector": dims.home_null_vector,
-                                         "self_motion": motion, "planar": planar,
-                                         "choice": {c.robot: c for c in choices}, "priority": prio,
-                                         "spread": spread, "leading_n1": lead,
-                                         "collision": post}, figures=figures)
-    return publish_claims(HERE, claims, "experiment.py")
+    return save_results(HERE, "experiment.py", {"dims": dims.rows, "home_null_vector": dims.home_null_vector,
+                                                "self_motion": motion, "planar": planar,
+                                                "choice": {c.robot: c for c in choices}, "priority": prio,
+                                                "spread": spread, "leading_n1": lead,
+                                                "collision": post}, figures=figures)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ refinement step (checked against physai.singularity.damped_solve), which cannot 
 tiny network trained by hand on both elbows, which learns their average (checked against the closed-form floor of
 its loss).
 
-Run: uv run python experiments/13-learned-controllers/build.py   (writes build_output.txt, claims.json, results.json)
+Run: uv run python experiments/13-learned-controllers/build.py   (writes build_output.txt, results.json)
 The functions in EXERCISE are the ones ``physai exercise 13 DIR`` blanks for you to type; ``physai check 13 DIR``
 grades them.
 """
@@ -18,11 +18,11 @@ import numpy as np
 from physai import jaxkin, robots
 from physai.kinematics import jacobian
 from physai.learned import fk_loss, init_model, joint_loss, predict, sample_dataset
-from physai.course.lesson import Claim, full_run, out_dir, publish_claims, run_script, save_results, unsaved, verdict
+from physai.course.lesson import full_run, out_dir, run_script, save_results, unsaved
 from physai.example_robots import PLANAR2R_LINKS
 from physai.singularity import damped_solve
 
-HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
+HERE = out_dir(__file__)  # where this run writes its transcript, results and figures
 SEED = 0
 N_TARGETS = 200  # random targets of the by-hand checks
 L1, L2 = PLANAR2R_LINKS
@@ -220,21 +220,8 @@ def run(n_targets: int = 200, seed: int = SEED, train_steps: int = TRAIN_STEPS) 
                     mean_miss, refined, train_tiny(seed, train_steps))
 
 
-def claims(b: BuildRun) -> list[Claim]:
-    gap, t = b.mean_miss_gap, b.trained
-    return [Claim("13", "regression onto both elbows learns their mean: a straight arm that overshoots",
-                  "averaging two elbows", f"miss = L1 + L2 - r to {gap:.0e} m", verdict(gap < 1e-12),
-                  "closed form: the mean of q2 and -q2 is 0, the straight arm reaches r = L1 + L2", "build.py"),
-            Claim("13", "a network trained by squared error on both elbows learns their mean", "trained on both elbows",
-                  f"loss {t.loss[1]:.4f} vs floor {t.floor:.4f} rad^2; {t.to_mean:.2f} rad from the mean, "
-                  f"{t.to_nearest:.2f} rad from the nearer elbow",
-                  verdict(t.loss[1] >= t.floor and t.to_mean < 0.25 * t.to_nearest),
-                  "the loss stays above the closed-form floor, and the joints sit nearer the elbows' mean than either "
-                  "elbow", "build.py")]
-
-
-def main(full: bool = False) -> list[Claim]:
-    """The lesson's build steps, printed; their claims (returned) and numbers saved. ``full``: no larger size
+def main(full: bool = False) -> BuildRun:
+    """The lesson's build steps, printed; their numbers saved and returned. ``full``: no larger size
     here."""
     b = run(N_TARGETS)
     print(f"== Step 1. The forward pass and the two losses by hand vs physai.learned (planar 2R, untrained network, "
@@ -259,8 +246,7 @@ def main(full: bool = False) -> list[Claim]:
     print(f"  loss {t.loss[0]:.4f} -> {t.loss[1]:.4f} rad^2; floor (the elbows' mean) {t.floor:.4f} rad^2")
     print(f"  median |q2| {t.q2_network:.3f} rad (exact {t.q2_exact:.3f}); distance to the elbows' mean "
           f"{t.to_mean:.3f} rad, to the nearer elbow {t.to_nearest:.3f} rad; median miss {t.miss_mm:.0f} mm")
-    save_results(HERE, "build.py", b)
-    return publish_claims(HERE, claims(b), "build.py")
+    return save_results(HERE, "build.py", b)
 
 
 if __name__ == "__main__":

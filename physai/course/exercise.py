@@ -36,7 +36,6 @@ import secrets
 import sys
 import tempfile
 import textwrap
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +48,7 @@ from physai.course import _sandbox, _sendable
 from physai.course._learner import OUTPUT_HEAD, Hint, Learner, LearnerError, Session, Stopped
 from physai.course._reply import Opaque
 from physai.errors import InputError
-from physai.course.lesson import LESSONS_DIR, lesson_number
+from physai.course.lesson import LESSONS_DIR, lesson_number, load_module
 
 BUILD_FILE = "build.py"
 CHECK_FILE = "_check.py"
@@ -245,15 +244,7 @@ def load(path: Path) -> ModuleType:
     """Import the file at ``path`` as a fresh module (not as ``__main__``: its ``main()`` does not run). Used for
     the lesson's own files, never for the learner's (those run in the child)."""
     _sandbox.before_loading()  # while grading: never a file the learner's code changed
-    name = f"physai_exercise_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses defined in the file look their module up here
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(name, None)
-    return module
+    return load_module(path)
 
 
 def _load_checker(folder: Path) -> ModuleType:

@@ -1,15 +1,19 @@
 """Small helpers the lesson scripts share: tee printed output into a file beside the script, and the claims
-(published figures against this run) every lesson writes for the tour's audit page."""
+(published figures against this run) every lesson writes for the tour's audit page, made by the lesson's private
+``_audit.py`` from what its scripts return (a learner's copy of a script, without that file, writes none)."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import sys
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
+from types import ModuleType
 
 from physai import _env, _files
 from physai.errors import InputError
@@ -20,6 +24,7 @@ PACKAGED_LESSONS = Path(__file__).resolve().parent / "_lessons"
 LESSONS_DIR = PACKAGED_LESSONS if PACKAGED_LESSONS.is_dir() else PACKAGED_LESSONS.parents[2] / "experiments"
 OUT_ENV = _env.LESSON_OUT  # set: lessons write under OUT_ENV/<lesson folder> instead of beside their scripts
 RESULTS_FILE = "results.json"
+AUDIT_FILE = "_audit.py"  # a lesson's private file beside its scripts: ``CLAIMS``, script name -> its claims
 FIGURES_KEY = "figures"  # results.json's entry of the figures' captions and alt texts, beside the scripts' entries
 _UNSAVED = "physai.course.lesson.unsaved"  # a dataclass field's metadata key: save_results leaves the field out
 
@@ -274,20 +279,53 @@ def write_claims(folder: str | Path, claims: list[Claim], script: str) -> Path:
 
 
 def publish_claims(folder: str | Path, claims: list[Claim], script: str) -> list[Claim]:
-    """Merge the claims into ``folder/claims.json`` for the audit page and return them (the last step of a lesson
-    script's ``main``: ``return publish_claims(HERE, rows, "build.py")``). Nothing is printed: the script's
+    """Merge the claims into ``folder/claims.json`` for the audit page and return them (what :func:`run_script` does
+    with the claims of the lesson's ``_audit.py``; a script it does not name calls it last in its ``main``:
+    ``return publish_claims(HERE, rows, "experiment.py")``). Nothing is printed: the script's
     transcript, which the lesson page shows, holds what the run measured, and the comparison with published figures
     lives in the audit only."""
     write_claims(folder, claims, script)
     return claims
 
 
+def load_module(path: str | Path) -> ModuleType:
+    """Import the file at ``path`` as a fresh module (not as ``__main__``: its ``main()`` does not run)."""
+    name = f"physai_lesson_{uuid.uuid4().hex}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses defined in the file look their module up here
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def audit_claims(script: str | Path, steps) -> list[Claim] | None:
+    """The claims the lesson's private ``_audit.py`` (beside ``script``) makes on ``steps``, what the script's
+    ``main`` returned: its ``CLAIMS[script name](steps)``; ``None`` where there is no such file (a learner's copy)
+    or it names no such script."""
+    script = Path(script).resolve()
+    audit = script.with_name(AUDIT_FILE)
+    make = load_module(audit).CLAIMS.get(script.name) if audit.is_file() else None
+    return None if make is None else make(steps)
+
+
+def publish_audit(folder: str | Path, script: str | Path, steps) -> list[Claim] | None:
+    """The claims of the lesson's ``_audit.py`` on ``steps``, what ``script``'s ``main`` returned
+    (:func:`audit_claims`), merged into ``folder/claims.json`` (:func:`publish_claims`) and returned; ``None``, and
+    nothing written, where the audit makes none (a learner's copy)."""
+    claims = audit_claims(script, steps)
+    return None if claims is None else publish_claims(folder, claims, Path(script).name)
+
+
 def run_script(main: Callable[..., object], script: str | Path, *args) -> None:
     """Run a lesson script's ``main(*args)``, everything printed also written to ``<script>_output.txt`` in the
-    lesson's output folder (:func:`out_dir`)."""
+    lesson's output folder (:func:`out_dir`); then the claims of the lesson's ``_audit.py`` on what ``main``
+    returned, if any, merged into that folder's ``claims.json`` (:func:`publish_audit`)."""
     script = Path(script)
     with transcript(out_dir(script) / f"{script.stem}_output.txt"):
-        main(*args)
+        publish_audit(out_dir(script), script, main(*args))
 
 
 def read_claims(folder: str | Path) -> list[Claim]:
