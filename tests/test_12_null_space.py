@@ -524,10 +524,13 @@ def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, 
     assert names["run"].pose_drift.max() < 1e-4  # the walk runs and holds the tool
 
 
-def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, panda_chain, panda_model):
+def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, panda_chain, panda_model,
+                                                                          monkeypatch):
     """The page: the undamped conflict's elbow climbs past the top of its family (its height at 'ready') only after
     the tool has left the held pose. Along the run, replayed from its commanded rates, every tick whose elbow
-    (MuJoCo's joint4 anchor) is more than 1 mm above that top has the tool (MuJoCo's site) more than 1 mm off."""
+    (MuJoCo's joint4 anchor) is more than 1 mm above that top has the tool (MuJoCo's site) more than 1 mm off. The
+    time the figure greys the curve from is the first tick whose tool (MuJoCo's site) is more than the saved
+    distance off; before it the elbow stays below that top."""
     q_start = ex.swung_start()
     z_top = _mj_elbow(panda_model, [ex.PANDA_READY], panda_chain)[0, 2]
     rates = []
@@ -544,6 +547,14 @@ def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, p
     off = np.array([np.linalg.norm(mj_site(panda_model, panda_chain, q)[0] - p0) for q in qs])
     assert np.all(off[z > z_top + 1e-3] > 1e-3)
     assert np.all(z[off < 1e-4] < z_top + 1e-4)  # while the tool holds, the elbow stays below the top
+    monkeypatch.setattr(ex, "PRIORITY_T", len(qs) * ex.PRIORITY_DT)  # the saved numbers over the same ticks
+    p = ex.priority(q_start)
+    left = int(np.argmax(off > p.tool_left_mm / 1000))
+    assert off[left] > p.tool_left_mm / 1000 and p.tool_left_mm == 1.0
+    assert p.undamped_tool_left_s == pytest.approx(left * ex.PRIORITY_DT, abs=1e-12)
+    # up to that tick; later the replay's round-off (a cumulative sum) is amplified by the unbounded gain
+    np.testing.assert_allclose(p.tool_off[1][: left + 1], off[: left + 1], rtol=1e-6, atol=1e-9)
+    assert np.all(z[:left] < z_top + 1e-3)  # the orange part of the curve: the tool held, the elbow under the top
 
 
 def test_the_pages_break_it_edit_names_the_variable_that_moves_the_output():
