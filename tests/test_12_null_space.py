@@ -490,6 +490,18 @@ def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, pa
     np.testing.assert_allclose(np.abs(np.array(saved["ghosts"])[:, 0] - saved["q"][0]), saved["joint1_reached"],
                                rtol=1e-9)
     assert saved["joint1_reached"] <= saved["steps"] * saved["step"] + 1e-12
+    # the page: the walk stops at the cost's lowest point on the family, before its steps run out. At each ghost the
+    # gradient of H = 1/2 |q - q_pref|^2 (closed form) has no component along SciPy's null space of mj_jacSite
+    from scipy.linalg import null_space
+
+    assert saved["settled_step"] < saved["steps"] and saved["last_step"] < saved["settled"] == 1e-6
+    for sign, ghost in zip((-1, 1), np.array(saved["ghosts"])):
+        q_pref = np.array(saved["q"]) + sign * saved["swing"] * np.eye(7)[0]
+        Z = null_space(mj_site(panda_model, panda, ghost)[2])
+        assert Z.shape == (7, 1) and abs(Z[:, 0] @ (ghost - q_pref)) < 1e-8
+        np.testing.assert_allclose(saved["cost_end"], 0.5 * np.sum((ghost - q_pref) ** 2), rtol=1e-9)
+    np.testing.assert_allclose(saved["cost_start"], 0.5 * saved["swing"] ** 2, rtol=1e-12)  # ready: joint 1 off
+    assert saved["cost_end"] < saved["cost_start"]
 
 
 def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, panda_chain):
