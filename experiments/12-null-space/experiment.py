@@ -851,7 +851,8 @@ def main(full: bool = False) -> list[Claim]:
                   f"than {prio.tool_left_mm:g} mm; from there it is drawn grey: it plunges, spikes up and down, "
                   if left is not None else "then spikes up and down ")
                + "and leaves the bottom of the axis at a triangle, labelled with how far it dives and when the run "
-               "was stopped. The legend sits under the panel. Bottom: a bar chart on a log scale of the peak single-joint speed per case, with the "
+               "was stopped. The legend sits under the panel. Bottom: a bar chart on a log scale of the peak "
+               "single-joint speed per case, with the "
                "undamped conflict several orders of magnitude above the others; black dashes side by side on its "
                "bar, one per rerun changed only by round-off, mark "
                f"peaks between {spread.peak_min:.0e} and {spread.peak_max:.0e} rad/s."),
