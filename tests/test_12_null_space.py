@@ -133,6 +133,16 @@ def test_choose_on_purpose_from_mujoco(ex, robot, so101_model, panda_model):
     np.testing.assert_allclose(c.roll_offset_mm, 1000 * np.linalg.norm(np.cross(arm, axis)), atol=1e-9)
     if robot == "so101":
         assert c.roll_offset_mm < 20  # the roll turns the tool point only a little: nearly a free direction
+    # the page: the preferred posture's own margin (MuJoCo's ranges), far above every row's median margin
+    np.testing.assert_allclose(c.pref_margin, np.min(np.minimum(c.q_pref - lo, hi - c.q_pref) / (hi - lo)),
+                               atol=1e-12)
+    assert c.pref_margin > 2 * rows[:, 1].max()
+    if robot == "so101":
+        np.testing.assert_allclose(c.pref_margin, 0.5, atol=1e-12)  # mid-range itself
+    # the page's two conditions, from MuJoCo's measures: each objective beats plain IK on its own measure; the
+    # posture objective keeps at least the joint-limit objective's margin
+    assert c.own_better == bool(rows[1, 1] > rows[0, 1] and rows[2, 2] > rows[0, 2] and rows[3, 3] < rows[0, 3])
+    assert c.posture_keeps_margin == bool(rows[3, 1] >= rows[1, 1])
 
 
 def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_model, monkeypatch):
@@ -495,6 +505,7 @@ def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, pa
     from scipy.linalg import null_space
 
     assert saved["settled_step"] < saved["steps"] and saved["last_step"] < saved["settled"] == 1e-6
+    assert saved["stopped_early"]
     for sign, ghost in zip((-1, 1), np.array(saved["ghosts"])):
         q_pref = np.array(saved["q"]) + sign * saved["swing"] * np.eye(7)[0]
         Z = null_space(mj_site(panda_model, panda, ghost)[2])

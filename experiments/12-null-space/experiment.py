@@ -322,6 +322,9 @@ class Choice:
     manip_tight_joint: str  # the joint most often nearest its stop in the manipulability-refined solutions
     manip_tight_share: float  # the share of those solutions in which it is
     roll_offset_mm: float  # the tool point's distance from the last joint's axis (at mid-range; any pose)
+    pref_margin: float  # the preferred posture's own limit margin (its nearest stop, as a share of that range)
+    own_better: bool  # each refinement beats plain IK on its own measure (margin, manipulability, posture distance)
+    posture_keeps_margin: bool  # the posture refinement's median margin is at least the joint-limit one's
     q_pref: np.ndarray = unsaved()  # (n,) the preferred posture
     targets: np.ndarray = unsaved()  # (k, 4, 4) tool poses (only the translation is asked for "position")
     labels: tuple[str, ...] = unsaved()  # "plain IK", then "+ <objective name>"
@@ -355,8 +358,10 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     axes, anchors, p = fk(chain, 0.5 * (chain.lower + chain.upper))
     arm = p - anchors[-1]
     offset = 1000 * float(np.linalg.norm(arm - (arm @ axes[-1]) * axes[-1]))
-    return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)), offset,
-                  q_pref, T, tuple(labels), sols, conv, lowered, m)
+    pref_margin = float(ns.limit_margin(chain, q_pref))
+    own = bool(m[1, 1] > m[0, 1] and m[2, 2] > m[0, 2] and m[3, 3] < m[0, 3])
+    return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)),
+                  offset, pref_margin, own, bool(m[3, 1] >= m[1, 1]), q_pref, T, tuple(labels), sols, conv, lowered, m)
 
 
 def choice_measures(chain, block: str, q_pref: np.ndarray, solutions: np.ndarray, converged: np.ndarray) -> np.ndarray:

@@ -53,7 +53,7 @@ def main(full: bool = False) -> list[Claim]:
     print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; two ghosts at the ends of the "
           f"self-motion, the elbow {sweep_mm:.0f} mm apart between them, tool drift at most {drift:.1e} m; "
           f"{pic.drawn_by}")
-    print(f"posture cost 1/2 |q - q_pref|^2 (q_pref: ready, joint1 {SWING:+.1f} rad) from {cost_start:.3f} to "
+    print(f"posture cost 1/2 |q - q_pref|^2 (q_pref: ready, joint1 ±{SWING:.1f} rad) from {cost_start:.3f} to "
           f"{cost_end:.3f} rad^2; the walks stand still (every joint < {SETTLED:g} rad per step) from step {settled} "
           f"of {STEPS}, the last step moves a joint at most {last:.1e} rad: stopped at the cost's lowest point")
     figure = Figure(FILE, pic.caption("The Panda at ready (grey) and along its self-motion (blue ghosts), with the "
@@ -67,7 +67,8 @@ def main(full: bool = False) -> list[Claim]:
     save_results(HERE, SCRIPT, {"q": PANDA_READY, "ghosts": np.array(ends), "drift": drift, "elbow_path": elbow,
                                 "elbow_sweep_mm": sweep_mm, "swing": SWING, "steps": STEPS, "step": STEP,
                                 "joint1_reached": float(abs(ends[1][0] - PANDA_READY[0])),
-                                "settled": SETTLED, "settled_step": settled, "last_step": last,
+                                "settled": SETTLED, "settled_step": settled, "stopped_early": settled <= STEPS,
+                                "last_step": last,
                                 "cost_start": float(cost_start), "cost_end": float(cost_end),
                                 "picture": pic.record()}, figures=[figure])
     return []
