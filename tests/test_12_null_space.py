@@ -90,6 +90,12 @@ def test_planar_family_holds_the_tip_in_closed_form_and_spans_the_whole_family(e
     np.testing.assert_allclose(family.last_link_range, np.ptp(c[:, -1]), rtol=1e-14)
     np.testing.assert_allclose(family.tip, tip[fam.shape[0] // 2], atol=1e-4)
     np.testing.assert_allclose(family.links, L, rtol=1e-12)  # the link lengths the page states: the arm's L1, L2, L3
+    # the page and the figure: the loop is two branches, elbow (joint 2) bent one way and the other, that meet where
+    # the last link's angle is extreme and the first two links line up (sin q2 = 0, closed form of the 2R arm)
+    bent = np.sign(np.sin(fam[:, 1]))
+    assert np.count_nonzero(bent != np.roll(bent, 1)) == 2  # round the loop: two changes of side
+    for k in (np.argmin(c[:, -1]), np.argmax(c[:, -1])):
+        assert abs(np.sin(fam[k, 1])) < 0.05
 
 
 def _manipulability(J):

@@ -277,10 +277,13 @@ def planar_family() -> PlanarFamily:
 def plot_planar(family: PlanarFamily) -> None:
     planar3r, fam = robots.load("planar3r"), family.q
     p0 = family.tip
-    fig, ax = plt.subplots(figsize=(6, 6))
-    for q in fam[:: len(fam) // 30]:
+    fig, ax = plt.subplots(figsize=(6.6, 6))
+    phi = fam.sum(axis=1)  # rad, the last link's absolute angle: where along the family an arm is
+    colour = matplotlib.cm.ScalarMappable(plt.Normalize(phi.min(), phi.max()), "viridis")
+    for q, a in zip(fam[:: len(fam) // 30], phi[:: len(fam) // 30]):
         pts = np.vstack([[0, 0, 0], fk(planar3r, q).anchors[1:], tool_pose(planar3r, q)[:3, 3]])
-        ax.plot(pts[:, 0], pts[:, 1], "-o", ms=3, lw=1, alpha=0.6)
+        ax.plot(pts[:, 0], pts[:, 1], "-o", ms=3, lw=1.2, alpha=0.8, color=colour.to_rgba(a))
+    fig.colorbar(colour, ax=ax, shrink=0.8, label="last link's angle (rad)")
     ax.plot(*p0[:2], "k*", ms=14, label="tip target (fixed)")
     ax.set_aspect("equal")
     ax.set_xlabel("x (m)")
@@ -835,10 +838,14 @@ def main(full: bool = False) -> list[Claim]:
                f"the vertical part stays within {1000 * rise:.0f} mm. The title reports a tool drift of a few times "
                "ten to the minus eight."),
         Figure("planar3r_self_motion.png",
-               "A planar 3R holding one tip point: the whole one-parameter family of arms, a closed loop.",
+               "A planar 3R holding one tip point: the whole one-parameter family of arms, a closed loop, coloured "
+               "by the last link's angle. Each colour appears twice, the first two links bent one way and the other.",
                "Overlaid drawings of a planar three-link arm in about thirty configurations, all with their tips "
-               "on the same starred point, once round its whole family: the elbow and wrist sweep through arcs while "
-               "the tip stays fixed."),
+               "on the same starred point, once round its whole family, each arm coloured from dark purple to yellow "
+               "by its last link's angle, with a colour bar beside the plot: the elbow and wrist sweep through arcs "
+               "while the tip stays fixed. Arms of the same colour come in pairs, mirror images about the line from "
+               "the base to their shared wrist; the darkest and the brightest arms have their first two links in a "
+               "straight line."),
         Figure("priority.png",
                "The elbow's height under task priority, and each case's largest single-joint speed. Dashed: the "
                "two targets asked for; dotted: the ceiling, the elbow's height at ready, the highest it can reach "
