@@ -850,7 +850,7 @@ def main(full: bool = False) -> list[Claim]:
                "The elbow's height under task priority, and each case's largest single-joint speed. Dashed: the "
                "two targets asked for; dotted: the ceiling, the elbow's height at ready, the highest it can reach "
                "with the tool held. The undamped conflict (orange) "
-               + (f"is drawn grey from {left:.3f} s (dotted vertical line), when its tool is more than "
+               + ("is drawn grey from the dotted vertical line on, the first tick its tool is more than "
                   f"{prio.tool_left_mm:g} mm from where it is held: its later spikes are no longer the tool-held task; "
                   if left is not None else "")
                + "it dives off the scale (triangle), and its speed dwarfs the others'.",
