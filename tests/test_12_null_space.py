@@ -90,6 +90,12 @@ def test_planar_family_holds_the_tip_in_closed_form_and_spans_the_whole_family(e
     np.testing.assert_allclose(family.last_link_range, np.ptp(c[:, -1]), rtol=1e-14)
     np.testing.assert_allclose(family.tip, tip[fam.shape[0] // 2], atol=1e-4)
     np.testing.assert_allclose(family.links, L, rtol=1e-12)  # the link lengths the page states: the arm's L1, L2, L3
+    # the page and the figure: the loop is two branches, elbow (joint 2) bent one way and the other, that meet where
+    # the last link's angle is extreme and the first two links line up (sin q2 = 0, closed form of the 2R arm)
+    bent = np.sign(np.sin(fam[:, 1]))
+    assert np.count_nonzero(bent != np.roll(bent, 1)) == 2  # round the loop: two changes of side
+    for k in (np.argmin(c[:, -1]), np.argmax(c[:, -1])):
+        assert abs(np.sin(fam[k, 1])) < 0.05
 
 
 def _manipulability(J):
@@ -133,6 +139,16 @@ def test_choose_on_purpose_from_mujoco(ex, audit, robot, so101_model, panda_mode
     np.testing.assert_allclose(c.roll_offset_mm, 1000 * np.linalg.norm(np.cross(arm, axis)), atol=1e-9)
     if robot == "so101":
         assert c.roll_offset_mm < 20  # the roll turns the tool point only a little: nearly a free direction
+    # the page: the preferred posture's own margin (MuJoCo's ranges), far above every row's median margin
+    np.testing.assert_allclose(c.pref_margin, np.min(np.minimum(c.q_pref - lo, hi - c.q_pref) / (hi - lo)),
+                               atol=1e-12)
+    assert c.pref_margin > 2 * rows[:, 1].max()
+    if robot == "so101":
+        np.testing.assert_allclose(c.pref_margin, 0.5, atol=1e-12)  # mid-range itself
+    # the page's two conditions, from MuJoCo's measures: each objective beats plain IK on its own measure; the
+    # posture objective keeps at least the joint-limit objective's margin
+    assert c.own_better == bool(rows[1, 1] > rows[0, 1] and rows[2, 2] > rows[0, 2] and rows[3, 3] < rows[0, 3])
+    assert c.posture_keeps_margin == bool(rows[3, 1] >= rows[1, 1])
 
 
 def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_model, monkeypatch):
@@ -491,6 +507,19 @@ def test_scene_pictures_ghosts_that_hold_the_hand_still(run_lesson, tmp_path, pa
     np.testing.assert_allclose(np.abs(np.array(saved["ghosts"])[:, 0] - saved["q"][0]), saved["joint1_reached"],
                                rtol=1e-9)
     assert saved["joint1_reached"] <= saved["steps"] * saved["step"] + 1e-12
+    # the page: the walk stops at the cost's lowest point on the family, before its steps run out. At each ghost the
+    # gradient of H = 1/2 |q - q_pref|^2 (closed form) has no component along SciPy's null space of mj_jacSite
+    from scipy.linalg import null_space
+
+    assert saved["settled_step"] < saved["steps"] and saved["last_step"] < saved["settled"] == 1e-6
+    assert saved["stopped_early"]
+    for sign, ghost in zip((-1, 1), np.array(saved["ghosts"])):
+        q_pref = np.array(saved["q"]) + sign * saved["swing"] * np.eye(7)[0]
+        Z = null_space(mj_site(panda_model, panda, ghost)[2])
+        assert Z.shape == (7, 1) and abs(Z[:, 0] @ (ghost - q_pref)) < 1e-8
+        np.testing.assert_allclose(saved["cost_end"], 0.5 * np.sum((ghost - q_pref) ** 2), rtol=1e-9)
+    np.testing.assert_allclose(saved["cost_start"], 0.5 * saved["swing"] ** 2, rtol=1e-12)  # ready: joint 1 off
+    assert saved["cost_end"] < saved["cost_start"]
 
 
 def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, panda_chain):
@@ -525,10 +554,13 @@ def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, 
     assert names["run"].pose_drift.max() < 1e-4  # the walk runs and holds the tool
 
 
-def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, panda_chain, panda_model):
+def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, panda_chain, panda_model,
+                                                                          monkeypatch):
     """The page: the undamped conflict's elbow climbs past the top of its family (its height at 'ready') only after
     the tool has left the held pose. Along the run, replayed from its commanded rates, every tick whose elbow
-    (MuJoCo's joint4 anchor) is more than 1 mm above that top has the tool (MuJoCo's site) more than 1 mm off."""
+    (MuJoCo's joint4 anchor) is more than 1 mm above that top has the tool (MuJoCo's site) more than 1 mm off. The
+    time the figure greys the curve from is the first tick whose tool (MuJoCo's site) is more than the saved
+    distance off; before it the elbow stays below that top."""
     q_start = ex.swung_start()
     z_top = _mj_elbow(panda_model, [ex.PANDA_READY], panda_chain)[0, 2]
     rates = []
@@ -545,6 +577,14 @@ def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, p
     off = np.array([np.linalg.norm(mj_site(panda_model, panda_chain, q)[0] - p0) for q in qs])
     assert np.all(off[z > z_top + 1e-3] > 1e-3)
     assert np.all(z[off < 1e-4] < z_top + 1e-4)  # while the tool holds, the elbow stays below the top
+    monkeypatch.setattr(ex, "PRIORITY_T", len(qs) * ex.PRIORITY_DT)  # the saved numbers over the same ticks
+    p = ex.priority(q_start)
+    left = int(np.argmax(off > p.tool_left_mm / 1000))
+    assert off[left] > p.tool_left_mm / 1000 and p.tool_left_mm == 1.0
+    assert p.undamped_tool_left_s == pytest.approx(left * ex.PRIORITY_DT, abs=1e-12)
+    # up to that tick; later the replay's round-off (a cumulative sum) is amplified by the unbounded gain
+    np.testing.assert_allclose(p.tool_off[1][: left + 1], off[: left + 1], rtol=1e-6, atol=1e-9)
+    assert np.all(z[:left] < z_top + 1e-3)  # the orange part of the curve: the tool held, the elbow under the top
 
 
 def test_the_pages_break_it_edit_names_the_variable_that_moves_the_output():

@@ -61,6 +61,7 @@ K_ELBOW = 4.0  # 1/s, secondary task gain
 LAM2 = 0.02  # m/rad, damping of the secondary task (0: undamped, no bound on its gain)
 DIVERGED = 1e3  # rad: a run whose joints pass this has diverged and is stopped there
 K_TOOL_SECONDARY = 10.0  # 1/s, the tool pose gain when it is demoted to the secondary task
+TOOL_LEFT = 1e-3  # m: a tool this far from where it is held has left the held pose (the priority figure fades it)
 CHAR_LENGTH = 0.3  # m: the Panda's manipulability scales its rotation rows by this length to mix them with metres
 SWING_T, SWING_DT = 1.0, 1e-2  # s: the corrected self-motion from 'ready' that swings the elbow down for Break it
 
@@ -263,10 +264,13 @@ def planar_family() -> PlanarFamily:
 def plot_planar(family: PlanarFamily) -> None:
     planar3r, fam = robots.load("planar3r"), family.q
     p0 = family.tip
-    fig, ax = plt.subplots(figsize=(6, 6))
-    for q in fam[:: len(fam) // 30]:
+    fig, ax = plt.subplots(figsize=(6.6, 6))
+    phi = fam.sum(axis=1)  # rad, the last link's absolute angle: where along the family an arm is
+    colour = matplotlib.cm.ScalarMappable(plt.Normalize(phi.min(), phi.max()), "viridis")
+    for q, a in zip(fam[:: len(fam) // 30], phi[:: len(fam) // 30]):
         pts = np.vstack([[0, 0, 0], fk(planar3r, q).anchors[1:], tool_pose(planar3r, q)[:3, 3]])
-        ax.plot(pts[:, 0], pts[:, 1], "-o", ms=3, lw=1, alpha=0.6)
+        ax.plot(pts[:, 0], pts[:, 1], "-o", ms=3, lw=1.2, alpha=0.8, color=colour.to_rgba(a))
+    fig.colorbar(colour, ax=ax, shrink=0.8, label="last link's angle (rad)")
     ax.plot(*p0[:2], "k*", ms=14, label="tip target (fixed)")
     ax.set_aspect("equal")
     ax.set_xlabel("x (m)")
@@ -308,6 +312,9 @@ class Choice:
     manip_tight_joint: str  # the joint most often nearest its stop in the manipulability-refined solutions
     manip_tight_share: float  # the share of those solutions in which it is
     roll_offset_mm: float  # the tool point's distance from the last joint's axis (at mid-range; any pose)
+    pref_margin: float  # the preferred posture's own limit margin (its nearest stop, as a share of that range)
+    own_better: bool  # each refinement beats plain IK on its own measure (margin, manipulability, posture distance)
+    posture_keeps_margin: bool  # the posture refinement's median margin is at least the joint-limit one's
     q_pref: np.ndarray = unsaved()  # (n,) the preferred posture
     targets: np.ndarray = unsaved()  # (k, 4, 4) tool poses (only the translation is asked for "position")
     labels: tuple[str, ...] = unsaved()  # "plain IK", then "+ <objective name>"
@@ -341,8 +348,10 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     axes, anchors, p = fk(chain, 0.5 * (chain.lower + chain.upper))
     arm = p - anchors[-1]
     offset = 1000 * float(np.linalg.norm(arm - (arm @ axes[-1]) * axes[-1]))
-    return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)), offset,
-                  q_pref, T, tuple(labels), sols, conv, lowered, m)
+    pref_margin = float(ns.limit_margin(chain, q_pref))
+    own = bool(m[1, 1] > m[0, 1] and m[2, 2] > m[0, 2] and m[3, 3] < m[0, 3])
+    return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)),
+                  offset, pref_margin, own, bool(m[3, 1] >= m[1, 1]), q_pref, T, tuple(labels), sols, conv, lowered, m)
 
 
 def choice_measures(chain, block: str, q_pref: np.ndarray, solutions: np.ndarray, converged: np.ndarray) -> np.ndarray:
@@ -368,13 +377,14 @@ def print_choice(c: Choice) -> None:
 
 def _priority_run(panda, q_start, z_des, lam2, swapped, rate=ns.priority_rate):
     """One resolved-rate run of the two-level priority -> (elbow heights, largest single-joint speeds max_i |qdot_i|,
-    final q, 2-norms of the secondary term); a run whose joints pass ``DIVERGED`` rad is stopped there (its heights
-    end at the last tick it ran). ``rate`` computes the priority formula (the library's by default)."""
+    final q, 2-norms of the secondary term, the tool's distance (m) from where it is held), each but q per tick; a
+    run whose joints pass ``DIVERGED`` rad is stopped there (its heights end at the last tick it ran). ``rate``
+    computes the priority formula (the library's by default)."""
     T0 = tool_pose(panda, q_start)
     k_tool = K_TOOL_SECONDARY if swapped else 1.0 / PRIORITY_DT
-    q, zs, speeds, secondary = q_start.copy(), [], [], []
+    q, zs, speeds, secondary, tool = q_start.copy(), [], [], [], []
     for _ in range(round(PRIORITY_T / PRIORITY_DT)):
-        e, J1, _, _ = residual(panda, q, T0, "pose")
+        e, J1, tool_off, _ = residual(panda, q, T0, "pose")
         x, Jx = ns.point_jacobian(panda, q, ELBOW)
         J2, v2, v1 = Jx[2:], np.array([K_ELBOW * (z_des - x[2])]), k_tool * e
         (Ja, va), (Jb, vb) = ((J2, v2), (J1, v1)) if swapped else ((J1, v1), (J2, v2))
@@ -383,9 +393,10 @@ def _priority_run(panda, q_start, z_des, lam2, swapped, rate=ns.priority_rate):
         zs.append(x[2])
         speeds.append(np.abs(qdot).max())
         secondary.append(np.linalg.norm(qdot - ns.pinv(Ja) @ va))
+        tool.append(tool_off)
         if not np.all(np.isfinite(q)) or np.abs(q).max() > DIVERGED:
             break
-    return np.array(zs), np.array(speeds), q, np.array(secondary)
+    return np.array(zs), np.array(speeds), q, np.array(secondary), np.array(tool)
 
 
 def priority_rate_normal(J1, v1, J2, v2, *, lam2=0.0):
@@ -441,10 +452,13 @@ class Priority:
     z_conflict: float
     secondary_bound: float | None
     secondary_peak: float  # rad/s, the damped conflict's largest secondary term, 2-norm
+    tool_left_mm: float  # a tool farther than this from where it is held has left the held pose ...
+    undamped_tool_left_s: float | None  # ... which the undamped conflict's does at this time (None: never)
     rows: tuple[PriorityRow, ...]
     q_start: np.ndarray = unsaved()  # (7,) same tool pose as 'ready', elbow swung out and down
     labels: tuple[str, ...] = unsaved()
     heights: tuple[np.ndarray, ...] = unsaved()  # elbow z (m) per tick, per case
+    tool_off: tuple[np.ndarray, ...] = unsaved()  # the tool's distance (m) from where it is held, per tick, per case
     peak_speed: np.ndarray = unsaved()  # (cases,) rad/s
     q_final: np.ndarray = unsaved()  # (cases, 7)
 
@@ -459,7 +473,8 @@ def priority(q_start: np.ndarray) -> Priority:
              (f"conflict, swapped: elbow first, tool gain {K_TOOL_SECONDARY:.0f}/s", z_top + 0.03, LAM2, True))
     runs = [_priority_run(panda, q_start, z, lam2, swapped) for _, z, lam2, swapped in cases]
     secondary_peak = float(runs[2][3].max())
-    labels, heights = tuple(c[0] for c in cases), tuple(r[0] for r in runs)
+    labels, heights, tool_off = tuple(c[0] for c in cases), tuple(r[0] for r in runs), tuple(r[4] for r in runs)
+    left = np.flatnonzero(tool_off[1] > TOOL_LEFT)  # ticks at which the undamped conflict's tool is off
     peak, q_final = np.array([r[1].max() for r in runs]), np.array([r[2] for r in runs])
     T0 = tool_pose(panda, q_start)
     rows = np.array([[zs[-1], pk, *(drift(panda, q[None], T0) if np.all(np.isfinite(q)) else (np.inf, np.inf)),
@@ -467,9 +482,9 @@ def priority(q_start: np.ndarray) -> Priority:
     ticks, bound = round(PRIORITY_T / PRIORITY_DT), gain_bound(LAM2)
     return Priority(PRIORITY_DT, PRIORITY_T, LAM2, bound, K_ELBOW, K_TOOL_SECONDARY, DIVERGED, z0, SWING_T, z_top, z0 + 0.02,
                     z_top + 0.03, None if bound is None else K_ELBOW * (z_top + 0.03 - z0) * bound,  # rad/s, at start
-                    secondary_peak,
+                    secondary_peak, 1000 * TOOL_LEFT, float(left[0] * PRIORITY_DT) if left.size else None,
                     tuple(PriorityRow(label, *r, len(zs) < ticks) for label, r, zs in zip(labels, rows, heights)),
-                    q_start, labels, heights, peak, q_final)
+                    q_start, labels, heights, tool_off, peak, q_final)
 
 
 @dataclass(frozen=True)
@@ -516,7 +531,7 @@ def conflict_spread(q_start: np.ndarray, nudges: int = 4) -> ConflictSpread:
          ns.priority_rate) for k in range(1, nudges + 1)]
     T0, rows = tool_pose(panda, q_start), []
     for label, q0, rate in starts:
-        zs, speeds, q, _ = _priority_run(panda, q0, z_des, 0.0, False, rate)
+        zs, speeds, q, *_ = _priority_run(panda, q0, z_des, 0.0, False, rate)
         pos = drift(panda, q[None], T0)[0] if np.all(np.isfinite(q)) else np.inf
         rows.append(SpreadRow(label, float(speeds.max()), len(zs) < round(PRIORITY_T / PRIORITY_DT), float(pos),
                               float(zs[-1])))
@@ -595,16 +610,28 @@ def plot_priority(p: Priority, spread: ConflictSpread) -> None:
     a1.axhline(p.z_conflict, color="k", ls="--", lw=1, label=f"conflicting target, {p.z_conflict:.3f} m")
     a1.axhline(p.z_top, color="0.5", ls=(0, (1, 1.5)), lw=1.5,
                label=f"ceiling with the tool held (height at ready), {p.z_top:.3f} m")
+    faded = "0.6"  # the undamped conflict once its tool has left the held pose: no longer the task asked for
     for i, (label, zs, row) in enumerate(zip(p.labels, p.heights, p.rows)):
-        t = np.arange(len(zs)) * PRIORITY_DT
-        a1.plot(t, zs, label=label, color=f"C{i}")
+        t, colour, end = np.arange(len(zs)) * PRIORITY_DT, f"C{i}", len(zs)
+        if i == 1 and p.undamped_tool_left_s is not None:
+            end = round(p.undamped_tool_left_s / PRIORITY_DT)  # the ticks before the tool left
+            a1.axvline(p.undamped_tool_left_s, color="C1", ls=":", lw=1.2)
+            a1.text(p.undamped_tool_left_s, hi + 0.9 * pad, f" undamped: tool > {p.tool_left_mm:g} mm off\n"
+                    f" from {p.undamped_tool_left_s:.3f} s (grey after)", color="C1", fontsize=8, va="top")
+        # the undamped conflict on top and thinner: it shares the damped one's path until the ceiling
+        a1.plot(t[:end], zs[:end], label=label, color=colour, lw=1.5 if i == 1 else 3 if i == 2 else 2,
+                zorder=4 if i == 1 else 3)
+        if end < len(zs):
+            colour = faded
+            a1.plot(t[end - 1:], zs[end - 1:], color=faded, lw=1, zorder=2,
+                    label=f"the same after its tool left the held pose (> {p.tool_left_mm:g} mm)")
         below = np.flatnonzero(zs < lo - pad)
         if row.stopped and below.size:  # diverged off the scale: a triangle on the axis where it leaves, and why
-            a1.plot(t[below[0]], lo - pad, "v", color=f"C{i}", ms=11, clip_on=False, zorder=5)
+            a1.plot(t[below[0]], lo - pad, "v", color=colour, ms=11, clip_on=False, zorder=5)
             a1.annotate(f"off scale: dives to {zs.min():.2f} m, then stopped at {row.seconds:.2f} s\n"
                         f"(a joint passed {p.diverged:g} rad)", xy=(t[below[0]], lo - pad),
-                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=8, color=f"C{i}", va="center",
-                        arrowprops=dict(arrowstyle="->", color=f"C{i}", shrinkB=6))
+                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=8, color="0.35" if colour == faded
+                        else colour, va="center", arrowprops=dict(arrowstyle="->", color=colour, shrinkB=6))
     a1.set_xlabel("time (s)")
     a1.set_ylabel("elbow height (m)")
     a1.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)  # below: no curve hidden
@@ -775,6 +802,7 @@ def main(full: bool = False) -> dict:
     print_elbow_post(post)
     plot_elbow_post(post)
     swing, rise, travel = motion.elbow_swing, motion.elbow_rise, motion.joint_travel
+    left = prio.undamped_tool_left_s
     figures = [
         Figure("self_motion.png",
                "During self-motion the Panda's joints turn and its elbow moves several centimetres, mostly "
@@ -786,22 +814,33 @@ def main(full: bool = False) -> dict:
                f"the vertical part stays within {1000 * rise:.0f} mm. The title reports a tool drift of a few times "
                "ten to the minus eight."),
         Figure("planar3r_self_motion.png",
-               "A planar 3R holding one tip point: the whole one-parameter family of arms, a closed loop.",
+               "A planar 3R holding one tip point: the whole one-parameter family of arms, a closed loop, coloured "
+               "by the last link's angle. Each colour appears twice, the first two links bent one way and the other.",
                "Overlaid drawings of a planar three-link arm in about thirty configurations, all with their tips "
-               "on the same starred point, once round its whole family: the elbow and wrist sweep through arcs while "
-               "the tip stays fixed."),
+               "on the same starred point, once round its whole family, each arm coloured from dark purple to yellow "
+               "by its last link's angle, with a colour bar beside the plot: the elbow and wrist sweep through arcs "
+               "while the tip stays fixed. Arms of the same colour come in pairs, mirror images about the line from "
+               "the base to their shared wrist; the darkest and the brightest arms have their first two links in a "
+               "straight line."),
         Figure("priority.png",
                "The elbow's height under task priority, and each case's largest single-joint speed. Dashed: the "
                "two targets asked for; dotted: the ceiling, the elbow's height at ready, the highest it can reach "
-               "with the tool held. The undamped conflict dives off the scale (triangle) and its speed dwarfs the "
-               "others'.",
+               "with the tool held. The undamped conflict (orange) "
+               + ("is drawn grey from the dotted vertical line on, the first tick its tool is more than "
+                  f"{prio.tool_left_mm:g} mm from where it is held: its later spikes are no longer the tool-held task; "
+                  if left is not None else "")
+               + "it dives off the scale (triangle), and its speed dwarfs the others'.",
                "Top: elbow height against time for the four priority cases, the axis spanning only the heights that "
                f"matter, {prio.z_start:.3f} to {prio.z_conflict:.3f} m, with two dashed horizontal lines for the "
                "targets and a dotted one for the ceiling. The compatible case creeps up to its dashed target, the "
                "damped conflict flattens on the dotted ceiling, the swapped case climbs past the ceiling towards the "
-               "higher target, and the undamped conflict spikes up and down and leaves the bottom of the axis at "
-               "a triangle, labelled with how far it dives and when the run was stopped. The legend sits under the "
-               "panel. Bottom: a bar chart on a log scale of the peak single-joint speed per case, with the "
+               "higher target. The undamped conflict, drawn thin on top of the others, rises to the ceiling, "
+               + (f"where an orange dotted vertical line at {left:.3f} s marks its tool leaving the held pose by more "
+                  f"than {prio.tool_left_mm:g} mm; from there it is drawn grey: it plunges, spikes up and down, "
+                  if left is not None else "then spikes up and down ")
+               + "and leaves the bottom of the axis at a triangle, labelled with how far it dives and when the run "
+               "was stopped. The legend sits under the panel. Bottom: a bar chart on a log scale of the peak "
+               "single-joint speed per case, with the "
                "undamped conflict several orders of magnitude above the others; black dashes side by side on its "
                "bar, one per rerun changed only by round-off, mark "
                f"peaks between {spread.peak_min:.0e} and {spread.peak_max:.0e} rad/s."),

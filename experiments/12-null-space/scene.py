@@ -16,8 +16,9 @@ from physai.course.pictures import Box, Polyline, Pose, View, picture
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
 SWING = 2.0  # rad: the posture objective pulls joint1 this far either way, which swings the elbow
-STEPS = 80  # self-motion steps each way; one ghost drawn at each end, far enough apart to be told apart
+STEPS = 80  # the most self-motion steps each way (the walk reaches the cost's lowest point before); a ghost at each end
 STEP = 0.02  # rad: the largest joint change per step
+SETTLED = 1e-6  # rad: a step that changes no joint by more than this has stopped the walk
 ELBOW = 3  # joint4's index: the Panda's elbow
 SCRIPT, FILE = "scene.py", "scene_self_motion.png"
 
@@ -25,13 +26,18 @@ SCRIPT, FILE = "scene.py", "scene_self_motion.png"
 def main(full: bool = False) -> list[Claim]:
     """Run the self-motion both ways from the ready pose, picture the ghosts; no claims. ``full``: no larger size."""
     chain = robots.load("panda")
-    ends, drift, elbow = [], 0.0, []  # one ghost each way
+    ends, drift, elbow, settled, last, cost = [], 0.0, [], 0, 0.0, []  # one ghost each way
     for sign in (-1, 1):
         q_pref = PANDA_READY.copy()
         q_pref[0] += sign * SWING
         run = self_motion(chain, PANDA_READY, posture_cost(chain, q_pref), steps=STEPS, step=STEP)
         ends.append(run.q[-1])
         drift = max(drift, float(run.pose_drift.max()))
+        moved = np.abs(np.diff(run.q, axis=0)).max(axis=1)  # (STEPS,) rad, each step's largest joint change
+        still = moved < SETTLED  # from the first still step on the walk sits at the cost's lowest point
+        settled = max(settled, int(np.argmax(still)) + 1 if still.any() else STEPS + 1)  # steps count from 1
+        last = max(last, float(moved[-1]))
+        cost.append(run.cost[[0, -1]])
         path = joint_frames(chain, run.q)[0][:, ELBOW, :3, 3]
         elbow.append(path[::-1] if sign < 0 else path[1:])
     ghosts = [Pose(q, alpha=0.3, rgba=(0.3, 0.55, 0.95, 1)) for q in ends]
@@ -43,9 +49,13 @@ def main(full: bool = False) -> list[Claim]:
                             Box(p_tool, np.full(3, 0.02), (0.9, 0.1, 0.1, 1), "hand, held")],
                   view=View(azimuth=0, elevation=-55, distance=1.4),  # from behind and above: the arc spreads across
                   title="Panda: self-motion at ready (ghosts blue), tool held still")
+    cost_start, cost_end = np.max(cost, axis=0)  # rad^2; the walks mirror each other
     print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; two ghosts at the ends of the "
           f"self-motion, the elbow {sweep_mm:.0f} mm apart between them, tool drift at most {drift:.1e} m; "
           f"{pic.drawn_by}")
+    print(f"posture cost 1/2 |q - q_pref|^2 (q_pref: ready, joint1 ±{SWING:.1f} rad) from {cost_start:.3f} to "
+          f"{cost_end:.3f} rad^2; the walks stand still (every joint < {SETTLED:g} rad per step) from step {settled} "
+          f"of {STEPS}, the last step moves a joint at most {last:.1e} rad: stopped at the cost's lowest point")
     figure = Figure(FILE, pic.caption("The Panda at ready (grey) and along its self-motion (blue ghosts), with the "
                                       "elbow's path (magenta) and the hand (red cube): the elbow swings, the hand "
                                       "stays."),
@@ -57,6 +67,9 @@ def main(full: bool = False) -> list[Claim]:
     save_results(HERE, SCRIPT, {"q": PANDA_READY, "ghosts": np.array(ends), "drift": drift, "elbow_path": elbow,
                                 "elbow_sweep_mm": sweep_mm, "swing": SWING, "steps": STEPS, "step": STEP,
                                 "joint1_reached": float(abs(ends[1][0] - PANDA_READY[0])),
+                                "settled": SETTLED, "settled_step": settled, "stopped_early": settled <= STEPS,
+                                "last_step": last,
+                                "cost_start": float(cost_start), "cost_end": float(cost_end),
                                 "picture": pic.record()}, figures=[figure])
     return []
 
