@@ -298,20 +298,24 @@ def print_cost(r: Cost) -> None:
 
 
 def plot_drift(r, g: Growth, path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    """The shape errors against the compositions, log-log, in type large enough to read on a phone (the legend below
+    the axes, where it hides no data)."""
+    fig, ax = plt.subplots(figsize=(5.6, 5.0), layout="constrained")
     steps = np.arange(1, len(r.trace["R raw"]) + 1) * RECORD_EVERY
     floor = 1e-17  # where an error of exactly 0 is drawn on the log axis
     # the raw runs as lines; the fixed ones as points, each the error just before a fix (right after one it is
     # round-off or exactly 0, which says nothing about the drift between fixes)
     for key, style in zip(r.trace, ("C0-", "C0.", "C1-", "C1.")):
         label = LABELS[key] + (", just before each fix" if key.endswith("fixed") else "")
-        ax.loglog(steps, np.maximum(r.trace[key], floor), style, label=label, ms=3)
-    ax.loglog(g.n, g.varying, "C2x", ms=7, label="matrix, raw, varying steps")
+        ax.loglog(steps, np.maximum(r.trace[key], floor), style, label=label, ms=4, lw=2)
+    ax.loglog(g.n, g.varying, "C2x", ms=9, mew=2, label="matrix, raw, varying steps")
     if min(min(t) for t in r.trace.values()) == 0.0:
         ax.axhline(floor, color="0.6", lw=0.8, label="exactly 0 (drawn at 1e-17)")
-    ax.set(xlabel="compositions", ylabel="|R R^T - I|  or  ||q| - 1|", title="Drift of repeated composition")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    ax.set_xlabel("compositions", fontsize=13)
+    ax.set_ylabel("|R R^T - I|  or  ||q| - 1|", fontsize=13)
+    ax.set_title("Drift of repeated composition", fontsize=13)
+    ax.tick_params(labelsize=12)
+    fig.legend(fontsize=11, loc="outside lower center", frameon=False)
     save_figure(fig, path, dpi=120)
     plt.close(fig)
 
