@@ -302,7 +302,43 @@ def test_experiment_drift_stays_at_round_off_against_the_exact_rotation(ex):
     exact = Rotation.from_rotvec(ex.STEP_ROTVEC / theta * ((3000 * theta) % (2 * np.pi))).as_matrix()
     for R in (*r.Rs, *tf.quat_to_matrix(r.qs)):
         assert ex.angle_between(R, exact) < 1e-12
-    assert r.trace["R fixed"][-1] < 1e-15 and r.trace["q fixed"][-1] < 1e-15
+    rows = ex.drift_rows(r)
+    assert rows[1].shape < 1e-15 and rows[3].shape < 1e-15  # the final matrices, right after the last fix
+    assert rows[2].shape > 100 * rows[3].shape  # the raw quaternion drifts too, and normalising removes it
+
+
+def test_drift_figure_samples_the_fixed_matrix_just_before_each_fix_as_a_plain_loop_does(ex):
+    """The figure's fixed points: a plain float64 loop that records |R R^T - I| and then projects with NumPy's SVD
+    (the nearest rotation) gives the same shape errors to a factor of 2; the first equals the raw one (no fix yet),
+    and none is the round-off left right after a fix."""
+    n, dR = 3000, tf.so3_exp(ex.STEP_ROTVEC)
+    r, R, loop = ex.drift(n_steps=n), np.eye(3), []
+    for k in range(1, n + 1):
+        R = R @ dR
+        if k % ex.FIX_EVERY == 0:
+            loop.append(np.abs(R @ R.T - np.eye(3)).max())
+            U, _, Vt = np.linalg.svd(R)
+            R = U @ Vt
+    assert r.trace["R fixed"][0] == r.trace["R raw"][0]
+    np.testing.assert_allclose(np.log(r.trace["R fixed"]), np.log(loop), atol=np.log(2))
+    assert min(r.trace["R fixed"]) > 1e-14 and min(r.trace["q fixed"]) > 1e-14
+
+
+def test_compositions_to_physais_tolerance_extrapolate_a_plain_loops_growth(ex):
+    """The quiz's count: the raw matrix's shape error after 3000 steps, extrapolated linearly to physai's tolerance,
+    predicts the shape error a plain float64 loop of the same step reaches at 30000 steps to 20 per cent (the growth
+    is linear); with SciPy's rounding of the step, to the order of magnitude the step's own rounding allows. Hours
+    are that count at the loop rate."""
+    n, long = 3000, 30000
+    to = ex.to_tolerance(ex.drift_rows(ex.drift(n_steps=n))[0].shape, n)
+    assert to.tol == tf.ROTATION_TOL
+    assert to.hours == pytest.approx(to.n / to.hz / 3600, rel=1e-15)
+    for step, rel in ((tf.so3_exp(ex.STEP_ROTVEC), 0.2), (Rotation.from_rotvec(ex.STEP_ROTVEC).as_matrix(), 9.0)):
+        R = np.eye(3)
+        for _ in range(long):
+            R = R @ step
+        predicted = to.tol * long / to.n
+        assert abs(np.log(np.abs(R @ R.T - np.eye(3)).max() / predicted)) < np.log(1 + rel)
 
 
 # ---- the functions the learner types, and the numbers the lesson page quotes ----------------------------------
@@ -329,6 +365,40 @@ def test_extrinsic_xyz_is_intrinsic_ZYX_with_the_angles_reversed_in_scipy(build,
                                    Rotation.from_euler("ZYX", a[::-1]).as_matrix(), atol=1e-15)
     sp = build.spellings_step(build.chain_step(so101_model, so101).T_tool[:3, :3])
     np.testing.assert_allclose(sp.ZYX, sp.rpy[::-1], atol=1e-12)
+
+
+def test_step2_pitch_is_the_sum_of_the_parallel_pitch_joints_and_yaw_zero_from_mujoco(build, so101_model, so101):
+    """Step 2's sentence: at Q0 SciPy's roll-pitch-yaw of MuJoCo's site rotation has pitch q1 + q2 + q3 and yaw 0,
+    because MuJoCo's three pitch-joint axes are parallel (same direction in the world) and the pan is at 0."""
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = build.Q0
+    mujoco.mj_kinematics(so101_model, d)
+    R = d.site_xmat[so101_model.site(so101.tool_name).id].reshape(3, 3)
+    roll, pitch, yaw = Rotation.from_matrix(R).as_euler("xyz")
+    assert build.Q0[0] == 0.0
+    assert pitch == pytest.approx(build.Q0[1] + build.Q0[2] + build.Q0[3], abs=1e-12) and abs(yaw) < 1e-12
+    axes = [d.xaxis[so101_model.joint(j).id] for j in ("shoulder_lift", "elbow_flex", "wrist_flex")]
+    for a in axes[1:]:
+        np.testing.assert_allclose(a, axes[0], atol=1e-12)
+    sp = build.spellings_step(build.chain_step(so101_model, so101).T_tool[:3, :3])
+    np.testing.assert_allclose(sp.rpy, [roll, pitch, yaw], atol=1e-12)
+
+
+def test_step4_fingers_point_along_the_tool_x_axis_not_z_in_mujocos_poses(build, so101_model, so101):
+    """Step 4's sentence: from MuJoCo's gripper body origin to its tool site, written in the site's axes, the
+    direction is within 10 degrees of the site's x axis; the page's two world vectors are the site's x and z columns."""
+    d = mujoco.MjData(so101_model)
+    d.qpos[list(so101.qpos_adr)] = build.Q0
+    mujoco.mj_kinematics(so101_model, d)
+    sid = so101_model.site(so101.tool_name).id
+    R = d.site_xmat[sid].reshape(3, 3)
+    fingers = d.site_xpos[sid] - d.xpos[so101_model.body("gripper").id]
+    cos = R[:, 0] @ fingers / np.linalg.norm(fingers)
+    assert cos > np.cos(np.radians(10))
+    ap = build.approach_step(build.chain_step(so101_model, so101))
+    assert ap.axis == "x" and ap.cos == pytest.approx(cos, abs=1e-12)
+    np.testing.assert_allclose(ap.along, R[:, 0], atol=1e-15)
+    np.testing.assert_allclose(ap.z, R[:, 2], atol=1e-15)
 
 
 def test_quaternion_order_slip_is_the_angle_mujoco_gives_for_the_reordered_quaternion(build, so101_model, so101):
@@ -375,7 +445,7 @@ def test_first_quiz_swapped_product_is_measured_from_mujocos_bodies(build, so101
     np.testing.assert_allclose(sw.right, T_we[:3, 3], atol=1e-14)
     np.testing.assert_allclose(sw.swapped, (T_se @ T_ws)[:3, 3], atol=1e-14)
     assert sw.gap == pytest.approx(np.linalg.norm((T_se @ T_ws)[:3, 3] - T_we[:3, 3]), abs=1e-14)
-    assert sw.gap > 0.1 and sw.swapped[2] < 0  # the page: below the table
+    assert sw.gap > 0.1 and sw.swapped[2] < 0  # the page: below the floor (z = 0, where the base stands)
 
 
 def test_break_left_to_right_fixed_factors_are_mujocos_site_at_zero(build, so101_model, so101):

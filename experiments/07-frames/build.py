@@ -255,6 +255,29 @@ def adjoint_step(T_world_tool) -> Adjoint:
 
 
 @dataclass(frozen=True)
+class Approach:
+    """Step 4: which of the tool's axes (``axis``: "x", "y" or "z", "-" in front when reversed) points along the fingers, from the gripper body's
+    origin to the tool point; that axis (``along``) and the tool's z axis (``z``) in world axes, and the cosine
+    between the fingers' direction and that axis."""
+
+    axis: str
+    along: np.ndarray
+    z: np.ndarray
+    cos: float
+
+
+def approach_step(ch: Chain) -> Approach:
+    """Step 4: the tool axis closest to the direction from the gripper body's origin (the last joint frame) to the
+    tool point, in world axes."""
+    R = ch.T_tool[:3, :3]
+    fingers = ch.tool_p - ch.rows[-1].p
+    in_tool = R.T @ fingers / np.linalg.norm(fingers)
+    k = int(np.argmax(np.abs(in_tool)))
+    sign = np.sign(in_tool[k])
+    return Approach(("-" if sign < 0 else "") + "xyz"[k], sign * R[:, k], R[:, 2].copy(), float(abs(in_tool[k])))
+
+
+@dataclass(frozen=True)
 class Refusal:
     """Step 5: the refusals' messages (``message`` for the drifted matrix, ``zero_message`` for a zero quaternion),
     the drift ``|R R^T - I|`` before and after orthonormalize, how far it moved the matrix, and the accepted
@@ -450,10 +473,12 @@ def main(full: bool = False) -> dict:
     ex, ch = exercise_step(), chain_step(m, chain)
     R = ch.T_tool[:3, :3]
     sp, xp, ad, rf, rt = spellings_step(R), exp_step(), adjoint_step(ch.T_tool), refuse_step(R), rates_step(R)
-    br, sw = break_step(m, chain, ch.T_tool), swap_step(chain)
+    br, sw, ap = break_step(m, chain, ch.T_tool), swap_step(chain), approach_step(ch)
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
     print(f"first quiz: the {sw.elbow} (elbow) origin from T_world_shoulder @ T_shoulder_elbow {fmt_row(sw.right)}; "
           f"swapped {fmt_row(sw.swapped)}, {sw.gap:.4f} m away")
+    print(f"Step 4: along the fingers is the tool's {ap.axis} axis, {fmt_row(ap.along)} in world axes (cos "
+          f"{ap.cos:.3f}); its z axis is {fmt_row(ap.z)}")
     figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
     figures = [
         Figure("build_frames.png",
@@ -465,7 +490,8 @@ def main(full: bool = False) -> dict:
                "towards or away from the viewer look short."),
     ]
     return save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
-                                       "refuse": rf, "rates": rt, "break": br, "swap": sw, "pinocchio": pin is not None},
+                                       "refuse": rf, "rates": rt, "break": br, "swap": sw, "approach": ap,
+                                       "pinocchio": pin is not None},
                         figures=figures)
 
 

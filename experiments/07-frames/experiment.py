@@ -31,13 +31,22 @@ from physai.course.lesson import (  # noqa: E402
 HERE = out_dir(__file__)  # where this run writes its transcript, claims, results and figures
 N_STEPS, N_STEPS_FULL = 100_000, 1_000_000  # sequential compositions; --full: a million
 FIX_EVERY = 1000  # re-orthonormalise / re-normalise every this many steps
-RECORD_EVERY = 1000
+RECORD_EVERY = FIX_EVERY  # the shape errors are recorded at each fix, just before it
 STEP_ROTVEC = np.array([0.1, 0.2, -0.3])  # one step: 0.374 rad about a fixed axis
 N_BATCH = 200_000  # pairs composed at once for the cost table
 SEED = 0
 CHECKPOINTS = (1_000, 10_000, 100_000)  # where the repeated and the varying steps' shape errors are compared
 N_CHAINS = 16  # independent products of varying steps; their shape errors are averaged (RMS)
 SIGMA = 0.2  # rad: each varying step's rotation vector is drawn from N(0, SIGMA^2 I)
+TICK_HZ = 1000  # a typical control loop's rate: the compositions to physai's tolerance, in hours of such a loop
+# the page's names for the four ways, in the table and the figure's legend
+LABELS = {"R raw": "matrix, raw", "R fixed": f"matrix, orthonormalize /{FIX_EVERY}", "q raw": "quaternion, raw",
+          "q fixed": f"quaternion, normalize /{FIX_EVERY}"}
+
+
+def shape_error(R) -> float:
+    """``|R R^T - I|`` (largest entry) of ``R: (3, 3)``: how far it is from being a rotation at all."""
+    return float(np.abs(R @ R.T - np.eye(3)).max())
 
 
 def angle_between(R_a, R_b) -> float:
@@ -48,7 +57,7 @@ def angle_between(R_a, R_b) -> float:
 @dataclass(frozen=True)
 class Drift:
     """``n`` compositions: the final matrices ``Rs`` (raw, re-orthonormalised) and quaternions ``qs`` (raw,
-    re-normalised), the shape error every RECORD_EVERY steps (``trace``), and the two references ``R_pow`` (binary
+    re-normalised), the shape error every RECORD_EVERY steps, just before the fix (``trace``), and the two references ``R_pow`` (binary
     powering of the float step) and ``R_exact`` (the exact rotation)."""
 
     n: int
@@ -61,7 +70,7 @@ class Drift:
 
 def drift(n_steps=N_STEPS) -> Drift:
     """Compose the same step ``n_steps`` times as a matrix and as a quaternion, raw and re-normalised every
-    FIX_EVERY steps; the shape error every RECORD_EVERY steps, and two references for the final rotation."""
+    FIX_EVERY steps; the shape error every RECORD_EVERY steps (just before the fix), and two references for the final rotation."""
     dR = tf.so3_exp(STEP_ROTVEC)
     dq = tf.matrix_to_quat(dR)
     # q -> q * dq is linear in q; its 4x4 matrix (columns e_i * dq) lets one numpy call do each step
@@ -72,13 +81,13 @@ def drift(n_steps=N_STEPS) -> Drift:
     for k in range(1, n_steps + 1):
         Rs = Rs @ dR
         qs = qs @ Q_step.T
+        if k % RECORD_EVERY == 0:  # sampled just before a fix: the worst the fixed ones get, not the round-off after
+            for i, lab in enumerate(("raw", "fixed")):
+                trace[f"R {lab}"].append(shape_error(Rs[i]))
+                trace[f"q {lab}"].append(abs(np.linalg.norm(qs[i]) - 1.0))
         if k % FIX_EVERY == 0:
             Rs[1] = tf.orthonormalize(Rs[1])
             qs[1] = qs[1] / np.linalg.norm(qs[1])
-        if k % RECORD_EVERY == 0:
-            for i, lab in enumerate(("raw", "fixed")):
-                trace[f"R {lab}"].append(np.abs(Rs[i] @ Rs[i].T - np.eye(3)).max())
-                trace[f"q {lab}"].append(abs(np.linalg.norm(qs[i]) - 1.0))
     # references: the same float step composed by binary powering (20 products) ...
     R_pow = np.linalg.matrix_power(dR, n_steps)
     # ... and the exact rotation by N * |step| (mod 2 pi), which also sees the step's own rounding
@@ -209,6 +218,24 @@ def cost_step(n_batch=N_BATCH) -> Cost:
 
 
 @dataclass(frozen=True)
+class ToTolerance:
+    """When the raw matrix's shape error, growing in proportion to the compositions at the measured rate, reaches
+    physai's tolerance ``tol``: after ``n`` compositions, ``hours`` of a control loop at ``hz`` Hz."""
+
+    tol: float
+    n: float
+    hz: float
+    hours: float
+
+
+def to_tolerance(shape, n_steps, tol=tf.ROTATION_TOL, hz=TICK_HZ) -> ToTolerance:
+    """Extrapolate a shape error ``shape`` after ``n_steps`` compositions linearly (the repeated step's growth
+    exponent is 1) to the number of compositions at which it reaches ``tol``, and that many ticks at ``hz`` in hours."""
+    n = tol / shape * n_steps
+    return ToTolerance(tol, n, hz, n / hz / 3600)
+
+
+@dataclass(frozen=True)
 class DriftRow:
     """One representation after the compositions: its shape error, and its angle (rad) to dR^N by powering and to
     the exact rotation."""
@@ -221,10 +248,10 @@ class DriftRow:
 
 def drift_rows(r: Drift) -> list[DriftRow]:
     """Per representation: the shape error, and the angle (rad) to dR^N by powering and to the exact rotation."""
-    rows = [("matrix, raw", r.Rs[0], r.trace["R raw"][-1]),
-            (f"matrix, orthonormalize /{FIX_EVERY}", r.Rs[1], r.trace["R fixed"][-1]),
-            ("quaternion, raw", tf.quat_to_matrix(r.qs[0]), r.trace["q raw"][-1]),
-            (f"quaternion, normalize /{FIX_EVERY}", tf.quat_to_matrix(r.qs[1]), r.trace["q fixed"][-1])]
+    norm = [abs(np.linalg.norm(q) - 1.0) for q in r.qs]
+    rows = [(LABELS["R raw"], r.Rs[0], shape_error(r.Rs[0])), (LABELS["R fixed"], r.Rs[1], shape_error(r.Rs[1])),
+            (LABELS["q raw"], tf.quat_to_matrix(r.qs[0]), norm[0]),
+            (LABELS["q fixed"], tf.quat_to_matrix(r.qs[1]), norm[1])]
     return [DriftRow(label, float(shape), angle_between(R, r.R_pow), angle_between(R, r.R_exact))
             for label, R, shape in rows]
 
@@ -238,13 +265,15 @@ def print_growth(g: Growth) -> None:
           " (1: in proportion, 0.5: a random walk)")
 
 
-def print_drift(r, rows, f32) -> None:
+def print_drift(r, rows, f32, tol) -> None:
     print(f"\n== Drift after {r.n:,} compositions ==")
     print(f"{'representation':32s} {'|R R^T - I| or ||q|-1|':>24s} {'angle vs dR^N (pow)':>20s} "
           f"{'angle vs exact':>16s}")
     for row in rows:
         print(f"{row.label:32s} {row.shape:24.1e} {row.vs_pow:20.1e} {row.vs_exact:16.1e}")
     print(f"binary powering dR^N vs exact rotation by N|w| mod 2pi: {angle_between(r.R_pow, r.R_exact):.1e} rad")
+    print(f"the raw matrix's shape error, growing at this rate, reaches physai's tolerance {tol.tol:.0e} after "
+          f"{tol.n:.1e} compositions: {tol.hours:.1f} h of a {tol.hz:.0f} Hz loop")
     print("Reading: re-orthonormalisation keeps the matrix a rotation (shape error back to ~1e-16) but cannot undo\n"
           "the accumulated angle error; that comes from rounding in each product and in the step itself.\n"
           "A quaternion stays a rotation whatever its norm once normalised for use (quat_to_matrix does it).")
@@ -269,18 +298,24 @@ def print_cost(r: Cost) -> None:
 
 
 def plot_drift(r, g: Growth, path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4))
+    """The shape errors against the compositions, log-log, in type large enough to read on a phone (the legend below
+    the axes, where it hides no data)."""
+    fig, ax = plt.subplots(figsize=(5.6, 5.0), layout="constrained")
     steps = np.arange(1, len(r.trace["R raw"]) + 1) * RECORD_EVERY
     floor = 1e-17  # where an error of exactly 0 is drawn on the log axis
-    # the raw runs as lines; the re-normalised ones as points, since joined they would zig-zag between round-off
-    # and exactly 0 in a comb that means nothing
+    # the raw runs as lines; the fixed ones as points, each the error just before a fix (right after one it is
+    # round-off or exactly 0, which says nothing about the drift between fixes)
     for key, style in zip(r.trace, ("C0-", "C0.", "C1-", "C1.")):
-        ax.loglog(steps, np.maximum(r.trace[key], floor), style, label=key, ms=3)
-    ax.loglog(g.n, g.varying, "C2x", ms=7, label="R raw, varying steps")
-    ax.axhline(floor, color="0.6", lw=0.8, label="exactly 0 (drawn at 1e-17)")
-    ax.set(xlabel="compositions", ylabel="|R R^T - I|  or  ||q| - 1|", title="Drift of repeated composition")
-    ax.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
+        label = LABELS[key] + (", just before each fix" if key.endswith("fixed") else "")
+        ax.loglog(steps, np.maximum(r.trace[key], floor), style, label=label, ms=4, lw=2)
+    ax.loglog(g.n, g.varying, "C2x", ms=9, mew=2, label="matrix, raw, varying steps")
+    if min(min(t) for t in r.trace.values()) == 0.0:
+        ax.axhline(floor, color="0.6", lw=0.8, label="exactly 0 (drawn at 1e-17)")
+    ax.set_xlabel("compositions", fontsize=13)
+    ax.set_ylabel("|R R^T - I|  or  ||q| - 1|", fontsize=13)
+    ax.set_title("Drift of repeated composition", fontsize=13)
+    ax.tick_params(labelsize=12)
+    fig.legend(fontsize=11, loc="outside lower center", frameon=False)
     save_figure(fig, path, dpi=120)
     plt.close(fig)
 
@@ -293,7 +328,8 @@ def main(full: bool = False) -> list[Claim]:
           f"{n_steps:,} sequential compositions; fix every {FIX_EVERY} steps")
     drift_record, cost, f32, grown = drift(n_steps), cost_step(), drift_float32(n_steps), growth()
     rows = drift_rows(drift_record)
-    print_drift(drift_record, rows, f32)
+    tol = to_tolerance(rows[0].shape, drift_record.n)
+    print_drift(drift_record, rows, f32, tol)
     print_growth(grown)
     print_cost(cost)
     write_claims(HERE, [], "experiment.py")  # no source numbers here: the lesson's one source claim is in build.py
@@ -301,16 +337,18 @@ def main(full: bool = False) -> list[Claim]:
     figures = [
         Figure("experiment_drift.png",
                "One step composed again and again: the raw shape error grows in proportion to the compositions; "
-               "with varying steps, far more slowly; re-normalised, it stays at round-off.",
+               f"with varying steps, far more slowly; fixed every {FIX_EVERY} steps, it never gets past what "
+               f"{FIX_EVERY} steps add (each point is the error just before a fix).",
                "Log-log plot of shape error against the number of compositions: the raw matrix and raw quaternion "
                "errors of one repeated step climb along straight lines, in proportion to the number of compositions; "
                "green crosses for a raw matrix composed of varying random steps lie far lower and climb more slowly; "
-               "the re-normalised matrix and quaternion, drawn as points, stay at round-off; where an error is "
-               "exactly zero its point is drawn on a grey line at 1e-17."),
+               f"the matrix orthonormalised and the quaternion normalised every {FIX_EVERY} steps, drawn as points "
+               f"sampled just before each fix, stay flat at the level the raw ones reach after {FIX_EVERY} "
+               "compositions."),
     ]
     save_results(HERE, "experiment.py", {
         "n_steps": drift_record.n, "fix_every": FIX_EVERY, "step_angle": float(np.linalg.norm(STEP_ROTVEC)),
-        "rows": rows, "pow_vs_exact": angle_between(drift_record.R_pow, drift_record.R_exact), "float32": f32,
+        "rows": rows, "to_tol": tol, "pow_vs_exact": angle_between(drift_record.R_pow, drift_record.R_exact), "float32": f32,
         "growth": grown, "sigma": SIGMA, "n_chains": N_CHAINS, "cost": cost,
         # what the page's wording depends on: the quaternion product clearly faster or slower here (the ratio moves
         # by several per cent from run to run), the two matrices' angle errors equal to the two digits the page prints
