@@ -17,9 +17,11 @@ HERE = out_dir(__file__)  # where this run writes its transcript, results and fi
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: lesson 09's SO-101 pose
 Q_STRETCHED = np.array([0.0, 1.0, -1.24, 0.0, 0.0])  # rad: reaching forward, upper arm, forearm and wrist in one line
 SCALE = 0.4  # s: each ellipsoid is drawn at this scale (m per m/s), so 1 rad/s of joint norm reads in 0.4 s
-# one camera for both pictures, centred on the tool at the same distance: the two ellipsoids are drawn to one scale,
-# and from this side all three of Q0's axes show (none points at the camera)
+# Q0's camera, centred on the tool: from this side all three of its axes show (none points at the camera)
 VIEW = dict(azimuth=140.0, elevation=-28.0, distance=0.65)
+# the stretched arm from its side, framed on the whole arm: looking along the arm would hide it behind the disc,
+# and the thin axis along it could not be seen
+VIEW_STRETCHED = dict(azimuth=60.0, elevation=-15.0)
 ELLIPSOID_RGBA = (0.1, 0.4, 1.0, 0.55)
 AXIS_RGBA = ((0.85, 0.1, 0.1, 1.0), (0.1, 0.6, 0.15, 1.0), (0.55, 0.1, 0.7, 1.0))  # sigma_1, sigma_2, sigma_3
 SCRIPT = "scene.py"
@@ -35,7 +37,7 @@ def ellipsoid(chain, q) -> tuple[Ellipsoid, np.ndarray]:
 
 def semi_axes(e: Ellipsoid, sigma: np.ndarray) -> list[Arrow]:
     """Each semi-axis of ``e`` as an arrow from its centre, labelled with its singular value (m/rad)."""
-    return [Arrow(e.center, e.center + e.axes[:, i], AXIS_RGBA[i], f"σ{i + 1} = {sigma[i]:.3f}") for i in range(3)]
+    return [Arrow(e.center, e.center + e.axes[:, i], AXIS_RGBA[i], f"σ{i + 1} = {sigma[i]:.4f}") for i in range(3)]
 
 
 def main(full: bool = False) -> list[Claim]:
@@ -46,8 +48,9 @@ def main(full: bool = False) -> list[Claim]:
     for key, q, title in (("q0", Q0, "SO-101 at Q0: manipulability ellipsoid at the tool"),
                           ("stretched", Q_STRETCHED, "SO-101 stretched out: the ellipsoid is a flat disc")):
         e, sigmas[key] = ellipsoid(chain, q)
+        view = View(lookat=tuple(e.center), **VIEW) if key == "q0" else View(**VIEW_STRETCHED)
         pics[key] = picture("so101", Pose(q), HERE / FILES[key], overlays=[e, *semi_axes(e, sigmas[key])],
-                            view=View(lookat=tuple(e.center), **VIEW), title=title)
+                            view=view, title=title)
     s0, s1 = sigmas["q0"], sigmas["stretched"]
     print(f"Q0 = {fmt_row(Q0, 5, 2)} rad: singular values {fmt_row(s0, 6, 4)} m/rad")
     print(f"stretched {fmt_row(Q_STRETCHED, 5, 2)} rad: singular values {fmt_row(s1, 6, 4)} m/rad")
@@ -63,8 +66,9 @@ def main(full: bool = False) -> list[Claim]:
                            f"a translucent blue ellipsoid at the tool, its three semi-axes drawn as red, green and "
                            f"purple arrows labelled with their singular values {axes(s0)} m/rad")),
         Figure(FILES["stretched"], pics["stretched"].caption(
-            "The SO-101 stretched out forward, from the same camera at the same scale as at Q0: two axes open, "
-            "wider than at Q0, and the one along the arm (σ3) closed to a flat disc, its arrow too short to see."),
+            "The SO-101 stretched out forward, seen from its side, the ellipsoid drawn to the same scale as at Q0: "
+            "two axes open, wider than at Q0, and the one along the arm (σ3) closed, so the ellipsoid is a flat "
+            "disc standing across the arm's end, its σ3 arrow too short to see."),
             pics["stretched"].alt("stretched out forward, upper arm, forearm and wrist almost in one line",
                                   f"a translucent blue flat disc at the tool, its semi-axes drawn as arrows labelled "
                                   f"{axes(s1)} m/rad; the thin axis lies along the arm")),
