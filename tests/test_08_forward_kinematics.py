@@ -405,7 +405,7 @@ def test_freeing_the_joints_never_shrinks_the_reach_and_its_effect_clears_the_no
 def test_the_optimisers_farthest_point_is_mujocos_local_maximum_beyond_every_sample(ex, so101_model, so101):
     """The page's farthest points: MuJoCo's site distance at the optimiser's joint positions, within their bounds, not
     beaten by any of 2,000 random small steps inside the bounds (MuJoCo), nor by any sampled row; the limits cost no
-    reach (the same optimum to 1e-6 m)."""
+    reach (the same optimum to 1e-6 m), its joints inside their limits."""
     far, sid = ex.farthest_step(so101, n=2000), so101_model.site(so101.tool_name).id
     rng = np.random.default_rng(7)
     for q, r, lo, hi in ((far.q_limited, far.limited, so101.lower, so101.upper),
@@ -415,6 +415,8 @@ def test_the_optimisers_farthest_point_is_mujocos_local_maximum_beyond_every_sam
         steps = np.clip(q + rng.normal(0, 1e-3, size=(2000, 5)), lo, hi)
         assert max(np.linalg.norm(mj_kinematics(so101_model, so101, x).site_xpos[sid]) for x in steps) <= r + 1e-12
     assert abs(far.limited - far.free) < 1e-6
+    # the page: the farthest pose lies inside the limits, no joint at either end of its range
+    assert np.all(np.minimum(far.q_limited - so101.lower, so101.upper - far.q_limited) > 0.1)
     assert all(row.max_r < far.limited for row in ex.reach_step(so101, n=2000, seeds=2).rows)
 
 
