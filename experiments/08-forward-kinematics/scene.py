@@ -81,7 +81,7 @@ def main(full: bool = False) -> list[Claim]:
     else:  # the drawing from the chain labels the joints itself
         pic = picture("so101", Pose(Q0), HERE / FILE, overlays=drawn, joint_names=True, **kw)
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; tool path over shoulder_lift +-{SWEEP} rad, "
-          f"{1000 * np.linalg.norm(path[-1] - path[0]):.0f} mm end to end; {pic.drawn_by}")
+          f"{1000 * np.linalg.norm(path[-1] - path[0]):.0f} mm end to end\n{pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The SO-101 at Q0: each joint's positive axis as a blue arrow, labelled by a "
                                       "leader line from its tail "
                                       "(shoulder_pan's points down, so a positive pan turns clockwise seen from "
