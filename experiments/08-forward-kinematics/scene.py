@@ -25,9 +25,10 @@ SIZE = (360, 300)  # layout pixels: a small canvas, so the labels stay legible w
 FONT = 8  # pt, at the picture's own scale
 BLUE = (0.05, 0.3, 0.75)  # the labels' blue: a darker shade of the arrows'
 AXIS_RGBA = (0.1, 0.45, 0.95, 1.0)
-# Where each label sits, in layout pixels from the point it names (its arrow's tail, or the tool point), and which
-# side of the text faces that point: every label clear of its arrowhead, joined to its point by a leader line.
-PLACES = {"shoulder_pan": ("tail", (-38, 6), "right"), "shoulder_lift": ("tail", (-16, 22), "right"),
+# Where each label sits, in layout pixels from the point it names (its arrow's tail, the middle of its shaft's
+# head half, or the tool point), and which side of the text faces that point: every label clear of every arrowhead,
+# joined to its point by a leader line.
+PLACES = {"shoulder_pan": ("shaft", (-30, 12), "right"), "shoulder_lift": ("tail", (-16, -24), "right"),
           "elbow_flex": ("tail", (-10, -22), "right"), "wrist_flex": ("tail", (30, -50), "left"),
           "wrist_roll": ("tail", (10, -42), "left"), "tool point": ("tool", (10, 30), "left"),
           "tool path": ("path", (14, 30), "left")}
@@ -48,7 +49,7 @@ def _labelled(path: Path, pixels: dict) -> None:
     ax.set_axis_off()
     for text, (point, (dx, dy), side) in PLACES.items():
         colour = "0.1" if point == "tool" else (0.6, 0.05, 0.4) if point == "path" else BLUE
-        xy = pixels[f"{text} {point}" if point == "tail" else point]
+        xy = pixels[f"{text} {point}" if point in ("tail", "shaft") else point]
         ax.annotate(text, xy, xytext=(dx * 72 / 100, -dy * 72 / 100), textcoords="offset points", fontsize=FONT,
                     color=colour, ha=side, va="center",
                     bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
@@ -70,6 +71,8 @@ def main(full: bool = False) -> list[Claim]:
     arrows = [Arrow(T[:3, 3] - REACH * a, T[:3, 3] + REACH * a, AXIS_RGBA) for T, a in zip(T_world_joint, axes)]
     drawn = arrows + [Polyline(path), Ellipsoid(tool, DOT * np.eye(3), rgba=(0.1, 0.1, 0.1, 1.0))]
     points = {f"{name} tail": arrow.start for name, arrow in zip(chain.joint_names, arrows)}
+    points |= {f"{name} shaft": (T[:3, 3] + arrow.end) / 2
+               for name, T, arrow in zip(chain.joint_names, T_world_joint, arrows)}
     points |= {"tool": tool, "path": path[-1]}
     kw = dict(view=View(azimuth=120, elevation=-15), title="SO-101 at Q0: joint axes (blue)", size=SIZE)
     with tempfile.TemporaryDirectory() as tmp:  # the first rendering only reports where the points land
@@ -82,8 +85,8 @@ def main(full: bool = False) -> list[Claim]:
         pic = picture("so101", Pose(Q0), HERE / FILE, overlays=drawn, joint_names=True, **kw)
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; tool path over shoulder_lift +-{SWEEP} rad, "
           f"{1000 * np.linalg.norm(path[-1] - path[0]):.0f} mm end to end\n{pic.drawn_by}")
-    figure = Figure(FILE, pic.caption("The SO-101 at Q0: each joint's positive axis as a blue arrow, labelled by a "
-                                      "leader line from its tail "
+    figure = Figure(FILE, pic.caption("The SO-101 at Q0: each joint's positive axis as a blue arrow, its name joined "
+                                      "to it by a leader line "
                                       "(shoulder_pan's points down, so a positive pan turns clockwise seen from "
                                       "above), the tool point at Q0 as a black dot, and the tool's arc as "
                                       "shoulder_lift alone turns either way from there."),
