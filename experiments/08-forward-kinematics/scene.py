@@ -22,14 +22,14 @@ SWEEP = 0.3  # rad either side of Q0 that shoulder_lift turns through for the dr
 DOT = 0.007  # m: the radius of the dot drawn at the tool point
 REACH = 0.055  # m: each axis arrow runs this far either side of its anchor
 SIZE = (360, 300)  # layout pixels: a small canvas, so the labels stay legible when a phone shrinks the picture
-FONT = 8  # pt, at the picture's own scale
+FONT = 9.5  # pt, at the picture's own scale
 BLUE = (0.05, 0.3, 0.75)  # the labels' blue: a darker shade of the arrows'
 AXIS_RGBA = (0.1, 0.45, 0.95, 1.0)
 # Where each label sits, in layout pixels from the point it names (its arrow's tail, the middle of its shaft's
 # head half, or the tool point), and which side of the text faces that point: every label clear of every arrowhead,
 # joined to its point by a leader line.
 PLACES = {"shoulder_pan": ("shaft", (-30, 12), "right"), "shoulder_lift": ("tail", (-16, -24), "right"),
-          "elbow_flex": ("tail", (-10, -22), "right"), "wrist_flex": ("tail", (30, -50), "left"),
+          "elbow_flex": ("tail", (6, -26), "right"), "wrist_flex": ("tail", (30, -50), "left"),
           "wrist_roll": ("tail", (10, -42), "left"), "tool point": ("tool", (10, 30), "left"),
           "tool path": ("path", (14, 30), "left")}
 SCRIPT, FILE = "scene.py", "scene_axes.png"
