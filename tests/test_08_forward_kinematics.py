@@ -405,7 +405,7 @@ def test_freeing_the_joints_never_shrinks_the_reach_and_its_effect_clears_the_no
 def test_the_optimisers_farthest_point_is_mujocos_local_maximum_beyond_every_sample(ex, so101_model, so101):
     """The page's farthest points: MuJoCo's site distance at the optimiser's joint positions, within their bounds, not
     beaten by any of 2,000 random small steps inside the bounds (MuJoCo), nor by any sampled row; the limits cost no
-    reach (the same optimum to 1e-6 m)."""
+    reach (the same optimum to 1e-6 m), its joints inside their limits."""
     far, sid = ex.farthest_step(so101, n=2000), so101_model.site(so101.tool_name).id
     rng = np.random.default_rng(7)
     for q, r, lo, hi in ((far.q_limited, far.limited, so101.lower, so101.upper),
@@ -415,6 +415,8 @@ def test_the_optimisers_farthest_point_is_mujocos_local_maximum_beyond_every_sam
         steps = np.clip(q + rng.normal(0, 1e-3, size=(2000, 5)), lo, hi)
         assert max(np.linalg.norm(mj_kinematics(so101_model, so101, x).site_xpos[sid]) for x in steps) <= r + 1e-12
     assert abs(far.limited - far.free) < 1e-6
+    # the page: the farthest pose lies inside the limits, no joint at either end of its range
+    assert np.all(np.minimum(far.q_limited - so101.lower, so101.upper - far.q_limited) > 0.1)
     assert all(row.max_r < far.limited for row in ex.reach_step(so101, n=2000, seeds=2).rows)
 
 
@@ -485,7 +487,7 @@ def test_scene_pictures_the_so101_with_axes_as_its_alt_text_says(run_lesson, tmp
     axis = {n: d.xaxis[so101_model.joint(n).id] for n in so101.joint_names}
     assert abs(axis["shoulder_pan"][2] + 1) < 1e-12  # vertical and pointing down, as the caption and alt say
     assert "pointing down" in read_figures(tmp_path)[saved["picture"]["file"]].alt
-    assert "black dot labelled tool point at Q0" in read_figures(tmp_path)[saved["picture"]["file"]].alt
+    assert "black dot labelled tool point," in read_figures(tmp_path)[saved["picture"]["file"]].alt
     np.testing.assert_allclose(saved["tool"], d.site_xpos[so101_model.site(so101.tool_name).id], atol=1e-15)
     for n in ("shoulder_lift", "elbow_flex", "wrist_flex"):
         assert abs(axis[n][2]) < 1e-12 and abs(abs(axis[n] @ axis["shoulder_lift"]) - 1) < 1e-12
