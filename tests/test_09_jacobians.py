@@ -683,7 +683,7 @@ def test_wxai_payload_map_names_the_first_servo_out_as_the_closed_form_on_mujoco
 
 def test_wxai_wrist_limited_poses_are_weakest_with_the_forearm_level(wx, wxai_model, wxai_chain):
     """The page: at one reach the limit varies with height because joint_3's lever, wrist straight, is longest with
-    the forearm level. Reference: the forearm's pitch from MuJoCo's joint anchors (joint_2 to joint_3) and the
+    the forearm level. Reference: the wrist-to-tool line's pitch from MuJoCo (joint_3's anchor to the site) and the
     closed-form limit on qfrc_bias and mj_jacSite, over the grid's joint_3-limited poses."""
     c, m = wxai_chain, wxai_model
     by_joint = {int(j): k for k, j in enumerate(m.actuator_trnid[:, 0])}
@@ -695,7 +695,7 @@ def test_wxai_wrist_limited_poses_are_weakest_with_the_forearm_level(wx, wxai_mo
             Jz = J[2]
             f = np.where(np.abs(Jz) > 1e-12, (np.sign(Jz) * limits - g) / np.where(Jz == 0, 1, Jz), np.inf)
             if p[2] >= 0 and c.joint_names[int(np.argmin(f))] == "joint_3":
-                fore = d.xanchor[m.joint("joint_3").id] - d.xanchor[m.joint("joint_2").id]
+                fore = p - d.xanchor[m.joint("joint_3").id]  # the wrist-to-tool line, along the forearm
                 pitch.append(abs(np.arctan2(fore[2], np.hypot(fore[0], fore[1]))))
                 kg.append(f.min())
     pitch, kg = np.array(pitch), np.array(kg)

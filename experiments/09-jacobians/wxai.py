@@ -712,12 +712,12 @@ def main(full: bool = False) -> list[Claim]:
                "each MuJoCo curve lies farther from the line than the kinematic curve at its rate: servo lag "
                "dominates."),
         Figure("wxai_guarded_descent.png",
-               "The 80 ms around first contact: the force estimate (dashed, one dot per control tick) rises through "
+               f"The {GUARD_WINDOW_MS[1] - GUARD_WINDOW_MS[0]} ms around first contact: the force estimate (dashed, one dot per control tick) rises through "
                "the threshold within a few ticks of contact at every control rate, and the arm stops at its last dot; "
                "before contact it sits off the true force (faint solid) by the joints' friction. Of the true force's "
                f"peaks at the different rates, {peaks}.",
-               "True and estimated vertical contact force from 30 ms before to 50 ms after first contact, at 50, 100 "
-               f"and 500 Hz control: the true force jumps to about {max(g.peak for g in guard.rows):.0f} N at contact and "
+               f"True and estimated vertical contact force from {-GUARD_WINDOW_MS[0]} ms before to {GUARD_WINDOW_MS[1]} ms "
+               f"after first contact, at {', '.join(str(hz) for hz in GUARD_HZ)} Hz control: the true force jumps to about {max(g.peak for g in guard.rows):.0f} N at contact and "
                "decays; each dashed estimate, "
                f"drawn over it, rises from near zero through the {THRESHOLD:g} N threshold and ends at the stop, "
                f"the 500 Hz one first; of the true force's peaks at the different rates, {peaks}."),
