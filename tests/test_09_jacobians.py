@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from scipy.stats import spearmanr
 
 from physai import mj, robots, statics
 from physai.errors import InputError, PhysaiError, UnknownNameError, UnsupportedJointError
@@ -397,6 +398,43 @@ def test_payload_limits_equal_the_closed_form_from_mujoco_bias_forces_and_jacobi
     assert set(verdicts(ex.payload_claims(r)).values()) == {"agree"}
 
 
+def test_gravity_torque_the_page_reads_is_the_sum_of_link_com_jacobians_times_weights(ex, so101):
+    """Reference: MuJoCo's mj_jacBodyCom per body. The page's g(q) = -sum_i J_com,i^T m_i g equals qfrc_bias at rest
+    (MuJoCo's recursive Newton-Euler), and the payload table's gravity torques are its lift and elbow entries."""
+    m = ex.so101_sim()
+    d = mujoco.MjData(m)
+    dof = list(so101.dof_adr)
+    for p in ex.payload_step(so101).poses:
+        d.qpos[list(so101.qpos_adr)], d.qvel[:] = p.q, 0.0
+        mujoco.mj_forward(m, d)
+        g = np.zeros(m.nv)
+        for body in range(1, m.nbody):
+            jacp = np.zeros((3, m.nv))
+            mujoco.mj_jacBodyCom(m, d, jacp, None, body)
+            g -= jacp.T @ (m.body_mass[body] * m.opt.gravity)
+        np.testing.assert_allclose(d.qfrc_bias, g, atol=1e-12)
+        np.testing.assert_allclose([p.lift, p.elbow], g[dof][[1, 2]], atol=1e-12)
+
+
+def test_lerobot_jog_ends_on_the_goal_and_stays_on_the_line_by_mujocos_site(ex, so101, so101_model):
+    """Reference: MuJoCo's site position of the bundled model at the jog's joint answers (an ideal servo)."""
+    from physai.lerobot import RobotKinematics
+
+    r = ex.jog_step()
+    kin = RobotKinematics(str(robots.model_path("so101")), "gripperframe")
+    q = np.r_[np.rad2deg(ex.Q_STEP3), 20.0]
+    p0 = mj_site(so101_model, so101, ex.Q_STEP3)[0]
+    T_goal = kin.forward_kinematics(q)
+    off = []
+    for _ in range(r.ticks):
+        T_goal[0, 3] += r.step
+        q = kin.inverse_kinematics(q, T_goal, orientation_weight=0.0)
+        off.append(mj_site(so101_model, so101, np.deg2rad(q[:5]))[0] - p0)
+    np.testing.assert_allclose(r.final_um, 1e6 * np.linalg.norm(off[-1] - [r.ticks * r.step, 0, 0]), atol=1e-6)
+    np.testing.assert_allclose(r.deviation_um, 1e6 * max(np.hypot(o[1], o[2]) for o in off), atol=1e-6)
+    assert r.final_um < 100 and r.deviation_um < 100 and r.gripper == (20.0, q[-1]) == (20.0, 20.0)
+
+
 def test_stretched_pose_is_near_singular_but_loses_only_the_horizontal_direction_along_the_arm(ex, so101):
     """The check-yourself answer: sigma_min of mj_jacSite's J_p collapses stretched, and its lost direction (the
     left singular vector) is horizontal along the arm, so a downward push still meets the lift's full lever."""
@@ -641,6 +679,29 @@ def test_wxai_payload_map_names_the_first_servo_out_as_the_closed_form_on_mujoco
     assert r.limited_by["joint_3"] > r.n / 2
     mins = [b.min for b in r.bins]  # "the smallest hardly moves until the tool is far out"
     assert np.ptp(mins[:3]) < 0.01 * mins[0] and mins[-1] < min(mins[:3])
+
+
+def test_wxai_wrist_limited_poses_are_weakest_with_the_forearm_level(wx, wxai_model, wxai_chain):
+    """The page: at one reach the limit varies with height because joint_3's lever, wrist straight, is longest with
+    the forearm level. Reference: the wrist-to-tool line's pitch from MuJoCo (joint_3's anchor to the site) and the
+    closed-form limit on qfrc_bias and mj_jacSite, over the grid's joint_3-limited poses."""
+    c, m = wxai_chain, wxai_model
+    by_joint = {int(j): k for k, j in enumerate(m.actuator_trnid[:, 0])}
+    limits = np.array([m.actuator_forcerange[by_joint[m.joint(n).id], 1] for n in c.joint_names])
+    pitch, kg = [], []
+    for a in np.linspace(c.lower[1], c.upper[1], 15):
+        for b in np.linspace(c.lower[2], c.upper[2], 13):
+            p, J, g, d = _wx_mj(m, c, np.array([0.0, a, b, 0.0, 0.0, 0.0]))
+            Jz = J[2]
+            f = np.where(np.abs(Jz) > 1e-12, (np.sign(Jz) * limits - g) / np.where(Jz == 0, 1, Jz), np.inf)
+            if p[2] >= 0 and c.joint_names[int(np.argmin(f))] == "joint_3":
+                fore = p - d.xanchor[m.joint("joint_3").id]  # the wrist-to-tool line, along the forearm
+                pitch.append(abs(np.arctan2(fore[2], np.hypot(fore[0], fore[1]))))
+                kg.append(f.min())
+    pitch, kg = np.array(pitch), np.array(kg)
+    # the limit grows as the forearm tilts away from level (up and down differ a little: the rank, not the value)
+    assert spearmanr(pitch, kg).statistic > 0.8
+    assert pitch[np.argmin(kg)] < 0.1 and kg.max() > kg.min() + 0.5 * wx.G0
 
 
 def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_model, wxai_chain):

@@ -32,6 +32,7 @@ MUTATIONS = [
     ("np.concatenate([np.cross(axis, p - o), axis])", "np.concatenate([axis, np.cross(axis, p - o)])", "angular"),
     ("np.column_stack([hinge_column(a, o, p)", "np.column_stack([-hinge_column(a, o, p)", "sign"),
     ("zip(axes, anchors)", "zip(axes, np.roll(anchors, 1, axis=0))", "off-by-one"),
+    ("zip(axes, anchors)", "zip(axes, np.r_[anchors[1:], [p]])", "tool point p as its anchor"),
     ("hinge_column(a, o, p) for a, o in", "hinge_column(a, 0 * o, p) for a, o in", "origin"),
     ("    axes, anchors, p = fk(chain, q)\n    return np.column_stack",
      "    J = fd_jacobian(lambda x: fk(chain, x).p, q)\n    return np.r_[J, fk(chain, q).axes.T]\n"
@@ -144,11 +145,15 @@ def _jacobian_hint(build, J, chain, q) -> str:
 
 def _pairing_hint(J, chain, axes, anchors, p) -> str:
     """Name a column built from one joint's axis and another joint's anchor (or the reverse), if ``J`` is made of
-    such columns; an off-by-one shift is named by the column where it is not wrapped round."""
+    such columns; an off-by-one shift is named by the column where it is not wrapped round, and a column anchored
+    at the tool point ``p`` itself (a shift that runs off the end) is named too."""
     n, names = chain.n, chain.joint_names
-    found = []  # (column, other joint, "anchor" or "axis")
+    found, at_p = [], []  # (column, other joint, "anchor" or "axis"); columns anchored at p
     for i in range(n):
         if _close(J[:, i], kinematics.hinge_column(axes[i], anchors[i], p)):
+            continue
+        if _close(J[:, i], kinematics.hinge_column(axes[i], p, p)):
+            at_p.append(i)
             continue
         other = next(((j, part) for j in range(n) if j != i for part, col in
                       (("anchor", kinematics.hinge_column(axes[i], anchors[j], p)),
@@ -156,15 +161,17 @@ def _pairing_hint(J, chain, axes, anchors, p) -> str:
         if other is None:
             return ""
         found.append((i, *other))
+    tail = "".join(f"; column {k} ({names[k]}) takes the tool point p as its anchor, so its lever is zero" for k in at_p)
     if not found:
-        return ""
+        return (f"{tail[2:]}: a hinge's lever runs from a point on its own axis to the tool, so pair each joint's "
+                "axis with that same joint's anchor") if at_p else ""
     i, j, part = min(found, key=lambda f: abs(f[1] - f[0]))
     label = "off-by-one frame: " if abs(j - i) == 1 else ""
     also = f" (and {len(found) - 1} more column{'s' if len(found) > 2 else ''} mispaired)" if len(found) > 1 else ""
     fix = ("a hinge's lever runs from a point on its own axis to the tool, so pair each joint's axis with that same "
            "joint's anchor" if part == "anchor" else "each column turns about its own joint's axis, so pair each "
            "joint's anchor with that same joint's axis")
-    return (f"{label}column {i} ({names[i]}) uses joint {j}'s ({names[j]}) {part}{also}: {fix}")
+    return f"{label}column {i} ({names[i]}) uses joint {j}'s ({names[j]}) {part}{also}{tail}: {fix}"
 
 
 def check_jacobian(build, rng) -> None:

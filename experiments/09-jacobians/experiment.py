@@ -49,6 +49,7 @@ EPS_GRID = 10.0 ** (-np.arange(2, 29) / 2)  # 1e-1 .. 1e-14 in half decades
 TABLE_EPS = (1e-1, 1e-3, 1e-5, 1e-7, 1e-8, 1e-10, 1e-12, 1e-14)
 COLUMNS = ("forward Jp", "forward Jr", "central Jp", "central Jr")
 Q_STEP3 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
+JOG_TICKS, JOG_STEP = 30, 0.001  # Going further: a 3 cm jog along x, 1 mm a tick
 FORCES = (np.array([0.0, 0.0, -2.0]), np.array([2.0, 0.0, 0.0]), np.array([0.0, 1.5, 0.0]), np.array([1.0, -1.0, 1.0]))
 HOLD_S, BREAK_S = 20.0, 5.0
 POSES = {
@@ -426,6 +427,36 @@ class Fall:
         return next(r for r in self.rows if r.fraction == fraction)
 
 
+@dataclass(frozen=True)
+class Jog:
+    """Going further: the LeRobot-style jog, ``ticks`` of ``step`` (m) along base x, position only, each answer
+    sent to an ideal servo (the joints become the command): the tool's final distance from the last goal and its
+    largest distance from the commanded line (um), and the gripper joint before and after (degrees)."""
+
+    ticks: int
+    step: float
+    final_um: float
+    deviation_um: float
+    gripper: tuple[float, float]
+
+
+def jog_step(q=Q_STEP3, ticks=JOG_TICKS, step=JOG_STEP) -> Jog:
+    """Going further: the page's jog with physai's LeRobot-compatible class on the bundled SO-101 model."""
+    from physai.lerobot import RobotKinematics
+
+    kin = RobotKinematics(str(robots.model_path("so101")), "gripperframe")
+    q_deg = np.r_[np.rad2deg(q), 20.0]  # the gripper half open; the jog must carry it through
+    T_goal = kin.forward_kinematics(q_deg)
+    p0, deviation = T_goal[:3, 3].copy(), []
+    for _ in range(ticks):
+        T_goal[0, 3] += step
+        q_deg = kin.inverse_kinematics(q_deg, T_goal, orientation_weight=0.0)
+        off = kin.forward_kinematics(q_deg)[:3, 3] - p0
+        deviation.append(np.hypot(off[1], off[2]))  # distance from the line through p0 along x
+    error = float(np.linalg.norm(kin.forward_kinematics(q_deg)[:3, 3] - T_goal[:3, 3]))
+    return Jog(ticks, step, 1e6 * error, 1e6 * float(max(deviation)), (20.0, float(q_deg[-1])))
+
+
 def fall_step(chain, limit, fractions=FRACTIONS) -> Fall:
     """Break it: the stretched pose pushed down by fractions of its payload ``limit``: tip drop (m), lift torque."""
     m = so101_sim()
@@ -777,6 +808,9 @@ def main(full: bool = False) -> list[Claim]:
     payload = payload_step(chain)
     falls = fall_step(chain, payload.pose("stretched").force)
     easy, medium = easy_step(m, chain), medium_step(m, chain)
+    jog = jog_step()
+    print(f"\n== Going further. LeRobot-style jog, {jog.ticks} x {jog.step * 1e3:g} mm along x, ideal servo: final "
+          f"error {jog.final_um:.1f} um, largest distance from the line {jog.deviation_um:.1f} um ==")
     hard = hard_step(m, chain, velocity.poses[:N_POSES if full else N_POSES_F32], sweep64.med)
     for printer, record in ((print_velocity, velocity), (print_sweep, sweep64), (print_servo, servo),
                             (print_payload, payload), (print_fall, falls)):
@@ -809,7 +843,7 @@ def main(full: bool = False) -> list[Claim]:
     ]
     save_results(HERE, SCRIPT, {"mujoco": mujoco.__version__, "n_poses": N_POSES, "dt": DT, "velocity": velocity,
                                 "sweep": sweep64, "servo": servo, "payload": payload, "fall": falls, "easy": easy,
-                                "medium": medium, "hard": hard, "figures": axes}, figures=figures)
+                                "medium": medium, "hard": hard, "jog": jog, "figures": axes}, figures=figures)
     return claims
 
 
