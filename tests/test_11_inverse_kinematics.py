@@ -347,6 +347,33 @@ def test_undamped_stops_like_as_built_because_sigma_min_is_far_above_lambda(buil
     assert build.damping_scale(so101).sigma_min_median > 3 * build.LAMBDA
 
 
+def test_the_library_saves_iterations_by_its_longer_step_limit_not_its_damping(build, so101, so101_model):
+    """The lab's predict box and Hard exercise: the lab's loop re-run at solve_ik's step limit, and solve_ik held to
+    the lab's, each scored by MuJoCo's site; the median-iteration gap follows the step limit, not the damping."""
+    from physai.ik import Solver, solve_ik
+
+    targets = build.lab_targets(so101)
+    swap = build.step_limits(so101, targets)
+
+    def median(qs, its):
+        ok = _mujoco_success(so101_model, so101, targets, np.array(qs))
+        return np.median(np.array(its)[ok])
+
+    runs = {s: [build.ik_by_hand(so101, p, so101.q_middle.copy(), max_step=s) for p in targets]
+            for s in (build.MAX_STEP, Solver().step)}
+    hand = {s: median([q for q, _ in r], [len(e) - 1 for _, e in r]) for s, r in runs.items()}
+    lib = {s: [solve_ik(so101, p, so101.q_middle, task="position", solver=Solver(restarts=0, step=s)) for p in targets]
+           for s in (build.MAX_STEP, Solver().step)}
+    lib = {s: median([r.q for r in rs], [r.iterations for r in rs]) for s, rs in lib.items()}
+    assert swap.library_step == Solver().step > build.MAX_STEP
+    assert (swap.hand.median_iterations, swap.library.median_iterations) == (hand[Solver().step], lib[build.MAX_STEP])
+    # what the page says: a longer step limit saves your loop iterations, a shorter one costs lm iterations, and
+    # at the same limit the two medians are within one iteration; without damping your loop needs as many as with it
+    assert hand[Solver().step] < hand[build.MAX_STEP] and lib[build.MAX_STEP] > lib[Solver().step]
+    assert abs(hand[build.MAX_STEP] - lib[build.MAX_STEP]) <= 1 and abs(hand[Solver().step] - lib[Solver().step]) <= 1
+    assert build.lab_hand(so101, targets, lam=0.0).median_iterations == hand[build.MAX_STEP]
+
+
 def test_transpose_method_steps_busss_alpha(so101, so101_model):
     """Step 2's transpose row: one step of solve(method="transpose") is alpha J^T e with alpha = e^T J J^T e /
     |J J^T e|^2, the length minimising |e - alpha J J^T e| (the error after it recomputed by MuJoCo's site)."""
@@ -443,6 +470,9 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
     assert saved["lab"]["hand"]["success"] == _mujoco_success(so101_model, so101, targets, hand.q).mean()
     assert saved["lab"]["library"]["success"] == _mujoco_success(so101_model, so101, targets, library.q).mean()
     assert saved["lab"]["success_needed"] == saved["lab"]["library"]["success"] - build.LAB_MARGIN
+    swap = build.step_limits(so101, targets)  # pinned to MuJoCo in its own test
+    assert saved["swap"]["hand"]["median_iterations"] == swap.hand.median_iterations
+    assert saved["swap"]["library"]["median_iterations"] == swap.library.median_iterations
     rows = {row["key"]: row for row in saved["break"] + saved["break_none"]}
     assert sorted(rows) == sorted(key for key, *_ in build.VARIANTS)
     assert saved["singular"]["step_bound"] == build.PULL / (2 * build.LAMBDA)

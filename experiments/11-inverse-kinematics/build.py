@@ -214,9 +214,10 @@ def lab_hand(chain, targets: np.ndarray, **options) -> Score:
     return dataclasses.replace(s, stops={k: reasons.count(k) for k in STOPS})
 
 
-def lab_library(chain, targets: np.ndarray) -> Score:
-    """``solve_ik`` (its default method, ``lm``) once per target from the mid-range pose, no restarts."""
-    rs = [solve_ik(chain, p, chain.q_middle, task="position", solver=Solver(restarts=0)) for p in targets]
+def lab_library(chain, targets: np.ndarray, **options) -> Score:
+    """``solve_ik`` (its default method, ``lm``) once per target from the mid-range pose, no restarts (``options``:
+    further :class:`Solver` fields, such as ``step``)."""
+    rs = [solve_ik(chain, p, chain.q_middle, task="position", solver=Solver(restarts=0, **options)) for p in targets]
     return score(chain, targets, np.array([r.q for r in rs]), np.array([r.iterations for r in rs]))
 
 
@@ -248,12 +249,31 @@ def judge_lab(hand: Score, library: Score) -> Lab:
                library.success - LAB_MARGIN, LAB_FACTOR * library.median_iterations)
 
 
-def print_lab(lab: Lab) -> None:
+@dataclass(frozen=True)
+class StepLimits:
+    """Why ``solve_ik`` needs fewer iterations in the lab: its default step limit ``library_step`` (rad) against the
+    lab's ``MAX_STEP``; the lab's loop at the library's limit (``hand``) and ``solve_ik`` at the lab's (``library``)."""
+
+    library_step: float
+    hand: Score
+    library: Score
+
+
+def step_limits(chain, targets: np.ndarray) -> StepLimits:
+    """Both lab solvers with their step limits swapped (:class:`StepLimits`), on ``targets``."""
+    step = Solver().step
+    return StepLimits(step, lab_hand(chain, targets, max_step=step), lab_library(chain, targets, step=MAX_STEP))
+
+
+def print_lab(lab: Lab, swap: StepLimits) -> None:
     print(f"\n== The lab: {lab.n} SO-101 targets (seed {lab.seed}), one attempt each from the mid-range pose ==")
     for label, s in (("ik_by_hand", lab.hand), ("solve_ik (lm)", lab.library)):
         its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
         print(f"  {label:14s} success {s.success:4.0%}   median iterations {its}")
     print(f"  passes (success >= solve_ik's - {lab.margin:g}, iterations <= {lab.factor:g} x): {lab.passes}")
+    print(f"  step limits swapped: ik_by_hand at solve_ik's {swap.library_step:g} rad: success {swap.hand.success:4.0%}, "
+          f"median iterations {swap.hand.median_iterations:.1f}; solve_ik at {MAX_STEP:g} rad: success "
+          f"{swap.library.success:4.0%}, median iterations {swap.library.median_iterations:.1f}")
 
 
 # ---- break it: no damping, no step limit, too much damping ----------------------------------------
@@ -452,7 +472,8 @@ def main(full: bool = False) -> list[Claim]:
     targets = lab_targets(chain)
     brk = break_step(chain, targets)
     lab = judge_lab(brk.scores["built"], lab_library(chain, targets))  # "built": the lab's loop as written
-    print_lab(lab)
+    swap = step_limits(chain, targets)
+    print_lab(lab, swap)
     ns = near_singular(chain)
     scale = damping_scale(chain)
     print_break(brk, ns, scale)
@@ -469,6 +490,7 @@ def main(full: bool = False) -> list[Claim]:
     save_results(HERE, "build.py", {
         "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS,
         "restarts": RESTARTS, "library_restarts": DEFAULT_RESTARTS, "run": r, "lab": lab,
+        "swap": swap,
         "break": brk.solved, "break_none": brk.unsolved, "heavy": brk.heavy,  # break_none: no median to show
         "scale": scale,
         "singular": ns, "source": {"lm": SOURCE_LM}}, figures=figures)
