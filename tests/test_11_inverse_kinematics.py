@@ -44,6 +44,9 @@ def test_convergence_verdicts_from_mujoco_site_pose(ex, panda, panda_model):
     c = ex.convergence(n_targets=6, max_iterations=60, seed=1)
     q_true = panda.random_q(np.random.default_rng(1), 6, inset=0.2)
     np.testing.assert_allclose(c.targets, [mj.site_pose(panda_model, panda, q) for q in q_true], atol=1e-14)
+    # Step 2's starts: every joint of the known solution moved by at most the saved perturbation, some nearly all of it
+    offsets = np.abs(c.starts - q_true)
+    assert offsets.max() <= c.perturbation and offsets.max() > 0.9 * c.perturbation
     rate = {}
     for method, qs, ok in zip(c.names, c.solutions, c.ok):
         truth = _solved_in_mujoco(panda_model, panda, qs, c.targets, "pose")
