@@ -445,7 +445,15 @@ def test_either_guard_rail_alone_keeps_the_stretched_start_sane_and_damping_keep
         assert ns.steps[key] == len(ns.errors[key]) - 1 and ns.final_error[key] < build.TOL
     assert not ns.falls["wild"] and ns.peak_error["wild"] > 5 * build.PULL
     weak = ns.target - p0
-    mixed = p0 + (weak + build.PULL * U[:, 0]) / np.sqrt(2)  # weak: PULL along the weak direction
+    strong = np.sign(U[2, 0]) * U[:, 0]  # the strong direction, pointing up
+    mixed = p0 + (weak + build.PULL * strong) / np.sqrt(2)  # weak: PULL along the weak direction
+    # what the page says of the mixed target: mixed_each back along the weak direction and as far up the nearly
+    # vertical strong one, PULL in all
+    np.testing.assert_allclose(ns.mixed, mixed, atol=1e-12)
+    np.testing.assert_allclose([U[:, -1] @ (mixed - p0), U[:, 0] @ (mixed - p0)],
+                               [U[:, -1] @ weak / np.sqrt(2), np.sign(U[2, 0]) * ns.mixed_each], atol=1e-12)
+    assert np.isclose(np.linalg.norm(mixed - p0), build.PULL, rtol=1e-12) and strong[2] > 0.99
+    assert np.isclose(abs(U[:, -1] @ weak) / np.sqrt(2), ns.mixed_each, rtol=1e-12)
     e = mixed - p0
     gn = np.linalg.pinv(J[:3]) @ e
     steps = {"built": lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[e, np.zeros(5)])[0],

@@ -343,6 +343,8 @@ class NearSingular:
     pull: float  # m
     step_bound: float  # rad, pull / (2 LAMBDA): the damped step's largest length
     target: np.ndarray  # (3,) m
+    mixed: np.ndarray  # (3,) m, the mixed target: pull / sqrt(2) m back along the weak direction and up the strong one
+    mixed_each: float  # m, pull / sqrt(2): the mixed target's offset along each of the two directions
     first_step: dict  # key -> largest joint change of the first step, rad
     asked: float  # rad, largest joint change the undamped first step asks for, before the joint limits clip it
     peak_error: dict  # key -> largest |e| on the way, m
@@ -366,7 +368,8 @@ def near_singular(chain) -> NearSingular:
     U, S, Vt = np.linalg.svd(J)
     p0 = fk(chain, Q_STRETCHED).p
     weak = -np.sign(U[:, -1] @ p0) * U[:, -1]  # the weak direction, pointing back toward the base
-    target, mixed = p0 + PULL * weak, p0 + PULL * (weak + U[:, 0]) / np.sqrt(2)
+    strong = np.sign(U[2, 0]) * U[:, 0]  # the strong direction, pointing up (an SVD may return either sign)
+    target, mixed = p0 + PULL * weak, p0 + PULL * (weak + strong) / np.sqrt(2)
     strong_gn = Vt[0] @ damped_step(J, mixed - p0, 0.0)  # the Gauss-Newton step's share along the strong direction
     out = {k: {} for k in ("first_step", "peak_error", "final_error", "steps", "falls", "distance", "mixed_after_mm",
                            "mixed_kept", "errors")}
@@ -383,7 +386,8 @@ def near_singular(chain) -> NearSingular:
         out["errors"][key] = errors
     asked = float(np.abs(damped_step(J, target - p0, 0.0)).max())
     labels = {key: label for key, label, *_ in VARIANTS if key in SINGULAR_KEYS}
-    return NearSingular(labels, Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, asked=asked, **out)
+    return NearSingular(labels, Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, mixed,
+                        PULL / np.sqrt(2), asked=asked, **out)
 
 
 @dataclass(frozen=True)
