@@ -554,6 +554,25 @@ def test_through_table_plain_answers_collide_avoid_answers_clear_by_mj_geomDista
     assert t.avoid_colliding == 0 and t.plain_colliding >= np.sum(t.plain_ok & (plain < t.margin))
 
 
+def test_through_tables_snippet_runs_with_the_experiments_scene_and_keeps_the_margin_by_mj_geomDistance(ex):
+    """The page's code block, run as printed: the experiment's table and margin, and an answer that converged and
+    keeps the margin from everything by MuJoCo's distances."""
+    import inspect
+    from pathlib import Path
+
+    from physai import collision
+
+    page = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
+    code = next(b for b in page.split("```python\n")[1:] if "collision_world(" in b).split("```")[0]
+    scope = {}
+    exec(code, scope)  # noqa: S102 -- the page's own snippet, as a learner runs it
+    assert scope["table"] == collision.Obstacle("table", "box", *ex.TABLE)
+    world = scope["world"]
+    margin = inspect.signature(ex.through_table).parameters["margin"].default
+    assert world.margin == margin and scope["r"].converged.all()
+    assert mujoco_distances(world, scope["r"].q[0]).min() >= margin - 1e-9
+
+
 def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):
     """What the page quotes: answers within the margin of the table (MuJoCo alone) and of the arm's own links, the
     overlapping ones and the deepest, the closest avoid= answer; avoid= replaces exactly the colliding answers."""
