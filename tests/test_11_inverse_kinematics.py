@@ -44,6 +44,9 @@ def test_convergence_verdicts_from_mujoco_site_pose(ex, audit, panda, panda_mode
     c = ex.convergence(n_targets=6, max_iterations=60, seed=1)
     q_true = panda.random_q(np.random.default_rng(1), 6, inset=0.2)
     np.testing.assert_allclose(c.targets, [mj.site_pose(panda_model, panda, q) for q in q_true], atol=1e-14)
+    # Step 2's starts: every joint of the known solution moved by at most the saved perturbation, some nearly all of it
+    offsets = np.abs(c.starts - q_true)
+    assert offsets.max() <= c.perturbation and offsets.max() > 0.9 * c.perturbation
     rate = {}
     for method, qs, ok in zip(c.names, c.solutions, c.ok):
         truth = _solved_in_mujoco(panda_model, panda, qs, c.targets, "pose")
@@ -347,6 +350,33 @@ def test_undamped_stops_like_as_built_because_sigma_min_is_far_above_lambda(buil
     assert build.damping_scale(so101).sigma_min_median > 3 * build.LAMBDA
 
 
+def test_the_library_saves_iterations_by_its_longer_step_limit_not_its_damping(build, so101, so101_model):
+    """The lab's predict box and Hard exercise: the lab's loop re-run at solve_ik's step limit, and solve_ik held to
+    the lab's, each scored by MuJoCo's site; the median-iteration gap follows the step limit, not the damping."""
+    from physai.ik import Solver, solve_ik
+
+    targets = build.lab_targets(so101)
+    swap = build.step_limits(so101, targets)
+
+    def median(qs, its):
+        ok = _mujoco_success(so101_model, so101, targets, np.array(qs))
+        return np.median(np.array(its)[ok])
+
+    runs = {s: [build.ik_by_hand(so101, p, so101.q_middle.copy(), max_step=s) for p in targets]
+            for s in (build.MAX_STEP, Solver().step)}
+    hand = {s: median([q for q, _ in r], [len(e) - 1 for _, e in r]) for s, r in runs.items()}
+    lib = {s: [solve_ik(so101, p, so101.q_middle, task="position", solver=Solver(restarts=0, step=s)) for p in targets]
+           for s in (build.MAX_STEP, Solver().step)}
+    lib = {s: median([r.q for r in rs], [r.iterations for r in rs]) for s, rs in lib.items()}
+    assert swap.library_step == Solver().step > build.MAX_STEP
+    assert (swap.hand.median_iterations, swap.library.median_iterations) == (hand[Solver().step], lib[build.MAX_STEP])
+    # what the page says: a longer step limit saves your loop iterations, a shorter one costs lm iterations, and
+    # at the same limit the two medians are within one iteration; without damping your loop needs as many as with it
+    assert hand[Solver().step] < hand[build.MAX_STEP] and lib[build.MAX_STEP] > lib[Solver().step]
+    assert abs(hand[build.MAX_STEP] - lib[build.MAX_STEP]) <= 1 and abs(hand[Solver().step] - lib[Solver().step]) <= 1
+    assert build.lab_hand(so101, targets, lam=0.0).median_iterations == hand[build.MAX_STEP]
+
+
 def test_transpose_method_steps_busss_alpha(so101, so101_model):
     """Step 2's transpose row: one step of solve(method="transpose") is alpha J^T e with alpha = e^T J J^T e /
     |J J^T e|^2, the length minimising |e - alpha J J^T e| (the error after it recomputed by MuJoCo's site)."""
@@ -415,7 +445,15 @@ def test_either_guard_rail_alone_keeps_the_stretched_start_sane_and_damping_keep
         assert ns.steps[key] == len(ns.errors[key]) - 1 and ns.final_error[key] < build.TOL
     assert not ns.falls["wild"] and ns.peak_error["wild"] > 5 * build.PULL
     weak = ns.target - p0
-    mixed = p0 + (weak + build.PULL * U[:, 0]) / np.sqrt(2)  # weak: PULL along the weak direction
+    strong = np.sign(U[2, 0]) * U[:, 0]  # the strong direction, pointing up
+    mixed = p0 + (weak + build.PULL * strong) / np.sqrt(2)  # weak: PULL along the weak direction
+    # what the page says of the mixed target: mixed_each back along the weak direction and as far up the nearly
+    # vertical strong one, PULL in all
+    np.testing.assert_allclose(ns.mixed, mixed, atol=1e-12)
+    np.testing.assert_allclose([U[:, -1] @ (mixed - p0), U[:, 0] @ (mixed - p0)],
+                               [U[:, -1] @ weak / np.sqrt(2), np.sign(U[2, 0]) * ns.mixed_each], atol=1e-12)
+    assert np.isclose(np.linalg.norm(mixed - p0), build.PULL, rtol=1e-12) and strong[2] > 0.99
+    assert np.isclose(abs(U[:, -1] @ weak) / np.sqrt(2), ns.mixed_each, rtol=1e-12)
     e = mixed - p0
     gn = np.linalg.pinv(J[:3]) @ e
     steps = {"built": lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[e, np.zeros(5)])[0],
@@ -443,6 +481,9 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
     assert saved["lab"]["hand"]["success"] == _mujoco_success(so101_model, so101, targets, hand.q).mean()
     assert saved["lab"]["library"]["success"] == _mujoco_success(so101_model, so101, targets, library.q).mean()
     assert saved["lab"]["success_needed"] == saved["lab"]["library"]["success"] - build.LAB_MARGIN
+    swap = build.step_limits(so101, targets)  # pinned to MuJoCo in its own test
+    assert saved["swap"]["hand"]["median_iterations"] == swap.hand.median_iterations
+    assert saved["swap"]["library"]["median_iterations"] == swap.library.median_iterations
     rows = {row["key"]: row for row in saved["break"] + saved["break_none"]}
     assert sorted(rows) == sorted(key for key, *_ in build.VARIANTS)
     assert saved["singular"]["step_bound"] == build.PULL / (2 * build.LAMBDA)
@@ -511,6 +552,25 @@ def test_through_table_plain_answers_collide_avoid_answers_clear_by_mj_geomDista
     assert t.avoid_ok.mean() >= 0.9
     assert np.all(avoid[t.avoid_ok] >= t.margin)  # never a converged answer within the margin of the table
     assert t.avoid_colliding == 0 and t.plain_colliding >= np.sum(t.plain_ok & (plain < t.margin))
+
+
+def test_through_tables_snippet_runs_with_the_experiments_scene_and_keeps_the_margin_by_mj_geomDistance(ex):
+    """The page's code block, run as printed: the experiment's table and margin, and an answer that converged and
+    keeps the margin from everything by MuJoCo's distances."""
+    import inspect
+    from pathlib import Path
+
+    from physai import collision
+
+    page = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
+    code = next(b for b in page.split("```python\n")[1:] if "collision_world(" in b).split("```")[0]
+    scope = {}
+    exec(code, scope)  # noqa: S102 -- the page's own snippet, as a learner runs it
+    assert scope["table"] == collision.Obstacle("table", "box", *ex.TABLE)
+    world = scope["world"]
+    margin = inspect.signature(ex.through_table).parameters["margin"].default
+    assert world.margin == margin and scope["r"].converged.all()
+    assert mujoco_distances(world, scope["r"].q[0]).min() >= margin - 1e-9
 
 
 def test_through_table_page_numbers_are_mj_geomDistances(ex, table, so101):

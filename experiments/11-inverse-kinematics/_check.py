@@ -120,7 +120,25 @@ def _contract(build, chain, p, q0, max_step) -> None:
                "e, lam), dq *= min(1, max_step / max|dq|), q = clip(q + dq, lower, upper)")
 
 
+def _step_fails(build, rng) -> str:
+    """'' if the learner's damped_step passes its own check, else the lead of a hint saying so: a wrong step makes
+    every later check fail for a reason that is not its own."""
+    try:
+        check_damped_step(build, rng)
+    except Hint:
+        return "damped_step fails its own check and the loop calls it, so fix damped_step first; then: "
+    return ""
+
+
 def check_ik_by_hand(build, rng) -> None:
+    try:
+        _check_loop(build, rng)
+    except Hint as hint:
+        raise Hint(f"{_step_fails(build, rng)}{hint}") from None
+
+
+def _check_loop(build, rng) -> None:
+    """The lab's grade of ``ik_by_hand`` (see the module's docstring), without the lead naming damped_step."""
     lesson, chain = _lesson(), robots.load("so101")
     targets = lesson.lab_targets(chain, int(rng.integers(2**31)))
     for p in targets[:3]:
@@ -162,9 +180,13 @@ def _attempts(build, chain, p, rng, restarts: int) -> tuple[int, int, int]:
 
 
 def _ik_fails(build, rng) -> str:
-    """'' if the learner's ik_by_hand passes its own check, else the lead of a hint saying so."""
+    """'' if the learner's damped_step and ik_by_hand pass their own checks, else the lead of a hint naming the
+    first that fails."""
+    lead = _step_fails(build, rng)
+    if lead:
+        return lead
     try:
-        check_ik_by_hand(build, rng)
+        _check_loop(build, rng)
     except Hint:
         return "ik_by_hand fails its own check and solve_by_hand calls it, so fix ik_by_hand first; then: "
     return ""
@@ -208,7 +230,7 @@ def check_solve_by_hand(build, rng) -> None:
                        "failed attempt, restart ik_by_hand from the next random in-limit pose (chain.random_q(rng, "
                        "restarts)) and return the first answer that converges")
     if hand.median_iterations > lesson.LAB_FACTOR * library.median_iterations:
-        raise Hint(f"median {hand.median_iterations:g} steps over all attempts, solve_ik {library.median_iterations:g}"
+        raise Hint(f"{_ik_fails(build, rng)}median {hand.median_iterations:g} steps over all attempts, solve_ik {library.median_iterations:g}"
                    f" (at most {lesson.LAB_FACTOR:g} x): stop at the first attempt that converges")
 
 
@@ -222,6 +244,7 @@ EXAMPLES = {  # the worked call each stub shows, with the lesson's own answer (p
 MUTATIONS = [
     ("return J.T @ np.linalg.solve(", "return -J.T @ np.linalg.solve(", "sign"),
     ("lam**2 * np.eye(len(e))", "0.0 * np.eye(len(e))", "damping"),
+    ("lam**2 * np.eye(len(e))", "lam * np.eye(len(e))", "fix damped_step first"),
     ("q = np.clip(q + dq, chain.lower, chain.upper)", "q = np.clip(q - dq, chain.lower, chain.upper)", "sign"),
     ("q = np.clip(q + dq, chain.lower, chain.upper)", "q = q + dq", "limits"),
     ("dq *= min(1.0, max_step / np.abs(dq).max())", "dq *= 1.0", "clipping"),

@@ -208,9 +208,10 @@ def lab_hand(chain, targets: np.ndarray, **options) -> Score:
     return dataclasses.replace(s, stops={k: reasons.count(k) for k in STOPS})
 
 
-def lab_library(chain, targets: np.ndarray) -> Score:
-    """``solve_ik`` (its default method, ``lm``) once per target from the mid-range pose, no restarts."""
-    rs = [solve_ik(chain, p, chain.q_middle, task="position", solver=Solver(restarts=0)) for p in targets]
+def lab_library(chain, targets: np.ndarray, **options) -> Score:
+    """``solve_ik`` (its default method, ``lm``) once per target from the mid-range pose, no restarts (``options``:
+    further :class:`Solver` fields, such as ``step``)."""
+    rs = [solve_ik(chain, p, chain.q_middle, task="position", solver=Solver(restarts=0, **options)) for p in targets]
     return score(chain, targets, np.array([r.q for r in rs]), np.array([r.iterations for r in rs]))
 
 
@@ -242,12 +243,31 @@ def judge_lab(hand: Score, library: Score) -> Lab:
                library.success - LAB_MARGIN, LAB_FACTOR * library.median_iterations)
 
 
-def print_lab(lab: Lab) -> None:
+@dataclass(frozen=True)
+class StepLimits:
+    """Why ``solve_ik`` needs fewer iterations in the lab: its default step limit ``library_step`` (rad) against the
+    lab's ``MAX_STEP``; the lab's loop at the library's limit (``hand``) and ``solve_ik`` at the lab's (``library``)."""
+
+    library_step: float
+    hand: Score
+    library: Score
+
+
+def step_limits(chain, targets: np.ndarray) -> StepLimits:
+    """Both lab solvers with their step limits swapped (:class:`StepLimits`), on ``targets``."""
+    step = Solver().step
+    return StepLimits(step, lab_hand(chain, targets, max_step=step), lab_library(chain, targets, step=MAX_STEP))
+
+
+def print_lab(lab: Lab, swap: StepLimits) -> None:
     print(f"\n== The lab: {lab.n} SO-101 targets (seed {lab.seed}), one attempt each from the mid-range pose ==")
     for label, s in (("ik_by_hand", lab.hand), ("solve_ik (lm)", lab.library)):
         its = "-" if s.median_iterations is None else f"{s.median_iterations:.1f}"
         print(f"  {label:14s} success {s.success:4.0%}   median iterations {its}")
     print(f"  passes (success >= solve_ik's - {lab.margin:g}, iterations <= {lab.factor:g} x): {lab.passes}")
+    print(f"  step limits swapped: ik_by_hand at solve_ik's {swap.library_step:g} rad: success {swap.hand.success:4.0%}, "
+          f"median iterations {swap.hand.median_iterations:.1f}; solve_ik at {MAX_STEP:g} rad: success "
+          f"{swap.library.success:4.0%}, median iterations {swap.library.median_iterations:.1f}")
 
 
 # ---- break it: no damping, no step limit, too much damping ----------------------------------------
@@ -317,6 +337,8 @@ class NearSingular:
     pull: float  # m
     step_bound: float  # rad, pull / (2 LAMBDA): the damped step's largest length
     target: np.ndarray  # (3,) m
+    mixed: np.ndarray  # (3,) m, the mixed target: pull / sqrt(2) m back along the weak direction and up the strong one
+    mixed_each: float  # m, pull / sqrt(2): the mixed target's offset along each of the two directions
     first_step: dict  # key -> largest joint change of the first step, rad
     asked: float  # rad, largest joint change the undamped first step asks for, before the joint limits clip it
     peak_error: dict  # key -> largest |e| on the way, m
@@ -340,7 +362,8 @@ def near_singular(chain) -> NearSingular:
     U, S, Vt = np.linalg.svd(J)
     p0 = fk(chain, Q_STRETCHED).p
     weak = -np.sign(U[:, -1] @ p0) * U[:, -1]  # the weak direction, pointing back toward the base
-    target, mixed = p0 + PULL * weak, p0 + PULL * (weak + U[:, 0]) / np.sqrt(2)
+    strong = np.sign(U[2, 0]) * U[:, 0]  # the strong direction, pointing up (an SVD may return either sign)
+    target, mixed = p0 + PULL * weak, p0 + PULL * (weak + strong) / np.sqrt(2)
     strong_gn = Vt[0] @ damped_step(J, mixed - p0, 0.0)  # the Gauss-Newton step's share along the strong direction
     out = {k: {} for k in ("first_step", "peak_error", "final_error", "steps", "falls", "distance", "mixed_after_mm",
                            "mixed_kept", "errors")}
@@ -357,7 +380,8 @@ def near_singular(chain) -> NearSingular:
         out["errors"][key] = errors
     asked = float(np.abs(damped_step(J, target - p0, 0.0)).max())
     labels = {key: label for key, label, *_ in VARIANTS if key in SINGULAR_KEYS}
-    return NearSingular(labels, Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, asked=asked, **out)
+    return NearSingular(labels, Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, mixed,
+                        PULL / np.sqrt(2), asked=asked, **out)
 
 
 @dataclass(frozen=True)
@@ -439,7 +463,8 @@ def main(full: bool = False) -> dict:
     targets = lab_targets(chain)
     brk = break_step(chain, targets)
     lab = judge_lab(brk.scores["built"], lab_library(chain, targets))  # "built": the lab's loop as written
-    print_lab(lab)
+    swap = step_limits(chain, targets)
+    print_lab(lab, swap)
     ns = near_singular(chain)
     scale = damping_scale(chain)
     print_break(brk, ns, scale)
@@ -456,6 +481,7 @@ def main(full: bool = False) -> dict:
     return save_results(HERE, "build.py", {
         "lam": LAMBDA, "tol": TOL, "max_step": MAX_STEP, "patience": PATIENCE, "iterations": ITERATIONS,
         "restarts": RESTARTS, "library_restarts": DEFAULT_RESTARTS, "run": r, "lab": lab,
+        "swap": swap,
         "break": brk.solved, "break_none": brk.unsolved, "heavy": brk.heavy,  # break_none: no median to show
         "scale": scale,
         "singular": ns}, figures=figures)

@@ -153,6 +153,7 @@ class Convergence:
     plateau: dict[str, float]
     # method -> the first iteration from which the figure's curve stays at its plateau (ceiling: still moving)
     flat_from: dict[str, int]
+    perturbation: float  # rad: each start is its target's pose plus uniform(-perturbation, perturbation) per joint
     names: tuple[str, ...] = unsaved()  # the methods, in METHODS' order
     converged: np.ndarray = unsaved()  # (methods,) fraction
     iterations: np.ndarray = unsaved()  # (methods, k) per target
@@ -163,6 +164,7 @@ class Convergence:
     ok: np.ndarray = unsaved()  # (methods, k) converged inside the limits
 
 
+PERTURBATION = 0.4  # rad, the largest per-joint offset of Step 2's starts from their targets' poses
 LEVER = TOL_POSITION / TOL_ORIENTATION  # m: a radian at this lever moves a point as far as the position tolerance
 
 
@@ -183,7 +185,7 @@ def convergence(n_targets: int = 20, max_iterations: int = 100, seed: int = SEED
     chain = robots.load("panda")
     rng = np.random.default_rng(seed)
     q_true = chain.random_q(rng, n_targets, inset=0.2)
-    q0 = np.clip(q_true + rng.uniform(-0.4, 0.4, q_true.shape), chain.lower, chain.upper)
+    q0 = np.clip(q_true + rng.uniform(-PERTURBATION, PERTURBATION, q_true.shape), chain.lower, chain.upper)
     T = kinematics.tool_pose(chain, q_true)
     ceiling = 2 * max_iterations
     runs, curves = [], []
@@ -201,7 +203,7 @@ def convergence(n_targets: int = 20, max_iterations: int = 100, seed: int = SEED
     moving = curves != curves[:, -1:]  # (methods, ceiling + 1): not yet at the curve's last value
     flat_from = {m: int(np.flatnonzero(row)[-1]) + 1 if row.any() else 0 for m, row in zip(METHODS, moving)}
     plateau = {m: float(curve[-1]) for m, curve in zip(METHODS, curves)}
-    return Convergence(n_targets, max_iterations, ceiling, LEVER, scores, example, plateau, flat_from, METHODS,
+    return Convergence(n_targets, max_iterations, ceiling, LEVER, scores, example, plateau, flat_from, PERTURBATION, METHODS,
                        converged, np.array([s.iterations for s in runs]), curves, T, q0, np.array([s.q for s in runs]),
                        np.array([s.ok for s in runs]))
 
