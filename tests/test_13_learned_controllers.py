@@ -75,17 +75,19 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
     s = ex.near_singularity([nets_2r, nets_2r], n_per_band=60)
     assert s.repetitions == 2
     fk_medians, fk_joint = np.empty((2, len(ex.BANDS))), np.empty((2, len(ex.BANDS)))
+    radii, smins = [[] for _ in ex.BANDS], [[] for _ in ex.BANDS]  # both repetitions' targets, pooled per band
     for i in range(2):
         rng = np.random.default_rng(ex.SEEDS["probe targets"] + 1 + i * ex.SEED_STRIDE)  # each repetition's draws
-        for b, ((lo, hi), smin) in enumerate(zip(ex.BANDS, s.sigma_min)):
+        for b, (lo, hi) in enumerate(ex.BANDS):
             r, phi = rng.uniform(lo, hi, 60), rng.uniform(-np.radians(80), np.radians(80), 60)
             x = np.c_[r * np.cos(phi), r * np.sin(phi), np.zeros(60)]
             q2 = np.arccos(np.clip((r**2 - L1**2 - L2**2) / (2 * L1 * L2), -1, 1))
-            if i == 0:  # sigma_min of the 2 x 2 position Jacobian at the exact elbow-up answer, written out
-                q1 = phi - np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))
-                J = np.array([[[-L1 * np.sin(a) - L2 * np.sin(a + c), -L2 * np.sin(a + c)],
-                               [L1 * np.cos(a) + L2 * np.cos(a + c), L2 * np.cos(a + c)]] for a, c in zip(q1, q2)])
-                np.testing.assert_allclose(smin, np.median(np.linalg.svd(J, compute_uv=False)[:, -1]), atol=1e-12)
+            # sigma_min of the 2 x 2 position Jacobian at the exact elbow-up answer, written out
+            q1 = phi - np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))
+            J = np.array([[[-L1 * np.sin(a) - L2 * np.sin(a + c), -L2 * np.sin(a + c)],
+                           [L1 * np.cos(a) + L2 * np.cos(a + c), L2 * np.cos(a + c)]] for a, c in zip(q1, q2)])
+            radii[b].append(r)
+            smins[b].append(np.linalg.svd(J, compute_uv=False)[:, -1])
             q_fk = predict(nets_2r["FK-consistency"], x)
             fk_medians[i, b] = np.median(_miss_2r(q_fk, x))
             # the joint-space distance to the nearer of the two law-of-cosines answers (rad)
@@ -106,12 +108,16 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
             reach = np.sqrt(L1**2 + L2**2 + 2 * L1 * L2 * np.cos(q_fk[:, 1]))
             np.testing.assert_allclose(s.errors[i, b, 7:10], [np.sum(radial**2) / np.sum(e**2), np.mean(reach < r),
                                                               np.median(np.abs(q_fk[:, 1]))], atol=1e-12)
-            if i == 0:
-                np.testing.assert_allclose(s.q2_exact[b], np.median(q2), atol=1e-12)
     np.testing.assert_allclose(s.errors[:, :, 1], fk_medians, atol=1e-12)
     np.testing.assert_allclose(s.errors[:, :, 5], fk_joint, atol=1e-12)
     assert s.joint_rises == int(np.sum(fk_joint[:, -1] > fk_joint[:, 0]))
     for b, row in enumerate(s.rows):  # the page's (mean, min, max) over repetitions, in mm
+        # the closed-form columns come from one sample: every repetition's targets of the band, pooled
+        r = np.concatenate(radii[b])
+        np.testing.assert_allclose(s.sigma_min[b], np.median(np.concatenate(smins[b])), atol=1e-12)
+        np.testing.assert_allclose(row.straight, 1e3 * np.median(L1 + L2 - r), atol=1e-9)
+        np.testing.assert_allclose(s.q2_exact[b], np.median(np.arccos(np.clip((r**2 - L1**2 - L2**2) / (2 * L1 * L2),
+                                                                              -1, 1))), atol=1e-12)
         np.testing.assert_allclose(row.fk, [1e3 * fk_medians[:, b].mean(), 1e3 * fk_medians[:, b].min(),
                                             1e3 * fk_medians[:, b].max()], atol=1e-9)
         np.testing.assert_allclose(row.fk_joint, [fk_joint[:, b].mean(), fk_joint[:, b].min(), fk_joint[:, b].max()],
