@@ -6,6 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import mj_site
+from scipy.integrate import quad
 
 from physai import robots, solve_ik_batch
 from physai.learned import init_model, predict
@@ -384,6 +385,16 @@ def test_trained_tiny_network_sits_on_the_mean_of_the_elbows_in_closed_form(buil
     dq1 = 2 * np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))  # elbow down's q1 minus elbow up's
     floor = np.mean(dq1**2 + (2 * q2) ** 2) / 4
     assert t.floor == pytest.approx(floor, rel=1e-12)
+    per_target = (dq1**2 + (2 * q2) ** 2) / 4
+    assert t.floor_se == pytest.approx(np.std(per_target) / np.sqrt(build.N_TRAIN), rel=1e-12)
+    # the distribution's floor, r uniform in R_TRAIN: SciPy's adaptive quadrature of the same closed form in r
+
+    def gap(r):
+        c = np.arccos((r**2 - L1**2 - L2**2) / (2 * L1 * L2))
+        return np.arctan2(L2 * np.sin(c), L1 + L2 * np.cos(c)) ** 2 + c**2
+
+    lo, hi = build.R_TRAIN
+    assert t.floor_population == pytest.approx(quad(gap, lo, hi, epsabs=1e-13)[0] / (hi - lo), rel=1e-10)
     assert t.loss[0] > t.loss[1] >= floor and t.losses.min() >= floor
     assert t.q2_exact == pytest.approx(np.median(q2), rel=1e-12)
     assert t.to_mean < 0.2 < 1.0 < t.to_nearest and t.q2_network < 0.2
