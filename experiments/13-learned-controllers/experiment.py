@@ -79,6 +79,7 @@ SETTLE_S = 2.0
 NETS_2R = {"joint regression": ("joint", "bounded"), "FK-consistency": ("fk", "bounded")}
 NETS_SO101 = {"joint regression": ("joint", "linear"), "FK-consistency": ("fk", "linear"),
               "FK-consistency, bounded": ("fk", "bounded")}
+R_AROUND = (0.25, 0.75)  # m, Break it's targets all around the arm: r uniform in this range
 BANDS = ((0.5, 0.7), (0.7, 0.77), (0.77, 0.79), (0.79, 0.798), (0.798, 0.8))  # m, toward r = L1 + L2
 TRAIN_ANGLE = 90  # deg: the 2R networks train on targets with |polar angle| up to this (90: the right half-plane)
 
@@ -249,10 +250,10 @@ class Extrapolation:
 
 
 def extrapolation(nets: dict, n_targets: int = 2000) -> Extrapolation:
-    """Targets all around the 2R (r in [0.25, 0.75] m, seed 4): the networks vs the solver from ``START_2R``."""
+    """Targets all around the 2R (r uniform in ``R_AROUND``, seed 4): the networks vs the solver from ``START_2R``."""
     chain = robots.load("planar2r")
     rng = np.random.default_rng(SEEDS["probe targets"])
-    r, phi = rng.uniform(0.25, 0.75, n_targets), rng.uniform(-np.pi, np.pi, n_targets)
+    r, phi = rng.uniform(*R_AROUND, n_targets), rng.uniform(-np.pi, np.pi, n_targets)
     x = np.stack([r * np.cos(phi), r * np.sin(phi), np.zeros_like(r)], axis=1)
     q = {k: predict(n, x) for k, n in nets.items()} | {"solver": solve_ik_batch(chain, x, START_2R, task=TASK).q}
     med = sector_medians(phi, {k: position_error(chain, v, x) for k, v in q.items()})
@@ -818,14 +819,16 @@ def main(full: bool = False) -> list[Claim]:
     figures = [
         Figure("multimodality_2r.png",
                "On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
-               "region (left), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
+               "region (left: Experiment Step 1's test targets, from uniform random joints, so every r from L1 - L2 "
+               "to L1 + L2), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
                f"near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it was trained on, both "
                "networks' errors climb, while the solver lands within its tolerance (dashed) on "
-               f"{below} target{plural} (right).",
-               "Left: test targets in the training region coloured by the FK-consistency network's error on a log "
+               f"{below} target{plural} (right: Break it's targets all around the arm, r uniform from "
+               f"{R_AROUND[0]:g} to {R_AROUND[1]:g} m).",
+               "Left: Step 1's test targets in the training region coloured by the FK-consistency network's error on a log "
                "scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
-               "ones also along the outer edge, as in the table above, and the smallest in between. Right: every "
-               "method's error against the target's polar angle, log scale, "
+               "ones also along the outer edge, as in the table above, and the smallest in between. Right: for Break "
+               "it's targets all around the arm, every method's error against the target's polar angle, log scale, "
                f"with a vertical line at {TRAIN_ANGLE:g} degrees and a dashed line at the solver's tolerance; both "
                f"networks' errors climb beyond the vertical line, while the solver's points lie below the dashed "
                f"line on {below} target{plural}."),
@@ -844,7 +847,7 @@ def main(full: bool = False) -> list[Claim]:
         "tol_mm": TASK.tol_position * 1e3, "hybrid_iterations": HYBRID.iterations, "timing_rounds": TIMING_ROUNDS,
         "restarts": SOLVER.restarts, "joint_range_2r": robots.load("planar2r").sample_range,
         "solver_2r_within_tol": solver_ok, "solver_2r_max_mm": ex.errors["solver"].max() * 1e3,
-        "settle_s": SETTLE_S, "multimodality": mm.rows,
+        "settle_s": SETTLE_S, "r_around": list(R_AROUND), "multimodality": mm.rows,
         # how many times regression's median miss is below the mean pose's, and above FK-consistency's
         "regression_ratios": [mm.rows[0].median_mm / mm.rows[1].median_mm, mm.rows[1].median_mm / mm.rows[2].median_mm],
         "extrapolation": ex, "singularity": ns_, "so101": g.rows,
