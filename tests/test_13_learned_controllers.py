@@ -130,6 +130,7 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
     inner = s.errors[:, 0, 7:10].mean(axis=0)  # the first band's radial share, short fraction and |q2|, both runs
     assert s.inner_overshoots == bool(inner[2] < s.q2_exact[0] and inner[1] < 0.5)
     assert np.all(s.errors[:, :, 3] <= s.errors[:, :, 4]) and s.errors[:, :, 4].max() <= TOL  # the solver
+    assert s.solver_max == pytest.approx(1e3 * s.errors[:, :, 4].max(), rel=1e-12)
     rises = int(np.sum(fk_medians[:, -1] > fk_medians[:, 0]))
     assert s.fk_rises == rises and s.fk_monotone == int(np.sum(np.all(np.diff(fk_medians, axis=1) > 0, axis=1)))
     assert ex.singularity_claims(s)[0].verdict == verdict(int(np.sum(fk_joint[:, -1] > fk_joint[:, 0])) == 2)

@@ -329,6 +329,7 @@ class NearSingularity:
     all_monotone: bool  # fk_monotone == repetitions
     joint_rises: int  # repetitions whose FK-consistency joint distance (rad) in the last band is above the first's
     q2_exact: np.ndarray  # (bands,) rad, the exact answers' median |q2| (all repetitions' targets pooled)
+    solver_max: float  # mm, the solver's largest miss over every band's targets
     inner_overshoots: bool  # in the first band the FK network's median |q2| (mean over repetitions) is below the
     # exact one and its tool falls short of under half the targets: a straighter arm, reaching too far
     errors: np.ndarray = unsaved()  # (repetitions, bands, 10): regression, FK, straight arm, solver median, largest
@@ -368,8 +369,9 @@ def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity
                  for b in range(len(BANDS)))
     fk = e[:, :, 1]
     monotone = int(np.sum(np.all(np.diff(fk, axis=1) > 0, axis=1)))
-    return NearSingularity([list(b) for b in BANDS], np.array([np.median(np.concatenate(m)) for m in smin]), rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])),
-                           monotone, monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), q2_exact,
+    smin = np.array([np.median(np.concatenate(m)) for m in smin])
+    return NearSingularity([list(b) for b in BANDS], smin, rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])), monotone,
+                           monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), q2_exact, e[:, :, 4].max() * 1e3,
                            bool(rows[0].fk_q2[0] < q2_exact[0] and rows[0].fk_short[0] < 0.5), e)
 
 
@@ -825,8 +827,8 @@ def main(full: bool = False) -> list[Claim]:
                "networks' errors climb, while the solver lands within its tolerance (dashed) on "
                f"{below} target{plural} (right: Break it's targets all around the arm, r uniform from "
                f"{R_AROUND[0]:g} to {R_AROUND[1]:g} m).",
-               "Left: Step 1's test targets in the training region coloured by the FK-consistency network's error on a log "
-               "scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
+               "Left: Step 1's test targets in the training region coloured by the FK-consistency network's error on "
+               "a log scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
                "ones also along the outer edge, as in the table above, and the smallest in between. Right: for Break "
                "it's targets all around the arm, every method's error against the target's polar angle, log scale, "
                f"with a vertical line at {TRAIN_ANGLE:g} degrees and a dashed line at the solver's tolerance; both "
