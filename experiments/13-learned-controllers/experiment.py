@@ -825,8 +825,8 @@ def main(full: bool = False) -> list[Claim]:
                "to L1 + L2), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
                f"near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it was trained on, both "
                "networks' errors climb, while the solver lands within its tolerance (dashed) on "
-               f"{below} target{plural} (right: Break it's targets all around the arm, r uniform from "
-               f"{R_AROUND[0]:g} to {R_AROUND[1]:g} m).",
+               f"{below} target{plural} (right: Break it's targets all around the arm, r uniform and away from both "
+               "edges of the workspace).",
                "Left: Step 1's test targets in the training region coloured by the FK-consistency network's error on "
                "a log scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
                "ones also along the outer edge, as in the table above, and the smallest in between. Right: for Break "
