@@ -6,6 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import mj_site
+from scipy.integrate import quad
 
 from physai import robots, solve_ik_batch
 from physai.learned import init_model, predict
@@ -75,17 +76,19 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
     s = ex.near_singularity([nets_2r, nets_2r], n_per_band=60)
     assert s.repetitions == 2
     fk_medians, fk_joint = np.empty((2, len(ex.BANDS))), np.empty((2, len(ex.BANDS)))
+    radii, smins = [[] for _ in ex.BANDS], [[] for _ in ex.BANDS]  # both repetitions' targets, pooled per band
     for i in range(2):
         rng = np.random.default_rng(ex.SEEDS["probe targets"] + 1 + i * ex.SEED_STRIDE)  # each repetition's draws
-        for b, ((lo, hi), smin) in enumerate(zip(ex.BANDS, s.sigma_min)):
+        for b, (lo, hi) in enumerate(ex.BANDS):
             r, phi = rng.uniform(lo, hi, 60), rng.uniform(-np.radians(80), np.radians(80), 60)
             x = np.c_[r * np.cos(phi), r * np.sin(phi), np.zeros(60)]
             q2 = np.arccos(np.clip((r**2 - L1**2 - L2**2) / (2 * L1 * L2), -1, 1))
-            if i == 0:  # sigma_min of the 2 x 2 position Jacobian at the exact elbow-up answer, written out
-                q1 = phi - np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))
-                J = np.array([[[-L1 * np.sin(a) - L2 * np.sin(a + c), -L2 * np.sin(a + c)],
-                               [L1 * np.cos(a) + L2 * np.cos(a + c), L2 * np.cos(a + c)]] for a, c in zip(q1, q2)])
-                np.testing.assert_allclose(smin, np.median(np.linalg.svd(J, compute_uv=False)[:, -1]), atol=1e-12)
+            # sigma_min of the 2 x 2 position Jacobian at the exact elbow-up answer, written out
+            q1 = phi - np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))
+            J = np.array([[[-L1 * np.sin(a) - L2 * np.sin(a + c), -L2 * np.sin(a + c)],
+                           [L1 * np.cos(a) + L2 * np.cos(a + c), L2 * np.cos(a + c)]] for a, c in zip(q1, q2)])
+            radii[b].append(r)
+            smins[b].append(np.linalg.svd(J, compute_uv=False)[:, -1])
             q_fk = predict(nets_2r["FK-consistency"], x)
             fk_medians[i, b] = np.median(_miss_2r(q_fk, x))
             # the joint-space distance to the nearer of the two law-of-cosines answers (rad)
@@ -106,12 +109,16 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
             reach = np.sqrt(L1**2 + L2**2 + 2 * L1 * L2 * np.cos(q_fk[:, 1]))
             np.testing.assert_allclose(s.errors[i, b, 7:10], [np.sum(radial**2) / np.sum(e**2), np.mean(reach < r),
                                                               np.median(np.abs(q_fk[:, 1]))], atol=1e-12)
-            if i == 0:
-                np.testing.assert_allclose(s.q2_exact[b], np.median(q2), atol=1e-12)
     np.testing.assert_allclose(s.errors[:, :, 1], fk_medians, atol=1e-12)
     np.testing.assert_allclose(s.errors[:, :, 5], fk_joint, atol=1e-12)
     assert s.joint_rises == int(np.sum(fk_joint[:, -1] > fk_joint[:, 0]))
     for b, row in enumerate(s.rows):  # the page's (mean, min, max) over repetitions, in mm
+        # the closed-form columns come from one sample: every repetition's targets of the band, pooled
+        r = np.concatenate(radii[b])
+        np.testing.assert_allclose(s.sigma_min[b], np.median(np.concatenate(smins[b])), atol=1e-12)
+        np.testing.assert_allclose(row.straight, 1e3 * np.median(L1 + L2 - r), atol=1e-9)
+        np.testing.assert_allclose(s.q2_exact[b], np.median(np.arccos(np.clip((r**2 - L1**2 - L2**2) / (2 * L1 * L2),
+                                                                              -1, 1))), atol=1e-12)
         np.testing.assert_allclose(row.fk, [1e3 * fk_medians[:, b].mean(), 1e3 * fk_medians[:, b].min(),
                                             1e3 * fk_medians[:, b].max()], atol=1e-9)
         np.testing.assert_allclose(row.fk_joint, [fk_joint[:, b].mean(), fk_joint[:, b].min(), fk_joint[:, b].max()],
@@ -123,6 +130,7 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
     inner = s.errors[:, 0, 7:10].mean(axis=0)  # the first band's radial share, short fraction and |q2|, both runs
     assert s.inner_overshoots == bool(inner[2] < s.q2_exact[0] and inner[1] < 0.5)
     assert np.all(s.errors[:, :, 3] <= s.errors[:, :, 4]) and s.errors[:, :, 4].max() <= TOL  # the solver
+    assert s.solver_max == pytest.approx(1e3 * s.errors[:, :, 4].max(), rel=1e-12)
     rises = int(np.sum(fk_medians[:, -1] > fk_medians[:, 0]))
     assert s.fk_rises == rises and s.fk_monotone == int(np.sum(np.all(np.diff(fk_medians, axis=1) > 0, axis=1)))
     assert ex.singularity_claims(s)[0].verdict == verdict(int(np.sum(fk_joint[:, -1] > fk_joint[:, 0])) == 2)
@@ -378,6 +386,16 @@ def test_trained_tiny_network_sits_on_the_mean_of_the_elbows_in_closed_form(buil
     dq1 = 2 * np.arctan2(L2 * np.sin(q2), L1 + L2 * np.cos(q2))  # elbow down's q1 minus elbow up's
     floor = np.mean(dq1**2 + (2 * q2) ** 2) / 4
     assert t.floor == pytest.approx(floor, rel=1e-12)
+    per_target = (dq1**2 + (2 * q2) ** 2) / 4
+    assert t.floor_se == pytest.approx(np.std(per_target) / np.sqrt(build.N_TRAIN), rel=1e-12)
+    # the distribution's floor, r uniform in R_TRAIN: SciPy's adaptive quadrature of the same closed form in r
+
+    def gap(r):
+        c = np.arccos((r**2 - L1**2 - L2**2) / (2 * L1 * L2))
+        return np.arctan2(L2 * np.sin(c), L1 + L2 * np.cos(c)) ** 2 + c**2
+
+    lo, hi = build.R_TRAIN
+    assert t.floor_population == pytest.approx(quad(gap, lo, hi, epsabs=1e-13)[0] / (hi - lo), rel=1e-10)
     assert t.loss[0] > t.loss[1] >= floor and t.losses.min() >= floor
     assert t.q2_exact == pytest.approx(np.median(q2), rel=1e-12)
     assert t.to_mean < 0.2 < 1.0 < t.to_nearest and t.q2_network < 0.2

@@ -127,12 +127,29 @@ class TrainRun:
     steps: int
     loss: tuple[float, float]  # first and last training loss (rad^2)
     floor: float  # rad^2, the loss of the two elbows' mean: mean |up - down|^2 / 4, the least any network reaches
+    floor_se: float  # rad^2, that mean's standard error over this draw (the spread of |up - down|^2 / 4 / sqrt(k))
+    floor_population: float  # rad^2, E |up - down|^2 / 4 for r uniform in r_range, by Gauss-Legendre quadrature in r
     q2_network: float  # rad, median |q2| of the trained network
     q2_exact: float  # rad, median |q2| of the exact answers
     to_mean: float  # rad, median distance of the network's joints to the mean of the two elbows
     to_nearest: float  # rad, ... to the nearer exact answer
     miss_mm: float  # median tool miss of the network's joints
     losses: np.ndarray = unsaved()  # (steps,) rad^2
+
+
+def mean_gap(x: np.ndarray) -> np.ndarray:
+    """``|up - down|^2 / 4`` per target ``x: (k, 3)`` m -> ``(k,)`` rad^2: the squared distance of either elbow
+    from their mean, the least joint-regression loss a target with both elbows as labels allows."""
+    up, down = elbows(x)
+    return np.sum((up - down) ** 2, axis=1) / 4
+
+
+def population_floor(r_range: tuple[float, float], nodes: int = 64) -> float:
+    """``E mean_gap`` (rad^2) for r uniform in ``r_range`` (m): the gap depends on r alone, so one Gauss-Legendre
+    rule in r gives the mean any large draw approaches."""
+    t, w = np.polynomial.legendre.leggauss(nodes)
+    r = 0.5 * (r_range[0] + r_range[1]) + 0.5 * (r_range[1] - r_range[0]) * t
+    return float(0.5 * np.sum(w * mean_gap(np.c_[r, np.zeros((nodes, 2))])))
 
 
 def train_tiny(seed: int = SEED, steps: int = TRAIN_STEPS) -> TrainRun:
@@ -149,8 +166,9 @@ def train_tiny(seed: int = SEED, steps: int = TRAIN_STEPS) -> TrainRun:
         params, losses[i] = regression_step(params, x2, q, LEARNING_RATE)
     q_net = tiny_net(params, x[:, :2])
     near = np.minimum(np.linalg.norm(q_net - up, axis=1), np.linalg.norm(q_net - down, axis=1))
-    return TrainRun(N_TRAIN, R_TRAIN, HIDDEN, steps, (losses[0], losses[-1]),
-                    np.mean(np.sum((up - down) ** 2, axis=1)) / 4,
+    gap = mean_gap(x)
+    return TrainRun(N_TRAIN, R_TRAIN, HIDDEN, steps, (losses[0], losses[-1]), np.mean(gap),
+                    np.std(gap) / np.sqrt(N_TRAIN), population_floor(R_TRAIN),
                     np.median(np.abs(q_net[:, 1])), np.median(np.abs(up[:, 1])),
                     np.median(np.linalg.norm(q_net - 0.5 * (up + down), axis=1)), np.median(near),
                     np.median(np.linalg.norm(tip(q_net) - x[:, :2], axis=1)) * 1e3, losses)
@@ -243,7 +261,8 @@ def main(full: bool = False) -> BuildRun:
     t = b.trained
     print(f"\n== Step 4. Train it yourself: a {t.hidden}-unit network, {t.steps} steps of regression_step on "
           f"{t.n_targets} targets x both elbows ==")
-    print(f"  loss {t.loss[0]:.4f} -> {t.loss[1]:.4f} rad^2; floor (the elbows' mean) {t.floor:.4f} rad^2")
+    print(f"  loss {t.loss[0]:.4f} -> {t.loss[1]:.4f} rad^2; floor (the elbows' mean) {t.floor:.4f} rad^2 over this "
+          f"draw (standard error {t.floor_se:.3f}), {t.floor_population:.4f} rad^2 for the distribution")
     print(f"  median |q2| {t.q2_network:.3f} rad (exact {t.q2_exact:.3f}); distance to the elbows' mean "
           f"{t.to_mean:.3f} rad, to the nearer elbow {t.to_nearest:.3f} rad; median miss {t.miss_mm:.0f} mm")
     return save_results(HERE, "build.py", b)

@@ -79,6 +79,7 @@ SETTLE_S = 2.0
 NETS_2R = {"joint regression": ("joint", "bounded"), "FK-consistency": ("fk", "bounded")}
 NETS_SO101 = {"joint regression": ("joint", "linear"), "FK-consistency": ("fk", "linear"),
               "FK-consistency, bounded": ("fk", "bounded")}
+R_AROUND = (0.25, 0.75)  # m, Break it's targets all around the arm: r uniform in this range
 BANDS = ((0.5, 0.7), (0.7, 0.77), (0.77, 0.79), (0.79, 0.798), (0.798, 0.8))  # m, toward r = L1 + L2
 TRAIN_ANGLE = 90  # deg: the 2R networks train on targets with |polar angle| up to this (90: the right half-plane)
 
@@ -249,10 +250,10 @@ class Extrapolation:
 
 
 def extrapolation(nets: dict, n_targets: int = 2000) -> Extrapolation:
-    """Targets all around the 2R (r in [0.25, 0.75] m, seed 4): the networks vs the solver from ``START_2R``."""
+    """Targets all around the 2R (r uniform in ``R_AROUND``, seed 4): the networks vs the solver from ``START_2R``."""
     chain = robots.load("planar2r")
     rng = np.random.default_rng(SEEDS["probe targets"])
-    r, phi = rng.uniform(0.25, 0.75, n_targets), rng.uniform(-np.pi, np.pi, n_targets)
+    r, phi = rng.uniform(*R_AROUND, n_targets), rng.uniform(-np.pi, np.pi, n_targets)
     x = np.stack([r * np.cos(phi), r * np.sin(phi), np.zeros_like(r)], axis=1)
     q = {k: predict(n, x) for k, n in nets.items()} | {"solver": solve_ik_batch(chain, x, START_2R, task=TASK).q}
     med = sector_medians(phi, {k: position_error(chain, v, x) for k, v in q.items()})
@@ -298,7 +299,8 @@ def extrapolation_claims(e: Extrapolation) -> list[Claim]:
 @dataclass(frozen=True)
 class BandRow:
     """One radial band, over the repetitions: the regression's and the FK-consistency network's median error (mm) as
-    (mean, min, max) over repetitions; the straight arm's closed-form miss L1 + L2 - r (median, mm); the solver's
+    (mean, min, max) over repetitions; the straight arm's closed-form miss L1 + L2 - r (median over every
+    repetition's targets pooled, mm); the solver's
     median and largest miss (mm) over every repetition's targets; the FK-consistency network's median distance (rad)
     from the nearer exact answer, (mean, min, max) over repetitions; and the constant-elbow bound (mm): the largest
     miss over the band's targets of one elbow angle for the whole band, the one that reaches the band's middle, with
@@ -319,14 +321,15 @@ class BandRow:
 @dataclass(frozen=True)
 class NearSingularity:
     bands: list[list[float]]  # m, the radial bands (BANDS)
-    sigma_min: np.ndarray  # (bands,) m/rad, median at the exact elbow-up answer (repetition 0's targets)
+    sigma_min: np.ndarray  # (bands,) m/rad, median at the exact elbow-up answer (all repetitions' targets pooled)
     rows: tuple[BandRow, ...]
     repetitions: int
     fk_rises: int  # repetitions whose FK-consistency median in the last band is above the first band's
     fk_monotone: int  # repetitions whose FK-consistency median rises from every band to the next
     all_monotone: bool  # fk_monotone == repetitions
     joint_rises: int  # repetitions whose FK-consistency joint distance (rad) in the last band is above the first's
-    q2_exact: np.ndarray  # (bands,) rad, the exact answers' median |q2| (repetition 0's targets)
+    q2_exact: np.ndarray  # (bands,) rad, the exact answers' median |q2| (all repetitions' targets pooled)
+    solver_max: float  # mm, the solver's largest miss over every band's targets
     inner_overshoots: bool  # in the first band the FK network's median |q2| (mean over repetitions) is below the
     # exact one and its tool falls short of under half the targets: a straighter arm, reaching too far
     errors: np.ndarray = unsaved()  # (repetitions, bands, 10): regression, FK, straight arm, solver median, largest
@@ -338,17 +341,16 @@ def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity
     """Targets in radial bands toward r = L1 + L2 (polar angle within +-80 deg), for each repetition's networks
     ``reps[i]`` (label -> model) and its own targets (probe seed + 1 + i * SEED_STRIDE)."""
     chain = robots.load("planar2r")
-    errors, smin, q2_exact = [], [], []
+    errors, radii, smin = [], [[] for _ in BANDS], [[] for _ in BANDS]
     for i, nets in enumerate(reps):
         rng = np.random.default_rng(seed_replica(i)["probe targets"] + 1)
         rows = []
-        for lo, hi in BANDS:
+        for b, (lo, hi) in enumerate(BANDS):
             r, phi = rng.uniform(lo, hi, n_per_band), rng.uniform(-np.radians(80), np.radians(80), n_per_band)
             x = np.stack([r * np.cos(phi), r * np.sin(phi), np.zeros(n_per_band)], axis=1)
-            if i == 0:
-                J = jacobian(chain, two_r_solutions(x)[0])[:, :2]
-                smin.append(np.median(np.linalg.svd(J, compute_uv=False)[:, -1]))
-                q2_exact.append(np.median(two_r_solutions(x)[0][:, 1]))
+            J = jacobian(chain, two_r_solutions(x)[0])[:, :2]
+            radii[b].append(r)
+            smin[b].append(np.linalg.svd(J, compute_uv=False)[:, -1])
             solver = position_error(chain, solve_ik_batch(chain, x, START_2R, task=TASK).q, x)
             q_fk, (up, down) = predict(nets["FK-consistency"], x), two_r_solutions(x)
             rows.append([np.median(position_error(chain, predict(nets["joint regression"], x), x)),
@@ -358,14 +360,18 @@ def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity
                          constant_elbow_miss(x, (lo + hi) / 2).max(), *radial_split(chain, q_fk, x)])
         errors.append(rows)
     e = np.array(errors)
-    rows = tuple(BandRow(spread(e[:, b, 0] * 1e3), spread(e[:, b, 1] * 1e3), np.median(e[:, b, 2]) * 1e3,
+    # the closed-form columns (sigma_min, the straight arm, the exact |q2|) pool every repetition's targets, one sample
+    r_all = [np.concatenate(r) for r in radii]
+    q2_exact = np.array([np.median(two_r_solutions(np.c_[r, np.zeros((len(r), 2))])[0][:, 1]) for r in r_all])
+    rows = tuple(BandRow(spread(e[:, b, 0] * 1e3), spread(e[:, b, 1] * 1e3), np.median(L1 + L2 - r_all[b]) * 1e3,
                          np.median(e[:, b, 3]) * 1e3, e[:, b, 4].max() * 1e3, spread(e[:, b, 5]),
                          e[:, b, 6].max() * 1e3, *(spread(e[:, b, c]) for c in (7, 8, 9)))
                  for b in range(len(BANDS)))
     fk = e[:, :, 1]
     monotone = int(np.sum(np.all(np.diff(fk, axis=1) > 0, axis=1)))
-    return NearSingularity([list(b) for b in BANDS], np.array(smin), rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])),
-                           monotone, monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), np.array(q2_exact),
+    smin = np.array([np.median(np.concatenate(m)) for m in smin])
+    return NearSingularity([list(b) for b in BANDS], smin, rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])), monotone,
+                           monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), q2_exact, e[:, :, 4].max() * 1e3,
                            bool(rows[0].fk_q2[0] < q2_exact[0] and rows[0].fk_short[0] < 0.5), e)
 
 
@@ -815,14 +821,16 @@ def main(full: bool = False) -> list[Claim]:
     figures = [
         Figure("multimodality_2r.png",
                "On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
-               "region (left), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
+               "region (left: Experiment Step 1's test targets, from uniform random joints, so every r from L1 - L2 "
+               "to L1 + L2), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
                f"near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it was trained on, both "
                "networks' errors climb, while the solver lands within its tolerance (dashed) on "
-               f"{below} target{plural} (right).",
-               "Left: test targets in the training region coloured by the FK-consistency network's error on a log "
-               "scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
-               "ones also along the outer edge, as in the table above, and the smallest in between. Right: every "
-               "method's error against the target's polar angle, log scale, "
+               f"{below} target{plural} (right: Break it's targets all around the arm, r uniform and away from both "
+               "edges of the workspace).",
+               "Left: Step 1's test targets in the training region coloured by the FK-consistency network's error on "
+               "a log scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
+               "ones also along the outer edge, as in the table above, and the smallest in between. Right: for Break "
+               "it's targets all around the arm, every method's error against the target's polar angle, log scale, "
                f"with a vertical line at {TRAIN_ANGLE:g} degrees and a dashed line at the solver's tolerance; both "
                f"networks' errors climb beyond the vertical line, while the solver's points lie below the dashed "
                f"line on {below} target{plural}."),
@@ -841,7 +849,7 @@ def main(full: bool = False) -> list[Claim]:
         "tol_mm": TASK.tol_position * 1e3, "hybrid_iterations": HYBRID.iterations, "timing_rounds": TIMING_ROUNDS,
         "restarts": SOLVER.restarts, "joint_range_2r": robots.load("planar2r").sample_range,
         "solver_2r_within_tol": solver_ok, "solver_2r_max_mm": ex.errors["solver"].max() * 1e3,
-        "settle_s": SETTLE_S, "multimodality": mm.rows,
+        "settle_s": SETTLE_S, "r_around": list(R_AROUND), "multimodality": mm.rows,
         # how many times regression's median miss is below the mean pose's, and above FK-consistency's
         "regression_ratios": [mm.rows[0].median_mm / mm.rows[1].median_mm, mm.rows[1].median_mm / mm.rows[2].median_mm],
         "extrapolation": ex, "singularity": ns_, "so101": g.rows,
