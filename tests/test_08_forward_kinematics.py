@@ -462,12 +462,13 @@ def test_experiment_worst_joint_and_best_step_follow_the_statistics(ex):
 
 def test_the_widowx_ais_largest_jacobian_entry_is_one_number_computed_by_lesson_09_alone():
     """One statistic, one number: lesson 08's page quotes no largest Jacobian entry of its own (its Step 3 is the
-    reach); lesson 09's WidowX AI part computes it, with the bound it obeys (tested in test_09)."""
+    reach); lesson 09's WidowX AI part computes it (its page quotes it at most once) and the lever that bounds it
+    (tested in test_09)."""
     root = Path(__file__).resolve().parent.parent / "experiments"
     page08 = (root / "08-forward-kinematics" / "lesson.md").read_text()
     page09 = (root / "09-jacobians" / "lesson.md").read_text()
     assert not re.search(r"R\.build\.reach\.\w+\.top", page08) and "wxai_illustrative.reach" not in page08
-    assert page09.count("R.wxai.velocity.max_entry") == 1 and "R.wxai.velocity.max_lever" in page09
+    assert page09.count("R.wxai.velocity.max_entry") <= 1 and "R.wxai.velocity.max_lever" in page09
 
 
 def test_scene_pictures_the_so101_with_axes_as_its_alt_text_says(run_lesson, tmp_path, so101_model, so101):
