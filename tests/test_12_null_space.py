@@ -139,6 +139,10 @@ def test_choose_on_purpose_from_mujoco(ex, audit, robot, so101_model, panda_mode
     np.testing.assert_allclose(c.roll_offset_mm, 1000 * np.linalg.norm(np.cross(arm, axis)), atol=1e-9)
     if robot == "so101":
         assert c.roll_offset_mm < 20  # the roll turns the tool point only a little: nearly a free direction
+    # the page: how often plain IK's joint nearest its stop (MuJoCo's ranges) is the last one, the roll
+    qs, conv = c.solutions[0], c.converged[0]
+    nearest = np.argmin(np.minimum(qs - lo, hi - qs) / (hi - lo), axis=1)[conv]
+    np.testing.assert_allclose(c.roll_tight_share, np.mean(nearest == len(ids) - 1), rtol=1e-12)
     # the page: the preferred posture's own margin (MuJoCo's ranges), far above every row's median margin
     np.testing.assert_allclose(c.pref_margin, np.min(np.minimum(c.q_pref - lo, hi - c.q_pref) / (hi - lo)),
                                atol=1e-12)

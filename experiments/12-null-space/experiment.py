@@ -312,6 +312,7 @@ class Choice:
     manip_tight_joint: str  # the joint most often nearest its stop in the manipulability-refined solutions
     manip_tight_share: float  # the share of those solutions in which it is
     roll_offset_mm: float  # the tool point's distance from the last joint's axis (at mid-range; any pose)
+    roll_tight_share: float  # the share of plain IK's solutions whose joint nearest its stop is the last one
     pref_margin: float  # the preferred posture's own limit margin (its nearest stop, as a share of that range)
     own_better: bool  # each refinement beats plain IK on its own measure (margin, manipulability, posture distance)
     posture_keeps_margin: bool  # the posture refinement's median margin is at least the joint-limit one's
@@ -343,7 +344,8 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     m = choice_measures(chain, block, q_pref, sols, conv)
     rows = tuple(ChoiceRow(label, *m[i], lowered[i - 1] if i else None) for i, label in enumerate(labels))
     span = chain.upper - chain.lower
-    tight = np.argmin(np.minimum(sols[2] - chain.lower, chain.upper - sols[2]) / span, axis=1)[conv[2]]
+    nearest = np.argmin(np.minimum(sols - chain.lower, chain.upper - sols) / span, axis=2)  # (labels, k)
+    tight = nearest[2][conv[2]]
     joint = int(np.bincount(tight, minlength=chain.n).argmax())
     axes, anchors, p = fk(chain, 0.5 * (chain.lower + chain.upper))
     arm = p - anchors[-1]
@@ -351,7 +353,7 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     pref_margin = float(ns.limit_margin(chain, q_pref))
     own = bool(m[1, 1] > m[0, 1] and m[2, 2] > m[0, 2] and m[3, 3] < m[0, 3])
     return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)),
-                  offset, pref_margin, own, bool(m[3, 1] >= m[1, 1]), q_pref, T, tuple(labels), sols, conv, lowered, m)
+                  offset, float(np.mean(nearest[0][conv[0]] == chain.n - 1)), pref_margin, own, bool(m[3, 1] >= m[1, 1]), q_pref, T, tuple(labels), sols, conv, lowered, m)
 
 
 def choice_measures(chain, block: str, q_pref: np.ndarray, solutions: np.ndarray, converged: np.ndarray) -> np.ndarray:

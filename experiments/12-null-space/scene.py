@@ -16,7 +16,7 @@ from physai.course.pictures import Box, Polyline, Pose, View, picture
 HERE = out_dir(__file__)  # where this run writes its transcript, results and figure
 PANDA_READY = np.array([0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4])
 SWING = 2.0  # rad: the posture objective pulls joint1 this far either way, which swings the elbow
-STEPS = 80  # the most self-motion steps each way (the walk reaches the cost's lowest point before); a ghost at each end
+STEPS = 80  # the most self-motion steps each way (each walk reaches the cost's lowest point before; a ghost there)
 STEP = 0.02  # rad: the largest joint change per step
 SETTLED = 1e-6  # rad: a step that changes no joint by more than this has stopped the walk
 ELBOW = 3  # joint4's index: the Panda's elbow
@@ -50,17 +50,18 @@ def main(full: bool = False) -> list[Claim]:
                   view=View(azimuth=0, elevation=-55, distance=1.4),  # from behind and above: the arc spreads across
                   title="Panda: self-motion at ready (ghosts blue), tool held still")
     cost_start, cost_end = np.max(cost, axis=0)  # rad^2; the walks mirror each other
-    print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; two ghosts at the ends of the "
-          f"self-motion, the elbow {sweep_mm:.0f} mm apart between them, tool drift at most {drift:.1e} m; "
+    print(f"Panda ready {fmt_row(PANDA_READY, 6, 3)} rad, tool at {fmt_row(p_tool)} m; two ghosts where the two "
+          f"walks stop, the elbow {sweep_mm:.0f} mm apart between them, tool drift at most {drift:.1e} m; "
           f"{pic.drawn_by}")
     print(f"posture cost 1/2 |q - q_pref|^2 (q_pref: ready, joint1 ±{SWING:.1f} rad) from {cost_start:.3f} to "
           f"{cost_end:.3f} rad^2; the walks stand still (every joint < {SETTLED:g} rad per step) from step {settled} "
           f"of {STEPS}, the last step moves a joint at most {last:.1e} rad: stopped at the cost's lowest point")
-    figure = Figure(FILE, pic.caption("The Panda at ready (grey) and along its self-motion (blue ghosts), with the "
-                                      "elbow's path (magenta) and the hand (red cube): the elbow swings, the hand "
-                                      "stays."),
+    figure = Figure(FILE, pic.caption("The Panda at ready (grey) and where two walks along its self-motion stop "
+                                      "(blue ghosts), with the elbow's path (magenta) and the hand (red cube): the "
+                                      "elbow swings, the hand stays."),
                     pic.alt("seen from behind and above, at the ready pose in see-through grey, "
-                            "with two see-through blue copies at the two ends of its self-motion",
+                            "with two see-through blue copies where two walks along its self-motion stop, "
+                            "each at the lowest posture cost it can reach",
                             "the ghost arms splaying out to either side at the elbow and meeting at the hand, which every copy "
                             "holds in the same place (a small red cube); a magenta line traces the elbow's path from "
                             "one side to the other"))
