@@ -174,6 +174,16 @@ def test_every_lesson_notebook_grades_its_functions_blank_then_with_the_lessons_
                 assert "not written yet" in text_of(cell), text_of(cell)
 
 
+@pytest.mark.parametrize("number", ["07", "08", "09", "10", "11", "12", "13"])
+def test_every_notebooks_markdown_cells_hold_whole_code_blocks(site, number):
+    """A cell boundary never falls inside a fenced listing (a Python comment's ``# `` is no heading): each markdown
+    cell holds an even number of fence lines, and Build it's listings end before the functions' cells."""
+    folder = next(d for d in cli.lesson_dirs() if d.name.startswith(number + "-"))
+    book = nb.notebook(folder, site / folder.name)
+    fences = [len(re.findall(r"^```", c.source, re.M)) for c in book.cells if c.cell_type == "markdown"]
+    assert all(n % 2 == 0 for n in fences), fences
+
+
 @pytest.mark.parametrize("stand_in", ["__version__ = '5.5.0'\n", "import a_framework_not_installed_here\n"],
                          ids=["without-load", "failing-import"])
 def test_the_setup_cell_names_another_package_answering_import_physai_in_one_line(stand_in, tmp_path):

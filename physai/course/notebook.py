@@ -269,10 +269,17 @@ except physai.errors.MissingExtraError:  # physai-kinematics without its course 
 from physai.course import notebook as nb""", "setup")
 
 
+_FENCED = re.compile(r"^```.*?^```", re.M | re.S)
+
+
 def _section_end(text: str, start: int, level: int = 2) -> int:
-    """Where the section holding offset ``start`` ends: the next heading of ``level`` or above, or the end."""
-    found = re.compile(rf"^#{{1,{level}}} ", re.M).search(text, start)
-    return found.start() if found else len(text)
+    """Where the section holding offset ``start`` ends: the next heading of ``level`` or above, or the end. A line
+    of a fenced code block is never a heading (a Python comment starts with ``# `` too)."""
+    fenced = [m.span() for m in _FENCED.finditer(text)]
+    for found in re.compile(rf"^#{{1,{level}}} ", re.M).finditer(text, start):
+        if not any(a < found.start() < b for a, b in fenced):
+            return found.start()
+    return len(text)
 
 
 def notebook(folder: Path, results: Path, solutions: bool = False) -> nbformat.NotebookNode:
@@ -302,8 +309,7 @@ def notebook(folder: Path, results: Path, solutions: bool = False) -> nbformat.N
                                           "tables", "script")]))
     for script in scripts[1:]:
         at = marks[script] if script in marks else len(text)
-        heading = re.compile(r"^#{1,6} ", re.M).search(text, at)
-        cuts.append((heading.start() if heading else len(text), 0, _script_cells(number, script)))
+        cuts.append((_section_end(text, at, 6), 0, _script_cells(number, script)))
     missing = [s for s in marks if s not in scripts]
     if missing:
         raise CourseError(f"lesson {folder.name}: the page names {', '.join(missing)}, which the lesson lacks")
