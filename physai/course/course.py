@@ -50,7 +50,7 @@ TRACK_FILE = "track.md"
 SECTIONS = ("The problem", "Core idea", "Build it", "Experiment", "Break it", "On the real robot", "Check yourself",
             "Takeaways", "Sources")
 STEPS = (("Read", "The problem and the core idea; answer the questions before you read on."),
-         ("Build it", "Type the steps yourself, then run"),
+         ("Build it", "Write the functions in the file the first command makes; the second grades them:"),
          ("Run the experiment", "Predict first, then run"),
          ("Break it", "Make each change the section names, rerun, and see what fails."),
          ("Check yourself", "The quizzes and exercises at the end."))
