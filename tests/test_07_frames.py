@@ -384,6 +384,25 @@ def test_step2_pitch_is_the_sum_of_the_parallel_pitch_joints_and_yaw_zero_from_m
     np.testing.assert_allclose(sp.rpy, [roll, pitch, yaw], atol=1e-12)
 
 
+def test_step2_roll_is_the_mounting_offset_minus_wrist_roll_from_mujoco_and_scipy(build, so101_model, so101):
+    """Step 2's clause: SciPy's roll of MuJoCo's tool site is its value at wrist_roll = 0 minus wrist_roll (pitch and
+    yaw unchanged), because MuJoCo's wrist_roll axis is the site's -x axis; the page's numbers are those."""
+    d = mujoco.MjData(so101_model)
+    sid, jid = so101_model.site(so101.tool_name).id, so101_model.joint("wrist_roll").id
+    rpy = {}
+    for wrist_roll in (0.0, build.Q0[-1], -0.7):
+        d.qpos[list(so101.qpos_adr)] = [*build.Q0[:-1], wrist_roll]
+        mujoco.mj_kinematics(so101_model, d)
+        R = d.site_xmat[sid].reshape(3, 3)
+        np.testing.assert_allclose(d.xaxis[jid], -R[:, 0], atol=1e-12)
+        rpy[wrist_roll] = Rotation.from_matrix(R).as_euler("xyz")
+    for wrist_roll, angles in rpy.items():
+        np.testing.assert_allclose(angles, rpy[0.0] - [wrist_roll, 0.0, 0.0], atol=1e-12)
+    ro = build.roll_step(so101)
+    assert ro.at_zero == pytest.approx(rpy[0.0][0], abs=1e-12) and ro.slope == pytest.approx(-1.0, abs=1e-9)
+    assert ro.at_zero_deg == pytest.approx(np.degrees(rpy[0.0][0]), rel=1e-12)
+
+
 def test_step4_fingers_point_along_the_tool_x_axis_not_z_in_mujocos_poses(build, so101_model, so101):
     """Step 4's sentence: from MuJoCo's gripper body origin to its tool site, written in the site's axes, the
     direction is within 10 degrees of the site's x axis; the page's two world vectors are the site's x and z columns."""

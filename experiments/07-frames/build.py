@@ -43,7 +43,7 @@ N_TWISTS = 1000
 N_CHECK = 200  # random inputs each hand-written function is compared on
 NOISE = 1e-6  # size of the noise added to a rotation in Step 5
 DRIFTED = f"matrix_to_quat(R + {NOISE:g} noise)"  # Step 5's refused call, as printed
-OMEGA_WORLD = np.array([1.0, 0.0, 0.0])  # rad/s about the world x axis: the angular velocity of the erratum
+OMEGA_WORLD = np.array([1.0, 0.0, 0.0])  # rad/s about the world x axis: Step 6's angular velocity
 SCRIPT = "build.py"
 
 EXERCISE = ("skew", "rodrigues", "invert_transform", "twist_adjoint")
@@ -203,6 +203,25 @@ def spellings_step(R) -> Spellings:
                      float(np.abs(rpy - rot.as_euler("xyz")).max()), rot.as_euler("XYZ"), rot.as_euler("ZYX"), rotvec,
                      float(np.abs(rotvec - rot.as_rotvec()).max()), float(np.linalg.norm(rotvec)),
                      float(np.degrees((misread * rot.inv()).magnitude())))
+
+
+@dataclass(frozen=True)
+class RollOffset:
+    """Step 2: the tool's roll (rad; ``at_zero_deg`` in degrees) at Q0 with wrist_roll at 0, and ``slope``, the
+    change of the roll per radian of wrist_roll (-1: the joint turns about the tool's -x axis)."""
+
+    at_zero: float
+    at_zero_deg: float
+    slope: float
+
+
+def roll_step(chain) -> RollOffset:
+    """Step 2: why the roll is not wrist_roll's angle: the roll at wrist_roll = 0 (the gripper's mounting) and its
+    change per radian of wrist_roll, from two poses that differ only in wrist_roll."""
+    q_zero = Q0.copy()
+    q_zero[-1] = 0.0
+    roll_zero, roll_q0 = (tf.matrix_to_rpy(joint_frames(chain, q)[1][:3, :3])[0] for q in (q_zero, Q0))
+    return RollOffset(float(roll_zero), float(np.degrees(roll_zero)), float((roll_q0 - roll_zero) / Q0[-1]))
 
 
 @dataclass(frozen=True)
@@ -450,10 +469,13 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
         for k, c in enumerate("rgb"):  # each axis's x and z components: a y axis pointing at you looks short
             ax.annotate("", T[[0, 2], 3] + 0.035 * T[[0, 2], k], T[[0, 2], 3],
                         arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, mutation_scale=12), zorder=3)
-        left = T[0, 3] < 0.1  # labels left of the frames near the base, right of the rest
-        ax.text(T[0, 3] + (-0.03 if left else 0.03), T[2, 3], label, fontsize=14, ha="right" if left else "left",
-                va="center", zorder=4, bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=0.5))
-    ax.set(xlim=(-0.17, 0.53), ylim=(-0.03, 0.28), aspect="equal")
+        left = T[0, 3] < 0.1  # labels left of the frames near the base, right of the rest, the tool's below it
+        dx, dz, ha, va = ((0.0, -0.035, "center", "top") if label == chain.tool_name
+                          else (-0.03 if left else 0.03, 0.0, "right" if left else "left", "center"))
+        ax.text(T[0, 3] + dx, T[2, 3] + dz, label, fontsize=14, ha=ha, va=va, zorder=4,
+                bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=0.5))
+    # the limits follow the frames and their labels, so no empty band wastes the width
+    ax.set(xlim=(pts[:, 0].min() - 0.15, pts[:, 0].max() + 0.12), ylim=(-0.03, 0.28), aspect="equal")
     ax.set_xlabel("x (m)", fontsize=12)
     ax.set_ylabel("z (m)", fontsize=12)
     ax.set_title("seen from the side; x red, y green, z blue", fontsize=12)
@@ -477,19 +499,22 @@ def main(full: bool = False) -> dict:
     print_steps(chain, ex, ch, sp, xp, ad, rf, rt, br)
     print(f"first quiz: the {sw.elbow} (elbow) origin from T_world_shoulder @ T_shoulder_elbow {fmt_row(sw.right)}; "
           f"swapped {fmt_row(sw.swapped)}, {sw.gap:.4f} m away")
+    ro = roll_step(chain)
+    print(f"Step 2: roll at wrist_roll = 0: {ro.at_zero:.4f} rad ({ro.at_zero_deg:.1f} deg); per rad of wrist_roll "
+          f"{ro.slope:+.4f}")
     print(f"Step 4: along the fingers is the tool's {ap.axis} axis, {fmt_row(ap.along)} in world axes (cos "
           f"{ap.cos:.3f}); its z axis is {fmt_row(ap.z)}")
     figure(chain, [row.body for row in ch.rows], joint_frames(chain, Q0)[0], ch.T_tool, HERE / "build_frames.png")
     figures = [
         Figure("build_frames.png",
                "The SO-101's joint frames at Q0 seen from the side, from the world through each joint to the tool, "
-               "with x red, y green and z blue.",
+               "with x red, y green and z blue; axes along y point at you and look short.",
                "Side view (x across, z up) of the SO-101's frames at the pose Q0: the world frame at the origin, one "
                "red-green-blue triad per joint along a grey polyline, each labelled with its body's name as in the "
                "table, and the gripperframe tool triad at the end of the chain, tilted downward; axes pointing "
                "towards or away from the viewer look short."),
     ]
-    return save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "exp": xp, "adjoint": ad,
+    return save_results(HERE, SCRIPT, {"q0": Q0, "exercise": ex, "chain": ch, "spell": sp, "roll": ro, "exp": xp, "adjoint": ad,
                                        "refuse": rf, "rates": rt, "break": br, "swap": sw, "approach": ap,
                                        "pinocchio": pin is not None},
                         figures=figures)

@@ -13,6 +13,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import patheffects  # noqa: E402
 import numpy as np  # noqa: E402
 
 from physai import transforms as tf  # noqa: E402
@@ -272,8 +273,9 @@ def print_drift(r, rows, f32, tol) -> None:
     for row in rows:
         print(f"{row.label:32s} {row.shape:24.1e} {row.vs_pow:20.1e} {row.vs_exact:16.1e}")
     print(f"binary powering dR^N vs exact rotation by N|w| mod 2pi: {angle_between(r.R_pow, r.R_exact):.1e} rad")
-    print(f"the raw matrix's shape error, growing at this rate, reaches physai's tolerance {tol.tol:.0e} after "
-          f"{tol.n:.1e} compositions: {tol.hours:.1f} h of a {tol.hz:.0f} Hz loop")
+    print(f"this one step repeated: the raw matrix's shape error, growing at this rate, reaches physai's tolerance "
+          f"{tol.tol:.0e} after {tol.n:.1e} compositions: {tol.hours:.1f} h of a {tol.hz:.0f} Hz loop (how many "
+          "hours depends on how the step rounds; varying steps, growing like sqrt(N), take far longer)")
     print("Reading: re-orthonormalisation keeps the matrix a rotation (shape error back to ~1e-16) but cannot undo\n"
           "the accumulated angle error; that comes from rounding in each product and in the step itself.\n"
           "A quaternion stays a rotation whatever its norm once normalised for use (quat_to_matrix does it).")
@@ -308,7 +310,9 @@ def plot_drift(r, g: Growth, path) -> None:
     for key, style in zip(r.trace, ("C0-", "C0.", "C1-", "C1.")):
         label = LABELS[key] + (", just before each fix" if key.endswith("fixed") else "")
         ax.loglog(steps, np.maximum(r.trace[key], floor), style, label=label, ms=4, lw=2)
-    ax.loglog(g.n, g.varying, "C2x", ms=9, mew=2, label="matrix, raw, varying steps")
+    # drawn last and outlined in white, so the cross at 10^5 shows over the blue dots it sits among
+    ax.loglog(g.n, g.varying, "C2x", ms=10, mew=2.5, zorder=5, label="matrix, raw, varying steps",
+              path_effects=[patheffects.withStroke(linewidth=4.5, foreground="white")])
     if min(min(t) for t in r.trace.values()) == 0.0:
         ax.axhline(floor, color="0.6", lw=0.8, label="exactly 0 (drawn at 1e-17)")
     ax.set_xlabel("compositions", fontsize=13)

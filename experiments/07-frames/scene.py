@@ -25,7 +25,8 @@ def main(full: bool = False) -> list[Claim]:
     frames = ([Frame(np.eye(4), 0.1, "world")] + [Frame(T, 0.05, lab) for T, lab in zip(T_world_joint, labels)]
               + [Frame(T_world_tool, 0.05, chain.tool_name)])
     pic = picture("so101", Pose(Q0), HERE / FILE, overlays=frames,
-                  view=View(azimuth=-125, elevation=-15, distance=0.6),
+                  # the camera close on the arm and a narrower image: the labels keep their size and read on a phone
+                  view=View(azimuth=-125, elevation=-15, lookat=(0.13, 0.0, 0.12), distance=0.42), size=(460, 380),
                   title="SO-101 at Q0: world, joint and tool frames")
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; {pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 with the world frame at its base, a small frame at each "
