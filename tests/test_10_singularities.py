@@ -474,8 +474,9 @@ def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson,
 
 
 def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, monkeypatch, wxai, wxai_model):
-    """Compared panels on equal scales: the same x, y and z limits in both, wide enough for the largest radius of
-    either ellipsoid (the singular values of MuJoCo's Jacobians at the two poses) and no more than 0.1 wider."""
+    """Compared panels on equal scales: the same x, y and z limits in both, each wide enough for either ellipsoid's
+    reach along that axis and no more than 0.1 wider (the ellipsoid {J qdot : |qdot| <= 1} reaches |J[i]| along
+    base axis i, J from MuJoCo at the two poses), and each box drawn in proportion to its limits (one scale)."""
     import matplotlib.pyplot as plt
 
     figs = []
@@ -488,9 +489,12 @@ def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, 
     near = sweep.elbow[int(np.argmax(sweep.sigma_min < ex.NEAR_SIGMA))]
     Js = [mj_site(wxai_model, wxai, spread.q)[2][:3],
           _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, np.array([near])))[0]]
-    largest = max(np.linalg.svd(J, compute_uv=False)[0] for J in Js)
-    lo, hi = axes[0].get_xlim()
-    assert lo == -hi and largest <= hi < largest + 0.1
+    reach = np.max([np.linalg.norm(J, axis=1) for J in Js], axis=0)
+    half = np.array([ax_lim[1] for ax_lim in (axes[0].get_xlim(), axes[0].get_ylim(), axes[0].get_zlim())])
+    assert all(lim[0] == -lim[1] for lim in (axes[0].get_xlim(), axes[0].get_ylim(), axes[0].get_zlim()))
+    assert np.all(reach <= half) and np.all(half < reach + 0.1)
+    for ax in axes:
+        np.testing.assert_allclose(ax.get_box_aspect() / half, ax.get_box_aspect()[0] / half[0], rtol=1e-9)
 
 
 # ---- what the page's text says, each held to MuJoCo or to the edit it describes ----
