@@ -480,7 +480,7 @@ def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, 
     import matplotlib.pyplot as plt
 
     figs = []
-    monkeypatch.setattr(ex, "_save", lambda fig, name: figs.append(fig))
+    monkeypatch.setattr(ex, "_save", lambda fig, name, **_: figs.append(fig))
     spread, dual = ex.typical_sigmas(200), ex.force_duality(sweep)
     ex.plot_ellipsoids(spread, dual)
     axes = figs[0].axes

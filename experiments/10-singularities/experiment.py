@@ -104,8 +104,9 @@ SOURCE_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # SOURCE_TWO_LINK["J"] as a mat
 SOURCE_SIGMAS, SOURCE_SIGMA_NEAR, SOURCE_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
 
 
-def _save(fig, name: str) -> None:
-    fig.tight_layout()
+def _save(fig, name: str, tight: bool = True) -> None:
+    if tight:
+        fig.tight_layout()
     save_figure(fig, HERE / name, dpi=110)
     plt.close(fig)
 
@@ -693,7 +694,7 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
     sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
     # large type and few words: the figure is read shrunk to a phone's width
-    fig = plt.figure(figsize=(8, 4.6))
+    fig = plt.figure(figsize=(7, 4.4))
     lim = ellipsoid_extent(typical, near)
     for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose (Step 2)"),
                                               (near.sigma, near.directions, "nearly straight (Step 5)"))):
@@ -708,10 +709,11 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
         ax.set(xlim=(-lim[0], lim[0]), ylim=(-lim[1], lim[1]), zlim=(-lim[2], lim[2]),
                xticks=[0.0, lim[0]], yticks=[0.0, lim[1]], zticks=[-lim[2], 0.0, lim[2]])
         ax.tick_params(labelsize=10)
-        # inside the axes' box: tight_layout does not make room above a 3-D panel for a title
-        ax.text2D(0.5, 1.0, f"{title}\nradii " + ", ".join(f"{s:.2g}" for s in radii) + " m/s per rad/s",
-                  transform=ax.transAxes, ha="center", va="top", fontsize=12)
-    _save(fig, "ellipsoids.png")
+        # placed by hand: tight_layout neither makes room above a 3-D panel for a title nor trims its empty margins
+        fig.text((k + 0.5) / 2, 0.97, f"{title}\nradii " + ", ".join(f"{s:.2g}" for s in radii) + " m/s per rad/s",
+                 ha="center", va="top", fontsize=12)
+    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=0.9, wspace=0.0)
+    _save(fig, "ellipsoids.png", tight=False)
 
 
 def duality_claims(d: Duality) -> list[Claim]:
