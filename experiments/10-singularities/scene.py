@@ -19,7 +19,7 @@ Q_STRETCHED = np.array([0.0, 1.0, -1.24, 0.0, 0.0])  # rad: reaching forward, up
 SCALE = 0.4  # s: each ellipsoid is drawn at this scale (m per m/s), so 1 rad/s of joint norm reads in 0.4 s
 # Q0's camera, centred on the tool, looking mostly along the middle axis u2 (sideways): the long axis u1 and the
 # short u3 lie nearly across the view, so the lens's thickness shows, and u2 still shows foreshortened
-VIEW = dict(azimuth=125.0, elevation=-18.0, distance=0.65)
+VIEW = dict(azimuth=115.0, elevation=-15.0, distance=0.65)
 # the stretched arm from its side, framed on the whole arm: looking along the arm would hide it behind the disc,
 # and the thin axis along it could not be seen
 VIEW_STRETCHED = dict(azimuth=60.0, elevation=-15.0)
@@ -60,12 +60,12 @@ def main(full: bool = False) -> list[Claim]:
     axes = lambda s: ", ".join(f"{x:.4f}" for x in s)
     figures = [
         Figure(FILES["q0"], pics["q0"].caption(
-            "The SO-101 at Q0 with its manipulability ellipsoid at the tool, seen edge-on so its thickness shows: "
+            "The SO-101 at Q0 with its manipulability ellipsoid at the tool, seen nearly edge-on so its thickness shows: "
             f"a thin lens, the longest axis (σ1) {s0[0] / s0[2]:.0f} times the shortest (σ3, toward and away from "
             "the base), thin but not closed. The middle axis (σ2, sideways) points roughly at the camera. Each "
             "semi-axis is an arrow labelled with its singular value (m/rad), drawn to the scale the text states."),
             pics["q0"].alt("at Q0",
-                           f"a translucent blue lens-shaped ellipsoid at the tool, seen edge-on, its three semi-axes drawn as red, green and "
+                           f"a translucent blue lens-shaped ellipsoid at the tool, seen nearly edge-on, its three semi-axes drawn as red, green and "
                            f"purple arrows labelled with their singular values {axes(s0)} m/rad")),
         Figure(FILES["stretched"], pics["stretched"].caption(
             "The SO-101 stretched out forward, seen from its side, the ellipsoid drawn to the same scale as at Q0: "
