@@ -457,8 +457,9 @@ def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson,
     for q, s in ((saved["q"], saved["sigma"]), (saved["q_stretched"], saved["sigma_stretched"])):
         J = mj_site(so101_model, so101, np.array(q))[2]
         np.testing.assert_allclose(s, np.linalg.svd(J[:3], compute_uv=False), atol=1e-12)
-    s1 = saved["sigma_stretched"]
-    assert s1[-1] < 0.2 * saved["sigma"][-1]
+    s0, s1 = saved["sigma"], saved["sigma_stretched"]
+    np.testing.assert_allclose([saved["ratio"], saved["ratio_stretched"]], [s0[0] / s0[2], s1[0] / s1[2]], rtol=1e-12)
+    assert s1[-1] < 0.2 * s0[-1]
     assert s1[1] > 0.5 * s1[0] and s1[1] > 50 * s1[2]  # a flat disc: two axes open, one closed (not a needle)
     import mujoco
 
@@ -474,12 +475,13 @@ def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson,
 
 
 def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, monkeypatch, wxai, wxai_model):
-    """Compared panels on equal scales: the same x, y and z limits in both, wide enough for the largest radius of
-    either ellipsoid (the singular values of MuJoCo's Jacobians at the two poses) and no more than 0.1 wider."""
+    """Compared panels on equal scales: the same x, y and z limits in both, each wide enough for either ellipsoid's
+    reach along that axis and no more than 0.1 wider (the ellipsoid {J qdot : |qdot| <= 1} reaches |J[i]| along
+    base axis i, J from MuJoCo at the two poses), and each box drawn in proportion to its limits (one scale)."""
     import matplotlib.pyplot as plt
 
     figs = []
-    monkeypatch.setattr(ex, "_save", lambda fig, name: figs.append(fig))
+    monkeypatch.setattr(ex, "_save", lambda fig, name, **_: figs.append(fig))
     spread, dual = ex.typical_sigmas(200), ex.force_duality(sweep)
     ex.plot_ellipsoids(spread, dual)
     axes = figs[0].axes
@@ -488,9 +490,12 @@ def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, 
     near = sweep.elbow[int(np.argmax(sweep.sigma_min < ex.NEAR_SIGMA))]
     Js = [mj_site(wxai_model, wxai, spread.q)[2][:3],
           _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, np.array([near])))[0]]
-    largest = max(np.linalg.svd(J, compute_uv=False)[0] for J in Js)
-    lo, hi = axes[0].get_xlim()
-    assert lo == -hi and largest <= hi < largest + 0.1
+    reach = np.max([np.linalg.norm(J, axis=1) for J in Js], axis=0)
+    half = np.array([ax_lim[1] for ax_lim in (axes[0].get_xlim(), axes[0].get_ylim(), axes[0].get_zlim())])
+    assert all(lim[0] == -lim[1] for lim in (axes[0].get_xlim(), axes[0].get_ylim(), axes[0].get_zlim()))
+    assert np.all(reach <= half) and np.all(half < reach + 0.1)
+    for ax in axes:
+        np.testing.assert_allclose(ax.get_box_aspect() / half, ax.get_box_aspect()[0] / half[0], rtol=1e-9)
 
 
 # ---- what the page's text says, each held to MuJoCo or to the edit it describes ----
@@ -648,6 +653,20 @@ def test_the_scene_draws_each_semi_axis_at_the_scale_the_page_states(so101, so10
         np.testing.assert_allclose(np.linalg.norm(e.axes, axis=0), scene.SCALE * S, atol=1e-12)
         np.testing.assert_allclose(np.abs(np.sum(e.axes / np.linalg.norm(e.axes, axis=0) * U, axis=0)), 1, atol=1e-9)
         np.testing.assert_allclose(e.center, p, atol=1e-12)
+
+
+def test_the_q0_picture_shows_the_lens_nearly_edge_on_with_the_ratio_the_page_states(so101, so101_model):
+    """The caption and page say Q0's ellipsoid is a thin lens seen nearly edge-on, sigma_1 about `ratio` times
+    sigma_3: the saved ratio is MuJoCo's; the camera's line of sight (MuJoCo's free camera: azimuth about +z from +x,
+    elevation up from the xy plane) runs mostly along u_2, so u_1 and u_3 lie mostly across the view."""
+    from conftest import load_lesson
+
+    scene = load_lesson(LESSON, "scene.py")
+    U, S, _ = np.linalg.svd(mj_site(so101_model, so101, scene.Q0)[2][:3])
+    az, el = np.radians(scene.VIEW["azimuth"]), np.radians(scene.VIEW["elevation"])
+    sight = np.array([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)])
+    assert abs(sight @ U[:, 1]) > 0.7 and abs(sight @ U[:, 0]) < 0.5 and abs(sight @ U[:, 2]) < 0.5
+    assert 4 < S[0] / S[2] < 6  # thin, but not closed as the stretched pose's is
 
 
 def test_the_sweep_figures_legends_are_large_and_below_the_panels(ex, sweep, monkeypatch):

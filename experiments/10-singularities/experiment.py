@@ -89,9 +89,10 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "damping's norm follows the exact curve until its threshold, then the damped one."),
     Figure("ellipsoids.png",
            "The velocity ellipsoid of the WidowX AI's linear rows (the tool velocities that joint speeds of norm one "
-           "give, in m/s per rad/s), both panels on the same axes: open in all three directions at Step 2's typical "
-           "pose, a flat disc at Step 5's nearly straight pose (past the elbow's limit).",
-           "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same axes: at a typical pose a "
+           "give, in m/s per rad/s, each panel titled with its radii): open in all three directions at Step 2's "
+           "typical pose, a flat disc at Step 5's nearly straight pose (past the elbow's limit). Both panels share "
+           "one scale on all axes, set by the larger disc, which is why the typical ellipsoid looks small.",
+           "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same scale: at a typical pose a "
            "rounded ellipsoid; near full extension, at a pose past the elbow's limit, a larger flat disc with one "
            "axis almost gone."),
 )
@@ -103,8 +104,9 @@ SOURCE_J = np.array([[-0.3, -0.3], [0.8, 0.0]])  # SOURCE_TWO_LINK["J"] as a mat
 SOURCE_SIGMAS, SOURCE_SIGMA_NEAR, SOURCE_QDOT_NEAR = "0.5, 0.3 and 0.08", "0.005", "10"
 
 
-def _save(fig, name: str) -> None:
-    fig.tight_layout()
+def _save(fig, name: str, tight: bool = True) -> None:
+    if tight:
+        fig.tight_layout()
     save_figure(fig, HERE / name, dpi=110)
     plt.close(fig)
 
@@ -680,9 +682,11 @@ def print_duality(d: Duality) -> None:
           f"{fmt_row(d.torque, 8, 5)} N m (tau = J^T F, so |tau| = sigma_i)")
 
 
-def ellipsoid_scale(typical: SigmaSpread, near: Duality) -> float:
-    """The half-width (m/s per rad/s) of both ellipsoid panels' axes: the largest radius, rounded up to 0.1."""
-    return float(np.ceil(max(typical.radii.max(), near.sigma.max()) * 10) / 10)
+def ellipsoid_extent(typical: SigmaSpread, near: Duality) -> np.ndarray:
+    """The half-widths (3,) (m/s per rad/s) of both ellipsoid panels' x, y and z axes: along each base axis, the
+    farther of the two ellipsoids' reaches, rounded up to 0.1. One scale for both panels, so their sizes compare."""
+    reach = lambda axes, radii: np.linalg.norm(axes * radii, axis=1)  # an ellipsoid's half-width along each axis
+    return np.ceil(np.maximum(reach(typical.directions, typical.radii), reach(near.directions, near.sigma)) * 10) / 10
 
 
 def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
@@ -690,24 +694,26 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
     sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
     # large type and few words: the figure is read shrunk to a phone's width
-    fig = plt.figure(figsize=(8, 4.6))
-    lim = ellipsoid_scale(typical, near)
+    fig = plt.figure(figsize=(7, 4.4))
+    lim = ellipsoid_extent(typical, near)
     for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose (Step 2)"),
                                               (near.sigma, near.directions, "nearly straight (Step 5)"))):
         ax = fig.add_subplot(1, 2, k + 1, projection="3d")
         # the sphere's poles go to the longest axis: on the flat disc's face they would show as a spot
         x, y, z = np.einsum("ij,jab->iab", (axes * radii)[:, [1, 2, 0]], sphere)
         ax.plot_surface(x, y, z, color=f"C{k}", linewidth=0, alpha=0.8)
-        ax.set_box_aspect((1, 1, 1), zoom=0.85)
-        ticks = [-lim, 0.0, lim]
-        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks)
-        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis), ("z", ax.zaxis)):
+        ax.set_box_aspect(tuple(lim), zoom=0.85)  # the box in proportion to its limits: one scale on all axes
+        for name, axis in zip("xyz", (ax.xaxis, ax.yaxis, ax.zaxis)):
             axis.set_label_text(name, fontsize=12)
+        # x and y ticks on one side only: at the box's near corner their end labels would overprint
+        ax.set(xlim=(-lim[0], lim[0]), ylim=(-lim[1], lim[1]), zlim=(-lim[2], lim[2]),
+               xticks=[0.0, lim[0]], yticks=[0.0, lim[1]], zticks=[-lim[2], 0.0, lim[2]])
         ax.tick_params(labelsize=10)
-        # inside the axes' box: tight_layout does not make room above a 3-D panel for a title
-        ax.text2D(0.5, 1.0, f"{title}\nradii " + ", ".join(f"{s:.3f}" for s in radii) + " m/s per rad/s",
-                  transform=ax.transAxes, ha="center", va="top", fontsize=12)
-    _save(fig, "ellipsoids.png")
+        # placed by hand: tight_layout neither makes room above a 3-D panel for a title nor trims its empty margins
+        fig.text((k + 0.5) / 2, 0.97, f"{title}\nradii " + ", ".join(f"{s:.2g}" for s in radii) + " m/s per rad/s",
+                 ha="center", va="top", fontsize=12)
+    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=0.9, wspace=0.0)
+    _save(fig, "ellipsoids.png", tight=False)
 
 
 def duality_claims(d: Duality) -> list[Claim]:

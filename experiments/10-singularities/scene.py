@@ -17,8 +17,9 @@ HERE = out_dir(__file__)  # where this run writes its transcript, results and fi
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: lesson 09's SO-101 pose
 Q_STRETCHED = np.array([0.0, 1.0, -1.24, 0.0, 0.0])  # rad: reaching forward, upper arm, forearm and wrist in one line
 SCALE = 0.4  # s: each ellipsoid is drawn at this scale (m per m/s), so 1 rad/s of joint norm reads in 0.4 s
-# Q0's camera, centred on the tool: from this side all three of its axes show (none points at the camera)
-VIEW = dict(azimuth=140.0, elevation=-28.0, distance=0.65)
+# Q0's camera, centred on the tool, looking mostly along the middle axis u2 (sideways): the long axis u1 and the
+# short u3 lie nearly across the view, so the lens's thickness shows, and u2 still shows foreshortened
+VIEW = dict(azimuth=115.0, elevation=-15.0, distance=0.65)
 # the stretched arm from its side, framed on the whole arm: looking along the arm would hide it behind the disc,
 # and the thin axis along it could not be seen
 VIEW_STRETCHED = dict(azimuth=60.0, elevation=-15.0)
@@ -45,7 +46,7 @@ def main(full: bool = False) -> list[Claim]:
     size."""
     chain = robots.load("so101")
     pics, sigmas = {}, {}
-    for key, q, title in (("q0", Q0, "SO-101 at Q0: manipulability ellipsoid at the tool"),
+    for key, q, title in (("q0", Q0, "SO-101 at Q0: the ellipsoid is a thin lens"),
                           ("stretched", Q_STRETCHED, "SO-101 stretched out: the ellipsoid is a flat disc")):
         e, sigmas[key] = ellipsoid(chain, q)
         view = View(lookat=tuple(e.center), **VIEW) if key == "q0" else View(**VIEW_STRETCHED)
@@ -59,22 +60,24 @@ def main(full: bool = False) -> list[Claim]:
     axes = lambda s: ", ".join(f"{x:.4f}" for x in s)
     figures = [
         Figure(FILES["q0"], pics["q0"].caption(
-            "The SO-101 at Q0 with its manipulability ellipsoid at the tool: all three axes open, the longest "
-            f"(σ1) {s0[0] / s0[2]:.0f} times the shortest (σ3, toward and away from the base). Each semi-axis is an "
-            "arrow labelled with its singular value (m/rad), drawn to the scale the text states."),
+            "The SO-101 at Q0 with its manipulability ellipsoid at the tool, seen nearly edge-on so its thickness shows: "
+            f"a thin lens, the longest axis (σ1) {s0[0] / s0[2]:.0f} times the shortest (σ3, toward and away from "
+            "the base), thin but not closed. The middle axis (σ2, sideways) points roughly at the camera. Each "
+            "semi-axis is an arrow labelled with its singular value (m/rad), drawn to the scale the text states."),
             pics["q0"].alt("at Q0",
-                           f"a translucent blue ellipsoid at the tool, its three semi-axes drawn as red, green and "
+                           f"a translucent blue lens-shaped ellipsoid at the tool, seen nearly edge-on, its three semi-axes drawn as red, green and "
                            f"purple arrows labelled with their singular values {axes(s0)} m/rad")),
         Figure(FILES["stretched"], pics["stretched"].caption(
             "The SO-101 stretched out forward, seen from its side, the ellipsoid drawn to the same scale as at Q0: "
-            "two axes open, wider than at Q0, and the one along the arm (σ3) closed, so the ellipsoid is a flat "
-            "disc standing across the arm's end, its σ3 arrow too short to see."),
+            f"two axes open, wider than at Q0, and the one along the arm (σ3) {s1[0] / s1[2]:.0f} times shorter than "
+            "σ1, so the ellipsoid is a flat disc standing across the arm's end, its σ3 arrow too short to see."),
             pics["stretched"].alt("stretched out forward, upper arm, forearm and wrist almost in one line",
                                   f"a translucent blue flat disc at the tool, its semi-axes drawn as arrows labelled "
                                   f"{axes(s1)} m/rad; the thin axis lies along the arm")),
     ]
     save_results(HERE, SCRIPT, {"q": Q0, "q_stretched": Q_STRETCHED, "scale": SCALE, "sigma": s0,
-                                "sigma_stretched": s1, "picture": pics["q0"].record(),
+                                "sigma_stretched": s1, "ratio": s0[0] / s0[2],
+                                "ratio_stretched": s1[0] / s1[2], "picture": pics["q0"].record(),
                                 "picture_stretched": pics["stretched"].record()}, figures=figures)
     return []
 
