@@ -763,6 +763,10 @@ def test_wxai_descent_deviation_is_second_order_in_the_step_and_the_path_is_mujo
     np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 100, rtol=0.3)
     assert slow.max_deviation < wx.REPEATABILITY < r.row(edge, "5 Hz (10 mm steps)").open.max_deviation
     np.testing.assert_allclose(r.edge_ratio, slow.max_deviation / fast.max_deviation, rtol=1e-12)
+    # the page's servo lags, kv/kp read from the model's actuators by name: joints 0-3 share one, the wrist's 4-5 another
+    kv_kp = {j: wxai_model.actuator(j).biasprm[2] / wxai_model.actuator(j).gainprm[0] for j in wxai_chain.joint_names}
+    assert [-kv_kp[j] for j in ("joint_0", "joint_1", "joint_2", "joint_3")] == [r.lag] * 4 and r.lag == 0.05
+    assert [-kv_kp[j] for j in ("joint_4", "joint_5")] == [r.lag_wrist] * 2 and r.lag_wrist == 0.1
 
 
 def test_the_descent_figure_draws_each_ticks_worst_distance_by_a_loop_over_the_ticks(wx):
