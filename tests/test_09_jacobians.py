@@ -720,6 +720,31 @@ def test_wxai_payload_statics_equal_mujoco_bias_forces_and_jacobian(wx, wxai_mod
     np.testing.assert_allclose(r.share, r.within.total / m.actuator_forcerange[1, 1], rtol=1e-15)
 
 
+def test_wxai_model_compensates_gravity_outside_the_servo_and_holds_a_payload_over_the_limit_mujoco(wx, wxai_model,
+                                                                                                    wxai_chain):
+    """The page: the model's bodies have gravcomp=1 and its joints actuatorgravcomp, so the forcerange clamps only the
+    position servo; MuJoCo, holding 1.4 x the page's payload limit at the longest lever within the limits for 2 s,
+    keeps every arm servo inside its forcerange while the shoulder joint gets more than 27 N m in all."""
+    m, r = wxai_model, wx.statics_step(wxai_model, wxai_chain)
+    dof, bodies = list(wxai_chain.dof_adr), [m.jnt_bodyid[m.dof_jntid[i]] for i in wxai_chain.dof_adr]
+    assert np.all(m.body_gravcomp[bodies] == 1) and np.all(m.jnt_actgravcomp[m.dof_jntid[dof]] == 1)
+    assert not np.any(m.jnt_actfrclimited[m.dof_jntid[dof]])  # nothing clamps the servo plus gravcomp together
+    d = mujoco.MjData(m)
+    d.qpos[list(wxai_chain.qpos_adr)] = r.within.q
+    d.ctrl[:len(dof)] = r.within.q
+    mujoco.mj_forward(m, d)
+    sid = m.site(wxai_chain.tool_name).id
+    body, p0 = m.site_bodyid[sid], d.site_xpos[sid].copy()
+    weight = np.array([0.0, 0.0, -1.4 * r.within.kg * 9.80665])
+    for _ in range(round(2.0 / m.opt.timestep)):
+        d.xfrc_applied[body] = np.r_[weight, np.cross(d.site_xpos[sid] - d.xipos[body], weight)]
+        mujoco.mj_step(m, d)
+    force, limit = d.actuator_force[:len(dof)], m.actuator_forcerange[:len(dof), 1]
+    assert np.all(np.abs(force) < limit - 0.5)  # no servo clamped
+    assert abs(d.qfrc_actuator[dof[1]]) > limit[1] and np.linalg.norm(d.qvel[dof]) < 1e-3  # held, at rest
+    assert p0[2] - d.site_xpos[sid][2] < 0.2  # a sag of the finite servo spring, not a fall
+
+
 def test_wxai_payload_limit_shrinks_with_extension_on_a_coarse_map(wx, wxai_model, wxai_chain):
     r = wx.payload_map_step(wxai_model, wxai_chain, grid=(11, 9))
     near, far = r.bins[0].median, r.bins[-1].median
@@ -738,6 +763,10 @@ def test_wxai_descent_deviation_is_second_order_in_the_step_and_the_path_is_mujo
     np.testing.assert_allclose(slow.max_deviation / fast.max_deviation, 100, rtol=0.3)
     assert slow.max_deviation < wx.REPEATABILITY < r.row(edge, "5 Hz (10 mm steps)").open.max_deviation
     np.testing.assert_allclose(r.edge_ratio, slow.max_deviation / fast.max_deviation, rtol=1e-12)
+    # the page's servo lags, kv/kp read from the model's actuators by name: joints 0-3 share one, the wrist's 4-5 another
+    kv_kp = {j: wxai_model.actuator(j).biasprm[2] / wxai_model.actuator(j).gainprm[0] for j in wxai_chain.joint_names}
+    assert [-kv_kp[j] for j in ("joint_0", "joint_1", "joint_2", "joint_3")] == [r.lag] * 4 and r.lag == 0.05
+    assert [-kv_kp[j] for j in ("joint_4", "joint_5")] == [r.lag_wrist] * 2 and r.lag_wrist == 0.1
 
 
 def test_the_descent_figure_draws_each_ticks_worst_distance_by_a_loop_over_the_ticks(wx):

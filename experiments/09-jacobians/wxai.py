@@ -315,13 +315,15 @@ class DescentRow:
 
 @dataclass(frozen=True)
 class Descent:
-    """The descent from each of ``starts`` at each of TICKS; the servos' lag kv/kp (s); per start the 5 Hz deviation
+    """The descent from each of ``starts`` at each of TICKS; the servos' lag kv/kp (s) of joints 0-3 (``lag``) and
+    of the wrist's joint_4 and joint_5 (``lag_wrist``); per start the 5 Hz deviation
     over the 50 Hz one (kinematic, feedback: ``ratios``), and at the edge that ratio, the 50 Hz deviation (um) and
     the 5 Hz deviations with feedback and open loop (mm)."""
 
     starts: tuple[str, ...]
     rows: tuple[DescentRow, ...]
     lag: float
+    lag_wrist: float
     ratios: tuple[float, ...]
     edge_ratio: float
     edge_fast_um: float
@@ -349,10 +351,11 @@ def descent_step(chain) -> Descent:
             dev = control.line_deviation(sim.sim_p, T0[:3, 3], DESCENT)
             rows.append(DescentRow(name, tick, float(fb.run.health.sigma_min.min()), fb.max_deviation * 1e6,
                                    ol.max_deviation * 1e6, float(dev.max()) * 1e6, fb, ol, sim, dev))
-    lag = mt.actuator_biasprm[0, 2] / mt.actuator_biasprm[0, 1]  # position servo: bias = -kp q - kv qdot
+    lag = mt.actuator_biasprm[:, 2] / mt.actuator_biasprm[:, 1]  # position servo: bias = -kp q - kv qdot
     fast, slow = rows[::2], rows[1::2]  # 50 Hz, 5 Hz at each start
     ratios = tuple(s.feedback_um / f.feedback_um for f, s in zip(fast, slow))
-    return Descent(tuple(starts), tuple(rows), float(lag), ratios, ratios[-1], fast[-1].feedback_um,
+    return Descent(tuple(starts), tuple(rows), float(lag[0]), float(lag[4]), ratios, ratios[-1],
+                   fast[-1].feedback_um,
                    slow[-1].feedback_um / 1e3, slow[-1].open_um / 1e3)
 
 
@@ -510,7 +513,7 @@ def print_descent(r: Descent) -> None:
     for row in r.rows:
         print(f"{row.start:31s} {row.tick:20s} {row.sigma_min:11.4f} {row.feedback_um:8.1f}um {row.open_um:8.1f}um "
               f"{row.sim_um:8.1f}um")
-    print(f"In MuJoCo the servo lag (kv/kp = {r.lag:.3f} s) bends the path more than the linearization does.\n")
+    print(f"In MuJoCo the servo lag (kv/kp = {r.lag:.3f} s, wrist joints 4-5 {r.lag_wrist:.3f} s) bends the path more than the linearization does.\n")
 
 
 def print_force(r: Force) -> None:
@@ -608,13 +611,14 @@ def plot_payload_map(r: PayloadMap, path) -> None:
     lo, hi = r.colour_kg
     for (name, count), marker in zip(r.limited_by.items(), ("^", "o", "s", "D", "v", "P")):
         s = r.joints == name
-        sc = ax.scatter(r.pts[s, 0], r.pts[s, 1], c=r.kg[s], cmap="viridis", vmin=lo, vmax=hi, s=16, marker=marker,
-                        label=f"{name} gives out first ({count})")
-    ax.legend(fontsize=8, loc="upper right")
+        sc = ax.scatter(r.pts[s, 0], r.pts[s, 1], c=r.kg[s], cmap="viridis", vmin=lo, vmax=hi, s=16, marker=marker)
+        # grey in the legend: the marker names the joint, the colour is read on the colour bar
+        ax.scatter([], [], c="grey", s=16, marker=marker, label=f"{name} gives out first ({count})")
+    fig.legend(fontsize=8, loc="lower center", ncol=2)
     fig.colorbar(sc, extend="max", label=f"payload limit (kg); top colour: {hi:g} and above")
     ax.set(xlabel="tool distance from the base axis (m)", ylabel="tool height (m)", aspect="equal",
            title="WidowX AI payload limit, wrist straight")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
@@ -632,23 +636,23 @@ def tick_peaks(t, depth, deviation, dt: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plot_descent(r: Descent, path) -> None:
-    fig, axes = plt.subplots(2, 1, figsize=(FIGSIZE[0], 1.9 * FIGSIZE[1]), sharex=True, sharey=True)
+    fig, axes = plt.subplots(2, 1, figsize=(FIGSIZE[0], 1.45 * FIGSIZE[1]), sharex=True, sharey=True)
     for ax, name in zip(axes, r.starts):
         for (tick, dt), color in zip(TICKS.items(), ("C0", "C3")):
-            row_ = r.row(name, tick)
+            row_, rate = r.row(name, tick), tick.split(" (")[0]  # the rate alone keeps two legend columns legible
             fb, sim = row_.feedback, row_.sim
             z0 = fb.run.p[0, 2]
             t_fb = np.linspace(0.0, fb.run.t[-1], len(fb.path))  # the path's samples, evenly spaced in each tick
             ax.plot(*tick_peaks(t_fb, z0 - fb.path[:, 2], fb.deviation * 1e6, dt)[::-1], color=color, marker=".",
-                    label=f"kinematic with feedback, {tick}")
+                    label=f"kinematic with feedback, {rate}")
             ax.plot(*tick_peaks(sim.sim_t - sim.t[0], z0 - sim.sim_p[:, 2], row_.sim_dev * 1e6, dt)[::-1],
-                    color=color, ls=":", marker=".", label=f"MuJoCo servos, {tick}")
+                    color=color, ls=":", marker=".", label=f"MuJoCo servos, {rate}")
         ax.set(xscale="log", ylabel="descent by the tick's end (m)", title=name)
     axes[-1].set_xlabel("largest distance from the commanded line in each tick (µm)")
     axes[0].invert_yaxis()
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=1, fontsize=9)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
     fig.suptitle("Resolved-rate descent at 5 cm/s")
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
@@ -659,9 +663,9 @@ def plot_guard(r: Guard, path) -> None:
         sim, t_on, hz = row_.sim, row_.t_on, row_.hz
         ax.plot((sim.sim_t - t_on) * 1e3, sim.sim_force[:, 2], color=color, lw=0.9, alpha=0.45, zorder=2,
                 label=f"true F_z, {hz} Hz")
-        # the estimates on top of the true-force spikes, one marker per control tick
+        # the estimates on top of the true-force spikes, one marker per control tick, held until the next
         ax.plot((sim.t - t_on) * 1e3, sim.wrench_hat[:, 2], color=color, ls="--", lw=1.6, marker=".", ms=5,
-                zorder=3, label=f"F_hat_z, {hz} Hz")
+                drawstyle="steps-post", zorder=3, label=f"F_hat_z, {hz} Hz")
     ax.axhline(THRESHOLD, color="k", lw=0.8, zorder=4, label=f"threshold {THRESHOLD:g} N")
     # the 20 ms after contact decide the stop; the rest of the run is in the table
     ax.set(xlim=GUARD_WINDOW_MS, xlabel="time from first contact (ms)", ylabel="vertical force on the tool (N)",
@@ -702,7 +706,8 @@ def main(full: bool = False) -> list[Claim]:
                "mark the shoulder servo joint_1, along the outer edge and over the base."),
         Figure("wxai_descent.png",
                f"At 5 Hz the kinematic path strays {strays} from the commanded line than at 50 Hz; in MuJoCo the "
-               "servos' lag dominates both. Each point is one control tick's worst distance from the line; the open-loop "
+               "servos' lag dominates both; the dotted 50 Hz curves zig-zag over the first few centimetres because the "
+               "servos start from rest. Each point is one control tick's worst distance from the line; the open-loop "
                "runs are in the table only.",
                "Two panels, mid-workspace and workspace edge: for each control tick, one point at the depth "
                "reached by its end and the largest distance from the commanded straight line within it, on a log "
@@ -712,8 +717,9 @@ def main(full: bool = False) -> list[Claim]:
                "each MuJoCo curve lies farther from the line than the kinematic curve at its rate: servo lag "
                "dominates."),
         Figure("wxai_guarded_descent.png",
-               f"The {GUARD_WINDOW_MS[1] - GUARD_WINDOW_MS[0]} ms around first contact: the force estimate (dashed, one dot per control tick) rises through "
-               "the threshold within a few ticks of contact at every control rate, and the arm stops at its last dot; "
+               f"The {GUARD_WINDOW_MS[1] - GUARD_WINDOW_MS[0]} ms around first contact: the force estimate (dashed, one dot per "
+               "control tick, held until the next) passes the threshold "
+               f"{', '.join(f'on tick {g.cycles} after contact at {g.hz} Hz' for g in guard.rows)}, and the arm stops at its last dot; "
                "before contact it sits off the true force (faint solid) by the joints' friction. Of the true force's "
                f"peaks at the different rates, {peaks}.",
                f"True and estimated vertical contact force from {-GUARD_WINDOW_MS[0]} ms before to {GUARD_WINDOW_MS[1]} ms "
