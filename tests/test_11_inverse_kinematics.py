@@ -636,7 +636,7 @@ def test_scene_pictures_the_deepest_plain_overlap_and_the_avoid_answer_clear(run
     deepest = [scene.part(g) for g in np.asarray(world.pair_names)[table][int(np.argmin(plain[table]))]]
     assert saved["into"] == "the table" and saved["part"] in deepest and "table" in deepest
     figure = read_figures(tmp_path)[scene.FILE]
-    assert f"its {saved['part']} sunk into {saved['into']}" in figure.caption
+    assert f"The {saved['part']}'s dip into {saved['into']} is too shallow to see from here" in figure.caption
     assert f"{saved['depth_mm']:.1f} mm inside {saved['into']}" in figure.alt
     for q in (saved["q_plain"], saved["q_avoid"]):
         assert np.linalg.norm(mj_site(so101_model, so101, np.array(q))[0] - saved["target"]) < 1e-3

@@ -435,8 +435,9 @@ def print_break(brk: BreakIt, ns: NearSingular, scale: DampingScale) -> None:
               f"answer's largest joint change from the start, max |q - q_start|, {ns.distance[key]:.3f} rad")
     print(f"  toward a target {PULL} m away along the strong and weak directions alike, after one step:")
     for key in ns.first_step:
-        print(f"  {labels[key]:24s} error {ns.mixed_after_mm[key]:.1f} mm; the step keeps "
-              f"{ns.mixed_kept[key]:.1%} of the Gauss-Newton step's share along the strong direction")
+        print(f"  {labels[key]:24s} error {ns.mixed_after_mm[key]:.1f} mm; the step, after clipping to the joint "
+              f"limits, keeps {ns.mixed_kept[key]:.1%} of the unclipped Gauss-Newton step's share along the strong "
+              "direction")
 
 
 def plot_near_singular(ns: NearSingular) -> None:

@@ -131,17 +131,17 @@ def main(full: bool = False) -> list[Claim]:
     contact_view(world, plain.q[k], point, depth, other, pair)
     print(f"deepest point of the {other} at {fmt_row(point)} m")
     # The caption names what is drawn; the page's text beside it quotes the depth from this run's results.
-    figure = Figure(FILE, pic.caption(f"Break it's end, previewed: for one target just above a table, the plain "
-                                      f"answer (red, see-through) reaches it with its {other} sunk into {what} (the "
-                                      "side view below shows how deep); the avoid= answer (yellow) reaches it with "
-                                      "every part at least the margin from everything."),
+    figure = Figure(FILE, pic.caption(f"The same target seen from above: the plain answer in see-through red, the "
+                                      "avoid= answer in solid yellow, every part of it at least the margin from "
+                                      f"everything. The {other}'s dip into {what} is too shallow to see from here; "
+                                      "the side view above shows it."),
                     pic.alt(f"looking down at two IK answers for one target just above a table: the plain "
                             f"answer, its {other} {depth:.1f} mm inside {what}, and the avoid= answer",
                             "the table as a see-through light-brown top with a dark rim, the target as a small "
                             f"green cube, the plain answer in see-through red with its {other} sunk into {what}, "
                             "and the avoid= answer in solid yellow clear of the table and of itself"))
     close_figure = Figure(CLOSE_FILE,
-        f"The same plain answer from the side, to scale (no perspective): the collision boxes within "
+        f"Plain IK's answer for a target just above the table, from the side, to scale: the collision boxes within "
         f"{CLOSE_REACH * 100:.0f} cm of the {other}'s deepest point (the dot), seen along the world y axis, the "
         "overlapping one darker; the table top is at height 0.",
         f"Side view in millimetres: translucent red outlines of the gripper's collision boxes above a brown band for "
