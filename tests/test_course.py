@@ -231,6 +231,17 @@ def test_a_condition_on_a_result_tests_the_saved_value_as_python_does(demo, valu
     assert page.strip() == f"<p>{shown}</p>"
 
 
+@pytest.mark.parametrize("test, shown", [("R.build.share == 1", "yes"), ("R.build.share != 1", "no"),
+                                         ("R.build.share < R.build.half", "no"), ("R.build.half < 0.75", "yes"),
+                                         ("R.build.share >= 1.0", "yes"), ("R.build.half > R.build.share", "no")])
+def test_a_comparison_of_results_compares_the_saved_values_as_python_does(demo, test, shown):
+    lesson = course.read_lesson(demo, demo)
+    body = f"{{% if {test} %}}yes{{% else %}}no{{% endif %}}"
+    page = course.render_body(course.Lesson(lesson.name, lesson.meta, body, {"build": {"share": 1.0, "half": 0.5}}),
+                              demo)
+    assert page.strip() == f"<p>{shown}</p>"
+
+
 def test_build_its_listings_are_folded_and_the_experiments_are_not(demo):
     from html.parser import HTMLParser
 

@@ -22,6 +22,7 @@ import importlib
 import inspect
 import itertools
 import math
+import operator
 import re
 import shutil
 import tomllib
@@ -79,9 +80,10 @@ FORMATS = {
 fraction as a percentage, ``text`` a string as saved."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Result:
-    """A node of a lesson's results, with its path (``"experiment.fd.best"``); printable only through a filter."""
+    """A node of a lesson's results, with its path (``"experiment.fd.best"``); printable only through a filter, and
+    compared by its saved value (``{% if R.x.share == 1 %}``, ``{% if R.a.t < R.b.t %}``)."""
 
     _value: object  # underscored: a result key such as "value" must reach __getattr__, not a field
     _path: str
@@ -112,6 +114,26 @@ class Result:
 
     def __bool__(self) -> bool:  # ``{% if R.x.corrected %}`` tests the saved value (else Python would ask __len__)
         return bool(self._value)
+
+    def _compared(self, other, op) -> bool:
+        return op(self._value, other._value if isinstance(other, Result) else other)
+
+    def __eq__(self, other) -> bool:
+        return self._compared(other, operator.eq)
+
+    def __lt__(self, other) -> bool:
+        return self._compared(other, operator.lt)
+
+    def __le__(self, other) -> bool:
+        return self._compared(other, operator.le)
+
+    def __gt__(self, other) -> bool:
+        return self._compared(other, operator.gt)
+
+    def __ge__(self, other) -> bool:
+        return self._compared(other, operator.ge)
+
+    __hash__ = None  # compared by value, which may be a list or dict
 
     def __str__(self) -> str:
         raise CourseError(f"result {self._path} is printed without a format: write {{{{ R.{self._path} | fix(3) }}}}"
