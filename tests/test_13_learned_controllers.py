@@ -215,6 +215,9 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
     assert lo_r <= hyb.speedup <= hi_r and hyb.faster == (lo_r > 1) and hyb.slower == (hi_r < 1)
     np.testing.assert_allclose(hyb.fallback_share_us, (1 - hyb.rows[0].passed) * hyb.us_fallback, rtol=1e-12)
     np.testing.assert_allclose(hyb.break_even_us, hyb.us_solver - hyb.fallback_share_us, rtol=1e-12)
+    # the Medium exercise's cost model, t_s / (t_h + (1 - p) t_f)
+    np.testing.assert_allclose(hyb.predicted_speedup, hyb.us_solver / (hyb.us_guess + hyb.fallback_share_us),
+                               rtol=1e-12)
     # the forward pass and the part before the fallback are timed too (printed and saved; no claim on speed)
     assert all(np.isfinite(t) and t > 0 for t in (hyb.us_guess, hyb.us_forward_batch, hyb.us_forward_one))
     outside = {k: np.mean(np.any((q < lo) | (q > hi), axis=1)) for k, q in g.q.items()}
