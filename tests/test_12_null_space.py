@@ -5,6 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import mj_site
+from scipy import stats
 from scipy.spatial.transform import Rotation
 
 from physai import robots
@@ -149,10 +150,26 @@ def test_choose_on_purpose_from_mujoco(ex, audit, robot, so101_model, panda_mode
     assert c.pref_margin > 2 * rows[:, 1].max()
     if robot == "so101":
         np.testing.assert_allclose(c.pref_margin, 0.5, atol=1e-12)  # mid-range itself
-    # the page's two conditions, from MuJoCo's measures: each objective beats plain IK on its own measure; the
-    # posture objective keeps at least the joint-limit objective's margin
+    # the page's condition, from MuJoCo's measures: each objective beats plain IK on its own measure
     assert c.own_better == bool(rows[1, 1] > rows[0, 1] and rows[2, 2] > rows[0, 2] and rows[3, 3] < rows[0, 3])
-    assert c.posture_keeps_margin == bool(rows[3, 1] >= rows[1, 1])
+    # the page: posture's margin against limits', target by target (MuJoCo's ranges), and its interval by SciPy
+    margin = [np.min(np.minimum(qs - lo, hi - qs) / (hi - lo), axis=1) for qs in c.solutions[[1, 3]]]
+    both = c.converged[1] & c.converged[3]
+    np.testing.assert_allclose(c.paired.diffs, np.sort(margin[1][both] - margin[0][both]), atol=1e-12)
+    _check_paired(c.paired)
+
+
+def _check_paired(p):
+    """The sign test's interval for the median difference (SciPy's binomial), the share and the booleans."""
+    d = np.asarray(p.diffs)
+    n = len(d)
+    k = int(stats.binom.ppf(0.025, n, 0.5))  # P(B <= k) >= 2.5 % first at this k: the order statistic d_(k) is inside
+    k = k if stats.binom.cdf(k - 1, n, 0.5) <= 0.025 else k - 1
+    assert stats.binom.cdf(k - 1, n, 0.5) <= 0.025 < stats.binom.cdf(k, n, 0.5)
+    d_sorted = np.sort(d)
+    assert (p.low, p.high) == (d_sorted[k - 1], d_sorted[n - k])
+    np.testing.assert_allclose([p.share_ahead, p.median], [np.mean(d > 0), np.median(d)], atol=1e-15)
+    assert (p.ahead, p.behind) == (p.low > 0, p.high < 0)
 
 
 def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_model, monkeypatch):
@@ -254,6 +271,7 @@ def test_undamped_conflict_spread_the_gain_is_certain_the_divergence_is_not(ex):
     s = ex.conflict_spread(q_start, nudges=2)
     damped = ex.priority(q_start)
     assert s.runs == 3 == len(s.rows) and s.diverged + s.held == s.runs == sum(r.stopped for r in s.rows) + s.held
+    assert s.several_held == (sum(not r.stopped for r in s.rows) > 1)  # the page's "the others" or "the one left"
     assert s.peak_min == min(r.peak for r in s.rows) > 100 * damped.secondary_bound
     assert s.peak_max == max(r.peak for r in s.rows)
     held = [r for r in s.rows if not r.stopped]

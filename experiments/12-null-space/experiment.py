@@ -20,6 +20,7 @@ robot instead of 40 and 1 s of self-motion instead of 0.25 s.
 
 from __future__ import annotations
 
+import math
 import textwrap
 from dataclasses import dataclass
 
@@ -315,7 +316,7 @@ class Choice:
     roll_tight_share: float  # the share of plain IK's solutions whose joint nearest its stop is the last one
     pref_margin: float  # the preferred posture's own limit margin (its nearest stop, as a share of that range)
     own_better: bool  # each refinement beats plain IK on its own measure (margin, manipulability, posture distance)
-    posture_keeps_margin: bool  # the posture refinement's median margin is at least the joint-limit one's
+    paired: Paired  # the posture refinement's margin against the joint-limit one's, target by target
     q_pref: np.ndarray = unsaved()  # (n,) the preferred posture
     targets: np.ndarray = unsaved()  # (k, 4, 4) tool poses (only the translation is asked for "position")
     labels: tuple[str, ...] = unsaved()  # "plain IK", then "+ <objective name>"
@@ -323,6 +324,32 @@ class Choice:
     converged: np.ndarray = unsaved()  # (labels, k)
     cost_lowered: np.ndarray = unsaved()  # (labels - 1,) fraction of solved targets whose objective went down
     measures: np.ndarray = unsaved()  # (labels, 4) the rows' success, margin, manip and posture
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The posture refinement's limit margin against the joint-limit refinement's on the targets both solve:
+    ``diffs`` (posture minus limits, sorted), the share of targets where posture's is larger, the median difference
+    and a distribution-free 95 % interval for it (order statistics ``diffs[k - 1]``, ``diffs[n - k]``: the sign
+    test's), and whether that interval lies above 0 (posture ahead) or below it (behind)."""
+
+    diffs: tuple[float, ...]
+    share_ahead: float
+    median: float
+    low: float
+    high: float
+    ahead: bool
+    behind: bool
+
+
+def paired_margins(posture: np.ndarray, limits: np.ndarray) -> Paired:
+    """Paired comparison of two ``(k,)`` margin arrays over the same targets (see :class:`Paired`)."""
+    d = np.sort(posture - limits)
+    n = len(d)
+    # the largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5 %: [d_(k), d_(n+1-k)] covers the median at >= 95 %
+    k = max(j for j in range(1, n // 2 + 1) if sum(math.comb(n, i) for i in range(j)) / 2**n <= 0.025)
+    lo, hi = float(d[k - 1]), float(d[n - k])
+    return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.median(d)), lo, hi, lo > 0, hi < 0)
 
 
 def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
@@ -352,8 +379,10 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     offset = 1000 * float(np.linalg.norm(arm - (arm @ axes[-1]) * axes[-1]))
     pref_margin = float(ns.limit_margin(chain, q_pref))
     own = bool(m[1, 1] > m[0, 1] and m[2, 2] > m[0, 2] and m[3, 3] < m[0, 3])
+    both = conv[1] & conv[3]
+    paired = paired_margins(ns.limit_margin(chain, sols[3][both]), ns.limit_margin(chain, sols[1][both]))
     return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)),
-                  offset, float(np.mean(nearest[0][conv[0]] == chain.n - 1)), pref_margin, own, bool(m[3, 1] >= m[1, 1]), q_pref, T, tuple(labels), sols, conv, lowered, m)
+                  offset, float(np.mean(nearest[0][conv[0]] == chain.n - 1)), pref_margin, own, paired, q_pref, T, tuple(labels), sols, conv, lowered, m)
 
 
 def choice_measures(chain, block: str, q_pref: np.ndarray, solutions: np.ndarray, converged: np.ndarray) -> np.ndarray:
@@ -372,6 +401,9 @@ def print_choice(c: Choice) -> None:
     for i, label in enumerate(c.labels):
         low = f"{c.cost_lowered[i - 1]:12.1%}" if i else f"{'':12s}"
         print(f"  {label:22s} {m[i, 0]:8.1%} {m[i, 1]:10.3f} {m[i, 2]:10.3g} {m[i, 3]:14.3f} {low}")
+    d = c.paired
+    print(f"  posture vs limits, target by target: posture's margin larger on {d.share_ahead:.0%}; median difference "
+          f"{d.median:+.4f}, 95 % interval [{d.low:+.4f}, {d.high:+.4f}]")
 
 
 # ---- 4. task priority ------------------------------------------------------------------------------
@@ -514,6 +546,7 @@ class ConflictSpread:
     peak_max: float
     diverged: int
     held: int  # the runs that did not diverge
+    several_held: bool  # more than one did (the page says "the others" rather than "the one left")
     held_pos: float
     held_z_min: float
     held_z_max: float
@@ -540,6 +573,7 @@ def conflict_spread(q_start: np.ndarray, nudges: int = 4) -> ConflictSpread:
     held = [r for r in rows if not r.stopped]
     peaks = [r.peak for r in rows]
     return ConflictSpread(NUDGE, len(rows), min(peaks), max(peaks), len(rows) - len(held), len(held),
+                          len(held) > 1,
                           max((r.pos for r in held), default=np.nan), min((r.z for r in held), default=np.nan),
                           max((r.z for r in held), default=np.nan), tuple(rows))
 
@@ -620,9 +654,10 @@ def plot_priority(p: Priority, spread: ConflictSpread) -> None:
             a1.axvline(p.undamped_tool_left_s, color="C1", ls=":", lw=1.2)
             a1.text(p.undamped_tool_left_s, hi + 0.9 * pad, f" undamped: tool > {p.tool_left_mm:g} mm off\n"
                     f" from {p.undamped_tool_left_s:.3f} s (grey after)", color="C1", fontsize=8, va="top")
-        # the undamped conflict on top and thinner: it shares the damped one's path until the ceiling
+        # the undamped conflict on top, thinner and dashed: it shares the damped one's path until the ceiling, and
+        # the swapped one's early on
         a1.plot(t[:end], zs[:end], label=label, color=colour, lw=1.5 if i == 1 else 3 if i == 2 else 2,
-                zorder=4 if i == 1 else 3)
+                ls="--" if i == 1 else "-", zorder=4 if i == 1 else 3)
         if end < len(zs):
             colour = faded
             a1.plot(t[end - 1:], zs[end - 1:], color=faded, lw=1, zorder=2,
