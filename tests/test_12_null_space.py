@@ -157,6 +157,29 @@ def test_choose_on_purpose_from_mujoco(ex, audit, robot, so101_model, panda_mode
     both = c.converged[1] & c.converged[3]
     np.testing.assert_allclose(c.paired.diffs, np.sort(margin[1][both] - margin[0][both]), atol=1e-12)
     _check_paired(c.paired)
+    both = c.converged[1] & c.converged[4]
+    soft = np.min(np.minimum(c.solutions[4] - lo, hi - c.solutions[4]) / (hi - lo), axis=1)
+    np.testing.assert_allclose(c.softmin_paired.diffs, np.sort(soft[both] - margin[0][both]), atol=1e-12)
+    _check_paired(c.softmin_paired)
+    assert c.softmin_best == bool(rows[4, 1] > rows[:4, 1].max())
+
+
+@pytest.mark.parametrize("robot", ["so101", "panda"])
+def test_softmin_cost_is_near_minus_the_margin_and_its_gradient_is_central_differences(ex, robot, so101_model,
+                                                                                      panda_model):
+    """Within tau log(2n) above minus the limit margin (MuJoCo's ranges); the gradient is central differences'."""
+    model = so101_model if robot == "so101" else panda_model
+    chain = robots.load(robot)
+    ids = [model.joint(n).id for n in chain.joint_names]
+    lo, hi = model.jnt_range[ids, 0], model.jnt_range[ids, 1]
+    obj = ex.softmin_cost(chain)
+    q = chain.random_q(np.random.default_rng(3), 20)
+    margin = np.min(np.minimum(q - lo, hi - q) / (hi - lo), axis=1)
+    H = obj.value(q)
+    assert np.all(H >= -margin - 1e-12) and np.all(H <= -margin + ex.SOFTMIN_TAU * np.log(2 * chain.n) + 1e-12)
+    h = 1e-6
+    fd = np.stack([(obj.value(q + h * e) - obj.value(q - h * e)) / (2 * h) for e in np.eye(chain.n)], axis=1)
+    np.testing.assert_allclose(obj.gradient(q), fd, rtol=1e-5, atol=1e-6)
 
 
 def _check_paired(p):
@@ -306,7 +329,7 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
     claims, saved = run_lesson(ex, False)
     assert len(claims) == 2
     assert [d["null"] for d in saved["dims"]] == [1, 4, 1]
-    assert [row["success"] for row in saved["choice"]["panda"]["rows"]] == [1.0] * 4
+    assert [row["success"] for row in saved["choice"]["panda"]["rows"]] == [1.0] * 5
     assert {p.name for p in tmp_path.glob("*.png")} == {"self_motion.png", "planar3r_self_motion.png", "priority.png",
                                                         "elbow_post.png"}
 

@@ -64,6 +64,7 @@ DIVERGED = 1e3  # rad: a run whose joints pass this has diverged and is stopped 
 K_TOOL_SECONDARY = 10.0  # 1/s, the tool pose gain when it is demoted to the secondary task
 TOOL_LEFT = 1e-3  # m: a tool this far from where it is held has left the held pose (the priority figure fades it)
 CHAR_LENGTH = 0.3  # m: the Panda's manipulability scales its rotation rows by this length to mix them with metres
+SOFTMIN_TAU = 0.01  # the soft minimum's temperature, in fractions of a joint's range
 SWING_T, SWING_DT = 1.0, 1e-2  # s: the corrected self-motion from 'ready' that swings the elbow down for Break it
 
 
@@ -302,12 +303,13 @@ class ChoiceRow:
 
 @dataclass(frozen=True)
 class Choice:
-    """Plain IK and three null-space refinements of it on the same ``n_targets`` targets."""
+    """Plain IK and four null-space refinements of it on the same ``n_targets`` targets."""
 
     robot: str
     task: str
     block: str  # manipulability block
     char_length: float  # m, the rotation rows' scale in the "full" block
+    softmin_tau: float  # the soft-minimum objective's temperature (fractions of a range)
     n_targets: int
     rows: tuple[ChoiceRow, ...]  # plain IK, then each refinement
     manip_tight_joint: str  # the joint most often nearest its stop in the manipulability-refined solutions
@@ -317,6 +319,8 @@ class Choice:
     pref_margin: float  # the preferred posture's own limit margin (its nearest stop, as a share of that range)
     own_better: bool  # each refinement beats plain IK on its own measure (margin, manipulability, posture distance)
     paired: Paired  # the posture refinement's margin against the joint-limit one's, target by target
+    softmin_paired: Paired  # the soft-minimum refinement's margin against the joint-limit one's, target by target
+    softmin_best: bool  # the soft-minimum refinement has the largest median margin of all rows
     q_pref: np.ndarray = unsaved()  # (n,) the preferred posture
     targets: np.ndarray = unsaved()  # (k, 4, 4) tool poses (only the translation is asked for "position")
     labels: tuple[str, ...] = unsaved()  # "plain IK", then "+ <objective name>"
@@ -352,6 +356,29 @@ def paired_margins(posture: np.ndarray, limits: np.ndarray) -> Paired:
     return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.median(d)), lo, hi, lo > 0, hi < 0)
 
 
+def softmin_cost(chain, tau: float = SOFTMIN_TAU) -> ns.Objective:
+    """Minus a soft minimum of the gaps to the stops: ``H = tau log sum_j exp(-g_j / tau)`` over the ``2n`` gaps
+    ``g = ((q - l) / (u - l), (u - q) / (u - l))`` (fractions of each range), within ``tau log 2n`` above minus
+    the smallest gap, the limit margin; gradient ``(w_upper - w_lower) / (u - l)``, ``w = softmax(-g / tau)``."""
+    span = chain.upper - chain.lower
+
+    def scaled(q):
+        g = -np.concatenate([(q - chain.lower) / span, (chain.upper - q) / span], axis=-1) / tau
+        return g, g.max(axis=-1, keepdims=True)
+
+    def value(q):
+        g, top = scaled(q)
+        return tau * (top[..., 0] + np.log(np.exp(g - top).sum(axis=-1)))
+
+    def gradient(q):
+        g, top = scaled(q)
+        w = np.exp(g - top)
+        w /= w.sum(axis=-1, keepdims=True)
+        return (w[..., chain.n:] - w[..., :chain.n]) / span
+
+    return ns.Objective("soft minimum of the gaps", value, gradient)
+
+
 def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     """Random targets (FK of uniform in-limit poses, seed 0) for ``"panda"`` (pose) or ``"so101"`` (position)."""
     chain = robots.load(robot)
@@ -361,7 +388,8 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     targets = T if task == "pose" else T[:, :3, 3]
     base = solve_ik_batch(chain, targets, task=task, rng=np.random.default_rng(SEED_IK))
     labels, sols, conv, lowered = ["plain IK"], [base.q], [base.converged], []
-    for obj in (ns.joint_limit_cost(chain), ns.manipulability_cost(chain, block, CHAR_LENGTH), ns.posture_cost(chain, q_pref)):
+    for obj in (ns.joint_limit_cost(chain), ns.manipulability_cost(chain, block, CHAR_LENGTH), ns.posture_cost(chain, q_pref),
+                softmin_cost(chain)):
         res = solve_ik_batch(chain, targets, task=task, prefer=ns.Prefer(obj), rng=np.random.default_rng(SEED_IK))
         labels.append(f"+ {obj.name}")
         sols.append(res.q)
@@ -381,8 +409,10 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     own = bool(m[1, 1] > m[0, 1] and m[2, 2] > m[0, 2] and m[3, 3] < m[0, 3])
     both = conv[1] & conv[3]
     paired = paired_margins(ns.limit_margin(chain, sols[3][both]), ns.limit_margin(chain, sols[1][both]))
-    return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)),
-                  offset, float(np.mean(nearest[0][conv[0]] == chain.n - 1)), pref_margin, own, paired, q_pref, T, tuple(labels), sols, conv, lowered, m)
+    both = conv[1] & conv[4]
+    soft = paired_margins(ns.limit_margin(chain, sols[4][both]), ns.limit_margin(chain, sols[1][both]))
+    return Choice(robot, task, block, CHAR_LENGTH, SOFTMIN_TAU, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)),
+                  offset, float(np.mean(nearest[0][conv[0]] == chain.n - 1)), pref_margin, own, paired, soft, bool(m[4, 1] > m[:4, 1].max()), q_pref, T, tuple(labels), sols, conv, lowered, m)
 
 
 def choice_measures(chain, block: str, q_pref: np.ndarray, solutions: np.ndarray, converged: np.ndarray) -> np.ndarray:
@@ -401,9 +431,9 @@ def print_choice(c: Choice) -> None:
     for i, label in enumerate(c.labels):
         low = f"{c.cost_lowered[i - 1]:12.1%}" if i else f"{'':12s}"
         print(f"  {label:22s} {m[i, 0]:8.1%} {m[i, 1]:10.3f} {m[i, 2]:10.3g} {m[i, 3]:14.3f} {low}")
-    d = c.paired
-    print(f"  posture vs limits, target by target: posture's margin larger on {d.share_ahead:.0%}; median difference "
-          f"{d.median:+.4f}, 95 % interval [{d.low:+.4f}, {d.high:+.4f}]")
+    for name, d in (("posture", c.paired), ("soft minimum", c.softmin_paired)):
+        print(f"  {name} vs limits, target by target: {name}'s margin larger on {d.share_ahead:.0%}; median "
+              f"difference {d.median:+.4f}, 95 % interval [{d.low:+.4f}, {d.high:+.4f}]")
 
 
 # ---- 4. task priority ------------------------------------------------------------------------------
