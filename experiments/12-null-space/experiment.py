@@ -892,7 +892,7 @@ def main(full: bool = False) -> dict:
         Figure("priority.png",
                "The elbow's height under task priority, and each case's largest single-joint speed. Dashed: the "
                "two targets asked for; dotted: the ceiling, the elbow's height at ready, the highest it can reach "
-               "with the tool held. The undamped conflict (orange) "
+               "with the tool held. The undamped conflict (orange, dashed: the swapped case runs beneath it at first) "
                + ("is drawn grey from the dotted vertical line on, the first tick its tool is more than "
                   f"{prio.tool_left_mm:g} mm from where it is held: its later spikes are no longer the tool-held task; "
                   if left is not None else "")
@@ -901,7 +901,7 @@ def main(full: bool = False) -> dict:
                f"matter, {prio.z_start:.3f} to {prio.z_conflict:.3f} m, with two dashed horizontal lines for the "
                "targets and a dotted one for the ceiling. The compatible case creeps up to its dashed target, the "
                "damped conflict flattens on the dotted ceiling, the swapped case climbs past the ceiling towards the "
-               "higher target. The undamped conflict, drawn thin on top of the others, rises to the ceiling, "
+               "higher target. The undamped conflict, drawn thin and dashed on top of the others, rises to the ceiling, "
                + (f"where an orange dotted vertical line at {left:.3f} s marks its tool leaving the held pose by more "
                   f"than {prio.tool_left_mm:g} mm; from there it is drawn grey: it plunges, spikes up and down, "
                   if left is not None else "then spikes up and down ")
