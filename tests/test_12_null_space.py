@@ -5,6 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 from conftest import mj_site
+from scipy import stats
 from scipy.spatial.transform import Rotation
 
 from physai import robots
@@ -149,10 +150,49 @@ def test_choose_on_purpose_from_mujoco(ex, audit, robot, so101_model, panda_mode
     assert c.pref_margin > 2 * rows[:, 1].max()
     if robot == "so101":
         np.testing.assert_allclose(c.pref_margin, 0.5, atol=1e-12)  # mid-range itself
-    # the page's two conditions, from MuJoCo's measures: each objective beats plain IK on its own measure; the
-    # posture objective keeps at least the joint-limit objective's margin
+    # the page's condition, from MuJoCo's measures: each objective beats plain IK on its own measure
     assert c.own_better == bool(rows[1, 1] > rows[0, 1] and rows[2, 2] > rows[0, 2] and rows[3, 3] < rows[0, 3])
-    assert c.posture_keeps_margin == bool(rows[3, 1] >= rows[1, 1])
+    # the page: posture's margin against limits', target by target (MuJoCo's ranges), and its interval by SciPy
+    margin = [np.min(np.minimum(qs - lo, hi - qs) / (hi - lo), axis=1) for qs in c.solutions[[1, 3]]]
+    both = c.converged[1] & c.converged[3]
+    np.testing.assert_allclose(c.paired.diffs, np.sort(margin[1][both] - margin[0][both]), atol=1e-12)
+    _check_paired(c.paired)
+    both = c.converged[1] & c.converged[4]
+    soft = np.min(np.minimum(c.solutions[4] - lo, hi - c.solutions[4]) / (hi - lo), axis=1)
+    np.testing.assert_allclose(c.softmin_paired.diffs, np.sort(soft[both] - margin[0][both]), atol=1e-12)
+    _check_paired(c.softmin_paired)
+    assert c.softmin_best == bool(rows[4, 1] > rows[:4, 1].max())
+
+
+@pytest.mark.parametrize("robot", ["so101", "panda"])
+def test_softmin_cost_is_near_minus_the_margin_and_its_gradient_is_central_differences(ex, robot, so101_model,
+                                                                                      panda_model):
+    """Within tau log(2n) above minus the limit margin (MuJoCo's ranges); the gradient is central differences'."""
+    model = so101_model if robot == "so101" else panda_model
+    chain = robots.load(robot)
+    ids = [model.joint(n).id for n in chain.joint_names]
+    lo, hi = model.jnt_range[ids, 0], model.jnt_range[ids, 1]
+    obj = ex.softmin_cost(chain)
+    q = chain.random_q(np.random.default_rng(3), 20)
+    margin = np.min(np.minimum(q - lo, hi - q) / (hi - lo), axis=1)
+    H = obj.value(q)
+    assert np.all(H >= -margin - 1e-12) and np.all(H <= -margin + ex.SOFTMIN_TAU * np.log(2 * chain.n) + 1e-12)
+    h = 1e-6
+    fd = np.stack([(obj.value(q + h * e) - obj.value(q - h * e)) / (2 * h) for e in np.eye(chain.n)], axis=1)
+    np.testing.assert_allclose(obj.gradient(q), fd, rtol=1e-5, atol=1e-6)
+
+
+def _check_paired(p):
+    """The sign test's interval for the median difference (SciPy's binomial), the share and the booleans."""
+    d = np.asarray(p.diffs)
+    n = len(d)
+    k = int(stats.binom.ppf(0.025, n, 0.5))  # P(B <= k) >= 2.5 % first at this k: the order statistic d_(k) is inside
+    k = k if stats.binom.cdf(k - 1, n, 0.5) <= 0.025 else k - 1
+    assert stats.binom.cdf(k - 1, n, 0.5) <= 0.025 < stats.binom.cdf(k, n, 0.5)
+    d_sorted = np.sort(d)
+    assert (p.low, p.high) == (d_sorted[k - 1], d_sorted[n - k])
+    np.testing.assert_allclose([p.share_ahead, p.median], [np.mean(d > 0), np.median(d)], atol=1e-15)
+    assert (p.ahead, p.behind) == (p.low > 0, p.high < 0)
 
 
 def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_model, monkeypatch):
@@ -254,6 +294,7 @@ def test_undamped_conflict_spread_the_gain_is_certain_the_divergence_is_not(ex):
     s = ex.conflict_spread(q_start, nudges=2)
     damped = ex.priority(q_start)
     assert s.runs == 3 == len(s.rows) and s.diverged + s.held == s.runs == sum(r.stopped for r in s.rows) + s.held
+    assert s.several_held == (sum(not r.stopped for r in s.rows) > 1)  # the page's "the others" or "the one left"
     assert s.peak_min == min(r.peak for r in s.rows) > 100 * damped.secondary_bound
     assert s.peak_max == max(r.peak for r in s.rows)
     held = [r for r in s.rows if not r.stopped]
@@ -288,7 +329,7 @@ def test_main_writes_its_claims(ex, tmp_path, monkeypatch, run_lesson):
     claims, saved = run_lesson(ex, False)
     assert len(claims) == 2
     assert [d["null"] for d in saved["dims"]] == [1, 4, 1]
-    assert [row["success"] for row in saved["choice"]["panda"]["rows"]] == [1.0] * 4
+    assert [row["success"] for row in saved["choice"]["panda"]["rows"]] == [1.0] * 5
     assert {p.name for p in tmp_path.glob("*.png")} == {"self_motion.png", "planar3r_self_motion.png", "priority.png",
                                                         "elbow_post.png"}
 

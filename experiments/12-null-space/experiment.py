@@ -20,6 +20,7 @@ robot instead of 40 and 1 s of self-motion instead of 0.25 s.
 
 from __future__ import annotations
 
+import math
 import textwrap
 from dataclasses import dataclass
 
@@ -63,6 +64,7 @@ DIVERGED = 1e3  # rad: a run whose joints pass this has diverged and is stopped 
 K_TOOL_SECONDARY = 10.0  # 1/s, the tool pose gain when it is demoted to the secondary task
 TOOL_LEFT = 1e-3  # m: a tool this far from where it is held has left the held pose (the priority figure fades it)
 CHAR_LENGTH = 0.3  # m: the Panda's manipulability scales its rotation rows by this length to mix them with metres
+SOFTMIN_TAU = 0.01  # the soft minimum's temperature, in fractions of a joint's range
 SWING_T, SWING_DT = 1.0, 1e-2  # s: the corrected self-motion from 'ready' that swings the elbow down for Break it
 
 
@@ -301,12 +303,13 @@ class ChoiceRow:
 
 @dataclass(frozen=True)
 class Choice:
-    """Plain IK and three null-space refinements of it on the same ``n_targets`` targets."""
+    """Plain IK and four null-space refinements of it on the same ``n_targets`` targets."""
 
     robot: str
     task: str
     block: str  # manipulability block
     char_length: float  # m, the rotation rows' scale in the "full" block
+    softmin_tau: float  # the soft-minimum objective's temperature (fractions of a range)
     n_targets: int
     rows: tuple[ChoiceRow, ...]  # plain IK, then each refinement
     manip_tight_joint: str  # the joint most often nearest its stop in the manipulability-refined solutions
@@ -315,7 +318,9 @@ class Choice:
     roll_tight_share: float  # the share of plain IK's solutions whose joint nearest its stop is the last one
     pref_margin: float  # the preferred posture's own limit margin (its nearest stop, as a share of that range)
     own_better: bool  # each refinement beats plain IK on its own measure (margin, manipulability, posture distance)
-    posture_keeps_margin: bool  # the posture refinement's median margin is at least the joint-limit one's
+    paired: Paired  # the posture refinement's margin against the joint-limit one's, target by target
+    softmin_paired: Paired  # the soft-minimum refinement's margin against the joint-limit one's, target by target
+    softmin_best: bool  # the soft-minimum refinement has the largest median margin of all rows
     q_pref: np.ndarray = unsaved()  # (n,) the preferred posture
     targets: np.ndarray = unsaved()  # (k, 4, 4) tool poses (only the translation is asked for "position")
     labels: tuple[str, ...] = unsaved()  # "plain IK", then "+ <objective name>"
@@ -323,6 +328,55 @@ class Choice:
     converged: np.ndarray = unsaved()  # (labels, k)
     cost_lowered: np.ndarray = unsaved()  # (labels - 1,) fraction of solved targets whose objective went down
     measures: np.ndarray = unsaved()  # (labels, 4) the rows' success, margin, manip and posture
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The posture refinement's limit margin against the joint-limit refinement's on the targets both solve:
+    ``diffs`` (posture minus limits, sorted), the share of targets where posture's is larger, the median difference
+    and a distribution-free 95 % interval for it (order statistics ``diffs[k - 1]``, ``diffs[n - k]``: the sign
+    test's), and whether that interval lies above 0 (posture ahead) or below it (behind)."""
+
+    diffs: tuple[float, ...]
+    share_ahead: float
+    median: float
+    low: float
+    high: float
+    ahead: bool
+    behind: bool
+
+
+def paired_margins(posture: np.ndarray, limits: np.ndarray) -> Paired:
+    """Paired comparison of two ``(k,)`` margin arrays over the same targets (see :class:`Paired`)."""
+    d = np.sort(posture - limits)
+    n = len(d)
+    # the largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5 %: [d_(k), d_(n+1-k)] covers the median at >= 95 %
+    k = max(j for j in range(1, n // 2 + 1) if sum(math.comb(n, i) for i in range(j)) / 2**n <= 0.025)
+    lo, hi = float(d[k - 1]), float(d[n - k])
+    return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.median(d)), lo, hi, lo > 0, hi < 0)
+
+
+def softmin_cost(chain, tau: float = SOFTMIN_TAU) -> ns.Objective:
+    """Minus a soft minimum of the gaps to the stops: ``H = tau log sum_j exp(-g_j / tau)`` over the ``2n`` gaps
+    ``g = ((q - l) / (u - l), (u - q) / (u - l))`` (fractions of each range), within ``tau log 2n`` above minus
+    the smallest gap, the limit margin; gradient ``(w_upper - w_lower) / (u - l)``, ``w = softmax(-g / tau)``."""
+    span = chain.upper - chain.lower
+
+    def scaled(q):
+        g = -np.concatenate([(q - chain.lower) / span, (chain.upper - q) / span], axis=-1) / tau
+        return g, g.max(axis=-1, keepdims=True)
+
+    def value(q):
+        g, top = scaled(q)
+        return tau * (top[..., 0] + np.log(np.exp(g - top).sum(axis=-1)))
+
+    def gradient(q):
+        g, top = scaled(q)
+        w = np.exp(g - top)
+        w /= w.sum(axis=-1, keepdims=True)
+        return (w[..., chain.n:] - w[..., :chain.n]) / span
+
+    return ns.Objective("soft minimum of the gaps", value, gradient)
 
 
 def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
@@ -334,7 +388,8 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     targets = T if task == "pose" else T[:, :3, 3]
     base = solve_ik_batch(chain, targets, task=task, rng=np.random.default_rng(SEED_IK))
     labels, sols, conv, lowered = ["plain IK"], [base.q], [base.converged], []
-    for obj in (ns.joint_limit_cost(chain), ns.manipulability_cost(chain, block, CHAR_LENGTH), ns.posture_cost(chain, q_pref)):
+    for obj in (ns.joint_limit_cost(chain), ns.manipulability_cost(chain, block, CHAR_LENGTH), ns.posture_cost(chain, q_pref),
+                softmin_cost(chain)):
         res = solve_ik_batch(chain, targets, task=task, prefer=ns.Prefer(obj), rng=np.random.default_rng(SEED_IK))
         labels.append(f"+ {obj.name}")
         sols.append(res.q)
@@ -352,8 +407,12 @@ def choose_on_purpose(robot: str, n_targets: int = 40) -> Choice:
     offset = 1000 * float(np.linalg.norm(arm - (arm @ axes[-1]) * axes[-1]))
     pref_margin = float(ns.limit_margin(chain, q_pref))
     own = bool(m[1, 1] > m[0, 1] and m[2, 2] > m[0, 2] and m[3, 3] < m[0, 3])
-    return Choice(robot, task, block, CHAR_LENGTH, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)),
-                  offset, float(np.mean(nearest[0][conv[0]] == chain.n - 1)), pref_margin, own, bool(m[3, 1] >= m[1, 1]), q_pref, T, tuple(labels), sols, conv, lowered, m)
+    both = conv[1] & conv[3]
+    paired = paired_margins(ns.limit_margin(chain, sols[3][both]), ns.limit_margin(chain, sols[1][both]))
+    both = conv[1] & conv[4]
+    soft = paired_margins(ns.limit_margin(chain, sols[4][both]), ns.limit_margin(chain, sols[1][both]))
+    return Choice(robot, task, block, CHAR_LENGTH, SOFTMIN_TAU, len(T), rows, chain.joint_names[joint], float(np.mean(tight == joint)),
+                  offset, float(np.mean(nearest[0][conv[0]] == chain.n - 1)), pref_margin, own, paired, soft, bool(m[4, 1] > m[:4, 1].max()), q_pref, T, tuple(labels), sols, conv, lowered, m)
 
 
 def choice_measures(chain, block: str, q_pref: np.ndarray, solutions: np.ndarray, converged: np.ndarray) -> np.ndarray:
@@ -372,6 +431,9 @@ def print_choice(c: Choice) -> None:
     for i, label in enumerate(c.labels):
         low = f"{c.cost_lowered[i - 1]:12.1%}" if i else f"{'':12s}"
         print(f"  {label:22s} {m[i, 0]:8.1%} {m[i, 1]:10.3f} {m[i, 2]:10.3g} {m[i, 3]:14.3f} {low}")
+    for name, d in (("posture", c.paired), ("soft minimum", c.softmin_paired)):
+        print(f"  {name} vs limits, target by target: {name}'s margin larger on {d.share_ahead:.0%}; median "
+              f"difference {d.median:+.4f}, 95 % interval [{d.low:+.4f}, {d.high:+.4f}]")
 
 
 # ---- 4. task priority ------------------------------------------------------------------------------
@@ -514,6 +576,7 @@ class ConflictSpread:
     peak_max: float
     diverged: int
     held: int  # the runs that did not diverge
+    several_held: bool  # more than one did (the page says "the others" rather than "the one left")
     held_pos: float
     held_z_min: float
     held_z_max: float
@@ -540,6 +603,7 @@ def conflict_spread(q_start: np.ndarray, nudges: int = 4) -> ConflictSpread:
     held = [r for r in rows if not r.stopped]
     peaks = [r.peak for r in rows]
     return ConflictSpread(NUDGE, len(rows), min(peaks), max(peaks), len(rows) - len(held), len(held),
+                          len(held) > 1,
                           max((r.pos for r in held), default=np.nan), min((r.z for r in held), default=np.nan),
                           max((r.z for r in held), default=np.nan), tuple(rows))
 
@@ -620,9 +684,10 @@ def plot_priority(p: Priority, spread: ConflictSpread) -> None:
             a1.axvline(p.undamped_tool_left_s, color="C1", ls=":", lw=1.2)
             a1.text(p.undamped_tool_left_s, hi + 0.9 * pad, f" undamped: tool > {p.tool_left_mm:g} mm off\n"
                     f" from {p.undamped_tool_left_s:.3f} s (grey after)", color="C1", fontsize=8, va="top")
-        # the undamped conflict on top and thinner: it shares the damped one's path until the ceiling
+        # the undamped conflict on top, thinner and dashed: it shares the damped one's path until the ceiling, and
+        # the swapped one's early on
         a1.plot(t[:end], zs[:end], label=label, color=colour, lw=1.5 if i == 1 else 3 if i == 2 else 2,
-                zorder=4 if i == 1 else 3)
+                ls="--" if i == 1 else "-", zorder=4 if i == 1 else 3)
         if end < len(zs):
             colour = faded
             a1.plot(t[end - 1:], zs[end - 1:], color=faded, lw=1, zorder=2,
@@ -827,7 +892,7 @@ def main(full: bool = False) -> dict:
         Figure("priority.png",
                "The elbow's height under task priority, and each case's largest single-joint speed. Dashed: the "
                "two targets asked for; dotted: the ceiling, the elbow's height at ready, the highest it can reach "
-               "with the tool held. The undamped conflict (orange) "
+               "with the tool held. The undamped conflict (orange, dashed: the swapped case runs beneath it at first) "
                + ("is drawn grey from the dotted vertical line on, the first tick its tool is more than "
                   f"{prio.tool_left_mm:g} mm from where it is held: its later spikes are no longer the tool-held task; "
                   if left is not None else "")
@@ -836,7 +901,7 @@ def main(full: bool = False) -> dict:
                f"matter, {prio.z_start:.3f} to {prio.z_conflict:.3f} m, with two dashed horizontal lines for the "
                "targets and a dotted one for the ceiling. The compatible case creeps up to its dashed target, the "
                "damped conflict flattens on the dotted ceiling, the swapped case climbs past the ceiling towards the "
-               "higher target. The undamped conflict, drawn thin on top of the others, rises to the ceiling, "
+               "higher target. The undamped conflict, drawn thin and dashed on top of the others, rises to the ceiling, "
                + (f"where an orange dotted vertical line at {left:.3f} s marks its tool leaving the held pose by more "
                   f"than {prio.tool_left_mm:g} mm; from there it is drawn grey: it plunges, spikes up and down, "
                   if left is not None else "then spikes up and down ")
