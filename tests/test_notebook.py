@@ -74,7 +74,8 @@ def test_the_notebook_holds_the_page_the_functions_to_write_and_the_scripts(blan
     assert [re.search(r"^def (\w+)\(", c.source, re.M).group(1) for c in exercises] == list(names)
     assert [c.source.split(")")[0] for c in grades] == [f'physai.check("09", {n}' for n in names]
     assert all("NotImplementedError" in c.source and '"""' in c.source for c in exercises)  # blank, docstring kept
-    assert [c.source.split(" = ")[0] for c in tagged(book, "script")][1:] == ["experiment", "wxai", "scene"]
+    scripts = [c.source.split(" = ")[0] for c in tagged(book, "script")]
+    assert scripts == ["scene", "build_results", "experiment", "wxai"]  # the scene's figure opens The problem
     markdown = "\n".join(c.source for c in book.cells if c.cell_type == "markdown")
     for heading in ("## The problem", "## Build it", "## Experiment", "## Break it", "## Check yourself"):
         assert f"\n{heading}\n" in markdown
@@ -175,13 +176,17 @@ def test_every_lesson_notebook_grades_its_functions_blank_then_with_the_lessons_
 
 
 @pytest.mark.parametrize("number", ["07", "08", "09", "10", "11", "12", "13"])
-def test_every_notebooks_markdown_cells_hold_whole_code_blocks(site, number):
+def test_every_notebooks_cells_hold_whole_code_blocks_and_its_scene_runs_under_the_problem(site, number):
     """A cell boundary never falls inside a fenced listing (a Python comment's ``# `` is no heading): each markdown
     cell holds an even number of fence lines, and Build it's listings end before the functions' cells."""
     folder = next(d for d in cli.lesson_dirs() if d.name.startswith(number + "-"))
     book = nb.notebook(folder, site / folder.name)
     fences = [len(re.findall(r"^```", c.source, re.M)) for c in book.cells if c.cell_type == "markdown"]
     assert all(n % 2 == 0 for n in fences), fences
+    # a script the prose never names runs under the section that shows its first figure (the scene in The problem)
+    scene = next(i for i, c in enumerate(book.cells) if c.cell_type == "code" and c.source.startswith("scene = "))
+    core = next(i for i, c in enumerate(book.cells) if c.cell_type == "markdown" and "\n## Core idea" in f"\n{c.source}")
+    assert scene < core
 
 
 @pytest.mark.parametrize("stand_in", ["__version__ = '5.5.0'\n", "import a_framework_not_installed_here\n"],

@@ -37,14 +37,15 @@ from physai.course.course import (
 from physai.errors import InputError
 from physai.course.report import SITE
 from physai.course.exercise import BUILD_FILE, LIST_NAME, blank, exercise_names, lesson_folder, load
-from physai.course.lesson import OUT_ENV, lesson_number, out_dir
+from physai.course.lesson import FIGURES_KEY, OUT_ENV, lesson_number, out_dir
 
 SUFFIX = ".ipynb"
 INSTALL = '%pip install --quiet "physai-kinematics[course]"'  # what the first cell runs where physai is missing
 FIGURES = (".png", ".svg", ".jpg")
 CELL_NAMES = ("physai", "nb", "build")  # what the cells import and name: a lesson's names never replace them
 _CELLS = "\x00cells:{}\x00"  # where the prose names a script: its cells follow that passage
-_MARK = re.compile("\x00cells:([^\x00]+)\x00")
+_SHOWN = "\x00shown:{}\x00"  # where a script's figure is shown: its cells follow, if the prose never names it
+_MARK = re.compile("\x00(cells|shown):([^\x00]+)\x00")
 
 
 # ---- run in the notebook ---------------------------------------------------------------------------------------
@@ -192,7 +193,8 @@ def page_markdown(folder: Path, results: Path) -> tuple[dict, str]:
         details=lambda summary, caller: _folded("", summary, caller()),
         misconception=_misconception,
         figure=lambda name: (f"\n\n*Figure `{name}`, shown under the cell that runs the script: "
-                             f"{_saved_text(figure_record(lesson, name).alt)}*\n\n"),
+                             f"{_saved_text(figure_record(lesson, name).alt)}*"
+                             + _SHOWN.format(lesson.results[FIGURES_KEY][name]["script"]) + "\n\n"),
         source=_source,
         command=lambda script: f"`{script}` (the code cells below)" + _CELLS.format(script),
         physai=lambda args: f"`physai {args}`",
@@ -295,7 +297,10 @@ def notebook(folder: Path, results: Path, solutions: bool = False) -> nbformat.N
     cuts: list[tuple[int, int, list]] = []  # (offset, order, cells): the cells go in before that offset
     scripts = [s for s in (BUILD_FILE, "experiment.py") if (folder / s).is_file()]
     scripts += sorted(p.name for p in folder.glob("*.py") if not p.name.startswith("_") and p.name not in scripts)
-    marks = {m.group(1): m.start() for m in _MARK.finditer(text)}
+    named: dict[str, int] = {}  # the first place the prose names each script, and where its first figure is shown
+    pictured: dict[str, int] = {}
+    for m in _MARK.finditer(text):
+        (named if m.group(1) == "cells" else pictured).setdefault(m.group(2), m.start())
     if BUILD_FILE in scripts:
         for name in names:  # after the page's code that shows the function, else at the end of Build it
             shown = re.search(rf"```python\n(?:(?!```).)*?\bdef {name}\(.*?```\n", text[build_it:build_end], re.S)
@@ -308,9 +313,9 @@ def notebook(folder: Path, results: Path, solutions: bool = False) -> nbformat.N
         cuts.append((build_end, 2, [_code("build_results = nb.run(build)  # the lesson's own Build it: prints its "
                                           "tables", "script")]))
     for script in scripts[1:]:
-        at = marks[script] if script in marks else len(text)
+        at = named.get(script, pictured.get(script, len(text)))
         cuts.append((_section_end(text, at, 6), 0, _script_cells(number, script)))
-    missing = [s for s in marks if s not in scripts]
+    missing = [s for s in named if s not in scripts]
     if missing:
         raise CourseError(f"lesson {folder.name}: the page names {', '.join(missing)}, which the lesson lacks")
     # at one place: the context cell, then the exercise cells, then the build's run
