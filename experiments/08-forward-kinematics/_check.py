@@ -78,12 +78,21 @@ def check_walk_chain(build, rng) -> None:
         frames = shaped(out[0], (chain.n, 4, 4), "walk_chain(...)[0]")
         tool = shaped(out[1], (4, 4), "walk_chain(...)[1]")
         if not _close(frames, ref):
-            raise Hint(f"{where}: " + _walk_mistake(chain, q, frames, ref))
+            raise Hint(f"{where}: {_transform_fails(build, rng)}{_walk_mistake(chain, q, frames, ref)}")
         if _close(tool, frames[-1]):
             raise Hint(f"{where}: the tool is the last joint frame times T_last_tool (the tool offset is missing)")
         if not _close(tool, site):
             raise Hint(f"{where}: the joint frames are right but the tool is not: T_world_tool = "
                        "T_world_joint[-1] @ T_last_tool")
+
+
+def _transform_fails(build, rng) -> str:
+    """'' if the learner's joint_transform passes its own check, else the lead of a hint saying so."""
+    try:
+        check_joint_transform(build, rng)
+    except Hint:
+        return "joint_transform fails its own check and walk_chain calls it, so fix joint_transform first; then: "
+    return ""
 
 
 def _walk(chain, angles, backwards=False) -> np.ndarray:
