@@ -333,6 +333,7 @@ def test_compositions_to_physais_tolerance_extrapolate_a_plain_loops_growth(ex):
     to = ex.to_tolerance(ex.drift_rows(ex.drift(n_steps=n))[0].shape, n)
     assert to.tol == tf.ROTATION_TOL
     assert to.hours == pytest.approx(to.n / to.hz / 3600, rel=1e-15)
+    assert 10.0 ** (to.decade - 0.5) <= to.n < 10.0 ** (to.decade + 0.5)
     for step, rel in ((tf.so3_exp(ex.STEP_ROTVEC), 0.2), (Rotation.from_rotvec(ex.STEP_ROTVEC).as_matrix(), 9.0)):
         R = np.eye(3)
         for _ in range(long):

@@ -198,7 +198,7 @@ def spellings_step(R) -> Spellings:
     mujoco.mju_mat2Quat(mj_quat, R.ravel())
     rot = Rotation.from_matrix(R)
     quat, rpy, rotvec = tf.matrix_to_quat(R), tf.matrix_to_rpy(R), tf.so3_log(R)
-    misread = Rotation.from_quat(quat)  # the order slip: w read as z, x as w...
+    misread = Rotation.from_quat(quat)  # the order slip: SciPy takes w as x, x as y, y as z, z as w
     return Spellings(quat, float(np.abs(quat - mj_quat).max()), rot.as_quat(), rpy,
                      float(np.abs(rpy - rot.as_euler("xyz")).max()), rot.as_euler("XYZ"), rot.as_euler("ZYX"), rotvec,
                      float(np.abs(rotvec - rot.as_rotvec()).max()), float(np.linalg.norm(rotvec)),
@@ -470,7 +470,9 @@ def figure(chain, bodies, T_world_joint, T_world_tool, path) -> None:
             ax.annotate("", T[[0, 2], 3] + 0.035 * T[[0, 2], k], T[[0, 2], 3],
                         arrowprops=dict(arrowstyle="-|>", color=c, lw=2.2, mutation_scale=12), zorder=3)
         left = T[0, 3] < 0.1  # labels left of the frames near the base, right of the rest, the tool's below it
+        # the wrist's label goes above it: on its right it would sit by the gripper's triad
         dx, dz, ha, va = ((0.0, -0.035, "center", "top") if label == chain.tool_name
+                          else (0.0, 0.025, "center", "bottom") if label == "wrist"
                           else (-0.03 if left else 0.03, 0.0, "right" if left else "left", "center"))
         ax.text(T[0, 3] + dx, T[2, 3] + dz, label, fontsize=14, ha=ha, va=va, zorder=4,
                 bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=0.5))
@@ -508,7 +510,7 @@ def main(full: bool = False) -> dict:
     figures = [
         Figure("build_frames.png",
                "The SO-101's joint frames at Q0 seen from the side, from the world through each joint to the tool, "
-               "with x red, y green and z blue; axes along y point at you and look short.",
+               "with x red, y green and z blue; axes along y point into the page and look short.",
                "Side view (x across, z up) of the SO-101's frames at the pose Q0: the world frame at the origin, one "
                "red-green-blue triad per joint along a grey polyline, each labelled with its body's name as in the "
                "table, and the gripperframe tool triad at the end of the chain, tilted downward; axes pointing "

@@ -221,19 +221,21 @@ def cost_step(n_batch=N_BATCH) -> Cost:
 @dataclass(frozen=True)
 class ToTolerance:
     """When the raw matrix's shape error, growing in proportion to the compositions at the measured rate, reaches
-    physai's tolerance ``tol``: after ``n`` compositions, ``hours`` of a control loop at ``hz`` Hz."""
+    physai's tolerance ``tol``: after ``n`` compositions (``decade``: its power of ten, rounded), ``hours`` of a
+    control loop at ``hz`` Hz."""
 
     tol: float
     n: float
     hz: float
     hours: float
+    decade: int
 
 
 def to_tolerance(shape, n_steps, tol=tf.ROTATION_TOL, hz=TICK_HZ) -> ToTolerance:
     """Extrapolate a shape error ``shape`` after ``n_steps`` compositions linearly (the repeated step's growth
     exponent is 1) to the number of compositions at which it reaches ``tol``, and that many ticks at ``hz`` in hours."""
     n = tol / shape * n_steps
-    return ToTolerance(tol, n, hz, n / hz / 3600)
+    return ToTolerance(tol, n, hz, n / hz / 3600, round(np.log10(n)))
 
 
 @dataclass(frozen=True)
@@ -273,9 +275,10 @@ def print_drift(r, rows, f32, tol) -> None:
     for row in rows:
         print(f"{row.label:32s} {row.shape:24.1e} {row.vs_pow:20.1e} {row.vs_exact:16.1e}")
     print(f"binary powering dR^N vs exact rotation by N|w| mod 2pi: {angle_between(r.R_pow, r.R_exact):.1e} rad")
+    hours = "a few hours" if 1 <= tol.hours < 10 else f"{tol.hours:.2g} h"
     print(f"this one step repeated: the raw matrix's shape error, growing at this rate, reaches physai's tolerance "
-          f"{tol.tol:.0e} after {tol.n:.1e} compositions: {tol.hours:.1f} h of a {tol.hz:.0f} Hz loop (how many "
-          "hours depends on how the step rounds; varying steps, growing like sqrt(N), take far longer)")
+          f"{tol.tol:.0e} after roughly 10^{tol.decade} compositions: {hours} of a {tol.hz:.0f} Hz loop (the same "
+          "rotation built another way rounds differently; varying steps, growing like sqrt(N), take far longer)")
     print("Reading: re-orthonormalisation keeps the matrix a rotation (shape error back to ~1e-16) but cannot undo\n"
           "the accumulated angle error; that comes from rounding in each product and in the step itself.\n"
           "A quaternion stays a rotation whatever its norm once normalised for use (quat_to_matrix does it).")
