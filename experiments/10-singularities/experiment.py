@@ -70,7 +70,7 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "tool passes over the pan axis, one is nearly lost; the cross marks the vertical band at shoulder_lift 0. "
            "Near the vertical band a dashed line runs on without a dark stripe of its own: the arm is nearly "
            "straight there, so the direction along it is already weaker than the sideways one, and the map shows "
-           "only the weaker of the two (the circle marks the crossing the text studies).",
+           "only the weaker of the two (the circle marks the crossing that the note under the figure studies).",
            "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
            "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
            "traced by a dashed line where the tool is above the pan axis (the lower one fades into the vertical band "
