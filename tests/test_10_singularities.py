@@ -475,9 +475,9 @@ def test_scene_pictures_ellipsoids_flattened_along_the_stretched_arm(run_lesson,
 
 
 def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, monkeypatch, wxai, wxai_model):
-    """Compared panels on equal scales: the same x, y and z limits in both, each wide enough for either ellipsoid's
-    reach along that axis and no more than 0.1 wider (the ellipsoid {J qdot : |qdot| <= 1} reaches |J[i]| along
-    base axis i, J from MuJoCo at the two poses), and each box drawn in proportion to its limits (one scale)."""
+    """Compared panels on one scale: the same limits -L..L and the same labelled ticks -L, 0, L on x, y and z in
+    both, L wide enough for either ellipsoid's reach along every axis and no more than 0.1 wider (the ellipsoid
+    {J qdot : |qdot| <= 1} reaches |J[i]| along base axis i, J from MuJoCo at the two poses), and each box a cube."""
     import matplotlib.pyplot as plt
 
     figs = []
@@ -491,11 +491,13 @@ def test_ellipsoid_panels_share_one_scale_that_holds_both_ellipsoids(ex, sweep, 
     Js = [mj_site(wxai_model, wxai, spread.q)[2][:3],
           _mj_position_jacobians(wxai_model, wxai, ex.stretch_poses(wxai, np.array([near])))[0]]
     reach = np.max([np.linalg.norm(J, axis=1) for J in Js], axis=0)
-    half = np.array([ax_lim[1] for ax_lim in (axes[0].get_xlim(), axes[0].get_ylim(), axes[0].get_zlim())])
-    assert all(lim[0] == -lim[1] for lim in (axes[0].get_xlim(), axes[0].get_ylim(), axes[0].get_zlim()))
-    assert np.all(reach <= half) and np.all(half < reach + 0.1)
+    half = axes[0].get_xlim()[1]
+    assert all(lim == (-half, half) for lim in (axes[0].get_xlim(), axes[0].get_ylim(), axes[0].get_zlim()))
+    assert reach.max() <= half < reach.max() + 0.1
     for ax in axes:
-        np.testing.assert_allclose(ax.get_box_aspect() / half, ax.get_box_aspect()[0] / half[0], rtol=1e-9)
+        for ticks in (ax.get_xticks(), ax.get_yticks(), ax.get_zticks()):
+            np.testing.assert_array_equal(ticks, [-half, 0.0, half])
+        np.testing.assert_allclose(ax.get_box_aspect(), ax.get_box_aspect()[0], rtol=1e-9)
 
 
 # ---- what the page's text says, each held to MuJoCo or to the edit it describes ----
@@ -724,6 +726,10 @@ def test_the_damp_harder_edit_reproduces_the_measured_ahead_numbers_the_page_rea
     np.testing.assert_allclose(r.fixed_weak, 0.05 * s**2 / (s**2 + lam**2), rtol=1e-7, atol=1e-15)
     assert ahead.fixed_max == pytest.approx(r.fixed_max, rel=1e-12) and r.fixed_max <= r.bound
     assert ahead.near_fixed_weak == pytest.approx(r.near.fixed_weak, rel=1e-12)
+    # LAMBDA is also adaptive damping's lambda_max: the summary's closed-form bound with the threshold at 2 lambda,
+    # 1 / (sqrt(3) lambda) x 5 cm/s, moves with it
+    assert ahead.adaptive_at_2lam == r.adaptive_at_2lam == pytest.approx(0.05 / (np.sqrt(3) * lam), rel=1e-14)
+    assert f"{0.05 / (np.sqrt(3) * lam):.3f} with the threshold at 2 lambda" in printed
     Jp = mj_site(wxai_model, wxai, spread.q)[2][:3]
     d = np.random.default_rng(0).normal(size=(20_000, 3))
     v = 0.05 * d / np.linalg.norm(d, axis=1, keepdims=True)

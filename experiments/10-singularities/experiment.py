@@ -70,7 +70,7 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "tool passes over the pan axis, one is nearly lost; the cross marks the vertical band at shoulder_lift 0. "
            "Near the vertical band a dashed line runs on without a dark stripe of its own: the arm is nearly "
            "straight there, so the direction along it is already weaker than the sideways one, and the map shows "
-           "only the weaker of the two (the circle marks the crossing the text studies).",
+           "only the weaker of the two (the circle marks the crossing that the note under the figure studies).",
            "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
            "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
            "traced by a dashed line where the tool is above the pan axis (the lower one fades into the vertical band "
@@ -91,7 +91,8 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "The velocity ellipsoid of the WidowX AI's linear rows (the tool velocities that joint speeds of norm one "
            "give, in m/s per rad/s, each panel titled with its radii): open in all three directions at Step 2's "
            "typical pose, a flat disc at Step 5's nearly straight pose (past the elbow's limit). Both panels share "
-           "one scale on all axes, set by the larger disc, which is why the typical ellipsoid looks small.",
+           "one scale on all axes (the same ticks on each), set by the larger disc, which is why the typical "
+           "ellipsoid looks small.",
            "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same scale: at a typical pose a "
            "rounded ellipsoid; near full extension, at a pose past the elbow's limit, a larger flat disc with one "
            "axis almost gone."),
@@ -682,11 +683,12 @@ def print_duality(d: Duality) -> None:
           f"{fmt_row(d.torque, 8, 5)} N m (tau = J^T F, so |tau| = sigma_i)")
 
 
-def ellipsoid_extent(typical: SigmaSpread, near: Duality) -> np.ndarray:
-    """The half-widths (3,) (m/s per rad/s) of both ellipsoid panels' x, y and z axes: along each base axis, the
-    farther of the two ellipsoids' reaches, rounded up to 0.1. One scale for both panels, so their sizes compare."""
+def ellipsoid_extent(typical: SigmaSpread, near: Duality) -> float:
+    """The half-width L (m/s per rad/s) of both ellipsoid panels' x, y and z axes: the farthest either ellipsoid
+    reaches along any base axis, rounded up to 0.1. One scale for both panels and all three axes, so sizes compare."""
     reach = lambda axes, radii: np.linalg.norm(axes * radii, axis=1)  # an ellipsoid's half-width along each axis
-    return np.ceil(np.maximum(reach(typical.directions, typical.radii), reach(near.directions, near.sigma)) * 10) / 10
+    return float(np.ceil(max(reach(typical.directions, typical.radii).max(), reach(near.directions, near.sigma).max())
+                         * 10) / 10)
 
 
 def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
@@ -694,7 +696,7 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
     sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
     # large type and few words: the figure is read shrunk to a phone's width
-    fig = plt.figure(figsize=(7, 4.4))
+    fig = plt.figure(figsize=(8, 4.3))
     lim = ellipsoid_extent(typical, near)
     for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose (Step 2)"),
                                               (near.sigma, near.directions, "nearly straight (Step 5)"))):
@@ -702,17 +704,17 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
         # the sphere's poles go to the longest axis: on the flat disc's face they would show as a spot
         x, y, z = np.einsum("ij,jab->iab", (axes * radii)[:, [1, 2, 0]], sphere)
         ax.plot_surface(x, y, z, color=f"C{k}", linewidth=0, alpha=0.8)
-        ax.set_box_aspect(tuple(lim), zoom=0.85)  # the box in proportion to its limits: one scale on all axes
+        # a cube with the same limits and ticks on every axis: one scale, which the tick labels let the reader check
+        ax.set_box_aspect((1, 1, 1), zoom=0.9)
         for name, axis in zip("xyz", (ax.xaxis, ax.yaxis, ax.zaxis)):
             axis.set_label_text(name, fontsize=12)
-        # x and y ticks on one side only: at the box's near corner their end labels would overprint
-        ax.set(xlim=(-lim[0], lim[0]), ylim=(-lim[1], lim[1]), zlim=(-lim[2], lim[2]),
-               xticks=[0.0, lim[0]], yticks=[0.0, lim[1]], zticks=[-lim[2], 0.0, lim[2]])
+        ticks = [-lim, 0.0, lim]
+        ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks)
         ax.tick_params(labelsize=10)
         # placed by hand: tight_layout neither makes room above a 3-D panel for a title nor trims its empty margins
         fig.text((k + 0.5) / 2, 0.97, f"{title}\nradii " + ", ".join(f"{s:.2g}" for s in radii) + " m/s per rad/s",
                  ha="center", va="top", fontsize=12)
-    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=0.9, wspace=0.0)
+    fig.subplots_adjust(left=0.04, right=0.96, bottom=0.0, top=0.88, wspace=0.12)
     _save(fig, "ellipsoids.png", tight=False)
 
 
@@ -831,6 +833,7 @@ class Retuned:
     walk_sigma_max: float  # m/rad, the largest sigma_min over the walk ...
     lam_above_walk: bool  # ... below lam: the gain sigma / (sigma^2 + lam^2) then only falls along the walk
     near_fixed_weak: float  # m/s along the weak direction at the nearly straight pose (sigma_min < NEAR_SIGMA)
+    adaptive_at_2lam: float  # rad/s, adaptive damping's bound with lambda_max = lam and the threshold at 2 lam
     tax_median: float  # the median tracking miss at Step 7's healthy pose
     sigma_healthy: float  # m/rad, the raised threshold
     adaptive_norm_max: float  # rad/s, the walk's largest |qdot| with adaptive damping and that threshold
@@ -845,6 +848,7 @@ def retuned(spread: SigmaSpread, n: int = 200, harder: float = 4.0) -> Retuned:
     weakest = spread.sigmas[:, -1]
     return Retuned(lam, stiff.bound, stiff.fixed_max, float(stiff.elbow[np.argmax(stiff.fixed_norm)]),
                    float(stiff.sigma_min.max()), bool(stiff.sigma_min.max() < lam), stiff.near.fixed_weak,
+                   stiff.adaptive_at_2lam,
                    damping_tax(spread.q, lam=lam).fixed_median, sigma_h, raised.adaptive_norm_max,
                    float(np.mean(weakest < SIGMA_HEALTHY)), float(np.mean(weakest < sigma_h)))
 
