@@ -200,7 +200,14 @@ def test_five_dof_turn_is_about_a_tool_axis_other_than_the_wrist_roll(ex, so101,
     R = d.site_xmat[so101_model.site(so101.tool_name).id].reshape(3, 3)
     roll = d.xaxis[so101_model.joint(so101.joint_names[-1]).id]
     np.testing.assert_allclose([f.roll_cos["x"], f.roll_cos["y"]], [R[:, 0] @ roll, R[:, 1] @ roll], atol=1e-12)
-    assert abs(f.roll_cos["x"]) > 0.999 and abs(f.roll_cos["y"]) < 0.1
+    # exactly a roll at every pose: the tool site hangs on the wrist-roll body with its x axis along the joint axis
+    site = so101_model.site(so101.tool_name)
+    joint = so101_model.joint(so101.joint_names[-1])
+    assert site.bodyid[0] == joint.bodyid[0]
+    site_in_body = np.zeros(9)
+    mujoco.mju_quat2Mat(site_in_body, site.quat)
+    assert abs(site_in_body.reshape(3, 3)[:, 0] @ joint.axis) > 1 - 1e-12
+    assert abs(f.roll_cos["x"]) > 1 - 1e-12 and abs(f.roll_cos["y"]) < 0.1
     turn = R.T @ f.target[:3, :3]  # the turn in tool axes: about y by FIVE_DOF_TURN
     np.testing.assert_allclose(turn, tf.rotation_about_axis(np.array([0, 1.0, 0]), ex.FIVE_DOF_TURN), atol=1e-12)
 
@@ -287,6 +294,7 @@ def test_lab_scores_are_mujocos_successes_and_their_iterations(build, so101, so1
     for score in (build.lab_hand(so101, targets, **options), build.lab_library(so101, targets)):
         ok = _mujoco_success(so101_model, so101, targets, score.q)
         assert score.success == ok.mean()
+        assert score.reached == ok.sum()
         assert score.median_iterations == (np.median(score.iterations[ok]) if ok.any() else None)
     if options.get("lam") == 0.5:  # the heavy damping of Break it: tiny gradient steps, no attempt arrives
         assert score.success > 0 and build.lab_hand(so101, targets, **options).success == 0
@@ -411,7 +419,8 @@ def test_near_singular_steps_from_mujocos_jacobian(build, so101, so101_model):
     damped = lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[e, np.zeros(5)])[0]
     assert np.abs(damped).max() < build.MAX_STEP  # unscaled, and inside the bound |e| / (2 lam)
     np.testing.assert_allclose(ns.first_step["built"], np.abs(damped).max(), rtol=1e-9)
-    assert np.linalg.norm(damped) <= build.PULL / (2 * build.LAMBDA)
+    np.testing.assert_allclose(ns.first_step_norm["built"], np.linalg.norm(damped), rtol=1e-9)
+    assert ns.first_step_norm["built"] <= build.PULL / (2 * build.LAMBDA)  # the page's "inside the bound"
     undamped = np.linalg.pinv(J[:3]) @ e
     np.testing.assert_allclose(ns.asked, np.abs(undamped).max(), rtol=1e-6)
     assert ns.asked > ns.first_step["wild"]  # the joint limit cut the step short
@@ -481,6 +490,13 @@ def test_build_main_saves_the_pages_numbers(build, so101, so101_model, tmp_path,
     assert saved["lab"]["hand"]["success"] == _mujoco_success(so101_model, so101, targets, hand.q).mean()
     assert saved["lab"]["library"]["success"] == _mujoco_success(so101_model, so101, targets, library.q).mean()
     assert saved["lab"]["success_needed"] == saved["lab"]["library"]["success"] - build.LAB_MARGIN
+    # the page's "within sampling noise": the gap against two standard errors of a difference of two binomial
+    # proportions, SciPy's binomial variance at the pooled success
+    from scipy.stats import binom
+
+    n, pooled = len(targets), (hand.success + library.success) / 2
+    se = np.sqrt(2 * binom(n, pooled).var()) / n
+    assert saved["lab"]["in_noise"] == (abs(hand.success - library.success) < 2 * se)
     swap = build.step_limits(so101, targets)  # pinned to MuJoCo in its own test
     assert saved["swap"]["hand"]["median_iterations"] == swap.hand.median_iterations
     assert saved["swap"]["library"]["median_iterations"] == swap.library.median_iterations

@@ -183,6 +183,7 @@ class Score:
 
     success: float  # fraction with |p(q) - p_target| < TOL and q inside the joint limits
     median_iterations: float | None  # steps, median over the successful targets (None: none succeeded)
+    reached: int  # targets that succeeded
     q: np.ndarray = unsaved()  # (k, n) rad
     iterations: np.ndarray = unsaved()  # (k,) steps
     stops: dict | None = None  # {reason: attempts} for each of STOPS (ik_by_hand's attempts only)
@@ -197,7 +198,8 @@ def score(chain, targets: np.ndarray, q: np.ndarray, iterations: np.ndarray) -> 
     """Success (FK within ``TOL``, inside the limits) and median iterations of answers ``q: (k, n)``."""
     inside = np.all((q >= chain.lower) & (q <= chain.upper), axis=1)
     ok = (np.linalg.norm(fk(chain, q).p - targets, axis=1) < TOL) & inside
-    return Score(float(ok.mean()), float(np.median(iterations[ok])) if ok.any() else None, q, iterations)
+    return Score(float(ok.mean()), float(np.median(iterations[ok])) if ok.any() else None, int(ok.sum()), q,
+                 iterations)
 
 
 def lab_hand(chain, targets: np.ndarray, **options) -> Score:
@@ -235,12 +237,15 @@ class Lab:
     passes: bool
     success_needed: float
     iterations_allowed: float
+    in_noise: bool  # the success gap is under twice its standard error sqrt(2 p (1 - p) / n), p the pooled success
 
 
 def judge_lab(hand: Score, library: Score) -> Lab:
     """The lab's rule (:func:`passes`) applied to the hand-built loop's and ``solve_ik``'s scores."""
-    return Lab(len(hand.q), LAB_SEED, LAB_MARGIN, LAB_FACTOR, hand, library, passes(hand, library),
-               library.success - LAB_MARGIN, LAB_FACTOR * library.median_iterations)
+    n, p = len(hand.q), (hand.success + library.success) / 2
+    return Lab(n, LAB_SEED, LAB_MARGIN, LAB_FACTOR, hand, library, passes(hand, library),
+               library.success - LAB_MARGIN, LAB_FACTOR * library.median_iterations,
+               abs(hand.success - library.success) < 2 * np.sqrt(2 * p * (1 - p) / n))
 
 
 @dataclass(frozen=True)
@@ -340,6 +345,7 @@ class NearSingular:
     mixed: np.ndarray  # (3,) m, the mixed target: pull / sqrt(2) m back along the weak direction and up the strong one
     mixed_each: float  # m, pull / sqrt(2): the mixed target's offset along each of the two directions
     first_step: dict  # key -> largest joint change of the first step, rad
+    first_step_norm: dict  # key -> length |q1 - q_start| of the first step, rad (the bound limits this)
     asked: float  # rad, largest joint change the undamped first step asks for, before the joint limits clip it
     peak_error: dict  # key -> largest |e| on the way, m
     final_error: dict  # key -> m
@@ -365,13 +371,14 @@ def near_singular(chain) -> NearSingular:
     strong = np.sign(U[2, 0]) * U[:, 0]  # the strong direction, pointing up (an SVD may return either sign)
     target, mixed = p0 + PULL * weak, p0 + PULL * (weak + strong) / np.sqrt(2)
     strong_gn = Vt[0] @ damped_step(J, mixed - p0, 0.0)  # the Gauss-Newton step's share along the strong direction
-    out = {k: {} for k in ("first_step", "peak_error", "final_error", "steps", "falls", "distance", "mixed_after_mm",
-                           "mixed_kept", "errors")}
+    out = {k: {} for k in ("first_step", "first_step_norm", "peak_error", "final_error", "steps", "falls", "distance",
+                           "mixed_after_mm", "mixed_kept", "errors")}
     for key, _, lam, max_step in (v for v in VARIANTS if v[0] in SINGULAR_KEYS):
         q1, _ = ik_by_hand(chain, target, Q_STRETCHED, lam, max_step, iterations=1)
         q, errors = ik_by_hand(chain, target, Q_STRETCHED, lam, max_step)
         m1, after = ik_by_hand(chain, mixed, Q_STRETCHED, lam, max_step, iterations=1)
         out["first_step"][key] = np.abs(q1 - Q_STRETCHED).max()
+        out["first_step_norm"][key] = np.linalg.norm(q1 - Q_STRETCHED)
         out["peak_error"][key], out["final_error"][key] = errors.max(), errors[-1]
         out["steps"][key], out["falls"][key] = len(errors) - 1, bool(np.all(np.diff(errors) < 0))
         out["distance"][key] = np.abs(q - Q_STRETCHED).max()

@@ -61,7 +61,7 @@ def deepest_point(world, q, pair: int) -> np.ndarray:
 def contact_view(world, q, point, depth_mm: float, other: str, pair: int) -> None:
     """A side view, to scale, of the plain answer ``q`` at its ``point`` (3,) m of deepest overlap with the table:
     the arm's collision boxes within ``CLOSE_REACH`` projected along the world y axis onto the x-z plane (mm, the
-    point at x = 0), the box of ``pair`` that overlaps darker, and the table below its top z = 0."""
+    point at x = 0) as outlines, the box of ``pair`` that overlaps filled and named, and the table below its top z = 0."""
     model, data = world.model, world.posed(q)
     deepest = next(int(g) for g in world.pairs[pair] if model.geom_bodyid[g] != 0)  # the table hangs on the world
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
@@ -76,8 +76,13 @@ def contact_view(world, q, point, depth_mm: float, other: str, pair: int) -> Non
         corners = data.geom_xpos[g] + (signs * model.geom_size[g]) @ data.geom_xmat[g].reshape(3, 3).T
         xz = 1000 * (corners[:, [0, 2]] - point[[0, 2]] * [1, 0])  # mm: x from the point, z from the table top
         hull = ConvexHull(xz)
-        ax.fill(*xz[hull.vertices].T, color=(0.9, 0.15, 0.1), alpha=0.75 if g == deepest else 0.25,
-                ec=(0.5, 0.05, 0.05), lw=0.8)
+        if g == deepest:  # the one box filled and named; the rest outlines, so overlaps make no darker patches
+            ax.fill(*xz[hull.vertices].T, color=(0.9, 0.15, 0.1), ec=(0.5, 0.05, 0.05), lw=0.8)
+            low, high = xz[:, 1].min(), xz[:, 1].max()  # the name low in the box, above the outlines crossing it
+            ax.text(xz[:, 0].mean(), low + 0.25 * (high - low), other, ha="center", va="center", color="white",
+                    fontsize=9, zorder=5, bbox={"fc": (0.9, 0.15, 0.1), "ec": "none", "pad": 1})
+        else:
+            ax.fill(*xz[hull.vertices].T, fill=False, ec=(0.5, 0.05, 0.05), lw=0.8)
     ax.plot(0, -depth_mm, "k.", ms=6)
     ax.annotate("", (2, -depth_mm), (2, 0), arrowprops={"arrowstyle": "<->", "lw": 1})
     ax.text(3, -depth_mm / 2, f"{depth_mm:.1f} mm", va="center")
@@ -143,9 +148,9 @@ def main(full: bool = False) -> list[Claim]:
     close_figure = Figure(CLOSE_FILE,
         f"Plain IK's answer for a target just above the table, from the side, to scale: the collision boxes within "
         f"{CLOSE_REACH * 100:.0f} cm of the {other}'s deepest point (the dot), seen along the world y axis, the "
-        "overlapping one darker; the table top is at height 0.",
-        f"Side view in millimetres: translucent red outlines of the gripper's collision boxes above a brown band for "
-        f"the table; the darker {other} box reaches {depth:.1f} mm below the table top, marked by a dot and a "
+        f"overlapping {other} filled and named, the rest outlined; the table top is at height 0.",
+        f"Side view in millimetres: red outlines of the gripper's collision boxes above a brown band for "
+        f"the table; the filled {other} box, labelled, reaches {depth:.1f} mm below the table top, marked by a dot and a "
         "double arrow.")
     save_results(HERE, SCRIPT, {"target": targets[k], "q_plain": plain.q[k], "q_avoid": avoid.q[k],
                                 "clear_plain_mm": 1000 * clear_plain[k], "clear_avoid_mm": 1000 * clear_avoid[k],
