@@ -3,7 +3,7 @@ condition number and the damped inverse, each in a few lines, checked against Nu
 MuJoCo's mj_jacSite.
 
 The functions the learner types are listed in ``EXERCISE``: ``physai exercise 10 DIR`` blanks them and
-``physai check 10 DIR`` grades them (experiments/10-singularities/_check.py).
+``physai check 10 DIR`` grades them.
 
 Run: uv run python experiments/10-singularities/build.py
 (writes build_output.txt and results.json beside this file)
