@@ -398,7 +398,15 @@ def test_trained_tiny_network_sits_on_the_mean_of_the_elbows_in_closed_form(buil
         return np.arctan2(L2 * np.sin(c), L1 + L2 * np.cos(c)) ** 2 + c**2
 
     lo, hi = build.R_TRAIN
-    assert t.floor_population == pytest.approx(quad(gap, lo, hi, epsabs=1e-13)[0] / (hi - lo), rel=1e-10)
+    population = quad(gap, lo, hi, epsabs=1e-13)[0] / (hi - lo)
+    assert t.floor_population == pytest.approx(population, rel=1e-10)
+    # the page's "sits z standard errors low/high": the draw's floor against SciPy's, in its own standard errors
+    assert t.floor_z == pytest.approx(abs(floor - population) / t.floor_se, rel=1e-8)
+    # the sampler is uniform in r: a large draw of the same law scatters about SciPy's value by its standard error
+    big = np.random.default_rng(12345).uniform(lo, hi, 200_000)
+    c = np.arccos((big**2 - L1**2 - L2**2) / (2 * L1 * L2))
+    per = np.arctan2(L2 * np.sin(c), L1 + L2 * np.cos(c)) ** 2 + c**2
+    assert abs(per.mean() - population) < 5 * per.std() / np.sqrt(big.size)
     assert t.loss[0] > t.loss[1] >= floor and t.losses.min() >= floor
     assert t.q2_exact == pytest.approx(np.median(q2), rel=1e-12)
     assert t.to_mean < 0.2 < 1.0 < t.to_nearest and t.q2_network < 0.2

@@ -129,6 +129,7 @@ class TrainRun:
     floor: float  # rad^2, the loss of the two elbows' mean: mean |up - down|^2 / 4, the least any network reaches
     floor_se: float  # rad^2, that mean's standard error over this draw (the spread of |up - down|^2 / 4 / sqrt(k))
     floor_population: float  # rad^2, E |up - down|^2 / 4 for r uniform in r_range, by Gauss-Legendre quadrature in r
+    floor_z: float  # |floor - floor_population| / floor_se: how many standard errors this draw's floor is off
     q2_network: float  # rad, median |q2| of the trained network
     q2_exact: float  # rad, median |q2| of the exact answers
     to_mean: float  # rad, median distance of the network's joints to the mean of the two elbows
@@ -166,9 +167,10 @@ def train_tiny(seed: int = SEED, steps: int = TRAIN_STEPS) -> TrainRun:
         params, losses[i] = regression_step(params, x2, q, LEARNING_RATE)
     q_net = tiny_net(params, x[:, :2])
     near = np.minimum(np.linalg.norm(q_net - up, axis=1), np.linalg.norm(q_net - down, axis=1))
-    gap = mean_gap(x)
-    return TrainRun(N_TRAIN, R_TRAIN, HIDDEN, steps, (losses[0], losses[-1]), np.mean(gap),
-                    np.std(gap) / np.sqrt(N_TRAIN), population_floor(R_TRAIN),
+    gap, population = mean_gap(x), population_floor(R_TRAIN)
+    se = np.std(gap) / np.sqrt(N_TRAIN)
+    return TrainRun(N_TRAIN, R_TRAIN, HIDDEN, steps, (losses[0], losses[-1]), np.mean(gap), se, population,
+                    abs(np.mean(gap) - population) / se,
                     np.median(np.abs(q_net[:, 1])), np.median(np.abs(up[:, 1])),
                     np.median(np.linalg.norm(q_net - 0.5 * (up + down), axis=1)), np.median(near),
                     np.median(np.linalg.norm(tip(q_net) - x[:, :2], axis=1)) * 1e3, losses)

@@ -838,7 +838,7 @@ def main(full: bool = False) -> list[Claim]:
                f"line on {below} target{plural}."),
         Figure("so101_learned.png",
                "On the SO-101, the error distribution of each method, and each answer's kinematic error against its "
-               f"miss after settling in MuJoCo.{helped}",
+               f"miss after settling in MuJoCo (above the diagonal: gravity sag, see On the real robot).{helped}",
                "Left: cumulative distributions of the SO-101 position error on a log axis, one curve per method; the "
                "checked hybrid and the solver end below their tolerance on every target they solve, the "
                f"networks' curves lie far to their right, their 95th percentiles {min(p95):.0f} to {max(p95):.0f} mm. "
