@@ -578,7 +578,8 @@ def test_the_pages_post_snippet_builds_the_experiments_post_by_mujoco(ex, post, 
 
     text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
     code = next(block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "collision_world(" in block)
-    run = {"C": SimpleNamespace(post=ex.POST, margin=post.margin, joint3_pref=post.joint3_pref)}  # the page's reads
+    run = {"C": SimpleNamespace(post=ex.POST, margin=post.margin, joint3_pref=post.joint3_pref,
+                                 steps=post.steps)}  # the page's reads
     code = re.sub(r"\{\{ (C\.[\w\[\]\.]+) \| fix\((\d)\) \}\}", lambda m: f"{eval(m[1], run):.{m[2]}f}", code)
     assert "{{" not in code
     names = {}
@@ -604,7 +605,7 @@ def test_the_undamped_elbow_rises_past_the_top_only_once_the_tool_has_left(ex, p
     """The page: the undamped conflict's elbow climbs past the top of its family (its height at 'ready') only after
     the tool has left the held pose. Along the run, replayed from its commanded rates, every tick whose elbow
     (MuJoCo's joint4 anchor) is more than 1 mm above that top has the tool (MuJoCo's site) more than 1 mm off. The
-    time the figure greys the curve from is the first tick whose tool (MuJoCo's site) is more than the saved
+    time the figure ends the curve at is the first tick whose tool (MuJoCo's site) is more than the saved
     distance off; before it the elbow stays below that top."""
     q_start = ex.swung_start()
     z_top = _mj_elbow(panda_model, [ex.PANDA_READY], panda_chain)[0, 2]

@@ -676,29 +676,27 @@ def plot_priority(p: Priority, spread: ConflictSpread) -> None:
     a1.axhline(p.z_conflict, color="k", ls="--", lw=1, label=f"conflicting target, {p.z_conflict:.3f} m")
     a1.axhline(p.z_top, color="0.5", ls=(0, (1, 1.5)), lw=1.5,
                label=f"ceiling with the tool held (height at ready), {p.z_top:.3f} m")
-    faded = "0.6"  # the undamped conflict once its tool has left the held pose: no longer the task asked for
     for i, (label, zs, row) in enumerate(zip(p.labels, p.heights, p.rows)):
         t, colour, end = np.arange(len(zs)) * PRIORITY_DT, f"C{i}", len(zs)
         if i == 1 and p.undamped_tool_left_s is not None:
-            end = round(p.undamped_tool_left_s / PRIORITY_DT)  # the ticks before the tool left
+            # drawn only while its tool is held: after that it is no longer the task asked for
+            end = round(p.undamped_tool_left_s / PRIORITY_DT)
             a1.axvline(p.undamped_tool_left_s, color="C1", ls=":", lw=1.2)
             a1.text(p.undamped_tool_left_s, hi + 0.9 * pad, f" undamped: tool > {p.tool_left_mm:g} mm off\n"
-                    f" from {p.undamped_tool_left_s:.3f} s (grey after)", color="C1", fontsize=8, va="top")
-        # the undamped conflict on top, thinner and dashed: it shares the damped one's path until the ceiling, and
+                    f" from {p.undamped_tool_left_s:.3f} s"
+                    + (f"; diverges at {row.seconds:.2f} s" if row.stopped else ""),
+                    color="C1", fontsize=8, va="top")
+        # the undamped conflict on top, thin and solid: it shares the damped one's path until the ceiling, and
         # the swapped one's early on
-        a1.plot(t[:end], zs[:end], label=label, color=colour, lw=1.5 if i == 1 else 3 if i == 2 else 2,
-                ls="--" if i == 1 else "-", zorder=4 if i == 1 else 3)
-        if end < len(zs):
-            colour = faded
-            a1.plot(t[end - 1:], zs[end - 1:], color=faded, lw=1, zorder=2,
-                    label=f"the same after its tool left the held pose (> {p.tool_left_mm:g} mm)")
-        below = np.flatnonzero(zs < lo - pad)
+        a1.plot(t[:end], zs[:end], label=label.replace("lam2", "λ₂"), color=colour,
+                lw=1.5 if i == 1 else 3 if i == 2 else 2, zorder=4 if i == 1 else 3)
+        below = np.flatnonzero(zs[:end] < lo - pad)
         if row.stopped and below.size:  # diverged off the scale: a triangle on the axis where it leaves, and why
             a1.plot(t[below[0]], lo - pad, "v", color=colour, ms=11, clip_on=False, zorder=5)
             a1.annotate(f"off scale: dives to {zs.min():.2f} m, then stopped at {row.seconds:.2f} s\n"
                         f"(a joint passed {p.diverged:g} rad)", xy=(t[below[0]], lo - pad),
-                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=8, color="0.35" if colour == faded
-                        else colour, va="center", arrowprops=dict(arrowstyle="->", color=colour, shrinkB=6))
+                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=8, color=colour, va="center",
+                        arrowprops=dict(arrowstyle="->", color=colour, shrinkB=6))
     a1.set_xlabel("time (s)")
     a1.set_ylabel("elbow height (m)")
     a1.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)  # below: no curve hidden
@@ -709,7 +707,8 @@ def plot_priority(p: Priority, spread: ConflictSpread) -> None:
     a2.legend(fontsize=7, loc="center right")
     a2.set_yscale("log")
     a2.set_ylabel("largest single-joint speed\nmax$_i$ |$\\dot q_i$| (rad/s)")
-    a2.set_xticks(range(len(p.labels)), [textwrap.fill(label, 22) for label in p.labels], fontsize=7)
+    a2.set_xticks(range(len(p.labels)), [textwrap.fill(label.replace("lam2", "λ₂"), 22) for label in p.labels],
+                  fontsize=7)
     _save(fig, "priority.png")
 
 
@@ -890,23 +889,20 @@ def main(full: bool = False) -> dict:
                "the base to their shared wrist; the darkest and the brightest arms have their first two links in a "
                "straight line."),
         Figure("priority.png",
-               "The elbow's height under task priority, and each case's largest single-joint speed. Dashed: the "
-               "two targets asked for; dotted: the ceiling, the elbow's height at ready, the highest it can reach "
-               "with the tool held. The undamped conflict (orange, dashed: the swapped case runs beneath it at first) "
-               + ("is drawn grey from the dotted vertical line on, the first tick its tool is more than "
-                  f"{prio.tool_left_mm:g} mm from where it is held: its later spikes are no longer the tool-held task; "
-                  if left is not None else "")
-               + "it dives off the scale (triangle), and its speed dwarfs the others'.",
+               "Elbow height under task priority (top) and each case's largest joint speed (bottom, log scale). "
+               "Dashed: the targets; dotted: the ceiling with the tool held"
+               + ("; the undamped run is drawn until its tool leaves the held pose." if left is not None else "."),
                "Top: elbow height against time for the four priority cases, the axis spanning only the heights that "
                f"matter, {prio.z_start:.3f} to {prio.z_conflict:.3f} m, with two dashed horizontal lines for the "
                "targets and a dotted one for the ceiling. The compatible case creeps up to its dashed target, the "
                "damped conflict flattens on the dotted ceiling, the swapped case climbs past the ceiling towards the "
-               "higher target. The undamped conflict, drawn thin and dashed on top of the others, rises to the ceiling, "
-               + (f"where an orange dotted vertical line at {left:.3f} s marks its tool leaving the held pose by more "
-                  f"than {prio.tool_left_mm:g} mm; from there it is drawn grey: it plunges, spikes up and down, "
-                  if left is not None else "then spikes up and down ")
-               + "and leaves the bottom of the axis at a triangle, labelled with how far it dives and when the run "
-               "was stopped. The legend sits under the panel. Bottom: a bar chart on a log scale of the peak "
+               "higher target. The undamped conflict, drawn thin and solid on top of the others, rises to the ceiling"
+               + (f", where an orange dotted vertical line at {left:.3f} s marks its tool leaving the held pose by more "
+                  f"than {prio.tool_left_mm:g} mm; the curve ends there, and a label gives the time the run diverges "
+                  f"({prio.rows[1].seconds:.2f} s), its tool long gone." if left is not None else
+                  ", then spikes up and down and leaves the bottom of the axis at a triangle, labelled with how far it "
+                  "dives and when the run was stopped.")
+               + " The legend sits under the panel. Bottom: a bar chart on a log scale of the peak "
                "single-joint speed per case, with the "
                "undamped conflict several orders of magnitude above the others; black dashes side by side on its "
                "bar, one per rerun changed only by round-off, mark "
