@@ -165,6 +165,26 @@ def test_a_quiz_needs_three_options_one_right_and_a_why(demo, options):
         render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
 
 
+def test_the_right_option_sits_where_the_questions_hash_puts_it_and_every_place_is_used_across_the_course():
+    """Authors write the right option second by habit; the page places it by the question's SHA-256 (hashlib, the
+    reference), the wrong options in their order, so a learner cannot answer by position."""
+    import hashlib
+
+    body = "- w1\n! no\n+ r\n- w2\n? why"
+    places = []
+    for question in [f"Question {i}?" for i in range(30)]:
+        options, _ = course.quiz_parts(question, body)
+        place = int(hashlib.sha256(question.encode()).hexdigest(), 16) % 3
+        assert [text for _, text, _ in options] == (["w1", "w2"][:place] + ["r"] + ["w1", "w2"][place:])
+        assert options[place][0] and options[[text for _, text, _ in options].index("w1")][2] == ["no"]
+        places.append(place)
+    assert set(places) == {0, 1, 2}
+    questions = [q for f in sorted((Path(__file__).parent.parent / "experiments").glob("*/lesson.md"))
+                 for q in re.findall(r'\{% call quiz\("(.*?)"\) %\}', f.read_text(), re.S)]
+    shown = [int(hashlib.sha256(q.encode()).hexdigest(), 16) % 3 for q in questions]
+    assert len(questions) >= 30 and min(shown.count(p) for p in range(3)) >= len(questions) // 5
+
+
 @pytest.mark.parametrize("options", ["+ a\n! not after the right one\n- b\n- c\n? why", "! first\n+ a\n- b\n- c\n? why"])
 def test_a_why_not_must_follow_a_wrong_option(demo, options):
     with pytest.raises(course.CourseError, match="why-not must follow"):
@@ -174,8 +194,9 @@ def test_a_why_not_must_follow_a_wrong_option(demo, options):
 def test_a_wrong_options_why_not_renders_on_that_option_with_its_number(demo):
     page = render(demo, course.split_front_matter(DEMO_PAGE, demo)[1])
     options = page.split('<ol class="options">')[1].split("</ol>")[0].split("<li>")[1:]
-    assert ['class="whynot" hidden' in o for o in options] == [True, False, False]
-    assert "<em>force</em>" in options[0] and 'data-ref="build.lever" data-fmt="fix:2"' in options[0]
+    with_why = [o for o in options if 'class="whynot" hidden' in o]  # the options' order is the question's hash's
+    assert len(options) == 3 and len(with_why) == 1
+    assert "<em>force</em>" in with_why[0] and 'data-ref="build.lever" data-fmt="fix:2"' in with_why[0]
 
 
 def _plot(folder: Path, figures=(Figure("plot.png", "A *plot* & its caption.", "a line <rising>"),)) -> None:

@@ -18,6 +18,7 @@ project rendered itself (Markdown, MathML, the installed source) is passed in as
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import itertools
@@ -220,7 +221,7 @@ class _Blocks:
 def quiz_parts(question: str, body: str) -> tuple[list[tuple[bool, str, list[str]]], list[str]]:
     """A quiz block's three options ``[(right, text, why-not lines)]`` (``+ right``, ``- wrong``, each wrong one
     optionally followed by ``! why-not`` lines) and its why's lines (``? ...``), checked: exactly one right option and
-    a why."""
+    a why. The wrong options keep their order; the right one goes to a place drawn from the question's hash."""
     options, why = [], []  # options: [right, text, why-not lines]
     for line in inspect.cleandoc(body).splitlines():
         mark, text = line[:2], line[2:]
@@ -238,7 +239,11 @@ def quiz_parts(question: str, body: str) -> tuple[list[tuple[bool, str, list[str
                               f"got {line[:40]!r}")
     if len(options) != 3 or sum(right for right, _, _ in options) != 1 or not why:
         raise CourseError(f"quiz {question[:40]!r}: needs three options, exactly one '+ ' (right), and a '? ' why")
-    return options, why
+    # the right option's place comes from the question, not from where the source wrote it (authors put it second
+    # by habit, and a learner learns the habit): the same from build to build, different from quiz to quiz
+    wrong = [option for option in options if not option[0]]
+    place = int(hashlib.sha256(question.encode("utf-8")).hexdigest(), 16) % len(options)
+    return wrong[:place] + [next(option for option in options if option[0])] + wrong[place:], why
 
 
 def _quiz(blocks: _Blocks, question: str, caller) -> str:
