@@ -641,7 +641,7 @@ def test_the_pages_break_it_edit_names_the_variable_that_moves_the_output():
     from physai.course.lesson import OUT_ENV
 
     text = (Path(__file__).parents[1] / "experiments" / LESSON / "lesson.md").read_text()
-    assert f"`{OUT_ENV}`" in text and "copy `experiment.py`" in text
+    assert f"`{OUT_ENV}=" in text and "copy `experiment.py`" in text
 
 
 def test_code_names_in_the_pages_tables_stay_short_enough_not_to_break_on_a_phone():
