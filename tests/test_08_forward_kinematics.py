@@ -7,6 +7,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 
 from conftest import PANDA_XML, WXAI_XML
 from physai import conventions, robots
@@ -334,6 +335,31 @@ def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, s
     np.testing.assert_allclose(ex.pan_offset, np.linalg.norm(ex.pan_anchor), atol=1e-15)
 
 
+def test_hard_exercise_optimum_is_scipys_on_mujocos_site_between_the_sample_and_the_bound(build, so101_model, so101):
+    """The Hard exercise's farthest point from the shoulder_pan anchor: MuJoCo's site distance at the step's joint
+    positions, and the same maximum from scipy's L-BFGS-B (finite-difference gradient) on MuJoCo's site minus its
+    xanchor, started from the 10 farthest of 2,000 poses of another seed; sample <= optimum <= bound, as the page's
+    split of the gap (geometry, sampling) needs."""
+    ex, m = build.exercises_step(so101), so101_model
+    sid, pan = m.site(so101.tool_name).id, m.joint("shoulder_pan").id
+
+    def distance(q):
+        d = mj_kinematics(m, so101, q)
+        return np.linalg.norm(d.site_xpos[sid] - d.xanchor[pan])
+
+    assert np.all((ex.q_optimum >= so101.lower) & (ex.q_optimum <= so101.upper))
+    np.testing.assert_allclose(distance(ex.q_optimum), ex.optimum, atol=1e-15)
+    qs = so101.random_q(np.random.default_rng(11), 2000)
+    starts = qs[np.argsort([distance(q) for q in qs])[-10:]]
+    bounds = list(zip(so101.lower, so101.upper))
+    found = max(-minimize(lambda q: -distance(q), q0, method="L-BFGS-B", bounds=bounds).fun for q0 in starts)
+    np.testing.assert_allclose(found, ex.optimum, atol=1e-6)  # finite-difference gradients stop within ~1e-8 m
+    assert ex.sampled <= ex.optimum <= ex.bound
+    np.testing.assert_allclose([ex.gap_mm, ex.geometry_mm, ex.sampling_mm],
+                               [1000 * (ex.bound - ex.sampled), 1000 * (ex.bound - found), 1000 * (found - ex.sampled)],
+                               atol=1e-3)  # mm; the page prints 0.1 mm
+
+
 def test_step3_reach_is_from_the_named_joints_mujoco_anchor(build):
     """Step 3's WidowX AI reach: the farthest of the step's poses from MuJoCo's anchor (xanchor) of the joint the page
     names, to MuJoCo's site."""
@@ -423,17 +449,21 @@ def test_the_optimisers_farthest_point_is_mujocos_local_maximum_beyond_every_sam
 def test_the_arm_through_itself_counts_mujoco_contacts_between_its_own_links(ex, so101_model, so101):
     """Self-contact shares recomputed with a full mj_forward and each contact's penetration, for the step's draws:
     the share of free poses landing outside the limited cubes with new contacts deeper than 1 mm, and of limited
-    poses; the former exceeds the latter, as the page says."""
+    poses, with MuJoCo's parent filter on and off (a fresh model, mjDSBL_FILTERPARENT set); the free share exceeds
+    the limited one, counting adjacent links never lowers a share, and the caller's model is left as it was."""
     n, m = 400, so101_model
+    flags = m.opt.disableflags
     got = ex.self_contact_step(so101, m, n=n)
-    d = mujoco.MjData(m)
+    assert m.opt.disableflags == flags
+    m_all = robots.mujoco_model("so101")
+    m_all.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_FILTERPARENT
 
-    def deep(q):
+    def deep(model, q):
+        d = mujoco.MjData(model)
         d.qpos[list(so101.qpos_adr)] = q
-        mujoco.mj_forward(m, d)
+        mujoco.mj_forward(model, d)
         return {tuple(sorted((int(c.geom1), int(c.geom2)))) for c in d.contact[:d.ncon] if c.dist < -1e-3}
 
-    base = deep(np.zeros(5))
     rng = np.random.default_rng(ex.SEED)
     q_lim = rng.uniform(so101.lower, so101.upper, size=(n, 5))
     rng.uniform(so101.lower, so101.upper, size=(n, 5))
@@ -441,9 +471,13 @@ def test_the_arm_through_itself_counts_mujoco_contacts_between_its_own_links(ex,
     cubes = {tuple(c) for c in np.floor(tool_pose(so101, q_lim)[:, :3, 3] / ex.CELL).astype(int)}
     outside = [q for q, c in zip(q_free, np.floor(tool_pose(so101, q_free)[:, :3, 3] / ex.CELL).astype(int))
                if tuple(c) not in cubes]
-    np.testing.assert_allclose(got.free_outside, np.mean([bool(deep(q) - base) for q in outside]), atol=1e-15)
-    np.testing.assert_allclose(got.limited, np.mean([bool(deep(q) - base) for q in q_lim]), atol=1e-15)
-    assert got.free_outside > got.limited > 0
+    for model, free, limited in ((m, got.free_outside, got.limited),
+                                 (m_all, got.free_outside_adjacent, got.limited_adjacent)):
+        base = deep(model, np.zeros(5))
+        np.testing.assert_allclose(free, np.mean([bool(deep(model, q) - base) for q in outside]), atol=1e-15)
+        np.testing.assert_allclose(limited, np.mean([bool(deep(model, q) - base) for q in q_lim]), atol=1e-15)
+        assert free > limited > 0
+    assert got.free_outside_adjacent > got.free_outside and got.limited_adjacent >= got.limited
 
 
 def test_experiment_worst_joint_and_best_step_follow_the_statistics(ex):

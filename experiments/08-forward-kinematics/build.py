@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import mujoco
 import numpy as np
+from scipy.optimize import minimize
 
 from physai import mj, robots
 from physai import transforms as tf
@@ -24,6 +25,7 @@ Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])
 SEED = 0
 N_POSES = 50
 N_REACH = 2000
+N_STARTS = 10  # the farthest random poses the optimiser of the Hard exercise starts from
 ROLL_TURN = 0.5  # rad added to wrist_roll at Q0 (an exercise)
 REF = 0.3  # rad: the joint ref given to every SO-101 joint to show what q_ref does
 SCRIPT = "build.py"
@@ -210,21 +212,29 @@ def break_step(chain, q=Q0) -> Broken:
 @dataclass(frozen=True)
 class Exercises:
     """The page's exercises: the tool's move (m) when wrist_roll turns by ``roll_turn`` (rad) and the roll axis's
-    distance from the tool point (m); the SO-101's shoulder-to-tool bound and the farthest sampled pose (m), and the
-    shoulder_pan anchor, which those are measured from (m, world; the same at every pose)."""
+    distance from the tool point (m); the SO-101's shoulder-to-tool bound, the farthest sampled pose and the farthest
+    point L-BFGS-B finds within the limits (``optimum``, at ``q_optimum``, rad) (m), and the shoulder_pan anchor, which
+    those are measured from (m, world; the same at every pose), and its distance from the world origin (m); the gap
+    between the bound and the sample split into geometry (bound - optimum) and sampling (optimum - sample), mm."""
 
     roll_move: float
     roll_lever: float
     roll_turn: float
     bound: float
     sampled: float
+    optimum: float
+    q_optimum: np.ndarray
     pan_anchor: np.ndarray
     pan_offset: float
+    gap_mm: float
+    geometry_mm: float
+    sampling_mm: float
 
 
 def exercises_step(chain) -> Exercises:
     """The page's exercises: the tool's move when wrist_roll turns by ROLL_TURN at Q0 and the roll axis's distance
-    from the tool point; the SO-101's shoulder-to-tool bound and the farthest of N_REACH random in-limit poses."""
+    from the tool point; the SO-101's shoulder-to-tool bound, the farthest of N_REACH random in-limit poses and, by
+    scipy's bounded L-BFGS-B from the N_STARTS farthest of them, the farthest point within the limits."""
     roll = chain.joint_index("wrist_roll")
     q = Q0.copy()
     q[roll] += ROLL_TURN
@@ -233,9 +243,18 @@ def exercises_step(chain) -> Exercises:
     lever = np.linalg.norm(np.cross(axes[roll], T_tool[:3, 3] - anchors[roll]))
     qs = chain.random_q(np.random.default_rng(SEED + 3), N_REACH)
     F, P = joint_frames(chain, qs)
+    r = np.linalg.norm(P[:, :3, 3] - F[:, 0, :3, 3], axis=1)
+
+    def minus_distance(x):  # -|p_tool - o_pan| and its gradient -(d/|d|) J_v; the pan anchor never moves
+        dist = tool_pose(chain, x)[:3, 3] - anchors[0]
+        return -np.linalg.norm(dist), -(dist / np.linalg.norm(dist)) @ jacobian(chain, x)[:3]
+
+    best = min((minimize(minus_distance, q0, jac=True, method="L-BFGS-B", bounds=list(zip(chain.lower, chain.upper)))
+                for q0 in qs[np.argsort(r)[-N_STARTS:]]), key=lambda res: res.fun)
     return Exercises(float(np.linalg.norm(walk_chain(chain, q)[1][:3, 3] - T_tool[:3, 3])), float(lever), ROLL_TURN,
-                     reach_bound(chain), float(np.linalg.norm(P[:, :3, 3] - F[:, 0, :3, 3], axis=1).max()),
-                     anchors[0], float(np.linalg.norm(anchors[0])))
+                     (bound := reach_bound(chain)), (sampled := float(r.max())), (optimum := float(-best.fun)), best.x,
+                     anchors[0], float(np.linalg.norm(anchors[0])),
+                     *(1000 * x for x in (bound - sampled, bound - optimum, optimum - sampled)))
 
 
 @dataclass(frozen=True)
@@ -317,7 +336,7 @@ def print_steps(walk, arms, reach, br, ex) -> None:
     print(f"\n== Step 3. Reach from the shoulder ({N_REACH} random poses) ==")
     for name, r in reach.items():
         top = f"; largest |linear entry| of J {r.top:.3f} m/rad" if r.top is not None else ""
-        print(f"{name:18s}: max distance {r.joint} anchor -> tool {r.reach:.3f} m{top}")
+        print(f"{name:18s}: max distance shoulder ({r.joint}, the second joint) anchor -> tool {r.reach:.3f} m{top}")
     print("An entry is bounded by the distance from its own joint's axis to the tool (lesson 09 computes the real "
           "arm's);\nthe illustrative chain reaches further than the real arm.")
     print("\n== Break it: the tool point at Q0 when the walk goes wrong ==")
@@ -327,7 +346,8 @@ def print_steps(walk, arms, reach, br, ex) -> None:
     print(f"wrist_roll + {ex.roll_turn} rad at Q0 moves the tool point {ex.roll_move * 1000:.2f} mm "
           f"(the roll axis passes {ex.roll_lever * 1000:.2f} mm from it)")
     print(f"SO-101 shoulder_pan anchor -> tool: at most {ex.bound:.4f} m (the links); farthest of {N_REACH} random "
-          f"poses {ex.sampled:.4f} m;\nthe anchor sits at {fmt_row(ex.pan_anchor)} m, {ex.pan_offset:.4f} m from "
+          f"poses {ex.sampled:.4f} m; L-BFGS-B from the {N_STARTS} farthest: {ex.optimum:.4f} m at q = "
+          f"{fmt_row(ex.q_optimum, 7, 3)};\nthe anchor sits at {fmt_row(ex.pan_anchor)} m, {ex.pan_offset:.4f} m from "
           "the world origin")
 
 

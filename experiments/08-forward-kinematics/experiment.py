@@ -7,6 +7,7 @@ Run: uv run python experiments/08-forward-kinematics/experiment.py [--full]
      samples 100,000 poses per reach row and seed instead of 20,000 and checks 100 poses instead of 20)
 """
 
+import copy
 from dataclasses import dataclass
 
 import matplotlib
@@ -174,37 +175,43 @@ def farthest_step(chain, n=N_REACH, starts=N_STARTS) -> Farthest:
 class SelfContact:
     """MuJoCo contacts between the arm's own links deeper than PENETRATION (m), leaving out the geom pairs already
     touching at q = 0: the share of the first seed's all-free poses whose tool lands in a cube the within-limits
-    sample never visits (``free_outside``), and the share of its within-limits poses."""
+    sample never visits (``free_outside``), and the share of its within-limits poses (``limited``), between
+    non-adjacent links (MuJoCo's default filter leaves parent-child pairs out) and, ``*_adjacent``, counting
+    parent-child pairs too (mjDSBL_FILTERPARENT set)."""
 
     free_outside: float
     limited: float
+    free_outside_adjacent: float
+    limited_adjacent: float
 
 
 def self_contact_step(chain, m, n=N_REACH) -> SelfContact:
-    """Replays the first seed's reach draws (within limits, then all free) through mj_kinematics + mj_collision."""
-    d = mujoco.MjData(m)
-
-    def pairs():
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_collision(m, d)
-        c = d.contact[:d.ncon]
-        return {(int(a), int(b)) for a, b, dist in zip(c.geom1, c.geom2, c.dist) if dist < -PENETRATION}
-
-    adr = list(chain.qpos_adr)
-    base = pairs()  # q = 0 (the gripper's own parts may already touch there)
-
-    def through_itself(q):
-        d.qpos[adr] = q
-        return bool(pairs() - base)
-
+    """Replays the first seed's reach draws (within limits, then all free) through mj_kinematics + mj_collision, with
+    MuJoCo's parent filter on and then off (on a copy of ``m``)."""
     rng, lo, hi = np.random.default_rng(SEED), chain.lower, chain.upper
     q_lim = rng.uniform(lo, hi, size=(n, chain.n))
     ref = np.unique(cell_keys(tool_pose(chain, q_lim)[:, :3, 3]))
     rng.uniform(lo, hi, size=(n, chain.n))  # the noise-floor row's draw, in reach_step's order
     q_free = rng.uniform(-np.pi, np.pi, size=(n, chain.n))
     outside = q_free[~np.isin(cell_keys(tool_pose(chain, q_free)[:, :3, 3]), ref)]
-    return SelfContact(float(np.mean([through_itself(q) for q in outside])),
-                       float(np.mean([through_itself(q) for q in q_lim])))
+    adr = list(chain.qpos_adr)
+
+    def shares(model):
+        d = mujoco.MjData(model)
+
+        def pairs(q):
+            d.qpos[adr] = q
+            mujoco.mj_kinematics(model, d)
+            mujoco.mj_collision(model, d)
+            c = d.contact[:d.ncon]
+            return {(int(a), int(b)) for a, b, dist in zip(c.geom1, c.geom2, c.dist) if dist < -PENETRATION}
+
+        base = pairs(np.zeros(chain.n))  # the gripper's own parts may already touch at q = 0
+        return [float(np.mean([bool(pairs(q) - base) for q in qs])) for qs in (outside, q_lim)]
+
+    unfiltered = copy.copy(m)
+    unfiltered.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_FILTERPARENT
+    return SelfContact(*shares(m), *shares(unfiltered))
 
 
 def numeric_jacobian(chain, q, eps):
@@ -381,8 +388,9 @@ def print_farthest(f, c) -> None:
     print("The limits do not shorten the arm: the optimum lies inside them.")
     print(f"\n== The arm through itself: MuJoCo contacts between its own links deeper than {PENETRATION * 1000:.0f} mm "
           "(pairs touching at q = 0 left out) ==")
-    print(f"all-free poses whose tool lands in a cube the limited sample never visits: {c.free_outside:.1%}; "
-          f"within-limits poses: {c.limited:.1%}")
+    print(f"{'':32s} {'free, outside the limited cubes':>32s} {'within the limits':>18s}")
+    print(f"{'non-adjacent links (default)':32s} {c.free_outside:32.1%} {c.limited:18.1%}")
+    print(f"{'adjacent (parent-child) too':32s} {c.free_outside_adjacent:32.1%} {c.limited_adjacent:18.1%}")
 
 
 def print_numeric(num, bug) -> None:
@@ -497,8 +505,10 @@ def main(full: bool = False) -> list[Claim]:
         Figure("experiment_reach.png",
                "Side by side on equal axes: freeing the SO-101's joints does not extend its reach, but it lets the "
                f"tool into places (orange: {CELL * 100:.0f} cm cubes the limited arm never visits) behind, beside "
-               "and below the base; some of them only by passing the arm through itself. Each view flattens one "
-               "axis, so orange may overlie blue.",
+               f"and below the base; {'most' if contact.free_outside_adjacent > 0.5 else 'some'} of the poses that "
+               "reach them pass the arm through itself. The straight edges of the orange patches on the right are "
+               "cube boundaries: that region near the shoulder_pan axis is the arm folded back on itself. Each view "
+               "flattens one axis, so orange may overlie blue.",
                f"Four scatter plots of SO-101 tool points, {reach.n:,} random poses each, on equal axes: left within "
                "the joint limits, right with every joint free; top row seen from above, bottom row distance from the "
                "shoulder_pan axis against height, with a solid line at z = 0. With the joints free the outer edge "
