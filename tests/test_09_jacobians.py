@@ -798,6 +798,12 @@ def test_wxai_open_loop_deviation_grows_like_the_step_and_a_faster_guard_stops_n
         ticks = row.sim.t[(row.sim.t >= row.t_on) & (row.sim.t <= row.sim.t[row.sim.stop_tick])]
         assert row.cycles == len(ticks) >= 1
         assert (row.cycles - 1) * 1e3 / row.hz <= row.stop_ms < row.cycles * 1e3 / row.hz
+        # the figure's true-force series at the stop instant is the table's "true at stop": the tick's own
+        # reading comes first there, and MuJoCo's contact force of the state the stopping tick read follows it
+        t, f_z = wx.true_force_trace(row.sim)
+        at_stop = f_z[t == row.sim.t[row.sim.stop_tick]]
+        assert at_stop[0] == row.true and at_stop[1] < at_stop[0]  # the stop command relaxes the contact
+        assert t[np.argmax(f_z != 0)] == row.t_on and np.all(np.diff(t) >= 0)
 
 
 def test_wxai_force_estimate_error_grows_with_joint_friction_and_contact_is_caught_in_two_cycles(wx, wxai_chain):

@@ -1,7 +1,7 @@
 """Lesson 09, Build it: the SO-101 Jacobian from hinge columns, checked step by step against MuJoCo.
 
 The three functions the learner types (``EXERCISE``) are written here from scratch on top of lesson 08's ``fk``;
-``physai exercise 09 DIR`` blanks them and ``physai check 09 DIR`` grades them (experiments/09-jacobians/_check.py).
+``physai exercise 09 DIR`` blanks them and ``physai check 09 DIR`` grades them.
 
 Run: uv run python experiments/09-jacobians/build.py
 (writes build_output.txt and results.json beside this file)

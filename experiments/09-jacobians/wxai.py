@@ -20,6 +20,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import LogLocator  # noqa: E402
 import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.optimize import least_squares, minimize  # noqa: E402
@@ -131,8 +132,8 @@ def press_profile(T0, depth, speed):
 
 
 def first_contact(sim):
-    touching = np.linalg.norm(sim.sim_force, axis=1) > 0
-    return sim.sim_t[np.argmax(touching)] if touching.any() else np.inf
+    t, f_z = true_force_trace(sim)
+    return t[np.argmax(f_z != 0)] if f_z.any() else np.inf
 
 # ---- steps: each returns its numbers ---------------------------------------------------------------
 
@@ -486,13 +487,13 @@ def print_statics(r: Statics) -> None:
           f"(height error {s.dz:.1e} m)")
     print(f"within the joint limits the longest horizontal lever is {w.lever:.4f} m at q = {np.round(w.q, 4)}")
     print(f"{PAYLOAD_KG:g} kg x g = {r.weight:.2f} N")
-    print(f"{'pose':26s} {'lever (m)':>9s} {'J^T F shoulder':>14s} {'links g(q)':>10s} {'total':>8s} {'limit':>6s} "
+    print(f"{'pose':26s} {'lever (m)':>9s} {'-J^T F (servo)':>14s} {'links g(q)':>10s} {'total':>8s} {'limit':>6s} "
           f"{'payload limit (kg)':>18s} {'limiting joint':>14s}")
     for label, row in (("straight (limits ignored)", s), ("longest within limits", w)):
         print(f"{label:26s} {row.lever:9.4f} {row.tau_payload:14.2f} {row.tau_links:10.2f} "
               f"{row.tau_payload + row.tau_links:8.2f} {r.shoulder_limit:6.0f} {row.kg:18.2f} {row.joint:>14s}")
-    print(f"(J^T F's shoulder entry is {r.weight:.2f} N x the horizontal lever; the links' own gravity, "
-          "MuJoCo's bias forces, is the larger share)\n")
+    print(f"(the servo's torques, MuJoCo's sign: its share of the payload, -J^T F, is {r.weight:.2f} N x the "
+          "horizontal lever;\n the links' own gravity, MuJoCo's bias forces, is the larger share)\n")
 
 
 def print_payload_map(r: PayloadMap) -> None:
@@ -648,7 +649,11 @@ def plot_descent(r: Descent, path) -> None:
             ax.plot(*tick_peaks(sim.sim_t - sim.t[0], z0 - sim.sim_p[:, 2], row_.sim_dev * 1e6, dt)[::-1],
                     color=color, ls=":", marker=".", label=f"MuJoCo servos, {rate}")
         ax.set(xscale="log", ylabel="descent by the tick's end (m)", title=name)
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))  # every decade labelled
     axes[-1].set_xlabel("largest distance from the commanded line in each tick (µm)")
+    # widen the shared axis down past the decade below the smallest distance, so that decade carries a label
+    lo, hi = axes[-1].get_xlim()
+    axes[-1].set_xlim(0.8 * 10.0 ** np.floor(np.log10(lo)), hi)
     axes[0].invert_yaxis()
     fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
     fig.suptitle("Resolved-rate descent at 5 cm/s")
@@ -657,11 +662,24 @@ def plot_descent(r: Descent, path) -> None:
     plt.close(fig)
 
 
+def true_force_trace(sim: control.SimResult) -> tuple[np.ndarray, np.ndarray]:
+    """The true vertical contact force, each value at the instant of the state it belongs to -> ``(t, F_z)``, each
+    ``(S + N,)``, s and N, in time order. ``mj_step`` computes a step's contacts before it integrates, so the force
+    logged at a step's end belongs to the step's start. A contact force also depends on the servo command: at each
+    tick the trace holds two values, first the one the tick read (``force_true``, under the old command), then the
+    next step's (under the new one); at the stop the command drops and the force with it."""
+    t = np.r_[sim.t, sim.t[0], sim.sim_t[:-1]]
+    f = np.r_[sim.force_true[:, 2], sim.sim_force[:, 2]]
+    order = np.argsort(t, kind="stable")  # at a tick's time the tick's own reading comes first
+    return t[order], f[order]
+
+
 def plot_guard(r: Guard, path) -> None:
     fig, ax = plt.subplots(figsize=FIGSIZE)
     for row_, color in zip(r.rows, ("C0", "C1", "C2")):
         sim, t_on, hz = row_.sim, row_.t_on, row_.hz
-        ax.plot((sim.sim_t - t_on) * 1e3, sim.sim_force[:, 2], color=color, lw=0.9, alpha=0.45, zorder=2,
+        t_true, f_true = true_force_trace(sim)
+        ax.plot((t_true - t_on) * 1e3, f_true, color=color, lw=0.9, alpha=0.45, zorder=2,
                 label=f"true F_z, {hz} Hz")
         # the estimates on top of the true-force spikes, one marker per control tick, held until the next
         ax.plot((sim.t - t_on) * 1e3, sim.wrench_hat[:, 2], color=color, ls="--", lw=1.6, marker=".", ms=5,
@@ -720,12 +738,15 @@ def main(full: bool = False) -> list[Claim]:
                f"The {GUARD_WINDOW_MS[1] - GUARD_WINDOW_MS[0]} ms around first contact: the force estimate (dashed, one dot per "
                "control tick, held until the next) passes the threshold "
                f"{', '.join(f'on tick {g.cycles} after contact at {g.hz} Hz' for g in guard.rows)}, and the arm stops at its last dot; "
-               "before contact it sits off the true force (faint solid) by the joints' friction. Of the true force's "
+               "before contact it sits off the true force (faint solid) by the joints' friction. At the stop the true "
+               "force drops straight down as the servos are told to hold; the table's true force at the stop is the "
+               "top of that drop, the instant the stopping tick read. Of the true force's "
                f"peaks at the different rates, {peaks}.",
                f"True and estimated vertical contact force from {-GUARD_WINDOW_MS[0]} ms before to {GUARD_WINDOW_MS[1]} ms "
                f"after first contact, at {', '.join(str(hz) for hz in GUARD_HZ)} Hz control: the true force jumps to about {max(g.peak for g in guard.rows):.0f} N at contact and "
                "decays; each dashed estimate, "
-               f"drawn over it, rises from near zero through the {THRESHOLD:g} N threshold and ends at the stop, "
+               f"drawn over it, rises from near zero through the {THRESHOLD:g} N threshold and ends at the stop, where the "
+               "true force drops as the servos are told to hold, "
                f"the 500 Hz one first; of the true force's peaks at the different rates, {peaks}."),
     ]
     for plot, record, figure in zip((plot_payload_map, plot_descent, plot_guard), (pmap, desc, guard), figures):
