@@ -107,9 +107,11 @@ class Float32Drift:
     q_norm: float
     R_angle: float
     q_angle: float
-    fixed_ortho: float  # the float32 matrix re-orthonormalised every FIX_EVERY steps: its shape error right after the last fix
-    fixed_before: float  # ... and just before it, FIX_EVERY float32 products after the previous one ...
-    fixed_angle: float  # ... and its angle (rad) from the exact rotation
+    # the float32 matrix re-orthonormalised every FIX_EVERY steps: its shape error right after the last fix, just
+    # before it (FIX_EVERY float32 products after the previous one), and its angle (rad) from the exact rotation
+    fixed_ortho: float
+    fixed_before: float
+    fixed_angle: float
     eps32: float  # float32's machine epsilon
     cast_ortho: float  # the exact step rotation, only rounded to float32: its shape error (computed in float64)
     cast_refused: bool  # whether physai's float64 check (ROTATION_TOL) refuses that freshly rounded rotation
@@ -125,7 +127,8 @@ def _refuses(R) -> bool:
 
 
 def drift_float32(n_steps=N_STEPS) -> Float32Drift:
-    """Break it: the same raw compositions in float32 (as on many GPUs); final shape error and angle error."""
+    """Break it: the same raw compositions in float32 (as on many GPUs), raw and re-orthonormalised every FIX_EVERY
+    steps; the shape and angle errors at the end, and the fixed one's shape error just before the last fix."""
     dR = tf.so3_exp(STEP_ROTVEC).astype(np.float32)
     Q_step = tf.quat_multiply(np.eye(4), tf.matrix_to_quat(tf.so3_exp(STEP_ROTVEC))).astype(np.float32)
     R, q = np.eye(3, dtype=np.float32), np.array([1, 0, 0, 0], dtype=np.float32)
@@ -254,8 +257,8 @@ def to_tolerance(shape, n_steps, tol=tf.ROTATION_TOL, hz=TICK_HZ) -> ToTolerance
 @dataclass(frozen=True)
 class DriftRow:
     """One representation after the compositions: its shape error at the end (for a fixed one, right after the last
-    fix) and just before the last fix (the raw ones, not ``fixed``: the same), and its angle (rad) to dR^N by powering and to the
-    exact rotation."""
+    fix) and just before the last fix (the raw ones, not ``fixed``: the same), and its angle (rad) to dR^N by
+    powering and to the exact rotation."""
 
     label: str
     fixed: bool
