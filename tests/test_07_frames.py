@@ -324,6 +324,36 @@ def test_drift_figure_samples_the_fixed_matrix_just_before_each_fix_as_a_plain_l
     assert min(r.trace["R fixed"]) > 1e-14 and min(r.trace["q fixed"]) > 1e-14
 
 
+def test_drift_table_gives_the_fixed_ones_right_after_and_just_before_the_last_fix(ex):
+    """The table's two shape-error columns: a plain float64 loop of the same step, projected with NumPy's SVD every
+    FIX_EVERY steps, is at round-off right after the last fix and, just before it, within a factor of 2 of the
+    table's value; the raw rows have no fix, so both columns are the same."""
+    n, dR = 3000, tf.so3_exp(ex.STEP_ROTVEC)
+    rows, R = ex.drift_rows(ex.drift(n_steps=n)), np.eye(3)
+    for k in range(1, n + 1):
+        R = R @ dR
+        if k % ex.FIX_EVERY == 0:
+            before = np.abs(R @ R.T - np.eye(3)).max()
+            U, _, Vt = np.linalg.svd(R)
+            R = U @ Vt
+    assert [row.fixed for row in rows] == [False, True, False, True]
+    assert rows[0].before == rows[0].shape and rows[2].before == rows[2].shape
+    assert rows[1].shape < 1e-15 and np.abs(R @ R.T - np.eye(3)).max() < 1e-15
+    assert abs(np.log(rows[1].before / before)) < np.log(2) and rows[1].before > 10 * rows[1].shape
+    assert rows[3].before > 10 * rows[3].shape
+
+
+def test_the_same_step_built_by_scipy_drifts_at_its_own_rate(ex):
+    """The page's aside: a plain loop of SciPy's matrix of the step gives the same shape error as the run's, and
+    differs from physai's step (the two round differently)."""
+    n, dR, R = 3000, Rotation.from_rotvec(ex.STEP_ROTVEC).as_matrix(), np.eye(3)
+    for _ in range(n):
+        R = R @ dR
+    other = ex.other_step_drift(n)
+    assert other == pytest.approx(np.abs(R @ R.T - np.eye(3)).max(), rel=1e-6)
+    assert other != ex.drift_rows(ex.drift(n_steps=n))[0].shape
+
+
 def test_compositions_to_physais_tolerance_extrapolate_a_plain_loops_growth(ex):
     """The quiz's count: the raw matrix's shape error after 3000 steps, extrapolated linearly to physai's tolerance,
     predicts the shape error a plain float64 loop of the same step reaches at 30000 steps to 20 per cent (the growth
@@ -608,6 +638,26 @@ def test_float32_reorthonormalised_stays_near_its_own_round_off_above_float64s_t
     f32 = ex.drift_float32(n_steps=3000)
     eps32 = np.finfo(np.float32).eps
     assert tf.ROTATION_TOL < f32.fixed_ortho < 10 * eps32 < f32.R_ortho
+    assert f32.fixed_before > 10 * f32.fixed_ortho
+
+
+def test_float32_fixed_matrix_just_before_and_right_after_a_fix_as_a_plain_loop_gives(ex):
+    """Break it's two numbers: a plain float32 loop, projected every FIX_EVERY steps with NumPy's SVD in float64 and
+    stored back in float32, gives the run's shape error just before the last fix to a factor of 2, and right after
+    it the same few float32 epsilons."""
+    n, eps32 = 3000, np.finfo(np.float32).eps
+    dR, R = Rotation.from_rotvec(ex.STEP_ROTVEC).as_matrix().astype(np.float32), np.eye(3, dtype=np.float32)
+    for k in range(1, n + 1):
+        R = R @ dR
+        if k % ex.FIX_EVERY == 0:
+            R64 = R.astype(float)
+            before = np.abs(R64 @ R64.T - np.eye(3)).max()
+            U, _, Vt = np.linalg.svd(R64)
+            R = (U @ Vt).astype(np.float32)
+    R64 = R.astype(float)
+    f32 = ex.drift_float32(n_steps=n)
+    assert abs(np.log(f32.fixed_before / before)) < np.log(2)
+    assert f32.fixed_ortho < 10 * eps32 and np.abs(R64 @ R64.T - np.eye(3)).max() < 10 * eps32
     assert f32.fixed_angle == pytest.approx(f32.R_angle, rel=0.5)
 
 

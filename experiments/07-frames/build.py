@@ -59,16 +59,15 @@ def skew(v):
 
 
 def rodrigues(axis, angle):
-    """Rotation by ``angle`` (rad, right-handed) about the unit ``axis: (3,)`` -> ``(3, 3)``.
-
-    ``R = I + sin(angle) K + (1 - cos(angle)) K @ K`` with ``K = skew(axis)``.
-    """
+    """Rotation by ``angle`` (rad, right-handed) about the unit ``axis: (3,)`` -> ``(3, 3)``, built from
+    ``skew(axis)`` (no SciPy, no physai)."""
     K = skew(axis)
     return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
 
 
 def invert_transform(T_a_b):
-    """``T_b_a`` from ``T_a_b: (4, 4)``: rotation ``R^T``, translation ``-R^T p`` (no general matrix inverse)."""
+    """``T_b_a: (4, 4)`` from ``T_a_b: (4, 4)`` (metres), so that ``T_a_b @ T_b_a`` is the identity; built from
+    its rotation ``R`` and translation ``p``, without a general matrix inverse."""
     R, p = T_a_b[:3, :3], T_a_b[:3, 3]
     T_b_a = np.eye(4)
     T_b_a[:3, :3] = R.T
@@ -77,7 +76,8 @@ def invert_transform(T_a_b):
 
 
 def twist_adjoint(T_a_b):
-    """``Ad(T_a_b): (6, 6)`` moving a twist ``(v, w)`` from frame b to frame a: ``[[R, skew(p) @ R], [0, R]]``.
+    """``Ad(T_a_b): (6, 6)`` moving a twist ``(v, w)`` (m/s, rad/s) from frame b to frame a, from the rotation ``R``
+    and translation ``p`` of ``T_a_b: (4, 4)``.
 
     In frame b, ``w`` is the angular velocity in b's axes and ``v`` the velocity of the body point at b's origin;
     ``Ad @ (v, w)`` is the same motion with a's axes and the body point at a's origin.
