@@ -505,8 +505,8 @@ def main(full: bool = False) -> list[Claim]:
         Figure("experiment_reach.png",
                "Side by side on equal axes: freeing the SO-101's joints does not extend its reach, but it lets the "
                f"tool into places (orange: {CELL * 100:.0f} cm cubes the limited arm never visits) behind, beside "
-               f"and below the base; {'most' if contact.free_outside_adjacent > 0.5 else 'some'} of the poses that "
-               "reach them pass the arm through itself. The straight edges of the orange patches on the right are "
+               f"and below the base; many of the poses that reach them pass the arm's collision shapes through each "
+               "other. The straight edges of the orange patches on the right are "
                "cube boundaries: that region near the shoulder_pan axis is the arm folded back on itself. Each view "
                "flattens one axis, so orange may overlie blue.",
                f"Four scatter plots of SO-101 tool points, {reach.n:,} random poses each, on equal axes: left within "

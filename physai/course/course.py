@@ -54,7 +54,7 @@ SECTIONS = ("The problem", "Core idea", "Build it", "Experiment", "Break it", "O
 STEPS = (("Read", "The problem and the core idea; answer the questions before you read on."),
          ("Build it", "Write the functions in the file the first command makes; the second grades them:"),
          ("Run the experiment", "Predict first, then run"),
-         ("Break it", "Make each change the section names, rerun, and see what fails."),
+         ("Break it", "Make each change that section names, rerun, and see what fails."),
          ("Check yourself", "The quizzes and exercises at the end."))
 
 
