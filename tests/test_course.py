@@ -911,6 +911,23 @@ def test_a_column_vectors_brackets_stretch_to_its_rows_in_the_shipped_maths_font
     context.close()
 
 
+@pytest.mark.parametrize("width, shown", [(375, True), (1280, False)])
+def test_a_table_wider_than_the_column_says_in_words_that_it_scrolls(demo, tmp_path, browser, width, shown):
+    row = "| " + " | ".join(f"unbreakable{i}word" for i in range(3)) + " |"  # about 550 px: wider than a phone only
+    (demo / course.PAGE_FILE).write_text(DEMO_PAGE + "\n" + row + "\n|" + " --- |" * 3 + "\n" + row + "\n")
+    out = tmp_path / "out"
+    assert invoke("lesson", "1", "--out", out).exit_code == 0
+    context, page = open_page(browser, (out / "01-demo" / "index.html").as_uri(), width)
+    wrap = page.locator("main .table-wrap", has_text="unbreakable0word")
+    # the reference is the browser's own layout: the table's box is wider than its column at the phone width only
+    assert wrap.evaluate("w => w.scrollWidth > w.clientWidth + 1") == shown
+    hint = wrap.locator("xpath=preceding-sibling::*[1]")
+    assert hint.is_visible() == shown
+    assert "Scroll the table sideways" in hint.text_content()
+    assert page.errors == [] and page.remote == []
+    context.close()
+
+
 @pytest.mark.parametrize("width", [375, 1280])
 def test_every_page_reads_at_the_width_loads_nothing_remote_and_logs_no_error(site, browser, width):
     for path in [site / "index.html"] + [site / lesson_folder(n).name / "index.html" for n in LESSONS]:

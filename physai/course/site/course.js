@@ -54,6 +54,21 @@
       if (scale < 1 && scale >= 0.7) m.style.fontSize = Math.floor(scale * 100) + "%";
     });
   }
+  // A table wider than the column gets a line above it saying it scrolls; the line goes when the table fits.
+  var tables = document.querySelectorAll(".table-wrap");
+  function hint() {
+    tables.forEach(function (wrap) {
+      var line = wrap.previousElementSibling, scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+      if (!(line && line.classList.contains("scroll-hint"))) {
+        line = document.createElement("div");
+        line.className = "scroll-hint";
+        line.textContent = "Wider than the screen: scroll the table sideways \u2192";
+        wrap.parentNode.insertBefore(line, wrap);
+      }
+      line.hidden = !scrolls;
+    });
+  }
   fit();
-  window.addEventListener("resize", fit);
+  hint();
+  window.addEventListener("resize", function () { fit(); hint(); });
 })();
