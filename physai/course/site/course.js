@@ -62,7 +62,7 @@
       if (!(line && line.classList.contains("scroll-hint"))) {
         line = document.createElement("div");
         line.className = "scroll-hint";
-        line.textContent = "Wider than the screen: scroll the table sideways \u2192";
+        line.textContent = "Scroll the table sideways for more \u2192";
         wrap.parentNode.insertBefore(line, wrap);
       }
       line.hidden = !scrolls;
