@@ -64,7 +64,7 @@ def contact_view(world, q, point, depth_mm: float, other: str, pair: int) -> Non
     point at x = 0) as outlines, the box of ``pair`` that overlaps filled and named, and the table below its top z = 0."""
     model, data = world.model, world.posed(q)
     deepest = next(int(g) for g in world.pairs[pair] if model.geom_bodyid[g] != 0)  # the table hangs on the world
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = plt.subplots(figsize=(5.2, 3.3))  # narrow: the text stays legible at a phone's width
     ax.axhspan(-BELOW - 5, 0, color=WOOD_RGBA[:3], alpha=0.35, lw=0)
     ax.axhline(0, color=WOOD_RGBA[:3], lw=1.5)
     ax.text(RIGHT - 1, -BELOW + 1, "table", ha="right", va="bottom", color=WOOD_RGBA[:3])
@@ -91,7 +91,7 @@ def contact_view(world, q, point, depth_mm: float, other: str, pair: int) -> Non
     ax.set_aspect("equal")
     ax.set_xlabel("world x from the deepest point (mm)")
     ax.set_ylabel("height above the table top (mm)")
-    ax.set_title(f"Side view to scale: the plain answer's {other} {depth_mm:.1f} mm into the table")
+    ax.set_title(f"Side view to scale: {other} {depth_mm:.1f} mm into the table")
     fig.tight_layout()
     save_figure(fig, HERE / CLOSE_FILE, dpi=110)
     plt.close(fig)
