@@ -543,7 +543,7 @@ def main(full: bool = False) -> dict:
         Figure("through_table.png",
                f"Each answer's smallest distance to the table or between the arm's own links, "
                f"plain IK against avoid=: {table.plain_colliding} plain answers below the margin line; "
-               f"{table.avoid_colliding} avoid= answers below it.",
+               f"{table.avoid_colliding or 'no'} avoid= answers below it.",
                "Scatter plot over the table targets, sorted by the plain answer's clearance. Plain IK answers "
                "(crosses) start below zero, inside the shaded overlap band, and rise past the dotted margin line; "
                "the avoid= answers (circles) for the same targets, against the same line. Where the plain answer was "
