@@ -226,6 +226,7 @@ def print_convergence(c: Convergence) -> None:
           f"w = log(R_target R^T) = {fmt_row(x.rotation, 9, 4)} rad (angle {x.angle:.4f})")
 
 
+@plt.rc_context({"font.size": 12})  # and larger text, for a phone's width
 def plot_convergence(c: Convergence) -> None:
     fig, ax = plt.subplots(figsize=(5.2, 4.4))  # narrow: the text stays legible at a phone's width
     for m, curve in zip(c.names, c.curves):
@@ -235,7 +236,7 @@ def plot_convergence(c: Convergence) -> None:
     ax.set_xlabel(f"iterations (attempt, then polish; at most {c.ceiling})")
     ax.set_ylabel(f"median of max(|Δp|, {c.lever:g} m · |w|)  (m)")
     ax.set_title("Panda IK from the same starts")
-    ax.legend(fontsize=9, ncol=2, loc="upper right")
+    ax.legend(fontsize=10, ncol=2, loc="upper right")
     fig.tight_layout()
     save_figure(fig, HERE / "convergence.png", dpi=110)
     plt.close(fig)
@@ -489,6 +490,7 @@ def print_through_table(t: ThroughTable) -> None:
           f"{t.avoid_changed} answers replaced, the other {k - t.avoid_changed} returned unchanged")
 
 
+@plt.rc_context({"font.size": 12})  # and larger text, for a phone's width
 def plot_through_table(t: ThroughTable) -> None:
     order = np.argsort(t.plain_clearance)
     x = np.arange(len(order))
@@ -503,7 +505,7 @@ def plot_through_table(t: ThroughTable) -> None:
     capped = max(t.plain_clearance.max(), t.avoid_clearance.max()) >= t.distmax  # the world measures up to distmax
     ax.set_ylabel("smallest pair distance (mm" + (f", capped at {1000 * t.distmax:.0f})" if capped else ")"))
     ax.set_title("Clearance of each IK answer")
-    ax.legend(loc="lower right", fontsize=9)
+    ax.legend(loc="lower right", fontsize=10)
     fig.tight_layout()
     save_figure(fig, HERE / "through_table.png", dpi=110)
     plt.close(fig)
