@@ -523,6 +523,8 @@ def test_the_hand_built_miss_comes_from_a_pose_by_the_joint_limits(build, so101,
     err = np.linalg.norm(np.array([mj_site(so101_model, so101, q)[0] for q in r.q_hand]) - r.targets, axis=1)
     missed = np.flatnonzero(err >= build.TOL)
     assert len(r.misses) == len(missed) == r.n - r.converged
+    # the page's "almost all in abandoned attempts": the last attempt takes at most ITERATIONS of the hardest's steps
+    assert r.steps_max >= 10 * build.ITERATIONS
     ids = [so101_model.joint(n).id for n in so101.joint_names]
     lo, hi = so101_model.jnt_range[ids, 0], so101_model.jnt_range[ids, 1]
     for m, i in zip(r.misses, missed):

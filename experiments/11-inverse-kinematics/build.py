@@ -447,16 +447,17 @@ def print_break(brk: BreakIt, ns: NearSingular, scale: DampingScale) -> None:
               "direction")
 
 
+@plt.rc_context({"font.size": 12})  # and larger text, for a phone's width
 def plot_near_singular(ns: NearSingular) -> None:
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    fig, ax = plt.subplots(figsize=(5.2, 4.9))  # narrow: the text stays legible at a phone's width
     labels = {key: label for key, label, *_ in VARIANTS}
     for key, style in zip(SINGULAR_KEYS, ("o-", "^-", "v:", "s--")):
         ax.semilogy(ns.errors[key], style, label=labels[key])
     ax.axhline(TOL, color="k", ls=":", lw=1, label=f"tolerance {TOL:.0e} m")
     ax.set_xlabel("step")
     ax.set_ylabel("|p_target - p(q)|  (m)")
-    ax.set_title(f"SO-101 from a stretched pose, sigma_min {ns.sigma_min:.4f} m/rad")
-    ax.legend()
+    ax.set_title(f"From a stretched pose, σ_min {ns.sigma_min:.4f} m/rad")
+    ax.legend(fontsize=10, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.17))  # below: no curve hidden
     fig.tight_layout()
     save_figure(fig, HERE / "singular_start.png", dpi=110)
     plt.close(fig)

@@ -226,17 +226,17 @@ def print_convergence(c: Convergence) -> None:
           f"w = log(R_target R^T) = {fmt_row(x.rotation, 9, 4)} rad (angle {x.angle:.4f})")
 
 
+@plt.rc_context({"font.size": 12})  # and larger text, for a phone's width
 def plot_convergence(c: Convergence) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))  # narrow: the text stays legible at a phone's width
     for m, curve in zip(c.names, c.curves):
         ax.semilogy(curve, label=m)
-    ax.axhline(TOL_POSITION, color="k", ls=":", lw=1, label=f"success: |Δp| < {TOL_POSITION:.0e} m and |w| < "
-                                                            f"{TOL_ORIENTATION:.0e} rad")
+    ax.axhline(TOL_POSITION, color="k", ls=":", lw=1, label="success")
     ax.set_xlim(0, c.ceiling)
     ax.set_xlabel(f"iterations (attempt, then polish; at most {c.ceiling})")
     ax.set_ylabel(f"median of max(|Δp|, {c.lever:g} m · |w|)  (m)")
     ax.set_title("Panda IK from the same starts")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=10, ncol=2, loc="upper right")
     fig.tight_layout()
     save_figure(fig, HERE / "convergence.png", dpi=110)
     plt.close(fig)
@@ -490,10 +490,11 @@ def print_through_table(t: ThroughTable) -> None:
           f"{t.avoid_changed} answers replaced, the other {k - t.avoid_changed} returned unchanged")
 
 
+@plt.rc_context({"font.size": 12})  # and larger text, for a phone's width
 def plot_through_table(t: ThroughTable) -> None:
     order = np.argsort(t.plain_clearance)
     x = np.arange(len(order))
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(5.2, 4.2))  # narrow: the text stays legible at a phone's width
     ax.axhline(1000 * t.margin, color="k", ls=":", lw=1, label="margin")
     ax.plot(x, 1000 * t.plain_clearance[order], "x", color="tab:red", label="plain IK")
     ax.plot(x, 1000 * t.avoid_clearance[order], "o", mfc="none", color="tab:green", label="avoid=world")
@@ -503,8 +504,8 @@ def plot_through_table(t: ThroughTable) -> None:
     ax.set_xlabel("target (sorted by the plain answer's clearance)")
     capped = max(t.plain_clearance.max(), t.avoid_clearance.max()) >= t.distmax  # the world measures up to distmax
     ax.set_ylabel("smallest pair distance (mm" + (f", capped at {1000 * t.distmax:.0f})" if capped else ")"))
-    ax.set_title("SO-101 targets just above a table: clearance of each IK answer")
-    ax.legend(loc="lower right")
+    ax.set_title("Clearance of each IK answer")
+    ax.legend(loc="lower right", fontsize=10)
     fig.tight_layout()
     save_figure(fig, HERE / "through_table.png", dpi=110)
     plt.close(fig)
@@ -544,7 +545,7 @@ def main(full: bool = False) -> dict:
         Figure("through_table.png",
                f"Each answer's smallest distance to the table or between the arm's own links, "
                f"plain IK against avoid=: {table.plain_colliding} plain answers below the margin line; "
-               f"{table.avoid_colliding} avoid= answers below it.",
+               f"{table.avoid_colliding or 'no'} avoid= answers below it.",
                "Scatter plot over the table targets, sorted by the plain answer's clearance. Plain IK answers "
                "(crosses) start below zero, inside the shaded overlap band, and rise past the dotted margin line; "
                "the avoid= answers (circles) for the same targets, against the same line. Where the plain answer was "

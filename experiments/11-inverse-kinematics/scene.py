@@ -58,13 +58,14 @@ def deepest_point(world, q, pair: int) -> np.ndarray:
     return fromto[:3] if fromto[2] < fromto[5] else fromto[3:]
 
 
+@plt.rc_context({"font.size": 12})  # and larger text, for a phone's width
 def contact_view(world, q, point, depth_mm: float, other: str, pair: int) -> None:
     """A side view, to scale, of the plain answer ``q`` at its ``point`` (3,) m of deepest overlap with the table:
     the arm's collision boxes within ``CLOSE_REACH`` projected along the world y axis onto the x-z plane (mm, the
     point at x = 0) as outlines, the box of ``pair`` that overlaps filled and named, and the table below its top z = 0."""
     model, data = world.model, world.posed(q)
     deepest = next(int(g) for g in world.pairs[pair] if model.geom_bodyid[g] != 0)  # the table hangs on the world
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    fig, ax = plt.subplots(figsize=(5.2, 3.7))  # narrow: the text stays legible at a phone's width
     ax.axhspan(-BELOW - 5, 0, color=WOOD_RGBA[:3], alpha=0.35, lw=0)
     ax.axhline(0, color=WOOD_RGBA[:3], lw=1.5)
     ax.text(RIGHT - 1, -BELOW + 1, "table", ha="right", va="bottom", color=WOOD_RGBA[:3])
@@ -90,8 +91,8 @@ def contact_view(world, q, point, depth_mm: float, other: str, pair: int) -> Non
     ax.set_ylim(-BELOW, ABOVE)
     ax.set_aspect("equal")
     ax.set_xlabel("world x from the deepest point (mm)")
-    ax.set_ylabel("height above the table top (mm)")
-    ax.set_title(f"Side view to scale: the plain answer's {other} {depth_mm:.1f} mm into the table")
+    ax.set_ylabel("height above table (mm)")
+    ax.set_title(f"Side view: {other} {depth_mm:.1f} mm into the table")
     fig.tight_layout()
     save_figure(fig, HERE / CLOSE_FILE, dpi=110)
     plt.close(fig)
