@@ -335,15 +335,13 @@ class Paired:
     """The posture refinement's limit margin against the joint-limit refinement's on the targets both solve:
     ``diffs`` (posture minus limits, sorted), the share of targets where posture's is larger, the median difference
     and a distribution-free 95 % interval for it (order statistics ``diffs[k - 1]``, ``diffs[n - k]``: the sign
-    test's), and whether that interval lies above 0 (posture ahead) or below it (behind)."""
+    test's)."""
 
     diffs: tuple[float, ...]
     share_ahead: float
     median: float
     low: float
     high: float
-    ahead: bool
-    behind: bool
 
 
 def paired_margins(posture: np.ndarray, limits: np.ndarray) -> Paired:
@@ -353,7 +351,7 @@ def paired_margins(posture: np.ndarray, limits: np.ndarray) -> Paired:
     # the largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5 %: [d_(k), d_(n+1-k)] covers the median at >= 95 %
     k = max(j for j in range(1, n // 2 + 1) if sum(math.comb(n, i) for i in range(j)) / 2**n <= 0.025)
     lo, hi = float(d[k - 1]), float(d[n - k])
-    return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.median(d)), lo, hi, lo > 0, hi < 0)
+    return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.median(d)), lo, hi)
 
 
 def softmin_cost(chain, tau: float = SOFTMIN_TAU) -> ns.Objective:
@@ -432,7 +430,7 @@ def print_choice(c: Choice) -> None:
         low = f"{c.cost_lowered[i - 1]:12.1%}" if i else f"{'':12s}"
         print(f"  {label:22s} {m[i, 0]:8.1%} {m[i, 1]:10.3f} {m[i, 2]:10.3g} {m[i, 3]:14.3f} {low}")
     for name, d in (("posture", c.paired), ("soft minimum", c.softmin_paired)):
-        print(f"  {name} vs limits, target by target: {name}'s margin larger on {d.share_ahead:.0%}; median "
+        print(f"  {name} vs limits, target by target: {name}'s margin larger on {d.share_ahead:.1%}; median "
               f"difference {d.median:+.4f}, 95 % interval [{d.low:+.4f}, {d.high:+.4f}]")
 
 
@@ -576,7 +574,6 @@ class ConflictSpread:
     peak_max: float
     diverged: int
     held: int  # the runs that did not diverge
-    several_held: bool  # more than one did (the page says "the others" rather than "the one left")
     held_pos: float
     held_z_min: float
     held_z_max: float
@@ -603,7 +600,6 @@ def conflict_spread(q_start: np.ndarray, nudges: int = 4) -> ConflictSpread:
     held = [r for r in rows if not r.stopped]
     peaks = [r.peak for r in rows]
     return ConflictSpread(NUDGE, len(rows), min(peaks), max(peaks), len(rows) - len(held), len(held),
-                          len(held) > 1,
                           max((r.pos for r in held), default=np.nan), min((r.z for r in held), default=np.nan),
                           max((r.z for r in held), default=np.nan), tuple(rows))
 
