@@ -672,39 +672,40 @@ def plot_priority(p: Priority, spread: ConflictSpread) -> None:
     a1.axhline(p.z_conflict, color="k", ls="--", lw=1, label=f"conflicting target, {p.z_conflict:.3f} m")
     a1.axhline(p.z_top, color="0.5", ls=(0, (1, 1.5)), lw=1.5,
                label=f"ceiling with the tool held (height at ready), {p.z_top:.3f} m")
-    for i, (label, zs, row) in enumerate(zip(p.labels, p.heights, p.rows)):
+    # the table's case names: the targets are the dashed lines' legend entries
+    names = ("compatible", "conflict, undamped", f"conflict, damped (λ₂ = {p.lam2:g})", "swapped (elbow first)")
+    for i, (name, zs, row) in enumerate(zip(names, p.heights, p.rows)):
         t, colour, end = np.arange(len(zs)) * PRIORITY_DT, f"C{i}", len(zs)
         if i == 1 and p.undamped_tool_left_s is not None:
             # drawn only while its tool is held: after that it is no longer the task asked for
             end = round(p.undamped_tool_left_s / PRIORITY_DT)
             a1.axvline(p.undamped_tool_left_s, color="C1", ls=":", lw=1.2)
-            a1.text(p.undamped_tool_left_s, hi + 0.9 * pad, f" undamped: tool > {p.tool_left_mm:g} mm off\n"
+            a1.text(p.undamped_tool_left_s, hi + 0.9 * pad, f" undamped: tool > {p.tool_left_mm:g} mm off"
                     f" from {p.undamped_tool_left_s:.3f} s"
                     + (f"; diverges at {row.seconds:.2f} s" if row.stopped else ""),
-                    color="C1", fontsize=8, va="top")
+                    color="C1", fontsize=9, va="top")
         # the undamped conflict on top, thin and solid: it shares the damped one's path until the ceiling, and
         # the swapped one's early on
-        a1.plot(t[:end], zs[:end], label=label.replace("lam2", "λ₂"), color=colour,
+        a1.plot(t[:end], zs[:end], label=name, color=colour,
                 lw=1.5 if i == 1 else 3 if i == 2 else 2, zorder=4 if i == 1 else 3)
         below = np.flatnonzero(zs[:end] < lo - pad)
         if row.stopped and below.size:  # diverged off the scale: a triangle on the axis where it leaves, and why
             a1.plot(t[below[0]], lo - pad, "v", color=colour, ms=11, clip_on=False, zorder=5)
             a1.annotate(f"off scale: dives to {zs.min():.2f} m, then stopped at {row.seconds:.2f} s\n"
                         f"(a joint passed {p.diverged:g} rad)", xy=(t[below[0]], lo - pad),
-                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=8, color=colour, va="center",
+                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=9, color=colour, va="center",
                         arrowprops=dict(arrowstyle="->", color=colour, shrinkB=6))
     a1.set_xlabel("time (s)")
     a1.set_ylabel("elbow height (m)")
-    a1.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)  # below: no curve hidden
+    a1.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)  # below: no curve hidden
     a2.bar(range(len(p.labels)), p.peak_speed, color=[f"C{i}" for i in range(len(p.labels))])
     offsets = np.linspace(-0.3, 0.3, spread.runs)  # side by side: reruns with near-equal peaks stay apart
     a2.plot(1 + offsets, [r.peak for r in spread.rows], "_", color="k", ms=10, mew=1.5, ls="none",
             label="undamped conflict rerun, changed only by round-off")
-    a2.legend(fontsize=7, loc="center right")
+    a2.legend(fontsize=9, loc="upper right")  # above the damped and swapped bars, clear of the orange one
     a2.set_yscale("log")
     a2.set_ylabel("largest single-joint speed\nmax$_i$ |$\\dot q_i$| (rad/s)")
-    a2.set_xticks(range(len(p.labels)), [textwrap.fill(label.replace("lam2", "λ₂"), 22) for label in p.labels],
-                  fontsize=7)
+    a2.set_xticks(range(len(names)), [textwrap.fill(name, 18) for name in names], fontsize=9)
     _save(fig, "priority.png")
 
 
