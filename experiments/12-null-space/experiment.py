@@ -177,7 +177,6 @@ class SelfMotion:
     elbow_swing: float  # m, the elbow's largest distance from its start (corrected dt = 1e-3 run)
     elbow_rise: float  # m, the largest change of its height (world z) along the same run
     joint_travel: float  # rad, the largest joint change over that run
-    open_over_corrected: float  # the open loop's position drift over the corrected dt = 1e-3 run's
     drift: np.ndarray = unsaved()  # (variants, 2) largest tool position (m) and orientation (rad) change
     trajectory: np.ndarray = unsaved()  # (ticks + 1, 7) the corrected dt = 1e-3 run
     elbow: np.ndarray = unsaved()  # (ticks + 1, 3) m, the elbow (joint4 anchor) along it
@@ -197,8 +196,7 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
     return SelfMotion((len(trajectory) - 1) * DT, SELF_SPEED,
                       tuple(DriftRow(label, dt, correct, d[0], d[1]) for (label, correct, dt), d in zip(variants, drifts)),
                       np.linalg.norm(elbow - elbow[0], axis=-1).max(), np.abs(elbow[:, 2] - elbow[0, 2]).max(),
-                      np.abs(trajectory[-1] - trajectory[0]).max(),
-                      drifts[0, 0] / drifts[-1, 0], drifts, trajectory, elbow)
+                      np.abs(trajectory[-1] - trajectory[0]).max(), drifts, trajectory, elbow)
 
 
 def print_self_motion(s: SelfMotion) -> None:
