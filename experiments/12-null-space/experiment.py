@@ -218,7 +218,7 @@ def plot_self_motion(s: SelfMotion) -> None:
     for i in range(turned.shape[1]):
         a1.plot(t, turned[:, i], label=f"joint{i + 1}")
     a1.set_ylabel("joint turned from ready (rad)")
-    a1.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: no line hidden
+    a1.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: no line hidden
     a1.set_title(f"Panda self-motion: tool pose fixed (drift {s.drift[-1, 0]:.1e} m, {s.drift[-1, 1]:.1e} rad)")
     moved = 1000 * (s.elbow - s.elbow[0])  # mm, world axes
     a2.plot(t, np.linalg.norm(moved, axis=1), color="0.75", lw=5, label="distance from start")  # under the parts
@@ -226,7 +226,7 @@ def plot_self_motion(s: SelfMotion) -> None:
         a2.plot(t, moved[:, k], lw=1.5, label=f"{axis} (world)")
     a2.set_xlabel("time (s)")
     a2.set_ylabel("elbow moved from start (mm)")
-    a2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    a2.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _save(fig, "self_motion.png")
 
 
@@ -829,7 +829,7 @@ def plot_elbow_post(e: ElbowPost) -> None:
     a1.plot(1000 * e.avoid_post, color="tab:green", label="avoid=world")
     a1.set_ylabel(f"arm to post (mm, capped at {1000 * e.distmax:.0f})")
     a1.set_title("Panda self-motion, tool held: the elbow swept towards a post")
-    a1.legend(fontsize=8)
+    a1.legend(fontsize=10, loc="lower left")  # over the grey band's start, clear of both curves
     for elbow, colour in ((e.elbow_free, "tab:red"), (e.elbow_avoid, "tab:green")):
         a2.plot(np.arange(1, len(elbow)), 1000 * np.linalg.norm(np.diff(elbow, axis=0), axis=1), color=colour)
     a2.set_ylabel("elbow motion per step (mm)")
