@@ -177,7 +177,6 @@ class SelfMotion:
     elbow_swing: float  # m, the elbow's largest distance from its start (corrected dt = 1e-3 run)
     elbow_rise: float  # m, the largest change of its height (world z) along the same run
     joint_travel: float  # rad, the largest joint change over that run
-    open_over_corrected: float  # the open loop's position drift over the corrected dt = 1e-3 run's
     drift: np.ndarray = unsaved()  # (variants, 2) largest tool position (m) and orientation (rad) change
     trajectory: np.ndarray = unsaved()  # (ticks + 1, 7) the corrected dt = 1e-3 run
     elbow: np.ndarray = unsaved()  # (ticks + 1, 3) m, the elbow (joint4 anchor) along it
@@ -197,8 +196,7 @@ def panda_self_motion(seconds: float = SELF_T) -> SelfMotion:
     return SelfMotion((len(trajectory) - 1) * DT, SELF_SPEED,
                       tuple(DriftRow(label, dt, correct, d[0], d[1]) for (label, correct, dt), d in zip(variants, drifts)),
                       np.linalg.norm(elbow - elbow[0], axis=-1).max(), np.abs(elbow[:, 2] - elbow[0, 2]).max(),
-                      np.abs(trajectory[-1] - trajectory[0]).max(),
-                      drifts[0, 0] / drifts[-1, 0], drifts, trajectory, elbow)
+                      np.abs(trajectory[-1] - trajectory[0]).max(), drifts, trajectory, elbow)
 
 
 def print_self_motion(s: SelfMotion) -> None:
@@ -220,7 +218,7 @@ def plot_self_motion(s: SelfMotion) -> None:
     for i in range(turned.shape[1]):
         a1.plot(t, turned[:, i], label=f"joint{i + 1}")
     a1.set_ylabel("joint turned from ready (rad)")
-    a1.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: no line hidden
+    a1.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: no line hidden
     a1.set_title(f"Panda self-motion: tool pose fixed (drift {s.drift[-1, 0]:.1e} m, {s.drift[-1, 1]:.1e} rad)")
     moved = 1000 * (s.elbow - s.elbow[0])  # mm, world axes
     a2.plot(t, np.linalg.norm(moved, axis=1), color="0.75", lw=5, label="distance from start")  # under the parts
@@ -228,7 +226,7 @@ def plot_self_motion(s: SelfMotion) -> None:
         a2.plot(t, moved[:, k], lw=1.5, label=f"{axis} (world)")
     a2.set_xlabel("time (s)")
     a2.set_ylabel("elbow moved from start (mm)")
-    a2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    a2.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     _save(fig, "self_motion.png")
 
 
@@ -335,15 +333,13 @@ class Paired:
     """The posture refinement's limit margin against the joint-limit refinement's on the targets both solve:
     ``diffs`` (posture minus limits, sorted), the share of targets where posture's is larger, the median difference
     and a distribution-free 95 % interval for it (order statistics ``diffs[k - 1]``, ``diffs[n - k]``: the sign
-    test's), and whether that interval lies above 0 (posture ahead) or below it (behind)."""
+    test's)."""
 
     diffs: tuple[float, ...]
     share_ahead: float
     median: float
     low: float
     high: float
-    ahead: bool
-    behind: bool
 
 
 def paired_margins(posture: np.ndarray, limits: np.ndarray) -> Paired:
@@ -353,7 +349,7 @@ def paired_margins(posture: np.ndarray, limits: np.ndarray) -> Paired:
     # the largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5 %: [d_(k), d_(n+1-k)] covers the median at >= 95 %
     k = max(j for j in range(1, n // 2 + 1) if sum(math.comb(n, i) for i in range(j)) / 2**n <= 0.025)
     lo, hi = float(d[k - 1]), float(d[n - k])
-    return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.median(d)), lo, hi, lo > 0, hi < 0)
+    return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.median(d)), lo, hi)
 
 
 def softmin_cost(chain, tau: float = SOFTMIN_TAU) -> ns.Objective:
@@ -432,7 +428,7 @@ def print_choice(c: Choice) -> None:
         low = f"{c.cost_lowered[i - 1]:12.1%}" if i else f"{'':12s}"
         print(f"  {label:22s} {m[i, 0]:8.1%} {m[i, 1]:10.3f} {m[i, 2]:10.3g} {m[i, 3]:14.3f} {low}")
     for name, d in (("posture", c.paired), ("soft minimum", c.softmin_paired)):
-        print(f"  {name} vs limits, target by target: {name}'s margin larger on {d.share_ahead:.0%}; median "
+        print(f"  {name} vs limits, target by target: {name}'s margin larger on {d.share_ahead:.1%}; median "
               f"difference {d.median:+.4f}, 95 % interval [{d.low:+.4f}, {d.high:+.4f}]")
 
 
@@ -576,7 +572,6 @@ class ConflictSpread:
     peak_max: float
     diverged: int
     held: int  # the runs that did not diverge
-    several_held: bool  # more than one did (the page says "the others" rather than "the one left")
     held_pos: float
     held_z_min: float
     held_z_max: float
@@ -603,7 +598,6 @@ def conflict_spread(q_start: np.ndarray, nudges: int = 4) -> ConflictSpread:
     held = [r for r in rows if not r.stopped]
     peaks = [r.peak for r in rows]
     return ConflictSpread(NUDGE, len(rows), min(peaks), max(peaks), len(rows) - len(held), len(held),
-                          len(held) > 1,
                           max((r.pos for r in held), default=np.nan), min((r.z for r in held), default=np.nan),
                           max((r.z for r in held), default=np.nan), tuple(rows))
 
@@ -676,39 +670,40 @@ def plot_priority(p: Priority, spread: ConflictSpread) -> None:
     a1.axhline(p.z_conflict, color="k", ls="--", lw=1, label=f"conflicting target, {p.z_conflict:.3f} m")
     a1.axhline(p.z_top, color="0.5", ls=(0, (1, 1.5)), lw=1.5,
                label=f"ceiling with the tool held (height at ready), {p.z_top:.3f} m")
-    for i, (label, zs, row) in enumerate(zip(p.labels, p.heights, p.rows)):
+    # the table's case names: the targets are the dashed lines' legend entries
+    names = ("compatible", "conflict, undamped", f"conflict, damped (λ₂ = {p.lam2:g})", "swapped (elbow first)")
+    for i, (name, zs, row) in enumerate(zip(names, p.heights, p.rows)):
         t, colour, end = np.arange(len(zs)) * PRIORITY_DT, f"C{i}", len(zs)
         if i == 1 and p.undamped_tool_left_s is not None:
             # drawn only while its tool is held: after that it is no longer the task asked for
             end = round(p.undamped_tool_left_s / PRIORITY_DT)
             a1.axvline(p.undamped_tool_left_s, color="C1", ls=":", lw=1.2)
-            a1.text(p.undamped_tool_left_s, hi + 0.9 * pad, f" undamped: tool > {p.tool_left_mm:g} mm off\n"
+            a1.text(p.undamped_tool_left_s, hi + 0.9 * pad, f" undamped: tool > {p.tool_left_mm:g} mm off"
                     f" from {p.undamped_tool_left_s:.3f} s"
                     + (f"; diverges at {row.seconds:.2f} s" if row.stopped else ""),
-                    color="C1", fontsize=8, va="top")
+                    color="C1", fontsize=9, va="top")
         # the undamped conflict on top, thin and solid: it shares the damped one's path until the ceiling, and
         # the swapped one's early on
-        a1.plot(t[:end], zs[:end], label=label.replace("lam2", "λ₂"), color=colour,
+        a1.plot(t[:end], zs[:end], label=name, color=colour,
                 lw=1.5 if i == 1 else 3 if i == 2 else 2, zorder=4 if i == 1 else 3)
         below = np.flatnonzero(zs[:end] < lo - pad)
         if row.stopped and below.size:  # diverged off the scale: a triangle on the axis where it leaves, and why
             a1.plot(t[below[0]], lo - pad, "v", color=colour, ms=11, clip_on=False, zorder=5)
             a1.annotate(f"off scale: dives to {zs.min():.2f} m, then stopped at {row.seconds:.2f} s\n"
                         f"(a joint passed {p.diverged:g} rad)", xy=(t[below[0]], lo - pad),
-                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=8, color=colour, va="center",
+                        xytext=(t[below[0]] + 0.1, lo - 0.45 * pad), fontsize=9, color=colour, va="center",
                         arrowprops=dict(arrowstyle="->", color=colour, shrinkB=6))
     a1.set_xlabel("time (s)")
     a1.set_ylabel("elbow height (m)")
-    a1.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)  # below: no curve hidden
+    a1.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2)  # below: no curve hidden
     a2.bar(range(len(p.labels)), p.peak_speed, color=[f"C{i}" for i in range(len(p.labels))])
     offsets = np.linspace(-0.3, 0.3, spread.runs)  # side by side: reruns with near-equal peaks stay apart
     a2.plot(1 + offsets, [r.peak for r in spread.rows], "_", color="k", ms=10, mew=1.5, ls="none",
             label="undamped conflict rerun, changed only by round-off")
-    a2.legend(fontsize=7, loc="center right")
+    a2.legend(fontsize=9, loc="upper right")  # above the damped and swapped bars, clear of the orange one
     a2.set_yscale("log")
     a2.set_ylabel("largest single-joint speed\nmax$_i$ |$\\dot q_i$| (rad/s)")
-    a2.set_xticks(range(len(p.labels)), [textwrap.fill(label.replace("lam2", "λ₂"), 22) for label in p.labels],
-                  fontsize=7)
+    a2.set_xticks(range(len(names)), [textwrap.fill(name, 18) for name in names], fontsize=9)
     _save(fig, "priority.png")
 
 
@@ -834,7 +829,7 @@ def plot_elbow_post(e: ElbowPost) -> None:
     a1.plot(1000 * e.avoid_post, color="tab:green", label="avoid=world")
     a1.set_ylabel(f"arm to post (mm, capped at {1000 * e.distmax:.0f})")
     a1.set_title("Panda self-motion, tool held: the elbow swept towards a post")
-    a1.legend(fontsize=8)
+    a1.legend(fontsize=10, loc="lower left")  # over the grey band's start, clear of both curves
     for elbow, colour in ((e.elbow_free, "tab:red"), (e.elbow_avoid, "tab:green")):
         a2.plot(np.arange(1, len(elbow)), 1000 * np.linalg.norm(np.diff(elbow, axis=0), axis=1), color=colour)
     a2.set_ylabel("elbow motion per step (mm)")
