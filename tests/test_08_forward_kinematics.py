@@ -228,7 +228,7 @@ def test_build_walk_and_other_arms_match_mujoco(build, so101_model, so101):
     assert max(walk.tool_err_p, walk.tool_err_R) <= 1e-14
     assert walk.worst == max(max(r.err_p, r.err_R, r.err_axis, r.err_anchor) for r in walk.rows)
     arms = build.other_arms_step(n_poses=5)  # the learner's walk on the WidowX AI and the Panda, against MuJoCo
-    assert [a.n for a in arms] == [6, 7] and all(a.dT <= 1e-14 and a.d_axis <= 1e-14 for a in arms)
+    assert [a.n for a in arms] == [6, 7] and all(max(a.dp, a.dR, a.d_axis, a.d_anchor) <= 1e-14 for a in arms)
     for a, name in zip(arms, ("wxai", "panda")):  # q_ref is the joint's ref, which MuJoCo compiles into qpos0
         m, c = robots.mujoco_model(name), robots.load(name)
         assert a.q_ref == np.abs(m.qpos0[list(c.qpos_adr)]).max()

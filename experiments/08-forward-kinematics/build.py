@@ -137,14 +137,17 @@ def walk_step(m, chain, n_poses=N_POSES) -> Walk:
 @dataclass(frozen=True)
 class ArmCheck:
     """Step 2: one arm loaded by path, its tool site and joint count, and the worst difference of your walk from
-    MuJoCo: the tool pose (whole 4x4) and the joint axes and anchors (``xaxis``, ``xanchor``); its largest |q_ref|
-    (rad, the model's joint ``ref``)."""
+    MuJoCo, each the largest absolute difference of one coordinate or entry: the tool's position (m) and rotation
+    matrix (unitless), the joint axes (unitless) and anchors (m) (``xaxis``, ``xanchor``); its largest |q_ref| (rad,
+    the model's joint ``ref``)."""
 
     model: str
     site: str
     n: int
-    dT: float
+    dp: float
+    dR: float
     d_axis: float
+    d_anchor: float
     q_ref: float
 
 
@@ -156,16 +159,18 @@ def other_arms_step(n_poses=N_POSES) -> list[ArmCheck]:
         path = robots.model_path(name)
         c, mm = robots.load(path, site=site), robots.mujoco_model(path)
         d, jids = mujoco.MjData(mm), [mm.joint(n).id for n in c.joint_names]
-        dT = d_axis = 0.0
+        dp = dR = d_axis = d_anchor = 0.0
         for q in c.random_q(rng, n_poses):
             frames, T_tool = walk_chain(c, q)
             axes, anchors = axes_and_anchors(c, frames)
             d.qpos[list(c.qpos_adr)] = q
             mujoco.mj_kinematics(mm, d)
-            dT = max(dT, np.abs(T_tool - mj.site_pose(mm, c, q)).max())
-            d_axis = max(d_axis, np.abs(axes - d.xaxis[jids]).max(), np.abs(anchors - d.xanchor[jids]).max())
-        out.append(ArmCheck(f"{path.parent.name}/{path.name}", site, c.n, float(dT), float(d_axis),
-                            float(np.abs(c.q_ref).max())))
+            dT = np.abs(T_tool - mj.site_pose(mm, c, q))
+            dp, dR = max(dp, dT[:3, 3].max()), max(dR, dT[:3, :3].max())
+            d_axis = max(d_axis, np.abs(axes - d.xaxis[jids]).max())
+            d_anchor = max(d_anchor, np.abs(anchors - d.xanchor[jids]).max())
+        errs = (float(e) for e in (dp, dR, d_axis, d_anchor))
+        out.append(ArmCheck(f"{path.parent.name}/{path.name}", site, c.n, *errs, float(np.abs(c.q_ref).max())))
     return out
 
 
@@ -255,8 +260,9 @@ class Exercises:
 
 def exercises_step(chain) -> Exercises:
     """The page's exercises: the tool's move when wrist_roll turns by ROLL_TURN at Q0 and the roll axis's distance
-    from the tool point; each joint turned alone by NUDGE at Q0 (Nudge); the SO-101's shoulder-to-tool bound, the farthest of N_REACH random in-limit poses and, by
-    scipy's bounded L-BFGS-B from the N_STARTS farthest of them, the farthest point within the limits."""
+    from the tool point; each joint turned alone by NUDGE at Q0 (Nudge); the SO-101's shoulder-to-tool bound, the
+    farthest of N_REACH random in-limit poses and, by scipy's bounded L-BFGS-B from the N_STARTS farthest of them,
+    the farthest point within the limits."""
     roll = chain.joint_index("wrist_roll")
     q = Q0.copy()
     q[roll] += ROLL_TURN
@@ -360,9 +366,9 @@ def print_steps(walk, arms, reach, br, ex) -> None:
     print(f"{'tool site':>10s} {fmt_row(walk.tool_q0)} {walk.tool_err_p:9.1e} {walk.tool_err_R:9.1e}")
     print(f"your walk vs physai's tool_pose: {walk.lib_err:.1e}; tool at q = 0: {fmt_row(walk.home)}")
     print(f"\n== Step 2. Your walk on other arms loaded by path vs MuJoCo at {N_POSES} random in-limit poses ==")
-    print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'axis/anchor':>11s}")
+    print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'dp (m)':>9s} {'dR':>9s} {'axis':>9s} {'anchor (m)':>10s}")
     for a in arms:
-        print(f"{a.model:36s} {a.site:>8s} {a.n:6d} {a.dT:9.1e} {a.d_axis:11.1e}")
+        print(f"{a.model:36s} {a.site:>8s} {a.n:6d} {a.dp:9.1e} {a.dR:9.1e} {a.d_axis:9.1e} {a.d_anchor:10.1e}")
     print(f"\n== Step 3. Reach from the shoulder ({N_REACH} random poses) ==")
     for name, r in reach.items():
         top = f"; largest |linear entry| of J {r.top:.3f} m/rad" if r.top is not None else ""

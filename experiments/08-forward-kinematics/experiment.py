@@ -513,6 +513,7 @@ def main(full: bool = False) -> list[Claim]:
     ]
     save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "cell_cm": CELL * 100, "n_reach": reach.n,
                                 "n_seeds": reach.seeds, "reach": reach.rows, "farthest": far, "self_contact": contact,
+                                "penetration_mm": PENETRATION * 1000,
                                 "spans_deg": reach.spans_deg, "n_check": num.n, "check_range": CHECK_RANGE,
                                 "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,
                                 "bug": bug, "rpy": rpy, "pitch": pitch}, figures=figures)
