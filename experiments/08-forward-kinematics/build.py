@@ -27,6 +27,7 @@ N_POSES = 50
 N_REACH = 2000
 N_STARTS = 10  # the farthest random poses the optimiser of the Hard exercise starts from
 ROLL_TURN = 0.5  # rad added to wrist_roll at Q0 (an exercise)
+NUDGE = 0.1  # rad added to each joint alone at Q0 (an exercise)
 REF = 0.3  # rad: the joint ref given to every SO-101 joint to show what q_ref does
 SCRIPT = "build.py"
 
@@ -75,26 +76,30 @@ def axes_and_anchors(chain, T_world_joint):
 
 @dataclass(frozen=True)
 class WalkRow:
-    """One joint body: its name, its frame's origin at Q0 (m, world) and its worst position, rotation and
-    axis/anchor difference from MuJoCo over the poses."""
+    """One joint body: its name, its frame's origin at Q0 (m, world) and its worst difference from MuJoCo over the
+    poses, each the largest absolute difference of one coordinate or entry: the frame's position (m), its rotation
+    matrix (unitless), the joint's axis (unit vector, unitless) and its anchor (m)."""
 
     body: str
     p: np.ndarray
     err_p: float
     err_R: float
     err_axis: float
+    err_anchor: float
 
 
 @dataclass(frozen=True)
 class Walk:
     """Step 1 over ``n`` poses: the body rows, the worst difference anywhere, the tool point at Q0 (m), the tool
-    pose's worst difference from MuJoCo's site and from physai's ``tool_pose``, and the tool point at q = 0."""
+    pose's worst differences from MuJoCo's site (its position, m, and its rotation matrix, largest entry) and from
+    physai's ``tool_pose`` (whole 4x4), and the tool point at q = 0."""
 
     n: int
     rows: tuple[WalkRow, ...]
     worst: float
     tool_q0: np.ndarray
-    tool_err: float
+    tool_err_p: float
+    tool_err_R: float
     lib_err: float
     home: np.ndarray
 
@@ -106,8 +111,8 @@ def walk_step(m, chain, n_poses=N_POSES) -> Walk:
     d = mujoco.MjData(m)
     jids = [m.joint(name).id for name in chain.joint_names]
     bodies = m.jnt_bodyid[jids]
-    err_p, err_R, err_axis = (np.zeros((len(poses), chain.n)) for _ in range(3))
-    tool_err = lib_err = 0.0
+    err_p, err_R, err_axis, err_anchor = (np.zeros((len(poses), chain.n)) for _ in range(4))
+    tool_err_p = tool_err_R = lib_err = 0.0
     for k, q in enumerate(poses):
         frames, T_tool = walk_chain(chain, q)
         axes, anchors = axes_and_anchors(chain, frames)
@@ -115,29 +120,34 @@ def walk_step(m, chain, n_poses=N_POSES) -> Walk:
         mujoco.mj_kinematics(m, d)
         err_p[k] = np.abs(frames[:, :3, 3] - d.xpos[bodies]).max(axis=1)
         err_R[k] = np.abs(frames[:, :3, :3] - d.xmat[bodies].reshape(-1, 3, 3)).max(axis=(1, 2))
-        err_axis[k] = np.maximum(np.abs(axes - d.xaxis[jids]).max(axis=1),
-                                 np.abs(anchors - d.xanchor[jids]).max(axis=1))
-        tool_err = max(tool_err, np.abs(T_tool - mj.site_pose(m, chain, q)).max())
+        err_axis[k] = np.abs(axes - d.xaxis[jids]).max(axis=1)
+        err_anchor[k] = np.abs(anchors - d.xanchor[jids]).max(axis=1)
+        dT = np.abs(T_tool - mj.site_pose(m, chain, q))
+        tool_err_p, tool_err_R = max(tool_err_p, dT[:3, 3].max()), max(tool_err_R, dT[:3, :3].max())
         lib_err = max(lib_err, np.abs(T_tool - tool_pose(chain, q)).max())
         if k == 0:
             p_q0, T_tool_q0 = frames[:, :3, 3], T_tool
-    rows = tuple(WalkRow(m.body(b).name, p, float(ep), float(eR), float(ea)) for b, p, ep, eR, ea in
-                 zip(bodies, p_q0, err_p.max(axis=0), err_R.max(axis=0), err_axis.max(axis=0)))
-    return Walk(len(poses), rows, float(max(err_p.max(), err_R.max(), err_axis.max())), T_tool_q0[:3, 3],
-                float(tool_err), float(lib_err), walk_chain(chain, np.zeros(chain.n))[1][:3, 3])
+    errs = (err_p, err_R, err_axis, err_anchor)
+    rows = tuple(WalkRow(m.body(b).name, p, *(float(e) for e in worst)) for b, p, *worst in
+                 zip(bodies, p_q0, *(e.max(axis=0) for e in errs)))
+    return Walk(len(poses), rows, float(max(e.max() for e in errs)), T_tool_q0[:3, 3], float(tool_err_p),
+                float(tool_err_R), float(lib_err), walk_chain(chain, np.zeros(chain.n))[1][:3, 3])
 
 
 @dataclass(frozen=True)
 class ArmCheck:
     """Step 2: one arm loaded by path, its tool site and joint count, and the worst difference of your walk from
-    MuJoCo: the tool pose (whole 4x4) and the joint axes and anchors (``xaxis``, ``xanchor``); its largest |q_ref|
-    (rad, the model's joint ``ref``)."""
+    MuJoCo, each the largest absolute difference of one coordinate or entry: the tool's position (m) and rotation
+    matrix (unitless), the joint axes (unitless) and anchors (m) (``xaxis``, ``xanchor``); its largest |q_ref| (rad,
+    the model's joint ``ref``)."""
 
     model: str
     site: str
     n: int
-    dT: float
+    dp: float
+    dR: float
     d_axis: float
+    d_anchor: float
     q_ref: float
 
 
@@ -149,16 +159,18 @@ def other_arms_step(n_poses=N_POSES) -> list[ArmCheck]:
         path = robots.model_path(name)
         c, mm = robots.load(path, site=site), robots.mujoco_model(path)
         d, jids = mujoco.MjData(mm), [mm.joint(n).id for n in c.joint_names]
-        dT = d_axis = 0.0
+        dp = dR = d_axis = d_anchor = 0.0
         for q in c.random_q(rng, n_poses):
             frames, T_tool = walk_chain(c, q)
             axes, anchors = axes_and_anchors(c, frames)
             d.qpos[list(c.qpos_adr)] = q
             mujoco.mj_kinematics(mm, d)
-            dT = max(dT, np.abs(T_tool - mj.site_pose(mm, c, q)).max())
-            d_axis = max(d_axis, np.abs(axes - d.xaxis[jids]).max(), np.abs(anchors - d.xanchor[jids]).max())
-        out.append(ArmCheck(f"{path.parent.name}/{path.name}", site, c.n, float(dT), float(d_axis),
-                            float(np.abs(c.q_ref).max())))
+            dT = np.abs(T_tool - mj.site_pose(mm, c, q))
+            dp, dR = max(dp, dT[:3, 3].max()), max(dR, dT[:3, :3].max())
+            d_axis = max(d_axis, np.abs(axes - d.xaxis[jids]).max())
+            d_anchor = max(d_anchor, np.abs(anchors - d.xanchor[jids]).max())
+        errs = (float(e) for e in (dp, dR, d_axis, d_anchor))
+        out.append(ArmCheck(f"{path.parent.name}/{path.name}", site, c.n, *errs, float(np.abs(c.q_ref).max())))
     return out
 
 
@@ -210,9 +222,21 @@ def break_step(chain, q=Q0) -> Broken:
 
 
 @dataclass(frozen=True)
+class Nudge:
+    """One joint turned alone by NUDGE at Q0: its name, the distances from the tool point to its anchor and to its
+    axis line (the lever), and how far the walk moves the tool point (m)."""
+
+    joint: str
+    anchor_dist: float
+    lever: float
+    move: float
+
+
+@dataclass(frozen=True)
 class Exercises:
     """The page's exercises: the tool's move (m) when wrist_roll turns by ``roll_turn`` (rad) and the roll axis's
-    distance from the tool point (m); the SO-101's shoulder-to-tool bound, the farthest sampled pose and the farthest
+    distance from the tool point (m); each joint turned alone by ``nudge_turn`` (rad) at Q0 and the one that moves
+    the tool point most; the SO-101's shoulder-to-tool bound, the farthest sampled pose and the farthest
     point L-BFGS-B finds within the limits (``optimum``, at ``q_optimum``, rad) (m), and the shoulder_pan anchor, which
     those are measured from (m, world; the same at every pose), and its distance from the world origin (m); the gap
     between the bound and the sample split into geometry (bound - optimum) and sampling (optimum - sample), mm."""
@@ -220,6 +244,9 @@ class Exercises:
     roll_move: float
     roll_lever: float
     roll_turn: float
+    nudge_turn: float
+    nudges: tuple[Nudge, ...]
+    top: Nudge  # the nudge that moves the tool point most
     bound: float
     sampled: float
     optimum: float
@@ -233,14 +260,22 @@ class Exercises:
 
 def exercises_step(chain) -> Exercises:
     """The page's exercises: the tool's move when wrist_roll turns by ROLL_TURN at Q0 and the roll axis's distance
-    from the tool point; the SO-101's shoulder-to-tool bound, the farthest of N_REACH random in-limit poses and, by
-    scipy's bounded L-BFGS-B from the N_STARTS farthest of them, the farthest point within the limits."""
+    from the tool point; each joint turned alone by NUDGE at Q0 (Nudge); the SO-101's shoulder-to-tool bound, the
+    farthest of N_REACH random in-limit poses and, by scipy's bounded L-BFGS-B from the N_STARTS farthest of them,
+    the farthest point within the limits."""
     roll = chain.joint_index("wrist_roll")
     q = Q0.copy()
     q[roll] += ROLL_TURN
     frames, T_tool = walk_chain(chain, Q0)
     axes, anchors = axes_and_anchors(chain, frames)
-    lever = np.linalg.norm(np.cross(axes[roll], T_tool[:3, 3] - anchors[roll]))
+    to_tool = T_tool[:3, 3] - anchors
+    levers = np.linalg.norm(np.cross(axes, to_tool), axis=1)
+    nudges = []
+    for i, name in enumerate(chain.joint_names):
+        q_i = Q0.copy()
+        q_i[i] += NUDGE
+        move = np.linalg.norm(walk_chain(chain, q_i)[1][:3, 3] - T_tool[:3, 3])
+        nudges.append(Nudge(name, float(np.linalg.norm(to_tool[i])), float(levers[i]), float(move)))
     qs = chain.random_q(np.random.default_rng(SEED + 3), N_REACH)
     F, P = joint_frames(chain, qs)
     r = np.linalg.norm(P[:, :3, 3] - F[:, 0, :3, 3], axis=1)
@@ -251,7 +286,8 @@ def exercises_step(chain) -> Exercises:
 
     best = min((minimize(minus_distance, q0, jac=True, method="L-BFGS-B", bounds=list(zip(chain.lower, chain.upper)))
                 for q0 in qs[np.argsort(r)[-N_STARTS:]]), key=lambda res: res.fun)
-    return Exercises(float(np.linalg.norm(walk_chain(chain, q)[1][:3, 3] - T_tool[:3, 3])), float(lever), ROLL_TURN,
+    return Exercises(float(np.linalg.norm(walk_chain(chain, q)[1][:3, 3] - T_tool[:3, 3])), float(levers[roll]),
+                     ROLL_TURN, NUDGE, tuple(nudges), max(nudges, key=lambda n: n.move),
                      (bound := reach_bound(chain)), (sampled := float(r.max())), (optimum := float(-best.fun)), best.x,
                      anchors[0], float(np.linalg.norm(anchors[0])),
                      *(1000 * x for x in (bound - sampled, bound - optimum, optimum - sampled)))
@@ -324,15 +360,15 @@ def print_slips(slips, qref) -> None:
 
 def print_steps(walk, arms, reach, br, ex) -> None:
     print(f"\n== Step 1. Walk the chain: every body frame vs MuJoCo (Q0, then worst of {walk.n} poses) ==")
-    print(f"{'body':>10s} {'position at Q0 (m)':>27s} {'|dp| max':>9s} {'|dR| max':>9s} {'axis/anchor':>11s}")
+    print(f"{'body':>10s} {'position at Q0 (m)':>27s} {'dp (m)':>9s} {'dR':>9s} {'axis':>9s} {'anchor (m)':>10s}")
     for r in walk.rows:
-        print(f"{r.body:>10s} {fmt_row(r.p)} {r.err_p:9.1e} {r.err_R:9.1e} {r.err_axis:11.1e}")
-    print(f"{'tool site':>10s} {fmt_row(walk.tool_q0)} {walk.tool_err:9.1e}  (whole 4x4)")
+        print(f"{r.body:>10s} {fmt_row(r.p)} {r.err_p:9.1e} {r.err_R:9.1e} {r.err_axis:9.1e} {r.err_anchor:10.1e}")
+    print(f"{'tool site':>10s} {fmt_row(walk.tool_q0)} {walk.tool_err_p:9.1e} {walk.tool_err_R:9.1e}")
     print(f"your walk vs physai's tool_pose: {walk.lib_err:.1e}; tool at q = 0: {fmt_row(walk.home)}")
     print(f"\n== Step 2. Your walk on other arms loaded by path vs MuJoCo at {N_POSES} random in-limit poses ==")
-    print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'|dT| max':>9s} {'axis/anchor':>11s}")
+    print(f"{'model':36s} {'site':>8s} {'joints':>6s} {'dp (m)':>9s} {'dR':>9s} {'axis':>9s} {'anchor (m)':>10s}")
     for a in arms:
-        print(f"{a.model:36s} {a.site:>8s} {a.n:6d} {a.dT:9.1e} {a.d_axis:11.1e}")
+        print(f"{a.model:36s} {a.site:>8s} {a.n:6d} {a.dp:9.1e} {a.dR:9.1e} {a.d_axis:9.1e} {a.d_anchor:10.1e}")
     print(f"\n== Step 3. Reach from the shoulder ({N_REACH} random poses) ==")
     for name, r in reach.items():
         top = f"; largest |linear entry| of J {r.top:.3f} m/rad" if r.top is not None else ""
@@ -345,6 +381,8 @@ def print_steps(walk, arms, reach, br, ex) -> None:
     print("\n== Exercises ==")
     print(f"wrist_roll + {ex.roll_turn} rad at Q0 moves the tool point {ex.roll_move * 1000:.2f} mm "
           f"(the roll axis passes {ex.roll_lever * 1000:.2f} mm from it)")
+    print(f"each joint alone + {ex.nudge_turn} rad at Q0: " + ", ".join(
+        f"{n.joint} {n.move * 1000:.2f} mm (lever {n.lever:.4f} m, anchor {n.anchor_dist:.4f} m)" for n in ex.nudges))
     print(f"SO-101 shoulder_pan anchor -> tool: at most {ex.bound:.4f} m (the links); farthest of {N_REACH} random "
           f"poses {ex.sampled:.4f} m; L-BFGS-B from the {N_STARTS} farthest: {ex.optimum:.4f} m at q = "
           f"{fmt_row(ex.q_optimum, 7, 3)};\nthe anchor sits at {fmt_row(ex.pan_anchor)} m, {ex.pan_offset:.4f} m from "

@@ -43,7 +43,6 @@ N_STARTS = 10  # the farthest random poses the optimiser of the reach starts fro
 PENETRATION = 1e-3  # m: a contact deeper than this between the arm's own links counts as passing through itself
 N_SEEDS = 5  # seeds of the reach envelope: its numbers are means over them, its noise their spread
 N_CHECK, N_CHECK_FULL = 20, 100  # poses of the numeric check (the source lesson uses 100)
-RANK_SD = 3.0  # standard deviations between two shares that settle their ranking
 CELL = 0.05  # m: the side of the cubes that discretise the workspace (about a gripper's width)
 EPS_GRID = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 SOURCE_EPS_TEXT = "1e-6"  # the source lesson's finite-difference step, as it prints it
@@ -77,17 +76,14 @@ class ReachRow:
 
 @dataclass(frozen=True)
 class Envelope:
-    """The reach envelope over ``n`` poses per row and seed, for ``seeds`` seeds: the rows, the one-joint row that
-    leaves the envelope most and each joint's range (deg); for the figure, the first seed's tool points within the
+    """The reach envelope over ``n`` poses per row and seed, for ``seeds`` seeds: the rows and each joint's range
+    (deg); for the figure, the first seed's tool points within the
     limits and with every joint free ((n, 3), m), which of the latter lie outside the within-limits cubes
     ((n,) bool), and the shoulder_pan axis's (x, y) (m, world; the axis is vertical)."""
 
     n: int
     seeds: int
     rows: tuple[ReachRow, ...]
-    worst_joint: ReachRow
-    runner_up: ReachRow  # the one-joint row second by share
-    rank_gap: float  # their shares' difference over the larger of their two standard deviations
     spans_deg: dict[str, float]
     limited: np.ndarray
     free: np.ndarray
@@ -132,11 +128,9 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
     mean, sd = s.mean(axis=0), s.std(axis=0, ddof=1)  # ddof=1: the sample standard deviation over the seeds
     rows = tuple(ReachRow(label, *(float(x) for x in (m[0], m[1], m[2], d[2], m[3], d[3])))
                  for label, m, d in zip(labels, mean, sd))
-    worst, runner_up = sorted((row for row in rows if row.label.startswith("only ")), key=lambda row: -row.share)[:2]
-    rank_gap = (worst.share - runner_up.share) / max(worst.share_sd, runner_up.share_sd)
     spans = dict(zip(chain.joint_names, np.degrees(chain.upper - chain.lower).tolist()))
     pan_xy = joint_frames(chain, np.zeros(chain.n))[0][0, :2, 3]
-    return Envelope(n, seeds, rows, worst, runner_up, float(rank_gap), spans, *figure_points, pan_xy)
+    return Envelope(n, seeds, rows, spans, *figure_points, pan_xy)
 
 
 @dataclass(frozen=True)
@@ -519,8 +513,7 @@ def main(full: bool = False) -> list[Claim]:
     ]
     save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "cell_cm": CELL * 100, "n_reach": reach.n,
                                 "n_seeds": reach.seeds, "reach": reach.rows, "farthest": far, "self_contact": contact,
-                                "worst_joint": reach.worst_joint, "runner_up": reach.runner_up, "rank_gap": reach.rank_gap,
-                                "rank_settled": reach.rank_gap > RANK_SD, "rank_sd": RANK_SD,
+                                "penetration_mm": PENETRATION * 1000,
                                 "spans_deg": reach.spans_deg, "n_check": num.n, "check_range": CHECK_RANGE,
                                 "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,
                                 "bug": bug, "rpy": rpy, "pitch": pitch}, figures=figures)
