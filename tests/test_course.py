@@ -140,6 +140,13 @@ def test_numbers_render_from_the_results_as_pythons_format_writes_them(demo):
     assert 'data-ref="build.rows[1][1]" data-fmt="sci:1"' in page
 
 
+@pytest.mark.parametrize("value, digits, text", [(20000, 0, "20\u202f000"), (1234567.891, 2, "1\u202f234\u202f567.89"),
+                                                  (-12345.5, 1, "-12\u202f345.5"), (9999.4, 0, "9999"),
+                                                  (9999.6, 0, "10\u202f000"), (0.22021234, 3, "0.220")])
+def test_fix_groups_thousands_from_five_digits_as_si_style_writes_them(value, digits, text):
+    assert course.FORMATS["fix"](value, digits) == text == formatted(value, f"fix:{digits}")
+
+
 def test_a_number_in_a_code_span_or_a_blocks_summary_shows_as_a_number_not_as_its_tag(demo):
     page = render(demo, "`avoid={{ R.build.name | text }}`\n\n{% call predict('Where?') %}\nThe capsule of "
                         "`{{ R.build.name | text }}`, at {{ R.build.lever | fix(2) }}.\n{% endcall %}")
@@ -447,6 +454,10 @@ def formatted(value, fmt: str) -> str:
     """The format filters' spec, written again: decimals, scientific, significant digits, percent, text."""
     kind, digits = fmt.split(":")
     d = int(digits)
+    if kind == "fix" and abs(round(value, d)) >= 10_000:  # SI grouping: a narrow no-break space every three digits
+        whole, _, decimals = f"{abs(value):.{d}f}".partition(".")
+        groups = [whole[max(0, i - 3):i] for i in range(len(whole), 0, -3)][::-1]
+        return "-" * (value < 0) + "\u202f".join(groups) + ("." + decimals if d else "")
     if kind == "fix":
         return f"{value:.{d}f}".replace("-0." + "0" * d, "0." + "0" * d) if d else f"{value:.0f}".replace("-0", "0")
     if kind == "pct":

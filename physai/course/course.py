@@ -67,7 +67,10 @@ class CourseError(PhysaiError):
 
 
 def _fix(v: float, digits: int) -> str:
-    return f"{(0.0 if abs(v) < 0.5 * 10.0**-digits else v):.{digits}f}"  # no "-0.0000"
+    v = 0.0 if abs(v) < 0.5 * 10.0**-digits else v  # no "-0.0000"
+    # five digits and more in groups of three, split by a narrow no-break space (SI style): 20 000, 1 000 000
+    text = f"{v:.{digits}f}"
+    return f"{v:,.{digits}f}".replace(",", "\u202f") if abs(float(text)) >= 1e4 else text
 
 
 FORMATS = {
@@ -77,7 +80,7 @@ FORMATS = {
     "pct": lambda v, digits: f"{_fix(100.0 * v, digits)} %",
     "text": lambda v, _: str(v),
 }
-"""How each filter writes a value: ``fix`` decimals, ``sci`` scientific, ``sig`` significant digits, ``pct`` a
+"""How each filter writes a value: ``fix`` decimals (thousands grouped from 10 000), ``sci`` scientific, ``sig`` significant digits, ``pct`` a
 fraction as a percentage, ``text`` a string as saved."""
 
 
