@@ -355,6 +355,9 @@ def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, s
     jz = mj_site(m, so101, ex.Q_STEP3)[2][2, 1]
     push = -float(jz * ex.FORCES[0][2])
     assert r.push_lift == pytest.approx(push, abs=1e-12) and r.hold_lift == pytest.approx(push + g_lift, abs=1e-12)
+    # the page's "well inside its limit": the lift actuator's forcerange, read from the model by name
+    lift_act = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_ACTUATOR, "shoulder_lift")
+    assert abs(r.hold_lift) < 0.5 * m.actuator_forcerange[lift_act, 1]
 
 
 def test_servos_supply_minus_the_generalised_force_mj_applyFT_gives_for_a_push_on_the_tool(ex, so101):
@@ -510,6 +513,8 @@ def test_arm_holds_at_0p9_and_falls_at_1p1_times_the_limit_in_simulation(ex, so1
     lim = ex.so101_sim().actuator_forcerange[1, 1]
     assert r.at(0.9).drop < 3e-3 and abs(r.at(0.9).lift) < lim
     assert r.at(1.1).drop > 0.1 and r.at(1.1).lift == pytest.approx(-lim, abs=1e-12)  # the servo clamps
+    # the page's "sags by at most" reads row 2: the 0.9 row, the largest drop below the limit
+    assert r.rows[2].fraction == 0.9 and max(row.drop for row in r.rows if row.fraction < 1) == r.rows[2].drop
     assert set(verdicts(ex.fall_claims(r)).values()) == {"agree"}
     # why the page says Break it runs with the stand-in contacts off: on, they saturate the lift at zero load
     _, lift_on = ex.fall(ex.so101_sim(standin_contacts=True), so101, ex.POSES["stretched"], 0.0)

@@ -771,6 +771,7 @@ def exercise_claims(easy, medium, hard) -> list[Claim]:
                   verdict(all(near.values())), "each within a decade", SCRIPT)]
 
 
+@matplotlib.rc_context({"font.size": 11})  # pt: legible at a phone's width, where the figure shows at ~0.95 scale
 def plot_sweep(med, dtype, path, n_poses) -> dict:
     """One log-log panel of a sweep, the step growing to the right, the legend inside the axes; -> the layout a test
     reads: ``xlim`` (left, right) in rad and whether the legend's box lies inside the axes' box."""
@@ -785,7 +786,7 @@ def plot_sweep(med, dtype, path, n_poses) -> dict:
     ax.set_xlabel("step eps (rad), larger to the right")
     ax.set_ylabel("largest entry error vs mj_jacSite\n(m/rad; rad/rad for Jr)")
     ax.grid(True, which="major", alpha=0.3)
-    legend = ax.legend(fontsize=8.5, loc="lower left", framealpha=0.9)
+    legend = ax.legend(fontsize=9.5, loc="lower left", framealpha=0.9)
     fig.tight_layout()
     fig.canvas.draw()
     box, frame = legend.get_window_extent(), ax.get_window_extent()

@@ -16,7 +16,7 @@ HERE = out_dir(__file__)  # where this run writes its transcript, results and fi
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: Build it's pose
 RATE = 1.0  # rad/s: each arrow is the tool's velocity (m/s) with this joint rate, drawn as the distance in 1 s
 SCRIPT, FILE = "scene.py", "scene_columns.png"
-SIZE = (380, 320)  # layout px: near a phone's column width, so the labels keep their size there
+SIZE = (330, 278)  # layout px: under a phone's column width, so the labels keep at least their size there
 COLORS = ((0.85, 0.1, 0.1, 1), (0.95, 0.5, 0.0, 1), (0.1, 0.6, 0.2, 1), (0.1, 0.4, 0.95, 1), (0.6, 0.2, 0.8, 1))
 
 
@@ -31,7 +31,7 @@ def main(full: bool = False) -> list[Claim]:
     # the side, so the sideways pan arrow is not foreshortened to a stub; shifted so its label fits on the canvas
     lookat = 0.8 * p_tool + 0.2 * fk(chain, Q0).anchors[chain.joint_index("shoulder_lift")] + [0.0, -0.05, -0.04]
     pic = picture("so101", Pose(Q0), HERE / FILE, overlays=arrows, size=SIZE,
-                  view=View(azimuth=60, elevation=-15, lookat=tuple(lookat), distance=0.7),
+                  view=View(azimuth=60, elevation=-15, lookat=tuple(lookat), distance=0.8),
                   title=f"SO-101 at Q0: Jacobian columns x {RATE} rad/s")
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; |J[:3, i]| (m/rad): "
           + ", ".join(f"{n} {s:.3f}" for n, s in zip(chain.joint_names, speeds))

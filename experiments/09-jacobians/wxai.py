@@ -73,6 +73,7 @@ PRESS_X, PRESS_X_FULL = (0.40,), (0.40, 0.56)  # m, tool x of the force-estimati
 MAP_GRID, MAP_GRID_FULL = (21, 16), (41, 31)  # shoulder x elbow samples of the payload map
 GUARD_HZ = (50, 100, 500)
 FIGSIZE, FIG_DPI = (5.0, 3.9), 200  # in, dpi: narrow enough that the text stays legible at a phone's width
+FIG_RC = {"font.size": 11, "legend.fontsize": 10}  # pt: at a phone's width a 5 in figure shows at ~0.85 scale
 
 
 def solve_pose(chain, x, z, pitch):
@@ -607,6 +608,7 @@ def motion_claims(desc: Descent, force: Force, guard: Guard) -> list[Claim]:
 # ---- figures -------------------------------------------------------------------------------------
 
 
+@matplotlib.rc_context(FIG_RC)
 def plot_payload_map(r: PayloadMap, path) -> None:
     fig, ax = plt.subplots(figsize=FIGSIZE)
     lo, hi = r.colour_kg
@@ -615,8 +617,8 @@ def plot_payload_map(r: PayloadMap, path) -> None:
         sc = ax.scatter(r.pts[s, 0], r.pts[s, 1], c=r.kg[s], cmap="viridis", vmin=lo, vmax=hi, s=16, marker=marker)
         # grey in the legend: the marker names the joint, the colour is read on the colour bar
         ax.scatter([], [], c="grey", s=16, marker=marker, label=f"{name} gives out first ({count})")
-    fig.legend(fontsize=8, loc="lower center", ncol=2)
-    fig.colorbar(sc, extend="max", label=f"payload limit (kg); top colour: {hi:g} and above")
+    fig.legend(loc="lower center", ncol=2)
+    fig.colorbar(sc, extend="max", label=f"payload limit (kg), top: {hi:g} and above")
     ax.set(xlabel="tool distance from the base axis (m)", ylabel="tool height (m)", aspect="equal",
            title="WidowX AI payload limit, wrist straight")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
@@ -636,6 +638,7 @@ def tick_peaks(t, depth, deviation, dt: float) -> tuple[np.ndarray, np.ndarray]:
     return np.maximum.reduceat(depth[inside], starts), np.maximum.reduceat(deviation[inside], starts)
 
 
+@matplotlib.rc_context(FIG_RC)
 def plot_descent(r: Descent, path) -> None:
     fig, axes = plt.subplots(2, 1, figsize=(FIGSIZE[0], 1.45 * FIGSIZE[1]), sharex=True, sharey=True)
     for ax, name in zip(axes, r.starts):
@@ -645,17 +648,17 @@ def plot_descent(r: Descent, path) -> None:
             z0 = fb.run.p[0, 2]
             t_fb = np.linspace(0.0, fb.run.t[-1], len(fb.path))  # the path's samples, evenly spaced in each tick
             ax.plot(*tick_peaks(t_fb, z0 - fb.path[:, 2], fb.deviation * 1e6, dt)[::-1], color=color, marker=".",
-                    label=f"kinematic with feedback, {rate}")
+                    label=f"kinematic, {rate}")
             ax.plot(*tick_peaks(sim.sim_t - sim.t[0], z0 - sim.sim_p[:, 2], row_.sim_dev * 1e6, dt)[::-1],
                     color=color, ls=":", marker=".", label=f"MuJoCo servos, {rate}")
-        ax.set(xscale="log", ylabel="descent by the tick's end (m)", title=name)
+        ax.set(xscale="log", ylabel="descent (m)", title=name)
         ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))  # every decade labelled
-    axes[-1].set_xlabel("largest distance from the commanded line in each tick (µm)")
+    axes[-1].set_xlabel("worst distance from the line in a tick (µm)")
     # widen the shared axis down past the decade below the smallest distance, so that decade carries a label
     lo, hi = axes[-1].get_xlim()
     axes[-1].set_xlim(0.8 * 10.0 ** np.floor(np.log10(lo)), hi)
     axes[0].invert_yaxis()
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=8)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2)
     fig.suptitle("Resolved-rate descent at 5 cm/s")
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     save_figure(fig, path, dpi=FIG_DPI)
@@ -674,8 +677,9 @@ def true_force_trace(sim: control.SimResult) -> tuple[np.ndarray, np.ndarray]:
     return t[order], f[order]
 
 
+@matplotlib.rc_context(FIG_RC)
 def plot_guard(r: Guard, path) -> None:
-    fig, ax = plt.subplots(figsize=FIGSIZE)
+    fig, ax = plt.subplots(figsize=(FIGSIZE[0], 1.3 * FIGSIZE[1]))  # taller: the legend goes below the axes
     for row_, color in zip(r.rows, ("C0", "C1", "C2")):
         sim, t_on, hz = row_.sim, row_.t_on, row_.hz
         t_true, f_true = true_force_trace(sim)
@@ -688,8 +692,8 @@ def plot_guard(r: Guard, path) -> None:
     # the 20 ms after contact decide the stop; the rest of the run is in the table
     ax.set(xlim=GUARD_WINDOW_MS, xlabel="time from first contact (ms)", ylabel="vertical force on the tool (N)",
            title="Guarded descent onto a table")
-    ax.legend(fontsize=9)
-    fig.tight_layout()
+    fig.legend(loc="lower center", ncol=2)  # below: inside, it would cover the force's decay after contact
+    fig.tight_layout(rect=(0, 0.22, 1, 1))
     save_figure(fig, path, dpi=FIG_DPI)
     plt.close(fig)
 
