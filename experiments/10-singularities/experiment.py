@@ -244,7 +244,7 @@ def plot_typical(r: SigmaSpread) -> None:
     # large type and few words: the figure is read shrunk to a phone's width
     fig, ax = plt.subplots(figsize=(5, 3.8))
     bins = np.geomspace(r.sigmas.min(), r.sigmas.max(), 41)
-    ax.hist(r.sigmas, bins=bins, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
+    ax.hist(r.sigmas, bins=bins, label=["σ1", "σ2", "σ3"], histtype="step", lw=1.5)
     for k, s in enumerate(r.median):
         ax.axvline(s, color=f"C{k}", ls=":", lw=1)
     ax.set_xscale("log")
@@ -362,7 +362,7 @@ def plot_rank_loss(r: RankLossMap) -> None:
     fig, ax = plt.subplots(figsize=(5, 4.6))
     im = ax.pcolormesh(r.elbow_grid, r.lift_grid, r.sigma_min, shading="auto", cmap="viridis")
     bar = fig.colorbar(im, ax=ax)
-    bar.set_label("sigma_min (m/rad)", fontsize=12)
+    bar.set_label("σmin (m/rad)", fontsize=12)
     ax.contour(r.elbow_grid, r.lift_grid, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1.2)
     ax.plot(r.elbow, r.lift, "r+", ms=14, mew=2)
     ax.plot(r.crossing_q[2], r.crossing_q[1], "o", mfc="none", mec="w", ms=14, mew=1.5)
@@ -604,7 +604,7 @@ def print_sweep(r: ExtensionSweep) -> None:
 def plot_sweep(r: ExtensionSweep) -> None:
     # the panels stacked, large type and the legends below the panels: the figure is read shrunk to a phone's width
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(5.6, 10), gridspec_kw={"height_ratios": (1, 1.4)})
-    a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
+    a1.semilogy(r.elbow, r.sigma_min, label="σmin")
     a1.axhline(NEAR_SIGMA, color="k", ls=":", lw=1,
                label=f"{NEAR_SIGMA} m/rad: the first pose below\nit is the nearly straight pose")
     a2.semilogy(r.elbow, r.exact_norm, label="exact (pinv), norm")
