@@ -90,12 +90,12 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
     Figure("ellipsoids.png",
            "The velocity ellipsoid of the WidowX AI's linear rows (the tool velocities that joint speeds of norm one "
            "give, in m/s per rad/s, each panel titled with its radii): open in all three directions at Step 2's "
-           "typical pose, a flat disc at Step 5's nearly straight pose (past the elbow's limit). Both panels share "
+           "typical pose (top), a flat disc at Step 5's nearly straight pose (bottom, past the elbow's limit). Both panels share "
            "one scale on all axes (the same ticks on each), set by the larger disc, which is why the typical "
            "ellipsoid looks small.",
-           "Two 3-D velocity ellipsoids of the WidowX AI's linear rows on the same scale: at a typical pose a "
+           "Two stacked 3-D velocity ellipsoids of the WidowX AI's linear rows on the same scale: at a typical pose (top) a "
            "rounded ellipsoid; near full extension, at a pose past the elbow's limit, a larger flat disc with one "
-           "axis almost gone."),
+           "axis almost gone (bottom)."),
 )
 # The source material's 2-DoF worked example, as it prints it (compared in the page's appendix).
 SOURCE_TWO_LINK = {"pose": "fully extended vertically", "J": "[[-0.3, -0.3], [0.8, 0]]",
@@ -242,16 +242,16 @@ def print_typical(r: SigmaSpread) -> None:
 
 def plot_typical(r: SigmaSpread) -> None:
     # large type and few words: the figure is read shrunk to a phone's width
-    fig, ax = plt.subplots(figsize=(6, 4.2))
+    fig, ax = plt.subplots(figsize=(5, 3.8))
     bins = np.geomspace(r.sigmas.min(), r.sigmas.max(), 41)
-    ax.hist(r.sigmas, bins=bins, label=["sigma_1", "sigma_2", "sigma_3"], histtype="step", lw=1.5)
+    ax.hist(r.sigmas, bins=bins, label=["σ1", "σ2", "σ3"], histtype="step", lw=1.5)
     for k, s in enumerate(r.median):
         ax.axvline(s, color=f"C{k}", ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_xlabel("singular value (m/rad, log scale)\ndotted: each one's median", fontsize=12)
     ax.set_ylabel("poses", fontsize=12)
     ax.tick_params(labelsize=11)
-    ax.set_title("WidowX AI, linear rows, random in-limit poses", fontsize=12)
+    ax.set_title("WidowX AI, random in-limit poses", fontsize=12)
     ax.legend(fontsize=12)
     _save(fig, "sigma_spread.png")
 
@@ -359,18 +359,18 @@ def print_rank_loss(r: RankLossMap) -> None:
 
 def plot_rank_loss(r: RankLossMap) -> None:
     # large type and few words: the figure is read shrunk to a phone's width
-    fig, ax = plt.subplots(figsize=(6, 5))
+    fig, ax = plt.subplots(figsize=(5, 4.6))
     im = ax.pcolormesh(r.elbow_grid, r.lift_grid, r.sigma_min, shading="auto", cmap="viridis")
     bar = fig.colorbar(im, ax=ax)
-    bar.set_label("sigma_min (m/rad)", fontsize=12)
+    bar.set_label("σmin (m/rad)", fontsize=12)
     ax.contour(r.elbow_grid, r.lift_grid, r.pan_offset, levels=[0.0], colors="w", linestyles="--", linewidths=1.2)
     ax.plot(r.elbow, r.lift, "r+", ms=14, mew=2)
     ax.plot(r.crossing_q[2], r.crossing_q[1], "o", mfc="none", mec="w", ms=14, mew=1.5)
     ax.set_xlabel("elbow_flex (rad)", fontsize=12)
     ax.set_ylabel("shoulder_lift (rad)", fontsize=12)
     ax.tick_params(labelsize=11)
-    ax.set_title("SO-101, linear rows: where they nearly lose rank\n"
-                 "+ straight-arm band;  dashed: tool over the pan axis;\no: where the two cross", fontsize=12)
+    ax.set_title("SO-101: where a direction is nearly lost\n"
+                 "+ straight arm;  dashed: tool over the pan axis;\no: the two cross", fontsize=12)
     _save(fig, "rank_loss_map.png")
 
 
@@ -603,21 +603,21 @@ def print_sweep(r: ExtensionSweep) -> None:
 
 def plot_sweep(r: ExtensionSweep) -> None:
     # the panels stacked, large type and the legends below the panels: the figure is read shrunk to a phone's width
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.5, 12), gridspec_kw={"height_ratios": (1, 1.4)})
-    a1.semilogy(r.elbow, r.sigma_min, label="sigma_min")
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(5.6, 10), gridspec_kw={"height_ratios": (1, 1.4)})
+    a1.semilogy(r.elbow, r.sigma_min, label="σmin")
     a1.axhline(NEAR_SIGMA, color="k", ls=":", lw=1,
-               label=f"{NEAR_SIGMA} m/rad: the first pose below it\nis the text's nearly straight pose")
+               label=f"{NEAR_SIGMA} m/rad: the first pose below\nit is the nearly straight pose")
     a2.semilogy(r.elbow, r.exact_norm, label="exact (pinv), norm")
     a2.semilogy(r.elbow, r.exact_peak, color="C0", ls=":", label="exact, largest joint")
-    a2.semilogy(r.elbow, r.fixed_norm, label=f"fixed damping, lambda {LAMBDA}")
-    a2.semilogy(r.elbow, r.adaptive_norms, label=f"adaptive damping, on below {SIGMA_HEALTHY} m/rad")
+    a2.semilogy(r.elbow, r.fixed_norm, label=f"fixed damping, λ = {LAMBDA}")
+    a2.semilogy(r.elbow, r.adaptive_norms, label=f"adaptive, on below {SIGMA_HEALTHY} m/rad")
     a2.axhline(QDOT_LIMIT, color="r", ls=":", lw=1, label=f"servo limit, {QDOT_LIMIT} rad/s per joint")
     if np.isfinite(r.bound):
-        a2.axhline(r.bound, color="k", ls="--", lw=1, label="|v| / (2 lambda): fixed damping's bound")
+        a2.axhline(r.bound, color="k", ls="--", lw=1, label="|v| / (2λ): fixed damping's bound")
     for ax in (a1, a2):
         ax.axvspan(r.elbow_limit, r.elbow[-1], color="gray", alpha=0.15, lw=0)
         ax.axvline(r.elbow_limit, color="gray", lw=1)
-        ax.set_xlabel("elbow, joint_2 (rad); grey: past its limit", fontsize=14)
+        ax.set_xlabel("elbow (rad); grey: past its limit", fontsize=14)
         ax.tick_params(labelsize=13)
         ax.legend(fontsize=13, loc="upper center", bbox_to_anchor=(0.5, -0.16 if ax is a1 else -0.12), ncol=1,
                   frameon=False)
@@ -695,26 +695,26 @@ def plot_ellipsoids(typical: SigmaSpread, near: Duality) -> None:
     """The velocity ellipsoids {J qdot : |qdot| <= 1} at the typical pose and near full extension."""
     u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 40), np.linspace(0, np.pi, 20))
     sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)])  # (3, 20, 40)
-    # large type and few words: the figure is read shrunk to a phone's width
-    fig = plt.figure(figsize=(8, 4.3))
+    # the panels stacked, large type and few words: the figure is read shrunk to a phone's width
+    fig = plt.figure(figsize=(4.6, 8.8))
     lim = ellipsoid_extent(typical, near)
     for k, (radii, axes, title) in enumerate(((typical.radii, typical.directions, "typical pose (Step 2)"),
                                               (near.sigma, near.directions, "nearly straight (Step 5)"))):
-        ax = fig.add_subplot(1, 2, k + 1, projection="3d")
+        ax = fig.add_subplot(2, 1, k + 1, projection="3d")
         # the sphere's poles go to the longest axis: on the flat disc's face they would show as a spot
         x, y, z = np.einsum("ij,jab->iab", (axes * radii)[:, [1, 2, 0]], sphere)
         ax.plot_surface(x, y, z, color=f"C{k}", linewidth=0, alpha=0.8)
         # a cube with the same limits and ticks on every axis: one scale, which the tick labels let the reader check
-        ax.set_box_aspect((1, 1, 1), zoom=0.9)
+        ax.set_box_aspect((1, 1, 1), zoom=0.95)
         for name, axis in zip("xyz", (ax.xaxis, ax.yaxis, ax.zaxis)):
-            axis.set_label_text(name, fontsize=12)
+            axis.set_label_text(name, fontsize=13)
         ticks = [-lim, 0.0, lim]
         ax.set(xlim=(-lim, lim), ylim=(-lim, lim), zlim=(-lim, lim), xticks=ticks, yticks=ticks, zticks=ticks)
-        ax.tick_params(labelsize=10)
+        ax.tick_params(labelsize=12)
         # placed by hand: tight_layout neither makes room above a 3-D panel for a title nor trims its empty margins
-        fig.text((k + 0.5) / 2, 0.97, f"{title}\nradii " + ", ".join(f"{s:.2g}" for s in radii) + " m/s per rad/s",
-                 ha="center", va="top", fontsize=12)
-    fig.subplots_adjust(left=0.04, right=0.96, bottom=0.0, top=0.88, wspace=0.12)
+        fig.text(0.5, (0.995, 0.5)[k], f"{title}\nradii " + ", ".join(f"{s:.2g}" for s in radii) + " m/s per rad/s",
+                 ha="center", va="top", fontsize=13)
+    fig.subplots_adjust(left=0.02, right=0.96, bottom=0.04, top=0.92, hspace=0.32)
     _save(fig, "ellipsoids.png", tight=False)
 
 
@@ -830,9 +830,8 @@ class Retuned:
     bound: float  # rad/s, |v| / (2 lam)
     fixed_max: float  # rad/s, the walk's largest |qdot| with it ...
     fixed_max_elbow: float  # rad ... at this elbow angle
-    walk_sigma_max: float  # m/rad, the largest sigma_min over the walk ...
-    lam_above_walk: bool  # ... below lam: the gain sigma / (sigma^2 + lam^2) then only falls along the walk
-    near_fixed_weak: float  # m/s along the weak direction at the nearly straight pose (sigma_min < NEAR_SIGMA)
+    walk_sigma_max: float  # m/rad, the largest sigma_min over the walk: below lam, the gain only falls along it
+    near_fixed_weak_mm: float  # mm/s along the weak direction at the nearly straight pose (sigma_min < NEAR_SIGMA)
     adaptive_at_2lam: float  # rad/s, adaptive damping's bound with lambda_max = lam and the threshold at 2 lam
     tax_median: float  # the median tracking miss at Step 7's healthy pose
     sigma_healthy: float  # m/rad, the raised threshold
@@ -847,7 +846,7 @@ def retuned(spread: SigmaSpread, n: int = 200, harder: float = 4.0) -> Retuned:
     stiff, raised = extension_sweep(n, lam=lam), extension_sweep(n, sigma_healthy=sigma_h)
     weakest = spread.sigmas[:, -1]
     return Retuned(lam, stiff.bound, stiff.fixed_max, float(stiff.elbow[np.argmax(stiff.fixed_norm)]),
-                   float(stiff.sigma_min.max()), bool(stiff.sigma_min.max() < lam), stiff.near.fixed_weak,
+                   float(stiff.sigma_min.max()), stiff.near_fixed_weak_mm,
                    stiff.adaptive_at_2lam,
                    damping_tax(spread.q, lam=lam).fixed_median, sigma_h, raised.adaptive_norm_max,
                    float(np.mean(weakest < SIGMA_HEALTHY)), float(np.mean(weakest < sigma_h)))

@@ -25,6 +25,8 @@ VIEW = dict(azimuth=115.0, elevation=-15.0, distance=0.65)
 VIEW_STRETCHED = dict(azimuth=60.0, elevation=-15.0)
 ELLIPSOID_RGBA = (0.1, 0.4, 1.0, 0.55)
 AXIS_RGBA = ((0.85, 0.1, 0.1, 1.0), (0.1, 0.6, 0.15, 1.0), (0.55, 0.1, 0.7, 1.0))  # sigma_1, sigma_2, sigma_3
+# a small layout size: the labels' fixed type then stays legible when the picture is shrunk to a phone's width
+SIZE = (380, 285)
 SCRIPT = "scene.py"
 FILES = {"q0": "scene_ellipsoid.png", "stretched": "scene_stretched.png"}
 
@@ -37,8 +39,9 @@ def ellipsoid(chain, q) -> tuple[Ellipsoid, np.ndarray]:
 
 
 def semi_axes(e: Ellipsoid, sigma: np.ndarray) -> list[Arrow]:
-    """Each semi-axis of ``e`` as an arrow from its centre, labelled with its singular value (m/rad)."""
-    return [Arrow(e.center, e.center + e.axes[:, i], AXIS_RGBA[i], f"σ{i + 1} = {sigma[i]:.4f}") for i in range(3)]
+    """Each semi-axis of ``e`` as an arrow from its centre, labelled with its singular value (m/rad, two digits: the
+    labels must stay legible on a phone)."""
+    return [Arrow(e.center, e.center + e.axes[:, i], AXIS_RGBA[i], f"σ{i + 1} = {sigma[i]:.2g}") for i in range(3)]
 
 
 def main(full: bool = False) -> list[Claim]:
@@ -46,18 +49,18 @@ def main(full: bool = False) -> list[Claim]:
     size."""
     chain = robots.load("so101")
     pics, sigmas = {}, {}
-    for key, q, title in (("q0", Q0, "SO-101 at Q0: the ellipsoid is a thin lens"),
-                          ("stretched", Q_STRETCHED, "SO-101 stretched out: the ellipsoid is a flat disc")):
+    for key, q, title in (("q0", Q0, "at Q0: a thin lens"),
+                          ("stretched", Q_STRETCHED, "stretched out: a flat disc")):
         e, sigmas[key] = ellipsoid(chain, q)
         view = View(lookat=tuple(e.center), **VIEW) if key == "q0" else View(**VIEW_STRETCHED)
         pics[key] = picture("so101", Pose(q), HERE / FILES[key], overlays=[e, *semi_axes(e, sigmas[key])],
-                            view=view, title=title)
+                            view=view, title=title, size=SIZE)
     s0, s1 = sigmas["q0"], sigmas["stretched"]
     print(f"Q0 = {fmt_row(Q0, 5, 2)} rad: singular values {fmt_row(s0, 6, 4)} m/rad")
     print(f"stretched {fmt_row(Q_STRETCHED, 5, 2)} rad: singular values {fmt_row(s1, 6, 4)} m/rad")
     for pic in pics.values():
         print(pic.drawn_by)
-    axes = lambda s: ", ".join(f"{x:.4f}" for x in s)
+    axes = lambda s: ", ".join(f"{x:.2g}" for x in s)
     figures = [
         Figure(FILES["q0"], pics["q0"].caption(
             "The SO-101 at Q0 with its manipulability ellipsoid at the tool, seen nearly edge-on so its thickness shows: "
