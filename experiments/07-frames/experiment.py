@@ -329,7 +329,7 @@ def print_cost(r: Cost) -> None:
 def plot_drift(r, g: Growth, path) -> None:
     """The shape errors against the compositions, log-log, in type large enough to read on a phone (the legend below
     the axes, where it hides no data)."""
-    fig, ax = plt.subplots(figsize=(5.6, 5.0), layout="constrained")
+    fig, ax = plt.subplots(figsize=(4.6, 4.8), layout="constrained")
     steps = np.arange(1, len(r.trace["R raw"]) + 1) * RECORD_EVERY
     floor = 1e-17  # where an error of exactly 0 is drawn on the log axis
     # the raw runs as lines; the fixed ones as points, each the error just before a fix (right after one it is
