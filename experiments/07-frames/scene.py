@@ -20,21 +20,22 @@ def main(full: bool = False) -> list[Claim]:
     """Render the picture, print which backend drew it, save its record; no claims. ``full``: no larger size."""
     chain, model = robots.load("so101"), robots.mujoco_model("so101")
     T_world_joint, T_world_tool = joint_frames(chain, Q0)
-    # each frame named as Build it's table names it (the body the joint turns), with the joint in brackets
-    labels = [f"{model.body(model.joint(j).bodyid[0]).name} ({j})" for j in chain.joint_names]
+    # each frame named as Build it's table names it (the body the joint turns); short labels read on a phone
+    labels = [model.body(model.joint(j).bodyid[0]).name for j in chain.joint_names]
     frames = ([Frame(np.eye(4), 0.1, "world")] + [Frame(T, 0.05, lab) for T, lab in zip(T_world_joint, labels)]
               + [Frame(T_world_tool, 0.05, chain.tool_name)])
     pic = picture("so101", Pose(Q0), HERE / FILE, overlays=frames,
-                  # the camera close on the arm and a narrower image: the labels keep their size and read on a phone
-                  view=View(azimuth=-125, elevation=-15, lookat=(0.13, 0.0, 0.12), distance=0.42), size=(460, 380),
+                  # the camera close on the arm and a narrow image: shown at a phone's width, the labels keep their size
+                  view=View(azimuth=-125, elevation=-15, lookat=(0.13, 0.0, 0.12), distance=0.42), size=(340, 280),
                   title="SO-101 at Q0: world, joint and tool frames")
     print(f"SO-101 at q = {fmt_row(Q0, 5, 1)} rad; {pic.drawn_by}")
     figure = Figure(FILE, pic.caption("The SO-101 at Q0 with the world frame at its base, a small frame at each "
-                                      "joint (labelled by its body, as in Build it's table, with the joint in brackets) and the tool frame at the gripper."),
+                                      "joint (labelled by the body it turns, as in Build it's table) and the tool "
+                                      "frame at the gripper."),
                     pic.alt("at the pose Q0, standing on the floor",
                             "red-green-blue axis triads for the world frame at the base, for each of the five joints "
-                            "(labelled by body, joint in brackets, from shoulder (shoulder_pan) to gripper (wrist_roll)) and for the tool frame gripperframe at the "
-                            "fingertips"))
+                            "(labelled by the body each turns, from shoulder to gripper) and for the tool frame "
+                            "gripperframe at the fingertips"))
     save_results(HERE, SCRIPT, {"q": Q0, "picture": pic.record(), "label_pixels": pic.pixels}, figures=[figure])
     return []
 
