@@ -751,8 +751,9 @@ def gap_claims(gp: Gap) -> list[Claim]:
 
 def plot_2r(g: Guesses, e: Extrapolation) -> None:
     chain = robots.load("planar2r")
-    # the training region is a half annulus twice as tall as wide: its panel gets the narrower column
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.8), gridspec_kw={"width_ratios": [1, 1.7]})
+    # panels stacked, so the text stays legible at a phone's width; the training region is a half annulus twice as
+    # tall as wide, so its panel gets the taller row
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(6.4, 10.5), height_ratios=(1.35, 1))
     err = position_error(chain, g.q["FK-consistency"], g.x)
     sc = a1.scatter(g.x[:, 0], g.x[:, 1], c=np.log10(err * 1e3 + 1e-3), s=6, cmap="viridis")
     fig.colorbar(sc, ax=a1, label="log10 FK-consistency error (mm)")
@@ -760,31 +761,31 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     a1.set(xlabel="target x (m)", ylabel="target y (m)")
     a1.set_title("inside the training region")
     for k, v in e.errors.items():
-        a2.semilogy(np.degrees(np.abs(e.phi)), v * 1e3 + 1e-6, ".", ms=2, label=k)
+        a2.semilogy(np.degrees(np.abs(e.phi)), v * 1e3 + 1e-6, ".", ms=3, label=k)
     a2.axvline(TRAIN_ANGLE, color="k", lw=0.8)
     a2.axhline(TASK.tol_position * 1e3, color="C2", ls="--", lw=0.8, label="the solver's tolerance")
     a2.set_xlabel(f"|polar angle| (deg); trained up to {TRAIN_ANGLE:g}")
     a2.set_ylabel("error (mm)")
-    a2.legend(fontsize=7)
+    a2.legend(fontsize=9)
     fig.suptitle("Planar 2R: a learned inverse inside and outside its data")
     _save(fig, "multimodality_2r.png")
 
 
 def plot_so101(g: Guesses, gp: Gap) -> None:
     chain = robots.load("so101")
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(6.4, 9.6))  # stacked: legible on a phone
     for k, q in g.q.items():
         e = np.sort(position_error(chain, q, g.x))
         a1.plot(e * 1e3 + 1e-6, np.linspace(0, 1, len(e)), label=k)
     a1.set_xscale("log")
     a1.set_xlabel("position error (mm)")
     a1.set_ylabel("fraction of targets")
-    a1.legend(fontsize=7)
+    a1.legend(fontsize=9)
     colour = {k: f"C{i}" for i, k in enumerate(g.q)}  # one colour per method in both panels
     for k in gp.kinematic:
         a2.loglog(gp.kinematic[k] * 1e3 + 1e-4, gp.gravity[k] * 1e3, ".", label=k, color=colour.get(k))
     a2.plot([1e-4, 1e3], [1e-4, 1e3], "k:", lw=0.8, label="miss = kinematic error")
-    a2.legend(fontsize=7)
+    a2.legend(fontsize=9)
     a2.set_xlabel("kinematic error (mm)")
     a2.set_ylabel("MuJoCo miss after settling (mm)")
     fig.suptitle("SO-101: error CDF and the gap to reality")
@@ -835,27 +836,27 @@ def main(full: bool = False) -> list[Claim]:
     figures = [
         Figure("multimodality_2r.png",
                "On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
-               "region (left: Experiment Step 1's test targets, from uniform random joints, so every r from L1 - L2 "
+               "region (top: Experiment Step 1's test targets, from uniform random joints, so every r from L1 - L2 "
                "to L1 + L2), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
                f"near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it was trained on, both "
                "networks' errors climb, while the solver lands within its tolerance (dashed) on "
-               f"{below} target{plural} (right: Break it's targets all around the arm, r uniform and away from both "
+               f"{below} target{plural} (bottom: Break it's targets all around the arm, r uniform and away from both "
                "edges of the workspace).",
-               "Left: Step 1's test targets in the training region coloured by the FK-consistency network's error on "
+               "Top: Step 1's test targets in the training region coloured by the FK-consistency network's error on "
                "a log scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
-               "ones also along the outer edge, as in the table above, and the smallest in between. Right: for Break "
+               "ones also along the outer edge, and the smallest in between. Bottom: for Break "
                "it's targets all around the arm, every method's error against the target's polar angle, log scale, "
                f"with a vertical line at {TRAIN_ANGLE:g} degrees and a dashed line at the solver's tolerance; both "
                f"networks' errors climb beyond the vertical line, while the solver's points lie below the dashed "
                f"line on {below} target{plural}."),
         Figure("so101_learned.png",
-               "On the SO-101, the error distribution of each method (left), and each answer's kinematic error against "
-               "its miss after settling in MuJoCo (right). The solver's and the hybrid's points sit above the diagonal "
+               "On the SO-101, the error distribution of each method (top), and each answer's kinematic error against "
+               "its miss after settling in MuJoCo (bottom). The solver's and the hybrid's points sit above the diagonal "
                f"because the servos sag under gravity; {clamping} (see On the real robot).{helped}",
-               "Left: cumulative distributions of the SO-101 position error on a log axis, one curve per method; the "
+               "Top: cumulative distributions of the SO-101 position error on a log axis, one curve per method; the "
                "checked hybrid and the solver end below their tolerance on every target they solve, the "
                f"networks' curves lie far to their right, their 95th percentiles {min(p95):.0f} to {max(p95):.0f} mm. "
-               "Right: for a few targets, the MuJoCo miss after "
+               "Bottom: for a few targets, the MuJoCo miss after "
                "settling against the kinematic error, on log axes; the solver's and the hybrid's answers sit far above "
                f"the diagonal (gravity sag); {clamping}; the bounded network's points lie on it.{helped}"),
     ]
