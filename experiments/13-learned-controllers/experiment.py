@@ -827,21 +827,18 @@ def main(full: bool = False) -> list[Claim]:
     plural = "s" if solver_ok < 1 else ""
     below_diag = int(np.sum(gp.gravity["FK-consistency"] < gp.kinematic["FK-consistency"]))
     p95 = [w.p95_mm for w in g.rows if w.label not in (HYBRID_LABEL, "solver")]
-    free = next(r for r in gp.rows if r.label == "FK-consistency")  # the linear head, whose commands get clamped
-    clamping = (f"the unbounded network's points sit far above it with gravity on or off, because MuJoCo clamps its "
-                f"out-of-range commands to the joint limits: the clamped joints' forward kinematics alone miss by a "
-                f"median {free.clamped_mm:.3g} mm, against {free.kinematic_mm:.3g} mm as commanded")
+    clamping = ("the unbounded network's points sit far above it with gravity on or off, because MuJoCo clamps its "
+                "out-of-range commands to the joint limits: the clamped joints, through forward kinematics alone, "
+                "already miss by about as much as the settled arm")
     helped = (f" Below the diagonal ({below_diag} of the unbounded network's points), clamping an out-of-range "
               "command happened to move the tool nearer the target." if below_diag else "")
     figures = [
         Figure("multimodality_2r.png",
                "On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
-               "region (top: Experiment Step 1's test targets, from uniform random joints, so every r from L1 - L2 "
-               "to L1 + L2), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
-               f"near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it was trained on, both "
-               "networks' errors climb, while the solver lands within its tolerance (dashed) on "
-               f"{below} target{plural} (bottom: Break it's targets all around the arm, r uniform and away from both "
-               "edges of the workspace).",
+               "region (top: Experiment Step 1's test targets), most at the inner edge, r near L1 - L2, where the arm "
+               f"folds back (a singularity too), and near the region's border. Beyond the {TRAIN_ANGLE:g} degrees of "
+               "polar angle it was trained on, both networks' errors climb, while the solver lands within its "
+               f"tolerance (dashed) on {below} target{plural} (bottom: Break it's targets all around the arm).",
                "Top: Step 1's test targets in the training region coloured by the FK-consistency network's error on "
                "a log scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
                "ones also along the outer edge, and the smallest in between. Bottom: for Break "
