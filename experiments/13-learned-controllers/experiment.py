@@ -563,8 +563,6 @@ class Hybrid:
     iterations_solver: float  # median over all targets, every attempt counted
     iterations_fallback: float  # median over the targets that failed the check, the solver alone
     fallback: float  # mean fraction of targets that failed the check: 1 - passed[0]
-    faster: bool  # the hybrid was faster in every round
-    slower: bool  # ... slower in every round
     fallback_share_us: float  # per target, what repetition 0's fallbacks cost: its failed share times us_fallback
     break_even_us: float  # per target, what the network and refinement may cost to match the solver: us_solver - that
     us_guess: float  # per target, the network's guess, the refinement and the check, no fallback (t_h)
@@ -626,13 +624,12 @@ def hybrid(settings: dict, n_targets: int, n_seeds: int, cache: Path | None = HE
             us = np.median(t, axis=0) * 1e6 / [n_targets, n_targets, len(hard), n_targets, n_targets, 1]
             timing = (*us[:3], float(np.median(ratio)), (float(ratio.min()), float(ratio.max())),
                       float(np.median(refined.iterations[passed])), float(np.median(alone.iterations)),
-                      float(np.median(alone.iterations[~passed])) if (~passed).any() else 0.0,
-                      bool(ratio.min() > 1), bool(ratio.max() < 1), *us[3:])
+                      float(np.median(alone.iterations[~passed])) if (~passed).any() else 0.0, *us[3:])
     passed = spread([w.passed for w in rows])
-    *head, faster, slower, us_guess, us_batch, us_one = timing
+    *head, us_guess, us_batch, us_one = timing
     share = (1 - rows[0].passed) * head[2]  # head: us_hybrid, us_solver, us_fallback, ...
-    return Hybrid(tuple(rows), passed, spread([w.network_mm for w in rows]), *head, 1.0 - passed[0], faster, slower,
-                  share, head[1] - share, us_guess, us_batch, us_one, head[1] / (us_guess + share))
+    return Hybrid(tuple(rows), passed, spread([w.network_mm for w in rows]), *head, 1.0 - passed[0], share,
+                  head[1] - share, us_guess, us_batch, us_one, head[1] / (us_guess + share))
 
 
 def print_hybrid(h: Hybrid, n_targets: int, setting: str) -> None:
@@ -688,21 +685,25 @@ def settle(m, chain, q_cmd, gravity: bool) -> np.ndarray:
 
 @dataclass(frozen=True)
 class GapRow:
-    """One controller's median miss (mm): kinematic, and settled in MuJoCo with and without gravity."""
+    """One controller's median miss (mm): kinematic, kinematic once its command is clamped to the actuators'
+    ctrlrange and the joints' ranges (where MuJoCo's servos can take the arm), and settled in MuJoCo with and without
+    gravity."""
 
     label: str
     kinematic_mm: float
+    clamped_mm: float
     gravity_mm: float
     no_gravity_mm: float
 
 
 @dataclass(frozen=True)
 class Gap:
-    """Per controller (``rows``, medians) and per target (m, unsaved): FK of the commanded joints, and the settled
-    MuJoCo tool point's miss."""
+    """Per controller (``rows``, medians) and per target (m, unsaved): FK of the commanded joints, as given and
+    clamped to ctrlrange and the joints' ranges, and the settled MuJoCo tool point's miss."""
 
     rows: tuple[GapRow, ...]
     kinematic: dict = unsaved()  # label -> (k,)
+    clamped: dict = unsaved()  # label -> (k,)
     gravity: dict = unsaved()  # label -> (k,)
     no_gravity: dict = unsaved()  # label -> (k,)
 
@@ -714,20 +715,27 @@ def gap(g: Guesses, labels: tuple[str, ...], n_sim: int = 20) -> Gap:
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
     x = g.x[:n_sim]
     kin = {k: position_error(chain, g.q[k][:n_sim], x) for k in labels}
+    # a servo clamps its command to ctrlrange, and the joint stops at its own range (narrower on the wrist roll)
+    ctrl = m.actuator_ctrlrange[[m.actuator(j).id for j in chain.joint_names]]
+    jnt = m.jnt_range[[m.joint(j).id for j in chain.joint_names]]
+    lo, hi = np.maximum(ctrl[:, 0], jnt[:, 0]), np.minimum(ctrl[:, 1], jnt[:, 1])
+    clamped = {k: position_error(chain, np.clip(g.q[k][:n_sim], lo, hi), x) for k in labels}
     miss = {grav: {k: np.array([np.linalg.norm(settle(m, chain, q, grav) - xi) for q, xi in zip(g.q[k][:n_sim], x)])
                    for k in labels} for grav in (True, False)}
-    rows = tuple(GapRow(k, np.median(kin[k]) * 1e3, np.median(miss[True][k]) * 1e3, np.median(miss[False][k]) * 1e3)
-                 for k in kin)
-    return Gap(rows, kin, miss[True], miss[False])
+    rows = tuple(GapRow(k, np.median(kin[k]) * 1e3, np.median(clamped[k]) * 1e3, np.median(miss[True][k]) * 1e3,
+                        np.median(miss[False][k]) * 1e3) for k in kin)
+    return Gap(rows, kin, clamped, miss[True], miss[False])
 
 
 def print_gap(gp: Gap, setting: str) -> None:
     print(f"\n== 7. The gap to reality: MuJoCo SO-101 position servos, {len(next(iter(gp.kinematic.values())))} "
           f"targets, settle {SETTLE_S} s from home [{setting}] ==")
-    print(f"{'controller':<32s}{'kinematic mm':>14s}{'sim, gravity mm':>17s}{'sim, no gravity mm':>20s}")
+    print(f"{'controller':<32s}{'kinematic mm':>14s}{'clamped mm':>12s}{'sim, gravity mm':>17s}"
+          f"{'sim, no gravity mm':>20s}")
     for r in gp.rows:
-        print(f"{r.label:<32s}{r.kinematic_mm:14.3f}{r.gravity_mm:17.3f}{r.no_gravity_mm:20.3f}")
-    print("(medians) A kinematically exact answer stops being exact on the arm: the servo must be displaced to make")
+        print(f"{r.label:<32s}{r.kinematic_mm:14.3f}{r.clamped_mm:12.3f}{r.gravity_mm:17.3f}{r.no_gravity_mm:20.3f}")
+    print("(medians; clamped: forward kinematics of the command clamped to ctrlrange and the joints' ranges)")
+    print("A kinematically exact answer stops being exact on the arm: the servo must be displaced to make")
     print("the torque that holds the arm against gravity (plus a friction dead band).")
 
 
@@ -743,8 +751,9 @@ def gap_claims(gp: Gap) -> list[Claim]:
 
 def plot_2r(g: Guesses, e: Extrapolation) -> None:
     chain = robots.load("planar2r")
-    # the training region is a half annulus twice as tall as wide: its panel gets the narrower column
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.8), gridspec_kw={"width_ratios": [1, 1.7]})
+    # panels stacked, so the text stays legible at a phone's width; the training region is a half annulus twice as
+    # tall as wide, so its panel gets the taller row
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(6.4, 10.5), height_ratios=(1.35, 1))
     err = position_error(chain, g.q["FK-consistency"], g.x)
     sc = a1.scatter(g.x[:, 0], g.x[:, 1], c=np.log10(err * 1e3 + 1e-3), s=6, cmap="viridis")
     fig.colorbar(sc, ax=a1, label="log10 FK-consistency error (mm)")
@@ -752,31 +761,31 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     a1.set(xlabel="target x (m)", ylabel="target y (m)")
     a1.set_title("inside the training region")
     for k, v in e.errors.items():
-        a2.semilogy(np.degrees(np.abs(e.phi)), v * 1e3 + 1e-6, ".", ms=2, label=k)
+        a2.semilogy(np.degrees(np.abs(e.phi)), v * 1e3 + 1e-6, ".", ms=3, label=k)
     a2.axvline(TRAIN_ANGLE, color="k", lw=0.8)
     a2.axhline(TASK.tol_position * 1e3, color="C2", ls="--", lw=0.8, label="the solver's tolerance")
     a2.set_xlabel(f"|polar angle| (deg); trained up to {TRAIN_ANGLE:g}")
     a2.set_ylabel("error (mm)")
-    a2.legend(fontsize=7)
+    a2.legend(fontsize=9)
     fig.suptitle("Planar 2R: a learned inverse inside and outside its data")
     _save(fig, "multimodality_2r.png")
 
 
 def plot_so101(g: Guesses, gp: Gap) -> None:
     chain = robots.load("so101")
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(6.4, 9.6))  # stacked: legible on a phone
     for k, q in g.q.items():
         e = np.sort(position_error(chain, q, g.x))
         a1.plot(e * 1e3 + 1e-6, np.linspace(0, 1, len(e)), label=k)
     a1.set_xscale("log")
     a1.set_xlabel("position error (mm)")
     a1.set_ylabel("fraction of targets")
-    a1.legend(fontsize=7)
+    a1.legend(fontsize=9)
     colour = {k: f"C{i}" for i, k in enumerate(g.q)}  # one colour per method in both panels
     for k in gp.kinematic:
         a2.loglog(gp.kinematic[k] * 1e3 + 1e-4, gp.gravity[k] * 1e3, ".", label=k, color=colour.get(k))
     a2.plot([1e-4, 1e3], [1e-4, 1e3], "k:", lw=0.8, label="miss = kinematic error")
-    a2.legend(fontsize=7)
+    a2.legend(fontsize=9)
     a2.set_xlabel("kinematic error (mm)")
     a2.set_ylabel("MuJoCo miss after settling (mm)")
     fig.suptitle("SO-101: error CDF and the gap to reality")
@@ -818,34 +827,35 @@ def main(full: bool = False) -> list[Claim]:
     plural = "s" if solver_ok < 1 else ""
     below_diag = int(np.sum(gp.gravity["FK-consistency"] < gp.kinematic["FK-consistency"]))
     p95 = [w.p95_mm for w in g.rows if w.label not in (HYBRID_LABEL, "solver")]
+    clamping = ("the unbounded network's points sit far above it with gravity on or off, because MuJoCo clamps its "
+                "out-of-range commands to the joint limits: the clamped joints, through forward kinematics alone, "
+                "already miss by about as much as the settled arm")
     helped = (f" Below the diagonal ({below_diag} of the unbounded network's points), clamping an out-of-range "
               "command happened to move the tool nearer the target." if below_diag else "")
     figures = [
         Figure("multimodality_2r.png",
                "On the planar 2R, the FK-consistency network misses by millimetres to centimetres inside its training "
-               "region (left: Experiment Step 1's test targets, from uniform random joints, so every r from L1 - L2 "
-               "to L1 + L2), most at the inner edge, r near L1 - L2, where the arm folds back (also singular), and "
-               f"near the region's border; beyond the {TRAIN_ANGLE:g} degrees of polar angle it was trained on, both "
-               "networks' errors climb, while the solver lands within its tolerance (dashed) on "
-               f"{below} target{plural} (right: Break it's targets all around the arm, r uniform and away from both "
-               "edges of the workspace).",
-               "Left: Step 1's test targets in the training region coloured by the FK-consistency network's error on "
+               "region (top: Experiment Step 1's test targets), most at the inner edge, r near L1 - L2, where the arm "
+               f"folds back (a singularity too), and near the region's border. Beyond the {TRAIN_ANGLE:g} degrees of "
+               "polar angle it was trained on, both networks' errors climb, while the solver lands within its "
+               f"tolerance (dashed) on {below} target{plural} (bottom: Break it's targets all around the arm).",
+               "Top: Step 1's test targets in the training region coloured by the FK-consistency network's error on "
                "a log scale; the largest errors sit along the inner edge of the annulus and near the line x = 0, large "
-               "ones also along the outer edge, as in the table above, and the smallest in between. Right: for Break "
+               "ones also along the outer edge, and the smallest in between. Bottom: for Break "
                "it's targets all around the arm, every method's error against the target's polar angle, log scale, "
                f"with a vertical line at {TRAIN_ANGLE:g} degrees and a dashed line at the solver's tolerance; both "
                f"networks' errors climb beyond the vertical line, while the solver's points lie below the dashed "
                f"line on {below} target{plural}."),
         Figure("so101_learned.png",
-               "On the SO-101, the error distribution of each method, and each answer's kinematic error against its "
-               f"miss after settling in MuJoCo (above the diagonal: gravity sag, see On the real robot).{helped}",
-               "Left: cumulative distributions of the SO-101 position error on a log axis, one curve per method; the "
+               "On the SO-101, the error distribution of each method (top), and each answer's kinematic error against "
+               "its miss after settling in MuJoCo (bottom). The solver's and the hybrid's points sit above the diagonal "
+               f"because the servos sag under gravity; {clamping} (see On the real robot).{helped}",
+               "Top: cumulative distributions of the SO-101 position error on a log axis, one curve per method; the "
                "checked hybrid and the solver end below their tolerance on every target they solve, the "
                f"networks' curves lie far to their right, their 95th percentiles {min(p95):.0f} to {max(p95):.0f} mm. "
-               "Right: for a few targets, the MuJoCo miss after "
+               "Bottom: for a few targets, the MuJoCo miss after "
                "settling against the kinematic error, on log axes; the solver's and the hybrid's answers sit far above "
-               "the diagonal (gravity sag), the unbounded network's points mostly too (its commands are clamped at "
-               f"the limits), the bounded network's lie on it.{helped}"),
+               f"the diagonal (gravity sag); {clamping}; the bounded network's points lie on it.{helped}"),
     ]
     save_results(HERE, "experiment.py", {
         "setting": setting, "settings": SETTINGS[setting], "seeds": SEEDS, "links": [L1, L2], "reach": L1 + L2,
