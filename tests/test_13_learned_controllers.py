@@ -212,7 +212,8 @@ def test_so101_limits_and_hybrid_claims_against_mujoco(ex, nets_so101, so101, so
     np.testing.assert_allclose(hyb.passed, [np.mean([r.passed for r in hyb.rows]), min(r.passed for r in hyb.rows),
                                             max(r.passed for r in hyb.rows)], atol=1e-15)
     lo_r, hi_r = hyb.speedup_range  # the timing's bookkeeping (the times themselves are this machine's)
-    assert lo_r <= hyb.speedup <= hi_r
+    assert lo_r <= hyb.speedup <= hi_r  # a ratio of medians lies between the smallest and largest ratio
+    np.testing.assert_allclose(hyb.speedup, hyb.us_solver / hyb.us_hybrid, rtol=1e-12)
     np.testing.assert_allclose(hyb.fallback_share_us, (1 - hyb.rows[0].passed) * hyb.us_fallback, rtol=1e-12)
     np.testing.assert_allclose(hyb.break_even_us, hyb.us_solver - hyb.fallback_share_us, rtol=1e-12)
     # the Medium exercise's cost model, t_s / (t_h + (1 - p) t_f)
