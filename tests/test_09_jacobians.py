@@ -848,7 +848,7 @@ def test_page_names_no_source_document_and_every_wrong_quiz_option_says_why(fold
 @pytest.mark.parametrize("folder, level, refs", [
     ("07-frames", "Easy", ["R.build.chain.world_in_tool"]),
     ("07-frames", "Medium", ["R.build.rates.body", "R.build.rates.rpy_rates"]),
-    ("08-forward-kinematics", "Medium", ["R.experiment.worst_joint"]),
+    ("08-forward-kinematics", "Medium", ["R.build.exercises.top.joint", "R.build.exercises.top.move"]),
     ("09-jacobians", "Easy", ["R.experiment.easy.r", "R.experiment.easy.tau_x"]),
 ])  # lesson 09's Hard: test_hard_exercise_figure_is_shown_only_in_its_answer
 def test_an_exercises_answer_is_given_nowhere_before_it_on_its_page(folder, level, refs):

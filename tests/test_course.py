@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import html
+import itertools
 import json
 import math
 import re
@@ -172,24 +173,24 @@ def test_a_quiz_needs_three_options_one_right_and_a_why(demo, options):
         render(demo, f'{{% call quiz("Q?") %}}\n{options}\n{{% endcall %}}')
 
 
-def test_the_right_option_sits_where_the_questions_hash_puts_it_and_every_place_is_used_across_the_course():
-    """Authors write the right option second by habit; the page places it by the question's SHA-256 (hashlib, the
-    reference), the wrong options in their order, so a learner cannot answer by position."""
+def test_each_run_of_three_quizzes_on_a_page_puts_the_right_option_once_in_each_place(demo):
+    """Authors write the right option second by habit; a page places it from a permutation of A, B, C per run of
+    three quizzes, drawn by the page's SHA-256 (hashlib, the reference), the wrong options in their order, so a
+    learner can answer neither by position nor by elimination over the page."""
     import hashlib
 
-    body = "- w1\n! no\n+ r\n- w2\n? why"
-    places = []
-    for question in [f"Question {i}?" for i in range(30)]:
-        options, _ = course.quiz_parts(question, body)
-        place = int(hashlib.sha256(question.encode()).hexdigest(), 16) % 3
-        assert [text for _, text, _ in options] == (["w1", "w2"][:place] + ["r"] + ["w1", "w2"][place:])
-        assert options[place][0] and options[[text for _, text, _ in options].index("w1")][2] == ["no"]
-        places.append(place)
-    assert set(places) == {0, 1, 2}
-    questions = [q for f in sorted((Path(__file__).parent.parent / "experiments").glob("*/lesson.md"))
-                 for q in re.findall(r'\{% call quiz\("(.*?)"\) %\}', f.read_text(), re.S)]
-    shown = [int(hashlib.sha256(q.encode()).hexdigest(), 16) % 3 for q in questions]
-    assert len(questions) >= 30 and min(shown.count(p) for p in range(3)) >= len(questions) // 5
+    quizzes = "".join(f'{{% call quiz("Question {i}?") %}}\n- w1\n! no\n+ r{i}\n- w2\n? why\n{{% endcall %}}\n\n'
+                      for i in range(7))
+    page = render(demo, quizzes)
+    shown = [re.findall(r'data-correct="(true|false)"', quiz) for quiz in page.split("data-quiz")[1:]]
+    places = [options.index("true") for options in shown]
+    orders = list(itertools.permutations(range(3)))
+    expected = [p for run in range(3) for p in orders[int(hashlib.sha256(f"{demo.name}:{run}".encode()).hexdigest(),
+                                                              16) % 6]][:7]
+    assert places == expected and sorted(places[:3]) == sorted(places[3:6]) == [0, 1, 2]
+    options, _ = course.quiz_parts("Q?", "- w1\n! no\n+ r\n- w2\n? why", 1)
+    assert [(right, text, whynot) for right, text, whynot in options] == [
+        (False, "w1", ["no"]), (True, "r", []), (False, "w2", [])]
 
 
 @pytest.mark.parametrize("options", ["+ a\n! not after the right one\n- b\n- c\n? why", "! first\n+ a\n- b\n- c\n? why"])

@@ -18,6 +18,7 @@ project rendered itself (Markdown, MathML, the installed source) is passed in as
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import inspect
@@ -221,10 +222,19 @@ class _Blocks:
         return page
 
 
-def quiz_parts(question: str, body: str) -> tuple[list[tuple[bool, str, list[str]]], list[str]]:
+def quiz_places(page: str):
+    """The places (0, 1, 2 for A, B, C) of the right options of ``page``'s quizzes, in the page's order: each run of
+    three quizzes uses every place once, in an order drawn from the page's name, so a learner can answer neither by
+    position nor by elimination over a page, and a page's places are the same from build to build."""
+    orders = list(itertools.permutations(range(3)))
+    for run in itertools.count():
+        yield from orders[int(hashlib.sha256(f"{page}:{run}".encode("utf-8")).hexdigest(), 16) % len(orders)]
+
+
+def quiz_parts(question: str, body: str, place: int) -> tuple[list[tuple[bool, str, list[str]]], list[str]]:
     """A quiz block's three options ``[(right, text, why-not lines)]`` (``+ right``, ``- wrong``, each wrong one
     optionally followed by ``! why-not`` lines) and its why's lines (``? ...``), checked: exactly one right option and
-    a why. The wrong options keep their order; the right one goes to a place drawn from the question's hash."""
+    a why. The wrong options keep their order; the right one goes to ``place`` (from :func:`quiz_places`)."""
     options, why = [], []  # options: [right, text, why-not lines]
     for line in inspect.cleandoc(body).splitlines():
         mark, text = line[:2], line[2:]
@@ -242,18 +252,17 @@ def quiz_parts(question: str, body: str) -> tuple[list[tuple[bool, str, list[str
                               f"got {line[:40]!r}")
     if len(options) != 3 or sum(right for right, _, _ in options) != 1 or not why:
         raise CourseError(f"quiz {question[:40]!r}: needs three options, exactly one '+ ' (right), and a '? ' why")
-    # the right option's place comes from the question, not from where the source wrote it (authors put it second
-    # by habit, and a learner learns the habit): the same from build to build, different from quiz to quiz
+    # the right option's place is given, not where the source wrote it (authors put it second by habit, and a
+    # learner learns the habit)
     wrong = [option for option in options if not option[0]]
-    place = int(hashlib.sha256(question.encode("utf-8")).hexdigest(), 16) % len(options)
     return wrong[:place] + [next(option for option in options if option[0])] + wrong[place:], why
 
 
-def _quiz(blocks: _Blocks, question: str, caller) -> str:
+def _quiz(blocks: _Blocks, places, question: str, caller) -> str:
     """A question with three options (``+ right``, ``- wrong``) and a why (``? ...``) shown after the right click.
     A ``! ...`` line right after a wrong option is that option's why-not: the misconception it stands for, shown
     when it is clicked."""
-    options, why = quiz_parts(question, caller())
+    options, why = quiz_parts(question, caller(), next(places))
     options = [(right, blocks.inline(text), blocks.inline(" ".join(whynot)) if whynot else "")
                for right, text, whynot in options]
     return blocks.put(macro("quiz")(blocks.inline(question), options, blocks.block("\n".join(why))))
@@ -286,7 +295,7 @@ def _environment(blocks: _Blocks, lesson: Lesson, out: Path) -> jinja2.Environme
 
     env.globals.update(
         R=Result(lesson.results, ""),
-        quiz=lambda question, caller: _quiz(blocks, question, caller),
+        quiz=functools.partial(_quiz, blocks, quiz_places(lesson.name)),
         predict=lambda question, caller: _folded(blocks, "predict", "Predict first.", question, caller),
         exercise=lambda level, question, caller: _folded(blocks, f"exercise {level.lower()}", f"{level}.", question,
                                                          caller),

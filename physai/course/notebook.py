@@ -19,6 +19,7 @@ write only under the notebook's folder (``physai-out/NN-name/``, unless ``PHYSAI
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import re
@@ -32,7 +33,7 @@ import nbformat
 from physai import _files
 from physai._extras import DISTRIBUTION
 from physai.course.course import (
-    FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, read_lesson, result_value,
+    FORMATS, CourseError, Result, figure_record, format_value, quiz_parts, quiz_places, read_lesson, result_value,
 )
 from physai.errors import InputError
 from physai.course.report import SITE
@@ -150,10 +151,10 @@ def _folded(head: str, label: str, body: str) -> str:
                                                                     body=inspect.cleandoc(body))
 
 
-def _quiz(question: str, caller) -> str:
+def _quiz(places, question: str, caller) -> str:
     """The page's three-option question as Markdown: the options listed, then the right one with its why and each
     wrong one with its why-not, folded."""
-    options, why = quiz_parts(question, caller())
+    options, why = quiz_parts(question, caller(), next(places))
     letters = "ABC"
     listed = "\n".join(f"- **{letters[i]}.** {text}" for i, (_, text, _) in enumerate(options))
     right = next(i for i, (ok, _, _) in enumerate(options) if ok)
@@ -187,7 +188,7 @@ def page_markdown(folder: Path, results: Path) -> tuple[dict, str]:
     env.filters.update({name: _number(name) for name in FORMATS})
     env.globals.update(
         R=Result(lesson.results, ""),
-        quiz=_quiz,
+        quiz=functools.partial(_quiz, quiz_places(lesson.name)),
         predict=lambda question, caller: _folded(f"**Predict first.** {question}", "Answer", caller()),
         exercise=lambda level, question, caller: _folded(f"**{level}.** {question}", "Answer", caller()),
         details=lambda summary, caller: _folded("", summary, caller()),
