@@ -80,6 +80,7 @@ def test_build_steps_equal_mj_jacSite_and_every_build_claim_agrees(build, audit,
     J_mj = mj_site(so101_model, so101, Q0)[2]
     np.testing.assert_allclose(np.concatenate([column.linear, column.angular]), J_mj[:, 1], atol=1e-15)
     np.testing.assert_allclose(use.speed, np.linalg.norm(J_mj[:3] @ np.full(5, 5**-0.5)), atol=1e-15)
+    np.testing.assert_allclose(use.velocity, J_mj[:3] @ np.full(5, 5**-0.5), atol=1e-15)
     for F, tau in zip(build.FORCES, use.tau):
         np.testing.assert_allclose(tau, J_mj[:3].T @ F, atol=1e-15)
     assert jac.linear <= 1e-14 and jac.angular <= 1e-14 and fd.median < 1e-10

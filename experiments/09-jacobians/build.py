@@ -122,9 +122,11 @@ def jacobian_step(m, chain, poses) -> JacobianCheck:
 
 @dataclass(frozen=True)
 class Use:
-    """Step 3: the tool speed (m/s) with every joint at 1/sqrt(n) rad/s, the forces (N), J^T F for each (N m), and
-    the torque on shoulder_lift under the first (the downward push)."""
+    """Step 3: the tool velocity (3,) m/s in the world frame and its length, the speed, with every joint at
+    1/sqrt(n) rad/s; the forces (N), J^T F for each (N m), and the torque on shoulder_lift under the first (the
+    downward push)."""
 
+    velocity: np.ndarray
     speed: float
     forces: np.ndarray
     tau: tuple[np.ndarray, ...]
@@ -135,7 +137,8 @@ def use_step(chain, q=Q0) -> Use:
     """Step 3: tool speed with every joint at 1/sqrt(n) rad/s, and J^T F for the three forces."""
     J = jacobian(chain, q)
     tau = tuple(J[:3].T @ F for F in FORCES)
-    return Use(float(np.linalg.norm(J[:3] @ np.full(chain.n, chain.n**-0.5))), FORCES, tau, float(tau[0][1]))
+    v = J[:3] @ np.full(chain.n, chain.n**-0.5)
+    return Use(v, float(np.linalg.norm(v)), FORCES, tau, float(tau[0][1]))
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,8 @@ def print_steps(chain, column, jac, use, fd) -> None:
     print(f"\n== Step 2. Jacobian from hinge columns vs mj_jacSite ({jac.n} poses) ==")
     print(f"max entry error: linear rows {jac.linear:.1e}, angular rows {jac.angular:.1e}")
     print(f"\n== Step 3. Use it at q = {q0} ==")
-    print(f"tool speed for every joint at 1/sqrt({chain.n}) rad/s: {use.speed:.3f} m/s")
+    print(f"tool speed for every joint at 1/sqrt({chain.n}) rad/s: {use.speed:.3f} m/s, velocity "
+          f"{np.array2string(use.velocity, precision=3)} m/s (world x, y, z)")
     for F, tau in zip(use.forces, use.tau):
         label = "[" + ", ".join("0" if v == 0 else f"{v:.1f}" for v in F) + "] N"
         print(f"F = {label:>16s}  ->  J^T F = {fmt_row(tau)} N m")
