@@ -344,7 +344,7 @@ def plot_drift(r, g: Growth, path) -> None:
         ax.axhline(floor, color="0.6", lw=0.8, label="exactly 0 (drawn at 1e-17)")
     ax.set_xlabel("compositions", fontsize=13)
     ax.set_ylabel("|R R^T - I|  or  ||q| - 1|", fontsize=13)
-    ax.set_title("Drift of repeated composition", fontsize=13)
+    ax.set_title("Shape error of long products", fontsize=13)
     ax.tick_params(labelsize=12)
     fig.legend(fontsize=11, loc="outside lower center", frameon=False)
     save_figure(fig, path, dpi=120)
