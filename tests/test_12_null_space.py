@@ -155,12 +155,14 @@ def test_choose_on_purpose_from_mujoco(ex, audit, robot, so101_model, panda_mode
     # the page: posture's margin against limits', target by target (MuJoCo's ranges), and its interval by SciPy
     margin = [np.min(np.minimum(qs - lo, hi - qs) / (hi - lo), axis=1) for qs in c.solutions[[1, 3]]]
     both = c.converged[1] & c.converged[3]
-    np.testing.assert_allclose(c.paired.diffs, np.sort(margin[1][both] - margin[0][both]), atol=1e-12)
-    _check_paired(c.paired)
+    diffs = np.sort(margin[1][both] - margin[0][both])
+    np.testing.assert_allclose(c.paired.diffs, diffs, atol=1e-12)
+    _check_paired(c.paired, diffs)
     both = c.converged[1] & c.converged[4]
     soft = np.min(np.minimum(c.solutions[4] - lo, hi - c.solutions[4]) / (hi - lo), axis=1)
-    np.testing.assert_allclose(c.softmin_paired.diffs, np.sort(soft[both] - margin[0][both]), atol=1e-12)
-    _check_paired(c.softmin_paired)
+    diffs = np.sort(soft[both] - margin[0][both])
+    np.testing.assert_allclose(c.softmin_paired.diffs, diffs, atol=1e-12)
+    _check_paired(c.softmin_paired, diffs)
     assert c.softmin_best == bool(rows[4, 1] > rows[:4, 1].max())
 
 
@@ -182,8 +184,9 @@ def test_softmin_cost_is_near_minus_the_margin_and_its_gradient_is_central_diffe
     np.testing.assert_allclose(obj.gradient(q), fd, rtol=1e-5, atol=1e-6)
 
 
-def _check_paired(p):
-    """The sign test's interval for the median difference (SciPy's binomial) and the share."""
+def _check_paired(p, mujoco_diffs):
+    """The sign test's interval for the median difference (SciPy's binomial), the share ahead, and the share of ties
+    against the differences from MuJoCo's ranges (a tie: equal to round-off)."""
     d = np.asarray(p.diffs)
     n = len(d)
     k = int(stats.binom.ppf(0.025, n, 0.5))  # P(B <= k) >= 2.5 % first at this k: the order statistic d_(k) is inside
@@ -192,6 +195,7 @@ def _check_paired(p):
     d_sorted = np.sort(d)
     assert (p.low, p.high) == (d_sorted[k - 1], d_sorted[n - k])
     np.testing.assert_allclose([p.share_ahead, p.median], [np.mean(d > 0), np.median(d)], atol=1e-15)
+    assert p.tied == np.mean(np.abs(mujoco_diffs) <= 1e-12)
 
 
 def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_model, monkeypatch):

@@ -331,12 +331,13 @@ class Choice:
 @dataclass(frozen=True)
 class Paired:
     """The posture refinement's limit margin against the joint-limit refinement's on the targets both solve:
-    ``diffs`` (posture minus limits, sorted), the share of targets where posture's is larger, the median difference
-    and a distribution-free 95 % interval for it (order statistics ``diffs[k - 1]``, ``diffs[n - k]``: the sign
+    ``diffs`` (posture minus limits, sorted), the share of targets where posture's is larger, the share where the two
+    are equal (both refinements often leave a joint at its stop), the median difference and a distribution-free 95 % interval for it (order statistics ``diffs[k - 1]``, ``diffs[n - k]``: the sign
     test's)."""
 
     diffs: tuple[float, ...]
     share_ahead: float
+    tied: float
     median: float
     low: float
     high: float
@@ -349,7 +350,7 @@ def paired_margins(posture: np.ndarray, limits: np.ndarray) -> Paired:
     # the largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5 %: [d_(k), d_(n+1-k)] covers the median at >= 95 %
     k = max(j for j in range(1, n // 2 + 1) if sum(math.comb(n, i) for i in range(j)) / 2**n <= 0.025)
     lo, hi = float(d[k - 1]), float(d[n - k])
-    return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.median(d)), lo, hi)
+    return Paired(tuple(map(float, d)), float(np.mean(d > 0)), float(np.mean(d == 0)), float(np.median(d)), lo, hi)
 
 
 def softmin_cost(chain, tau: float = SOFTMIN_TAU) -> ns.Objective:
@@ -428,7 +429,7 @@ def print_choice(c: Choice) -> None:
         low = f"{c.cost_lowered[i - 1]:12.1%}" if i else f"{'':12s}"
         print(f"  {label:22s} {m[i, 0]:8.1%} {m[i, 1]:10.3f} {m[i, 2]:10.3g} {m[i, 3]:14.3f} {low}")
     for name, d in (("posture", c.paired), ("soft minimum", c.softmin_paired)):
-        print(f"  {name} vs limits, target by target: {name}'s margin larger on {d.share_ahead:.1%}; median "
+        print(f"  {name} vs limits, target by target: {name}'s margin larger on {d.share_ahead:.1%}, equal on {d.tied:.1%}; median "
               f"difference {d.median:+.4f}, 95 % interval [{d.low:+.4f}, {d.high:+.4f}]")
 
 

@@ -42,10 +42,15 @@ def main(full: bool = False) -> list[Claim]:
         elbow.append(path[::-1] if sign < 0 else path[1:])
     ghosts = [Pose(q, alpha=0.3, rgba=(0.3, 0.55, 0.95, 1)) for q in ends]
     p_tool = tool_pose(chain, PANDA_READY)[:3, 3]
+    elbow_ready = joint_frames(chain, PANDA_READY)[0][ELBOW, :3, 3]
     elbow = np.concatenate(elbow)
     sweep_mm = 1000 * float(np.linalg.norm(elbow[-1] - elbow[0]))  # from one ghost's elbow to the other's
     pic = picture("panda", [Pose(PANDA_READY, alpha=0.6), *ghosts], HERE / FILE,
-                  overlays=[Polyline(elbow, label="elbow (joint4) path"),
+                  overlays=[Polyline(elbow),
+                            # cubes mark where the elbow starts and where each walk leaves it: the swing reads at a glance
+                            Box(elbow_ready, np.full(3, 0.018), (0.35, 0.35, 0.35, 1), "elbow at ready"),
+                            *(Box(p, np.full(3, 0.018), (0.1, 0.25, 0.8, 1), f"elbow, walk {i} stops")
+                              for i, p in enumerate((elbow[0], elbow[-1]), 1)),
                             Box(p_tool, np.full(3, 0.02), (0.9, 0.1, 0.1, 1), "hand, held")],
                   view=View(azimuth=0, elevation=-55, distance=1.4),  # from behind and above: the arc spreads across
                   title="Panda: self-motion at ready (ghosts blue), tool held still")
@@ -57,14 +62,15 @@ def main(full: bool = False) -> list[Claim]:
           f"{cost_end:.3f} rad^2; the walks stand still (every joint < {SETTLED:g} rad per step) from step {settled} "
           f"of {STEPS}, the last step moves a joint at most {last:.1e} rad: stopped at the cost's lowest point")
     figure = Figure(FILE, pic.caption("The Panda at ready (grey) and where two walks along its self-motion stop "
-                                      "(blue ghosts), with the elbow's path (magenta) and the hand (red cube): the "
+                                      "(blue ghosts), with the elbow's path (magenta) from where each walk leaves it "
+                                      "(blue cubes) through where it starts (grey cube), and the hand (red cube): the "
                                       "elbow swings, the hand stays."),
                     pic.alt("seen from behind and above, at the ready pose in see-through grey, "
                             "with two see-through blue copies where two walks along its self-motion stop, "
                             "each at the lowest posture cost it can reach",
                             "the ghost arms splaying out to either side at the elbow and meeting at the hand, which every copy "
                             "holds in the same place (a small red cube); a magenta line traces the elbow's path from "
-                            "one side to the other"))
+                            "a blue cube on one side, through a grey cube at the ready elbow, to a blue cube on the other"))
     save_results(HERE, SCRIPT, {"q": PANDA_READY, "ghosts": np.array(ends), "drift": drift, "elbow_path": elbow,
                                 "elbow_sweep_mm": sweep_mm, "swing": SWING, "steps": STEPS, "step": STEP,
                                 "joint1_reached": float(abs(ends[1][0] - PANDA_READY[0])),
