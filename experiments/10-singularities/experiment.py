@@ -62,15 +62,13 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
            "The three singular values of the WidowX AI's linear rows over random poses inside its joint limits: "
            "relative to its median, the smallest one spreads widest (the axis is logarithmic).",
            "Histograms of the three singular values of the WidowX AI's linear rows over random poses, on a log "
-           "axis: the largest and middle ones cluster tightly, and the smallest spreads widely with a tail toward "
-           "zero; dotted lines mark each one's median."),
+           "axis: the largest one lies highest and spreads least, the middle one spreads wider and overlaps it, and "
+           "the smallest lies lowest with a long tail toward zero; dotted lines mark each one's median."),
     Figure("rank_loss_map.png",
-           "The SO-101's smallest singular value over shoulder_lift and elbow_flex: along the dark vertical band, "
-           "where the upper and lower arm line up, a direction is nearly lost; along the diagonal ones (dashed), where the "
-           "tool passes over the pan axis, one is nearly lost; the cross marks the vertical band at shoulder_lift 0. "
-           "Near the vertical band a dashed line runs on without a dark stripe of its own: the arm is nearly "
-           "straight there, so the direction along it is already weaker than the sideways one, and the map shows "
-           "only the weaker of the two (the circle marks the crossing that the note under the figure studies).",
+           "The SO-101's smallest singular value over shoulder_lift and elbow_flex, the other joints at zero. Dark "
+           "vertical band: the upper and lower arm in line. Dark diagonal bands, traced by dashed lines: the tool "
+           "over the pan axis. The cross marks the vertical band at shoulder_lift 0; the circle, where the lower "
+           "dashed line crosses it.",
            "Colour map of the SO-101's smallest singular value over shoulder_lift (vertical axis) and elbow_flex "
            "(horizontal axis): a dark vertical band on the left where the arm is straight, two dark diagonal bands "
            "traced by a dashed line where the tool is above the pan axis (the lower one fades into the vertical band "
@@ -244,8 +242,8 @@ def plot_typical(r: SigmaSpread) -> None:
     # large type and few words: the figure is read shrunk to a phone's width
     fig, ax = plt.subplots(figsize=(5, 3.8))
     bins = np.geomspace(r.sigmas.min(), r.sigmas.max(), 41)
-    ax.hist(r.sigmas, bins=bins, label=["σ1", "σ2", "σ3"], histtype="step", lw=1.5)
-    for k, s in enumerate(r.median):
+    for k, s in enumerate(r.median):  # one call per value, so the legend lists them in order
+        ax.hist(r.sigmas[:, k], bins=bins, label=f"σ{k + 1}", histtype="step", lw=1.5, color=f"C{k}")
         ax.axvline(s, color=f"C{k}", ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_xlabel("singular value (m/rad, log scale)\ndotted: each one's median", fontsize=12)
