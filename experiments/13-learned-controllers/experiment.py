@@ -778,7 +778,7 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     a2.set_xlabel(f"|polar angle| (deg); trained up to {TRAIN_ANGLE:g}")
     a2.set_ylabel("error (mm)")
     # above the axes: inside, any corner covers the solver's points or the networks'
-    a2.legend(fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    a2.legend(fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, markerscale=3)
     fig.suptitle("Planar 2R: a learned inverse inside and outside its data")
     _save(fig, "multimodality_2r.png")
 
