@@ -127,6 +127,15 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
         for got, c in ((row.fk_radial, 7), (row.fk_short, 8), (row.fk_q2, 9)):
             np.testing.assert_allclose(got, [s.errors[:, b, c].mean(), s.errors[:, b, c].min(),
                                              s.errors[:, b, c].max()], atol=1e-12)
+    # the first-order joint error of the tool miss (lesson 10), and the fall of |q2| per metre between band middles
+    np.testing.assert_allclose(s.first_order_rad, fk_medians.mean(axis=0) / s.sigma_min, rtol=1e-12)
+    mids = [(lo + hi) / 2 for lo, hi in ex.BANDS]
+    for b in range(len(ex.BANDS) - 1):
+        exact = [np.median(np.arccos(np.clip((np.concatenate(radii[k]) ** 2 - L1**2 - L2**2) / (2 * L1 * L2), -1, 1)))
+                 for k in (b, b + 1)]
+        net = s.errors[:, b:b + 2, 9].mean(axis=0)
+        np.testing.assert_allclose(s.q2_slope_exact[b], (exact[0] - exact[1]) / (mids[b + 1] - mids[b]), rtol=1e-9)
+        np.testing.assert_allclose(s.q2_slope_net[b], (net[0] - net[1]) / (mids[b + 1] - mids[b]), rtol=1e-9)
     inner = s.errors[:, 0, 7:10].mean(axis=0)  # the first band's radial share, short fraction and |q2|, both runs
     assert s.inner_overshoots == bool(inner[2] < s.q2_exact[0] and inner[1] < 0.5)
     assert np.all(s.errors[:, :, 3] <= s.errors[:, :, 4]) and s.errors[:, :, 4].max() <= TOL  # the solver
@@ -169,6 +178,7 @@ def test_wrapped_joints_against_mujocos_ranges(ex, so101, so101_model):
         assert row.outside_wrapped == np.mean((qw[:, j] < lo[j]) | (qw[:, j] > hi[j]))
         assert row.median == np.median(q[:, j])
     assert [r.outside for r in w.rows] == sorted((r.outside for r in w.rows), reverse=True)
+    assert w.any == pytest.approx((np.mean(((q < lo) | (q > hi)).any(axis=1)), np.mean(((qw < lo) | (qw > hi)).any(axis=1))), abs=1e-15)
 
 
 def test_a_learner_whose_only_mistake_is_tip_is_told_to_fix_tip_first(tmp_path):

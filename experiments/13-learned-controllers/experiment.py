@@ -332,6 +332,10 @@ class NearSingularity:
     solver_max: float  # mm, the solver's largest miss over every band's targets
     inner_overshoots: bool  # in the first band the FK network's median |q2| (mean over repetitions) is below the
     # exact one and its tool falls short of under half the targets: a straighter arm, reaching too far
+    first_order_rad: np.ndarray  # (bands,) rad, the first-order joint error of the FK network's tool miss, dx / sigma_min
+    q2_slope_net: np.ndarray  # (bands - 1,) rad/m, the fall of its median |q2| from band to band per metre of the
+    # bands' middles
+    q2_slope_exact: np.ndarray  # (bands - 1,) rad/m, the same for the exact |q2|
     errors: np.ndarray = unsaved()  # (repetitions, bands, 10): regression, FK, straight arm, solver median, largest
     # (m); the FK network's median distance to the nearer exact answer (rad); the constant-elbow bound (m); the FK
     # network's radial share, short fraction and median |q2| (rad, ``radial_split``)
@@ -370,9 +374,13 @@ def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity
     fk = e[:, :, 1]
     monotone = int(np.sum(np.all(np.diff(fk, axis=1) > 0, axis=1)))
     smin = np.array([np.median(np.concatenate(m)) for m in smin])
+    mid = np.diff(np.mean(BANDS, axis=1))
+    net_q2 = np.array([row.fk_q2[0] for row in rows])
     return NearSingularity([list(b) for b in BANDS], smin, rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])), monotone,
                            monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), q2_exact, e[:, :, 4].max() * 1e3,
-                           bool(rows[0].fk_q2[0] < q2_exact[0] and rows[0].fk_short[0] < 0.5), e)
+                           bool(rows[0].fk_q2[0] < q2_exact[0] and rows[0].fk_short[0] < 0.5),
+                           np.array([row.fk[0] for row in rows]) * 1e-3 / smin, -np.diff(net_q2) / mid,
+                           -np.diff(q2_exact) / mid, e)
 
 
 def radial_split(chain, q: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
@@ -414,6 +422,9 @@ def print_near_singularity(s: NearSingularity, setting: str) -> None:
     print(f"FK-consistency: last band above the first on {s.fk_rises} of {len(s.errors)} repetitions, rising band by "
           f"band on {s.fk_monotone}; its distance to the nearer exact answer (rad) larger in the last band than in "
           f"the first on {s.joint_rises}. const. q2: the largest miss of one elbow angle per band (mm).")
+    print("dx / sigma_min (rad): " + ", ".join(f"{v:.3f}" for v in s.first_order_rad)
+          + "; |q2| falls per m between band middles, network: " + ", ".join(f"{v:.1f}" for v in s.q2_slope_net)
+          + "; exact: " + ", ".join(f"{v:.1f}" for v in s.q2_slope_exact))
 
 
 def singularity_claims(s: NearSingularity) -> list[Claim]:
@@ -766,7 +777,8 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     a2.axhline(TASK.tol_position * 1e3, color="C2", ls="--", lw=0.8, label="the solver's tolerance")
     a2.set_xlabel(f"|polar angle| (deg); trained up to {TRAIN_ANGLE:g}")
     a2.set_ylabel("error (mm)")
-    a2.legend(fontsize=9)
+    # above the axes: inside, any corner covers the solver's points or the networks'
+    a2.legend(fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, markerscale=3)
     fig.suptitle("Planar 2R: a learned inverse inside and outside its data")
     _save(fig, "multimodality_2r.png")
 
@@ -787,7 +799,7 @@ def plot_so101(g: Guesses, gp: Gap) -> None:
     a2.plot([1e-4, 1e3], [1e-4, 1e3], "k:", lw=0.8, label="miss = kinematic error")
     a2.legend(fontsize=9)
     a2.set_xlabel("kinematic error (mm)")
-    a2.set_ylabel("MuJoCo miss after settling (mm)")
+    a2.set_ylabel("MuJoCo miss, settled with gravity (mm)")
     fig.suptitle("SO-101: error CDF and the gap to reality")
     _save(fig, "so101_learned.png")
 
@@ -827,7 +839,8 @@ def main(full: bool = False) -> list[Claim]:
     plural = "s" if solver_ok < 1 else ""
     below_diag = int(np.sum(gp.gravity["FK-consistency"] < gp.kinematic["FK-consistency"]))
     p95 = [w.p95_mm for w in g.rows if w.label not in (HYBRID_LABEL, "solver")]
-    clamping = ("the unbounded network's points sit far above it with gravity on or off, because MuJoCo clamps its "
+    clamping = ("the unbounded network's points sit far above it (and, the table shows, as far with gravity off), "
+                "because MuJoCo clamps its "
                 "out-of-range commands to the joint limits: the clamped joints, through forward kinematics alone, "
                 "already miss by about as much as the settled arm")
     helped = (f" Below the diagonal ({below_diag} of the unbounded network's points), clamping an out-of-range "
@@ -848,13 +861,13 @@ def main(full: bool = False) -> list[Claim]:
                f"line on {below} target{plural}."),
         Figure("so101_learned.png",
                "On the SO-101, the error distribution of each method (top), and each answer's kinematic error against "
-               "its miss after settling in MuJoCo (bottom). The solver's and the hybrid's points sit above the diagonal "
+               "its miss after settling in MuJoCo with gravity on (bottom). The solver's and the hybrid's points sit above the diagonal "
                f"because the servos sag under gravity; {clamping} (see On the real robot).{helped}",
                "Top: cumulative distributions of the SO-101 position error on a log axis, one curve per method; the "
                "checked hybrid and the solver end below their tolerance on every target they solve, the "
                f"networks' curves lie far to their right, their 95th percentiles {min(p95):.0f} to {max(p95):.0f} mm. "
                "Bottom: for a few targets, the MuJoCo miss after "
-               "settling against the kinematic error, on log axes; the solver's and the hybrid's answers sit far above "
+               "settling with gravity on against the kinematic error, on log axes; the solver's and the hybrid's answers sit far above "
                f"the diagonal (gravity sag); {clamping}; the bounded network's points lie on it.{helped}"),
     ]
     save_results(HERE, "experiment.py", {
