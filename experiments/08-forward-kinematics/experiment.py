@@ -414,7 +414,8 @@ def print_reach(r) -> None:
 
 def print_beyond(rows) -> None:
     print("\n== One joint free: its poses beyond the joint's limits against the rest (another seed) ==")
-    print(f"{'joint free':14s} {'beyond':>7s} {'below z = 0':>15s} {'elbow anchor z (m)':>19s} {'elbow to tool (m)':>18s}")
+    print(f"{'joint free':14s} {'beyond':>7s} {'below z = 0':>15s} {'elbow anchor z (m)':>19s} "
+          f"{'elbow to tool (m)':>18s}")
     print(f"{'':14s} {'':>7s} {'beyond  within':>15s} {'beyond  within':>19s} {'beyond  within':>18s}")
     for b in rows:
         print(f"{b.joint:14s} {b.share:7.1%} {b.below_beyond:6.1%} {b.below_within:7.1%} "
