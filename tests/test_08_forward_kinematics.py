@@ -290,6 +290,7 @@ def test_break_sign_flip_and_missing_tool_offset_are_mujoco_distances(build, so1
     np.testing.assert_allclose(br.sign, np.linalg.norm(at_minus - at_q0), atol=1e-15)
     np.testing.assert_allclose(br.no_tool_offset, np.linalg.norm(m.site_pos[sid]), atol=1e-15)  # site in its body
     assert br.order > 0.01
+    assert abs(br.order - br.sign) > 0.01  # the quiz: the swapped product is not the pose for -q
 
 
 def test_so101_off_by_one_frame_turns_axes_and_moves_anchors_as_mujocos_joints_differ(build, so101_model, so101):
@@ -330,6 +331,11 @@ def test_wrist_roll_exercise_is_mujocos_move_and_the_chord_of_its_lever(build, s
     move = np.linalg.norm(mj_kinematics(m, so101, q).site_xpos[sid] - mj_kinematics(m, so101, build.Q0).site_xpos[sid])
     np.testing.assert_allclose(ex.roll_move, move, atol=1e-15)
     np.testing.assert_allclose(ex.roll_move, 2 * ex.roll_lever * np.sin(build.ROLL_TURN / 2), atol=1e-15)
+    roll = m.joint("wrist_roll").id
+    for x in so101.random_q(np.random.default_rng(6), 20):  # the Experiment: the lever is the same at every pose
+        d = mj_kinematics(m, so101, x)
+        lever = np.linalg.norm(np.cross(d.xaxis[roll], d.site_xpos[sid] - d.xanchor[roll]))
+        np.testing.assert_allclose(lever, ex.roll_lever, atol=1e-15)
     assert ex.sampled <= ex.bound  # no pose beyond the links' sum
     pan = so101_model.joint("shoulder_pan").id
     for x in (build.Q0, so101.random_q(np.random.default_rng(5), 1)[0]):  # the anchor is the same at every pose
@@ -378,9 +384,11 @@ def test_hard_exercise_optimum_is_scipys_on_mujocos_site_between_the_sample_and_
     found = max(-minimize(lambda q: -distance(q), q0, method="L-BFGS-B", bounds=bounds).fun for q0 in starts)
     np.testing.assert_allclose(found, ex.optimum, atol=1e-6)  # finite-difference gradients stop within ~1e-8 m
     assert ex.sampled <= ex.optimum <= ex.bound
-    np.testing.assert_allclose([ex.gap_mm, ex.geometry_mm, ex.sampling_mm],
-                               [1000 * (ex.bound - ex.sampled), 1000 * (ex.bound - found), 1000 * (found - ex.sampled)],
-                               atol=1e-3)  # mm; the page prints 0.1 mm
+    h = build.hard_mm(ex)  # the page's mm values, rounded to 0.1 mm, and its gaps as their differences
+    assert [h["bound"], h["sampled"], h["optimum"]] == [round(1000 * x, 1) for x in (ex.bound, ex.sampled, found)]
+    np.testing.assert_allclose([h["gap"], h["geometry"], h["sampling"]],
+                               [h["bound"] - h["sampled"], h["bound"] - h["optimum"], h["optimum"] - h["sampled"]],
+                               atol=1e-9)
 
 
 def test_step3_reach_is_from_the_named_joints_mujoco_anchor(build):
@@ -449,6 +457,44 @@ def test_freeing_the_joints_never_shrinks_the_reach_and_its_effect_clears_the_no
     np.testing.assert_allclose(reach.pan_xy, pan, atol=1e-15)
     assert np.mean(out[:, 0] < 0) > 0.5 and np.mean(np.hypot(*(out[:, :2] - pan).T) < 0.25) > 0.5
     assert np.any(out[:, 2] < reach.limited[:, 2].min())
+    # the page: the limits of every joint but wrist_roll cut the workspace; wrist_roll's row stays at the floor
+    names, one = so101.joint_names, reach.rows[3:]
+    assert reach.cut == names[:4] and names[4] == "wrist_roll"
+    assert abs(one[4].share - noise.share) < 3 * (one[4].share_sd + noise.share_sd)
+    # the below-table column: up with shoulder_lift free, down with wrist_flex free, beyond the seeds' spread
+    assert one[1].below - ref.below > 3 * (one[1].below_sd + ref.below_sd)
+    assert ref.below - one[3].below > 3 * (one[3].below_sd + ref.below_sd)
+    # the caption: the limited cloud thins where the azimuth about the pan axis passes the pan limit
+    limit = np.degrees(so101.upper[0])
+    azimuth = np.abs(np.degrees(np.arctan2(*(reach.limited[:, :2] - pan).T[::-1])))
+    inside = np.mean((azimuth > limit - 10) & (azimuth <= limit))
+    assert inside > 1.5 * np.mean((azimuth > limit) & (azimuth <= limit + 10))
+
+
+def test_beyond_the_limits_split_is_mujocos_and_explains_the_below_table_shares(ex, so101_model, so101):
+    """Each joint freed alone, its poses split at the joint's limits: the shares below z = 0, the elbow_flex anchor's
+    height and its distance to the tool recomputed from MuJoCo's site_xpos and xanchor for the step's draws; at the
+    lesson's size, beyond shoulder_lift's limits the elbow drops and more tool points lie below the table, beyond
+    wrist_flex's the tool folds towards the elbow and fewer do (the page's reasons)."""
+    m, sid, elbow, n = so101_model, so101_model.site(so101.tool_name).id, so101_model.joint("elbow_flex").id, 300
+    rows = ex.beyond_step(so101, n=n)
+    rng = np.random.default_rng(ex.SEED + ex.N_SEEDS)  # the step's draws, in its order
+    for i, row in enumerate(rows):
+        free = np.arange(5) == i
+        q = rng.uniform(np.where(free, -np.pi, so101.lower), np.where(free, np.pi, so101.upper), size=(n, 5))
+        data = [mj_kinematics(m, so101, x) for x in q]
+        p, o = np.array([d.site_xpos[sid] for d in data]), np.array([d.xanchor[elbow] for d in data])
+        out = (q[:, i] < so101.lower[i]) | (q[:, i] > so101.upper[i])
+        expect = [out.mean()]
+        for c in (p[:, 2] < 0, o[:, 2], np.linalg.norm(p - o, axis=1)):
+            expect += [c[out].mean(), c[~out].mean()]
+        assert row.joint == so101.joint_names[i]
+        np.testing.assert_allclose(
+            [row.share, row.below_beyond, row.below_within, row.elbow_z_beyond, row.elbow_z_within,
+             row.elbow_tool_beyond, row.elbow_tool_within], expect, atol=1e-12)
+    lift, flex = ex.beyond_step(so101)[1:4:2]
+    assert lift.elbow_z_within - lift.elbow_z_beyond > 0.1 and lift.below_beyond > lift.below_within + 0.1
+    assert flex.elbow_tool_within - flex.elbow_tool_beyond > 0.1 and flex.below_beyond < flex.below_within - 0.1
 
 
 def test_the_optimisers_farthest_point_is_mujocos_local_maximum_beyond_every_sample(ex, so101_model, so101):

@@ -238,8 +238,7 @@ class Exercises:
     distance from the tool point (m); each joint turned alone by ``nudge_turn`` (rad) at Q0 and the one that moves
     the tool point most; the SO-101's shoulder-to-tool bound, the farthest sampled pose and the farthest
     point L-BFGS-B finds within the limits (``optimum``, at ``q_optimum``, rad) (m), and the shoulder_pan anchor, which
-    those are measured from (m, world; the same at every pose), and its distance from the world origin (m); the gap
-    between the bound and the sample split into geometry (bound - optimum) and sampling (optimum - sample), mm."""
+    those are measured from (m, world; the same at every pose), and its distance from the world origin (m)."""
 
     roll_move: float
     roll_lever: float
@@ -253,9 +252,6 @@ class Exercises:
     q_optimum: np.ndarray
     pan_anchor: np.ndarray
     pan_offset: float
-    gap_mm: float
-    geometry_mm: float
-    sampling_mm: float
 
 
 def exercises_step(chain) -> Exercises:
@@ -288,9 +284,17 @@ def exercises_step(chain) -> Exercises:
                 for q0 in qs[np.argsort(r)[-N_STARTS:]]), key=lambda res: res.fun)
     return Exercises(float(np.linalg.norm(walk_chain(chain, q)[1][:3, 3] - T_tool[:3, 3])), float(levers[roll]),
                      ROLL_TURN, NUDGE, tuple(nudges), max(nudges, key=lambda n: n.move),
-                     (bound := reach_bound(chain)), (sampled := float(r.max())), (optimum := float(-best.fun)), best.x,
-                     anchors[0], float(np.linalg.norm(anchors[0])),
-                     *(1000 * x for x in (bound - sampled, bound - optimum, optimum - sampled)))
+                     reach_bound(chain), float(r.max()), float(-best.fun), best.x,
+                     anchors[0], float(np.linalg.norm(anchors[0])))
+
+
+def hard_mm(ex) -> dict[str, float]:
+    """The Hard exercise's bound, farthest sample and optimum in mm, rounded to the 0.1 mm the page prints, and the
+    gap between bound and sample split into geometry (bound - optimum) and sampling (optimum - sample), each the
+    difference of the rounded values, so the page's arithmetic adds up."""
+    bound, sampled, optimum = (round(1000 * x, 1) for x in (ex.bound, ex.sampled, ex.optimum))
+    return {"bound": bound, "sampled": sampled, "optimum": optimum, "gap": round(bound - sampled, 1),
+            "geometry": round(bound - optimum, 1), "sampling": round(optimum - sampled, 1)}
 
 
 @dataclass(frozen=True)
@@ -399,9 +403,9 @@ def main(full: bool = False) -> dict:
     br, ex, slips, qref = break_step(chain), exercises_step(chain), slip_step(chain), qref_step()
     print_steps(walk, arms, reach, br, ex)
     print_slips(slips, qref)
-    return save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "walk": walk, "arms": arms,
+    return save_results(HERE, SCRIPT, {"q0": Q0, "machine_eps": float(np.finfo(float).eps), "n_arm_poses": N_POSES, "n_reach": N_REACH, "n_starts": N_STARTS, "walk": walk, "arms": arms,
                                        "reach": reach, "break": br, "exercises": ex, "slips": slips,
-                                       "qref": qref,
+                                       "qref": qref, "hard_mm": hard_mm(ex),
                                        "max_q_ref": max(float(np.abs(chain.q_ref).max()), *(a.q_ref for a in arms))})
 
 

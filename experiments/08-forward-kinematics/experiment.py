@@ -79,7 +79,8 @@ class Envelope:
     """The reach envelope over ``n`` poses per row and seed, for ``seeds`` seeds: the rows and each joint's range
     (deg); for the figure, the first seed's tool points within the
     limits and with every joint free ((n, 3), m), which of the latter lie outside the within-limits cubes
-    ((n,) bool), and the shoulder_pan axis's (x, y) (m, world; the axis is vertical)."""
+    ((n,) bool), and the shoulder_pan axis's (x, y) (m, world; the axis is vertical); the joints whose limits cut
+    the workspace: freed alone, their share outside clears the noise floor's by three summed standard deviations."""
 
     n: int
     seeds: int
@@ -89,6 +90,7 @@ class Envelope:
     free: np.ndarray
     free_outside: np.ndarray
     pan_xy: np.ndarray
+    cut: tuple[str, ...]
 
 
 def cell_keys(points, cell=CELL) -> np.ndarray:
@@ -130,7 +132,42 @@ def reach_step(chain, n=N_REACH, seeds=N_SEEDS) -> Envelope:
                  for label, m, d in zip(labels, mean, sd))
     spans = dict(zip(chain.joint_names, np.degrees(chain.upper - chain.lower).tolist()))
     pan_xy = joint_frames(chain, np.zeros(chain.n))[0][0, :2, 3]
-    return Envelope(n, seeds, rows, spans, *figure_points, pan_xy)
+    floor = rows[1]
+    cut = tuple(name for name, row in zip(chain.joint_names, rows[3:])
+                if row.share > floor.share + 3 * (floor.share_sd + row.share_sd))
+    return Envelope(n, seeds, rows, spans, *figure_points, pan_xy, cut)
+
+
+@dataclass(frozen=True)
+class Beyond:
+    """One joint freed to [-pi, pi], the others uniform within their limits, over ``n`` poses: the share of poses
+    whose freed angle lies beyond its limits; among those (``*_beyond``) and the rest (``*_within``), the share of
+    tool points below z = 0, the mean height of the elbow_flex anchor (m, world) and the mean distance from that
+    anchor to the tool point (m)."""
+
+    joint: str
+    share: float
+    below_beyond: float
+    below_within: float
+    elbow_z_beyond: float
+    elbow_z_within: float
+    elbow_tool_beyond: float
+    elbow_tool_within: float
+
+
+def beyond_step(chain, n=N_REACH) -> tuple[Beyond, ...]:
+    """Why a freed joint moves the reach envelope's below-table share: each joint freed alone (a seed of its own,
+    after the envelope's), its poses split by whether the freed angle lies beyond the joint's limits (Beyond)."""
+    rng, elbow, rows = np.random.default_rng(SEED + N_SEEDS), chain.joint_index("elbow_flex"), []
+    for i, name in enumerate(chain.joint_names):
+        free = np.arange(chain.n) == i
+        q = rng.uniform(np.where(free, -np.pi, chain.lower), np.where(free, np.pi, chain.upper), size=(n, chain.n))
+        frames, T_tool = joint_frames(chain, q)
+        p, o = T_tool[:, :3, 3], frames[:, elbow, :3, 3]
+        out = (q[:, i] < chain.lower[i]) | (q[:, i] > chain.upper[i])
+        columns = (p[:, 2] < 0, o[:, 2], np.linalg.norm(p - o, axis=1))
+        rows.append(Beyond(name, float(out.mean()), *(float(c[m].mean()) for c in columns for m in (out, ~out))))
+    return tuple(rows)
 
 
 @dataclass(frozen=True)
@@ -375,6 +412,16 @@ def print_reach(r) -> None:
           "do not keep the tool above the surface the base stands on.")
 
 
+def print_beyond(rows) -> None:
+    print("\n== One joint free: its poses beyond the joint's limits against the rest (another seed) ==")
+    print(f"{'joint free':14s} {'beyond':>7s} {'below z = 0':>15s} {'elbow anchor z (m)':>19s} "
+          f"{'elbow to tool (m)':>18s}")
+    print(f"{'':14s} {'':>7s} {'beyond  within':>15s} {'beyond  within':>19s} {'beyond  within':>18s}")
+    for b in rows:
+        print(f"{b.joint:14s} {b.share:7.1%} {b.below_beyond:6.1%} {b.below_within:7.1%} "
+              f"{b.elbow_z_beyond:10.3f} {b.elbow_z_within:7.3f} {b.elbow_tool_beyond:9.3f} {b.elbow_tool_within:7.3f}")
+
+
 def print_farthest(f, c) -> None:
     print(f"\n== The farthest tool point: L-BFGS-B (scipy) from the {f.starts} farthest random poses ==")
     print(f"within the limits: {f.limited:.4f} m at q = {fmt_row(f.q_limited, 7, 3)}")
@@ -456,8 +503,8 @@ def plot_reach(r, path) -> None:
                   (r.free, r.free_outside, "every joint free"))
         low = r.limited[:, 2].min()
         for col, (pts, outside, title) in enumerate(clouds):
-            for mask, color, label in ((~outside, "C0", "a cube the limited arm visits"),
-                                       (outside, "C1", "a cube it never visits")):
+            for mask, color, label in ((~outside, "C0", "point in a cube the limited arm visits"),
+                                       (outside, "C1", "point in a cube it never visits")):
                 p = pts[mask]
                 axes[0, col].scatter(p[:, 0], p[:, 1], s=0.3, c=color, label=label, rasterized=True)
                 axes[1, col].scatter(np.hypot(*(p[:, :2] - r.pan_xy).T), p[:, 2], s=0.3, c=color, label=label,
@@ -484,11 +531,13 @@ def main(full: bool = False) -> list[Claim]:
     so101 = robots.load("so101")
     reach = reach_step(so101, N_REACH_FULL if full else N_REACH)
     far, contact = farthest_step(so101), self_contact_step(so101, robots.mujoco_model("so101"))
+    beyond = beyond_step(so101, N_REACH_FULL if full else N_REACH)
     wx = robots.load("wxai_illustrative")
     qs = check_poses(N_CHECK_FULL if full else N_CHECK)
     num, bug = numeric_check_step(wx, qs), bug_step(wx, qs)
     rpy, pitch = rpy_step(wx), pitch_step(wx)
     print_reach(reach)
+    print_beyond(beyond)
     print_farthest(far, contact)
     print_numeric(num, bug)
     print_rpy(rpy, pitch)
@@ -501,8 +550,11 @@ def main(full: bool = False) -> list[Claim]:
                f"tool into places (orange: {CELL * 100:.0f} cm cubes the limited arm never visits) behind, beside "
                f"and below the base; many of the poses that reach them pass the arm's collision shapes through each "
                "other. The straight edges of the orange patches on the right are "
-               "cube boundaries: that region near the shoulder_pan axis is the arm folded back on itself. Each view "
-               "flattens one axis, so orange may overlie blue.",
+               "cube boundaries: that region near the shoulder_pan axis is the arm folded back on itself. In the "
+               "top view on the left the cloud thins along two lines that leave the shoulder_pan axis "
+               f"{reach.spans_deg['shoulder_pan'] / 2:.0f}° either side of +x: the shoulder_pan limits; "
+               "the sparser points behind them are the arm leaning back over its base. Each view flattens one axis, "
+               "so orange may overlie blue.",
                f"Four scatter plots of SO-101 tool points, {reach.n:,} random poses each, on equal axes: left within "
                "the joint limits, right with every joint free; top row seen from above, bottom row distance from the "
                "shoulder_pan axis against height, with a solid line at z = 0. With the joints free the outer edge "
@@ -512,7 +564,7 @@ def main(full: bool = False) -> list[Claim]:
                "within the limits."),
     ]
     save_results(HERE, SCRIPT, {"check_eps": SOURCE_EPS, "cell_cm": CELL * 100, "n_reach": reach.n,
-                                "n_seeds": reach.seeds, "reach": reach.rows, "farthest": far, "self_contact": contact,
+                                "n_seeds": reach.seeds, "reach": reach.rows, "cut": reach.cut, "beyond": beyond, "farthest": far, "self_contact": contact,
                                 "penetration_mm": PENETRATION * 1000,
                                 "spans_deg": reach.spans_deg, "n_check": num.n, "check_range": CHECK_RANGE,
                                 "numeric": num.rows, "best_eps": num.best_eps, "at_check_eps": num.at_check_eps,

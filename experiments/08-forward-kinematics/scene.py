@@ -30,7 +30,7 @@ AXIS_RGBA = (0.1, 0.45, 0.95, 1.0)
 # joined to its point by a leader line.
 PLACES = {"shoulder_pan": ("shaft", (-30, 12), "right"), "shoulder_lift": ("tail", (-16, -24), "right"),
           "elbow_flex": ("tail", (6, -26), "right"), "wrist_flex": ("tail", (30, -50), "left"),
-          "wrist_roll": ("tail", (10, -42), "left"), "tool point": ("tool", (10, 30), "left"),
+          "wrist_roll": ("tail", (-6, -50), "left"), "tool point": ("tool", (10, 30), "left"),
           "tool path": ("path", (14, 30), "left")}
 SCRIPT, FILE = "scene.py", "scene_axes.png"
 
