@@ -91,7 +91,7 @@ def contact_view(world, q, point, depth_mm: float, other: str, pair: int) -> Non
     ax.plot([-DIM_X, 0], [-depth_mm, -depth_mm], "k:", lw=1, zorder=4)
     ax.annotate("", (-DIM_X, -depth_mm), (-DIM_X, 0),
                 arrowprops={"arrowstyle": "|-|", "lw": 1.5, "mutation_scale": 8}, zorder=4)
-    ax.text(-DIM_X - 1.5, -depth_mm / 2, f"{depth_mm:.1f} mm", ha="right", va="center", zorder=4)
+    ax.text(-DIM_X - 2.5, -depth_mm / 2, f"{depth_mm:.1f} mm", ha="right", va="center", zorder=4)
     ax.set_xlim(-LEFT, RIGHT)
     ax.set_ylim(-BELOW, ABOVE)
     ax.set_aspect("equal")
