@@ -347,6 +347,7 @@ class NearSingular:
     first_step: dict  # key -> largest joint change of the first step, rad
     first_step_norm: dict  # key -> length |q1 - q_start| of the first step, rad (the bound limits this)
     asked: float  # rad, largest joint change the undamped first step asks for, before the joint limits clip it
+    mixed_asked: float  # rad, the same toward the mixed target: the step limit scales that step by MAX_STEP / this
     peak_error: dict  # key -> largest |e| on the way, m
     final_error: dict  # key -> m
     steps: dict  # key -> steps taken to converge (or to stop)
@@ -370,7 +371,8 @@ def near_singular(chain) -> NearSingular:
     weak = -np.sign(U[:, -1] @ p0) * U[:, -1]  # the weak direction, pointing back toward the base
     strong = np.sign(U[2, 0]) * U[:, 0]  # the strong direction, pointing up (an SVD may return either sign)
     target, mixed = p0 + PULL * weak, p0 + PULL * (weak + strong) / np.sqrt(2)
-    strong_gn = Vt[0] @ damped_step(J, mixed - p0, 0.0)  # the Gauss-Newton step's share along the strong direction
+    mixed_gn = damped_step(J, mixed - p0, 0.0)
+    strong_gn = Vt[0] @ mixed_gn  # the Gauss-Newton step's share along the strong direction
     out = {k: {} for k in ("first_step", "first_step_norm", "peak_error", "final_error", "steps", "falls", "distance",
                            "mixed_after_mm", "mixed_kept", "errors")}
     for key, _, lam, max_step in (v for v in VARIANTS if v[0] in SINGULAR_KEYS):
@@ -388,7 +390,7 @@ def near_singular(chain) -> NearSingular:
     asked = float(np.abs(damped_step(J, target - p0, 0.0)).max())
     labels = {key: label for key, label, *_ in VARIANTS if key in SINGULAR_KEYS}
     return NearSingular(labels, Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, mixed,
-                        PULL / np.sqrt(2), asked=asked, **out)
+                        PULL / np.sqrt(2), asked=asked, mixed_asked=float(np.abs(mixed_gn).max()), **out)
 
 
 @dataclass(frozen=True)

@@ -317,8 +317,8 @@ class FiveDof:
     angle_deg: list[float]  # ... and orientation_error's in degrees, in the same order
     axis_converged: bool  # asking only position + tool z axis
     axis_errors: tuple[float, float]  # (m, rad)
-    axis_position: float  # m, axis_errors[0]
-    axis_angle: float  # rad, axis_errors[1]
+    axis_position_mm: float  # axis_errors[0] in mm ...
+    axis_angle_deg: float  # ... and axis_errors[1] in degrees, as the weighted rows
     roll_cos: dict  # tool axis ("x", "y") -> its cosine with the wrist roll axis at the reachable pose
     target: np.ndarray = unsaved()  # (4, 4)
     q_axis: np.ndarray = unsaved()  # (5,) the position + axis solution
@@ -340,7 +340,7 @@ def five_dof_pose() -> FiveDof:
     r = solve_ik(chain, T_target, task="position+axis", rng=np.random.default_rng(RESTART_SEED))
     return FiveDof(FIVE_DOF_TURN, perr, oerr, [1000 * v for v in perr.values()],
                    [np.degrees(v) for v in oerr.values()], r.converged, (r.position_error, r.orientation_error),
-                   r.position_error, r.orientation_error, roll_cos, T_target, r.q, qw)
+                   1000 * r.position_error, np.degrees(r.orientation_error), roll_cos, T_target, r.q, qw)
 
 
 def print_five_dof(f: FiveDof) -> None:

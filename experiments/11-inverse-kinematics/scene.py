@@ -34,6 +34,7 @@ TOP_RGBA, WOOD_RGBA = (0.8, 0.62, 0.4, 0.45), (0.45, 0.28, 0.12, 1.0)  # see-thr
 # collision boxes within CLOSE_REACH of the deepest point, against the table top.
 CLOSE_FILE, CLOSE_REACH = "scene_contact.png", 0.04  # m
 LEFT, RIGHT, BELOW, ABOVE = 20.0, 35.0, 8.0, 22.0  # mm: the frame around the deepest point and the table top
+DIM_X = 6.0  # mm left of the deepest point: where the side view draws the depth
 
 
 def table_boxes(half, centre, rim: float = 0.004) -> list[Box]:
@@ -77,16 +78,20 @@ def contact_view(world, q, point, depth_mm: float, other: str, pair: int) -> Non
         corners = data.geom_xpos[g] + (signs * model.geom_size[g]) @ data.geom_xmat[g].reshape(3, 3).T
         xz = 1000 * (corners[:, [0, 2]] - point[[0, 2]] * [1, 0])  # mm: x from the point, z from the table top
         hull = ConvexHull(xz)
-        if g == deepest:  # the one box filled and named; the rest outlines, so overlaps make no darker patches
-            ax.fill(*xz[hull.vertices].T, color=(0.9, 0.15, 0.1), ec=(0.5, 0.05, 0.05), lw=0.8)
+        if g == deepest:  # the one box filled and named, over the rest drawn as outlines, which make no darker patches
+            ax.fill(*xz[hull.vertices].T, color=(0.9, 0.15, 0.1), ec=(0.5, 0.05, 0.05), lw=0.8, zorder=3)
             low, high = xz[:, 1].min(), xz[:, 1].max()  # the name low in the box, above the outlines crossing it
             ax.text(xz[:, 0].mean(), low + 0.25 * (high - low), other, ha="center", va="center", color="white",
-                    fontsize=9, zorder=5, bbox={"fc": (0.9, 0.15, 0.1), "ec": "none", "pad": 1})
+                    fontsize=11, zorder=5, bbox={"fc": (0.9, 0.15, 0.1), "ec": "none", "pad": 1})
         else:
-            ax.fill(*xz[hull.vertices].T, fill=False, ec=(0.5, 0.05, 0.05), lw=0.8)
-    ax.plot(0, -depth_mm, "k.", ms=6)
-    ax.annotate("", (2, -depth_mm), (2, 0), arrowprops={"arrowstyle": "<->", "lw": 1})
-    ax.text(3, -depth_mm / 2, f"{depth_mm:.1f} mm", va="center")
+            ax.fill(*xz[hull.vertices].T, fill=False, ec=(0.5, 0.05, 0.05), lw=0.8, zorder=2)
+    # the depth as a dimension line left of the box, where no outline crosses it: a millimetre or two is too short
+    # for arrowheads, so the bar's end ticks mark the table top and the deepest point
+    ax.plot(0, -depth_mm, "k.", ms=7, zorder=4)
+    ax.plot([-DIM_X, 0], [-depth_mm, -depth_mm], "k:", lw=1, zorder=4)
+    ax.annotate("", (-DIM_X, -depth_mm), (-DIM_X, 0),
+                arrowprops={"arrowstyle": "|-|", "lw": 1.5, "mutation_scale": 8}, zorder=4)
+    ax.text(-DIM_X - 2.5, -depth_mm / 2, f"{depth_mm:.1f} mm", ha="right", va="center", zorder=4)
     ax.set_xlim(-LEFT, RIGHT)
     ax.set_ylim(-BELOW, ABOVE)
     ax.set_aspect("equal")
@@ -152,7 +157,7 @@ def main(full: bool = False) -> list[Claim]:
         f"overlapping {other} filled and named, the rest outlined; the table top is at height 0.",
         f"Side view in millimetres: red outlines of the gripper's collision boxes above a brown band for "
         f"the table; the filled {other} box, labelled, reaches {depth:.1f} mm below the table top, marked by a dot and a "
-        "double arrow.")
+        "dimension bar beside it.")
     save_results(HERE, SCRIPT, {"target": targets[k], "q_plain": plain.q[k], "q_avoid": avoid.q[k],
                                 "clear_plain_mm": 1000 * clear_plain[k], "clear_avoid_mm": 1000 * clear_avoid[k],
                                 "depth_mm": depth, "into": what, "part": other, "margin_mm": 1000 * MARGIN,
