@@ -464,6 +464,8 @@ def test_freeing_the_joints_never_shrinks_the_reach_and_its_effect_clears_the_no
     # the below-table column: up with shoulder_lift free, down with wrist_flex free, beyond the seeds' spread
     assert one[1].below - ref.below > 3 * (one[1].below_sd + ref.below_sd)
     assert ref.below - one[3].below > 3 * (one[3].below_sd + ref.below_sd)
+    moves = sorted(range(5), key=lambda j: -abs(one[j].below - ref.below))  # the page: it moves most for these two
+    assert sorted(moves[:2]) == [1, 3] and reach.rows[4] is one[1] and reach.rows[6] is one[3]
     # the caption: the limited cloud thins where the azimuth about the pan axis passes the pan limit
     limit = np.degrees(so101.upper[0])
     azimuth = np.abs(np.degrees(np.arctan2(*(reach.limited[:, :2] - pan).T[::-1])))
