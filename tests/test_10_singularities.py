@@ -413,6 +413,7 @@ def test_sweep_fields_the_page_reads_obey_the_closed_form_bounds(ex, sweep):
     np.testing.assert_allclose(r.sqrt2_lam, np.sqrt(2) * ex.LAMBDA, rtol=1e-15)
 
 
+
 def _adaptive_gain(sigma, sigma_h, lam_max):
     """The damped gain sigma / (sigma^2 + lambda^2) under the ramp lambda^2 = lam_max^2 (1 - (sigma/sigma_h)^2)
     below sigma_h, 0 above (Nakamura and Hanafusa's adaptive damping), written out here as the reference."""
@@ -725,6 +726,14 @@ def test_the_damp_harder_edit_reproduces_the_measured_ahead_numbers_the_page_rea
     np.testing.assert_allclose(r.fixed_norm, 0.05 * s / (s**2 + lam**2), rtol=1e-9)
     np.testing.assert_allclose(r.fixed_weak, 0.05 * s**2 / (s**2 + lam**2), rtol=1e-7, atol=1e-15)
     assert ahead.fixed_max == pytest.approx(r.fixed_max, rel=1e-12) and r.fixed_max <= r.bound
+    # adaptive damping's bound does not tighten with lambda_max = 0.2 at the unchanged threshold: its largest gain
+    # stays |v| / sigma_h (reference: a brute-force maximum over a fine grid of sigma), the number the page reads
+    grid = np.linspace(1e-6, 1.0, 2_000_001)
+    lam2 = np.where(grid < ex.SIGMA_HEALTHY, lam**2 * (1 - (grid / ex.SIGMA_HEALTHY) ** 2), 0.0)
+    brute = 0.05 * np.max(grid / (grid**2 + lam2))
+    # rtol: the grid step over sigma_h, 5e-7 / 0.03, twice
+    np.testing.assert_allclose([r.adaptive_gain_bound, ex.extension_sweep(n=40).adaptive_gain_bound], brute, rtol=4e-5)
+    assert r.adaptive_norm_max <= r.adaptive_gain_bound + 1e-12
     assert ahead.near_fixed_weak_mm == pytest.approx(1000 * r.near.fixed_weak, rel=1e-12)
     # LAMBDA is also adaptive damping's lambda_max: the summary's closed-form bound with the threshold at 2 lambda,
     # 1 / (sqrt(3) lambda) x 5 cm/s, moves with it
