@@ -47,7 +47,7 @@ def main(full: bool = False) -> list[Claim]:
     sweep_mm = 1000 * float(np.linalg.norm(elbow[-1] - elbow[0]))  # from one ghost's elbow to the other's
     pic = picture("panda", [Pose(PANDA_READY, alpha=0.6), *ghosts], HERE / FILE,
                   overlays=[Polyline(elbow),
-                            # cubes mark where the elbow starts and where each walk leaves it: the swing reads at a glance
+                            # cubes mark where the elbow starts and where each walk stops: the swing reads at a glance
                             Box(elbow_ready, np.full(3, 0.018), (0.35, 0.35, 0.35, 1), "elbow at ready"),
                             *(Box(p, np.full(3, 0.018), (0.1, 0.25, 0.8, 1), f"elbow, walk {i} stops")
                               for i, p in enumerate((elbow[0], elbow[-1]), 1)),
@@ -62,8 +62,8 @@ def main(full: bool = False) -> list[Claim]:
           f"{cost_end:.3f} rad^2; the walks stand still (every joint < {SETTLED:g} rad per step) from step {settled} "
           f"of {STEPS}, the last step moves a joint at most {last:.1e} rad: stopped at the cost's lowest point")
     figure = Figure(FILE, pic.caption("The Panda at ready (grey) and where two walks along its self-motion stop "
-                                      "(blue ghosts), with the elbow's path (magenta) from where each walk leaves it "
-                                      "(blue cubes) through where it starts (grey cube), and the hand (red cube): the "
+                                      "(blue ghosts), with the elbow's path (magenta) from where one walk stops "
+                                      "(blue cube) through where both start (grey cube) to where the other stops (blue cube), and the hand (red cube): the "
                                       "elbow swings, the hand stays."),
                     pic.alt("seen from behind and above, at the ready pose in see-through grey, "
                             "with two see-through blue copies where two walks along its self-motion stop, "
