@@ -551,7 +551,7 @@ def main(full: bool = False) -> list[Claim]:
                f"and below the base; many of the poses that reach them pass the arm's collision shapes through each "
                "other. The straight edges of the orange patches on the right are "
                "cube boundaries: that region near the shoulder_pan axis is the arm folded back on itself. In the "
-               "top view on the left the cloud thins along two lines that leave the shoulder_pan axis "
+               "top view on the left the dense cloud ends at two lines that leave the shoulder_pan axis "
                f"{reach.spans_deg['shoulder_pan'] / 2:.0f}° either side of +x: the shoulder_pan limits; "
                "the sparser points behind them are the arm leaning back over its base. Each view flattens one axis, "
                "so orange may overlie blue.",
