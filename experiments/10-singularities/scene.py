@@ -17,12 +17,14 @@ HERE = out_dir(__file__)  # where this run writes its transcript, results and fi
 Q0 = np.array([0.0, -0.6, 0.9, 0.4, 0.3])  # rad: lesson 09's SO-101 pose
 Q_STRETCHED = np.array([0.0, 1.0, -1.24, 0.0, 0.0])  # rad: reaching forward, upper arm, forearm and wrist in one line
 SCALE = 0.4  # s: each ellipsoid is drawn at this scale (m per m/s), so 1 rad/s of joint norm reads in 0.4 s
-# Q0's camera, centred on the tool, looking mostly along the middle axis u2 (sideways): the long axis u1 and the
-# short u3 lie nearly across the view, so the lens's thickness shows, and u2 still shows foreshortened
-VIEW = dict(azimuth=115.0, elevation=-15.0, distance=0.65)
-# the stretched arm from its side, framed on the whole arm: looking along the arm would hide it behind the disc,
-# and the thin axis along it could not be seen
-VIEW_STRETCHED = dict(azimuth=60.0, elevation=-15.0)
+# Both cameras are centred on the tool at one distance, so the two ellipsoids show at one scale on screen too.
+# Q0's looks along the middle axis u2 (sideways, world y at Q0), tilted a few degrees: the long axis u1 and the short
+# u3 lie across the view, so the outline's short half-axis is the sigma_3 arrow
+DISTANCE = 0.65  # m
+VIEW = dict(azimuth=90.0, elevation=-8.0, distance=DISTANCE)
+# the stretched arm from its side: looking along the arm would hide it behind the disc, and the thin axis along it
+# could not be seen
+VIEW_STRETCHED = dict(azimuth=60.0, elevation=-15.0, distance=DISTANCE)
 ELLIPSOID_RGBA = (0.1, 0.4, 1.0, 0.55)
 AXIS_RGBA = ((0.85, 0.1, 0.1, 1.0), (0.1, 0.6, 0.15, 1.0), (0.55, 0.1, 0.7, 1.0))  # sigma_1, sigma_2, sigma_3
 # a small layout size: the labels' fixed type then stays legible when the picture is shrunk to a phone's width
@@ -52,7 +54,7 @@ def main(full: bool = False) -> list[Claim]:
     for key, q, title in (("q0", Q0, "at Q0: a thin lens"),
                           ("stretched", Q_STRETCHED, "stretched out: a flat disc")):
         e, sigmas[key] = ellipsoid(chain, q)
-        view = View(lookat=tuple(e.center), **VIEW) if key == "q0" else View(**VIEW_STRETCHED)
+        view = View(lookat=tuple(e.center), **(VIEW if key == "q0" else VIEW_STRETCHED))
         pics[key] = picture("so101", Pose(q), HERE / FILES[key], overlays=[e, *semi_axes(e, sigmas[key])],
                             view=view, title=title, size=SIZE)
     s0, s1 = sigmas["q0"], sigmas["stretched"]
@@ -63,15 +65,16 @@ def main(full: bool = False) -> list[Claim]:
     axes = lambda s: ", ".join(f"{x:.2g}" for x in s)
     figures = [
         Figure(FILES["q0"], pics["q0"].caption(
-            "The SO-101 at Q0 with its manipulability ellipsoid at the tool, seen nearly edge-on so its thickness shows: "
+            "The SO-101 at Q0 with its manipulability ellipsoid at the tool, seen edge-on along its middle axis: "
             f"a thin lens, the longest axis (σ1) {s0[0] / s0[2]:.0f} times the shortest (σ3, toward and away from "
-            "the base), thin but not closed. The middle axis (σ2, sideways) points roughly at the camera. Each "
+            "the base), thin but not closed. The middle axis (σ2, sideways) points at the camera. Each "
             "semi-axis is an arrow labelled with its singular value (m/rad), drawn to the scale the text states."),
             pics["q0"].alt("at Q0",
-                           f"a translucent blue lens-shaped ellipsoid at the tool, seen nearly edge-on, its three semi-axes drawn as red, green and "
+                           f"a translucent blue lens-shaped ellipsoid at the tool, seen edge-on, its three semi-axes drawn as red, green and "
                            f"purple arrows labelled with their singular values {axes(s0)} m/rad")),
         Figure(FILES["stretched"], pics["stretched"].caption(
-            "The SO-101 stretched out forward, seen from its side, the ellipsoid drawn to the same scale as at Q0: "
+            "The SO-101 stretched out forward, seen from its side, the ellipsoid drawn to the same scale and from the same "
+            "camera distance as at Q0: "
             f"two axes open, wider than at Q0, and the one along the arm (σ3) {s1[0] / s1[2]:.0f} times shorter than "
             "σ1, so the ellipsoid is a flat disc standing across the arm's end, its σ3 arrow too short to see."),
             pics["stretched"].alt("stretched out forward, upper arm, forearm and wrist almost in one line",
