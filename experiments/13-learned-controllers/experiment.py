@@ -782,7 +782,7 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     fig.colorbar(sc, ax=a1, label="log10 FK-consistency error (mm)")
     a1.set_aspect("equal")
     a1.set(xlabel="target x (m)", ylabel="target y (m)")
-    a1.set_title("inside the training region")
+    a1.set_title("FK-consistency inside the training region", pad=14)
     for k, v in e.errors.items():
         a2.semilogy(np.degrees(np.abs(e.phi)), v * 1e3 + 1e-6, ".", ms=3, label=k)
     a2.axvline(TRAIN_ANGLE, color="k", lw=0.8)
@@ -791,7 +791,7 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     a2.set_ylabel("error (mm)")
     # above the axes: inside, any corner covers the solver's points or the networks'
     a2.legend(fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, markerscale=3)
-    fig.suptitle("Planar 2R: a learned inverse inside and outside its data")
+    fig.suptitle("Planar 2R: a learned inverse inside and outside its data", fontweight="bold", fontsize=13)
     _save(fig, "multimodality_2r.png")
 
 
