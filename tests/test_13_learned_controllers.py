@@ -129,6 +129,13 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
                                              s.errors[:, b, c].max()], atol=1e-12)
     # the first-order joint error of the tool miss (lesson 10), and the fall of |q2| per metre between band middles
     np.testing.assert_allclose(s.first_order_rad, fk_medians.mean(axis=0) / s.sigma_min, rtol=1e-12)
+    # the elbow's shortening of the reach, against the 2R law of cosines |p| = sqrt(L1^2 + L2^2 + 2 L1 L2 cos q2)
+    # and its derivative -L1 L2 sin q2 / |p| for the first-order column
+    net_q2 = s.errors[:, :, 9].mean(axis=0)
+    reach = lambda q2: np.sqrt(L1**2 + L2**2 + 2 * L1 * L2 * np.cos(q2))  # noqa: E731
+    np.testing.assert_allclose(s.reach_loss_mm, 1e3 * (reach(s.q2_exact) - reach(net_q2)), atol=1e-9)
+    np.testing.assert_allclose(s.reach_loss_linear_mm, 1e3 * L1 * L2 * np.sin(s.q2_exact) / reach(s.q2_exact)
+                               * (net_q2 - s.q2_exact), atol=1e-9)
     mids = [(lo + hi) / 2 for lo, hi in ex.BANDS]
     for b in range(len(ex.BANDS) - 1):
         exact = [np.median(np.arccos(np.clip((np.concatenate(radii[k]) ** 2 - L1**2 - L2**2) / (2 * L1 * L2), -1, 1)))

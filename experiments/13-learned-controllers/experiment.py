@@ -336,6 +336,9 @@ class NearSingularity:
     q2_slope_net: np.ndarray  # (bands - 1,) rad/m, the fall of its median |q2| from band to band per metre of the
     # bands' middles
     q2_slope_exact: np.ndarray  # (bands - 1,) rad/m, the same for the exact |q2|
+    reach_loss_mm: np.ndarray  # (bands,) mm, how much nearer the base the tool ends with the elbow at the network's
+    # median |q2| (mean over repetitions) than at the exact one: the elbow's share of the miss, exactly
+    reach_loss_linear_mm: np.ndarray  # (bands,) mm, the same to first order in the elbow (d|p|/dq2)
     errors: np.ndarray = unsaved()  # (repetitions, bands, 10): regression, FK, straight arm, solver median, largest
     # (m); the FK network's median distance to the nearer exact answer (rad); the constant-elbow bound (m); the FK
     # network's radial share, short fraction and median |q2| (rad, ``radial_split``)
@@ -371,16 +374,23 @@ def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity
                          np.median(e[:, b, 3]) * 1e3, e[:, b, 4].max() * 1e3, spread(e[:, b, 5]),
                          e[:, b, 6].max() * 1e3, *(spread(e[:, b, c]) for c in (7, 8, 9)))
                  for b in range(len(BANDS)))
-    fk = e[:, :, 1]
-    monotone = int(np.sum(np.all(np.diff(fk, axis=1) > 0, axis=1)))
+    fk_miss = e[:, :, 1]
+    monotone = int(np.sum(np.all(np.diff(fk_miss, axis=1) > 0, axis=1)))
     smin = np.array([np.median(np.concatenate(m)) for m in smin])
     mid = np.diff(np.mean(BANDS, axis=1))
     net_q2 = np.array([row.fk_q2[0] for row in rows])
-    return NearSingularity([list(b) for b in BANDS], smin, rows, len(e), int(np.sum(fk[:, -1] > fk[:, 0])), monotone,
+    # the tool's distance from the base depends on the elbow alone: read it off FK at q1 = 0
+    p_exact, p_net = (fk(chain, np.c_[np.zeros(len(q2)), q2]).p[:, :2] for q2 in (q2_exact, net_q2))
+    reach_exact = np.linalg.norm(p_exact, axis=1)
+    slope = np.einsum("bi,bi->b", p_exact / reach_exact[:, None],
+                      jacobian(chain, np.c_[np.zeros(len(q2_exact)), q2_exact])[:, :2, 1])  # d|p|/dq2, m/rad
+    return NearSingularity([list(b) for b in BANDS], smin, rows, len(e),
+                           int(np.sum(fk_miss[:, -1] > fk_miss[:, 0])), monotone,
                            monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), q2_exact, e[:, :, 4].max() * 1e3,
                            bool(rows[0].fk_q2[0] < q2_exact[0] and rows[0].fk_short[0] < 0.5),
                            np.array([row.fk[0] for row in rows]) * 1e-3 / smin, -np.diff(net_q2) / mid,
-                           -np.diff(q2_exact) / mid, e)
+                           -np.diff(q2_exact) / mid, (reach_exact - np.linalg.norm(p_net, axis=1)) * 1e3,
+                           -slope * (net_q2 - q2_exact) * 1e3, e)
 
 
 def radial_split(chain, q: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
@@ -425,6 +435,8 @@ def print_near_singularity(s: NearSingularity, setting: str) -> None:
     print("dx / sigma_min (rad): " + ", ".join(f"{v:.3f}" for v in s.first_order_rad)
           + "; |q2| falls per m between band middles, network: " + ", ".join(f"{v:.1f}" for v in s.q2_slope_net)
           + "; exact: " + ", ".join(f"{v:.1f}" for v in s.q2_slope_exact))
+    print("the elbow's share of the tool miss (mm), exact: " + ", ".join(f"{v:.1f}" for v in s.reach_loss_mm)
+          + "; first order in the elbow: " + ", ".join(f"{v:.1f}" for v in s.reach_loss_linear_mm))
 
 
 def singularity_claims(s: NearSingularity) -> list[Claim]:
@@ -770,7 +782,7 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     fig.colorbar(sc, ax=a1, label="log10 FK-consistency error (mm)")
     a1.set_aspect("equal")
     a1.set(xlabel="target x (m)", ylabel="target y (m)")
-    a1.set_title("inside the training region")
+    a1.set_title("FK-consistency inside the training region", pad=14)
     for k, v in e.errors.items():
         a2.semilogy(np.degrees(np.abs(e.phi)), v * 1e3 + 1e-6, ".", ms=3, label=k)
     a2.axvline(TRAIN_ANGLE, color="k", lw=0.8)
@@ -779,7 +791,7 @@ def plot_2r(g: Guesses, e: Extrapolation) -> None:
     a2.set_ylabel("error (mm)")
     # above the axes: inside, any corner covers the solver's points or the networks'
     a2.legend(fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False, markerscale=3)
-    fig.suptitle("Planar 2R: a learned inverse inside and outside its data")
+    fig.suptitle("Planar 2R: a learned inverse inside and outside its data", fontweight="bold", fontsize=13)
     _save(fig, "multimodality_2r.png")
 
 
