@@ -502,6 +502,7 @@ def test_elbow_post_page_numbers_from_mujoco(ex, post, panda_chain, panda_model)
     np.testing.assert_allclose(r.free_end_depth_mm, -1000 * free[-1], atol=1e-9)
     assert r.post_link == free_body[int(np.argmin(free))]
     np.testing.assert_allclose(r.avoid_closest_mm, 1000 * avoid.min(), atol=1e-9)
+    assert r.avoid_closest_mm > r.margin_mm  # the quiz: the damper keeps the gap outside the margin, never under it
     for value, tool in ((r.free_tool_drift_mm, tool_free), (r.avoid_tool_drift_mm, tool_avoid)):
         np.testing.assert_allclose(value, 1000 * np.linalg.norm(tool - tool[0], axis=1).max(), atol=1e-9)
     elbow_free, elbow_avoid = _mj_elbow(panda_model, e.free.q, panda_chain), _mj_elbow(panda_model, e.avoid.q,
