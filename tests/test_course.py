@@ -895,6 +895,10 @@ def test_a_wrong_click_shows_that_options_why_not_and_a_bare_one_says_try_again(
     assert verdict.locator("em").inner_text() == "force" and not quiz.locator(".why").is_visible()
     wrong.nth(1).click()  # an option without a why-not
     assert verdict.inner_text() == "Not quite: try another answer."
+    quiz.locator('button[data-correct="true"]').click()
+    wrong.nth(0).click()  # read after the right answer: its why-not, and no call for another answer
+    assert "mistakes the lever" in verdict.inner_text() and "another answer" not in verdict.inner_text()
+    assert quiz.locator(".why").is_visible()
     assert page.errors == [] and page.remote == []
     context.close()
 

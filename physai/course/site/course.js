@@ -37,10 +37,13 @@
         button.setAttribute("aria-pressed", "true");
         verdict.className = "verdict " + (right ? "right" : "wrong");
         // a wrong option's own why-not names the misconception behind it; the verdict shows it where it is given
-        var whyNot = button.parentNode.querySelector(".whynot");
-        if (right || !whyNot) verdict.textContent = right ? "Right." : "Not quite: try another answer.";
-        else verdict.innerHTML = "Not quite. <span class=\"whynot-text\">" + whyNot.innerHTML + "</span> Try another answer.";
-        if (right) why.hidden = false;
+        // once the right option is found, a wrong one clicked to read its why-not asks for no other answer
+        var whyNot = button.parentNode.querySelector(".whynot"), answered = quiz.dataset.answered === "true";
+        if (right) verdict.textContent = "Right.";
+        else if (!whyNot) verdict.textContent = answered ? "Not quite." : "Not quite: try another answer.";
+        else verdict.innerHTML = "Not quite. <span class=\"whynot-text\">" + whyNot.innerHTML + "</span>" +
+          (answered ? "" : " Try another answer.");
+        if (right) { why.hidden = false; quiz.dataset.answered = "true"; }
       });
     });
   });
