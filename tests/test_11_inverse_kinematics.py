@@ -7,6 +7,7 @@ from conftest import WXAI_XML, mj_site, mujoco_distances, mujoco_errors
 from scipy.linalg import lstsq
 
 from physai import mj, robots
+from physai.ik import Solver
 from physai.course.lesson import verdict
 
 LESSON = "11-inverse-kinematics"
@@ -74,6 +75,12 @@ def test_convergence_figures_plateau_is_the_median_final_error_in_mujoco(ex, pan
     for m in ("pinv", "dls", "adaptive", "lm"):
         assert c.plateau[m] < TOL_P and c.flat_from[m] < 20
     assert c.flat_from["transpose"] == c.ceiling and c.plateau["transpose"] > TOL_P
+    # adaptive's damping still on at the answers: sigma_min of MuJoCo's mj_jacSite below the ramp's threshold
+    qs = c.solutions[c.names.index("adaptive")]
+    sigma_min = [np.linalg.svd(mj_site(panda_model, panda, q)[2], compute_uv=False)[-1] for q in qs]
+    assert c.adaptive_damped == np.sum(np.array(sigma_min) < c.damping["sigma_healthy"])
+    s = Solver()  # the ramp and fixed damping the methods ran with: the Solver's defaults
+    assert c.damping == {"dls": s.damping, "sigma_healthy": s.sigma_healthy, "lambda_max": s.lambda_max}
 
 
 def test_pose_error_is_scipys_rotation_vector_and_mujocos_subquat_in_world_axes(ex, panda, panda_model):
