@@ -456,6 +456,15 @@ def test_either_guard_rail_alone_keeps_the_stretched_start_sane_and_damping_keep
                                rtol=1e-9)
     damped = lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[e, np.zeros(5)])[0]
     np.testing.assert_allclose(ns.first_step["unlimited"], np.abs(damped).max(), rtol=1e-9)
+    # the second damped step asks for more than the step limit: "as built" shortens it, so its path parts from
+    # "no step limit" after step 2 although both rows of the table agree
+    q1 = np.clip(q0 + damped, so101.lower, so101.upper)
+    p1, _, J1 = mj_site(so101_model, so101, q1)
+    second = lstsq(np.r_[J1[:3], build.LAMBDA * np.eye(5)], np.r_[ns.target - p1, np.zeros(5)])[0]
+    np.testing.assert_allclose(ns.second_asked, np.abs(second).max(), rtol=1e-6)
+    assert ns.second_asked > build.MAX_STEP
+    np.testing.assert_allclose(ns.errors["built"][:2], ns.errors["unlimited"][:2], rtol=1e-12)
+    assert not np.isclose(ns.errors["built"][2], ns.errors["unlimited"][2], rtol=1e-3)
     for key in ("built", "undamped", "unlimited"):
         assert ns.falls[key] and np.all(np.diff(ns.errors[key]) < 0) and ns.peak_error[key] == ns.errors[key][0]
         assert ns.steps[key] == len(ns.errors[key]) - 1 and ns.final_error[key] < build.TOL
