@@ -7,6 +7,7 @@ from conftest import WXAI_XML, mj_site, mujoco_distances, mujoco_errors
 from scipy.linalg import lstsq
 
 from physai import mj, robots
+from physai.ik import Solver
 from physai.course.lesson import verdict
 
 LESSON = "11-inverse-kinematics"
@@ -74,6 +75,12 @@ def test_convergence_figures_plateau_is_the_median_final_error_in_mujoco(ex, pan
     for m in ("pinv", "dls", "adaptive", "lm"):
         assert c.plateau[m] < TOL_P and c.flat_from[m] < 20
     assert c.flat_from["transpose"] == c.ceiling and c.plateau["transpose"] > TOL_P
+    # adaptive's damping still on at the answers: sigma_min of MuJoCo's mj_jacSite below the ramp's threshold
+    qs = c.solutions[c.names.index("adaptive")]
+    sigma_min = [np.linalg.svd(mj_site(panda_model, panda, q)[2], compute_uv=False)[-1] for q in qs]
+    assert c.adaptive_damped == np.sum(np.array(sigma_min) < c.damping["sigma_healthy"])
+    s = Solver()  # the ramp and fixed damping the methods ran with: the Solver's defaults
+    assert c.damping == {"dls": s.damping, "sigma_healthy": s.sigma_healthy, "lambda_max": s.lambda_max}
 
 
 def test_pose_error_is_scipys_rotation_vector_and_mujocos_subquat_in_world_axes(ex, panda, panda_model):
@@ -449,6 +456,15 @@ def test_either_guard_rail_alone_keeps_the_stretched_start_sane_and_damping_keep
                                rtol=1e-9)
     damped = lstsq(np.r_[J[:3], build.LAMBDA * np.eye(5)], np.r_[e, np.zeros(5)])[0]
     np.testing.assert_allclose(ns.first_step["unlimited"], np.abs(damped).max(), rtol=1e-9)
+    # the second damped step asks for more than the step limit: "as built" shortens it, so its path parts from
+    # "no step limit" after step 2 although both rows of the table agree
+    q1 = np.clip(q0 + damped, so101.lower, so101.upper)
+    p1, _, J1 = mj_site(so101_model, so101, q1)
+    second = lstsq(np.r_[J1[:3], build.LAMBDA * np.eye(5)], np.r_[ns.target - p1, np.zeros(5)])[0]
+    np.testing.assert_allclose(ns.second_asked, np.abs(second).max(), rtol=1e-6)
+    assert ns.second_asked > build.MAX_STEP
+    np.testing.assert_allclose(ns.errors["built"][:2], ns.errors["unlimited"][:2], rtol=1e-12)
+    assert not np.isclose(ns.errors["built"][2], ns.errors["unlimited"][2], rtol=1e-3)
     for key in ("built", "undamped", "unlimited"):
         assert ns.falls[key] and np.all(np.diff(ns.errors[key]) < 0) and ns.peak_error[key] == ns.errors[key][0]
         assert ns.steps[key] == len(ns.errors[key]) - 1 and ns.final_error[key] < build.TOL

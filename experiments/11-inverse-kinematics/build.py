@@ -348,6 +348,9 @@ class NearSingular:
     first_step_norm: dict  # key -> length |q1 - q_start| of the first step, rad (the bound limits this)
     asked: float  # rad, largest joint change the undamped first step asks for, before the joint limits clip it
     mixed_asked: float  # rad, the same toward the mixed target: the step limit scales that step by MAX_STEP / this
+    # rad, largest joint change of the damped second step toward ``target`` before the step limit: above MAX_STEP,
+    # so "as built" shortens it and "no step limit" does not, and their paths part there
+    second_asked: float
     peak_error: dict  # key -> largest |e| on the way, m
     final_error: dict  # key -> m
     steps: dict  # key -> steps taken to converge (or to stop)
@@ -388,9 +391,12 @@ def near_singular(chain) -> NearSingular:
         out["mixed_kept"][key] = float(Vt[0] @ (m1 - Q_STRETCHED) / strong_gn)
         out["errors"][key] = errors
     asked = float(np.abs(damped_step(J, target - p0, 0.0)).max())
+    q1, _ = ik_by_hand(chain, target, Q_STRETCHED, iterations=1)
+    second = damped_step(jacobian(chain, q1)[:3], target - fk(chain, q1).p, LAMBDA)
     labels = {key: label for key, label, *_ in VARIANTS if key in SINGULAR_KEYS}
     return NearSingular(labels, Q_STRETCHED, float(S[-1]), PULL, PULL / (2 * LAMBDA), target, mixed,
-                        PULL / np.sqrt(2), asked=asked, mixed_asked=float(np.abs(mixed_gn).max()), **out)
+                        PULL / np.sqrt(2), asked=asked, mixed_asked=float(np.abs(mixed_gn).max()),
+                        second_asked=float(np.abs(second).max()), **out)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,10 @@ import numpy as np  # noqa: E402
 from physai import kinematics, robots  # noqa: E402
 from physai import transforms as tf  # noqa: E402
 from physai.ik import (  # noqa: E402
+    DAMPING,
+    LAMBDA_MAX,
     METHODS,
+    SIGMA_HEALTHY,
     TOL_ORIENTATION,
     TOL_POSITION,
     IKBatchResult,
@@ -154,6 +157,9 @@ class Convergence:
     # method -> the first iteration from which the figure's curve stays at its plateau (ceiling: still moving)
     flat_from: dict[str, int]
     perturbation: float  # rad: each start is its target's pose plus uniform(-perturbation, perturbation) per joint
+    # adaptive's answers whose smallest singular value (6 x 7 Jacobian) is below SIGMA_HEALTHY: its damping still on
+    adaptive_damped: int
+    damping: dict[str, float]  # "dls": its fixed lambda, "sigma_healthy" and "lambda_max": adaptive's ramp
     names: tuple[str, ...] = unsaved()  # the methods, in METHODS' order
     converged: np.ndarray = unsaved()  # (methods,) fraction
     iterations: np.ndarray = unsaved()  # (methods, k) per target
@@ -203,7 +209,10 @@ def convergence(n_targets: int = 20, max_iterations: int = 100, seed: int = SEED
     moving = curves != curves[:, -1:]  # (methods, ceiling + 1): not yet at the curve's last value
     flat_from = {m: int(np.flatnonzero(row)[-1]) + 1 if row.any() else 0 for m, row in zip(METHODS, moving)}
     plateau = {m: float(curve[-1]) for m, curve in zip(METHODS, curves)}
-    return Convergence(n_targets, max_iterations, ceiling, LEVER, scores, example, plateau, flat_from, PERTURBATION, METHODS,
+    sigma_min = np.linalg.svd(kinematics.jacobian(chain, runs[METHODS.index("adaptive")].q), compute_uv=False)[:, -1]
+    damping = {"dls": DAMPING, "sigma_healthy": SIGMA_HEALTHY, "lambda_max": LAMBDA_MAX}
+    return Convergence(n_targets, max_iterations, ceiling, LEVER, scores, example, plateau, flat_from, PERTURBATION,
+                       int(np.sum(sigma_min < SIGMA_HEALTHY)), damping, METHODS,
                        converged, np.array([s.iterations for s in runs]), curves, T, q0, np.array([s.q for s in runs]),
                        np.array([s.ok for s in runs]))
 
@@ -221,6 +230,8 @@ def print_convergence(c: Convergence) -> None:
     for m in c.names:
         when = "still moving at the end" if c.flat_from[m] >= c.ceiling else f"flat from iteration {c.flat_from[m]}"
         print(f"  {m:10s} {when}, at {c.plateau[m]:.1e} m (median final error)")
+    print(f"adaptive: {c.adaptive_damped} of {c.n} answers have sigma_min below {c.damping['sigma_healthy']}, "
+          f"so its damping is still on there")
     x = c.example
     print(f"target 0 from its start: p_target - p = {fmt_row(x.position, 9, 4)} m, "
           f"w = log(R_target R^T) = {fmt_row(x.rotation, 9, 4)} rad (angle {x.angle:.4f})")
@@ -229,8 +240,10 @@ def print_convergence(c: Convergence) -> None:
 @plt.rc_context({"font.size": 12})  # and larger text, for a phone's width
 def plot_convergence(c: Convergence) -> None:
     fig, ax = plt.subplots(figsize=(5.2, 4.4))  # narrow: the text stays legible at a phone's width
+    # pinv and lm nearly coincide: dashes and a thinner line on top let both show
+    styles = {"pinv": dict(ls="--", lw=2.6), "lm": dict(ls="-", lw=1.2, zorder=3)}
     for m, curve in zip(c.names, c.curves):
-        ax.semilogy(curve, label=m)
+        ax.semilogy(curve, label=m, **styles.get(m, {}))
     ax.axhline(TOL_POSITION, color="k", ls=":", lw=1, label="success")
     ax.set_xlim(0, c.ceiling)
     ax.set_xlabel(f"iterations (attempt, then polish; at most {c.ceiling})")
