@@ -77,7 +77,8 @@ FIGURES = (  # each figure's caption (what it shows) and alt text (what is drawn
     Figure("extension_sweep.png",
            "The WidowX AI walked to full extension: the smallest singular value falls, and the exact joint speeds "
            "for a 5 cm/s request grow past the servo limit, while damped ones stay bounded; the lower panel plots "
-           "the norm of the joint velocity (and, dotted, the exact solve's largest single joint); poses right of the "
+           "the norm of the joint velocity (and, dotted, the exact solve's largest single joint; adaptive damping's "
+           "green lies on the exact blue until it switches on); poses right of the "
            "grey line are past the elbow's limit, and the first pose below the dotted line is the nearly straight "
            "pose the text studies.",
            "Two stacked panels against the WidowX AI's elbow angle, with the poses past the elbow's limit shaded grey. Top: "
