@@ -278,8 +278,8 @@ def print_lab(lab: Lab, swap: StepLimits) -> None:
 # ---- break it: no damping, no step limit, too much damping ----------------------------------------
 
 HEAVY = 0.5  # m/rad, Break it's heavy damping: about the size of the position rows' largest singular value
-VARIANTS = (("built", "as built", LAMBDA, MAX_STEP), ("undamped", "undamped (Gauss-Newton)", 0.0, MAX_STEP),
-            ("unlimited", "no step limit", LAMBDA, np.inf), ("wild", "undamped, no step limit", 0.0, np.inf),
+VARIANTS = (("built", "as built", LAMBDA, MAX_STEP), ("undamped", "undamped, step-limited", 0.0, MAX_STEP),
+            ("unlimited", "no step limit", LAMBDA, np.inf), ("wild", "plain Gauss-Newton (neither)", 0.0, np.inf),
             ("heavy", "heavy damping", HEAVY, MAX_STEP))
 Q_STRETCHED = np.array([0.0, 1.3, -1.3, 0.0, 0.0])  # rad: reaching far out, near a singularity of the position rows
 PULL = 0.03  # m: the target there, this far back along the direction the arm can barely move
