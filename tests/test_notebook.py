@@ -90,7 +90,7 @@ def test_the_pages_numbers_are_the_runs_written_as_the_page_formats_them(blank):
     markdown = "\n".join(c.source for c in book.cells if c.cell_type == "markdown")
     # the notebook's own run measured the same lever as the run its page was written from
     lever = results["build"]["column"]["lever"]
-    assert f"Its length, the tool's distance from the lift axis, is {lever:.4f} m." in markdown
+    assert f"Its length, {lever:.4f} m, is the tool's distance from the lift axis." in markdown
 
 
 def test_the_blank_notebook_runs_to_the_end_printing_tables_and_showing_figures(blank):
