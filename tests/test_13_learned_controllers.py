@@ -149,6 +149,9 @@ def test_singularity_bands_over_repetitions_against_the_closed_form(ex, nets_2r)
     assert s.solver_max == pytest.approx(1e3 * s.errors[:, :, 4].max(), rel=1e-12)
     rises = int(np.sum(fk_medians[:, -1] > fk_medians[:, 0]))
     assert s.fk_rises == rises and s.fk_monotone == int(np.sum(np.all(np.diff(fk_medians, axis=1) > 0, axis=1)))
+    # the quiz: the shown tool misses stay within a few times their smallest, far from the exact slope's growth
+    shown = [r.fk[0] for r in s.rows]
+    assert max(shown) / min(shown) < 5 < s.q2_slope_exact[-1] / s.q2_slope_exact[0]
     assert ex.singularity_claims(s)[0].verdict == verdict(int(np.sum(fk_joint[:, -1] > fk_joint[:, 0])) == 2)
 
 
