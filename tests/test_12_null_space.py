@@ -214,6 +214,9 @@ def test_priority_holds_the_tool_in_mujoco_when_damped(ex, panda_chain, panda_mo
         assert abs(z[-1] - elbow[k, 2]) <= abs(z[-1] - z[-2]) < 1e-3
     dp, _ = _mj_drift(panda_model, panda_chain, np.array([q_start, p.q_final[3]]))
     assert dp > 1e-3  # swapped: the tool gives way to the elbow
+    # the page: damping passes sigma^2 / (sigma^2 + lam2^2) of the rate, so the damped elbow lags from the start
+    undamped, damped = p.heights[1], p.heights[2]
+    assert np.all(damped[1:20] < undamped[1:20]) and damped[0] == undamped[0]
 
 
 def test_home_null_vector_counter_rotates_the_coaxial_joints_in_mujoco(ex, panda_chain, panda_model):
