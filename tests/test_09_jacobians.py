@@ -356,6 +356,7 @@ def test_servo_torques_in_simulation_equal_the_sources_JT_F_and_each_other(ex, s
     jz = mj_site(m, so101, ex.Q_STEP3)[2][2, 1]
     push = -float(jz * ex.FORCES[0][2])
     assert r.push_lift == pytest.approx(push, abs=1e-12) and r.hold_lift == pytest.approx(push + g_lift, abs=1e-12)
+    assert push < 0 and g_lift < 0  # the page: both shares turn the lift the same way, and it writes g as -|g|
     # the page's "well inside its limit": the lift actuator's forcerange, read from the model by name
     lift_act = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_ACTUATOR, "shoulder_lift")
     assert abs(r.hold_lift) < 0.5 * m.actuator_forcerange[lift_act, 1]
