@@ -326,7 +326,6 @@ class NearSingularity:
     repetitions: int
     fk_rises: int  # repetitions whose FK-consistency median in the last band is above the first band's
     fk_monotone: int  # repetitions whose FK-consistency median rises from every band to the next
-    all_monotone: bool  # fk_monotone == repetitions
     joint_rises: int  # repetitions whose FK-consistency joint distance (rad) in the last band is above the first's
     q2_exact: np.ndarray  # (bands,) rad, the exact answers' median |q2| (all repetitions' targets pooled)
     solver_max: float  # mm, the solver's largest miss over every band's targets
@@ -386,7 +385,7 @@ def near_singularity(reps: list[dict], n_per_band: int = 400) -> NearSingularity
                       jacobian(chain, np.c_[np.zeros(len(q2_exact)), q2_exact])[:, :2, 1])  # d|p|/dq2, m/rad
     return NearSingularity([list(b) for b in BANDS], smin, rows, len(e),
                            int(np.sum(fk_miss[:, -1] > fk_miss[:, 0])), monotone,
-                           monotone == len(e), int(np.sum(e[:, -1, 5] > e[:, 0, 5])), q2_exact, e[:, :, 4].max() * 1e3,
+                           int(np.sum(e[:, -1, 5] > e[:, 0, 5])), q2_exact, e[:, :, 4].max() * 1e3,
                            bool(rows[0].fk_q2[0] < q2_exact[0] and rows[0].fk_short[0] < 0.5),
                            np.array([row.fk[0] for row in rows]) * 1e-3 / smin, -np.diff(net_q2) / mid,
                            -np.diff(q2_exact) / mid, (reach_exact - np.linalg.norm(p_net, axis=1)) * 1e3,
